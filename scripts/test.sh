@@ -1,0 +1,25 @@
+#!/bin/sh
+# test.sh: builds gpuprio from scratch and runs every test, three times: an optimized gcc build,
+# a clang build with AddressSanitizer and UndefinedBehaviorSanitizer, and a clang build with
+# ThreadSanitizer. Build trees go to build-test/. Exits non-zero if anything fails.
+set -eu
+cd "$(dirname "$0")/.."
+sh scripts/install-deps.sh
+jobs=$(nproc 2>/dev/null || echo 2)
+status=0
+run() { # NAME CC SANITIZE
+    dir=build-test/$1
+    echo "==== $1: CC=$2 GPUPRIO_SANITIZE=$3"
+    rm -rf "$dir"
+    CC=$2 cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo "-DGPUPRIO_SANITIZE=$3" >/dev/null
+    cmake --build "$dir" -j "$jobs" >/dev/null || { echo "build failed: $1"; status=1; return; }
+    ctest --test-dir "$dir" -j "$jobs" --output-on-failure || status=1
+}
+export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0
+export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+export TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1
+run gcc gcc ""
+run asan clang "address,undefined"
+run tsan clang "thread"
+[ $status = 0 ] && echo "all test configurations passed" || echo "SOME TESTS FAILED"
+exit $status

@@ -1,0 +1,96 @@
+/*
+ * hipsim.h - the simulated HIP device's own API, for test programs.
+ *
+ * The simulator (libamdhip64.so.6 built from tests/sim) implements the HIP runtime API on host
+ * threads. Programs use the ordinary HIP API for everything an application does; this header adds
+ * only what a real GPU gets from the compiler or from hardware counters:
+ *   - kernels: a kernel is a host function registered by name with the sizes of its arguments
+ *     (so launches can copy arguments, as the real runtime does). The handle returned is what
+ *     `hipLaunchKernel` and friends take as `function_address`; `hipModuleGetFunction` finds the
+ *     same kernel by name in any module loaded with `hipModuleLoadData`. A handle that was not
+ *     registered in *this* runtime instance fails with hipErrorInvalidDeviceFunction, exactly the
+ *     symptom of launching through a second copy of the runtime.
+ *   - the kernel's simulated duration: the kernel function returns it in nanoseconds. The device
+ *     holds one compute slot for at least that long (the work itself runs first, on the slot).
+ *   - a trace of executed kernels with start and end timestamps (CLOCK_MONOTONIC, so timestamps
+ *     of different processes on one machine compare).
+ *
+ * Configuration (environment, read once at first use):
+ *   HIPSIM_DEVICES=N        number of devices (1..16, default 1)
+ *   HIPSIM_HW_QUEUES=N      hardware queues per device that streams share round-robin (1..64, 4)
+ *   HIPSIM_COMPUTE_SLOTS=N  kernels that run at once per device (1..64, default 1)
+ *   HIPSIM_SHARED=NAME      share the compute slots of each device with every process that sets the
+ *                           same NAME (a segment /dev/shm/hipsim-UID-NAME-DEV), so processes
+ *                           contend for one simulated device
+ *   HIPSIM_TRACE=PATH       append one line per executed kernel to PATH:
+ *                           "pid device stream_id hwq name tag start_ns end_ns"
+ *   HIPSIM_FAULT=NAME       break one documented semantic on purpose (docs/simulator.md), used
+ *                           to show that the conformance suite detects it
+ */
+#ifndef HIPSIM_H
+#define HIPSIM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "hip_compat.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define HIPSIM_MAX_ARGS 16
+
+/* What a kernel sees when it runs. */
+typedef struct hipsimLaunch {
+    dim3 grid;
+    dim3 block;
+    size_t shared_mem_bytes;
+    void **args;            /* one pointer per declared argument, to a private copy */
+    const void *arg_buffer; /* set instead of args for launches through HIP_LAUNCH_PARAM_* extra */
+    size_t arg_buffer_size;
+    int device;
+    uint64_t stream_id; /* hipsimStreamId() of the stream it runs on */
+    uint64_t tag;       /* the kernel may set it; it appears in the trace */
+} hipsimLaunch;
+
+/* Runs the kernel's work and returns its simulated duration in nanoseconds. */
+typedef uint64_t (*hipsimKernelFn)(hipsimLaunch *launch);
+
+/*
+ * Registers a kernel. arg_sizes lists the size of each argument (nargs <= HIPSIM_MAX_ARGS).
+ * Registering the same name again returns the first handle. Returns NULL on bad arguments.
+ */
+const void *hipsimRegisterKernel(const char *name, hipsimKernelFn fn, int nargs,
+                                 const size_t *arg_sizes);
+
+/* A stable id for a stream handle as seen from the calling thread (0 on a bad handle). */
+uint64_t hipsimStreamId(hipStream_t stream);
+
+/* The hardware queue a stream is mapped to (-1 on a bad handle). */
+int hipsimStreamHwQueue(hipStream_t stream);
+
+typedef struct hipsimTraceEntry {
+    char name[32];
+    int device;
+    int hw_queue;
+    uint64_t stream_id;
+    uint64_t tag;
+    uint64_t start_ns; /* CLOCK_MONOTONIC */
+    uint64_t end_ns;
+} hipsimTraceEntry;
+
+/* Starts (or restarts, clearing it) the in-process kernel trace; holds up to capacity entries. */
+int hipsimTraceStart(size_t capacity);
+
+/* Copies up to max entries in completion order; returns how many were recorded in total. */
+size_t hipsimTraceGet(hipsimTraceEntry *out, size_t max);
+
+/* CLOCK_MONOTONIC in nanoseconds, the clock of the trace. */
+uint64_t hipsimNowNs(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* HIPSIM_H */

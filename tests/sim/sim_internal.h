@@ -1,0 +1,264 @@
+/*
+ * sim_internal.h - shared state of the simulated HIP device (docs/simulator.md).
+ *
+ * One process-wide mutex (sim.lock) guards every runtime object: streams, events, commands,
+ * captures, memory ranges and handles. The simulator favours obvious correctness over speed:
+ * API calls take the lock briefly to queue a command; the hardware-queue workers take it only
+ * to pick up and retire commands, and run kernels, copies and host functions without it. Every
+ * retirement broadcasts sim.done_cv, on which host-side waits (synchronize, query loops) and
+ * workers whose command depends on another one sleep.
+ *
+ * Commands are reference counted (under the lock): the hardware queue, the stream's "last"
+ * pointer, events that recorded them and commands that depend on them each hold a reference.
+ */
+#ifndef HIPSIM_INTERNAL_H
+#define HIPSIM_INTERNAL_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "hipsim.h"
+
+#define SIM_MAX_DEVICES 16
+#define SIM_MAX_HW_QUEUES 64
+#define SIM_UNUSED(x) ((void)(x))
+
+/* ---- configuration and faults (sim_core.c) ---- */
+
+enum sim_fault {
+    SIM_FAULT_NONE = 0,
+    SIM_FAULT_NULL_STREAM_UNORDERED,
+    SIM_FAULT_EVENT_QUERY_UNRECORDED,
+    SIM_FAULT_PAGEABLE_ASYNC,
+    SIM_FAULT_LAST_ERROR_NOT_STICKY,
+    SIM_FAULT_FREE_NO_SYNC,
+    SIM_FAULT_CALLBACK_EARLY,
+    SIM_FAULT_WAIT_EVENT_IGNORED,
+    SIM_FAULT_CAPTURE_RUNS,
+    SIM_FAULT_PER_THREAD_SHARED,
+    SIM_FAULT_ELAPSED_NO_NOTREADY,
+    SIM_FAULT_STREAM_UNORDERED,
+    SIM_FAULT_DROP_LAUNCH,
+    SIM_FAULT_WAIT_VALUE_IGNORED,
+};
+
+struct sim_config {
+    int devices;
+    int hw_queues;
+    int compute_slots;
+    char shared_name[64]; /* empty: slots are private to the process */
+    char trace_path[256];
+    enum sim_fault fault;
+};
+
+/* ---- commands (sim_engine.c) ---- */
+
+enum sim_cmd_kind {
+    SIM_CMD_KERNEL,
+    SIM_CMD_COPY,
+    SIM_CMD_SET,
+    SIM_CMD_MARKER, /* an event record: nothing to do but complete in order */
+    SIM_CMD_WAIT,   /* completes when its dependencies have */
+    SIM_CMD_WAIT_VALUE,
+    SIM_CMD_WRITE_VALUE,
+    SIM_CMD_HOST_FN,
+    SIM_CMD_FREE,
+};
+
+struct sim_kernel;
+
+struct sim_cmd {
+    enum sim_cmd_kind kind;
+    int refs;
+    bool done;
+    struct sim_cmd *next; /* in its hardware queue */
+    struct ihipStream_t *stream;
+    int hw_queue;
+    struct sim_cmd **deps;
+    int ndeps;
+    uint64_t start_ns, end_ns;
+    union {
+        struct {
+            const struct sim_kernel *kernel;
+            dim3 grid, block;
+            size_t shared_mem;
+            unsigned char *argbuf; /* argument copies, or the HIP_LAUNCH_PARAM buffer */
+            size_t arglen;
+            bool packed; /* argbuf came from HIP_LAUNCH_PARAM_BUFFER_POINTER */
+        } kernel;
+        struct {
+            void *dst;
+            const void *src;
+            size_t bytes;
+        } copy;
+        struct {
+            void *dst;
+            uint32_t value;
+            size_t elem_size; /* 1, 2 or 4 */
+            size_t count;
+        } set;
+        struct {
+            void *ptr;
+            uint64_t value, mask;
+            unsigned flags;
+            int width; /* 32 or 64 */
+        } value;
+        struct {
+            hipHostFn_t fn;
+            hipStreamCallback_t callback;
+            hipStream_t handle; /* as the application passed it, for callbacks */
+            void *user;
+        } host;
+        struct {
+            void *ptr;
+        } free;
+    } u;
+};
+
+struct sim_cmd *sim_cmd_new(enum sim_cmd_kind kind);
+struct sim_cmd *sim_cmd_clone(const struct sim_cmd *cmd);
+void sim_cmd_ref(struct sim_cmd *cmd);
+void sim_cmd_unref(struct sim_cmd *cmd);
+int sim_cmd_add_dep(struct sim_cmd *cmd, struct sim_cmd *dep);
+
+/* ---- streams ---- */
+
+enum sim_stream_kind { SIM_STREAM_USER, SIM_STREAM_NULL, SIM_STREAM_PER_THREAD };
+
+struct sim_capture;
+
+struct ihipStream_t {
+    uint64_t id;
+    int device;
+    unsigned flags;
+    int priority;
+    int hw_queue;
+    enum sim_stream_kind kind;
+    int refs; /* the live handle plus each queued command */
+    bool destroyed;
+    unsigned pending; /* queued commands not yet complete */
+    struct sim_cmd *last;
+    struct sim_capture *capture;
+    struct ihipStream_t *next, *prev; /* the device's live streams */
+};
+
+struct sim_hw_queue {
+    struct sim_cmd *head, *tail;
+    pthread_cond_t cv;
+    bool started;
+    int device, index;
+};
+
+struct sim_slots;
+
+struct sim_device {
+    int index;
+    struct sim_hw_queue hwq[SIM_MAX_HW_QUEUES];
+    unsigned next_hw_queue;
+    unsigned stream_unordered_next; /* SIM_FAULT_STREAM_UNORDERED */
+    struct ihipStream_t *null_stream;
+    struct ihipStream_t *streams;
+    unsigned pending;
+    struct sim_slots *slots;
+};
+
+struct sim_state {
+    pthread_mutex_t lock;
+    pthread_cond_t done_cv;
+    struct sim_config cfg;
+    struct sim_device dev[SIM_MAX_DEVICES];
+    uint64_t next_stream_id;
+    int global_captures; /* active captures in hipStreamCaptureModeGlobal */
+};
+
+extern struct sim_state sim;
+
+/* Initializes the simulator once; every API entry calls it first. */
+void sim_init(void);
+void sim_lock(void);
+void sim_unlock(void);
+/* Sleeps on sim.done_cv; the lock must be held. */
+void sim_wait(void);
+
+/* ---- handle registry (sim_core.c): which pointers are live objects of which type ---- */
+
+enum sim_handle_type {
+    SIM_H_STREAM = 1,
+    SIM_H_EVENT,
+    SIM_H_GRAPH,
+    SIM_H_GRAPH_EXEC,
+    SIM_H_MODULE
+};
+int sim_handle_add(const void *p, enum sim_handle_type type);
+bool sim_handle_valid(const void *p, enum sim_handle_type type);
+void sim_handle_remove(const void *p);
+
+/* ---- the engine (sim_engine.c); lock held unless noted ---- */
+
+/* Queues cmd on stream, adding the null-stream dependencies; takes over the caller's ref. */
+void sim_enqueue(struct ihipStream_t *s, struct sim_cmd *cmd);
+/*
+ * Puts cmd on stream s: records it when s is capturing, queues it otherwise. Fails without
+ * queuing when the use of the legacy null stream breaks a global capture. Consumes cmd.
+ */
+hipError_t sim_submit(struct ihipStream_t *s, struct sim_cmd *cmd);
+/* Waits until cmd is complete. */
+void sim_wait_cmd(const struct sim_cmd *cmd);
+/* True when all of s's work (for the null stream: and all blocking streams') is complete. */
+bool sim_stream_idle(const struct ihipStream_t *s);
+void sim_wait_stream(const struct ihipStream_t *s);
+void sim_wait_device(const struct sim_device *d);
+void sim_wait_all_devices(void);
+
+/* ---- compute slots (sim_slots.c); called without the lock ---- */
+
+struct sim_slots *sim_slots_open(int device, int nslots, const char *shared_name);
+uint64_t sim_slots_acquire(struct sim_slots *slots);
+void sim_slots_release(struct sim_slots *slots, uint64_t ticket);
+
+/* ---- trace (sim_core.c); called without the lock ---- */
+
+void sim_trace_record(const struct sim_cmd *cmd, const char *name, uint64_t tag);
+
+/* ---- errors (sim_error.c) ---- */
+
+/* Records err as the result of the thread's API call (ROCm 6 rules) and returns it. */
+hipError_t sim_ret(hipError_t err);
+
+/* ---- streams (sim_stream.c); lock held ---- */
+
+/*
+ * Resolves an application stream handle. spt: the entry point is a per-thread-default-stream
+ * form, so 0 means hipStreamPerThread. Returns hipErrorContextIsDestroyed for a handle that is
+ * not a live stream of this runtime.
+ */
+hipError_t sim_stream_resolve(hipStream_t handle, bool spt, struct ihipStream_t **out);
+void sim_stream_unref(struct ihipStream_t *s);
+int sim_current_device(void);
+
+/* ---- events (sim_event.c); lock held ---- */
+
+hipError_t sim_event_record(hipEvent_t event, struct ihipStream_t *s);
+
+/* ---- captures (sim_graph.c); lock held ---- */
+
+void sim_capture_append(struct sim_capture *cap, struct sim_cmd *cmd);
+bool sim_capture_invalidated(const struct sim_capture *cap);
+void sim_capture_invalidate(struct sim_capture *cap);
+void sim_capture_ref(struct sim_capture *cap);
+void sim_capture_unref(struct sim_capture *cap);
+void sim_invalidate_global_captures(void);
+bool sim_capture_active(const struct sim_capture *cap);
+
+/* ---- memory (sim_memory.c); lock held ---- */
+
+void sim_memory_release(void *ptr); /* frees a stream-ordered allocation */
+
+/* ---- kernels (sim_launch.c); called without the lock ---- */
+
+void sim_kernel_run(struct sim_cmd *cmd);
+
+uint64_t sim_now_ns(void);
+
+#endif /* HIPSIM_INTERNAL_H */

@@ -1,0 +1,363 @@
+/*
+ * sim_stream.c - streams: creation, destruction, the special handles, synchronization.
+ *
+ * Handles: 0 is the legacy null stream of the current device (the per-thread stream in `_spt`
+ * entry points), hipStreamLegacy is always the legacy null stream, hipStreamPerThread is the
+ * thread's own stream on the current device, created on first use and released when the thread
+ * exits. Any other handle must be a live stream of this runtime, or the call fails with
+ * hipErrorContextIsDestroyed, as ROCm answers for streams it does not own.
+ */
+#include "sim_internal.h"
+
+#include <stdlib.h>
+
+static _Thread_local int current_device;
+static _Thread_local struct ihipStream_t *per_thread[SIM_MAX_DEVICES];
+static struct ihipStream_t *shared_per_thread[SIM_MAX_DEVICES]; /* SIM_FAULT_PER_THREAD_SHARED */
+static pthread_key_t per_thread_key;
+static pthread_once_t per_thread_once = PTHREAD_ONCE_INIT;
+
+int sim_current_device(void)
+{
+    return current_device;
+}
+
+hipError_t hipSetDevice(int device)
+{
+    sim_init();
+    if (device < 0 || device >= sim.cfg.devices)
+        return sim_ret(hipErrorInvalidDevice);
+    current_device = device;
+    return sim_ret(hipSuccess);
+}
+
+hipError_t hipGetDevice(int *device)
+{
+    sim_init();
+    if (!device)
+        return sim_ret(hipErrorInvalidValue);
+    *device = current_device;
+    return sim_ret(hipSuccess);
+}
+
+static struct ihipStream_t *stream_new(int device, unsigned flags, int priority,
+                                       enum sim_stream_kind kind)
+{
+    struct ihipStream_t *s = calloc(1, sizeof *s);
+    if (!s)
+        return NULL;
+    struct sim_device *dev = &sim.dev[device];
+    s->id = ++sim.next_stream_id;
+    s->device = device;
+    s->flags = flags;
+    s->priority = priority;
+    s->kind = kind;
+    s->refs = 1;
+    s->hw_queue = (int)(dev->next_hw_queue++ % (unsigned)sim.cfg.hw_queues);
+    if (sim_handle_add(s, SIM_H_STREAM) < 0) {
+        free(s);
+        return NULL;
+    }
+    s->next = dev->streams;
+    if (dev->streams)
+        dev->streams->prev = s;
+    dev->streams = s;
+    return s;
+}
+
+/* Takes s off its device's list and out of the registry; its queued work still runs. */
+static void stream_retire(struct ihipStream_t *s)
+{
+    struct sim_device *dev = &sim.dev[s->device];
+    if (s->prev)
+        s->prev->next = s->next;
+    else
+        dev->streams = s->next;
+    if (s->next)
+        s->next->prev = s->prev;
+    s->next = s->prev = NULL;
+    sim_handle_remove(s);
+    s->destroyed = true;
+    if (s->capture) {
+        sim_capture_invalidate(s->capture);
+        sim_capture_unref(s->capture);
+        s->capture = NULL;
+    }
+    sim_stream_unref(s);
+}
+
+void sim_stream_unref(struct ihipStream_t *s)
+{
+    if (--s->refs > 0)
+        return;
+    sim_cmd_unref(s->last);
+    free(s);
+}
+
+/* Thread exit: the thread's per-thread streams finish their work and go away. */
+static void per_thread_exit(void *unused)
+{
+    SIM_UNUSED(unused);
+    sim_lock();
+    for (int d = 0; d < SIM_MAX_DEVICES; d++) {
+        struct ihipStream_t *s = per_thread[d];
+        if (!s)
+            continue;
+        per_thread[d] = NULL;
+        sim_wait_stream(s);
+        stream_retire(s);
+    }
+    sim_unlock();
+}
+
+static void per_thread_key_init(void)
+{
+    pthread_key_create(&per_thread_key, per_thread_exit);
+}
+
+static hipError_t per_thread_stream(int device, struct ihipStream_t **out)
+{
+    struct ihipStream_t **slot = sim.cfg.fault == SIM_FAULT_PER_THREAD_SHARED
+                                     ? &shared_per_thread[device]
+                                     : &per_thread[device];
+    if (!*slot) {
+        *slot = stream_new(device, 0, 0, SIM_STREAM_PER_THREAD);
+        if (!*slot)
+            return hipErrorOutOfMemory;
+        if (sim.cfg.fault != SIM_FAULT_PER_THREAD_SHARED) {
+            pthread_once(&per_thread_once, per_thread_key_init);
+            pthread_setspecific(per_thread_key, (void *)1);
+        }
+    }
+    *out = *slot;
+    return hipSuccess;
+}
+
+hipError_t sim_stream_resolve(hipStream_t handle, bool spt, struct ihipStream_t **out)
+{
+    int dev = current_device;
+    if (handle == hipStreamPerThread || (handle == NULL && spt))
+        return per_thread_stream(dev, out);
+    if (handle == NULL || handle == hipStreamLegacy) {
+        *out = sim.dev[dev].null_stream;
+        return hipSuccess;
+    }
+    if (!sim_handle_valid(handle, SIM_H_STREAM))
+        return hipErrorContextIsDestroyed;
+    *out = handle;
+    return hipSuccess;
+}
+
+/* ---- creation and destruction ---- */
+
+static hipError_t stream_create(hipStream_t *stream, unsigned flags, int priority)
+{
+    sim_init();
+    if (!stream)
+        return sim_ret(hipErrorInvalidValue);
+    if (flags & ~(unsigned)hipStreamNonBlocking)
+        return sim_ret(hipErrorInvalidValue);
+    if (priority > 1)
+        priority = 1;
+    if (priority < -1)
+        priority = -1;
+    sim_lock();
+    struct ihipStream_t *s = stream_new(current_device, flags, priority, SIM_STREAM_USER);
+    sim_unlock();
+    if (!s)
+        return sim_ret(hipErrorOutOfMemory);
+    *stream = s;
+    return sim_ret(hipSuccess);
+}
+
+hipError_t hipStreamCreate(hipStream_t *stream)
+{
+    return stream_create(stream, hipStreamDefault, 0);
+}
+
+hipError_t hipStreamCreateWithFlags(hipStream_t *stream, unsigned int flags)
+{
+    return stream_create(stream, flags, 0);
+}
+
+hipError_t hipStreamCreateWithPriority(hipStream_t *stream, unsigned int flags, int priority)
+{
+    return stream_create(stream, flags, priority);
+}
+
+hipError_t hipExtStreamCreateWithCUMask(hipStream_t *stream, uint32_t cuMaskSize,
+                                        const uint32_t *cuMask)
+{
+    if (cuMaskSize == 0 || !cuMask) {
+        sim_init();
+        return sim_ret(hipErrorInvalidValue);
+    }
+    return stream_create(stream, hipStreamDefault, 0);
+}
+
+hipError_t hipDeviceGetStreamPriorityRange(int *leastPriority, int *greatestPriority)
+{
+    sim_init();
+    if (leastPriority)
+        *leastPriority = 1;
+    if (greatestPriority)
+        *greatestPriority = -1;
+    return sim_ret(hipSuccess);
+}
+
+hipError_t hipStreamDestroy(hipStream_t stream)
+{
+    sim_init();
+    if (stream == NULL || stream == hipStreamLegacy || stream == hipStreamPerThread)
+        return sim_ret(hipErrorInvalidHandle);
+    sim_lock();
+    hipError_t err = hipErrorContextIsDestroyed;
+    if (sim_handle_valid(stream, SIM_H_STREAM)) {
+        stream_retire(stream);
+        err = hipSuccess;
+    }
+    sim_unlock();
+    return sim_ret(err);
+}
+
+/* ---- synchronization ---- */
+
+/* Checks that waiting on s is legal during captures, invalidating captures it breaks. */
+static hipError_t capture_check_sync(struct ihipStream_t *s)
+{
+    if (s->capture) {
+        sim_capture_invalidate(s->capture);
+        return hipErrorStreamCaptureUnsupported;
+    }
+    if (s->kind == SIM_STREAM_NULL && sim.global_captures > 0) {
+        sim_invalidate_global_captures();
+        return hipErrorStreamCaptureImplicit;
+    }
+    return hipSuccess;
+}
+
+static hipError_t stream_synchronize(hipStream_t stream, bool spt)
+{
+    sim_init();
+    sim_lock();
+    struct ihipStream_t *s;
+    hipError_t err = sim_stream_resolve(stream, spt, &s);
+    if (err == hipSuccess)
+        err = capture_check_sync(s);
+    if (err == hipSuccess) {
+        s->refs++;
+        sim_wait_stream(s);
+        sim_stream_unref(s);
+    }
+    sim_unlock();
+    return sim_ret(err);
+}
+
+hipError_t hipStreamSynchronize(hipStream_t stream)
+{
+    return stream_synchronize(stream, false);
+}
+
+hipError_t hipStreamSynchronize_spt(hipStream_t stream)
+{
+    return stream_synchronize(stream, true);
+}
+
+static hipError_t stream_query(hipStream_t stream, bool spt)
+{
+    sim_init();
+    sim_lock();
+    struct ihipStream_t *s;
+    hipError_t err = sim_stream_resolve(stream, spt, &s);
+    if (err == hipSuccess)
+        err = capture_check_sync(s);
+    if (err == hipSuccess && !sim_stream_idle(s))
+        err = hipErrorNotReady;
+    sim_unlock();
+    return sim_ret(err);
+}
+
+hipError_t hipStreamQuery(hipStream_t stream)
+{
+    return stream_query(stream, false);
+}
+
+hipError_t hipStreamQuery_spt(hipStream_t stream)
+{
+    return stream_query(stream, true);
+}
+
+hipError_t hipDeviceSynchronize(void)
+{
+    sim_init();
+    sim_lock();
+    sim_wait_device(&sim.dev[current_device]);
+    sim_unlock();
+    return sim_ret(hipSuccess);
+}
+
+/* ---- properties ---- */
+
+enum stream_property { PROP_FLAGS, PROP_PRIORITY, PROP_DEVICE };
+
+static hipError_t stream_get(hipStream_t stream, bool spt, enum stream_property what, int *out)
+{
+    sim_init();
+    if (!out)
+        return sim_ret(hipErrorInvalidValue);
+    sim_lock();
+    struct ihipStream_t *s;
+    hipError_t err = sim_stream_resolve(stream, spt, &s);
+    if (err == hipSuccess)
+        *out = what == PROP_FLAGS ? (int)s->flags : what == PROP_PRIORITY ? s->priority
+                                                                           : s->device;
+    sim_unlock();
+    return sim_ret(err);
+}
+
+hipError_t hipStreamGetFlags(hipStream_t stream, unsigned int *flags)
+{
+    return stream_get(stream, false, PROP_FLAGS, (int *)flags);
+}
+
+hipError_t hipStreamGetFlags_spt(hipStream_t stream, unsigned int *flags)
+{
+    return stream_get(stream, true, PROP_FLAGS, (int *)flags);
+}
+
+hipError_t hipStreamGetPriority(hipStream_t stream, int *priority)
+{
+    return stream_get(stream, false, PROP_PRIORITY, priority);
+}
+
+hipError_t hipStreamGetPriority_spt(hipStream_t stream, int *priority)
+{
+    return stream_get(stream, true, PROP_PRIORITY, priority);
+}
+
+hipError_t hipStreamGetDevice(hipStream_t stream, hipDevice_t *device)
+{
+    return stream_get(stream, false, PROP_DEVICE, device);
+}
+
+/* ---- simulator API ---- */
+
+uint64_t hipsimStreamId(hipStream_t stream)
+{
+    sim_init();
+    sim_lock();
+    struct ihipStream_t *s;
+    uint64_t id = sim_stream_resolve(stream, false, &s) == hipSuccess ? s->id : 0;
+    sim_unlock();
+    return id;
+}
+
+int hipsimStreamHwQueue(hipStream_t stream)
+{
+    sim_init();
+    sim_lock();
+    struct ihipStream_t *s;
+    int q = sim_stream_resolve(stream, false, &s) == hipSuccess ? s->hw_queue : -1;
+    sim_unlock();
+    return q;
+}
