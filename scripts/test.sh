@@ -17,7 +17,7 @@ run() { # NAME CC SANITIZE
 }
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
-export TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1
+export TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1:atexit_sleep_ms=0
 run gcc gcc ""
 run asan clang "address,undefined"
 run tsan clang "thread"

@@ -3,9 +3,9 @@
  *
  * 1. Two processes launch kernels at once on a one-slot shared device: their kernels never
  *    overlap in time (they really contend for one device) and both make progress in turns.
- * 2. A process is killed (SIGKILL) while its kernel holds the only slot: another process's
- *    kernel still runs, long before the dead one's kernel would have ended, because waiters
- *    reclaim the tickets of dead processes.
+ * 2. A process is killed (SIGKILL) while its 10 s kernel holds the only slot: another
+ *    process's kernel still runs, long before the dead one's kernel would have ended, because
+ *    waiters reclaim the tickets of dead processes.
  * Output is a few "ok"/"FAIL" lines; the exit status is the number of failures.
  */
 #include "hipsim.h"
@@ -53,6 +53,7 @@ static void run_kernels(int count, uint64_t ns)
 
 static pid_t spawn(int count, uint64_t ns)
 {
+    fflush(stdout);
     pid_t pid = fork();
     if (pid == 0) {
         run_kernels(count, ns);
@@ -110,10 +111,11 @@ static int test_kill(void)
     int fds[2];
     if (pipe(fds) < 0)
         return 1;
+    fflush(stdout);
     pid_t victim = fork();
     if (victim == 0) {
         started_fd = fds[1];
-        run_kernels(1, 5000000000u); /* 5 s on the only slot */
+        run_kernels(1, 10000000000u); /* 10 s on the only slot */
         _exit(0);
     }
     char c;
@@ -129,9 +131,10 @@ static int test_kill(void)
     int st;
     waitpid(other, &st, 0);
     double ms = (double)(hipsimNowNs() - t0) / 1e6;
-    int failed = !WIFEXITED(st) || WEXITSTATUS(st) || ms > 2000;
-    printf("%s kill: the other process finished %s after the holder was killed\n",
-           failed ? "FAIL" : "ok", ms < 1000 ? "within a second" : "too late");
+    /* Well before the dead holder's 10 s kernel would have ended; sanitizers slow start-up. */
+    int failed = !WIFEXITED(st) || WEXITSTATUS(st) || ms > 5000;
+    printf("%s kill: the other process finished %.0f ms after the holder was killed\n",
+           failed ? "FAIL" : "ok", ms);
     close(fds[0]);
     close(fds[1]);
     return failed;
