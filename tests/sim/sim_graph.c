@@ -164,6 +164,18 @@ static void capture_finish(struct sim_capture *cap)
             }
 }
 
+void sim_capture_leave(struct ihipStream_t *s)
+{
+    struct sim_capture *cap = s->capture;
+    cap->invalidated = true;
+    if (cap->origin == s) {
+        capture_finish(cap);
+    } else {
+        s->capture = NULL;
+        sim_capture_unref(cap);
+    }
+}
+
 static hipError_t end_capture(hipStream_t stream, hipGraph_t *graph, bool spt)
 {
     sim_init();

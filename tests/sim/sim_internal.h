@@ -136,7 +136,6 @@ struct ihipStream_t {
     int hw_queue;
     enum sim_stream_kind kind;
     int refs; /* the live handle plus each queued command */
-    bool destroyed;
     unsigned pending; /* queued commands not yet complete */
     struct sim_cmd *last;
     struct sim_capture *capture;
@@ -249,6 +248,8 @@ void sim_capture_invalidate(struct sim_capture *cap);
 void sim_capture_ref(struct sim_capture *cap);
 void sim_capture_unref(struct sim_capture *cap);
 void sim_invalidate_global_captures(void);
+/* A capturing stream goes away: its capture is invalidated, and ended if s began it. */
+void sim_capture_leave(struct ihipStream_t *s);
 bool sim_capture_active(const struct sim_capture *cap);
 
 /* ---- memory (sim_memory.c); lock held ---- */

@@ -69,6 +69,8 @@ static struct ihipStream_t *stream_new(int device, unsigned flags, int priority,
 static void stream_retire(struct ihipStream_t *s)
 {
     struct sim_device *dev = &sim.dev[s->device];
+    if (s->capture)
+        sim_capture_leave(s); /* while s is still listed, so that it is found and released */
     if (s->prev)
         s->prev->next = s->next;
     else
@@ -77,12 +79,6 @@ static void stream_retire(struct ihipStream_t *s)
         s->next->prev = s->prev;
     s->next = s->prev = NULL;
     sim_handle_remove(s);
-    s->destroyed = true;
-    if (s->capture) {
-        sim_capture_invalidate(s->capture);
-        sim_capture_unref(s->capture);
-        s->capture = NULL;
-    }
     sim_stream_unref(s);
 }
 
