@@ -1,0 +1,160 @@
+/*
+ * xqueue.c - the registry of XQueues (see xqueue.h).
+ *
+ * An open-addressing hash table from key to XQueue under a reader-writer lock: the launch path
+ * only reads. XQueue memory is never returned to the system while the process runs; a destroyed
+ * stream's XQueue goes on a free list and is reused for a later stream, so a thread that raced
+ * with the destruction still touches valid memory.
+ */
+#include "xqueue.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct slot {
+    struct xqueue *q; /* NULL: empty; &tombstone: deleted */
+};
+
+static pthread_rwlock_t lock = PTHREAD_RWLOCK_INITIALIZER;
+static struct slot *table;
+static size_t cap, used;
+static struct xqueue tombstone;
+static struct xqueue *free_list; /* linked through next_free */
+
+static bool key_eq(const struct xq_key *a, const struct xq_key *b)
+{
+    return a->handle == b->handle && a->device == b->device && a->tid == b->tid;
+}
+
+static size_t key_hash(const struct xq_key *k)
+{
+    uint64_t x = (uint64_t)k->handle ^ ((uint64_t)(unsigned)k->device << 48) ^ (k->tid * 31);
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdULL;
+    x ^= x >> 33;
+    return (size_t)x;
+}
+
+static struct slot *lookup(const struct xq_key *k)
+{
+    if (!cap)
+        return NULL;
+    for (size_t i = key_hash(k) & (cap - 1);; i = (i + 1) & (cap - 1)) {
+        if (!table[i].q)
+            return NULL;
+        if (table[i].q != &tombstone && key_eq(&table[i].q->key, k))
+            return &table[i];
+    }
+}
+
+static void insert(struct xqueue *q)
+{
+    size_t i = key_hash(&q->key) & (cap - 1);
+    while (table[i].q && table[i].q != &tombstone)
+        i = (i + 1) & (cap - 1);
+    if (!table[i].q)
+        used++;
+    table[i].q = q;
+}
+
+static int grow(void)
+{
+    size_t old_cap = cap, live = 0;
+    for (size_t i = 0; i < old_cap; i++)
+        live += table[i].q && table[i].q != &tombstone;
+    size_t new_cap = cap ? cap : 64;
+    while ((live + 1) * 2 > new_cap)
+        new_cap *= 2;
+    struct slot *n = calloc(new_cap, sizeof *n), *old = table;
+    if (!n)
+        return -1;
+    table = n;
+    cap = new_cap;
+    used = 0;
+    for (size_t i = 0; i < old_cap; i++)
+        if (old[i].q && old[i].q != &tombstone)
+            insert(old[i].q);
+    free(old);
+    return 0;
+}
+
+struct xqueue *xq_find(const struct xq_key *key)
+{
+    pthread_rwlock_rdlock(&lock);
+    struct slot *s = lookup(key);
+    struct xqueue *q = s ? s->q : NULL;
+    pthread_rwlock_unlock(&lock);
+    return q;
+}
+
+/* Adds a new XQueue for key; the write lock is held. */
+static struct xqueue *add(const struct xq_key *key, int device, unsigned flags,
+                          int stream_priority)
+{
+    if ((used + 1) * 2 > cap && grow() < 0)
+        return NULL;
+    struct xqueue *q = free_list;
+    if (q)
+        free_list = q->next_free;
+    else if (!(q = malloc(sizeof *q)))
+        return NULL;
+    memset(q, 0, sizeof *q);
+    q->key = *key;
+    q->device = device;
+    q->flags = flags;
+    q->stream_priority = stream_priority;
+    insert(q);
+    return q;
+}
+
+struct xqueue *xq_get(const struct xq_key *key)
+{
+    struct xqueue *q = xq_find(key);
+    if (q)
+        return q;
+    pthread_rwlock_wrlock(&lock);
+    struct slot *s = lookup(key);
+    q = s ? s->q : add(key, key->device, 0, 0);
+    pthread_rwlock_unlock(&lock);
+    return q;
+}
+
+static void remove_locked(const struct xq_key *key)
+{
+    struct slot *s = lookup(key);
+    if (!s)
+        return;
+    struct xqueue *q = s->q;
+    s->q = &tombstone;
+    q->next_free = free_list;
+    free_list = q;
+}
+
+struct xqueue *xq_create(const struct xq_key *key, int device, unsigned flags,
+                         int stream_priority)
+{
+    pthread_rwlock_wrlock(&lock);
+    remove_locked(key);
+    struct xqueue *q = add(key, device, flags, stream_priority);
+    pthread_rwlock_unlock(&lock);
+    return q;
+}
+
+void xq_destroy(const struct xq_key *key)
+{
+    pthread_rwlock_wrlock(&lock);
+    remove_locked(key);
+    pthread_rwlock_unlock(&lock);
+}
+
+void xq_reset(void)
+{
+    /* In the child of fork the lock may have been held by a thread that does not exist here. */
+    pthread_rwlock_init(&lock, NULL);
+    pthread_rwlock_wrlock(&lock);
+    for (size_t i = 0; i < cap; i++)
+        if (table[i].q && table[i].q != &tombstone)
+            remove_locked(&table[i].q->key);
+    pthread_rwlock_unlock(&lock);
+}

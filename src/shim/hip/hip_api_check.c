@@ -1,0 +1,85 @@
+/*
+ * hip_api_check.c - compile-time check of hip_api.def against the HIP headers. Nothing here runs;
+ * the file only has to compile (gcc and clang, -Wall -Wextra -Werror):
+ *
+ *   0. Every name must already be declared by the headers (hip_compat_shim.h includes the rest):
+ *      it is used before step 1 declares it.
+ *   1. Every entry is redeclared as `hipError_t name params;`: a parameter list that differs
+ *      from the header's prototype is a "conflicting types" error.
+ *   2. Every kind must be one of the known ones (GP_STREAM_OF_<kind> must exist).
+ *   3. Every entry gets a function with its params that calls the real function with its args
+ *      (args must fit params: count, order, types) and returns its stream expression with the
+ *      type the kind promises: hipStream_t, or hipStream_t * for STREAM_CREATE. The stream
+ *      expression is not cast, so an expression of another type is an error too.
+ *   4. Every name may appear once (a second stream_of_<name> is a redefinition).
+ */
+#include "hip_compat_shim.h"
+
+#include <stddef.h>
+
+/*
+ * Function pointers of one type, to use each name in a table. Some of the 5.2.3 prototypes are
+ * marked deprecated; that is no concern of a shim that forwards them.
+ */
+typedef void (*gp_hip_api_check_fn)(void);
+#if defined(__GNUC__) || defined(__clang__)
+#define GP_DEPRECATED_OK_BEGIN                                                                     \
+    _Pragma("GCC diagnostic push") _Pragma("GCC diagnostic ignored \"-Wdeprecated-declarations\"")
+#define GP_DEPRECATED_OK_END _Pragma("GCC diagnostic pop")
+#else
+#define GP_DEPRECATED_OK_BEGIN
+#define GP_DEPRECATED_OK_END
+#endif
+
+/* 0. Declared by the headers. */
+GP_DEPRECATED_OK_BEGIN
+extern const gp_hip_api_check_fn gp_hip_api_declared[];
+#define HIP_API(name, kind, stream, params, args) (gp_hip_api_check_fn)name,
+const gp_hip_api_check_fn gp_hip_api_declared[] = {
+#include "hip_api.def"
+    NULL};
+#undef HIP_API
+GP_DEPRECATED_OK_END
+
+/* 1. Prototypes. */
+#define HIP_API(name, kind, stream, params, args) hipError_t name params;
+#include "hip_api.def"
+#undef HIP_API
+
+/* 2. Kinds, and the type each kind's stream expression has. */
+#define GP_STREAM_OF_WORK hipStream_t
+#define GP_STREAM_OF_WORK_SPT hipStream_t
+#define GP_STREAM_OF_SYNC hipStream_t
+#define GP_STREAM_OF_SYNC_SPT hipStream_t
+#define GP_STREAM_OF_DEVICE_SYNC hipStream_t
+#define GP_STREAM_OF_EVENT_SYNC hipStream_t
+#define GP_STREAM_OF_STREAM_CREATE hipStream_t *
+#define GP_STREAM_OF_STREAM_DESTROY hipStream_t
+#define GP_STREAM_OF_CAPTURE hipStream_t
+#define GP_STREAM_OF_CAPTURE_SPT hipStream_t
+#define GP_STREAM_OF_LOOKUP void **
+#define GP_STREAM_OF_STREAM_INFO hipStream_t
+#define GP_STREAM_OF_STREAM_INFO_SPT hipStream_t
+
+/*
+ * 3. Stream expressions and argument lists. The call to the real function uses every parameter,
+ * so none is unused.
+ */
+GP_DEPRECATED_OK_BEGIN
+#define HIP_API(name, kind, stream, params, args)                                                 \
+    static GP_STREAM_OF_##kind stream_of_##name params                                           \
+    {                                                                                              \
+        (void)name args;                                                                           \
+        return (stream);                                                                           \
+    }
+#include "hip_api.def"
+#undef HIP_API
+GP_DEPRECATED_OK_END
+
+/* Uses every stream_of_ function, so that none is "defined but not used". */
+extern const gp_hip_api_check_fn gp_hip_api_check_table[];
+#define HIP_API(name, kind, stream, params, args) (gp_hip_api_check_fn)stream_of_##name,
+const gp_hip_api_check_fn gp_hip_api_check_table[] = {
+#include "hip_api.def"
+    NULL};
+#undef HIP_API

@@ -1,0 +1,50 @@
+/*
+ * gp_log.c - see gp_log.h. The level is read once at load (constructors only read
+ * configuration); a bad value is reported once and the default kept.
+ */
+#include "gp_log.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static enum gp_log_level log_level = GP_LOG_WARN;
+
+static const char *const level_names[] = {"error", "warn", "info", "debug"};
+
+void gp_log_configure(void)
+{
+    const char *v = getenv("GPUPRIO_LOG");
+    if (!v || !*v)
+        return;
+    for (int i = 0; i <= GP_LOG_DEBUG; i++)
+        if (strcmp(v, level_names[i]) == 0) {
+            log_level = (enum gp_log_level)i;
+            return;
+        }
+    gp_log(GP_LOG_WARN, "GPUPRIO_LOG='%s' is not one of error, warn, info, debug; using warn", v);
+}
+
+void gp_log(enum gp_log_level level, const char *fmt, ...)
+{
+    if (level > log_level)
+        return;
+    int saved = errno;
+    char line[1024];
+    int n = snprintf(line, sizeof line, "gpuprio: %s: ", level_names[level]);
+    va_list ap;
+    va_start(ap, fmt);
+    if (n > 0 && (size_t)n < sizeof line)
+        n += vsnprintf(line + n, sizeof line - (size_t)n, fmt, ap);
+    va_end(ap);
+    if (n > (int)sizeof line - 2)
+        n = (int)sizeof line - 2;
+    line[n++] = '\n';
+    /* One write, so lines of concurrent threads and processes stay whole. */
+    if (write(STDERR_FILENO, line, (size_t)n) < 0)
+        errno = saved;
+    errno = saved;
+}
