@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <time.h>
 
 struct sim_cmd *sim_cmd_new(enum sim_cmd_kind kind)
@@ -276,6 +277,8 @@ static void retire(struct sim_hw_queue *hq, struct sim_cmd *c)
 static void *hw_queue_worker(void *arg)
 {
     struct sim_hw_queue *hq = arg;
+    /* Kernels sleep for their duration; the default 50 us timer slack would stretch each one. */
+    prctl(PR_SET_TIMERSLACK, 1UL);
     sim_lock();
     for (;;) {
         while (!hq->head)
