@@ -4,7 +4,8 @@
  * Run under LD_PRELOAD of libgpuprio-hip.so over the simulator. The program does not link
  * gpuprio; it finds the public API with dlsym, as a Python program would with ctypes, and checks
  * what the XQueues saw: commands counted per stream (created streams, the null stream, the
- * per-thread stream, _spt entry points), creation flags and priority, destroyed streams
+ * per-thread stream, _spt entry points, hipExtModuleLaunchKernel under its C and C++ names),
+ * creation flags and priority, destroyed streams
  * forgotten, and the runtime gpuprio bound to being the simulator the program linked.
  */
 #include <dlfcn.h>
@@ -66,6 +67,24 @@ int main(void)
     EXPECT(hipStreamDestroy(hi) == hipSuccess);
     EXPECT(stats(hi, &st) == -ENOENT);
     EXPECT(stats(nb, NULL) == -EINVAL);
+
+    /* hip_ext.h's launch under its C++ name (found as rocBLAS would link it) and its C name. */
+    typedef hipError_t (*ext_launch_fn)(hipFunction_t, uint32_t, uint32_t, uint32_t, uint32_t,
+                                        uint32_t, uint32_t, size_t, hipStream_t, void **, void **,
+                                        hipEvent_t, hipEvent_t, uint32_t);
+    ext_launch_fn ext_cxx = (ext_launch_fn)dlsym(RTLD_DEFAULT, HIP_EXT_MODULE_LAUNCH_KERNEL_CXX);
+    hipModule_t mod;
+    hipFunction_t fn;
+    hipStream_t ext;
+    EXPECT(hipStreamCreate(&ext) == hipSuccess);
+    EXPECT(hipModuleLoadData(&mod, "hipsim") == hipSuccess);
+    EXPECT(hipModuleGetFunction(&fn, mod, "noop") == hipSuccess);
+    EXPECT(ext_cxx && ext_cxx(fn, 1, 1, 1, 1, 1, 1, 0, ext, NULL, NULL, NULL, NULL, 0) ==
+                          hipSuccess);
+    EXPECT(hipExtModuleLaunchKernel(fn, 1, 1, 1, 1, 1, 1, 0, ext, NULL, NULL, NULL, NULL, 0) ==
+           hipSuccess);
+    EXPECT(hipStreamSynchronize(ext) == hipSuccess);
+    EXPECT(stats(ext, &st) == 0 && st.submitted == 2);
 
     char path[4096];
     EXPECT(runtime_path(path, sizeof path) == 0 && strstr(path, "libamdhip64.so") != NULL);

@@ -48,8 +48,18 @@ static const char *const api_names[API_COUNT] = {
 #include "hip_api.def"
 #undef HIP_API
 
+/* hip_ext.h's launch functions under their C++ names (see their wrappers below). */
+typedef hipError_t (*pfn_ext_module_launch)(hipFunction_t, uint32_t, uint32_t, uint32_t,
+                                            uint32_t, uint32_t, uint32_t, size_t, hipStream_t,
+                                            void **, void **, hipEvent_t, hipEvent_t, uint32_t);
+typedef hipError_t (*pfn_hcc_module_launch)(hipFunction_t, uint32_t, uint32_t, uint32_t,
+                                            uint32_t, uint32_t, uint32_t, size_t, hipStream_t,
+                                            void **, void **, hipEvent_t, hipEvent_t);
+
 static void *real[API_COUNT];
 static hipError_t (*real_get_device)(int *);
+static pfn_ext_module_launch real_ext_module_launch_cxx;
+static pfn_hcc_module_launch real_hcc_module_launch_cxx;
 static pthread_once_t resolve_once = PTHREAD_ONCE_INIT;
 static _Thread_local int shim_depth;
 
@@ -64,6 +74,10 @@ static void resolve_all(void)
     for (int i = 0; i < API_COUNT; i++)
         real[i] = bound ? hiphal_sym(api_names[i]) : dlsym(RTLD_NEXT, api_names[i]);
     real_get_device = bound ? hiphal_sym("hipGetDevice") : dlsym(RTLD_NEXT, "hipGetDevice");
+    real_ext_module_launch_cxx = bound ? hiphal_sym(HIP_EXT_MODULE_LAUNCH_KERNEL_CXX)
+                                       : dlsym(RTLD_NEXT, HIP_EXT_MODULE_LAUNCH_KERNEL_CXX);
+    real_hcc_module_launch_cxx = bound ? hiphal_sym(HIP_HCC_MODULE_LAUNCH_KERNEL_CXX)
+                                       : dlsym(RTLD_NEXT, HIP_HCC_MODULE_LAUNCH_KERNEL_CXX);
 }
 
 static void *real_fn(enum api_index i)
@@ -197,25 +211,59 @@ static void call_end(const struct call *c, hipError_t result)
 
 /* ---- the wrappers ---- */
 
-/* Locals carry a gp_ prefix: the parameter lists of hip_api.def use names such as fn. */
+/*
+ * The body of every wrapper: forward through gp_real (a function pointer, NULL when the runtime
+ * lacks the function), observing and tracking around it. Locals carry a gp_ prefix because the
+ * parameter lists of hip_api.def use names such as fn.
+ */
+#define GP_WRAPPER_BODY(gp_real, kind, stream, args)                                               \
+    if (!gp_real)                                                                                  \
+        return hipErrorNotInitialized;                                                             \
+    if (shim_depth)                                                                                \
+        return gp_real args;                                                                       \
+    struct call gp_call;                                                                           \
+    call_begin(&gp_call, KIND_##kind, (void *)(stream));                                           \
+    shim_depth++;                                                                                  \
+    hipError_t gp_result = gp_real args;                                                           \
+    shim_depth--;                                                                                  \
+    call_end(&gp_call, gp_result);                                                                 \
+    return gp_result;
+
 #define HIP_API(name, kind, stream, params, args)                                                  \
     GP_EXPORT hipError_t name params                                                               \
     {                                                                                              \
         pfn_##name gp_real = (pfn_##name)real_fn(API_##name);                                      \
-        if (!gp_real)                                                                              \
-            return hipErrorNotInitialized;                                                         \
-        if (shim_depth)                                                                            \
-            return gp_real args;                                                                   \
-        struct call gp_call;                                                                       \
-        call_begin(&gp_call, KIND_##kind, (void *)(stream));                                       \
-        shim_depth++;                                                                              \
-        hipError_t gp_result = gp_real args;                                                       \
-        shim_depth--;                                                                              \
-        call_end(&gp_call, gp_result);                                                             \
-        return gp_result;                                                                          \
+        GP_WRAPPER_BODY(gp_real, kind, stream, args)                                               \
     }
 #include "hip_api.def"
 #undef HIP_API
+
+/*
+ * hip_ext.h's launch functions under their C++ names, which ROCm exports beside the C one
+ * (hip_4.2; rocBLAS/Tensile and MIOpen call them). C cannot spell these names, hence asm labels.
+ */
+#define EXT_MODULE_LAUNCH_PARAMS                                                                   \
+    (hipFunction_t f, uint32_t gx, uint32_t gy, uint32_t gz, uint32_t lx, uint32_t ly,            \
+     uint32_t lz, size_t shared, hipStream_t stream, void **params, void **extra,                \
+     hipEvent_t start, hipEvent_t stop
+
+GP_EXPORT hipError_t ext_module_launch_cxx EXT_MODULE_LAUNCH_PARAMS, uint32_t flags)
+    __asm__(HIP_EXT_MODULE_LAUNCH_KERNEL_CXX);
+GP_EXPORT hipError_t ext_module_launch_cxx EXT_MODULE_LAUNCH_PARAMS, uint32_t flags)
+{
+    pthread_once(&resolve_once, resolve_all);
+    GP_WRAPPER_BODY(real_ext_module_launch_cxx, WORK, stream,
+                    (f, gx, gy, gz, lx, ly, lz, shared, stream, params, extra, start, stop, flags))
+}
+
+GP_EXPORT hipError_t hcc_module_launch_cxx EXT_MODULE_LAUNCH_PARAMS)
+    __asm__(HIP_HCC_MODULE_LAUNCH_KERNEL_CXX);
+GP_EXPORT hipError_t hcc_module_launch_cxx EXT_MODULE_LAUNCH_PARAMS)
+{
+    pthread_once(&resolve_once, resolve_all);
+    GP_WRAPPER_BODY(real_hcc_module_launch_cxx, WORK, stream,
+                    (f, gx, gy, gz, lx, ly, lz, shared, stream, params, extra, start, stop))
+}
 
 /* The runtime still exports deprecated entry points, so the shim wraps them too. */
 #pragma GCC diagnostic push
