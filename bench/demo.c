@@ -1013,8 +1013,8 @@ int main(int argc, char **argv)
     options o;
     parse_options(argc, argv, &o);
     if (o.scenario) {
-        /* Timer slack (50 us by default) delays every timed sleep: the simulator's kernels
-         * (it sleeps until each kernel's end) and the LC arrivals. Threads inherit it. */
+        /* Timer slack (50 us by default) would delay every LC arrival, which sleeps until its
+         * due time; the simulator sets its own kernel threads' slack itself. */
         (void)prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
         return run_scenario(find_scenario(o.scenario), &o);
     }

@@ -46,7 +46,6 @@ static const char *object_of(const void *addr, const void **base)
 }
 
 struct mapped_search {
-    const void *self_base;
     char path[2][PATH_MAX];
     dev_t dev[2];
     ino_t ino[2];
