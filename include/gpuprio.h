@@ -27,12 +27,49 @@ extern "C" {
 /* "MAJOR.MINOR.PATCH" of the loaded library. */
 GPUPRIO_API const char *gpuprio_version(void);
 
+/*
+ * Priorities: integers, higher runs first. A stream's priority comes from, strongest first:
+ * gpuprio_stream_set_priority; gpuprio_thread_set_priority of the thread that created the
+ * stream (or whose null or per-thread stream it is); GPUPRIO_STREAM_PRIORITIES (by creation
+ * order); GPUPRIO_PRIORITY (the process); the priority the stream was created with (HIP's -1,
+ * 0, 1 become high, normal, low); normal. docs/configuration.md has the details.
+ */
+#define GPUPRIO_PRIORITY_MIN (-1000)
+#define GPUPRIO_PRIORITY_IDLE (-20)
+#define GPUPRIO_PRIORITY_LOW (-10)
+#define GPUPRIO_PRIORITY_NORMAL 0
+#define GPUPRIO_PRIORITY_HIGH 10
+#define GPUPRIO_PRIORITY_CRITICAL 20
+#define GPUPRIO_PRIORITY_MAX 1000
+
+/*
+ * Sets the priority of the application's stream handle (0 and the special handles mean what
+ * they mean to the runtime on the calling thread and its current device). -EINVAL when the
+ * priority is out of range, -ENOENT for an unknown stream.
+ */
+GPUPRIO_API int gpuprio_stream_set_priority(void *stream, int priority);
+GPUPRIO_API int gpuprio_stream_get_priority(void *stream, int *priority);
+
+/* Sets the calling thread's priority: for its null and per-thread streams and the streams it
+ * creates from now on, unless a stream has its own (gpuprio_stream_set_priority). */
+GPUPRIO_API int gpuprio_thread_set_priority(int priority);
+/* The calling thread's priority; -ENOENT when it has none of its own. */
+GPUPRIO_API int gpuprio_thread_get_priority(int *priority);
+
 /* What gpuprio knows about one stream (its XQueue). */
 struct gpuprio_queue_stats {
-    uint64_t submitted; /* commands the application put on the stream through gpuprio */
-    int device;         /* the device the stream belongs to */
-    unsigned flags;     /* the stream's creation flags (e.g. non-blocking) */
-    int stream_priority; /* the priority given at creation (HIP: -1 high .. 1 low) */
+    uint64_t stream;      /* the application's handle (0: the null stream) */
+    uint64_t thread;      /* the thread of a per-thread queue (null or per-thread stream), or 0 */
+    int device;           /* the device the stream belongs to */
+    unsigned flags;       /* the stream's creation flags (e.g. non-blocking) */
+    int stream_priority;  /* the priority given at creation (HIP: -1 high .. 1 low) */
+    int priority;         /* gpuprio's priority (higher runs first) */
+    int suspended;        /* 1 while the scheduler holds the queue back */
+    unsigned in_flight;   /* commands admitted and not yet reached on the device */
+    uint64_t submitted;   /* commands the application put on the stream through gpuprio */
+    uint64_t completed;   /* of those, reached on the device (followed by markers) */
+    uint64_t held_ns;     /* time threads spent held before submitting to it */
+    uint64_t suspensions; /* times the scheduler suspended it */
 };
 
 /*
@@ -40,6 +77,12 @@ struct gpuprio_queue_stats {
  * mean to the runtime on the calling thread and its current device).
  */
 GPUPRIO_API int gpuprio_stream_stats(void *stream, struct gpuprio_queue_stats *out);
+
+/*
+ * Fills out[0..max) with every queue of the process; returns how many there are (which may be
+ * more than max), or a negative errno value.
+ */
+GPUPRIO_API int gpuprio_stats(struct gpuprio_queue_stats *out, size_t max);
 
 /*
  * Copies the path of the GPU runtime gpuprio forwards to into buf (always terminated).

@@ -4,7 +4,9 @@
  * An open-addressing hash table from key to XQueue under a reader-writer lock: the launch path
  * only reads. XQueue memory is never returned to the system while the process runs; a destroyed
  * stream's XQueue goes on a free list and is reused for a later stream, so a thread that raced
- * with the destruction still touches valid memory.
+ * with the destruction still touches valid memory. A queue with markers still outstanding goes
+ * there only once the watcher has seen them all reached (xq_release), so a reused queue never
+ * inherits another stream's markers.
  */
 #include "xqueue.h"
 
@@ -21,6 +23,13 @@ static struct slot *table;
 static size_t cap, used;
 static struct xqueue tombstone;
 static struct xqueue *free_list; /* linked through next_free */
+static pthread_mutex_t free_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct xq_hooks hooks;
+
+void xq_set_hooks(const struct xq_hooks *h)
+{
+    hooks = *h;
+}
 
 static bool key_eq(const struct xq_key *a, const struct xq_key *b)
 {
@@ -88,23 +97,55 @@ struct xqueue *xq_find(const struct xq_key *key)
     return q;
 }
 
-/* Adds a new XQueue for key; the write lock is held. */
-static struct xqueue *add(const struct xq_key *key, int device, unsigned flags,
-                          int stream_priority)
+static struct xqueue *take_free(void)
 {
-    if ((used + 1) * 2 > cap && grow() < 0)
-        return NULL;
+    pthread_mutex_lock(&free_lock);
     struct xqueue *q = free_list;
     if (q)
         free_list = q->next_free;
-    else if (!(q = malloc(sizeof *q)))
+    pthread_mutex_unlock(&free_lock);
+    return q;
+}
+
+static void put_free(struct xqueue *q)
+{
+    pthread_mutex_lock(&free_lock);
+    q->next_free = free_list;
+    free_list = q;
+    pthread_mutex_unlock(&free_lock);
+}
+
+/* Adds a new XQueue for key; the write lock is held. */
+static struct xqueue *add(const struct xq_key *key, int device, unsigned flags, int stream_priority,
+                          uint64_t owner_tid)
+{
+    if ((used + 1) * 2 > cap && grow() < 0)
         return NULL;
+    struct xqueue *q = take_free();
+    struct xq_marker_ring ring = {0};
+    if (q) {
+        ring = q->markers; /* keeps its storage; empty, as only drained queues are freed */
+        pthread_mutex_destroy(&q->mu);
+    } else if (!(q = malloc(sizeof *q))) {
+        return NULL;
+    }
     memset(q, 0, sizeof *q);
     q->key = *key;
     q->device = device;
     q->flags = flags;
     q->stream_priority = stream_priority;
+    q->owner_tid = owner_tid;
+    q->markers = ring;
+    q->markers.head = q->markers.count = 0;
+    pthread_mutex_init(&q->mu, NULL);
     insert(q);
+    return q;
+}
+
+static struct xqueue *created(struct xqueue *q)
+{
+    if (q && hooks.created)
+        hooks.created(q);
     return q;
 }
 
@@ -115,11 +156,13 @@ struct xqueue *xq_get(const struct xq_key *key)
         return q;
     pthread_rwlock_wrlock(&lock);
     struct slot *s = lookup(key);
-    q = s ? s->q : add(key, key->device, 0, 0);
+    bool is_new = !s;
+    q = s ? s->q : add(key, key->device, 0, 0, key->tid);
     pthread_rwlock_unlock(&lock);
-    return q;
+    return is_new ? created(q) : q;
 }
 
+/* Takes key's queue out of the table; the write lock is held. */
 static void remove_locked(const struct xq_key *key)
 {
     struct slot *s = lookup(key);
@@ -127,18 +170,27 @@ static void remove_locked(const struct xq_key *key)
         return;
     struct xqueue *q = s->q;
     s->q = &tombstone;
-    q->next_free = free_list;
-    free_list = q;
+    pthread_mutex_lock(&q->mu);
+    bool drained = q->markers.count == 0 && !q->watched;
+    q->retired = true;
+    pthread_mutex_unlock(&q->mu);
+    if (drained)
+        put_free(q);
 }
 
-struct xqueue *xq_create(const struct xq_key *key, int device, unsigned flags,
-                         int stream_priority)
+void xq_release(struct xqueue *q)
+{
+    put_free(q);
+}
+
+struct xqueue *xq_create(const struct xq_key *key, int device, unsigned flags, int stream_priority,
+                         uint64_t owner_tid)
 {
     pthread_rwlock_wrlock(&lock);
     remove_locked(key);
-    struct xqueue *q = add(key, device, flags, stream_priority);
+    struct xqueue *q = add(key, device, flags, stream_priority, owner_tid);
     pthread_rwlock_unlock(&lock);
-    return q;
+    return created(q);
 }
 
 void xq_destroy(const struct xq_key *key)
@@ -148,13 +200,26 @@ void xq_destroy(const struct xq_key *key)
     pthread_rwlock_unlock(&lock);
 }
 
-void xq_reset(void)
+void xq_foreach(void (*fn)(struct xqueue *q, void *arg), void *arg)
 {
-    /* In the child of fork the lock may have been held by a thread that does not exist here. */
-    pthread_rwlock_init(&lock, NULL);
-    pthread_rwlock_wrlock(&lock);
+    pthread_rwlock_rdlock(&lock);
     for (size_t i = 0; i < cap; i++)
         if (table[i].q && table[i].q != &tombstone)
-            remove_locked(&table[i].q->key);
+            fn(table[i].q, arg);
     pthread_rwlock_unlock(&lock);
+}
+
+void xq_reset(void)
+{
+    /*
+     * In the child of fork the locks may have been held by threads that do not exist here. The
+     * parent's queues and their markers are abandoned, not reused: the markers belong to the
+     * parent's runtime state.
+     */
+    pthread_rwlock_init(&lock, NULL);
+    pthread_mutex_init(&free_lock, NULL);
+    free(table);
+    table = NULL;
+    cap = used = 0;
+    free_list = NULL;
 }

@@ -3,32 +3,85 @@
  *
  * Every stream the application can name has an XQueue: streams from any creator, the null
  * stream of each device, and the per-thread stream of each (thread, device). An XQueue holds
- * what the scheduler needs about its stream: identity, creation flags and priority, and counters.
- * This module knows nothing about HIP or CUDA; the shims map their handles onto keys.
+ * what the scheduler needs about its stream: identity, creation flags and priority, the
+ * scheduling state (admission.h) and counters. This module knows nothing about HIP or CUDA; the
+ * shims map their handles onto keys.
+ *
+ * The null stream gets one XQueue per (device, submitting thread). The GPU runs it as one FIFO
+ * anyway, and admission holds threads, so per-thread queues let threads of different priority
+ * share the default stream, as PyTorch threads do unless told otherwise.
  */
 #ifndef GPUPRIO_XQUEUE_H
 #define GPUPRIO_XQUEUE_H
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 /*
  * What identifies a stream: the handle, plus the device for handles that mean one stream per
- * device (the null stream) and the thread for handles that mean one per thread (per-thread).
+ * device (the null stream) and the thread for handles that mean one per thread.
  */
 struct xq_key {
     uintptr_t handle;
     int device;   /* -1 when the handle alone identifies the stream */
-    uint64_t tid; /* 0 unless the stream is per thread */
+    uint64_t tid; /* 0 unless the queue is per thread */
+};
+
+/* Where a queue's priority came from, weakest first; a stronger source is never overridden. */
+enum xq_priority_source {
+    XQ_PRIO_DEFAULT,
+    XQ_PRIO_STREAM_CREATION, /* the runtime's stream priority, mapped onto gpuprio's scale */
+    XQ_PRIO_ENV_PROCESS,     /* GPUPRIO_PRIORITY */
+    XQ_PRIO_ENV_STREAM,      /* GPUPRIO_STREAM_PRIORITIES, by creation order */
+    XQ_PRIO_THREAD,          /* gpuprio_thread_set_priority of the owning thread */
+    XQ_PRIO_STREAM,          /* gpuprio_stream_set_priority */
+};
+
+/* The gate word: in-flight commands (reserved at admission), and the scheduler's decision:
+ * suspended (admit nothing), throttled (admit up to the in-flight window), tracked (follow
+ * commands with markers; without any of the three bits a queue is not scheduled at all). */
+#define XQ_GATE_SUSPENDED (UINT64_C(1) << 63)
+#define XQ_GATE_THROTTLED (UINT64_C(1) << 62)
+#define XQ_GATE_TRACKED (UINT64_C(1) << 61)
+#define XQ_GATE_DECISION (XQ_GATE_SUSPENDED | XQ_GATE_THROTTLED | XQ_GATE_TRACKED)
+#define XQ_GATE_IN_FLIGHT(g) ((uint32_t)(g))
+
+struct xq_marker_ring {
+    void **slots;
+    size_t cap, head, count; /* oldest at head */
 };
 
 struct xqueue {
     struct xq_key key;
     int device;
     unsigned flags;
-    int stream_priority;
-    _Atomic uint64_t submitted;
+    int stream_priority; /* as given at creation, in the runtime's own terms */
+    uint64_t owner_tid;  /* the thread that created the stream, or the per-thread queue's */
+
+    /* Priority (sched.c); written under the scheduling lock, read anywhere. */
+    _Atomic int priority;
+    enum xq_priority_source priority_source;
+
+    /* Admission (admission.c). */
+    _Atomic uint64_t gate;
+    _Atomic bool active; /* has work, waiters, or finished within the grace window */
+    _Atomic int waiters; /* threads held in admission */
+    _Atomic uint64_t last_done_ns;
+    uint64_t decision;      /* the XQ_GATE_DECISION bits last applied, under the scheduling lock */
+    _Atomic bool capturing; /* a stream capture begun on it has not ended */
+
+    /* Completion markers, oldest first (mu); only the watcher thread removes them. */
+    pthread_mutex_t mu;
+    struct xq_marker_ring markers;
+    bool watched; /* on the watcher's list (watcher lock) */
+    bool retired; /* its stream is gone; freed once its markers are reached (mu) */
+
+    /* Counters. */
+    _Atomic uint64_t submitted, completed, held_ns, suspensions;
+
     struct xqueue *next_free; /* on the registry's free list once its stream is gone */
 };
 
@@ -36,13 +89,27 @@ struct xqueue {
 struct xqueue *xq_get(const struct xq_key *key);
 /* The XQueue for key if it exists. */
 struct xqueue *xq_find(const struct xq_key *key);
-/* Registers a stream just created; replaces any XQueue left for a reused handle. */
-struct xqueue *xq_create(const struct xq_key *key, int device, unsigned flags,
-                         int stream_priority);
-/* Forgets the stream; pointers to its XQueue stay valid (queues are never freed while the
- * process runs, so a racing thread never touches freed memory). */
+/* Registers a stream just created by thread owner_tid; replaces any XQueue left for a reused
+ * handle. */
+struct xqueue *xq_create(const struct xq_key *key, int device, unsigned flags, int stream_priority,
+                         uint64_t owner_tid);
+/* Forgets the stream. Its XQueue's memory stays valid (queues are never freed while the process
+ * runs, so a racing thread never touches freed memory) and is reused only once its markers have
+ * all been reached. */
 void xq_destroy(const struct xq_key *key);
+/* Calls fn for every live XQueue, under the registry's read lock (fn must not create or destroy
+ * queues). */
+void xq_foreach(void (*fn)(struct xqueue *q, void *arg), void *arg);
+/* Called by the watcher once a retired queue has no markers left. */
+void xq_release(struct xqueue *q);
 /* Forgets every XQueue; for the child of fork only. */
 void xq_reset(void);
+
+/* Hooks for the layers above, set once at start-up. */
+struct xq_hooks {
+    /* A queue was created (its owner and stream priority are set): give it its priority. */
+    void (*created)(struct xqueue *q);
+};
+void xq_set_hooks(const struct xq_hooks *hooks);
 
 #endif /* GPUPRIO_XQUEUE_H */

@@ -4,6 +4,8 @@
  */
 #include "gp_log.h"
 
+#include "gp_config.h"
+
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -13,19 +15,11 @@
 
 static enum gp_log_level log_level = GP_LOG_WARN;
 
-static const char *const level_names[] = {"error", "warn", "info", "debug"};
+static const char *const level_names[] = {"error", "warn", "info", "debug", NULL};
 
 void gp_log_configure(void)
 {
-    const char *v = getenv("GPUPRIO_LOG");
-    if (!v || !*v)
-        return;
-    for (int i = 0; i <= GP_LOG_DEBUG; i++)
-        if (strcmp(v, level_names[i]) == 0) {
-            log_level = (enum gp_log_level)i;
-            return;
-        }
-    gp_log(GP_LOG_WARN, "GPUPRIO_LOG='%s' is not one of error, warn, info, debug; using warn", v);
+    log_level = (enum gp_log_level)gp_config_choice("GPUPRIO_LOG", level_names, GP_LOG_WARN);
 }
 
 void gp_log(enum gp_log_level level, const char *fmt, ...)

@@ -4,7 +4,8 @@
  * Run under LD_PRELOAD of libgpuprio-hip.so over the simulator. The program does not link
  * gpuprio; it finds the public API with dlsym, as a Python program would with ctypes, and checks
  * what the XQueues saw: commands counted per stream (created streams, the null stream, the
- * per-thread stream, _spt entry points, hipExtModuleLaunchKernel under its C and C++ names),
+ * per-thread stream, _spt entry points, hipExtModuleLaunchKernel under its C and C++ names,
+ * ROCm 5's hipLaunchKernelGGLImpl),
  * creation flags and priority, destroyed streams
  * forgotten, and the runtime gpuprio bound to being the simulator the program linked.
  */
@@ -83,8 +84,20 @@ int main(void)
                           hipSuccess);
     EXPECT(hipExtModuleLaunchKernel(fn, 1, 1, 1, 1, 1, 1, 0, ext, NULL, NULL, NULL, NULL, 0) ==
            hipSuccess);
+    /* ROCm 5's hipLaunchKernelGGL back end: counted when accepted, not when it failed. */
+    typedef void (*ggl_impl_fn)(uintptr_t, const dim3 *, const dim3 *, uint32_t, hipStream_t,
+                                void **);
+    ggl_impl_fn ggl = (ggl_impl_fn)dlsym(RTLD_DEFAULT, HIP_LAUNCH_KERNEL_GGL_IMPL_CXX);
+    EXPECT(ggl != NULL);
+    if (ggl) {
+        (void)hipGetLastError(); /* the sticky error of the launch of main above */
+        ggl((uintptr_t)k, &one, &one, 0, ext, NULL);
+        EXPECT(hipPeekAtLastError() == hipSuccess);
+        ggl((uintptr_t)main, &one, &one, 0, ext, NULL); /* not a kernel */
+        EXPECT(hipGetLastError() == hipErrorInvalidDeviceFunction);
+    }
     EXPECT(hipStreamSynchronize(ext) == hipSuccess);
-    EXPECT(stats(ext, &st) == 0 && st.submitted == 2);
+    EXPECT(stats(ext, &st) == 0 && st.submitted == 3);
 
     char path[4096];
     EXPECT(runtime_path(path, sizeof path) == 0 && strstr(path, "libamdhip64.so") != NULL);

@@ -368,6 +368,17 @@ hipError_t sim_hcc_module_launch_kernel_cxx(hipFunction_t f, uint32_t gx, uint32
                              stop);
 }
 
+/* ROCm 5's hipLaunchKernelGGL back end (C++ name, returns nothing; errors go to the last error). */
+void sim_launch_kernel_ggl_impl(uintptr_t, const dim3 *, const dim3 *, uint32_t, hipStream_t,
+                                void **) __asm__(HIP_LAUNCH_KERNEL_GGL_IMPL_CXX);
+void sim_launch_kernel_ggl_impl(uintptr_t function, const dim3 *grid, const dim3 *block,
+                                uint32_t shared_mem, hipStream_t stream, void **args)
+{
+    launch(&(struct launch_args){.function = (const void *)function, .grid = *grid,
+                                 .block = *block, .args = args, .shared_mem = shared_mem,
+                                 .stream = stream});
+}
+
 /* ---- execution on the simulated device ---- */
 
 static void sleep_until(uint64_t deadline_ns)

@@ -25,6 +25,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "gp_dl.h"
 #include "gp_log.h"
 
 static struct hiphal_binding binding;
@@ -81,10 +82,12 @@ static int adopt(void *handle, const char *path, enum hiphal_source source)
 {
     const void *self_base = NULL, *fn_base = NULL;
     object_of((const void *)&hiphal_bind, &self_base);
-    void *fn = dlsym(handle, "hipLaunchKernel");
+    void *fn = gp_dlsym(handle, "hipLaunchKernel");
     if (!fn || (object_of(fn, &fn_base) && fn_base == self_base)) {
-        gp_log(GP_LOG_ERROR, "%s does not provide the HIP runtime (it resolves to gpuprio "
-               "itself or lacks hipLaunchKernel); not used", path);
+        gp_log(GP_LOG_ERROR,
+               "%s%s does not provide the HIP runtime (it resolves to gpuprio "
+               "itself or lacks hipLaunchKernel); not used",
+               source == HIPHAL_FROM_OVERRIDE ? "GPUPRIO_HIP_LIBRARY=" : "", path);
         return -ELOOP;
     }
     binding.handle = handle;
@@ -99,8 +102,10 @@ static int bind_override(const char *path)
     if (!h)
         h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     if (!h) {
-        gp_log(GP_LOG_ERROR, "GPUPRIO_HIP_LIBRARY=%s cannot be loaded (%s); expected the path "
-               "of the application's libamdhip64.so", path, dlerror());
+        gp_log(GP_LOG_ERROR,
+               "GPUPRIO_HIP_LIBRARY=%s cannot be loaded (%s); expected the path "
+               "of the application's libamdhip64.so",
+               path, dlerror());
         return -ENOENT;
     }
     return adopt(h, path, HIPHAL_FROM_OVERRIDE);
@@ -117,9 +122,10 @@ static void bind_runtime(void)
     struct mapped_search ms = {0};
     dl_iterate_phdr(find_mapped, &ms);
     if (ms.found > 1) {
-        gp_log(GP_LOG_ERROR, "two HIP runtimes are loaded (%s and %s); gpuprio stays out of the "
-               "way. Set GPUPRIO_HIP_LIBRARY to the one the application uses", ms.path[0],
-               ms.path[1]);
+        gp_log(GP_LOG_ERROR,
+               "two HIP runtimes are loaded (%s and %s); gpuprio stays out of the "
+               "way. Set GPUPRIO_HIP_LIBRARY to the one the application uses",
+               ms.path[0], ms.path[1]);
         bind_result = -EEXIST;
         return;
     }
@@ -129,7 +135,7 @@ static void bind_runtime(void)
         return;
     }
 
-    void *next = dlsym(RTLD_NEXT, "hipLaunchKernel");
+    void *next = gp_dlsym(RTLD_NEXT, "hipLaunchKernel");
     const char *path = next ? object_of(next, NULL) : NULL;
     if (path) {
         void *h = dlopen(path, RTLD_LAZY | RTLD_NOLOAD);
@@ -163,5 +169,5 @@ const struct hiphal_binding *hiphal_binding(void)
 
 void *hiphal_sym(const char *name)
 {
-    return hiphal_bind() == 0 ? dlsym(binding.handle, name) : NULL;
+    return hiphal_bind() == 0 ? gp_dlsym(binding.handle, name) : NULL;
 }

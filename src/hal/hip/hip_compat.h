@@ -71,6 +71,13 @@ hipError_t hipExtModuleLaunchKernel(hipFunction_t f, uint32_t globalWorkSizeX,
     "_Z24hipExtModuleLaunchKernelP18ihipModuleSymbol_tjjjjjjmP12ihipStream_tPPvS4_P11ihipEvent_tS6_j"
 #define HIP_HCC_MODULE_LAUNCH_KERNEL_CXX                                                           \
     "_Z24hipHccModuleLaunchKernelP18ihipModuleSymbol_tjjjjjjmP12ihipStream_tPPvS4_P11ihipEvent_tS6_"
+/*
+ * hip_impl::hipLaunchKernelGGLImpl(uintptr_t function, const dim3 &grid, const dim3 &block,
+ * uint32_t shared, hipStream_t, void **args): exported by ROCm 5 (hip_4.2; gone from >= 5.6 maps)
+ * for hipLaunchKernelGGL in code built against older headers. It returns nothing; errors go to
+ * the thread's last error.
+ */
+#define HIP_LAUNCH_KERNEL_GGL_IMPL_CXX "_ZN8hip_impl22hipLaunchKernelGGLImplEmRK4dim3S2_jP12ihipStream_tPPv"
 
 /* Per-thread-default-stream forms the 5.2.3 headers lack. */
 hipError_t hipEventRecord_spt(hipEvent_t event, hipStream_t stream);

@@ -57,6 +57,10 @@ GP_DEPRECATED_OK_END
 #define GP_STREAM_OF_STREAM_DESTROY hipStream_t
 #define GP_STREAM_OF_CAPTURE hipStream_t
 #define GP_STREAM_OF_CAPTURE_SPT hipStream_t
+#define GP_STREAM_OF_CAPTURE_BEGIN hipStream_t
+#define GP_STREAM_OF_CAPTURE_BEGIN_SPT hipStream_t
+#define GP_STREAM_OF_CAPTURE_END hipStream_t
+#define GP_STREAM_OF_CAPTURE_END_SPT hipStream_t
 #define GP_STREAM_OF_LOOKUP void **
 #define GP_STREAM_OF_STREAM_INFO hipStream_t
 #define GP_STREAM_OF_STREAM_INFO_SPT hipStream_t

@@ -18,10 +18,15 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
+#include "dl_override.h"
+#include "gp_dl.h"
 #include "gp_log.h"
+#include "gp_thread.h"
+#include "hip_marker.h"
+#include "scheduler.h"
+#include "shim_api.h"
 #include "gpuprio.h"
 #include "hip_compat_shim.h"
 #include "hip_bind.h"
@@ -48,20 +53,29 @@ static const char *const api_names[API_COUNT] = {
 #include "hip_api.def"
 #undef HIP_API
 
-/* hip_ext.h's launch functions under their C++ names (see their wrappers below). */
-typedef hipError_t (*pfn_ext_module_launch)(hipFunction_t, uint32_t, uint32_t, uint32_t,
-                                            uint32_t, uint32_t, uint32_t, size_t, hipStream_t,
-                                            void **, void **, hipEvent_t, hipEvent_t, uint32_t);
-typedef hipError_t (*pfn_hcc_module_launch)(hipFunction_t, uint32_t, uint32_t, uint32_t,
-                                            uint32_t, uint32_t, uint32_t, size_t, hipStream_t,
-                                            void **, void **, hipEvent_t, hipEvent_t);
-
 static void *real[API_COUNT];
 static hipError_t (*real_get_device)(int *);
-static pfn_ext_module_launch real_ext_module_launch_cxx;
-static pfn_hcc_module_launch real_hcc_module_launch_cxx;
+static hipError_t (*real_peek_at_last_error)(void);
 static pthread_once_t resolve_once = PTHREAD_ONCE_INIT;
 static _Thread_local int shim_depth;
+
+/*
+ * Functions the runtime exports under C++ names only (hip_ext.h's launches also have a C name,
+ * listed in hip_api.def; hipLaunchKernelGGLImpl is ROCm 5's). C cannot spell these names, so
+ * their wrappers below use asm labels.
+ */
+enum cxx_index {
+    CXX_EXT_MODULE_LAUNCH,
+    CXX_HCC_MODULE_LAUNCH,
+    CXX_LAUNCH_KERNEL_GGL_IMPL,
+    CXX_COUNT
+};
+struct cxx_function {
+    const char *name;
+    void *real;
+    void *wrapper;
+};
+static struct cxx_function cxx[CXX_COUNT];
 
 /*
  * Looks up every intercepted function in the bound runtime. Without one (no runtime, or two),
@@ -72,12 +86,12 @@ static void resolve_all(void)
 {
     bool bound = hiphal_bind() == 0;
     for (int i = 0; i < API_COUNT; i++)
-        real[i] = bound ? hiphal_sym(api_names[i]) : dlsym(RTLD_NEXT, api_names[i]);
-    real_get_device = bound ? hiphal_sym("hipGetDevice") : dlsym(RTLD_NEXT, "hipGetDevice");
-    real_ext_module_launch_cxx = bound ? hiphal_sym(HIP_EXT_MODULE_LAUNCH_KERNEL_CXX)
-                                       : dlsym(RTLD_NEXT, HIP_EXT_MODULE_LAUNCH_KERNEL_CXX);
-    real_hcc_module_launch_cxx = bound ? hiphal_sym(HIP_HCC_MODULE_LAUNCH_KERNEL_CXX)
-                                       : dlsym(RTLD_NEXT, HIP_HCC_MODULE_LAUNCH_KERNEL_CXX);
+        real[i] = bound ? hiphal_sym(api_names[i]) : gp_dlsym(RTLD_NEXT, api_names[i]);
+    for (int i = 0; i < CXX_COUNT; i++)
+        cxx[i].real = bound ? hiphal_sym(cxx[i].name) : gp_dlsym(RTLD_NEXT, cxx[i].name);
+    real_get_device = bound ? hiphal_sym("hipGetDevice") : gp_dlsym(RTLD_NEXT, "hipGetDevice");
+    real_peek_at_last_error =
+        bound ? hiphal_sym("hipPeekAtLastError") : gp_dlsym(RTLD_NEXT, "hipPeekAtLastError");
 }
 
 static void *real_fn(enum api_index i)
@@ -99,18 +113,14 @@ enum call_kind {
     KIND_STREAM_DESTROY,
     KIND_CAPTURE,
     KIND_CAPTURE_SPT,
+    KIND_CAPTURE_BEGIN,
+    KIND_CAPTURE_BEGIN_SPT,
+    KIND_CAPTURE_END,
+    KIND_CAPTURE_END_SPT,
     KIND_LOOKUP,
     KIND_STREAM_INFO,
     KIND_STREAM_INFO_SPT,
 };
-
-static uint64_t thread_id(void)
-{
-    static _Thread_local uint64_t tid;
-    if (!tid)
-        tid = (uint64_t)syscall(SYS_gettid);
-    return tid;
-}
 
 /* The device current on this thread, asked before forwarding (hipGetDevice cannot fail). */
 static int current_device(void)
@@ -121,28 +131,105 @@ static int current_device(void)
     return dev;
 }
 
-/* The key of the stream a handle means on this thread (spt: 0 means the per-thread stream). */
+/*
+ * Per-thread queues (null and per-thread stream, per device) die with their thread: a
+ * thread-specific destructor forgets them, so threads that come and go leave nothing behind.
+ */
+#define THREAD_QUEUES_MAX 32
+struct thread_queues {
+    struct xq_key keys[THREAD_QUEUES_MAX];
+    int n;
+};
+static _Thread_local struct thread_queues thread_queues;
+static pthread_key_t thread_exit_key;
+static pthread_once_t thread_exit_once = PTHREAD_ONCE_INIT;
+
+static void forget_thread_queues(void *arg)
+{
+    struct thread_queues *tq = arg;
+    for (int i = 0; i < tq->n; i++)
+        xq_destroy(&tq->keys[i]);
+    tq->n = 0;
+}
+
+static void make_thread_exit_key(void)
+{
+    pthread_key_create(&thread_exit_key, forget_thread_queues);
+}
+
+static void note_thread_queue(const struct xq_key *key)
+{
+    struct thread_queues *tq = &thread_queues;
+    for (int i = 0; i < tq->n; i++)
+        if (tq->keys[i].handle == key->handle && tq->keys[i].device == key->device)
+            return;
+    if (tq->n == THREAD_QUEUES_MAX)
+        return; /* kept until exit: only a thread using more than 16 devices gets here */
+    if (tq->n == 0) {
+        pthread_once(&thread_exit_once, make_thread_exit_key);
+        pthread_setspecific(thread_exit_key, tq);
+    }
+    tq->keys[tq->n++] = *key;
+}
+
+/*
+ * The key of the stream a handle means on this thread (spt: 0 means the per-thread stream).
+ * The null stream has one queue per device and submitting thread (xqueue.h says why).
+ */
 static struct xq_key key_of(hipStream_t s, bool spt)
 {
     if (s == hipStreamPerThread || (s == NULL && spt))
-        return (struct xq_key){(uintptr_t)hipStreamPerThread, current_device(), thread_id()};
+        return (struct xq_key){(uintptr_t)hipStreamPerThread, current_device(), gp_tid()};
     if (s == NULL || s == hipStreamLegacy)
-        return (struct xq_key){0, current_device(), 0};
+        return (struct xq_key){0, current_device(), gp_tid()};
     return (struct xq_key){(uintptr_t)s, -1, 0};
+}
+
+/* The queue of a stream handle, created for the special handles (NULL when unknown). */
+static struct xqueue *queue_of(hipStream_t s, bool spt)
+{
+    struct xq_key key = key_of(s, spt);
+    if (key.device < 0)
+        return xq_find(&key);
+    struct xqueue *q = xq_find(&key);
+    if (!q && (q = xq_get(&key)))
+        note_thread_queue(&key);
+    return q;
 }
 
 struct call {
     enum call_kind kind;
     void *stream; /* hipStream_t, or the hipStream_t * of a creator */
-    struct xq_key key;
+    struct xqueue *q;
+    struct xq_ticket ticket;
 };
+
+static bool is_spt(enum call_kind kind)
+{
+    return kind == KIND_WORK_SPT || kind == KIND_CAPTURE_BEGIN_SPT || kind == KIND_CAPTURE_END_SPT;
+}
 
 static void call_begin(struct call *c, enum call_kind kind, void *stream)
 {
     c->kind = kind;
     c->stream = stream;
-    if (kind == KIND_WORK || kind == KIND_WORK_SPT || kind == KIND_STREAM_DESTROY)
-        c->key = key_of(stream, kind == KIND_WORK_SPT);
+    c->q = NULL;
+    c->ticket.reserved = false;
+    switch (kind) {
+    case KIND_WORK:
+    case KIND_WORK_SPT:
+        c->q = queue_of(stream, is_spt(kind));
+        xq_admit(c->q, &c->ticket);
+        break;
+    case KIND_CAPTURE_BEGIN:
+    case KIND_CAPTURE_BEGIN_SPT:
+    case KIND_CAPTURE_END:
+    case KIND_CAPTURE_END_SPT:
+        c->q = queue_of(stream, is_spt(kind));
+        break;
+    default:
+        break;
+    }
 }
 
 static void stream_created(hipStream_t s)
@@ -160,11 +247,24 @@ static void stream_created(hipStream_t s)
     if (get_device)
         get_device(s, &device);
     struct xq_key key = {(uintptr_t)s, -1, 0};
-    if (!xq_create(&key, device, flags, priority))
+    if (!xq_create(&key, device, flags, priority, gp_tid()))
         gp_log(GP_LOG_WARN, "out of memory: stream %p is not scheduled", (void *)s);
 }
 
 static void *const wrappers[API_COUNT];
+
+/* The wrapper of the runtime's function sym (named name, when name is not NULL), or NULL. */
+static void *wrapper_of(const char *name, const void *sym)
+{
+    pthread_once(&resolve_once, resolve_all);
+    for (int i = 0; i < API_COUNT; i++)
+        if (real[i] == sym && (!name || strcmp(name, api_names[i]) == 0))
+            return wrappers[i];
+    for (int i = 0; i < CXX_COUNT; i++)
+        if (cxx[i].real == sym && (!name || strcmp(name, cxx[i].name) == 0))
+            return cxx[i].wrapper;
+    return NULL;
+}
 
 /*
  * A proc-address lookup returned a real function: hand out the wrapper instead, so calls
@@ -174,35 +274,55 @@ static void *const wrappers[API_COUNT];
 static void hand_out_wrapper(void *out)
 {
     void **pfn = out;
-    if (!pfn || !*pfn)
-        return;
-    for (int i = 0; i < API_COUNT; i++)
-        if (real[i] == *pfn) {
-            *pfn = wrappers[i];
-            return;
-        }
+    void *w = pfn && *pfn ? wrapper_of(NULL, *pfn) : NULL;
+    if (w)
+        *pfn = w;
 }
 
-static void call_end(const struct call *c, hipError_t result)
+/* dlsym/dlvsym on a real handle found sym (dl_override.c). */
+void *gp_shim_wrap_lookup(const char *name, void *sym)
 {
-    if (result != hipSuccess)
-        return;
+    if (strncmp(name, "hip", 3) != 0 && strncmp(name, "_Z", 2) != 0)
+        return sym;
+    if (hiphal_bind() != 0)
+        return sym;
+    void *w = wrapper_of(name, sym);
+    return w ? w : sym;
+}
+
+/* Runs inside the shim's depth: the runtime may call its own exports from here. */
+static void call_end(struct call *c, hipError_t result)
+{
+    bool ok = result == hipSuccess;
     switch (c->kind) {
     case KIND_WORK:
-    case KIND_WORK_SPT: {
-        struct xqueue *q = xq_get(&c->key);
-        if (q)
-            atomic_fetch_add_explicit(&q->submitted, 1, memory_order_relaxed);
+    case KIND_WORK_SPT:
+        if (ok && c->q)
+            atomic_fetch_add_explicit(&c->q->submitted, 1, memory_order_relaxed);
+        xq_submitted(&c->ticket, ok);
         break;
-    }
+    case KIND_CAPTURE_BEGIN:
+    case KIND_CAPTURE_BEGIN_SPT:
+        if (ok && c->q && !atomic_exchange(&c->q->capturing, true))
+            xq_capture_begin();
+        break;
+    case KIND_CAPTURE_END:
+    case KIND_CAPTURE_END_SPT:
+        /* Whatever the result, the stream no longer captures (a failed end still ends it). */
+        if (c->q && atomic_exchange(&c->q->capturing, false))
+            xq_capture_end();
+        break;
     case KIND_STREAM_CREATE:
-        stream_created(*(hipStream_t *)c->stream);
+        if (ok)
+            stream_created(*(hipStream_t *)c->stream);
         break;
     case KIND_STREAM_DESTROY:
-        xq_destroy(&c->key);
+        if (ok)
+            xq_destroy(&(struct xq_key){(uintptr_t)c->stream, -1, 0});
         break;
     case KIND_LOOKUP:
-        hand_out_wrapper(c->stream);
+        if (ok)
+            hand_out_wrapper(c->stream);
         break;
     default:
         break;
@@ -225,8 +345,8 @@ static void call_end(const struct call *c, hipError_t result)
     call_begin(&gp_call, KIND_##kind, (void *)(stream));                                           \
     shim_depth++;                                                                                  \
     hipError_t gp_result = gp_real args;                                                           \
-    shim_depth--;                                                                                  \
     call_end(&gp_call, gp_result);                                                                 \
+    shim_depth--;                                                                                  \
     return gp_result;
 
 #define HIP_API(name, kind, stream, params, args)                                                  \
@@ -238,21 +358,28 @@ static void call_end(const struct call *c, hipError_t result)
 #include "hip_api.def"
 #undef HIP_API
 
-/*
- * hip_ext.h's launch functions under their C++ names, which ROCm exports beside the C one
- * (hip_4.2; rocBLAS/Tensile and MIOpen call them). C cannot spell these names, hence asm labels.
- */
+/* The C++-named functions (see cxx[] above). */
 #define EXT_MODULE_LAUNCH_PARAMS                                                                   \
     (hipFunction_t f, uint32_t gx, uint32_t gy, uint32_t gz, uint32_t lx, uint32_t ly,            \
      uint32_t lz, size_t shared, hipStream_t stream, void **params, void **extra,                \
      hipEvent_t start, hipEvent_t stop
+typedef hipError_t(*pfn_ext_module_launch) EXT_MODULE_LAUNCH_PARAMS, uint32_t flags);
+typedef hipError_t(*pfn_hcc_module_launch) EXT_MODULE_LAUNCH_PARAMS);
+typedef void (*pfn_launch_kernel_ggl_impl)(uintptr_t, const dim3 *, const dim3 *, uint32_t,
+                                           hipStream_t, void **);
+
+static void *cxx_real(enum cxx_index i)
+{
+    pthread_once(&resolve_once, resolve_all);
+    return cxx[i].real;
+}
 
 GP_EXPORT hipError_t ext_module_launch_cxx EXT_MODULE_LAUNCH_PARAMS, uint32_t flags)
     __asm__(HIP_EXT_MODULE_LAUNCH_KERNEL_CXX);
 GP_EXPORT hipError_t ext_module_launch_cxx EXT_MODULE_LAUNCH_PARAMS, uint32_t flags)
 {
-    pthread_once(&resolve_once, resolve_all);
-    GP_WRAPPER_BODY(real_ext_module_launch_cxx, WORK, stream,
+    pfn_ext_module_launch gp_real = (pfn_ext_module_launch)cxx_real(CXX_EXT_MODULE_LAUNCH);
+    GP_WRAPPER_BODY(gp_real, WORK, stream,
                     (f, gx, gy, gz, lx, ly, lz, shared, stream, params, extra, start, stop, flags))
 }
 
@@ -260,10 +387,48 @@ GP_EXPORT hipError_t hcc_module_launch_cxx EXT_MODULE_LAUNCH_PARAMS)
     __asm__(HIP_HCC_MODULE_LAUNCH_KERNEL_CXX);
 GP_EXPORT hipError_t hcc_module_launch_cxx EXT_MODULE_LAUNCH_PARAMS)
 {
-    pthread_once(&resolve_once, resolve_all);
-    GP_WRAPPER_BODY(real_hcc_module_launch_cxx, WORK, stream,
+    pfn_hcc_module_launch gp_real = (pfn_hcc_module_launch)cxx_real(CXX_HCC_MODULE_LAUNCH);
+    GP_WRAPPER_BODY(gp_real, WORK, stream,
                     (f, gx, gy, gz, lx, ly, lz, shared, stream, params, extra, start, stop))
 }
+
+/*
+ * Returns nothing, so whether the launch was accepted shows only in the thread's last error,
+ * which hipPeekAtLastError reads without changing under ROCm 5, the only runtime that has
+ * this function. An earlier sticky error makes a good launch look failed: it is then not
+ * tracked, which only makes the shim more careful.
+ */
+GP_EXPORT void launch_kernel_ggl_impl_cxx(uintptr_t function, const dim3 *grid, const dim3 *block,
+                                          uint32_t shared, hipStream_t stream,
+                                          void **args) __asm__(HIP_LAUNCH_KERNEL_GGL_IMPL_CXX);
+GP_EXPORT void launch_kernel_ggl_impl_cxx(uintptr_t function, const dim3 *grid, const dim3 *block,
+                                          uint32_t shared, hipStream_t stream, void **args)
+{
+    pfn_launch_kernel_ggl_impl gp_real =
+        (pfn_launch_kernel_ggl_impl)cxx_real(CXX_LAUNCH_KERNEL_GGL_IMPL);
+    if (!gp_real)
+        return;
+    if (shim_depth) {
+        gp_real(function, grid, block, shared, stream, args);
+        return;
+    }
+    struct call gp_call;
+    call_begin(&gp_call, KIND_WORK, (void *)stream);
+    shim_depth++;
+    gp_real(function, grid, block, shared, stream, args);
+    hipError_t result = real_peek_at_last_error ? real_peek_at_last_error() : hipErrorUnknown;
+    call_end(&gp_call, result);
+    shim_depth--;
+}
+
+static struct cxx_function cxx[CXX_COUNT] = {
+    [CXX_EXT_MODULE_LAUNCH] = {HIP_EXT_MODULE_LAUNCH_KERNEL_CXX, NULL,
+                               (void *)ext_module_launch_cxx},
+    [CXX_HCC_MODULE_LAUNCH] = {HIP_HCC_MODULE_LAUNCH_KERNEL_CXX, NULL,
+                               (void *)hcc_module_launch_cxx},
+    [CXX_LAUNCH_KERNEL_GGL_IMPL] = {HIP_LAUNCH_KERNEL_GGL_IMPL_CXX, NULL,
+                                    (void *)launch_kernel_ggl_impl_cxx},
+};
 
 /* The runtime still exports deprecated entry points, so the shim wraps them too. */
 #pragma GCC diagnostic push
@@ -275,58 +440,64 @@ static void *const wrappers[API_COUNT] = {
 };
 #pragma GCC diagnostic pop
 
-/* ---- the public API ---- */
+/* ---- what the platform-neutral layers need from HIP ---- */
 
-GP_EXPORT const char *gpuprio_version(void)
+int gp_shim_queue_of(void *stream, struct xqueue **out)
 {
-#define GP_STR2(x) #x
-#define GP_STR(x) GP_STR2(x)
-    return GP_STR(GPUPRIO_VERSION_MAJOR) "." GP_STR(GPUPRIO_VERSION_MINOR) "." GP_STR(
-        GPUPRIO_VERSION_PATCH);
-}
-
-GP_EXPORT int gpuprio_stream_stats(void *stream, struct gpuprio_queue_stats *out)
-{
-    if (!out)
-        return -EINVAL;
     pthread_once(&resolve_once, resolve_all);
     if (hiphal_bind() != 0)
         return -ENOENT;
-    hipStream_t s = stream;
-    struct xq_key key = key_of(s, false);
-    /* The special handles always name a stream; a created one must be known. */
-    struct xqueue *q = key.device >= 0 ? xq_get(&key) : xq_find(&key);
-    if (!q)
-        return -ENOENT;
-    out->submitted = atomic_load_explicit(&q->submitted, memory_order_relaxed);
-    out->device = q->device;
-    out->flags = q->flags;
-    out->stream_priority = q->stream_priority;
-    return 0;
+    *out = queue_of((hipStream_t)stream, false);
+    return *out ? 0 : -ENOENT;
 }
 
-GP_EXPORT int gpuprio_runtime_path(char *buf, size_t size)
+const char *gp_shim_runtime_path(void)
 {
-    if (!buf || !size)
-        return -EINVAL;
     const struct hiphal_binding *b = hiphal_binding();
-    if (!b)
-        return -ENOENT;
-    if (strlen(b->path) >= size)
-        return -ERANGE;
-    strcpy(buf, b->path);
-    return 0;
+    return b ? b->path : NULL;
+}
+
+/*
+ * Completion markers, called by admission on the application's thread and by the watcher on
+ * its own: inside the shim's depth, so calls the runtime makes into its own exports go straight
+ * through.
+ */
+static void *marker_record(const struct xqueue *q)
+{
+    shim_depth++;
+    void *m = hiphal_marker_record(q->key.handle, q->device);
+    shim_depth--;
+    return m;
+}
+
+static int marker_query(void *marker)
+{
+    shim_depth++;
+    int r = hiphal_marker_query(marker);
+    shim_depth--;
+    return r;
+}
+
+static void marker_release(const struct xqueue *q, void *marker)
+{
+    hiphal_marker_release(q->device, marker);
 }
 
 /* ---- lifecycle: constructors only read configuration ---- */
 
 static void after_fork_child(void)
 {
+    gp_tid_forget();
+    thread_queues.n = 0;
+    hiphal_marker_reset();
+    sched_reset();
     xq_reset();
 }
 
 __attribute__((constructor)) static void shim_load(void)
 {
     gp_log_configure();
+    sched_configure(&(struct xq_marker_ops){
+        .record = marker_record, .query = marker_query, .release = marker_release});
     pthread_atfork(NULL, NULL, after_fork_child);
 }

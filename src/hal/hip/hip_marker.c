@@ -1,0 +1,120 @@
+/*
+ * hip_marker.c - completion markers for HIP: an event (timing disabled, the cheapest kind)
+ * recorded behind a command, queried by the watcher.
+ *
+ * These calls run on the application's thread, so they must leave its error state as it was
+ * (DESIGN.md, principle 1). They are made only right after the runtime accepted a command on
+ * the same stream: then creating an event on the stream's device, switching to that device and
+ * back, and recording on the stream all succeed, and a successful call leaves what the
+ * application's own successful call left. Events are pooled per device and reused, so the
+ * launch path creates none once warmed up.
+ */
+#include "hip_marker.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+
+#include "hip_bind.h"
+#include "hip_compat.h"
+
+#define MAX_DEVICES 64
+
+static struct pool {
+    pthread_mutex_t mu;
+    hipEvent_t *free;
+    size_t n, cap;
+} pools[MAX_DEVICES] = {[0 ... MAX_DEVICES - 1] = {.mu = PTHREAD_MUTEX_INITIALIZER}};
+
+static struct {
+    hipError_t (*create)(hipEvent_t *, unsigned);
+    hipError_t (*record)(hipEvent_t, hipStream_t);
+    hipError_t (*query)(hipEvent_t);
+    hipError_t (*get_device)(int *);
+    hipError_t (*set_device)(int);
+} rt;
+static pthread_once_t rt_once = PTHREAD_ONCE_INIT;
+
+static void resolve(void)
+{
+    rt.create = (hipError_t(*)(hipEvent_t *, unsigned))hiphal_sym("hipEventCreateWithFlags");
+    rt.record = (hipError_t(*)(hipEvent_t, hipStream_t))hiphal_sym("hipEventRecord");
+    rt.query = (hipError_t(*)(hipEvent_t))hiphal_sym("hipEventQuery");
+    rt.get_device = (hipError_t(*)(int *))hiphal_sym("hipGetDevice");
+    rt.set_device = (hipError_t(*)(int))hiphal_sym("hipSetDevice");
+}
+
+static hipEvent_t pool_take(int device)
+{
+    struct pool *p = &pools[device];
+    hipEvent_t e = NULL;
+    pthread_mutex_lock(&p->mu);
+    if (p->n)
+        e = p->free[--p->n];
+    pthread_mutex_unlock(&p->mu);
+    return e;
+}
+
+/* A new event on device: created with device current, as events belong to a device. */
+static hipEvent_t create_on(int device)
+{
+    int current = device;
+    if (rt.get_device(&current) != hipSuccess)
+        return NULL;
+    if (current != device && rt.set_device(device) != hipSuccess)
+        return NULL;
+    hipEvent_t e = NULL;
+    if (rt.create(&e, hipEventDisableTiming) != hipSuccess)
+        e = NULL;
+    if (current != device)
+        rt.set_device(current);
+    return e;
+}
+
+void *hiphal_marker_record(uintptr_t stream, int device)
+{
+    pthread_once(&rt_once, resolve);
+    if (device < 0 || device >= MAX_DEVICES || !rt.create || !rt.record || !rt.query ||
+        !rt.get_device || !rt.set_device)
+        return NULL;
+    hipEvent_t e = pool_take(device);
+    if (!e && !(e = create_on(device)))
+        return NULL;
+    if (rt.record(e, (hipStream_t)stream) != hipSuccess) {
+        hiphal_marker_release(device, e);
+        return NULL;
+    }
+    return e;
+}
+
+int hiphal_marker_query(void *marker)
+{
+    hipError_t r = rt.query((hipEvent_t)marker);
+    return r == hipSuccess ? 1 : r == hipErrorNotReady ? 0 : -1;
+}
+
+void hiphal_marker_release(int device, void *marker)
+{
+    struct pool *p = &pools[device];
+    pthread_mutex_lock(&p->mu);
+    if (p->n == p->cap) {
+        size_t cap = p->cap ? p->cap * 2 : 16;
+        hipEvent_t *f = realloc(p->free, cap * sizeof *f);
+        if (f) {
+            p->free = f;
+            p->cap = cap;
+        }
+    }
+    if (p->n < p->cap)
+        p->free[p->n++] = (hipEvent_t)marker;
+    /* else: out of memory, the event is leaked rather than destroyed from a hot path */
+    pthread_mutex_unlock(&p->mu);
+}
+
+void hiphal_marker_reset(void)
+{
+    for (int i = 0; i < MAX_DEVICES; i++) {
+        pthread_mutex_init(&pools[i].mu, NULL);
+        pools[i].free = NULL; /* abandoned: the parent's events */
+        pools[i].n = pools[i].cap = 0;
+    }
+}

@@ -1,0 +1,19 @@
+/*
+ * hip_marker.h - completion markers on HIP streams: events recorded behind admitted commands.
+ */
+#ifndef GPUPRIO_HIP_MARKER_H
+#define GPUPRIO_HIP_MARKER_H
+
+#include <stdint.h>
+
+/* Records a marker on stream (of device) for the calling thread; NULL when none can be. Call
+ * only after the runtime accepted a command on that stream (see hip_marker.c). */
+void *hiphal_marker_record(uintptr_t stream, int device);
+/* 1 reached, 0 not yet, -1 never will be. */
+int hiphal_marker_query(void *marker);
+/* Back to device's pool. */
+void hiphal_marker_release(int device, void *marker);
+/* In the child of fork: the parent's events are not this process's to use. */
+void hiphal_marker_reset(void);
+
+#endif /* GPUPRIO_HIP_MARKER_H */

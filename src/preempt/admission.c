@@ -1,0 +1,326 @@
+/*
+ * admission.c - see admission.h.
+ *
+ * The launch path takes no lock when the queue may submit: one compare-and-swap on the gate
+ * reserves a window slot, and the queue is normally already active. Everything that changes
+ * decisions (a queue becoming active or idle, a suspension, a wait) happens under one
+ * scheduling lock, which is also what waiting threads sleep on; the watcher takes it only to
+ * wake threads that wait.
+ *
+ * A queue goes idle only under the lock, and its thread can reserve without the lock, so the
+ * two sides use the store-then-load pattern: admission reserves, then reads `active`; the
+ * watcher clears `active`, then reads the gate again and takes it back if a slot was reserved
+ * meanwhile. With sequentially consistent atomics one of them always sees the other.
+ */
+#include "admission.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "gp_log.h"
+
+static struct xq_admission_config cfg;
+static struct xq_marker_ops marker_ops;
+static struct xq_admission_hooks hooks;
+
+static pthread_mutex_t sched_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t sched_cv;
+static _Atomic int captures;      /* stream captures in progress */
+static _Atomic bool exiting;      /* exit began: admit everything */
+static _Atomic uint64_t progress; /* markers reached, process-wide, for the watchdog */
+static _Atomic int total_waiters; /* threads held anywhere */
+static _Atomic int active_queues; /* under sched_mu; lets the watcher skip idle scans */
+static atomic_flag watchdog_warned = ATOMIC_FLAG_INIT;
+
+uint64_t xq_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static void init_cv(void)
+{
+    pthread_condattr_t attr;
+    pthread_condattr_init(&attr);
+    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+    pthread_cond_init(&sched_cv, &attr);
+    pthread_condattr_destroy(&attr);
+}
+
+static void no_hook(void) {}
+
+void xq_admission_configure(const struct xq_admission_config *config,
+                            const struct xq_marker_ops *ops, const struct xq_admission_hooks *h)
+{
+    cfg = *config;
+    if (ops)
+        marker_ops = *ops;
+    hooks = *h;
+    if (!hooks.activity_changed)
+        hooks.activity_changed = no_hook;
+    if (!marker_ops.record)
+        cfg.enabled = false;
+    init_cv();
+    xq_watcher_reset();
+}
+
+const struct xq_marker_ops *xq_marker_ops(void)
+{
+    return &marker_ops;
+}
+
+const struct xq_admission_config *xq_admission_config(void)
+{
+    return &cfg;
+}
+
+void xq_sched_lock(void)
+{
+    pthread_mutex_lock(&sched_mu);
+}
+
+void xq_sched_unlock(void)
+{
+    pthread_mutex_unlock(&sched_mu);
+}
+
+static void wake_waiters(void)
+{
+    if (atomic_load(&total_waiters) == 0)
+        return;
+    pthread_mutex_lock(&sched_mu);
+    pthread_cond_broadcast(&sched_cv);
+    pthread_mutex_unlock(&sched_mu);
+}
+
+/* Takes a slot unless the queue is suspended or throttled with its window full (or force). */
+static bool reserve(struct xqueue *q, bool force)
+{
+    uint64_t g = atomic_load(&q->gate);
+    for (;;) {
+        if (!force && ((g & XQ_GATE_SUSPENDED) ||
+                       ((g & XQ_GATE_THROTTLED) && XQ_GATE_IN_FLIGHT(g) >= cfg.window)))
+            return false;
+        if (atomic_compare_exchange_weak(&q->gate, &g, g + 1))
+            return true;
+    }
+}
+
+/* With sched_mu held. */
+static void activate_locked(struct xqueue *q)
+{
+    if (atomic_load(&q->active))
+        return;
+    atomic_store(&q->active, true);
+    atomic_fetch_add(&active_queues, 1);
+    hooks.activity_changed();
+}
+
+static void wait_for_admission(struct xqueue *q)
+{
+    uint64_t start = xq_now_ns();
+    pthread_mutex_lock(&sched_mu);
+    atomic_fetch_add(&q->waiters, 1);
+    atomic_fetch_add(&total_waiters, 1);
+    activate_locked(q);
+    uint64_t seen = atomic_load(&progress), since = start;
+    for (;;) {
+        if (reserve(q, false))
+            break;
+        if (atomic_load(&exiting)) {
+            reserve(q, true);
+            break;
+        }
+        uint64_t now = xq_now_ns(), p = atomic_load(&progress);
+        if (p != seen) {
+            seen = p;
+            since = now;
+        } else if (now - since >= cfg.watchdog_ns) {
+            if (!atomic_flag_test_and_set(&watchdog_warned))
+                gp_log(GP_LOG_WARN,
+                       "a thread waited %llu ms to submit to queue %#llx while no GPU "
+                       "work completed; letting it through. The application probably makes a "
+                       "stream wait for something it does later (GPUPRIO_WATCHDOG_MS sets the "
+                       "wait; this is said once)",
+                       (unsigned long long)(cfg.watchdog_ns / 1000000),
+                       (unsigned long long)q->key.handle);
+            reserve(q, true);
+            break;
+        }
+        uint64_t deadline = since + cfg.watchdog_ns;
+        struct timespec ts = {.tv_sec = (time_t)(deadline / 1000000000u),
+                              .tv_nsec = (long)(deadline % 1000000000u)};
+        pthread_cond_timedwait(&sched_cv, &sched_mu, &ts);
+    }
+    atomic_fetch_sub(&q->waiters, 1);
+    atomic_fetch_sub(&total_waiters, 1);
+    pthread_mutex_unlock(&sched_mu);
+    atomic_fetch_add_explicit(&q->held_ns, xq_now_ns() - start, memory_order_relaxed);
+}
+
+void xq_admit(struct xqueue *q, struct xq_ticket *t)
+{
+    t->q = q;
+    t->reserved = false;
+    if (!q || !cfg.enabled || atomic_load(&captures) || atomic_load(&exiting))
+        return;
+    if (!(atomic_load(&q->gate) & XQ_GATE_DECISION))
+        return; /* one priority on the device: nothing to schedule, nothing to follow */
+    if (reserve(q, false)) {
+        if (!atomic_load(&q->active)) {
+            pthread_mutex_lock(&sched_mu);
+            activate_locked(q);
+            pthread_mutex_unlock(&sched_mu);
+        }
+    } else {
+        wait_for_admission(q);
+    }
+    t->reserved = true;
+}
+
+/* Gives back n slots of q. */
+static void free_slots(struct xqueue *q, unsigned n, uint64_t now)
+{
+    uint64_t before = atomic_fetch_sub(&q->gate, n);
+    if (XQ_GATE_IN_FLIGHT(before) == n)
+        atomic_store(&q->last_done_ns, now);
+}
+
+/* Room for one more marker (q->mu held); false when memory ran out. */
+static bool ring_reserve(struct xq_marker_ring *r)
+{
+    if (r->count < r->cap)
+        return true;
+    size_t cap = r->cap ? r->cap * 2 : 8;
+    void **slots = malloc(cap * sizeof *slots);
+    if (!slots)
+        return false;
+    for (size_t i = 0; i < r->count; i++)
+        slots[i] = r->slots[(r->head + i) % r->cap];
+    free(r->slots);
+    r->slots = slots;
+    r->cap = cap;
+    r->head = 0;
+    return true;
+}
+
+void xq_submitted(struct xq_ticket *t, bool ok)
+{
+    struct xqueue *q = t->q;
+    if (!t->reserved)
+        return;
+    if (ok && !atomic_load(&captures) && (atomic_load(&q->gate) & XQ_GATE_TRACKED)) {
+        void *marker = NULL;
+        bool start_watching = false;
+        pthread_mutex_lock(&q->mu);
+        if (ring_reserve(&q->markers) && (marker = marker_ops.record(q))) {
+            struct xq_marker_ring *r = &q->markers;
+            r->slots[(r->head + r->count++) % r->cap] = marker;
+            start_watching = !q->watched;
+            q->watched = true;
+        }
+        pthread_mutex_unlock(&q->mu);
+        if (marker) {
+            if (start_watching)
+                xq_watch(q);
+            return;
+        }
+    }
+    /* Nothing to follow: the command no longer holds the window. */
+    free_slots(q, 1, xq_now_ns());
+    wake_waiters();
+    xq_watch(NULL); /* the watcher ends the queue's grace window */
+}
+
+void xq_completed(struct xqueue *q, unsigned n)
+{
+    free_slots(q, n, xq_now_ns());
+    atomic_fetch_add_explicit(&q->completed, n, memory_order_relaxed);
+    atomic_fetch_add(&progress, n);
+    wake_waiters();
+}
+
+struct expire_scan {
+    uint64_t now, next;
+    bool changed;
+};
+
+static void expire_one(struct xqueue *q, void *arg)
+{
+    struct expire_scan *scan = arg;
+    if (!atomic_load(&q->active) || atomic_load(&q->waiters) ||
+        XQ_GATE_IN_FLIGHT(atomic_load(&q->gate)))
+        return;
+    uint64_t end = atomic_load(&q->last_done_ns) + cfg.grace_ns;
+    if (end > scan->now) {
+        if (!scan->next || end < scan->next)
+            scan->next = end;
+        return;
+    }
+    atomic_store(&q->active, false);
+    if (XQ_GATE_IN_FLIGHT(atomic_load(&q->gate))) { /* reserved meanwhile: still active */
+        atomic_store(&q->active, true);
+        return;
+    }
+    atomic_fetch_sub(&active_queues, 1);
+    scan->changed = true;
+}
+
+uint64_t xq_expire_idle(uint64_t now)
+{
+    if (!atomic_load(&active_queues))
+        return 0;
+    struct expire_scan scan = {.now = now};
+    pthread_mutex_lock(&sched_mu);
+    xq_foreach(expire_one, &scan);
+    if (scan.changed)
+        hooks.activity_changed();
+    pthread_mutex_unlock(&sched_mu);
+    return scan.next;
+}
+
+void xq_set_decision(struct xqueue *q, uint64_t decision)
+{
+    uint64_t old = q->decision;
+    if (old == decision)
+        return;
+    q->decision = decision;
+    atomic_fetch_or(&q->gate, decision & ~old);
+    atomic_fetch_and(&q->gate, ~(old & ~decision));
+    if ((decision & XQ_GATE_SUSPENDED) && !(old & XQ_GATE_SUSPENDED))
+        atomic_fetch_add_explicit(&q->suspensions, 1, memory_order_relaxed);
+    if (atomic_load(&q->waiters))
+        pthread_cond_broadcast(&sched_cv);
+}
+
+void xq_capture_begin(void)
+{
+    atomic_fetch_add(&captures, 1);
+}
+
+void xq_capture_end(void)
+{
+    atomic_fetch_sub(&captures, 1);
+}
+
+void xq_shutdown(void)
+{
+    if (atomic_exchange(&exiting, true))
+        return;
+    pthread_mutex_lock(&sched_mu);
+    pthread_cond_broadcast(&sched_cv);
+    pthread_mutex_unlock(&sched_mu);
+    xq_watcher_stop();
+}
+
+void xq_admission_reset(void)
+{
+    pthread_mutex_init(&sched_mu, NULL);
+    init_cv();
+    atomic_store(&captures, 0);
+    atomic_store(&total_waiters, 0);
+    atomic_store(&active_queues, 0);
+    xq_watcher_reset();
+}

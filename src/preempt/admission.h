@@ -1,0 +1,105 @@
+/*
+ * admission.h - Level-1 preemption: holding a thread before it puts work on a stream.
+ *
+ * Nothing is buffered (DESIGN.md, principle 1): the shim calls xq_admit before it forwards a
+ * call that puts work on a stream, and xq_submitted after. xq_admit returns once the queue may
+ * submit: it is not suspended and, when throttled (a queue of higher priority exists on its
+ * device), fewer than the window's commands are in flight. In flight
+ * means admitted and not yet reached on the device, which completion markers tell: the shim
+ * records one behind every admitted command (through the platform's xq_marker_ops) and one
+ * watcher thread per process follows them (watcher.c), frees the window, and wakes waiting
+ * threads at once.
+ *
+ * The in-flight count and the suspended bit share one atomic word (the gate), so a queue
+ * suspended by the scheduler admits nothing more from that instant, and the work that can
+ * still start ahead of a higher-priority command is at most the window per queue.
+ *
+ * A queue is active while it has work in flight, threads waiting, or finished within the grace
+ * window; becoming active or idle asks the scheduler (xq_admission_hooks) for new decisions.
+ * Every wait has a progress watchdog: when no marker anywhere was reached for the watchdog
+ * period, the call goes through and one warning says so. An application can make a stream wait
+ * for something its own thread does later (wait-value, host function), and it must be delayed,
+ * never deadlocked. Threads are never held while any stream capture is in progress (capture is
+ * host-only: no markers go into graphs), in re-entrant calls, or after exit began.
+ */
+#ifndef GPUPRIO_ADMISSION_H
+#define GPUPRIO_ADMISSION_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "xqueue.h"
+
+struct xq_admission_config {
+    bool enabled;         /* false: observe only (the passthrough policy) */
+    unsigned window;      /* commands in flight per queue */
+    uint64_t grace_ns;    /* how long a queue stays active after its last completion */
+    uint64_t watchdog_ns; /* how long a wait may see no progress before it gives up */
+    uint64_t poll_ns;     /* the watcher's polling period while markers are outstanding */
+};
+
+/* The platform's completion markers (hal/<platform>). */
+struct xq_marker_ops {
+    /* Records a marker behind the command just submitted to q's stream by the calling thread;
+     * NULL when none can be recorded (the command then counts as reached). */
+    void *(*record)(const struct xqueue *q);
+    /* On the watcher thread: 1 reached, 0 not yet, negative when it never will be (lost). */
+    int (*query)(void *marker);
+    /* On the watcher thread: a reached marker, for reuse. */
+    void (*release)(const struct xqueue *q, void *marker);
+};
+
+struct xq_admission_hooks {
+    /* A queue became active or idle, with the scheduling lock held: decide again. */
+    void (*activity_changed)(void);
+};
+
+/* Set once, before the first admission. */
+void xq_admission_configure(const struct xq_admission_config *config,
+                            const struct xq_marker_ops *ops,
+                            const struct xq_admission_hooks *hooks);
+const struct xq_admission_config *xq_admission_config(void);
+
+/* What xq_admit did, for xq_submitted. */
+struct xq_ticket {
+    struct xqueue *q;
+    bool reserved; /* a window slot was taken */
+};
+
+/* Before forwarding a call that puts work on q's stream. */
+void xq_admit(struct xqueue *q, struct xq_ticket *t);
+/* After forwarding: ok says whether the runtime accepted the command. */
+void xq_submitted(struct xq_ticket *t, bool ok);
+
+/* A stream capture began or ended somewhere in the process. */
+void xq_capture_begin(void);
+void xq_capture_end(void);
+
+/* Applies the scheduler's decision (XQ_GATE_DECISION bits) to q, with the scheduling lock
+ * held; wakes its waiters. */
+void xq_set_decision(struct xqueue *q, uint64_t decision);
+
+/* The scheduling lock: decisions, activity changes and admission waits happen under it. */
+void xq_sched_lock(void);
+void xq_sched_unlock(void);
+
+/* Exit began: admit everything from now on, stop the watcher and join it. Idempotent. */
+void xq_shutdown(void);
+/* In the child of fork: forget the parent's threads, locks and markers. */
+void xq_admission_reset(void);
+
+/* Internal to preempt: the watcher thread (watcher.c). */
+const struct xq_marker_ops *xq_marker_ops(void);
+/* q has new markers to follow (NULL: only look at idle queues again). */
+void xq_watch(struct xqueue *q);
+void xq_watcher_stop(void);
+/* Sets the watcher up (at configuration) or forgets the parent's (in the child of fork). */
+void xq_watcher_reset(void);
+/* Called by the watcher: n markers of q were reached. */
+void xq_completed(struct xqueue *q, unsigned n);
+/* Called by the watcher: deactivates queues idle for the grace window; returns the nearest
+ * future time a queue's grace ends (0 when none is pending). */
+uint64_t xq_expire_idle(uint64_t now);
+uint64_t xq_now_ns(void);
+
+#endif /* GPUPRIO_ADMISSION_H */

@@ -1,0 +1,211 @@
+/*
+ * watcher.c - the one thread per process that follows completion markers.
+ *
+ * Queues with markers outstanding are on the watcher's list. The watcher asks each for its
+ * oldest marker (markers of a queue are reached in order), frees the window for those reached,
+ * and wakes waiting threads at once. While markers are outstanding it polls every poll_ns with
+ * a timer slack of 1 ns (only for itself), so a queue is seen idle within microseconds, not
+ * timeslices; with none outstanding it sleeps until a queue's grace window ends or new markers
+ * arrive. It starts on the first marker, blocks every signal (the application's handlers run on
+ * the application's threads), and is joined at exit before the runtime goes away.
+ */
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <time.h>
+
+#include "admission.h"
+#include "gp_log.h"
+
+static struct {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    struct xqueue **list;
+    size_t n, cap;
+    bool started, stop, kicked;
+    pthread_t thread;
+} w = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
+
+/* Follows q's markers; returns how many were reached, and whether q is now drained. */
+static unsigned follow(struct xqueue *q, const struct xq_marker_ops *o)
+{
+    unsigned reached = 0;
+    for (;;) {
+        pthread_mutex_lock(&q->mu);
+        struct xq_marker_ring *r = &q->markers;
+        void *m = r->count ? r->slots[r->head] : NULL;
+        pthread_mutex_unlock(&q->mu);
+        /* Only this thread removes markers, so the oldest stays where it is meanwhile. */
+        if (!m || o->query(m) == 0)
+            return reached;
+        pthread_mutex_lock(&q->mu);
+        r->head = (r->head + 1) % r->cap;
+        r->count--;
+        pthread_mutex_unlock(&q->mu);
+        o->release(q, m);
+        reached++;
+    }
+}
+
+/* Takes drained queues off the list (w.mu held); retired ones go back to the registry. */
+static void prune(void)
+{
+    size_t kept = 0;
+    for (size_t i = 0; i < w.n; i++) {
+        struct xqueue *q = w.list[i];
+        pthread_mutex_lock(&q->mu);
+        bool drained = q->markers.count == 0;
+        bool release = drained && q->retired;
+        if (drained)
+            q->watched = false;
+        pthread_mutex_unlock(&q->mu);
+        if (!drained)
+            w.list[kept++] = q;
+        else if (release)
+            xq_release(q);
+    }
+    w.n = kept;
+}
+
+static void timed_wait_until(uint64_t deadline)
+{
+    struct timespec ts = {.tv_sec = (time_t)(deadline / 1000000000u),
+                          .tv_nsec = (long)(deadline % 1000000000u)};
+    pthread_cond_timedwait(&w.cv, &w.mu, &ts);
+}
+
+static void *watcher_main(void *arg)
+{
+    (void)arg;
+    const struct xq_marker_ops *o = xq_marker_ops();
+    prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
+    prctl(PR_SET_NAME, (unsigned long)"gpuprio-watch", 0, 0, 0);
+    const struct xq_admission_config *cfg = xq_admission_config();
+    struct xqueue **snapshot = NULL;
+    size_t snapshot_cap = 0;
+    uint64_t next_expiry = 0;
+    pthread_mutex_lock(&w.mu);
+    while (!w.stop) {
+        size_t n = w.n;
+        if (n > snapshot_cap) {
+            struct xqueue **s = realloc(snapshot, n * sizeof *s);
+            if (s) {
+                snapshot = s;
+                snapshot_cap = n;
+            }
+        }
+        n = n < snapshot_cap ? n : snapshot_cap;
+        if (n)
+            memcpy(snapshot, w.list, n * sizeof *snapshot);
+        bool rescan = w.kicked;
+        w.kicked = false;
+        pthread_mutex_unlock(&w.mu);
+
+        for (size_t i = 0; i < n; i++) {
+            unsigned reached = follow(snapshot[i], o);
+            if (reached) {
+                xq_completed(snapshot[i], reached);
+                rescan = true;
+            }
+        }
+        uint64_t now = xq_now_ns();
+        if (rescan || (next_expiry && now >= next_expiry))
+            next_expiry = xq_expire_idle(now);
+
+        pthread_mutex_lock(&w.mu);
+        prune();
+        if (w.stop || w.kicked)
+            continue;
+        if (w.n) {
+            pthread_mutex_unlock(&w.mu);
+            struct timespec ts = {.tv_sec = 0, .tv_nsec = (long)cfg->poll_ns};
+            nanosleep(&ts, NULL);
+            pthread_mutex_lock(&w.mu);
+        } else if (next_expiry) {
+            timed_wait_until(next_expiry);
+        } else {
+            pthread_cond_wait(&w.cv, &w.mu);
+        }
+    }
+    pthread_mutex_unlock(&w.mu);
+    free(snapshot);
+    return NULL;
+}
+
+static void stop_at_exit(void)
+{
+    xq_shutdown();
+}
+
+/* With w.mu held. */
+static void start(void)
+{
+    static bool exit_hook;
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    int rc = pthread_create(&w.thread, NULL, watcher_main, NULL);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (rc != 0) {
+        gp_log(GP_LOG_ERROR,
+               "cannot start the watcher thread (error %d); queues will be let "
+               "through by the watchdog only",
+               rc);
+        w.stop = true; /* do not try again for every marker */
+        return;
+    }
+    w.started = true;
+    /* Registered after the runtime's own exit handlers, so it runs before them. */
+    if (!exit_hook)
+        exit_hook = atexit(stop_at_exit) == 0;
+}
+
+void xq_watch(struct xqueue *q)
+{
+    pthread_mutex_lock(&w.mu);
+    if (q) {
+        if (w.n == w.cap) {
+            size_t cap = w.cap ? w.cap * 2 : 16;
+            struct xqueue **l = realloc(w.list, cap * sizeof *l);
+            if (l) {
+                w.list = l;
+                w.cap = cap;
+            }
+        }
+        if (w.n < w.cap)
+            w.list[w.n++] = q;
+        /* Out of memory: the queue's markers are never followed and the watchdog lets
+         * its waiters through; gpuprio degrades, the application goes on. */
+    }
+    w.kicked = true;
+    if (!w.started && !w.stop)
+        start();
+    pthread_cond_signal(&w.cv);
+    pthread_mutex_unlock(&w.mu);
+}
+
+void xq_watcher_stop(void)
+{
+    pthread_mutex_lock(&w.mu);
+    w.stop = true;
+    bool join = w.started;
+    w.started = false;
+    pthread_cond_signal(&w.cv);
+    pthread_mutex_unlock(&w.mu);
+    if (join)
+        pthread_join(w.thread, NULL);
+}
+
+void xq_watcher_reset(void)
+{
+    pthread_condattr_t attr;
+    pthread_condattr_init(&attr);
+    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC); /* deadlines come from xq_now_ns */
+    pthread_mutex_init(&w.mu, NULL);
+    pthread_cond_init(&w.cv, &attr);
+    pthread_condattr_destroy(&attr);
+    w.list = NULL; /* the parent's queues are abandoned, not freed: see xq_reset */
+    w.n = w.cap = 0;
+    w.started = w.stop = w.kicked = false;
+}

@@ -1,0 +1,30 @@
+/*
+ * scheduler.h - in-process scheduling: priorities of queues, and the policy's decisions applied.
+ *
+ * The sched layer owns configuration (GPUPRIO_POLICY, the window, priorities), gives every new
+ * queue its priority, and whenever a queue becomes active or idle, or a priority changes, runs
+ * the policy (policy.h) over all queues and suspends or resumes them (admission.h).
+ */
+#ifndef GPUPRIO_SCHEDULER_H
+#define GPUPRIO_SCHEDULER_H
+
+#include "admission.h"
+#include "gpuprio.h"
+#include "policy.h"
+#include "xqueue.h"
+
+/* Reads the GPUPRIO_* scheduling variables and sets the preempt layer up; from a constructor. */
+void sched_configure(const struct xq_marker_ops *ops);
+enum sched_policy sched_policy(void);
+
+int sched_set_stream_priority(struct xqueue *q, int priority);
+int sched_set_thread_priority(int priority);
+int sched_thread_priority(int *priority);
+void sched_queue_stats(const struct xqueue *q, struct gpuprio_queue_stats *out);
+/* Fills out[0..max) with every queue; returns their number. */
+int sched_all_stats(struct gpuprio_queue_stats *out, size_t max);
+
+/* In the child of fork. */
+void sched_reset(void);
+
+#endif /* GPUPRIO_SCHEDULER_H */

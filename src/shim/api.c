@@ -1,0 +1,81 @@
+/*
+ * api.c - the public C API (include/gpuprio.h), the same in every platform's shim.
+ *
+ * It works on the application's own stream handles, usable from Python through ctypes: the
+ * shim maps a handle to its XQueue as the runtime reads it on the calling thread.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "gpuprio.h"
+#include "scheduler.h"
+#include "shim_api.h"
+
+GPUPRIO_API const char *gpuprio_version(void)
+{
+#define GP_STR2(x) #x
+#define GP_STR(x) GP_STR2(x)
+    return GP_STR(GPUPRIO_VERSION_MAJOR) "." GP_STR(GPUPRIO_VERSION_MINOR) "." GP_STR(
+        GPUPRIO_VERSION_PATCH);
+}
+
+GPUPRIO_API int gpuprio_stream_set_priority(void *stream, int priority)
+{
+    struct xqueue *q;
+    int rc = gp_shim_queue_of(stream, &q);
+    return rc ? rc : sched_set_stream_priority(q, priority);
+}
+
+GPUPRIO_API int gpuprio_stream_get_priority(void *stream, int *priority)
+{
+    struct xqueue *q;
+    if (!priority)
+        return -EINVAL;
+    int rc = gp_shim_queue_of(stream, &q);
+    if (rc)
+        return rc;
+    *priority = atomic_load(&q->priority);
+    return 0;
+}
+
+GPUPRIO_API int gpuprio_thread_set_priority(int priority)
+{
+    return sched_set_thread_priority(priority);
+}
+
+GPUPRIO_API int gpuprio_thread_get_priority(int *priority)
+{
+    return priority ? sched_thread_priority(priority) : -EINVAL;
+}
+
+GPUPRIO_API int gpuprio_stream_stats(void *stream, struct gpuprio_queue_stats *out)
+{
+    struct xqueue *q;
+    if (!out)
+        return -EINVAL;
+    int rc = gp_shim_queue_of(stream, &q);
+    if (rc)
+        return rc;
+    sched_queue_stats(q, out);
+    return 0;
+}
+
+GPUPRIO_API int gpuprio_stats(struct gpuprio_queue_stats *out, size_t max)
+{
+    if (!out && max)
+        return -EINVAL;
+    return sched_all_stats(out, max);
+}
+
+GPUPRIO_API int gpuprio_runtime_path(char *buf, size_t size)
+{
+    if (!buf || !size)
+        return -EINVAL;
+    const char *path = gp_shim_runtime_path();
+    if (!path)
+        return -ENOENT;
+    if (strlen(path) >= size)
+        return -ERANGE;
+    strcpy(buf, path);
+    return 0;
+}

@@ -1,0 +1,49 @@
+/*
+ * gp_config.c - see gp_config.h.
+ */
+#include "gp_config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gp_log.h"
+
+const char *gp_config_get(const char *name)
+{
+    const char *v = getenv(name);
+    return v && *v ? v : NULL;
+}
+
+uint64_t gp_config_uint(const char *name, uint64_t min, uint64_t max, uint64_t def,
+                        const char *unit)
+{
+    const char *v = gp_config_get(name);
+    if (!v)
+        return def;
+    char *end;
+    errno = 0;
+    unsigned long long x = strtoull(v, &end, 10);
+    if (!errno && end != v && !*end && v[0] != '-' && x >= min && x <= max)
+        return x;
+    gp_log(GP_LOG_WARN, "%s='%s' is not a whole number of %s from %llu to %llu; using %llu", name,
+           v, unit, (unsigned long long)min, (unsigned long long)max, (unsigned long long)def);
+    return def;
+}
+
+int gp_config_choice(const char *name, const char *const *choices, int def)
+{
+    const char *v = gp_config_get(name);
+    if (!v)
+        return def;
+    char accepted[256] = "";
+    for (int i = 0; choices[i]; i++) {
+        if (strcmp(v, choices[i]) == 0)
+            return i;
+        size_t used = strlen(accepted);
+        snprintf(accepted + used, sizeof accepted - used, "%s%s", i ? ", " : "", choices[i]);
+    }
+    gp_log(GP_LOG_WARN, "%s='%s' is not one of %s; using %s", name, v, accepted, choices[def]);
+    return def;
+}
