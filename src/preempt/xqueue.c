@@ -200,13 +200,28 @@ void xq_destroy(const struct xq_key *key)
     pthread_rwlock_unlock(&lock);
 }
 
-void xq_foreach(void (*fn)(struct xqueue *q, void *arg), void *arg)
+void xq_read_lock(void)
 {
     pthread_rwlock_rdlock(&lock);
+}
+
+void xq_read_unlock(void)
+{
+    pthread_rwlock_unlock(&lock);
+}
+
+void xq_foreach_locked(void (*fn)(struct xqueue *q, void *arg), void *arg)
+{
     for (size_t i = 0; i < cap; i++)
         if (table[i].q && table[i].q != &tombstone)
             fn(table[i].q, arg);
-    pthread_rwlock_unlock(&lock);
+}
+
+void xq_foreach(void (*fn)(struct xqueue *q, void *arg), void *arg)
+{
+    xq_read_lock();
+    xq_foreach_locked(fn, arg);
+    xq_read_unlock();
 }
 
 void xq_reset(void)

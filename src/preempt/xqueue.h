@@ -100,6 +100,11 @@ void xq_destroy(const struct xq_key *key);
 /* Calls fn for every live XQueue, under the registry's read lock (fn must not create or destroy
  * queues). */
 void xq_foreach(void (*fn)(struct xqueue *q, void *arg), void *arg);
+/* The same for a caller that holds the read lock itself (xq_read_lock), so that the queues it
+ * saw stay registered, neither destroyed nor reused, until it unlocks. */
+void xq_foreach_locked(void (*fn)(struct xqueue *q, void *arg), void *arg);
+void xq_read_lock(void);
+void xq_read_unlock(void);
 /* Called by the watcher once a retired queue has no markers left. */
 void xq_release(struct xqueue *q);
 /* Forgets every XQueue; for the child of fork only. */

@@ -57,11 +57,15 @@ static void collect(struct xqueue *q, void *arg)
                                             .active = atomic_load(&q->active)};
 }
 
-/* The policy over every queue, applied; with the scheduling lock held. */
+/*
+ * The policy over every queue, applied; with the scheduling lock held. The registry stays
+ * read-locked throughout, so no queue of the snapshot is destroyed and reused meanwhile.
+ */
 static void decide_locked(void)
 {
     snap.n = 0;
-    xq_foreach(collect, NULL);
+    xq_read_lock();
+    xq_foreach_locked(collect, NULL);
     sched_policy_decide(policy, snap.s, snap.n);
     for (size_t i = 0; i < snap.n; i++) {
         struct xqueue *q = snap.q[i];
@@ -76,6 +80,7 @@ static void decide_locked(void)
                    snap.s[i].suspend ? "suspended" : "resumed", (unsigned long long)q->key.handle,
                    q->device, (unsigned long long)q->key.tid, snap.s[i].priority);
     }
+    xq_read_unlock();
 }
 
 static void set_priority_locked(struct xqueue *q, int priority, enum xq_priority_source source)

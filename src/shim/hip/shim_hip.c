@@ -77,21 +77,47 @@ struct cxx_function {
 };
 static struct cxx_function cxx[CXX_COUNT];
 
-/*
- * Looks up every intercepted function in the bound runtime. Without one (no runtime, or two),
- * calls still go where they would have gone without gpuprio: the next definition in the
- * lookup order, so the application keeps working, unscheduled.
- */
+/* Looks up every intercepted function in the bound runtime (none without one). */
 static void resolve_all(void)
 {
-    bool bound = hiphal_bind() == 0;
+    if (hiphal_bind() != 0)
+        return;
     for (int i = 0; i < API_COUNT; i++)
-        real[i] = bound ? hiphal_sym(api_names[i]) : gp_dlsym(RTLD_NEXT, api_names[i]);
+        real[i] = hiphal_sym(api_names[i]);
     for (int i = 0; i < CXX_COUNT; i++)
-        cxx[i].real = bound ? hiphal_sym(cxx[i].name) : gp_dlsym(RTLD_NEXT, cxx[i].name);
-    real_get_device = bound ? hiphal_sym("hipGetDevice") : gp_dlsym(RTLD_NEXT, "hipGetDevice");
-    real_peek_at_last_error =
-        bound ? hiphal_sym("hipPeekAtLastError") : gp_dlsym(RTLD_NEXT, "hipPeekAtLastError");
+        cxx[i].real = hiphal_sym(cxx[i].name);
+    real_get_device = hiphal_sym("hipGetDevice");
+    real_peek_at_last_error = hiphal_sym("hipPeekAtLastError");
+}
+
+/*
+ * Without a bound runtime (two copies mapped; binding reported why), a call still goes where it
+ * would go without gpuprio, unscheduled: to the caller's own runtime, found among the caller's
+ * object and its dependencies (a framework that loaded its bundled copy RTLD_LOCAL), else to the
+ * next definition after the shim. A loader lookup per call is slow, but only this broken setup
+ * pays it, and the application keeps working.
+ */
+static void *unbound_fn(const char *name, const void *caller)
+{
+    const void *self = NULL;
+    Dl_info info;
+    void *fn = NULL;
+    if (dladdr((const void *)&unbound_fn, &info))
+        self = info.dli_fbase;
+    if (caller && dladdr(caller, &info) && info.dli_fname && info.dli_fbase != self) {
+        void *h = dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD);
+        if (h) {
+            fn = gp_dlsym(h, name);
+            dlclose(h);
+        }
+        /* The program's own handle searches the global scope, which starts with the shim. */
+        if (fn && dladdr(fn, &info) && info.dli_fbase == self)
+            fn = NULL;
+    }
+    if (!fn)
+        fn = gp_dlsym(RTLD_NEXT, name);
+    (void)dlerror();
+    return fn;
 }
 
 static void *real_fn(enum api_index i)
@@ -336,9 +362,11 @@ static void call_end(struct call *c, hipError_t result)
  * lacks the function), observing and tracking around it. Locals carry a gp_ prefix because the
  * parameter lists of hip_api.def use names such as fn.
  */
-#define GP_WRAPPER_BODY(gp_real, kind, stream, args)                                               \
-    if (!gp_real)                                                                                  \
-        return hipErrorNotInitialized;                                                             \
+#define GP_WRAPPER_BODY(gp_real, name, kind, stream, args)                                         \
+    if (!gp_real) {                                                                                \
+        *(void **)&gp_real = unbound_fn(name, __builtin_return_address(0));                        \
+        return gp_real ? gp_real args : hipErrorNotInitialized;                                    \
+    }                                                                                              \
     if (shim_depth)                                                                                \
         return gp_real args;                                                                       \
     struct call gp_call;                                                                           \
@@ -353,7 +381,7 @@ static void call_end(struct call *c, hipError_t result)
     GP_EXPORT hipError_t name params                                                               \
     {                                                                                              \
         pfn_##name gp_real = (pfn_##name)real_fn(API_##name);                                      \
-        GP_WRAPPER_BODY(gp_real, kind, stream, args)                                               \
+        GP_WRAPPER_BODY(gp_real, #name, kind, stream, args)                                        \
     }
 #include "hip_api.def"
 #undef HIP_API
@@ -379,7 +407,7 @@ GP_EXPORT hipError_t ext_module_launch_cxx EXT_MODULE_LAUNCH_PARAMS, uint32_t fl
 GP_EXPORT hipError_t ext_module_launch_cxx EXT_MODULE_LAUNCH_PARAMS, uint32_t flags)
 {
     pfn_ext_module_launch gp_real = (pfn_ext_module_launch)cxx_real(CXX_EXT_MODULE_LAUNCH);
-    GP_WRAPPER_BODY(gp_real, WORK, stream,
+    GP_WRAPPER_BODY(gp_real, HIP_EXT_MODULE_LAUNCH_KERNEL_CXX, WORK, stream,
                     (f, gx, gy, gz, lx, ly, lz, shared, stream, params, extra, start, stop, flags))
 }
 
@@ -388,7 +416,7 @@ GP_EXPORT hipError_t hcc_module_launch_cxx EXT_MODULE_LAUNCH_PARAMS)
 GP_EXPORT hipError_t hcc_module_launch_cxx EXT_MODULE_LAUNCH_PARAMS)
 {
     pfn_hcc_module_launch gp_real = (pfn_hcc_module_launch)cxx_real(CXX_HCC_MODULE_LAUNCH);
-    GP_WRAPPER_BODY(gp_real, WORK, stream,
+    GP_WRAPPER_BODY(gp_real, HIP_HCC_MODULE_LAUNCH_KERNEL_CXX, WORK, stream,
                     (f, gx, gy, gz, lx, ly, lz, shared, stream, params, extra, start, stop))
 }
 
@@ -406,8 +434,13 @@ GP_EXPORT void launch_kernel_ggl_impl_cxx(uintptr_t function, const dim3 *grid, 
 {
     pfn_launch_kernel_ggl_impl gp_real =
         (pfn_launch_kernel_ggl_impl)cxx_real(CXX_LAUNCH_KERNEL_GGL_IMPL);
-    if (!gp_real)
+    if (!gp_real) {
+        *(void **)&gp_real =
+            unbound_fn(HIP_LAUNCH_KERNEL_GGL_IMPL_CXX, __builtin_return_address(0));
+        if (gp_real)
+            gp_real(function, grid, block, shared, stream, args);
         return;
+    }
     if (shim_depth) {
         gp_real(function, grid, block, shared, stream, args);
         return;

@@ -1,0 +1,186 @@
+/*
+ * hpf_groups.c - highest priority first inside one process, with three priority groups like the
+ * field report's six BERT tasks: two high-priority threads issue short bursts now and then, two
+ * normal and two low-priority threads keep the device busy with 1 ms kernels, each thread on a
+ * stream of its own, its priority set with gpuprio_thread_set_priority.
+ *
+ * From the simulator's kernel trace it checks Level-1 preemption's promise: once a
+ * high-priority command is submitted, each lower-priority queue starts at most the in-flight
+ * window's worth of kernels before the high-priority kernel starts, and low-priority kernels
+ * start ahead of normal-priority ones at most by the window (HPF between the lower groups).
+ * Everyone finishes all of its work, and gpuprio_stats shows what the scheduler did.
+ *
+ *   hpf_groups WINDOW          (under LD_PRELOAD of the shim with GPUPRIO_WINDOW=WINDOW)
+ *   hpf_groups --violated N    the same run, expected to break the bound (GPUPRIO_POLICY=
+ *                              passthrough): shows that the check can fail
+ */
+#include <pthread.h>
+#include <string.h>
+
+#include "sched_test.h"
+
+#define HIGH_THREADS 2
+#define NORMAL_THREADS 2
+#define LOW_THREADS 2
+#define THREADS (HIGH_THREADS + NORMAL_THREADS + LOW_THREADS)
+#define BURSTS 8
+#define BURST_KERNELS 2
+#define BURST_KERNEL_NS 200000ull
+#define BURST_GAP_NS 12000000ull
+#define WORK_KERNELS 40
+#define WORK_KERNEL_NS 1000000ull
+
+/* Tags: thread index in the high bits, burst (or 0) below. */
+#define TAG(thread, burst) (((uint64_t)(thread) + 1) << 16 | (uint64_t)(burst))
+#define TAG_THREAD(tag) ((int)((tag) >> 16) - 1)
+#define TAG_BURST(tag) ((int)((tag)&0xffff))
+
+static struct gp_api api;
+static const void *kernel;
+static pthread_barrier_t start;
+static pthread_mutex_t turn_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t turn_cv = PTHREAD_COND_INITIALIZER;
+static int turn; /* the thread whose turn it is to create its stream */
+static uint64_t burst_submitted[HIGH_THREADS][BURSTS];
+static hipStream_t streams[THREADS];
+
+static int group_priority(int t)
+{
+    return t < HIGH_THREADS                    ? GPUPRIO_PRIORITY_HIGH
+           : t < HIGH_THREADS + NORMAL_THREADS ? GPUPRIO_PRIORITY_NORMAL
+                                               : GPUPRIO_PRIORITY_LOW;
+}
+
+static void sleep_ns(uint64_t ns)
+{
+    struct timespec ts = {(time_t)(ns / 1000000000u), (long)(ns % 1000000000u)};
+    nanosleep(&ts, NULL);
+}
+
+static void *worker(void *arg)
+{
+    int t = (int)(intptr_t)arg;
+    EXPECT(api.thread_set_priority(group_priority(t)) == 0);
+    /* Streams are created in thread order, so they share the simulator's hardware queues the
+     * same way every run: each high-priority stream shares one with a low-priority stream. */
+    pthread_mutex_lock(&turn_mu);
+    while (turn != t)
+        pthread_cond_wait(&turn_cv, &turn_mu);
+    MUST(hipStreamCreate(&streams[t]));
+    turn++;
+    pthread_cond_broadcast(&turn_cv);
+    pthread_mutex_unlock(&turn_mu);
+    pthread_barrier_wait(&start);
+    if (t < HIGH_THREADS) {
+        for (int b = 1; b <= BURSTS; b++) {
+            sleep_ns(BURST_GAP_NS);
+            burst_submitted[t][b - 1] = hipsimNowNs();
+            for (int k = 0; k < BURST_KERNELS; k++)
+                MUST(busy_launch(kernel, BURST_KERNEL_NS, TAG(t, b), streams[t]));
+            MUST(hipStreamSynchronize(streams[t]));
+        }
+    } else {
+        for (int k = 0; k < WORK_KERNELS; k++)
+            MUST(busy_launch(kernel, WORK_KERNEL_NS, TAG(t, 0), streams[t]));
+        MUST(hipStreamSynchronize(streams[t]));
+    }
+    return NULL;
+}
+
+/* The most kernels any one lower-priority queue started in [from, to). */
+static int most_started(const hipsimTraceEntry *e, size_t n, uint64_t from, uint64_t to,
+                        int first_thread)
+{
+    int most = 0;
+    for (int t = first_thread; t < THREADS; t++) {
+        int count = 0;
+        for (size_t i = 0; i < n; i++)
+            if (TAG_THREAD(e[i].tag) == t && e[i].start_ns >= from && e[i].start_ns < to)
+                count++;
+        if (count > most)
+            most = count;
+    }
+    return most;
+}
+
+int main(int argc, char **argv)
+{
+    bool expect_violation = argc == 3 && strcmp(argv[1], "--violated") == 0;
+    if (argc != 2 && !expect_violation) {
+        fprintf(stderr, "usage: hpf_groups WINDOW | hpf_groups --violated WINDOW\n");
+        return 2;
+    }
+    int window = atoi(argv[argc - 1]);
+    api = gp_api_find();
+    kernel = busy_register();
+    enum { CAP = 4096 };
+    EXPECT(hipsimTraceStart(CAP) == 0);
+    pthread_barrier_init(&start, NULL, THREADS);
+    pthread_t th[THREADS];
+    for (int t = 0; t < THREADS; t++)
+        pthread_create(&th[t], NULL, worker, (void *)(intptr_t)t);
+    for (int t = 0; t < THREADS; t++)
+        pthread_join(th[t], NULL);
+
+    static hipsimTraceEntry e[CAP];
+    size_t n = hipsimTraceGet(e, CAP);
+    EXPECT(n == HIGH_THREADS * BURSTS * BURST_KERNELS + (THREADS - HIGH_THREADS) * WORK_KERNELS);
+
+    /* Everyone finished all of its work. */
+    int done[THREADS] = {0};
+    for (size_t i = 0; i < n && i < CAP; i++)
+        if (TAG_THREAD(e[i].tag) >= 0 && TAG_THREAD(e[i].tag) < THREADS)
+            done[TAG_THREAD(e[i].tag)]++;
+    for (int t = 0; t < THREADS; t++)
+        EXPECT(done[t] == (t < HIGH_THREADS ? BURSTS * BURST_KERNELS : WORK_KERNELS));
+
+    /* Preemption: lower queues' kernels between a burst's submission and its first kernel. */
+    int worst_burst = 0;
+    for (int t = 0; t < HIGH_THREADS; t++)
+        for (int b = 1; b <= BURSTS; b++) {
+            uint64_t first = UINT64_MAX;
+            for (size_t i = 0; i < n && i < CAP; i++)
+                if (e[i].tag == TAG(t, b) && e[i].start_ns < first)
+                    first = e[i].start_ns;
+            int most =
+                most_started(e, n < CAP ? n : CAP, burst_submitted[t][b - 1], first, HIGH_THREADS);
+            if (most > worst_burst)
+                worst_burst = most;
+        }
+
+    /* HPF between the lower groups: low kernels started before the last normal kernel did. */
+    uint64_t last_normal = 0;
+    for (size_t i = 0; i < n && i < CAP; i++) {
+        int t = TAG_THREAD(e[i].tag);
+        if (t >= HIGH_THREADS && t < HIGH_THREADS + NORMAL_THREADS && e[i].start_ns > last_normal)
+            last_normal = e[i].start_ns;
+    }
+    int low_ahead =
+        most_started(e, n < CAP ? n : CAP, 0, last_normal, HIGH_THREADS + NORMAL_THREADS);
+
+    printf("window %d: at most %d lower-priority kernels of one queue started between a "
+           "high-priority submission and its first kernel; at most %d low-priority kernels of "
+           "one queue started before the normal group finished\n",
+           window, worst_burst, low_ahead);
+    if (expect_violation) {
+        EXPECT(worst_burst > window);
+        EXPECT(low_ahead > window);
+    } else {
+        EXPECT(worst_burst <= window);
+        EXPECT(low_ahead <= window);
+        /* What the scheduler did shows in the stats. */
+        for (int t = HIGH_THREADS; t < THREADS; t++) {
+            struct gpuprio_queue_stats st = settled_stats(&api, streams[t]);
+            EXPECT(st.priority == group_priority(t));
+            EXPECT(st.submitted == WORK_KERNELS && st.completed == WORK_KERNELS);
+            EXPECT(st.suspensions > 0 && st.held_ns > 0 && st.in_flight == 0);
+        }
+        struct gpuprio_queue_stats all[64];
+        int count = api.stats(all, 64);
+        EXPECT(count >= THREADS);
+    }
+    for (int t = 0; t < THREADS; t++)
+        MUST(hipStreamDestroy(streams[t]));
+    printf("%s\n", failures ? "FAILED" : "OK");
+    return failures != 0;
+}
