@@ -79,6 +79,13 @@ struct gpuprio_queue_stats {
 GPUPRIO_API int gpuprio_stream_stats(void *stream, struct gpuprio_queue_stats *out);
 
 /*
+ * Waits until gpuprio has seen every command it let onto the stream finish on the device (its
+ * completion markers reached), at most timeout_ms; then the stream's stats are settled. 0, or
+ * -ETIMEDOUT. A stream that is not scheduled (one priority on its device) is always drained.
+ */
+GPUPRIO_API int gpuprio_stream_drain(void *stream, unsigned timeout_ms);
+
+/*
  * Fills out[0..max) with every queue of the process; returns how many there are (which may be
  * more than max), or a negative errno value.
  */

@@ -295,6 +295,26 @@ void xq_set_decision(struct xqueue *q, uint64_t decision)
         pthread_cond_broadcast(&sched_cv);
 }
 
+int xq_drain(struct xqueue *q, uint64_t timeout_ns)
+{
+    uint64_t deadline = xq_now_ns() + timeout_ns;
+    int rc = 0;
+    pthread_mutex_lock(&sched_mu);
+    atomic_fetch_add(&total_waiters, 1); /* so that the watcher wakes us */
+    while (XQ_GATE_IN_FLIGHT(atomic_load(&q->gate))) {
+        if (xq_now_ns() >= deadline) {
+            rc = -ETIMEDOUT;
+            break;
+        }
+        struct timespec ts = {.tv_sec = (time_t)(deadline / 1000000000u),
+                              .tv_nsec = (long)(deadline % 1000000000u)};
+        pthread_cond_timedwait(&sched_cv, &sched_mu, &ts);
+    }
+    atomic_fetch_sub(&total_waiters, 1);
+    pthread_mutex_unlock(&sched_mu);
+    return rc;
+}
+
 void xq_capture_begin(void)
 {
     atomic_fetch_add(&captures, 1);

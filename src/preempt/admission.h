@@ -71,6 +71,9 @@ void xq_admit(struct xqueue *q, struct xq_ticket *t);
 /* After forwarding: ok says whether the runtime accepted the command. */
 void xq_submitted(struct xq_ticket *t, bool ok);
 
+/* Waits until every command admitted on q has been seen reached; 0, or -ETIMEDOUT. */
+int xq_drain(struct xqueue *q, uint64_t timeout_ns);
+
 /* A stream capture began or ended somewhere in the process. */
 void xq_capture_begin(void);
 void xq_capture_end(void);

@@ -60,6 +60,13 @@ GPUPRIO_API int gpuprio_stream_stats(void *stream, struct gpuprio_queue_stats *o
     return 0;
 }
 
+GPUPRIO_API int gpuprio_stream_drain(void *stream, unsigned timeout_ms)
+{
+    struct xqueue *q;
+    int rc = gp_shim_queue_of(stream, &q);
+    return rc ? rc : xq_drain(q, (uint64_t)timeout_ms * 1000000u);
+}
+
 GPUPRIO_API int gpuprio_stats(struct gpuprio_queue_stats *out, size_t max)
 {
     if (!out && max)

@@ -16,6 +16,7 @@
  */
 #include <pthread.h>
 #include <string.h>
+#include <time.h>
 
 #include "sched_test.h"
 

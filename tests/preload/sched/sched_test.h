@@ -9,7 +9,6 @@
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <time.h>
 
 #include "gpuprio.h"
 #include "hipsim.h"
@@ -41,6 +40,7 @@ struct gp_api {
     int (*stream_get_priority)(void *, int *);
     int (*stream_stats)(void *, struct gpuprio_queue_stats *);
     int (*stats)(struct gpuprio_queue_stats *, size_t);
+    int (*stream_drain)(void *, unsigned);
 };
 
 /* The API of the preloaded shim; exits when it is not loaded. */
@@ -53,27 +53,21 @@ static inline struct gp_api gp_api_find(void)
     *(void **)&a.stream_get_priority = dlsym(RTLD_DEFAULT, "gpuprio_stream_get_priority");
     *(void **)&a.stream_stats = dlsym(RTLD_DEFAULT, "gpuprio_stream_stats");
     *(void **)&a.stats = dlsym(RTLD_DEFAULT, "gpuprio_stats");
+    *(void **)&a.stream_drain = dlsym(RTLD_DEFAULT, "gpuprio_stream_drain");
     if (!a.thread_set_priority || !a.thread_get_priority || !a.stream_set_priority ||
-        !a.stream_get_priority || !a.stream_stats || !a.stats) {
+        !a.stream_get_priority || !a.stream_stats || !a.stats || !a.stream_drain) {
         printf("FAIL: the gpuprio API is not in the process (run under LD_PRELOAD)\n");
         exit(1);
     }
     return a;
 }
 
-/*
- * The stream's stats once the watcher has seen its work reached (it follows markers a little
- * after the device finishes them); gives up after 2 s and returns the last stats.
- */
+/* The stream's stats once gpuprio has seen all its work finish (gpuprio_stream_drain). */
 static inline struct gpuprio_queue_stats settled_stats(const struct gp_api *api, void *stream)
 {
     struct gpuprio_queue_stats st = {0};
-    for (int i = 0; i < 2000; i++) {
-        if (api->stream_stats(stream, &st) != 0 || st.completed == st.submitted)
-            break;
-        struct timespec ts = {0, 1000000};
-        nanosleep(&ts, NULL);
-    }
+    EXPECT(api->stream_drain(stream, 2000) == 0);
+    EXPECT(api->stream_stats(stream, &st) == 0);
     return st;
 }
 

@@ -6,8 +6,10 @@
  * GPUPRIO_WINDOW=1) first waits for a flag in host memory, then gets a kernel. The kernel cannot
  * be admitted: the wait fills the window and is reached only once the thread sets the flag,
  * which it does after the launch returns. The progress watchdog lets the launch through after
- * GPUPRIO_WATCHDOG_MS with one warning (watchdog.sh counts it), and everything completes.
+ * GPUPRIO_WATCHDOG_MS with one warning (watchdog.sh counts it), and everything completes. Until
+ * the flag is set, gpuprio_stream_drain times out.
  */
+#include <errno.h>
 #include <stdatomic.h>
 
 #include "sched_test.h"
@@ -31,6 +33,7 @@ int main(int argc, char **argv)
     MUST(hipStreamWaitValue32(low, (void *)&flag, 1, hipStreamWaitValueEq, 0xffffffffu));
     MUST(busy_launch(k, 1000, 1, low));
     uint64_t held = hipsimNowNs() - t0;
+    EXPECT(api.stream_drain(low, 50) == -ETIMEDOUT); /* the wait is still in flight */
     atomic_store(&flag, 1);
     MUST(hipStreamSynchronize(low));
 
