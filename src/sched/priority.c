@@ -43,6 +43,8 @@ static int parse_n(const char *text, size_t len, int *out)
             return 0;
         }
     char *end;
+    if (!(buf[0] >= '0' && buf[0] <= '9') && buf[0] != '-' && buf[0] != '+')
+        return -EINVAL; /* strtol would skip other white space */
     errno = 0;
     long v = strtol(buf, &end, 10);
     if (errno || *end || end == buf || v < GPUPRIO_PRIORITY_MIN || v > GPUPRIO_PRIORITY_MAX)

@@ -25,7 +25,8 @@ uint64_t gp_config_uint(const char *name, uint64_t min, uint64_t max, uint64_t d
     char *end;
     errno = 0;
     unsigned long long x = strtoull(v, &end, 10);
-    if (!errno && end != v && !*end && v[0] != '-' && x >= min && x <= max)
+    /* strtoull also takes leading space and a minus sign (negating modulo 2^64): digits only. */
+    if (v[0] >= '0' && v[0] <= '9' && !errno && !*end && x >= min && x <= max)
         return x;
     gp_log(GP_LOG_WARN, "%s='%s' is not a whole number of %s from %llu to %llu; using %llu", name,
            v, unit, (unsigned long long)min, (unsigned long long)max, (unsigned long long)def);

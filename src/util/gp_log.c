@@ -36,6 +36,10 @@ void gp_log(enum gp_log_level level, const char *fmt, ...)
     va_end(ap);
     if (n > (int)sizeof line - 2)
         n = (int)sizeof line - 2;
+    /* One line each, whatever a quoted value holds. */
+    for (int i = 0; i < n; i++)
+        if ((unsigned char)line[i] < 0x20 && line[i] != '\t')
+            line[i] = '?';
     line[n++] = '\n';
     /* One write, so lines of concurrent threads and processes stay whole. */
     if (write(STDERR_FILENO, line, (size_t)n) < 0)

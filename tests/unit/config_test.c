@@ -1,0 +1,395 @@
+/*
+ * config_test.c - unit.config: reading GPUPRIO_* variables (src/util/gp_config.c, logging through
+ * src/util/gp_log.c), without any GPU runtime. gp_config_get, gp_config_uint and
+ * gp_config_choice: unset or empty gives the default silently; valid values are returned; a bad
+ * value (out of range, negative, not a number, overflowing, not a choice) gives the default and
+ * exactly one "gpuprio: warn: " line on stderr naming the variable, the value and what is
+ * accepted. stderr is captured by pointing fd 2 at a temporary file. Also gp_log: the default
+ * level, GPUPRIO_LOG through gp_log_configure, errno kept, long lines cut to one line.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "gp_config.h"
+#include "gp_log.h"
+
+#define N(a) (sizeof(a) / sizeof((a)[0]))
+#define VAR "GPUPRIO_UNIT_TEST_VALUE"
+
+/* stderr capture: fd 2 points at a temporary file between capture_begin and capture_end. */
+static FILE *capture_file;
+static int saved_stderr = -1;
+static char captured[8192];
+
+static void capture_begin(void)
+{
+    fflush(stderr);
+    capture_file = tmpfile();
+    saved_stderr = dup(STDERR_FILENO);
+    if (!capture_file || saved_stderr < 0 || dup2(fileno(capture_file), STDERR_FILENO) < 0) {
+        perror("unit.config: cannot capture stderr");
+        exit(2);
+    }
+}
+
+/* Restores stderr; what was written in between is in captured (NUL-terminated). */
+static const char *capture_end(void)
+{
+    fflush(stderr);
+    dup2(saved_stderr, STDERR_FILENO);
+    close(saved_stderr);
+    saved_stderr = -1;
+    rewind(capture_file);
+    size_t n = fread(captured, 1, sizeof captured - 1, capture_file);
+    captured[n] = '\0';
+    fclose(capture_file);
+    capture_file = NULL;
+    return captured;
+}
+
+static size_t count_lines(const char *s)
+{
+    size_t n = 0;
+    for (; *s; s++)
+        n += *s == '\n';
+    return n;
+}
+
+static void set_var(const char *value)
+{
+    if (value)
+        setenv(VAR, value, 1);
+    else
+        unsetenv(VAR);
+}
+
+/*
+ * Checks that out is one "gpuprio: warn: " line (ending in a newline, nothing else) containing
+ * each of the NULL-terminated strings given.
+ */
+static void check_one_warning(const char *out, const char *file, int line, ...)
+{
+    if (!check_at(out[0] != '\0', file, line, "a warning on stderr"))
+        return;
+    bool ok = check_int_at((long long)count_lines(out), 1, file, line, "one line on stderr");
+    ok = check_at(strncmp(out, "gpuprio: warn: ", 15) == 0, file, line,
+                  "line starts with \"gpuprio: warn: \"") &&
+         ok;
+    size_t len = strlen(out);
+    ok = check_at(len > 0 && out[len - 1] == '\n', file, line, "line ends with a newline") && ok;
+    va_list ap;
+    va_start(ap, line);
+    for (const char *want; (want = va_arg(ap, const char *));) {
+        if (!check_at(strstr(out, want) != NULL, file, line, "warning contains expected text")) {
+            fprintf(stderr, "  missing \"%s\"\n", want);
+            ok = false;
+        }
+    }
+    va_end(ap);
+    if (!ok)
+        fprintf(stderr, "  stderr was \"%s\"\n", out);
+}
+#define CHECK_ONE_WARNING(out, ...) check_one_warning((out), __FILE__, __LINE__, __VA_ARGS__, NULL)
+
+/* Checks that nothing was written. */
+#define CHECK_SILENT(out)                                                                          \
+    do {                                                                                           \
+        if (!CHECK((out)[0] == '\0'))                                                              \
+            fprintf(stderr, "  stderr was \"%s\"\n", (out));                                       \
+    } while (0)
+
+/* gp_config_uint(VAR, ...) with VAR set to value (NULL: unset), stderr captured. */
+static uint64_t read_uint(const char *value, uint64_t min, uint64_t max, uint64_t def,
+                          const char **out)
+{
+    set_var(value);
+    capture_begin();
+    uint64_t v = gp_config_uint(VAR, min, max, def, "widgets");
+    *out = capture_end();
+    return v;
+}
+
+/* A value that must be accepted silently. */
+static void expect_uint_ok(const char *value, uint64_t min, uint64_t max, uint64_t want,
+                           const char *file, int line)
+{
+    const char *out;
+    uint64_t v = read_uint(value, min, max, 77, &out);
+    bool ok = check_at(v == want, file, line, "gp_config_uint(value) == expected");
+    ok = check_at(out[0] == '\0', file, line, "no message") && ok;
+    if (!ok)
+        fprintf(stderr, "  value \"%s\" in [%llu, %llu]: got %llu, stderr \"%s\"\n",
+                value ? value : "(unset)", (unsigned long long)min, (unsigned long long)max,
+                (unsigned long long)v, out);
+}
+#define EXPECT_UINT_OK(value, min, max, want)                                                      \
+    expect_uint_ok((value), (min), (max), (want), __FILE__, __LINE__)
+
+/* A value that must give the default and one warning naming the variable, value and range. */
+static void expect_uint_bad(const char *value, uint64_t min, uint64_t max, uint64_t def,
+                            const char *file, int line)
+{
+    const char *out;
+    uint64_t v = read_uint(value, min, max, def, &out);
+    if (!check_at(v == def, file, line, "gp_config_uint(bad value) == default"))
+        fprintf(stderr, "  value \"%s\" in [%llu, %llu]: got %llu\n", value,
+                (unsigned long long)min, (unsigned long long)max, (unsigned long long)v);
+    char named[1100], range[128], using[64];
+    snprintf(named, sizeof named, VAR "='%s'", value);
+    snprintf(range, sizeof range, "widgets from %llu to %llu", (unsigned long long)min,
+             (unsigned long long)max);
+    snprintf(using, sizeof using, "using %llu", (unsigned long long)def);
+    check_one_warning(out, file, line, named, range, using, NULL);
+}
+#define EXPECT_UINT_BAD(value, min, max, def)                                                      \
+    expect_uint_bad((value), (min), (max), (def), __FILE__, __LINE__)
+
+static void test_get(void)
+{
+    set_var(NULL);
+    CHECK(gp_config_get(VAR) == NULL);
+    set_var("");
+    CHECK(gp_config_get(VAR) == NULL);
+    set_var("x");
+    const char *v = gp_config_get(VAR);
+    CHECK(v != NULL && strcmp(v, "x") == 0);
+    set_var(" ");
+    v = gp_config_get(VAR);
+    CHECK(v != NULL && strcmp(v, " ") == 0);
+}
+
+static void test_uint_default(void)
+{
+    EXPECT_UINT_OK(NULL, 1, 1024, 77);
+    EXPECT_UINT_OK("", 1, 1024, 77);
+    EXPECT_UINT_OK(NULL, 0, UINT64_MAX, 77);
+    EXPECT_UINT_OK("", 0, 0, 77);
+}
+
+static void test_uint_valid(void)
+{
+    EXPECT_UINT_OK("1", 1, 1024, 1);
+    EXPECT_UINT_OK("4", 1, 1024, 4);
+    EXPECT_UINT_OK("1024", 1, 1024, 1024);
+    EXPECT_UINT_OK("0", 0, 10000000, 0);
+    EXPECT_UINT_OK("10000000", 0, 10000000, 10000000);
+    EXPECT_UINT_OK("3600000", 1, 3600000, 3600000);
+    EXPECT_UINT_OK("007", 1, 10, 7);
+    EXPECT_UINT_OK("5", 5, 5, 5);
+    EXPECT_UINT_OK("18446744073709551615", 0, UINT64_MAX, UINT64_MAX);
+    EXPECT_UINT_OK("18446744073709551614", 0, UINT64_MAX - 1, UINT64_MAX - 1);
+    EXPECT_UINT_OK("4294967296", 0, UINT64_MAX, 4294967296ULL);
+}
+
+static void test_uint_bad(void)
+{
+    /* The exact message, once. */
+    const char *out;
+    uint64_t v = read_uint("2000", 1, 1024, 4, &out);
+    CHECK(v == 4);
+    if (!CHECK(strcmp(out, "gpuprio: warn: " VAR "='2000' is not a whole number of widgets from 1 "
+                           "to 1024; using 4\n") == 0))
+        fprintf(stderr, "  stderr was \"%s\"\n", out);
+
+    /* Out of range, both sides. */
+    EXPECT_UINT_BAD("0", 1, 1024, 4);
+    EXPECT_UINT_BAD("1025", 1, 1024, 4);
+    EXPECT_UINT_BAD("10000001", 0, 10000000, 150);
+    EXPECT_UINT_BAD("4", 5, 5, 5);
+    EXPECT_UINT_BAD("6", 5, 5, 5);
+    EXPECT_UINT_BAD("4294967297", 1, 100000, 20); /* 2^32 + 1: 1 if truncated */
+    /* Negative. */
+    EXPECT_UINT_BAD("-1", 1, 1024, 4);
+    EXPECT_UINT_BAD("-1", 0, 10000000, 150);
+    EXPECT_UINT_BAD("-5", 0, UINT64_MAX, 150);
+    EXPECT_UINT_BAD("-18446744073709551615", 0, 10000000, 150); /* 1 if negated */
+    /* Negative after leading white space: strtoull negates these modulo 2^64. */
+    EXPECT_UINT_BAD(" -1", 0, UINT64_MAX, 150);
+    EXPECT_UINT_BAD("\t-18446744073709551615", 0, 10000000, 150);
+    EXPECT_UINT_BAD(" -18446744073709551615", 1, 1024, 4);
+    /* Not a number. */
+    static const char *const garbage[] = {"abc",  "four", "10x", "x10", "1.5",  "1e3",
+                                          "0x10", " ",    "\t",  "+",   "-",    "--1",
+                                          "1 2",  "5 ",   "1,5", "1_0", "0b11", "four hundred"};
+    for (size_t i = 0; i < N(garbage); i++)
+        EXPECT_UINT_BAD(garbage[i], 1, 1024, 4);
+    /* A value with a newline in it: the default, and still one line (gp_log.h: "one line
+     * each"), whatever the value holds. */
+    v = read_uint("4\nX", 1, 1024, 4, &out);
+    CHECK(v == 4);
+    CHECK_ONE_WARNING(out, VAR "='4", "widgets from 1 to 1024", "using 4");
+    /* Overflow. */
+    EXPECT_UINT_BAD("99999999999999999999999", 1, 1024, 4);
+    EXPECT_UINT_BAD("99999999999999999999999", 0, UINT64_MAX, 4);
+    EXPECT_UINT_BAD("18446744073709551616", 0, UINT64_MAX, 4);
+    EXPECT_UINT_BAD("-99999999999999999999999", 0, UINT64_MAX, 4);
+
+    /* A very long value: still one line, cut, starting with the variable. */
+    char longv[3000];
+    memset(longv, '9', sizeof longv - 1);
+    longv[sizeof longv - 1] = '\0';
+    v = read_uint(longv, 1, 1024, 4, &out);
+    CHECK(v == 4);
+    CHECK_ONE_WARNING(out, VAR "='999");
+    CHECK(strlen(out) <= 1024);
+}
+
+/* gp_config_choice(VAR, choices, def) with VAR set to value (NULL: unset), stderr captured. */
+static int read_choice(const char *value, const char *const *choices, int def, const char **out)
+{
+    set_var(value);
+    capture_begin();
+    int v = gp_config_choice(VAR, choices, def);
+    *out = capture_end();
+    return v;
+}
+
+static void test_choice(void)
+{
+    static const char *const policies[] = {"hpf", "passthrough", NULL};
+    static const char *const levels[] = {"error", "warn", "info", "debug", NULL};
+    static const char *const one[] = {"only", NULL};
+    const char *out;
+
+    /* Unset or empty: the default, silently. */
+    CHECK_INT(read_choice(NULL, policies, 0, &out), 0);
+    CHECK_SILENT(out);
+    CHECK_INT(read_choice("", policies, 1, &out), 1);
+    CHECK_SILENT(out);
+    CHECK_INT(read_choice(NULL, levels, 1, &out), 1);
+    CHECK_SILENT(out);
+
+    /* Valid: the index, silently. */
+    CHECK_INT(read_choice("hpf", policies, 1, &out), 0);
+    CHECK_SILENT(out);
+    CHECK_INT(read_choice("passthrough", policies, 0, &out), 1);
+    CHECK_SILENT(out);
+    for (int i = 0; levels[i]; i++) {
+        CHECK_INT(read_choice(levels[i], levels, 1, &out), i);
+        CHECK_SILENT(out);
+    }
+    CHECK_INT(read_choice("only", one, 0, &out), 0);
+    CHECK_SILENT(out);
+
+    /* The exact message, once. */
+    CHECK_INT(read_choice("fifo", policies, 0, &out), 0);
+    if (!CHECK(strcmp(out, "gpuprio: warn: " VAR "='fifo' is not one of hpf, passthrough; using "
+                           "hpf\n") == 0))
+        fprintf(stderr, "  stderr was \"%s\"\n", out);
+    CHECK_INT(read_choice("fifo", policies, 1, &out), 1);
+    CHECK_ONE_WARNING(out, VAR "='fifo'", "hpf, passthrough", "using passthrough");
+
+    /* Not a choice: prefixes, extensions, numbers, padding. */
+    static const char *const bad[] = {"hp", "hpfx", "hpf,passthrough", "0",    "1",
+                                      " ",  "pass", "passthrough2",    "hpf ", " hpf"};
+    for (size_t i = 0; i < N(bad); i++) {
+        char named[64];
+        snprintf(named, sizeof named, VAR "='%s'", bad[i]);
+        CHECK_INT(read_choice(bad[i], policies, 0, &out), 0);
+        CHECK_ONE_WARNING(out, named, "is not one of hpf, passthrough", "using hpf");
+    }
+    CHECK_INT(read_choice("verbose", levels, 1, &out), 1);
+    CHECK_ONE_WARNING(out, VAR "='verbose'", "error, warn, info, debug", "using warn");
+    CHECK_INT(read_choice("other", one, 0, &out), 0);
+    CHECK_ONE_WARNING(out, VAR "='other'", "not one of only;", "using only");
+
+    /* Many long choices (more than the message's room): the last is still found, and a bad
+     * value still gives one line. */
+    static char names[20][40];
+    const char *many[21];
+    for (int i = 0; i < 20; i++) {
+        snprintf(names[i], sizeof names[i], "choice-number-%02d-with-a-long-name", i);
+        many[i] = names[i];
+    }
+    many[20] = NULL;
+    CHECK_INT(read_choice(names[19], many, 3, &out), 19);
+    CHECK_SILENT(out);
+    CHECK_INT(read_choice("nope", many, 3, &out), 3);
+    CHECK_ONE_WARNING(out, VAR "='nope'", "choice-number-00-with-a-long-name, choice-number-01",
+                      "using choice-number-03-with-a-long-name");
+}
+
+static void test_log(void)
+{
+    /* Default level warn: info and debug are dropped, warn and error printed. */
+    capture_begin();
+    gp_log(GP_LOG_INFO, "info %d", 1);
+    gp_log(GP_LOG_DEBUG, "debug %d", 2);
+    const char *out = capture_end();
+    CHECK_SILENT(out);
+    capture_begin();
+    gp_log(GP_LOG_ERROR, "an error %d", 3);
+    out = capture_end();
+    CHECK(strcmp(out, "gpuprio: error: an error 3\n") == 0);
+
+    /* Logging never changes errno. */
+    capture_begin();
+    errno = EDOM;
+    gp_log(GP_LOG_WARN, "kept %s", "errno");
+    int e = errno;
+    out = capture_end();
+    CHECK_INT(e, EDOM);
+    CHECK(strcmp(out, "gpuprio: warn: kept errno\n") == 0);
+
+    /* A line longer than the buffer is cut, but stays one line. */
+    static char big[4000];
+    memset(big, 'x', sizeof big - 1);
+    capture_begin();
+    gp_log(GP_LOG_WARN, "%s", big);
+    out = capture_end();
+    CHECK_INT(count_lines(out), 1);
+    CHECK(strncmp(out, "gpuprio: warn: xxx", 18) == 0);
+    CHECK(strlen(out) <= 1024 && out[strlen(out) - 1] == '\n');
+
+    /* GPUPRIO_LOG, read by gp_log_configure: a bad value is named once, and warn kept... */
+    setenv("GPUPRIO_LOG", "loud", 1);
+    capture_begin();
+    gp_log_configure();
+    gp_log(GP_LOG_WARN, "still warn");
+    gp_log(GP_LOG_INFO, "not info");
+    out = capture_end();
+    CHECK_INT(count_lines(out), 2);
+    CHECK(strstr(out, "GPUPRIO_LOG='loud' is not one of error, warn, info, debug; using warn\n") !=
+          NULL);
+    CHECK(strstr(out, "gpuprio: warn: still warn\n") != NULL);
+    CHECK(strstr(out, "not info") == NULL);
+    /* ... info shows info, and error silences configuration warnings. */
+    setenv("GPUPRIO_LOG", "info", 1);
+    capture_begin();
+    gp_log_configure();
+    gp_log(GP_LOG_INFO, "now info");
+    gp_log(GP_LOG_DEBUG, "not debug");
+    out = capture_end();
+    CHECK(strcmp(out, "gpuprio: info: now info\n") == 0);
+    setenv("GPUPRIO_LOG", "error", 1);
+    capture_begin();
+    gp_log_configure();
+    out = capture_end();
+    CHECK_SILENT(out);
+    uint64_t v = read_uint("bad", 1, 1024, 4, &out);
+    CHECK(v == 4);
+    CHECK_SILENT(out);
+    setenv("GPUPRIO_LOG", "warn", 1);
+    gp_log_configure();
+    unsetenv("GPUPRIO_LOG");
+}
+
+int main(void)
+{
+    unsetenv(VAR);
+    test_get();
+    test_uint_default();
+    test_uint_valid();
+    test_uint_bad();
+    test_choice();
+    test_log(); /* last: changes the log level */
+    unsetenv(VAR);
+    return check_finish("unit.config");
+}
