@@ -1,5 +1,6 @@
 /*
- * demo.c - gpuprio-demo: why GPU streams need priorities that the device honours.
+ * demo.c - gpuprio-demo: why GPU streams need priorities that the device honours, and what
+ * gpuprio does about it.
  *
  * What it shows. A latency-critical (LC) service issues requests at a fixed rate; each request is a
  * few short kernels on the service's own stream. Next to it, one or more best-effort (BE) jobs
@@ -8,27 +9,49 @@
  * takes many times longer: the device grants compute to whichever hardware queue asked first
  * (docs/simulator.md: compute slots in FIFO ticket order, stream priority ignored), so every LC
  * kernel waits behind the BE kernels queued ahead of it, even though the LC stream was created
- * with the greatest priority. That gap is what gpuprio (an LD_PRELOAD library) exists to close.
+ * with the greatest priority. The same workloads then run under gpuprio (LD_PRELOAD of
+ * libgpuprio-hip.so, HPF policy: docs/scheduler.md), with its default settings and with in-flight
+ * windows (GPUPRIO_WINDOW) of 1, 2, 4 and 8, which trade the LC tail against BE throughput. The
+ * window counts commands, and a BE worker puts two on its stream per kernel (the launch and its
+ * ring event), so a window of W lets about W/2 BE kernels sit queued ahead of an LC kernel. A
+ * second table has three priority groups, like the field report: the LC client (high), a second
+ * client LC2 with the same requests (normal), and a BE worker (low), natively and under gpuprio.
+ *
+ * Priorities. The program never calls gpuprio: like an unmodified application it only creates its
+ * streams with hipStreamCreateWithPriority, LC with the device's greatest priority, LC2 with the
+ * middle of the range, BE with the least. The simulator's range is 1 (least) .. -1 (greatest),
+ * which gpuprio maps onto low (-10), normal (0) and high (10). Natively the device ignores them.
+ * In a gpuprio row the child checks that the shim is really loaded (gpuprio_version found with
+ * dlsym) and that its streams got distinct gpuprio priorities in the intended order
+ * (gpuprio_stream_get_priority), and fails the row otherwise; a native row fails if the shim is
+ * loaded. The shim's functions are looked up at run time: the demo does not link the shim.
  *
  * How. Everything runs on the simulated HIP device of tests/sim (no GPU): kernels are host
  * functions that return their simulated duration. Each scenario ("row") is data: which workloads
- * run, the stream priorities they ask for, and environment variables for the row's process. The
- * parent re-executes itself (/proc/self/exe --scenario ID ...) once per row, so a row can run with
- * a different environment (for gpuprio rows: LD_PRELOAD), reads the child's one machine-readable
- * result line, and prints one table. `--scenario ID` alone runs one row and prints that line.
+ * run, the stream priorities they ask for, whether gpuprio is preloaded and with which GPUPRIO_*
+ * settings, and the table it belongs to. The parent re-executes itself (/proc/self/exe --scenario
+ * ID ...) once per row, so each row runs in a fresh process with its own environment (gpuprio rows:
+ * LD_PRELOAD=GPUPRIO_SHIM_PATH, the absolute path of the shim built next to the demo), reads the
+ * child's one machine-readable result line, and prints the tables. `--scenario ID` alone runs one
+ * row in the current process and prints that line; the row's LD_PRELOAD and GPUPRIO_* settings
+ * must then be in the environment already, and the child fails the row if they are not.
  *
  * Measurement. LC arrivals are open-loop: request i is due at t0 + i/rate whatever happened
- * before; a request that starts late (because the previous one was slow) counts its lateness, so
+ * before (LC2's at t0 + LC2_OFFSET_NS + i/rate, so they arrive while LC's are still running);
+ * a request that starts late (because the previous one was slow) counts its lateness, so
  * latency = completion (hipStreamSynchronize returned, hipsimNowNs) - due time. Percentiles are
  * nearest-rank over all requests due in the window [t0, t0 + seconds). BE workers start 50 ms
  * before t0 so the device is saturated when the window opens, keep at most BE_INFLIGHT kernels in
- * flight (a ring of events), run until the window closes and the LC workload has finished, and
- * count the kernels that completed inside the window.
+ * flight (a ring of events), run until the window closes and the clients have finished, and
+ * count the kernels that completed inside the window. In gpuprio rows the child also reads, from
+ * gpuprio_stream_stats, how often gpuprio suspended the BE streams (the evidence that it
+ * scheduled at all: about once per LC request).
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
@@ -46,53 +69,109 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "gpuprio.h"
 #include "hip_compat.h"
 #include "hipsim.h"
 
+/* The shim preloaded into gpuprio rows: an absolute path, given by bench/CMakeLists.txt. */
+#ifndef GPUPRIO_SHIM_PATH
+#error "GPUPRIO_SHIM_PATH (the absolute path of libgpuprio-hip.so) must be defined"
+#endif
+
 #define BE_INFLIGHT 8                    /* BE kernels each worker keeps in flight */
 #define BE_LEAD_NS (50ull * 1000 * 1000) /* BE starts this long before the window opens */
+#define LC2_OFFSET_NS (500ull * 1000)    /* LC2's requests are due this long after LC's */
 #define MAX_BE_WORKERS 8
 #define RESULT_TAG "GPUPRIO_DEMO_RESULT" /* first word of the child's result line */
-#define LC_BASELINE "lc-alone"           /* the row LC latency ratios refer to */
+#define LC_BASELINE "lc-alone"           /* the row LC (and LC2) latency ratios refer to */
 #define BE_BASELINE "be-alone"           /* the row BE throughput ratios refer to */
 
 /* ---------------------------------------------------------------------------------------------
- * Scenarios: one table row each. Add gpuprio rows here, e.g.
- *   static const char *const gpuprio_env[] = {"LD_PRELOAD=/path/to/libgpuprio.so", NULL};
- *   {"lc-2be-gpuprio", "LC + 2 BE, gpuprio", true, 2, PRIO_GREATEST, PRIO_LEAST, gpuprio_env},
+ * Scenarios: one table row each, in the order printed.
  * ------------------------------------------------------------------------------------------- */
 
 typedef enum demo_prio {
     PRIO_DEFAULT,  /* hipStreamCreateWithFlags: no priority requested */
     PRIO_GREATEST, /* hipStreamCreateWithPriority with the device's greatest (most urgent) */
+    PRIO_MIDDLE,   /* hipStreamCreateWithPriority with the middle of the range (HIP's normal, 0) */
     PRIO_LEAST     /* hipStreamCreateWithPriority with the device's least */
 } demo_prio;
+
+typedef enum demo_table {
+    TABLE_LC_BE,  /* LC next to BE workers */
+    TABLE_GROUPS, /* three priority groups: LC, LC2, BE */
+    NTABLES
+} demo_table;
 
 typedef struct scenario {
     const char *id;         /* --scenario ID */
     const char *title;      /* first column of the table */
-    bool lc;                /* run the latency-critical workload */
+    demo_table table;       /* the table the row is printed in */
+    bool lc;                /* run the latency-critical client */
+    bool lc2;               /* run the second client (LC2: same requests, LC2_OFFSET_NS later) */
     int be_workers;         /* saturating best-effort workers (0..MAX_BE_WORKERS) */
     demo_prio lc_prio;      /* priority the LC stream asks for */
+    demo_prio lc2_prio;     /* priority the LC2 stream asks for */
     demo_prio be_prio;      /* priority each BE stream asks for */
-    const char *const *env; /* "NAME=VALUE" set in the row's process; NULL-terminated */
+    bool gpuprio;           /* runs with LD_PRELOAD=GPUPRIO_SHIM_PATH (the child checks it) */
+    const char *const *env; /* NULL, or "NAME=VALUE" (set) / "NAME" (unset) entries for the
+                             * row's process, NULL-terminated */
 } scenario;
 
-static const char *const no_env[] = {NULL};
+/* The workloads, and the stream priorities they ask for: the same in native and gpuprio rows. */
+#define WL_LC .lc = true, .lc_prio = PRIO_GREATEST
+#define WL_LC2 .lc2 = true, .lc2_prio = PRIO_MIDDLE
+#define WL_BE(n) .be_workers = (n), .be_prio = PRIO_LEAST
+#define WL_GROUPS .table = TABLE_GROUPS, WL_LC, WL_LC2, WL_BE(1) /* the second table */
+/* A gpuprio row with the given GPUPRIO_* settings. */
+#define GPUPRIO(settings) .gpuprio = true, .env = (settings)
 
+/* gpuprio's settings per row. "default" unsets GPUPRIO_WINDOW, so an inherited one cannot leak
+ * in: the row shows what an unconfigured deployment gets (window 4, grace 150 us). */
+static const char *const gp_default[] = {"GPUPRIO_WINDOW", NULL};
+static const char *const gp_w1[] = {"GPUPRIO_WINDOW=1", NULL};
+static const char *const gp_w2[] = {"GPUPRIO_WINDOW=2", NULL};
+static const char *const gp_w4[] = {"GPUPRIO_WINDOW=4", NULL};
+static const char *const gp_w8[] = {"GPUPRIO_WINDOW=8", NULL};
+
+/* clang-format off */
 static const scenario scenarios[] = {
-    {"lc-alone", "LC alone", true, 0, PRIO_GREATEST, PRIO_LEAST, no_env},
-    {"be-alone", "BE alone", false, 1, PRIO_GREATEST, PRIO_LEAST, no_env},
-    {"lc-1be", "LC + 1 BE", true, 1, PRIO_GREATEST, PRIO_LEAST, no_env},
-    {"lc-2be", "LC + 2 BE", true, 2, PRIO_GREATEST, PRIO_LEAST, no_env},
+    /* Baselines, native: the ratio columns refer to these two. */
+    {.id = "lc-alone",   .title = "LC alone",               WL_LC},
+    {.id = "be-alone",   .title = "BE alone",               WL_BE(1)},
+    /* LC next to one, then two BE workers: native, gpuprio's defaults, windows 1, 2, 4, 8. */
+    {.id = "lc-1be",     .title = "LC + 1 BE",              WL_LC, WL_BE(1)},
+    {.id = "lc-1be-gp",  .title = "LC + 1 BE, gpuprio",     WL_LC, WL_BE(1), GPUPRIO(gp_default)},
+    {.id = "lc-1be-w1",  .title = "LC + 1 BE, gpuprio W=1", WL_LC, WL_BE(1), GPUPRIO(gp_w1)},
+    {.id = "lc-1be-w2",  .title = "LC + 1 BE, gpuprio W=2", WL_LC, WL_BE(1), GPUPRIO(gp_w2)},
+    {.id = "lc-1be-w4",  .title = "LC + 1 BE, gpuprio W=4", WL_LC, WL_BE(1), GPUPRIO(gp_w4)},
+    {.id = "lc-1be-w8",  .title = "LC + 1 BE, gpuprio W=8", WL_LC, WL_BE(1), GPUPRIO(gp_w8)},
+    {.id = "lc-2be",     .title = "LC + 2 BE",              WL_LC, WL_BE(2)},
+    {.id = "lc-2be-gp",  .title = "LC + 2 BE, gpuprio",     WL_LC, WL_BE(2), GPUPRIO(gp_default)},
+    {.id = "lc-2be-w1",  .title = "LC + 2 BE, gpuprio W=1", WL_LC, WL_BE(2), GPUPRIO(gp_w1)},
+    {.id = "lc-2be-w2",  .title = "LC + 2 BE, gpuprio W=2", WL_LC, WL_BE(2), GPUPRIO(gp_w2)},
+    {.id = "lc-2be-w4",  .title = "LC + 2 BE, gpuprio W=4", WL_LC, WL_BE(2), GPUPRIO(gp_w4)},
+    {.id = "lc-2be-w8",  .title = "LC + 2 BE, gpuprio W=8", WL_LC, WL_BE(2), GPUPRIO(gp_w8)},
+    /* Three priority groups (LC high, LC2 normal, BE low): native, gpuprio's defaults, W=1. */
+    {.id = "3groups",    .title = "3 groups",               WL_GROUPS},
+    {.id = "3groups-gp", .title = "3 groups, gpuprio",      WL_GROUPS, GPUPRIO(gp_default)},
+    {.id = "3groups-w1", .title = "3 groups, gpuprio W=1",  WL_GROUPS, GPUPRIO(gp_w1)},
 };
+/* clang-format on */
 #define NSCENARIOS (sizeof scenarios / sizeof scenarios[0])
+
+static const char *const table_titles[NTABLES] = {
+    [TABLE_LC_BE] = "LC next to BE workers",
+    [TABLE_GROUPS] = "Three priority groups: LC (high), LC2 (normal), BE (low)",
+};
 
 static const char *prio_name(demo_prio p)
 {
     switch (p) {
     case PRIO_GREATEST:
         return "greatest priority";
+    case PRIO_MIDDLE:
+        return "middle priority";
     case PRIO_LEAST:
         return "least priority";
     case PRIO_DEFAULT:
@@ -129,15 +208,22 @@ static void usage(FILE *f, const char *argv0)
             "usage: %s [--seconds S] [--rate R] [--kernels K] [--lc-us US] [--be-us US] [--csv]\n"
             "       %s --scenario ID [same options]   (run one row, print its result line)\n"
             "  --seconds S   measured window of each row (default 2)\n"
-            "  --rate R      LC requests per second, open-loop (default 100)\n"
+            "  --rate R      LC (and LC2) requests per second, open-loop (default 100)\n"
             "  --kernels K   kernels per LC request (default 3)\n"
             "  --lc-us US    simulated duration of an LC kernel in microseconds (default 250)\n"
             "  --be-us US    simulated duration of a BE kernel in microseconds (default 1000)\n"
-            "  --csv         print the table as CSV on stdout (the description goes to stderr)\n"
+            "  --csv         print both tables as one CSV on stdout, every row and column (the\n"
+            "                description goes to stderr)\n"
             "rows:",
             argv0, argv0);
-    for (size_t i = 0; i < NSCENARIOS; i++)
-        fprintf(f, " %s", scenarios[i].id);
+    int col = 5;
+    for (size_t i = 0; i < NSCENARIOS; i++) {
+        if (col + 1 + (int)strlen(scenarios[i].id) > 96) {
+            fprintf(f, "\n     ");
+            col = 5;
+        }
+        col += fprintf(f, " %s", scenarios[i].id);
+    }
     fprintf(f, "\n");
 }
 
@@ -159,7 +245,8 @@ static void parse_options(int argc, char **argv, options *o)
      * takes about r + (n-1) be + (K-1) n be + K lc (r: rest of the BE kernel running when it
      * arrives) plus the simulator's overhead per kernel: about 6.5-7 ms for n = 2 here, under the
      * 10 ms period. With K = 4 it would be about 9.5 ms: the backlog, and P99, would then grow
-     * with --seconds. */
+     * with --seconds. With LC, LC2 and one BE worker (three groups), about r + 3 be + 6 lc, 5 ms.
+     */
     *o = (options){.seconds = 2, .rate = 100, .kernels = 3, .lc_us = 250, .be_us = 1000};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -213,17 +300,28 @@ static uint64_t us_to_ns(double us)
  * Results: what one row measured, carried from the child to the parent as "key=value" words.
  * ------------------------------------------------------------------------------------------- */
 
+/* One client's requests due in the window (all of them completed). */
+typedef struct client_result {
+    uint64_t reqs;
+    uint64_t p50_ns;
+    uint64_t p99_ns;
+    uint64_t max_ns;
+    uint64_t max_late_ns; /* worst delay between a request's due time and its first launch */
+} client_result;
+
+#define RESULT_STRING_LEN 96 /* size of each text field */
+
 typedef struct row_result {
-    uint64_t window_ns; /* measured window */
-    uint64_t slots;     /* compute slots of the device (HIPSIM_COMPUTE_SLOTS) */
-    uint64_t lc_reqs;   /* LC requests due in the window, all completed */
-    uint64_t lc_p50_ns;
-    uint64_t lc_p99_ns;
-    uint64_t lc_max_ns;
-    uint64_t lc_max_late_ns; /* worst delay between a request's due time and its first launch */
+    uint64_t window_ns;      /* measured window */
+    uint64_t slots;          /* compute slots of the device (HIPSIM_COMPUTE_SLOTS) */
+    client_result lc;        /* the LC client */
+    client_result lc2;       /* the LC2 client (three-group rows) */
     uint64_t be_kernels;     /* BE kernels (all workers) completed inside the window */
     uint64_t be_busy_ns;     /* be_kernels x simulated BE kernel duration */
-    char hwq[96];            /* stream -> hardware queue, e.g. "LC:1,BE:2,BE:3" */
+    uint64_t be_suspensions; /* gpuprio rows: times gpuprio suspended a BE stream (all of them) */
+    char hwq[RESULT_STRING_LEN]; /* stream -> hardware queue, e.g. "LC:1,BE:2,BE:3" */
+    /* gpuprio rows: stream -> gpuprio priority, e.g. "LC:10,BE:-10"; native rows: "" */
+    char prio[RESULT_STRING_LEN];
 } row_result;
 
 static const struct {
@@ -232,19 +330,40 @@ static const struct {
 } result_fields[] = {
     {"window_ns", offsetof(row_result, window_ns)},
     {"slots", offsetof(row_result, slots)},
-    {"lc_reqs", offsetof(row_result, lc_reqs)},
-    {"lc_p50_ns", offsetof(row_result, lc_p50_ns)},
-    {"lc_p99_ns", offsetof(row_result, lc_p99_ns)},
-    {"lc_max_ns", offsetof(row_result, lc_max_ns)},
-    {"lc_max_late_ns", offsetof(row_result, lc_max_late_ns)},
+    {"lc_reqs", offsetof(row_result, lc.reqs)},
+    {"lc_p50_ns", offsetof(row_result, lc.p50_ns)},
+    {"lc_p99_ns", offsetof(row_result, lc.p99_ns)},
+    {"lc_max_ns", offsetof(row_result, lc.max_ns)},
+    {"lc_max_late_ns", offsetof(row_result, lc.max_late_ns)},
+    {"lc2_reqs", offsetof(row_result, lc2.reqs)},
+    {"lc2_p50_ns", offsetof(row_result, lc2.p50_ns)},
+    {"lc2_p99_ns", offsetof(row_result, lc2.p99_ns)},
+    {"lc2_max_ns", offsetof(row_result, lc2.max_ns)},
+    {"lc2_max_late_ns", offsetof(row_result, lc2.max_late_ns)},
     {"be_kernels", offsetof(row_result, be_kernels)},
     {"be_busy_ns", offsetof(row_result, be_busy_ns)},
+    {"be_suspensions", offsetof(row_result, be_suspensions)},
 };
 #define NRESULT_FIELDS (sizeof result_fields / sizeof result_fields[0])
+
+/* Text fields: no spaces; "-" on the line stands for empty. */
+static const struct {
+    const char *key;
+    size_t offset;
+} result_strings[] = {
+    {"hwq", offsetof(row_result, hwq)},
+    {"prio", offsetof(row_result, prio)},
+};
+#define NRESULT_STRINGS (sizeof result_strings / sizeof result_strings[0])
 
 static uint64_t *result_field(row_result *r, size_t i)
 {
     return (uint64_t *)(void *)((char *)r + result_fields[i].offset);
+}
+
+static char *result_string(row_result *r, size_t i)
+{
+    return (char *)r + result_strings[i].offset;
 }
 
 static void print_result_line(FILE *f, const scenario *sc, row_result *r)
@@ -252,7 +371,11 @@ static void print_result_line(FILE *f, const scenario *sc, row_result *r)
     fprintf(f, RESULT_TAG " scenario=%s", sc->id);
     for (size_t i = 0; i < NRESULT_FIELDS; i++)
         fprintf(f, " %s=%" PRIu64, result_fields[i].key, *result_field(r, i));
-    fprintf(f, " hwq=%s\n", r->hwq[0] ? r->hwq : "-");
+    for (size_t i = 0; i < NRESULT_STRINGS; i++) {
+        const char *s = result_string(r, i);
+        fprintf(f, " %s=%s", result_strings[i].key, s[0] ? s : "-");
+    }
+    fprintf(f, "\n");
     fflush(f);
 }
 
@@ -273,22 +396,22 @@ static bool parse_result_line(char *text, const char *id, row_result *r)
                 return false;
             *eq = '\0';
             const char *val = eq + 1;
-            if (strcmp(w, "scenario") == 0) {
+            if (strcmp(w, "scenario") == 0)
                 id_ok = strcmp(val, id) == 0;
-            } else if (strcmp(w, "hwq") == 0) {
-                snprintf(r->hwq, sizeof r->hwq, "%s", val);
-            } else {
-                for (size_t i = 0; i < NRESULT_FIELDS; i++) {
-                    if (strcmp(w, result_fields[i].key) != 0)
-                        continue;
-                    char *end = NULL;
-                    errno = 0;
-                    unsigned long long v = strtoull(val, &end, 10);
-                    if (errno != 0 || end == val || *end != '\0')
-                        return false;
-                    *result_field(r, i) = (uint64_t)v;
-                    seen++;
-                }
+            for (size_t i = 0; i < NRESULT_STRINGS; i++)
+                if (strcmp(w, result_strings[i].key) == 0)
+                    snprintf(result_string(r, i), RESULT_STRING_LEN, "%s",
+                             strcmp(val, "-") == 0 ? "" : val);
+            for (size_t i = 0; i < NRESULT_FIELDS; i++) {
+                if (strcmp(w, result_fields[i].key) != 0)
+                    continue;
+                char *end = NULL;
+                errno = 0;
+                unsigned long long v = strtoull(val, &end, 10);
+                if (errno != 0 || end == val || *end != '\0')
+                    return false;
+                *result_field(r, i) = (uint64_t)v;
+                seen++;
             }
         }
         return id_ok && seen == NRESULT_FIELDS;
@@ -343,6 +466,57 @@ static void die(const char *what)
     _Exit(1);
 }
 
+/* The public API of the preloaded shim, looked up at run time (the demo does not link it). */
+static struct {
+    const char *(*version)(void);
+    int (*get_priority)(void *stream, int *priority);
+    int (*stats)(void *stream, struct gpuprio_queue_stats *out);
+} shim;
+
+/* Looks the shim's API up; true when libgpuprio-hip.so is loaded in this process. */
+static bool shim_lookup(void)
+{
+    shim.version = (const char *(*)(void))dlsym(RTLD_DEFAULT, "gpuprio_version");
+    shim.get_priority = (int (*)(void *, int *))dlsym(RTLD_DEFAULT, "gpuprio_stream_get_priority");
+    shim.stats =
+        (int (*)(void *, struct gpuprio_queue_stats *))dlsym(RTLD_DEFAULT, "gpuprio_stream_stats");
+    return shim.version != NULL;
+}
+
+/* Fails the row unless the process has the row's settings: each "NAME=VALUE" entry set so, each
+ * "NAME" entry unset. The parent applies them; this catches `--scenario ID` run by hand without
+ * them, which would measure another configuration than the row's title says. */
+static void check_environment(const scenario *sc)
+{
+    for (size_t j = 0; sc->env && sc->env[j]; j++) {
+        const char *e = sc->env[j], *eq = strchr(e, '=');
+        char name[64];
+        snprintf(name, sizeof name, "%.*s", (int)(eq ? (size_t)(eq - e) : strlen(e)), e);
+        const char *v = getenv(name);
+        if (eq ? (!v || strcmp(v, eq + 1) != 0) : v != NULL) {
+            fprintf(stderr,
+                    "gpuprio-demo [%s]: this row runs with %s%s, but the process has %s%s%s\n",
+                    sc->id, e, eq ? "" : " unset", name, v ? "=" : " unset", v ? v : "");
+            _Exit(1);
+        }
+    }
+}
+
+/* Fails the row unless the shim is loaded exactly when the row says so. */
+static void check_shim(const scenario *sc)
+{
+    bool loaded = shim_lookup();
+    if (loaded && (!shim.get_priority || !shim.stats))
+        die("libgpuprio-hip.so is loaded but lacks gpuprio_stream_get_priority/stats");
+    if (sc->gpuprio && !loaded)
+        die("this is a gpuprio row, but libgpuprio-hip.so is NOT loaded (gpuprio_version not "
+            "found): the row would measure the native device. Run it from the table, or with "
+            "LD_PRELOAD=" GPUPRIO_SHIM_PATH);
+    if (!sc->gpuprio && loaded)
+        die("this is a native row, but libgpuprio-hip.so is loaded (LD_PRELOAD inherited?): "
+            "unset LD_PRELOAD");
+}
+
 /* The kernel: no work, only a simulated duration (argument 0, ns) and a trace tag (argument 1). */
 static uint64_t demo_kernel(hipsimLaunch *launch)
 {
@@ -379,48 +553,56 @@ typedef struct run_ctx {
     uint64_t lc_ns, be_ns;
     int kernels;
     double period_ns;
-    uint64_t t0, t_end;  /* the measured window */
-    bool lc;             /* an LC workload runs (BE then also waits for it to finish) */
-    atomic_bool lc_done; /* the LC workload completed all its requests */
+    uint64_t t0, t_end;         /* the measured window */
+    atomic_int clients_running; /* LC clients not yet done (BE runs until they are) */
     atomic_uint_fast64_t be_kernels_in_window;
-    uint64_t *lat; /* LC latencies, lat_cap entries; written by the LC thread only */
-    size_t lat_cap;
-    size_t lc_reqs;          /* written by the LC thread, read after join */
-    uint64_t lc_max_late_ns; /* likewise */
 } run_ctx;
 
-typedef struct worker {
+/* An LC client (LC or LC2): one thread, one stream, open-loop requests. */
+typedef struct client {
     run_ctx *ctx;
     hipStream_t stream;
     uint64_t tag;
-} worker;
+    uint64_t offset_ns; /* request i is due at t0 + offset_ns + i x period */
+    uint64_t *lat;      /* latencies, lat_cap entries; written by the client's thread only */
+    size_t lat_cap;
+    size_t reqs;          /* written by the client's thread, read after join */
+    uint64_t max_late_ns; /* likewise */
+} client;
 
-static void *lc_thread(void *arg)
+/* A BE worker: one thread, one stream. */
+typedef struct be_worker {
+    run_ctx *ctx;
+    hipStream_t stream;
+    uint64_t tag;
+} be_worker;
+
+static void *client_thread(void *arg)
 {
-    worker *w = arg;
+    client *w = arg;
     run_ctx *c = w->ctx;
     size_t i = 0;
     for (;; i++) {
-        uint64_t due = c->t0 + (uint64_t)((double)i * c->period_ns);
-        if (due >= c->t_end || i >= c->lat_cap)
+        uint64_t due = c->t0 + w->offset_ns + (uint64_t)((double)i * c->period_ns);
+        if (due >= c->t_end || i >= w->lat_cap)
             break;
         sleep_until(due); /* returns at once when the previous request made this one late */
         uint64_t start = hipsimNowNs();
-        if (start > due && start - due > c->lc_max_late_ns)
-            c->lc_max_late_ns = start - due;
+        if (start > due && start - due > w->max_late_ns)
+            w->max_late_ns = start - due;
         for (int k = 0; k < c->kernels; k++)
             launch_kernel(c->lc_fn, w->stream, c->lc_ns, w->tag);
         CHECK(hipStreamSynchronize(w->stream));
-        c->lat[i] = hipsimNowNs() - due;
+        w->lat[i] = hipsimNowNs() - due;
     }
-    c->lc_reqs = i;
-    atomic_store(&c->lc_done, true);
+    w->reqs = i;
+    atomic_fetch_sub(&c->clients_running, 1);
     return NULL;
 }
 
 static void *be_thread(void *arg)
 {
-    worker *w = arg;
+    be_worker *w = arg;
     run_ctx *c = w->ctx;
     hipEvent_t ring[BE_INFLIGHT];
     size_t head = 0, inflight = 0;
@@ -429,7 +611,7 @@ static void *be_thread(void *arg)
         CHECK(hipEventCreateWithFlags(&ring[i], hipEventDisableTiming));
     sleep_until(c->t0 - BE_LEAD_NS);
     for (;;) {
-        bool stop = hipsimNowNs() >= c->t_end && (!c->lc || atomic_load(&c->lc_done));
+        bool stop = hipsimNowNs() >= c->t_end && atomic_load(&c->clients_running) == 0;
         if (stop && inflight == 0)
             break;
         if (!stop && inflight < BE_INFLIGHT) {
@@ -469,22 +651,59 @@ static hipStream_t create_stream(demo_prio p, int least, int greatest)
         CHECK(hipStreamCreateWithFlags(&s, hipStreamNonBlocking));
     else
         CHECK(hipStreamCreateWithPriority(&s, hipStreamNonBlocking,
-                                          p == PRIO_GREATEST ? greatest : least));
+                                          p == PRIO_GREATEST ? greatest
+                                          : p == PRIO_LEAST  ? least
+                                                             : (least + greatest) / 2));
     return s;
 }
 
-static void append_hwq(char *buf, size_t size, const char *who, hipStream_t s)
+/* Appends "WHO:value" to a comma-separated list. */
+static void append_item(char *buf, size_t size, const char *who, int value)
 {
     size_t len = strlen(buf);
     if (len < size)
-        snprintf(buf + len, size - len, "%s%s:%d", len ? "," : "", who, hipsimStreamHwQueue(s));
+        snprintf(buf + len, size - len, "%s%s:%d", len ? "," : "", who, value);
+}
+
+/* gpuprio's priority of a stream (gpuprio rows); dies if gpuprio does not know it. */
+static int gpuprio_priority(hipStream_t s, const char *who)
+{
+    int p = 0;
+    if (shim.get_priority((void *)s, &p) != 0) {
+        fprintf(stderr, "gpuprio-demo [%s]: gpuprio does not know the %s stream\n",
+                current_scenario, who);
+        _Exit(1);
+    }
+    return p;
+}
+
+/* Sets up a client of the row: its stream (created now, in the fixed order) and its buffers. */
+static void client_init(client *w, run_ctx *c, uint64_t tag, uint64_t offset_ns, size_t cap)
+{
+    *w = (client){.ctx = c, .tag = tag, .offset_ns = offset_ns, .lat_cap = cap};
+    w->lat = calloc(cap, sizeof *w->lat);
+    if (!w->lat)
+        die("out of memory");
+}
+
+static void client_result_of(client *w, client_result *out)
+{
+    qsort(w->lat, w->reqs, sizeof *w->lat, cmp_u64);
+    out->reqs = w->reqs;
+    out->p50_ns = percentile_nearest_rank(w->lat, w->reqs, 50);
+    out->p99_ns = percentile_nearest_rank(w->lat, w->reqs, 99);
+    out->max_ns = percentile_nearest_rank(w->lat, w->reqs, 100);
+    out->max_late_ns = w->max_late_ns;
+    free(w->lat);
 }
 
 static int run_scenario(const scenario *sc, const options *o)
 {
     current_scenario = sc->id;
-    /* Watchdog: a hung runtime must not hang the parent (and CI) forever. */
+    /* Watchdog: a hung runtime (or scheduler) must not hang the parent (and CI) forever. */
     alarm((unsigned)(120 + 10 * o->seconds));
+    check_environment(sc);
+    check_shim(sc);
 
     if (sc->be_workers < 0 || sc->be_workers > MAX_BE_WORKERS)
         die("bad scenario: be_workers out of range");
@@ -496,7 +715,7 @@ static int run_scenario(const scenario *sc, const options *o)
     CHECK(hipDeviceGetStreamPriorityRange(&least, &greatest));
 
     static const size_t arg_sizes[2] = {sizeof(uint64_t), sizeof(uint64_t)};
-    static run_ctx c; /* static: large, and zero-initialised atomics */
+    static run_ctx c; /* static: zero-initialised atomics */
     c.lc_fn = hipsimRegisterKernel("gpuprio_demo_lc", demo_kernel, 2, arg_sizes);
     c.be_fn = hipsimRegisterKernel("gpuprio_demo_be", demo_kernel, 2, arg_sizes);
     if (!c.lc_fn || !c.be_fn)
@@ -505,35 +724,65 @@ static int run_scenario(const scenario *sc, const options *o)
     c.be_ns = us_to_ns(o->be_us);
     c.kernels = o->kernels;
     c.period_ns = 1e9 / o->rate;
-    c.lc = sc->lc;
-    atomic_init(&c.lc_done, false);
+    atomic_init(&c.clients_running, (int)sc->lc + (int)sc->lc2);
     atomic_init(&c.be_kernels_in_window, 0);
     uint64_t window_ns = (uint64_t)(o->seconds * 1e9);
-    c.lat_cap = (size_t)(o->seconds * o->rate) + 2;
-    c.lat = calloc(c.lat_cap, sizeof *c.lat);
-    if (!c.lat)
-        die("out of memory");
+    size_t lat_cap = (size_t)(o->seconds * o->rate) + 2;
 
-    /* Streams in a fixed order, before any thread runs, so the hardware-queue mapping
-     * (round-robin in creation order) is the same in every run. */
-    worker lc_w = {.ctx = &c, .tag = 0};
-    worker be_w[MAX_BE_WORKERS];
+    /* Streams in a fixed order (LC, LC2, BE 1, BE 2, ...), before any thread runs, so the
+     * hardware-queue mapping (round-robin in creation order) is the same in every run. */
+    client lc_w = {0}, lc2_w = {0};
+    be_worker be_w[MAX_BE_WORKERS];
     row_result r;
     memset(&r, 0, sizeof r);
     if (sc->lc) {
+        client_init(&lc_w, &c, 0, 0, lat_cap);
         lc_w.stream = create_stream(sc->lc_prio, least, greatest);
-        append_hwq(r.hwq, sizeof r.hwq, "LC", lc_w.stream);
+        append_item(r.hwq, sizeof r.hwq, "LC", hipsimStreamHwQueue(lc_w.stream));
+    }
+    if (sc->lc2) {
+        client_init(&lc2_w, &c, MAX_BE_WORKERS + 1, LC2_OFFSET_NS, lat_cap);
+        lc2_w.stream = create_stream(sc->lc2_prio, least, greatest);
+        append_item(r.hwq, sizeof r.hwq, "LC2", hipsimStreamHwQueue(lc2_w.stream));
     }
     for (int i = 0; i < sc->be_workers; i++) {
-        be_w[i] = (worker){.ctx = &c, .tag = (uint64_t)i + 1};
+        be_w[i] = (be_worker){.ctx = &c, .tag = (uint64_t)i + 1};
         be_w[i].stream = create_stream(sc->be_prio, least, greatest);
-        append_hwq(r.hwq, sizeof r.hwq, "BE", be_w[i].stream);
+        append_item(r.hwq, sizeof r.hwq, "BE", hipsimStreamHwQueue(be_w[i].stream));
+    }
+
+    /* gpuprio rows: the streams must have got distinct priorities, LC > LC2 > BE, from the
+     * priorities they were created with; otherwise the row would not test scheduling at all. */
+    if (sc->gpuprio) {
+        int p_lc = sc->lc ? gpuprio_priority(lc_w.stream, "LC") : GPUPRIO_PRIORITY_MAX;
+        int p_lc2 = sc->lc2 ? gpuprio_priority(lc2_w.stream, "LC2") : p_lc;
+        if (sc->lc)
+            append_item(r.prio, sizeof r.prio, "LC", p_lc);
+        if (sc->lc2)
+            append_item(r.prio, sizeof r.prio, "LC2", p_lc2);
+        bool ordered = !sc->lc2 || p_lc > p_lc2;
+        for (int i = 0; i < sc->be_workers; i++) {
+            int p_be = gpuprio_priority(be_w[i].stream, "BE");
+            append_item(r.prio, sizeof r.prio, "BE", p_be);
+            ordered = ordered && (!(sc->lc || sc->lc2) || p_be < p_lc2);
+        }
+        if (!ordered) {
+            fprintf(stderr,
+                    "gpuprio-demo [%s]: the streams' gpuprio priorities are %s, not LC > LC2 > "
+                    "BE: gpuprio would not tell them apart\n",
+                    sc->id, r.prio);
+            _Exit(1);
+        }
     }
 
     /* Warm-up: one short kernel per stream, so first-use costs stay out of the window. */
     if (sc->lc) {
-        launch_kernel(c.lc_fn, lc_w.stream, 1000, 0);
+        launch_kernel(c.lc_fn, lc_w.stream, 1000, lc_w.tag);
         CHECK(hipStreamSynchronize(lc_w.stream));
+    }
+    if (sc->lc2) {
+        launch_kernel(c.lc_fn, lc2_w.stream, 1000, lc2_w.tag);
+        CHECK(hipStreamSynchronize(lc2_w.stream));
     }
     for (int i = 0; i < sc->be_workers; i++) {
         launch_kernel(c.be_fn, be_w[i].stream, 1000, be_w[i].tag);
@@ -543,41 +792,54 @@ static int run_scenario(const scenario *sc, const options *o)
     c.t0 = hipsimNowNs() + BE_LEAD_NS + 5ull * 1000 * 1000;
     c.t_end = c.t0 + window_ns;
 
-    pthread_t lc_tid, be_tid[MAX_BE_WORKERS];
+    pthread_t lc_tid, lc2_tid, be_tid[MAX_BE_WORKERS];
     for (int i = 0; i < sc->be_workers; i++)
         if (pthread_create(&be_tid[i], NULL, be_thread, &be_w[i]) != 0)
             die("pthread_create failed");
-    if (sc->lc && pthread_create(&lc_tid, NULL, lc_thread, &lc_w) != 0)
+    if (sc->lc && pthread_create(&lc_tid, NULL, client_thread, &lc_w) != 0)
+        die("pthread_create failed");
+    if (sc->lc2 && pthread_create(&lc2_tid, NULL, client_thread, &lc2_w) != 0)
         die("pthread_create failed");
     if (sc->lc)
         pthread_join(lc_tid, NULL);
+    if (sc->lc2)
+        pthread_join(lc2_tid, NULL);
     for (int i = 0; i < sc->be_workers; i++)
         pthread_join(be_tid[i], NULL);
 
+    /* What gpuprio did to the BE streams, read before they are destroyed. */
+    for (int i = 0; i < sc->be_workers && sc->gpuprio; i++) {
+        struct gpuprio_queue_stats st;
+        if (shim.stats((void *)be_w[i].stream, &st) != 0)
+            die("gpuprio_stream_stats failed for a BE stream");
+        r.be_suspensions += st.suspensions;
+    }
+
     if (sc->lc)
         CHECK(hipStreamDestroy(lc_w.stream));
+    if (sc->lc2)
+        CHECK(hipStreamDestroy(lc2_w.stream));
     for (int i = 0; i < sc->be_workers; i++)
         CHECK(hipStreamDestroy(be_w[i].stream));
     CHECK(hipDeviceSynchronize());
 
-    qsort(c.lat, c.lc_reqs, sizeof *c.lat, cmp_u64);
     r.window_ns = window_ns;
     r.slots = env_uint("HIPSIM_COMPUTE_SLOTS", 1);
-    r.lc_reqs = c.lc_reqs;
-    r.lc_p50_ns = percentile_nearest_rank(c.lat, c.lc_reqs, 50);
-    r.lc_p99_ns = percentile_nearest_rank(c.lat, c.lc_reqs, 99);
-    r.lc_max_ns = percentile_nearest_rank(c.lat, c.lc_reqs, 100);
-    r.lc_max_late_ns = c.lc_max_late_ns;
+    if (sc->lc)
+        client_result_of(&lc_w, &r.lc);
+    if (sc->lc2)
+        client_result_of(&lc2_w, &r.lc2);
     r.be_kernels = atomic_load(&c.be_kernels_in_window);
     r.be_busy_ns = r.be_kernels * c.be_ns;
-    free(c.lat);
     print_result_line(stdout, sc, &r);
     return 0;
 }
 
 /* ---------------------------------------------------------------------------------------------
- * The parent: one child process per row, then the table.
+ * The parent: one child process per row, then the tables.
  * ------------------------------------------------------------------------------------------- */
+
+#define SHIM_PRELOAD "LD_PRELOAD=" GPUPRIO_SHIM_PATH
 
 static size_t env_name_len(const char *kv)
 {
@@ -585,14 +847,26 @@ static size_t env_name_len(const char *kv)
     return eq ? (size_t)(eq - kv) : strlen(kv);
 }
 
-/* environ with the row's variables set (replacing any of the same name). Caller frees. */
+/* The row's environment entries: its own, then LD_PRELOAD of the shim for a gpuprio row. */
+static size_t row_env_entries(const scenario *sc, const char **out, size_t max)
+{
+    size_t n = 0;
+    for (size_t j = 0; sc->env && sc->env[j] && n < max; j++)
+        out[n++] = sc->env[j];
+    if (sc->gpuprio && n < max)
+        out[n++] = SHIM_PRELOAD;
+    return n;
+}
+
+/* environ with the row's entries applied: "NAME=VALUE" set (replacing any of the same name),
+ * "NAME" unset. Caller frees. */
 static char **row_environment(const scenario *sc)
 {
-    size_t n = 0, extra = 0;
+    const char *entries[16];
+    size_t extra = row_env_entries(sc, entries, sizeof entries / sizeof entries[0]);
+    size_t n = 0;
     while (environ[n])
         n++;
-    while (sc->env[extra])
-        extra++;
     char **envp = calloc(n + extra + 1, sizeof *envp);
     if (!envp)
         return NULL;
@@ -600,19 +874,19 @@ static char **row_environment(const scenario *sc)
     for (size_t i = 0; i < n; i++) {
         bool overridden = false;
         for (size_t j = 0; j < extra && !overridden; j++) {
-            size_t len = env_name_len(sc->env[j]);
+            size_t len = env_name_len(entries[j]);
             overridden =
-                env_name_len(environ[i]) == len && strncmp(environ[i], sc->env[j], len) == 0;
+                env_name_len(environ[i]) == len && strncmp(environ[i], entries[j], len) == 0;
         }
         if (!overridden)
             envp[k++] = environ[i];
     }
     for (size_t j = 0; j < extra; j++)
-        envp[k++] = (char *)(uintptr_t)sc->env[j];
+        if (strchr(entries[j], '='))
+            envp[k++] = (char *)(uintptr_t)entries[j];
     envp[k] = NULL;
     return envp;
 }
-
 /* Runs one row in a child process; true with *r filled in if it succeeded. */
 static bool run_row(const scenario *sc, const options *o, const char *argv0, row_result *r)
 {
@@ -700,7 +974,7 @@ static bool run_row(const scenario *sc, const options *o, const char *argv0, row
     return ok;
 }
 
-/* ---- the table: columns are data; each formats one cell of a row ---- */
+/* ---- the tables: columns are data; each formats one cell of a row ---- */
 
 typedef struct cell_ctx {
     const scenario *sc;
@@ -716,14 +990,19 @@ typedef struct column {
     const char *title; /* text table heading */
     const char *key;   /* CSV heading */
     bool left;         /* left-aligned in the text table */
+    unsigned tables;   /* the text tables it appears in (bits 1 << demo_table); CSV has all */
     cell_fn cell;
 } column;
 
 #define NA(buf, size, c) snprintf(buf, size, "%s", (c)->csv ? "" : "-")
 
-static bool has_lc(const cell_ctx *c)
+/* The row's result for the LC client (lc2 false) or LC2 (lc2 true), or NULL if it has none. */
+static const client_result *client_of(const cell_ctx *c, bool lc2)
 {
-    return c->r && c->sc->lc && c->r->lc_reqs > 0;
+    if (!c->r || !(lc2 ? c->sc->lc2 : c->sc->lc))
+        return NULL;
+    const client_result *cr = lc2 ? &c->r->lc2 : &c->r->lc;
+    return cr->reqs > 0 ? cr : NULL;
 }
 
 static bool has_be(const cell_ctx *c)
@@ -746,45 +1025,49 @@ static void cell_status(char *buf, size_t size, const cell_ctx *c)
     snprintf(buf, size, "%s", c->r ? "ok" : "FAILED");
 }
 
-static void cell_ms(char *buf, size_t size, const cell_ctx *c, uint64_t ns)
+enum client_stat { STAT_P50, STAT_P99, STAT_MAX, STAT_REQS, STAT_P99_RATIO };
+
+/* One statistic of a client: milliseconds, a count, or its P99 over LC alone's. */
+static void cell_client(char *buf, size_t size, const cell_ctx *c, bool lc2, enum client_stat st)
 {
-    if (!has_lc(c))
+    const client_result *cr = client_of(c, lc2);
+    if (!cr || (st == STAT_P99_RATIO && (!c->lc_base || c->lc_base->lc.p99_ns == 0))) {
         NA(buf, size, c);
-    else
-        snprintf(buf, size, "%.3f", (double)ns / 1e6);
-}
-
-static void cell_lc_p50(char *buf, size_t size, const cell_ctx *c)
-{
-    cell_ms(buf, size, c, c->r ? c->r->lc_p50_ns : 0);
-}
-
-static void cell_lc_p99(char *buf, size_t size, const cell_ctx *c)
-{
-    cell_ms(buf, size, c, c->r ? c->r->lc_p99_ns : 0);
-}
-
-static void cell_lc_max(char *buf, size_t size, const cell_ctx *c)
-{
-    cell_ms(buf, size, c, c->r ? c->r->lc_max_ns : 0);
-}
-
-static void cell_lc_reqs(char *buf, size_t size, const cell_ctx *c)
-{
-    if (!has_lc(c))
-        NA(buf, size, c);
-    else
-        snprintf(buf, size, "%" PRIu64, c->r->lc_reqs);
-}
-
-static void cell_lc_ratio(char *buf, size_t size, const cell_ctx *c)
-{
-    if (!has_lc(c) || !c->lc_base || c->lc_base->lc_p99_ns == 0)
-        NA(buf, size, c);
-    else
+        return;
+    }
+    switch (st) {
+    case STAT_P50:
+        snprintf(buf, size, "%.3f", (double)cr->p50_ns / 1e6);
+        break;
+    case STAT_P99:
+        snprintf(buf, size, "%.3f", (double)cr->p99_ns / 1e6);
+        break;
+    case STAT_MAX:
+        snprintf(buf, size, "%.3f", (double)cr->max_ns / 1e6);
+        break;
+    case STAT_REQS:
+        snprintf(buf, size, "%" PRIu64, cr->reqs);
+        break;
+    case STAT_P99_RATIO:
         snprintf(buf, size, c->csv ? "%.3f" : "%.1fx",
-                 (double)c->r->lc_p99_ns / (double)c->lc_base->lc_p99_ns);
+                 (double)cr->p99_ns / (double)c->lc_base->lc.p99_ns);
+        break;
+    }
 }
+
+#define CLIENT_CELL(name, lc2, st)                                                                 \
+    static void name(char *buf, size_t size, const cell_ctx *c)                                    \
+    {                                                                                              \
+        cell_client(buf, size, c, lc2, st);                                                        \
+    }
+CLIENT_CELL(cell_lc_p50, false, STAT_P50)
+CLIENT_CELL(cell_lc_p99, false, STAT_P99)
+CLIENT_CELL(cell_lc_max, false, STAT_MAX)
+CLIENT_CELL(cell_lc_reqs, false, STAT_REQS)
+CLIENT_CELL(cell_lc_ratio, false, STAT_P99_RATIO)
+CLIENT_CELL(cell_lc2_p50, true, STAT_P50)
+CLIENT_CELL(cell_lc2_p99, true, STAT_P99)
+CLIENT_CELL(cell_lc2_ratio, true, STAT_P99_RATIO)
 
 static void cell_be_rate(char *buf, size_t size, const cell_ctx *c)
 {
@@ -813,54 +1096,71 @@ static void cell_be_ratio(char *buf, size_t size, const cell_ctx *c)
         snprintf(buf, size, "%.2f", be_per_s(c->r) / be_per_s(c->be_base));
 }
 
+#define T_LC_BE (1u << TABLE_LC_BE)
+#define T_GROUPS (1u << TABLE_GROUPS)
+#define T_ALL (T_LC_BE | T_GROUPS)
+
 static const column columns[] = {
-    {"Scenario", "scenario", true, cell_name},
-    {"Status", "status", true, cell_status},
-    {"LC P50 ms", "lc_p50_ms", false, cell_lc_p50},
-    {"LC P99 ms", "lc_p99_ms", false, cell_lc_p99},
-    {"LC max ms", "lc_max_ms", false, cell_lc_max},
-    {"LC reqs", "lc_requests", false, cell_lc_reqs},
-    {"P99 vs alone", "lc_p99_vs_alone", false, cell_lc_ratio},
-    {"BE kern/s", "be_kernels_per_s", false, cell_be_rate},
-    {"BE busy", "be_busy_fraction", false, cell_be_busy},
-    {"BE vs alone", "be_vs_alone", false, cell_be_ratio},
+    {"Scenario", "scenario", true, T_ALL, cell_name},
+    {"Status", "status", true, T_ALL, cell_status},
+    {"LC P50 ms", "lc_p50_ms", false, T_ALL, cell_lc_p50},
+    {"LC P99 ms", "lc_p99_ms", false, T_ALL, cell_lc_p99},
+    {"LC max ms", "lc_max_ms", false, T_LC_BE, cell_lc_max},
+    {"LC reqs", "lc_requests", false, T_LC_BE, cell_lc_reqs},
+    {"P99 vs alone", "lc_p99_vs_alone", false, T_ALL, cell_lc_ratio},
+    {"LC2 P50 ms", "lc2_p50_ms", false, T_GROUPS, cell_lc2_p50},
+    {"LC2 P99 ms", "lc2_p99_ms", false, T_GROUPS, cell_lc2_p99},
+    {"LC2 vs alone", "lc2_p99_vs_alone", false, T_GROUPS, cell_lc2_ratio},
+    {"BE kern/s", "be_kernels_per_s", false, T_ALL, cell_be_rate},
+    {"BE busy", "be_busy_fraction", false, T_ALL, cell_be_busy},
+    {"BE vs alone", "be_vs_alone", false, T_ALL, cell_be_ratio},
 };
 #define NCOLUMNS (sizeof columns / sizeof columns[0])
 #define CELL_LEN 48
 
-/* Prints rows x NCOLUMNS cells as an aligned text table or as CSV. */
-static void print_table(FILE *f, const char (*cells)[NCOLUMNS][CELL_LEN], size_t rows, bool csv)
+/* Prints the rows of `table` with its columns as an aligned text table. */
+static void print_table(FILE *f, const char (*cells)[NCOLUMNS][CELL_LEN], demo_table table)
 {
-    if (csv) {
-        for (size_t j = 0; j < NCOLUMNS; j++)
-            fprintf(f, "%s%s", j ? "," : "", columns[j].key);
-        fprintf(f, "\n");
-        for (size_t i = 0; i < rows; i++) {
-            for (size_t j = 0; j < NCOLUMNS; j++)
-                fprintf(f, "%s%s", j ? "," : "", cells[i][j]);
-            fprintf(f, "\n");
-        }
-        return;
-    }
-    int width[NCOLUMNS];
+    int width[NCOLUMNS] = {0};
     int total = 0;
     for (size_t j = 0; j < NCOLUMNS; j++) {
+        if (!(columns[j].tables & (1u << table)))
+            continue;
         width[j] = (int)strlen(columns[j].title);
-        for (size_t i = 0; i < rows; i++)
-            if ((int)strlen(cells[i][j]) > width[j])
+        for (size_t i = 0; i < NSCENARIOS; i++)
+            if (scenarios[i].table == table && (int)strlen(cells[i][j]) > width[j])
                 width[j] = (int)strlen(cells[i][j]);
         total += width[j] + (j ? 2 : 0);
     }
+    fprintf(f, "%s\n", table_titles[table]);
     for (size_t j = 0; j < NCOLUMNS; j++)
-        fprintf(f, "%s%*s", j ? "  " : "", columns[j].left ? -width[j] : width[j],
-                columns[j].title);
+        if (columns[j].tables & (1u << table))
+            fprintf(f, "%s%*s", j ? "  " : "", columns[j].left ? -width[j] : width[j],
+                    columns[j].title);
     fprintf(f, "\n");
     for (int k = 0; k < total; k++)
         fputc('-', f);
     fprintf(f, "\n");
-    for (size_t i = 0; i < rows; i++) {
+    for (size_t i = 0; i < NSCENARIOS; i++) {
+        if (scenarios[i].table != table)
+            continue;
         for (size_t j = 0; j < NCOLUMNS; j++)
-            fprintf(f, "%s%*s", j ? "  " : "", columns[j].left ? -width[j] : width[j], cells[i][j]);
+            if (columns[j].tables & (1u << table))
+                fprintf(f, "%s%*s", j ? "  " : "", columns[j].left ? -width[j] : width[j],
+                        cells[i][j]);
+        fprintf(f, "\n");
+    }
+}
+
+/* Prints every row with every column as CSV (a cell that does not apply is empty). */
+static void print_csv(FILE *f, const char (*cells)[NCOLUMNS][CELL_LEN])
+{
+    for (size_t j = 0; j < NCOLUMNS; j++)
+        fprintf(f, "%s%s", j ? "," : "", columns[j].key);
+    fprintf(f, "\n");
+    for (size_t i = 0; i < NSCENARIOS; i++) {
+        for (size_t j = 0; j < NCOLUMNS; j++)
+            fprintf(f, "%s%s", j ? "," : "", cells[i][j]);
         fprintf(f, "\n");
     }
 }
@@ -881,7 +1181,8 @@ static void print_header(FILE *f, const options *o, const char *argv0)
 {
     double period_ms = 1e3 / o->rate;
     fprintf(f, "gpuprio-demo: latency-critical (LC) requests next to saturating best-effort (BE) "
-               "kernels,\non the simulated HIP device (tests/sim, no GPU).\n\n");
+               "kernels,\non the simulated HIP device (tests/sim, no GPU), natively and under "
+               "gpuprio.\n\n");
     fprintf(f, "What runs (same workloads in every row; a row runs only the ones it names):\n");
     fprintf(f,
             "  LC: 1 thread, 1 stream. Open-loop: request i is due at t0 + i x %.3f ms (%g/s);\n"
@@ -889,12 +1190,18 @@ static void print_header(FILE *f, const options *o, const char *argv0)
             "      Latency = completion - due time (lateness counts).\n",
             period_ms, o->rate, o->kernels, o->lc_us);
     fprintf(f,
+            "  LC2 (three-group rows): a second LC client on its own thread and stream, the same\n"
+            "      requests, each due %.3f ms after LC's (while LC's is still running).\n",
+            (double)LC2_OFFSET_NS / 1e6);
+    fprintf(f,
             "  BE: per worker 1 thread, 1 stream, kernels of %g us, at most %d in flight (event\n"
             "      ring); starts %llu ms before t0, stops when the window ends and LC is done.\n",
             o->be_us, BE_INFLIGHT, BE_LEAD_NS / 1000000);
     fprintf(f,
-            "  Streams are non-blocking, created LC first, then BE 1, BE 2, before any thread\n"
-            "  starts. Measured window per row: [t0, t0 + %g s).\n",
+            "  Streams are non-blocking, created LC, LC2, BE 1, BE 2, before any thread starts.\n"
+            "  Each asks for a stream priority: LC the device's greatest, LC2 the middle, BE the\n"
+            "  least (gpuprio maps HIP's -1, 0, 1 onto high 10, normal 0, low -10).\n"
+            "  Measured window per row: [t0, t0 + %g s).\n",
             o->seconds);
     fprintf(f, "Simulator:");
     print_env_setting(f, "HIPSIM_COMPUTE_SLOTS", "1");
@@ -907,10 +1214,23 @@ static void print_header(FILE *f, const options *o, const char *argv0)
     fprintf(f,
             "\n  Compute slots are granted in FIFO ticket order; stream priority is ignored.\n"
             "  Rows run with timer slack 1 ns (prctl), so simulated durations overshoot less.\n");
+    fprintf(f,
+            "gpuprio rows: LD_PRELOAD=%s\n"
+            "  (HPF: while a stream is active, the threads of lower-priority streams are held "
+            "before\n  they submit; W = GPUPRIO_WINDOW, commands a lower-priority stream may have "
+            "in flight.)\n",
+            GPUPRIO_SHIM_PATH);
     if (getenv("HIPSIM_FAULT"))
         fprintf(f, "  WARNING: HIPSIM_FAULT is set: the simulator breaks a rule on purpose.\n");
     if (getenv("LD_PRELOAD"))
-        fprintf(f, "  NOTE: LD_PRELOAD=%s is inherited by every row.\n", getenv("LD_PRELOAD"));
+        fprintf(f,
+                "  NOTE: LD_PRELOAD=%s is inherited by the native rows (gpuprio rows replace it);\n"
+                "  a native row fails if it finds gpuprio loaded.\n",
+                getenv("LD_PRELOAD"));
+    for (char **e = environ; *e; e++)
+        if (strncmp(*e, "GPUPRIO_", 8) == 0)
+            fprintf(f, "  NOTE: %s is inherited by the gpuprio rows that do not set or unset it.\n",
+                    *e);
     fprintf(f, "Rows (each in its own process: %s --scenario ID [options]):\n", argv0);
     int id_w = 0, title_w = 0;
     for (size_t i = 0; i < NSCENARIOS; i++) {
@@ -924,56 +1244,90 @@ static void print_header(FILE *f, const options *o, const char *argv0)
         fprintf(f, "  %-*s  %-*s  runs:", id_w, sc->id, title_w, sc->title);
         if (sc->lc)
             fprintf(f, " LC (%s)", prio_name(sc->lc_prio));
+        if (sc->lc2)
+            fprintf(f, " + LC2 (%s)", prio_name(sc->lc2_prio));
         if (sc->be_workers)
             fprintf(f, "%s %d x BE (%s)", sc->lc ? " +" : "", sc->be_workers,
                     prio_name(sc->be_prio));
         if (sc->lc && sc->be_workers)
             fprintf(f, " concurrently");
-        for (size_t j = 0; sc->env[j]; j++)
-            fprintf(f, "%s%s", j ? " " : "; env: ", sc->env[j]);
+        if (sc->gpuprio)
+            fprintf(f, "; gpuprio");
+        for (size_t j = 0; sc->env && sc->env[j]; j++)
+            fprintf(f, "%s%s%s", j ? " " : ": ", sc->env[j],
+                    strchr(sc->env[j], '=') ? "" : " unset");
         fprintf(f, "\n");
     }
     fprintf(f, "Options: --seconds %g --rate %g --kernels %d --lc-us %g --be-us %g\n\n", o->seconds,
             o->rate, o->kernels, o->lc_us, o->be_us);
 }
 
-/* The hardware queue of the LC stream if a BE stream shares it (hwq as "LC:1,BE:2,BE:1"), or -1. */
+/* The hardware queue an LC client (LC or LC2) shares with another stream in hwq
+ * ("LC:1,LC2:2,BE:1"), or -1 when none does. */
 static int lc_shared_hwq(const char *hwq)
 {
-    int lc = -1;
-    if (sscanf(hwq, "LC:%d", &lc) != 1)
-        return -1;
-    for (const char *p = strstr(hwq, "BE:"); p; p = strstr(p + 3, "BE:"))
-        if (atoi(p + 3) == lc)
-            return lc;
+    char who[8][8];
+    int q[8], n = 0;
+    const char *p = hwq;
+    while (p && n < 8) {
+        if (sscanf(p, "%7[^:,]:%d", who[n], &q[n]) == 2)
+            n++;
+        p = strchr(p, ',');
+        if (p)
+            p++;
+    }
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < n; j++)
+            if (i != j && q[i] == q[j] && strncmp(who[i], "LC", 2) == 0)
+                return q[i];
     return -1;
 }
 
 static void print_notes(FILE *f, const options *o, const row_result *res, const bool *ok)
 {
-    fprintf(
-        f,
-        "\nP99 vs alone = LC P99 / P99 of \"%s\". BE busy = BE kernels completed in the window\n"
-        "x %g us / (window x compute slots). BE vs alone = BE kernels/s / that of \"%s\".\n",
-        find_scenario(LC_BASELINE)->title, o->be_us, find_scenario(BE_BASELINE)->title);
-    fprintf(f, "Hardware queue of each stream:");
+    fprintf(f,
+            "\nP99 vs alone = LC P99 / P99 of \"%s\"; LC2 vs alone = LC2 P99 / that same P99.\n"
+            "BE busy = BE kernels completed in the window x %g us / (window x compute slots).\n"
+            "BE vs alone = BE kernels/s / that of \"%s\" (one worker).\n",
+            find_scenario(LC_BASELINE)->title, o->be_us, find_scenario(BE_BASELINE)->title);
+    fprintf(f,
+            "Per row: hardware queue of each stream; in gpuprio rows, each stream's gpuprio\n"
+            "priority, and how often gpuprio suspended the BE streams (whole run, all of them):\n");
+    int id_w = 0;
     for (size_t i = 0; i < NSCENARIOS; i++)
-        fprintf(f, "%s %s %s", i ? ";" : "", scenarios[i].id, ok[i] ? res[i].hwq : "?");
-    fprintf(f, "\n");
+        if ((int)strlen(scenarios[i].id) > id_w)
+            id_w = (int)strlen(scenarios[i].id);
+    for (size_t i = 0; i < NSCENARIOS; i++) {
+        const scenario *sc = &scenarios[i];
+        const row_result *r = &res[i];
+        fprintf(f, "  %-*s  %s", id_w, sc->id, ok[i] ? r->hwq : "FAILED");
+        if (ok[i] && sc->gpuprio) {
+            fprintf(f, "  priorities %s", r->prio);
+            if (sc->be_workers)
+                fprintf(f, "  BE suspended %" PRIu64 " times", r->be_suspensions);
+        }
+        fprintf(f, "\n");
+    }
     for (size_t i = 0; i < NSCENARIOS; i++)
         if (ok[i] && lc_shared_hwq(res[i].hwq) >= 0)
-            fprintf(f,
-                    "NOTE: in \"%s\" the LC stream shares hardware queue %d with a BE stream, so\n"
-                    "  it also waits for that stream's queued kernels (raise HIPSIM_HW_QUEUES).\n",
-                    scenarios[i].title, lc_shared_hwq(res[i].hwq));
+            fprintf(
+                f,
+                "NOTE: in \"%s\" an LC client shares hardware queue %d with another stream,\n"
+                "  so it also waits for that stream's queued kernels (raise HIPSIM_HW_QUEUES).\n",
+                scenarios[i].title, lc_shared_hwq(res[i].hwq));
     uint64_t period_ns = (uint64_t)(1e9 / o->rate);
-    for (size_t i = 0; i < NSCENARIOS; i++)
-        if (ok[i] && scenarios[i].lc && res[i].lc_max_late_ns > period_ns)
-            fprintf(f,
-                    "NOTE: in \"%s\" an LC request started %.1f ms after it was due: LC does\n"
-                    "  not keep up with %g requests/s there, so its backlog (and its percentiles)\n"
-                    "  grow with --seconds.\n",
-                    scenarios[i].title, (double)res[i].lc_max_late_ns / 1e6, o->rate);
+    for (size_t i = 0; i < NSCENARIOS; i++) {
+        const client_result *cl[2] = {scenarios[i].lc ? &res[i].lc : NULL,
+                                      scenarios[i].lc2 ? &res[i].lc2 : NULL};
+        for (int k = 0; k < 2; k++)
+            if (ok[i] && cl[k] && cl[k]->max_late_ns > period_ns)
+                fprintf(f,
+                        "NOTE: in \"%s\" an %s request started %.1f ms after it was due: %s does\n"
+                        "  not keep up with %g requests/s there, so its backlog (and its\n"
+                        "  percentiles) grow with --seconds.\n",
+                        scenarios[i].title, k ? "LC2" : "LC", (double)cl[k]->max_late_ns / 1e6,
+                        k ? "LC2" : "LC", o->rate);
+    }
 }
 
 static int run_all(const options *o, const char *argv0)
@@ -1003,8 +1357,19 @@ static int run_all(const options *o, const char *argv0)
         for (size_t j = 0; j < NCOLUMNS; j++)
             columns[j].cell(cells[i][j], CELL_LEN, &c);
     }
-    print_table(stdout, (const char(*)[NCOLUMNS][CELL_LEN])cells, NSCENARIOS, o->csv);
+    const char(*table_cells)[NCOLUMNS][CELL_LEN] = (const char(*)[NCOLUMNS][CELL_LEN])cells;
+    if (o->csv) {
+        print_csv(stdout, table_cells);
+    } else {
+        for (int t = 0; t < NTABLES; t++) {
+            if (t)
+                fprintf(stdout, "\n");
+            print_table(stdout, table_cells, (demo_table)t);
+        }
+    }
     print_notes(info, o, res, ok);
+    if (!all_ok)
+        fprintf(stderr, "gpuprio-demo: at least one row FAILED (see the messages above)\n");
     return all_ok ? 0 : 1;
 }
 

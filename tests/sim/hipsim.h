@@ -23,7 +23,7 @@
  *                           same NAME (a segment /dev/shm/hipsim-UID-NAME-DEV), so processes
  *                           contend for one simulated device
  *   HIPSIM_TRACE=PATH       append one line per executed kernel to PATH:
- *                           "pid device stream_id hwq name tag start_ns end_ns"
+ *                           "pid device stream_id hwq name tag start_ns end_ns submit_ns"
  *   HIPSIM_FAULT=NAME       break one documented semantic on purpose (docs/simulator.md), used
  *                           to show that the conformance suite detects it
  */
@@ -78,6 +78,7 @@ typedef struct hipsimTraceEntry {
     uint64_t tag;
     uint64_t start_ns; /* CLOCK_MONOTONIC */
     uint64_t end_ns;
+    uint64_t submit_ns; /* when the runtime queued the launch */
 } hipsimTraceEntry;
 
 /* Starts (or restarts, clearing it) the in-process kernel trace; holds up to capacity entries. */

@@ -50,8 +50,8 @@ static int env_int(const char *name, int def, int lo, int hi)
     errno = 0;
     long n = strtol(v, &end, 10);
     if (errno || *end || n < lo || n > hi) {
-        fprintf(stderr, "hipsim: %s='%s' is not a whole number from %d to %d; using %d\n", name,
-                v, lo, hi, def);
+        fprintf(stderr, "hipsim: %s='%s' is not a whole number from %d to %d; using %d\n", name, v,
+                lo, hi, def);
         return def;
     }
     return (int)n;
@@ -307,6 +307,7 @@ void sim_trace_record(const struct sim_cmd *cmd, const char *name, uint64_t tag)
     e.tag = tag;
     e.start_ns = cmd->start_ns;
     e.end_ns = cmd->end_ns;
+    e.submit_ns = cmd->submit_ns;
 
     pthread_mutex_lock(&trace_lock);
     if (trace_count < trace_cap)
@@ -324,9 +325,11 @@ void sim_trace_record(const struct sim_cmd *cmd, const char *name, uint64_t tag)
 
     if (fd >= 0) {
         char line[256];
-        int n = snprintf(line, sizeof line, "%d %d %" PRIu64 " %d %s %" PRIu64 " %" PRIu64
-                         " %" PRIu64 "\n", (int)getpid(), e.device, e.stream_id, e.hw_queue,
-                         e.name, e.tag, e.start_ns, e.end_ns);
+        int n =
+            snprintf(line, sizeof line,
+                     "%d %d %" PRIu64 " %d %s %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 "\n",
+                     (int)getpid(), e.device, e.stream_id, e.hw_queue, e.name, e.tag, e.start_ns,
+                     e.end_ns, e.submit_ns);
         /* One write per line with O_APPEND keeps lines of concurrent processes whole. */
         if (n > 0 && write(fd, line, (size_t)n) < 0)
             SIM_UNUSED(0);

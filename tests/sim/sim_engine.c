@@ -124,6 +124,7 @@ void sim_enqueue(struct ihipStream_t *s, struct sim_cmd *cmd)
     add_null_stream_deps(dev, s, cmd);
 
     cmd->stream = s;
+    cmd->submit_ns = sim_now_ns();
     s->refs++;
     s->pending++;
     dev->pending++;
@@ -195,7 +196,8 @@ static bool value_condition(const struct sim_cmd *c)
 
 static void sleep_ns(uint64_t ns)
 {
-    struct timespec ts = {.tv_sec = (time_t)(ns / 1000000000u), .tv_nsec = (long)(ns % 1000000000u)};
+    struct timespec ts = {.tv_sec = (time_t)(ns / 1000000000u),
+                          .tv_nsec = (long)(ns % 1000000000u)};
     nanosleep(&ts, NULL);
 }
 

@@ -77,6 +77,7 @@ struct sim_cmd {
     int hw_queue;
     struct sim_cmd **deps;
     int ndeps;
+    uint64_t submit_ns; /* when the runtime queued it (after any capture) */
     uint64_t start_ns, end_ns;
     union {
         struct {
@@ -135,7 +136,7 @@ struct ihipStream_t {
     int priority;
     int hw_queue;
     enum sim_stream_kind kind;
-    int refs; /* the live handle plus each queued command */
+    int refs;         /* the live handle plus each queued command */
     unsigned pending; /* queued commands not yet complete */
     struct sim_cmd *last;
     struct sim_capture *capture;
@@ -182,13 +183,7 @@ void sim_wait(void);
 
 /* ---- handle registry (sim_core.c): which pointers are live objects of which type ---- */
 
-enum sim_handle_type {
-    SIM_H_STREAM = 1,
-    SIM_H_EVENT,
-    SIM_H_GRAPH,
-    SIM_H_GRAPH_EXEC,
-    SIM_H_MODULE
-};
+enum sim_handle_type { SIM_H_STREAM = 1, SIM_H_EVENT, SIM_H_GRAPH, SIM_H_GRAPH_EXEC, SIM_H_MODULE };
 int sim_handle_add(const void *p, enum sim_handle_type type);
 bool sim_handle_valid(const void *p, enum sim_handle_type type);
 void sim_handle_remove(const void *p);
