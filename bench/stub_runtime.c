@@ -8,6 +8,7 @@
  * the time without is what gpuprio adds, down to nanoseconds. It also provides the two hipsim*
  * functions launch_overhead.c uses, so the same program runs on either.
  */
+#include <stdatomic.h>
 #include <stdint.h>
 #include <time.h>
 
@@ -18,7 +19,7 @@ static _Atomic uintptr_t next_token = 0x1000;
 /* Distinct handles; a stream's creation priority (-1, 0 or 1) lives in its low bits. */
 static void *token(void)
 {
-    return (void *)(next_token += 16);
+    return (void *)(atomic_fetch_add(&next_token, 16) + 16);
 }
 
 static int stream_priority(hipStream_t stream)

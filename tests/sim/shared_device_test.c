@@ -86,11 +86,12 @@ static int test_contention(const char *trace)
     FILE *f = fopen(trace, "r");
     struct span spans[64];
     int n = 0, dev, hwq;
-    uint64_t stream, tag;
+    uint64_t stream, tag, submitted;
     char name[64];
     while (f && n < 64 &&
-           fscanf(f, "%d %d %" SCNu64 " %d %63s %" SCNu64 " %" SCNu64 " %" SCNu64, &spans[n].pid,
-                  &dev, &stream, &hwq, name, &tag, &spans[n].start, &spans[n].end) == 8)
+           fscanf(f, "%d %d %" SCNu64 " %d %63s %" SCNu64 " %" SCNu64 " %" SCNu64 " %" SCNu64,
+                  &spans[n].pid, &dev, &stream, &hwq, name, &tag, &spans[n].start, &spans[n].end,
+                  &submitted) == 9)
         n++;
     if (f)
         fclose(f);
