@@ -50,6 +50,16 @@ static void init_cv(void)
 }
 
 static void no_hook(void) {}
+static uint64_t no_progress_elsewhere(void)
+{
+    return 0;
+}
+
+/* Work seen finished, for the watchdog: this process's markers, and what the hook adds. */
+static uint64_t all_progress(void)
+{
+    return atomic_load(&progress) + hooks.progress_elsewhere();
+}
 
 void xq_admission_configure(const struct xq_admission_config *config,
                             const struct xq_marker_ops *ops, const struct xq_admission_hooks *h)
@@ -60,6 +70,8 @@ void xq_admission_configure(const struct xq_admission_config *config,
     hooks = *h;
     if (!hooks.activity_changed)
         hooks.activity_changed = no_hook;
+    if (!hooks.progress_elsewhere)
+        hooks.progress_elsewhere = no_progress_elsewhere;
     if (!marker_ops.record)
         cfg.enabled = false;
     init_cv();
@@ -98,12 +110,12 @@ static void wake_waiters(void)
 /* Takes a slot unless the queue is suspended or throttled with its window full (or force). */
 static bool reserve(struct xqueue *q, bool force)
 {
-    uint64_t g = atomic_load(&q->gate);
+    uint64_t g = atomic_load(&xq_st(q)->gate);
     for (;;) {
         if (!force && ((g & XQ_GATE_SUSPENDED) ||
                        ((g & XQ_GATE_THROTTLED) && XQ_GATE_IN_FLIGHT(g) >= cfg.window)))
             return false;
-        if (atomic_compare_exchange_weak(&q->gate, &g, g + 1))
+        if (atomic_compare_exchange_weak(&xq_st(q)->gate, &g, g + 1))
             return true;
     }
 }
@@ -111,9 +123,9 @@ static bool reserve(struct xqueue *q, bool force)
 /* With sched_mu held. */
 static void activate_locked(struct xqueue *q)
 {
-    if (atomic_load(&q->active))
+    if (atomic_load(&xq_st(q)->active))
         return;
-    atomic_store(&q->active, true);
+    atomic_store(&xq_st(q)->active, true);
     atomic_fetch_add(&active_queues, 1);
     hooks.activity_changed();
 }
@@ -125,7 +137,7 @@ static void wait_for_admission(struct xqueue *q)
     atomic_fetch_add(&q->waiters, 1);
     atomic_fetch_add(&total_waiters, 1);
     activate_locked(q);
-    uint64_t seen = atomic_load(&progress), since = start;
+    uint64_t seen = all_progress(), since = start;
     for (;;) {
         if (reserve(q, false))
             break;
@@ -133,7 +145,7 @@ static void wait_for_admission(struct xqueue *q)
             reserve(q, true);
             break;
         }
-        uint64_t now = xq_now_ns(), p = atomic_load(&progress);
+        uint64_t now = xq_now_ns(), p = all_progress();
         if (p != seen) {
             seen = p;
             since = now;
@@ -157,7 +169,7 @@ static void wait_for_admission(struct xqueue *q)
     atomic_fetch_sub(&q->waiters, 1);
     atomic_fetch_sub(&total_waiters, 1);
     pthread_mutex_unlock(&sched_mu);
-    atomic_fetch_add_explicit(&q->held_ns, xq_now_ns() - start, memory_order_relaxed);
+    atomic_fetch_add_explicit(&xq_st(q)->held_ns, xq_now_ns() - start, memory_order_relaxed);
 }
 
 void xq_admit(struct xqueue *q, struct xq_ticket *t)
@@ -166,10 +178,10 @@ void xq_admit(struct xqueue *q, struct xq_ticket *t)
     t->reserved = false;
     if (!q || !cfg.enabled || atomic_load(&captures) || atomic_load(&exiting))
         return;
-    if (!(atomic_load(&q->gate) & XQ_GATE_DECISION))
+    if (!(atomic_load(&xq_st(q)->gate) & XQ_GATE_DECISION))
         return; /* one priority on the device: nothing to schedule, nothing to follow */
     if (reserve(q, false)) {
-        if (!atomic_load(&q->active)) {
+        if (!atomic_load(&xq_st(q)->active)) {
             pthread_mutex_lock(&sched_mu);
             activate_locked(q);
             pthread_mutex_unlock(&sched_mu);
@@ -183,7 +195,7 @@ void xq_admit(struct xqueue *q, struct xq_ticket *t)
 /* Gives back n slots of q. */
 static void free_slots(struct xqueue *q, unsigned n, uint64_t now)
 {
-    uint64_t before = atomic_fetch_sub(&q->gate, n);
+    uint64_t before = atomic_fetch_sub(&xq_st(q)->gate, n);
     if (XQ_GATE_IN_FLIGHT(before) == n)
         atomic_store(&q->last_done_ns, now);
 }
@@ -209,9 +221,11 @@ static bool ring_reserve(struct xq_marker_ring *r)
 void xq_submitted(struct xq_ticket *t, bool ok)
 {
     struct xqueue *q = t->q;
+    if (ok && q)
+        atomic_fetch_add_explicit(&xq_st(q)->submitted, 1, memory_order_relaxed);
     if (!t->reserved)
         return;
-    if (ok && !atomic_load(&captures) && (atomic_load(&q->gate) & XQ_GATE_TRACKED)) {
+    if (ok && !atomic_load(&captures) && (atomic_load(&xq_st(q)->gate) & XQ_GATE_TRACKED)) {
         void *marker = NULL;
         bool start_watching = false;
         pthread_mutex_lock(&q->mu);
@@ -237,7 +251,7 @@ void xq_submitted(struct xq_ticket *t, bool ok)
 void xq_completed(struct xqueue *q, unsigned n)
 {
     free_slots(q, n, xq_now_ns());
-    atomic_fetch_add_explicit(&q->completed, n, memory_order_relaxed);
+    atomic_fetch_add_explicit(&xq_st(q)->completed, n, memory_order_relaxed);
     atomic_fetch_add(&progress, n);
     wake_waiters();
 }
@@ -250,8 +264,8 @@ struct expire_scan {
 static void expire_one(struct xqueue *q, void *arg)
 {
     struct expire_scan *scan = arg;
-    if (!atomic_load(&q->active) || atomic_load(&q->waiters) ||
-        XQ_GATE_IN_FLIGHT(atomic_load(&q->gate)))
+    if (!atomic_load(&xq_st(q)->active) || atomic_load(&q->waiters) ||
+        XQ_GATE_IN_FLIGHT(atomic_load(&xq_st(q)->gate)))
         return;
     uint64_t end = atomic_load(&q->last_done_ns) + cfg.grace_ns;
     if (end > scan->now) {
@@ -259,9 +273,9 @@ static void expire_one(struct xqueue *q, void *arg)
             scan->next = end;
         return;
     }
-    atomic_store(&q->active, false);
-    if (XQ_GATE_IN_FLIGHT(atomic_load(&q->gate))) { /* reserved meanwhile: still active */
-        atomic_store(&q->active, true);
+    atomic_store(&xq_st(q)->active, false);
+    if (XQ_GATE_IN_FLIGHT(atomic_load(&xq_st(q)->gate))) { /* reserved meanwhile: still active */
+        atomic_store(&xq_st(q)->active, true);
         return;
     }
     atomic_fetch_sub(&active_queues, 1);
@@ -281,18 +295,29 @@ uint64_t xq_expire_idle(uint64_t now)
     return scan.next;
 }
 
-void xq_set_decision(struct xqueue *q, uint64_t decision)
+uint64_t xq_state_set_decision(struct xq_state *st, uint64_t decision)
 {
-    uint64_t old = q->decision;
+    uint64_t old = atomic_load(&st->gate) & XQ_GATE_DECISION;
     if (old == decision)
-        return;
-    q->decision = decision;
-    atomic_fetch_or(&q->gate, decision & ~old);
-    atomic_fetch_and(&q->gate, ~(old & ~decision));
+        return old;
+    atomic_fetch_or(&st->gate, decision & ~old);
+    atomic_fetch_and(&st->gate, ~(old & ~decision));
     if ((decision & XQ_GATE_SUSPENDED) && !(old & XQ_GATE_SUSPENDED))
-        atomic_fetch_add_explicit(&q->suspensions, 1, memory_order_relaxed);
-    if (atomic_load(&q->waiters))
+        atomic_fetch_add_explicit(&st->suspensions, 1, memory_order_relaxed);
+    return old;
+}
+
+uint64_t xq_set_decision(struct xqueue *q, uint64_t decision)
+{
+    uint64_t old = xq_state_set_decision(xq_st(q), decision);
+    if (old != decision && atomic_load(&q->waiters))
         pthread_cond_broadcast(&sched_cv);
+    return old;
+}
+
+void xq_wake_waiters(void)
+{
+    wake_waiters();
 }
 
 int xq_drain(struct xqueue *q, uint64_t timeout_ns)
@@ -301,7 +326,7 @@ int xq_drain(struct xqueue *q, uint64_t timeout_ns)
     int rc = 0;
     pthread_mutex_lock(&sched_mu);
     atomic_fetch_add(&total_waiters, 1); /* so that the watcher wakes us */
-    while (XQ_GATE_IN_FLIGHT(atomic_load(&q->gate))) {
+    while (XQ_GATE_IN_FLIGHT(atomic_load(&xq_st(q)->gate))) {
         if (xq_now_ns() >= deadline) {
             rc = -ETIMEDOUT;
             break;

@@ -16,8 +16,9 @@
  *
  * A queue is active while it has work in flight, threads waiting, or finished within the grace
  * window; becoming active or idle asks the scheduler (xq_admission_hooks) for new decisions.
- * Every wait has a progress watchdog: when no marker anywhere was reached for the watchdog
- * period, the call goes through and one warning says so. An application can make a stream wait
+ * Every wait has a progress watchdog: when no marker anywhere (in this process, or of another
+ * process on a shared board) was reached for the watchdog period, the call goes through and
+ * one warning says so. An application can make a stream wait
  * for something its own thread does later (wait-value, host function), and it must be delayed,
  * never deadlocked. Threads are never held while any stream capture is in progress (capture is
  * host-only: no markers go into graphs), in re-entrant calls, or after exit began.
@@ -52,6 +53,10 @@ struct xq_marker_ops {
 struct xq_admission_hooks {
     /* A queue became active or idle, with the scheduling lock held: decide again. */
     void (*activity_changed)(void);
+    /* A count that changes whenever work finishes that this process's waits may depend on
+     * besides its own: other processes' on the same devices (their queues can hold ours).
+     * Optional. */
+    uint64_t (*progress_elsewhere)(void);
 };
 
 /* Set once, before the first admission. */
@@ -68,7 +73,7 @@ struct xq_ticket {
 
 /* Before forwarding a call that puts work on q's stream. */
 void xq_admit(struct xqueue *q, struct xq_ticket *t);
-/* After forwarding: ok says whether the runtime accepted the command. */
+/* After forwarding: ok says whether the runtime accepted the command (then it is counted). */
 void xq_submitted(struct xq_ticket *t, bool ok);
 
 /* Waits until every command admitted on q has been seen reached; 0, or -ETIMEDOUT. */
@@ -79,8 +84,13 @@ void xq_capture_begin(void);
 void xq_capture_end(void);
 
 /* Applies the scheduler's decision (XQ_GATE_DECISION bits) to q, with the scheduling lock
- * held; wakes its waiters. */
-void xq_set_decision(struct xqueue *q, uint64_t decision);
+ * held; wakes its waiters. Returns the decision it replaced. */
+uint64_t xq_set_decision(struct xqueue *q, uint64_t decision);
+/* The same on a queue's state alone: another process's queue on a board (its owner wakes its
+ * own threads; see board.h). With the board's lock held. Returns the decision it replaced. */
+uint64_t xq_state_set_decision(struct xq_state *st, uint64_t decision);
+/* Threads held in admission look at their gates again (another process changed them). */
+void xq_wake_waiters(void);
 
 /* The scheduling lock: decisions, activity changes and admission waits happen under it. */
 void xq_sched_lock(void);

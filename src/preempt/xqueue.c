@@ -109,6 +109,8 @@ static struct xqueue *take_free(void)
 
 static void put_free(struct xqueue *q)
 {
+    if (hooks.released)
+        hooks.released(q);
     pthread_mutex_lock(&free_lock);
     q->next_free = free_list;
     free_list = q;
@@ -137,6 +139,7 @@ static struct xqueue *add(const struct xq_key *key, int device, unsigned flags, 
     q->owner_tid = owner_tid;
     q->markers = ring;
     q->markers.head = q->markers.count = 0;
+    atomic_init(&q->st, &q->own);
     pthread_mutex_init(&q->mu, NULL);
     insert(q);
     return q;

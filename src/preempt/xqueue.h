@@ -49,6 +49,17 @@ enum xq_priority_source {
 #define XQ_GATE_DECISION (XQ_GATE_SUSPENDED | XQ_GATE_THROTTLED | XQ_GATE_TRACKED)
 #define XQ_GATE_IN_FLIGHT(g) ((uint32_t)(g))
 
+/*
+ * What scheduling needs to see of a queue, and what gpuprio_stats reports: in the process's own
+ * memory, or in a board slot shared with other processes (so the layout is fixed: board.h).
+ */
+struct xq_state {
+    _Atomic uint64_t gate;    /* in flight and the decision bits: see XQ_GATE_* */
+    _Atomic int32_t priority; /* higher runs first; written under the scheduling lock */
+    _Atomic uint32_t active;  /* has work, waiters, or finished within the grace window */
+    _Atomic uint64_t submitted, completed, held_ns, suspensions;
+};
+
 struct xq_marker_ring {
     void **slots;
     size_t cap, head, count; /* oldest at head */
@@ -61,17 +72,16 @@ struct xqueue {
     int stream_priority; /* as given at creation, in the runtime's own terms */
     uint64_t owner_tid;  /* the thread that created the stream, or the per-thread queue's */
 
-    /* Priority (sched.c); written under the scheduling lock, read anywhere. */
-    _Atomic int priority;
-    enum xq_priority_source priority_source;
-
-    /* Admission (admission.c). */
-    _Atomic uint64_t gate;
-    _Atomic bool active; /* has work, waiters, or finished within the grace window */
-    _Atomic int waiters; /* threads held in admission */
+    /* Scheduling state: the queue's own (own), or its slot's on the device's board (board.h),
+     * where other processes' deciders set its gate too. Switched only under the scheduling
+     * lock, when the queue joins or leaves a board. */
+    struct xq_state *_Atomic st;
+    struct xq_state own;
+    enum xq_priority_source priority_source; /* under the scheduling lock */
+    _Atomic int waiters;                     /* threads held in admission */
     _Atomic uint64_t last_done_ns;
-    uint64_t decision;      /* the XQ_GATE_DECISION bits last applied, under the scheduling lock */
     _Atomic bool capturing; /* a stream capture begun on it has not ended */
+    uint32_t request_seen;  /* the board's last priority request applied (sched) */
 
     /* Completion markers, oldest first (mu); only the watcher thread removes them. */
     pthread_mutex_t mu;
@@ -79,11 +89,14 @@ struct xqueue {
     bool watched; /* on the watcher's list (watcher lock) */
     bool retired; /* its stream is gone; freed once its markers are reached (mu) */
 
-    /* Counters. */
-    _Atomic uint64_t submitted, completed, held_ns, suspensions;
-
     struct xqueue *next_free; /* on the registry's free list once its stream is gone */
 };
+
+/* The queue's scheduling state, wherever it lives. */
+static inline struct xq_state *xq_st(const struct xqueue *q)
+{
+    return atomic_load_explicit(&((struct xqueue *)q)->st, memory_order_acquire);
+}
 
 /* The XQueue for key, created on first use (NULL only when out of memory). */
 struct xqueue *xq_get(const struct xq_key *key);
@@ -114,6 +127,10 @@ void xq_reset(void);
 struct xq_hooks {
     /* A queue was created (its owner and stream priority are set): give it its priority. */
     void (*created)(struct xqueue *q);
+    /* A destroyed stream's queue is done with: its work was all seen finished. From the thread
+     * that destroyed the stream (registry write-locked) or the watcher, so it must not take
+     * the scheduling lock. */
+    void (*released)(struct xqueue *q);
 };
 void xq_set_hooks(const struct xq_hooks *hooks);
 

@@ -15,6 +15,7 @@
 #include "gp_log.h"
 #include "gp_thread.h"
 #include "priority.h"
+#include "sched_board.h"
 
 /* The in-flight window's default: see docs/configuration.md for the measurements behind it. */
 #define DEFAULT_WINDOW 4
@@ -27,73 +28,148 @@ static int stream_priorities[MAX_STREAM_PRIORITIES];
 static int stream_priorities_n;
 static _Atomic int streams_created;
 
+/* Set by `gpuprio set PID PRIORITY` through the board: this process's queues to come. */
+static bool has_requested_priority;
+static int requested_priority;
+
 static _Thread_local bool thread_has_priority;
 static _Thread_local int thread_priority;
 
-/* The snapshot the policy decides on (under the scheduling lock). */
+/* What the policy decides on for one device (under the scheduling lock): this process's
+ * queues, and other processes' slots on the device's board. */
 static struct {
-    struct xqueue **q;
     struct sched_queue *s;
+    struct xqueue **q;    /* this process's queue, or NULL */
+    struct xq_state **st; /* another process's queue's state on the board */
     size_t n, cap;
 } snap;
+static int snap_device;
+
+static bool push(struct sched_queue e, struct xqueue *q, struct xq_state *st)
+{
+    if (snap.n == snap.cap) {
+        size_t cap = snap.cap ? snap.cap * 2 : 64;
+        struct sched_queue *ns = realloc(snap.s, cap * sizeof *ns);
+        if (ns)
+            snap.s = ns;
+        struct xqueue **nq = ns ? realloc(snap.q, cap * sizeof *nq) : NULL;
+        if (nq)
+            snap.q = nq;
+        struct xq_state **nst = nq ? realloc(snap.st, cap * sizeof *nst) : NULL;
+        if (!nst)
+            return false; /* out of memory: this queue keeps its last decision */
+        snap.st = nst;
+        snap.cap = cap;
+    }
+    snap.s[snap.n] = e;
+    snap.q[snap.n] = q;
+    snap.st[snap.n++] = st;
+    return true;
+}
 
 static void collect(struct xqueue *q, void *arg)
 {
     (void)arg;
-    if (snap.n == snap.cap) {
-        size_t cap = snap.cap ? snap.cap * 2 : 32;
-        struct xqueue **nq = realloc(snap.q, cap * sizeof *nq);
-        if (nq)
-            snap.q = nq;
-        struct sched_queue *ns = nq ? realloc(snap.s, cap * sizeof *ns) : NULL;
-        if (!ns)
-            return; /* out of memory: this queue keeps its last decision */
-        snap.s = ns;
-        snap.cap = cap;
+    struct xq_state *st = xq_st(q);
+    if (q->device == snap_device && !sb_leaving())
+        push((struct sched_queue){.device = q->device,
+                                  .priority = atomic_load(&st->priority),
+                                  .active = atomic_load(&st->active) != 0},
+             q, NULL);
+}
+
+static void collect_board(const struct gp_board *b, int device)
+{
+    for (unsigned i = 0; i < GP_BOARD_SLOTS; i++) {
+        struct gp_board_slot *s = &b->f->slots[i];
+        if (GP_SLOT_STATE(atomic_load(&s->owner)) != GP_SLOT_LIVE || !sb_foreign(s))
+            continue;
+        int priority = atomic_load(&s->st.priority);
+        if (!gp_priority_valid(priority))
+            continue; /* not a value any gpuprio writes: ignore it rather than obey it */
+        push((struct sched_queue){.device = device,
+                                  .priority = priority,
+                                  .active = atomic_load(&s->st.active) != 0},
+             NULL, &s->st);
     }
-    snap.q[snap.n] = q;
-    snap.s[snap.n++] = (struct sched_queue){.device = q->device,
-                                            .priority = atomic_load(&q->priority),
-                                            .active = atomic_load(&q->active)};
+}
+
+static void apply(size_t i, bool *others_changed)
+{
+    const struct sched_queue *d = &snap.s[i];
+    uint64_t decision = (d->suspend ? XQ_GATE_SUSPENDED : 0) |
+                        (d->throttle ? XQ_GATE_THROTTLED : 0) | (d->track ? XQ_GATE_TRACKED : 0);
+    struct xqueue *q = snap.q[i];
+    if (!q) {
+        *others_changed |= xq_state_set_decision(snap.st[i], decision) != decision;
+        return;
+    }
+    uint64_t old = xq_set_decision(q, decision);
+    if ((old ^ decision) & XQ_GATE_SUSPENDED)
+        gp_log(GP_LOG_INFO, "%s queue %#llx (device %d, thread %llu, priority %d)",
+               d->suspend ? "suspended" : "resumed", (unsigned long long)q->key.handle, q->device,
+               (unsigned long long)q->key.tid, d->priority);
+}
+
+/* Device's queues, this process's and (with the board locked) every other's on it. */
+static void decide_device(int device)
+{
+    snap.n = 0;
+    snap_device = device;
+    xq_foreach_locked(collect, NULL);
+    struct gp_board *b = sb_lock(device);
+    if (b)
+        collect_board(b, device);
+    if (snap.n) {
+        sched_policy_decide(policy, snap.s, snap.n);
+        bool others_changed = false;
+        for (size_t i = 0; i < snap.n; i++)
+            apply(i, &others_changed);
+        if (b)
+            sb_unlock(b, others_changed);
+    } else if (b) {
+        sb_unlock(b, false);
+    }
+}
+
+static void note_device(struct xqueue *q, void *arg)
+{
+    uint64_t *devices = arg;
+    if (q->device >= 0 && q->device < 64)
+        *devices |= UINT64_C(1) << q->device;
+    else
+        decide_device(q->device); /* rare: outside the bitmap, decided on its own */
 }
 
 /*
- * The policy over every queue, applied; with the scheduling lock held. The registry stays
- * read-locked throughout, so no queue of the snapshot is destroyed and reused meanwhile.
+ * The policy over every device that has queues here or a board, applied; with the scheduling
+ * lock held. The registry stays read-locked throughout, so no queue of a snapshot is destroyed
+ * and reused meanwhile.
  */
 static void decide_locked(void)
 {
-    snap.n = 0;
+    uint64_t devices = 0;
     xq_read_lock();
-    xq_foreach_locked(collect, NULL);
-    sched_policy_decide(policy, snap.s, snap.n);
-    for (size_t i = 0; i < snap.n; i++) {
-        struct xqueue *q = snap.q[i];
-        const struct sched_queue *d = &snap.s[i];
-        uint64_t decision = (d->suspend ? XQ_GATE_SUSPENDED : 0) |
-                            (d->throttle ? XQ_GATE_THROTTLED : 0) |
-                            (d->track ? XQ_GATE_TRACKED : 0);
-        bool changed = (q->decision ^ decision) & XQ_GATE_SUSPENDED;
-        xq_set_decision(q, decision);
-        if (changed)
-            gp_log(GP_LOG_INFO, "%s queue %#llx (device %d, thread %llu, priority %d)",
-                   snap.s[i].suspend ? "suspended" : "resumed", (unsigned long long)q->key.handle,
-                   q->device, (unsigned long long)q->key.tid, snap.s[i].priority);
-    }
+    xq_foreach_locked(note_device, &devices);
+    for (int d = 0; d < 64; d++)
+        if ((devices >> d & 1) || sb_has_board(d))
+            decide_device(d);
     xq_read_unlock();
 }
 
 static void set_priority_locked(struct xqueue *q, int priority, enum xq_priority_source source)
 {
-    atomic_store(&q->priority, priority);
+    atomic_store(&xq_st(q)->priority, priority);
     q->priority_source = source;
 }
 
-/* A new queue: its priority from the strongest source that has one. */
+/* A new queue: its priority from the strongest source that has one; then onto its device's
+ * board, if there is one. */
 static void queue_created(struct xqueue *q)
 {
     bool created_stream = q->key.device < 0;
     int env_stream = created_stream ? atomic_fetch_add(&streams_created, 1) : -1;
+    sb_join(q->device);
     xq_sched_lock();
     int p = GPUPRIO_PRIORITY_NORMAL;
     enum xq_priority_source src = XQ_PRIO_DEFAULT;
@@ -113,7 +189,12 @@ static void queue_created(struct xqueue *q)
         p = thread_priority;
         src = XQ_PRIO_THREAD;
     }
+    if (has_requested_priority) {
+        p = requested_priority;
+        src = XQ_PRIO_STREAM;
+    }
     set_priority_locked(q, p, src);
+    sb_attach(q);
     decide_locked();
     xq_sched_unlock();
 }
@@ -154,9 +235,70 @@ void sched_configure(const struct xq_marker_ops *ops)
         .poll_ns = 1000 * gp_config_uint("GPUPRIO_POLL_US", 1, 100000, 20, "microseconds"),
     };
     read_priorities();
-    xq_admission_configure(&cfg, ops,
-                           &(struct xq_admission_hooks){.activity_changed = decide_locked});
-    xq_set_hooks(&(struct xq_hooks){.created = queue_created});
+    xq_admission_configure(
+        &cfg, ops,
+        &(struct xq_admission_hooks){.activity_changed = decide_locked,
+                                     .progress_elsewhere = sb_progress_elsewhere});
+    xq_set_hooks(&(struct xq_hooks){.created = queue_created, .released = sb_released});
+}
+
+void sched_set_device_key(int (*device_key)(int device, char *buf, size_t size))
+{
+    sb_configure(device_key);
+}
+
+/* ---- the boards' listeners ---- */
+
+struct request_scan {
+    int device;
+    bool changed;
+};
+
+static void apply_request(struct xqueue *q, void *arg)
+{
+    struct request_scan *r = arg;
+    struct gp_board_slot *s = q->device == r->device ? sb_slot_of(q) : NULL;
+    uint32_t seq = s ? atomic_load(&s->request_seq) : 0;
+    if (!s || seq == q->request_seen)
+        return;
+    q->request_seen = seq;
+    int priority = atomic_load(&s->request);
+    if (!gp_priority_valid(priority))
+        return;
+    gp_log(GP_LOG_INFO, "priority of queue %#llx set to %d from outside (gpuprio set)",
+           (unsigned long long)q->key.handle, priority);
+    set_priority_locked(q, priority, XQ_PRIO_STREAM);
+    if (seq & GP_REQUEST_PROCESS) {
+        has_requested_priority = true;
+        requested_priority = priority;
+    }
+    r->changed = true;
+}
+
+void sched_board_changed(int device, bool decide)
+{
+    struct request_scan r = {.device = device};
+    xq_sched_lock();
+    xq_foreach(apply_request, &r);
+    if (decide || r.changed)
+        decide_locked();
+    xq_sched_unlock();
+}
+
+static void note_held(struct xqueue *q, void *arg)
+{
+    struct request_scan *r = arg;
+    if (q->device == r->device &&
+        ((atomic_load(&xq_st(q)->gate) & (XQ_GATE_SUSPENDED | XQ_GATE_THROTTLED)) ||
+         atomic_load(&q->waiters)))
+        r->changed = true;
+}
+
+bool sched_device_held(int device)
+{
+    struct request_scan r = {.device = device};
+    xq_foreach(note_held, &r);
+    return r.changed;
 }
 
 enum sched_policy sched_policy(void)
@@ -210,20 +352,21 @@ int sched_thread_priority(int *priority)
 
 void sched_queue_stats(const struct xqueue *q, struct gpuprio_queue_stats *out)
 {
-    uint64_t gate = atomic_load(&q->gate);
+    const struct xq_state *st = xq_st(q);
+    uint64_t gate = atomic_load(&st->gate);
     *out = (struct gpuprio_queue_stats){
         .stream = q->key.handle,
         .thread = q->key.tid,
         .device = q->device,
         .flags = q->flags,
         .stream_priority = q->stream_priority,
-        .priority = atomic_load(&q->priority),
+        .priority = atomic_load(&st->priority),
         .suspended = (gate & XQ_GATE_SUSPENDED) != 0,
         .in_flight = XQ_GATE_IN_FLIGHT(gate),
-        .submitted = atomic_load_explicit(&q->submitted, memory_order_relaxed),
-        .completed = atomic_load_explicit(&q->completed, memory_order_relaxed),
-        .held_ns = atomic_load_explicit(&q->held_ns, memory_order_relaxed),
-        .suspensions = atomic_load_explicit(&q->suspensions, memory_order_relaxed),
+        .submitted = atomic_load_explicit(&st->submitted, memory_order_relaxed),
+        .completed = atomic_load_explicit(&st->completed, memory_order_relaxed),
+        .held_ns = atomic_load_explicit(&st->held_ns, memory_order_relaxed),
+        .suspensions = atomic_load_explicit(&st->suspensions, memory_order_relaxed),
     };
 }
 
@@ -251,5 +394,6 @@ int sched_all_stats(struct gpuprio_queue_stats *out, size_t max)
 void sched_reset(void)
 {
     snap.n = 0;
+    sb_reset();
     xq_admission_reset();
 }

@@ -13,9 +13,14 @@
 #include "policy.h"
 #include "xqueue.h"
 
+#include <stddef.h>
+
 /* Reads the GPUPRIO_* scheduling variables and sets the preempt layer up; from a constructor. */
 void sched_configure(const struct xq_marker_ops *ops);
 enum sched_policy sched_policy(void);
+/* How the platform names a device stably across processes (its PCI bus id): 0, or negative
+ * when it cannot. Without one, no board is used. */
+void sched_set_device_key(int (*device_key)(int device, char *buf, size_t size));
 
 int sched_set_stream_priority(struct xqueue *q, int priority);
 int sched_set_thread_priority(int priority);

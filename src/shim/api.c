@@ -34,7 +34,7 @@ GPUPRIO_API int gpuprio_stream_get_priority(void *stream, int *priority)
     int rc = gp_shim_queue_of(stream, &q);
     if (rc)
         return rc;
-    *priority = atomic_load(&q->priority);
+    *priority = atomic_load(&xq_st(q)->priority);
     return 0;
 }
 

@@ -40,6 +40,25 @@ hipError_t hipDeviceGet(hipDevice_t *device, int ordinal)
     return sim_ret(hipSuccess);
 }
 
+/*
+ * The identity gpuprio's board is keyed by. A real bus id names one physical device for every
+ * process; here processes that share a simulated device (HIPSIM_SHARED) get the same id. A
+ * process's private device has none (hipErrorNotSupported): no other process can see it, so
+ * there is nothing to share, and no board file is left behind for it.
+ */
+hipError_t hipDeviceGetPCIBusId(char *pciBusId, int len, int device)
+{
+    sim_init();
+    if (!pciBusId || len <= 0)
+        return sim_ret(hipErrorInvalidValue);
+    if (device < 0 || device >= sim.cfg.devices)
+        return sim_ret(hipErrorInvalidDevice);
+    if (!sim.cfg.shared_name[0])
+        return sim_ret(hipErrorNotSupported);
+    int n = snprintf(pciBusId, (size_t)len, "sim:%s:%02d", sim.cfg.shared_name, device);
+    return sim_ret(n < len ? hipSuccess : hipErrorInvalidValue);
+}
+
 hipError_t hipRuntimeGetVersion(int *version)
 {
     sim_init();

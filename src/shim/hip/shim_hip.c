@@ -24,6 +24,7 @@
 #include "gp_dl.h"
 #include "gp_log.h"
 #include "gp_thread.h"
+#include "hip_device.h"
 #include "hip_marker.h"
 #include "scheduler.h"
 #include "shim_api.h"
@@ -323,8 +324,6 @@ static void call_end(struct call *c, hipError_t result)
     switch (c->kind) {
     case KIND_WORK:
     case KIND_WORK_SPT:
-        if (ok && c->q)
-            atomic_fetch_add_explicit(&c->q->submitted, 1, memory_order_relaxed);
         xq_submitted(&c->ticket, ok);
         break;
     case KIND_CAPTURE_BEGIN:
@@ -532,5 +531,6 @@ __attribute__((constructor)) static void shim_load(void)
     gp_log_configure();
     sched_configure(&(struct xq_marker_ops){
         .record = marker_record, .query = marker_query, .release = marker_release});
+    sched_set_device_key(hiphal_device_key);
     pthread_atfork(NULL, NULL, after_fork_child);
 }

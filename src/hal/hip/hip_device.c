@@ -1,0 +1,55 @@
+/*
+ * hip_device.c - a device's identity that every process agrees on, for the board (board.h):
+ * its PCI bus id. Device indices differ between processes (HIP_VISIBLE_DEVICES and friends
+ * renumber them); the bus id does not.
+ *
+ * The runtime is asked on a short-lived thread of gpuprio's own: queues appear on the
+ * application's thread before the call that creates them is forwarded, and there any call of
+ * ours would change what ROCm 6's hipExtGetLastError reports (DESIGN.md, principle 1). This
+ * happens once per device.
+ */
+#include "hip_device.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+
+#include "hip_bind.h"
+#include "hip_compat.h"
+
+struct key_job {
+    hipError_t (*bus_id)(char *, int, int);
+    int device;
+    char *buf;
+    size_t size;
+    hipError_t result;
+};
+
+static void *ask(void *arg)
+{
+    struct key_job *job = arg;
+    job->result = job->bus_id(job->buf, (int)job->size, job->device);
+    return NULL;
+}
+
+int hiphal_device_key(int device, char *buf, size_t size)
+{
+    struct key_job job = {.device = device, .buf = buf, .size = size};
+    job.bus_id = (hipError_t(*)(char *, int, int))hiphal_sym("hipDeviceGetPCIBusId");
+    if (!job.bus_id || size < 2)
+        return -ENOENT;
+    pthread_t t;
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    int rc = pthread_create(&t, NULL, ask, &job);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (rc != 0)
+        return -rc;
+    pthread_join(t, NULL);
+    if (job.result != hipSuccess || !buf[0])
+        return -ENOENT;
+    buf[size - 1] = '\0';
+    return 0;
+}

@@ -1,0 +1,512 @@
+/*
+ * board.c - see board.h.
+ *
+ * Nothing here trusts the file: it is checked before it is mapped, a slot's fields are only
+ * ever used as numbers, and every wait is bounded. The decision lock is a futex word holding
+ * the holder's pid: a waiter that finds the holder dead takes the lock over (what the holder
+ * protected is recomputed by every decision anyway), and one that waited GP_BOARD_LOCK_MAX_NS
+ * for a live holder gives the board up rather than stall the application.
+ */
+#include "board.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "gp_config.h"
+
+/* The layout is the file format: a change here is a new GP_BOARD_VERSION. */
+_Static_assert(sizeof(struct xq_state) == 48, "xq_state is part of the board's layout");
+_Static_assert(sizeof(struct gp_board_slot) == 128, "board slot layout");
+_Static_assert(sizeof(struct gp_board_header) == 256, "board header layout");
+
+#define GP_BOARD_LOCK_MAX_NS 200000000ull
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static long futex(_Atomic uint32_t *word, int op, uint32_t val, const struct timespec *timeout)
+{
+    return syscall(SYS_futex, (uint32_t *)word, op, val, timeout, NULL, 0);
+}
+
+const char *gp_board_dir(void)
+{
+    const char *dir = gp_config_get("GPUPRIO_BOARD_DIR");
+    return dir ? dir : "/dev/shm";
+}
+
+int gp_board_path(const char *key, char *buf, size_t size)
+{
+    char safe[GP_BOARD_KEY_MAX];
+    size_t i = 0;
+    for (; key[i] && i < sizeof safe - 1; i++) {
+        char c = key[i];
+        bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                  c == '.' || c == '_' || c == '-';
+        safe[i] = ok ? c : '_';
+    }
+    safe[i] = '\0';
+    int n = snprintf(buf, size, "%s/gpuprio-%u-%s", gp_board_dir(), (unsigned)geteuid(), safe);
+    return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
+}
+
+/* ---- who owns a slot ---- */
+
+/* A process's state letter and start time from /proc/PID/stat; 0, or -errno (-ENOENT: gone). */
+static int proc_stat(uint32_t pid, char *state, uint64_t *start)
+{
+    char path[64], buf[1024];
+    snprintf(path, sizeof path, "/proc/%u/stat", pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -errno;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0)
+        return -EIO;
+    buf[n] = '\0';
+    /* The command name may hold anything, parentheses and spaces included: skip to its end. */
+    char *p = strrchr(buf, ')');
+    if (!p || sscanf(p + 1, " %c", state) != 1)
+        return -EIO;
+    /* Fields are counted from 1 (the pid); the name is field 2 and starttime field 22. Each
+     * step moves to the space before the next field, the first to the state's (field 3). */
+    for (int field = 3; field <= 22; field++) {
+        p = strchr(p + 1, ' ');
+        if (!p)
+            return -EIO;
+    }
+    *start = strtoull(p + 1, NULL, 10);
+    return 0;
+}
+
+static uint32_t pid_namespace(void)
+{
+    struct stat st;
+    return stat("/proc/self/ns/pid", &st) == 0 ? (uint32_t)st.st_ino : 0;
+}
+
+static struct gp_board_owner self;
+static pthread_once_t self_once = PTHREAD_ONCE_INIT;
+
+static void self_init(void)
+{
+    self.pid = (uint32_t)getpid();
+    self.pid_ns = pid_namespace();
+    char state;
+    if (proc_stat(self.pid, &state, &self.start) != 0)
+        self.start = 0;
+    if (getrandom(&self.incarnation, sizeof self.incarnation, GRND_NONBLOCK) !=
+        (ssize_t)sizeof self.incarnation)
+        self.incarnation = now_ns() ^ ((uint64_t)self.pid << 40) ^ (uintptr_t)&self;
+    self.incarnation |= 1; /* never 0 */
+    char comm[sizeof self.comm] = "?";
+    int fd = open("/proc/self/comm", O_RDONLY | O_CLOEXEC);
+    if (fd >= 0) {
+        ssize_t n = read(fd, comm, sizeof comm - 1);
+        close(fd);
+        comm[n > 0 ? n : 0] = '\0';
+        comm[strcspn(comm, "\n")] = '\0';
+    }
+    memcpy(self.comm, comm, sizeof self.comm);
+}
+
+const struct gp_board_owner *gp_board_self(void)
+{
+    pthread_once(&self_once, self_init);
+    return &self;
+}
+
+static void already_known(void) {}
+
+void gp_board_self_reset(void)
+{
+    self_init();
+    pthread_once(&self_once, already_known); /* when the parent never asked */
+}
+
+/* Whether pid runs (a zombie does not); unknown counts as running. */
+static bool pid_runs(uint32_t pid, uint64_t *start)
+{
+    char state = '?';
+    uint64_t s = 0;
+    int rc = proc_stat(pid, &state, &s);
+    if (rc == -ENOENT || rc == -ESRCH)
+        return false;
+    if (rc == 0) {
+        if (start)
+            *start = s;
+        return state != 'Z' && state != 'X' && state != 'x';
+    }
+    return !(kill((pid_t)pid, 0) != 0 && errno == ESRCH); /* no /proc: ask the kernel */
+}
+
+bool gp_board_owner_alive(const struct gp_board_slot *s)
+{
+    const struct gp_board_owner *me = gp_board_self();
+    uint64_t word = atomic_load(&s->owner);
+    uint32_t pid = GP_SLOT_OWNER(word);
+    if (!pid)
+        return false;
+    if (s->pid_ns != me->pid_ns)
+        return true; /* another pid namespace: its pids mean nothing here */
+    if (pid == me->pid)
+        return s->incarnation == me->incarnation;
+    uint64_t start = s->owner_start;
+    if (!pid_runs(pid, &start))
+        return false;
+    return start == s->owner_start;
+}
+
+/* ---- opening ---- */
+
+static int check_and_map(int fd, bool writable, bool own, struct gp_board *b, const char **why)
+{
+    struct stat st;
+    if (fstat(fd, &st) != 0) {
+        *why = "cannot be examined";
+        return -errno;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        *why = "is not a regular file";
+        return -EINVAL;
+    }
+    /* Root may look at every user's boards (gpuprio top), but uses only its own. */
+    if (st.st_uid != geteuid() && (own || geteuid() != 0)) {
+        *why = "belongs to another user";
+        return -EPERM;
+    }
+    if (st.st_mode & 077) {
+        *why = "is open to other users (its mode must be 0600)";
+        return -EPERM;
+    }
+    if (st.st_size != (off_t)sizeof(struct gp_board_file)) {
+        *why = "has the wrong size (another gpuprio version, or not a board)";
+        return -EINVAL;
+    }
+    void *p = mmap(NULL, sizeof(struct gp_board_file), PROT_READ | (writable ? PROT_WRITE : 0),
+                   MAP_SHARED, fd, 0);
+    if (p == MAP_FAILED) {
+        *why = "cannot be mapped";
+        return -errno;
+    }
+    const struct gp_board_header *h = p;
+    const char *bad = NULL;
+    if (h->magic != GP_BOARD_MAGIC)
+        bad = "is not a gpuprio board (bad magic number)";
+    else if (h->version != GP_BOARD_VERSION)
+        bad = "has another board version (another gpuprio version uses it)";
+    else if (h->header_size != sizeof(struct gp_board_header) ||
+             h->slot_size != sizeof(struct gp_board_slot) || h->slot_count != GP_BOARD_SLOTS)
+        bad = "has another layout";
+    else if (h->uid != (uint32_t)st.st_uid)
+        bad = "is inconsistent (its recorded owner is not the file's)";
+    if (bad) {
+        munmap(p, sizeof(struct gp_board_file));
+        *why = bad;
+        return -EINVAL;
+    }
+    b->f = p;
+    b->broken = false;
+    return 0;
+}
+
+/* Builds a board in a private file and links it into place; 0, or -EEXIST when another
+ * process was first (fine), or -errno. */
+static int create(const char *path, const char *key)
+{
+    char tmp[320];
+    const struct gp_board_owner *me = gp_board_self();
+    const char *slash = strrchr(path, '/');
+    int dirlen = slash ? (int)(slash - path) : 0;
+    snprintf(tmp, sizeof tmp, "%.*s/.%s.%u.%llx", dirlen, path, slash ? slash + 1 : path, me->pid,
+             (unsigned long long)(now_ns() ^ me->incarnation));
+    int fd = open(tmp, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return -errno;
+    int rc = 0;
+    struct gp_board_file *f = MAP_FAILED;
+    if (fchmod(fd, 0600) != 0 || ftruncate(fd, sizeof *f) != 0) {
+        rc = -errno;
+        goto out;
+    }
+    f = mmap(NULL, sizeof *f, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (f == MAP_FAILED) {
+        rc = -errno;
+        goto out;
+    }
+    f->h.version = GP_BOARD_VERSION;
+    f->h.header_size = sizeof f->h;
+    f->h.slot_size = sizeof f->slots[0];
+    f->h.slot_count = GP_BOARD_SLOTS;
+    f->h.uid = (uint32_t)geteuid();
+    snprintf(f->h.key, sizeof f->h.key, "%s", key);
+    f->h.magic = GP_BOARD_MAGIC;
+    munmap(f, sizeof *f);
+    rc = link(tmp, path) == 0 ? 0 : -errno;
+out:
+    close(fd);
+    unlink(tmp);
+    return rc;
+}
+
+static const char *open_failure(int err)
+{
+    return err == ELOOP                    ? "is a symbolic link (refused)"
+           : err == EACCES || err == EPERM ? "cannot be opened (permission denied)"
+                                           : "cannot be opened or created";
+}
+
+int gp_board_open(const char *key, struct gp_board *b, const char **why)
+{
+    memset(b, 0, sizeof *b);
+    *why = "has a path that is too long";
+    if (gp_board_path(key, b->path, sizeof b->path) != 0)
+        return -ENAMETOOLONG;
+    int fd = open(b->path, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0 && errno == ENOENT) {
+        int rc = create(b->path, key);
+        if (rc != 0 && rc != -EEXIST) {
+            *why = "cannot be created (is the board directory writable?)";
+            return rc;
+        }
+        fd = open(b->path, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+    }
+    if (fd < 0) {
+        *why = open_failure(errno);
+        return -errno;
+    }
+    int rc = check_and_map(fd, true, true, b, why);
+    close(fd);
+    return rc;
+}
+
+int gp_board_open_file(const char *path, bool writable, struct gp_board *b, const char **why)
+{
+    memset(b, 0, sizeof *b);
+    snprintf(b->path, sizeof b->path, "%s", path);
+    int fd = open(path, (writable ? O_RDWR : O_RDONLY) | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) {
+        *why = open_failure(errno);
+        return -errno;
+    }
+    int rc = check_and_map(fd, writable, false, b, why);
+    close(fd);
+    return rc;
+}
+
+void gp_board_close(struct gp_board *b)
+{
+    if (b->f)
+        munmap(b->f, sizeof *b->f);
+    b->f = NULL;
+}
+
+static int by_name(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int gp_board_list(const char *dir, uid_t uid, int (*fn)(const char *path, void *arg), void *arg)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return -errno;
+    char prefix[32];
+    int plen = uid == (uid_t)-1 ? snprintf(prefix, sizeof prefix, "gpuprio-")
+                                : snprintf(prefix, sizeof prefix, "gpuprio-%u-", (unsigned)uid);
+    char **names = NULL;
+    size_t n = 0, cap = 0;
+    int rc = 0;
+    for (struct dirent *e; (e = readdir(d));) {
+        if (strncmp(e->d_name, prefix, (size_t)plen) != 0)
+            continue;
+        if (n == cap) {
+            size_t c = cap ? cap * 2 : 16;
+            char **nn = realloc(names, c * sizeof *nn);
+            if (!nn) {
+                rc = -ENOMEM;
+                goto out;
+            }
+            names = nn;
+            cap = c;
+        }
+        if (!(names[n] = strdup(e->d_name))) {
+            rc = -ENOMEM;
+            goto out;
+        }
+        n++;
+    }
+    qsort(names, n, sizeof *names, by_name);
+    for (size_t i = 0; i < n && !rc; i++) {
+        char path[PATH_MAX];
+        snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+        rc = fn(path, arg);
+    }
+out:
+    for (size_t i = 0; i < n; i++)
+        free(names[i]);
+    free(names);
+    closedir(d);
+    return rc;
+}
+
+/* ---- slots ---- */
+
+static void clear_slot(struct gp_board_slot *s)
+{
+    s->stream = s->thread = 0;
+    s->device = -1;
+    s->flags = 0;
+    memset(s->comm, 0, sizeof s->comm);
+    atomic_store(&s->request, 0);
+    atomic_store(&s->request_seq, 0);
+    atomic_store(&s->st.gate, 0);
+    atomic_store(&s->st.priority, 0);
+    atomic_store(&s->st.active, 0);
+    atomic_store(&s->st.submitted, 0);
+    atomic_store(&s->st.completed, 0);
+    atomic_store(&s->st.held_ns, 0);
+    atomic_store(&s->st.suspensions, 0);
+}
+
+struct gp_board_slot *gp_board_claim(struct gp_board *b)
+{
+    const struct gp_board_owner *me = gp_board_self();
+    uint64_t claimed = (uint64_t)me->pid << 32 | GP_SLOT_CLAIMED;
+    for (unsigned i = 0; i < GP_BOARD_SLOTS; i++) {
+        struct gp_board_slot *s = &b->f->slots[i];
+        uint64_t expected = 0;
+        if (atomic_load(&s->owner) != 0 ||
+            !atomic_compare_exchange_strong(&s->owner, &expected, claimed))
+            continue;
+        clear_slot(s);
+        s->owner_start = me->start;
+        s->incarnation = me->incarnation;
+        s->pid_ns = me->pid_ns;
+        memcpy(s->comm, me->comm, sizeof s->comm);
+        return s;
+    }
+    return NULL;
+}
+
+void gp_board_publish(struct gp_board *b, struct gp_board_slot *s)
+{
+    (void)b;
+    atomic_store(&s->owner, (uint64_t)gp_board_self()->pid << 32 | GP_SLOT_LIVE);
+}
+
+void gp_board_free(struct gp_board *b, struct gp_board_slot *s)
+{
+    (void)b;
+    uint64_t word = atomic_load(&s->owner);
+    if (!word)
+        return;
+    /* A dead owner's slot is first taken over, so that nobody claims it half cleared. */
+    uint64_t mine = (uint64_t)gp_board_self()->pid << 32 | GP_SLOT_CLAIMED;
+    if (GP_SLOT_OWNER(word) != gp_board_self()->pid || s->incarnation != self.incarnation)
+        if (!atomic_compare_exchange_strong(&s->owner, &word, mine))
+            return; /* someone else reclaimed it first */
+    clear_slot(s);
+    atomic_store(&s->owner, 0);
+}
+
+/* ---- lock and notification ---- */
+
+int gp_board_lock(struct gp_board *b)
+{
+    if (b->broken)
+        return -ETIMEDOUT;
+    _Atomic uint32_t *lock = &b->f->h.lock;
+    uint32_t me = gp_board_self()->pid;
+    uint64_t start = 0;
+    for (int spins = 0;; spins++) {
+        uint32_t v = 0;
+        if (atomic_compare_exchange_strong(lock, &v, me))
+            return 0;
+        if (spins < 64) {
+            sched_yield();
+            continue;
+        }
+        uint32_t holder = v & ~GP_BOARD_LOCK_WAITERS;
+        /* The holder died (or this pid before an exec: our threads decide one at a time). */
+        if (holder == me || !pid_runs(holder, NULL)) {
+            if (atomic_compare_exchange_strong(lock, &v, me))
+                return 0;
+            continue;
+        }
+        uint64_t now = now_ns();
+        if (!start)
+            start = now;
+        if (now - start > GP_BOARD_LOCK_MAX_NS) {
+            b->broken = true;
+            return -ETIMEDOUT;
+        }
+        if (!(v & GP_BOARD_LOCK_WAITERS) &&
+            !atomic_compare_exchange_strong(lock, &v, v | GP_BOARD_LOCK_WAITERS))
+            continue;
+        struct timespec ts = {0, 1000000};
+        futex(lock, FUTEX_WAIT, v | GP_BOARD_LOCK_WAITERS, &ts);
+    }
+}
+
+void gp_board_unlock(struct gp_board *b)
+{
+    if (atomic_exchange(&b->f->h.lock, 0) & GP_BOARD_LOCK_WAITERS)
+        futex(&b->f->h.lock, FUTEX_WAKE, INT_MAX, NULL);
+}
+
+void gp_board_notify(struct gp_board *b)
+{
+    atomic_fetch_add(&b->f->h.seq, 1);
+    futex(&b->f->h.seq, FUTEX_WAKE, INT_MAX, NULL);
+}
+
+uint32_t gp_board_wait(struct gp_board *b, uint32_t seen, uint64_t timeout_ns)
+{
+    struct timespec ts = {(time_t)(timeout_ns / 1000000000u), (long)(timeout_ns % 1000000000u)};
+    if (atomic_load(&b->f->h.seq) == seen)
+        futex(&b->f->h.seq, FUTEX_WAIT, seen, &ts);
+    return atomic_load(&b->f->h.seq);
+}
+
+int gp_board_request(struct gp_board *b, uint32_t pid, bool stream_only, uint64_t stream,
+                     int priority)
+{
+    int asked = 0;
+    for (unsigned i = 0; i < GP_BOARD_SLOTS; i++) {
+        struct gp_board_slot *s = &b->f->slots[i];
+        uint64_t word = atomic_load(&s->owner);
+        if (GP_SLOT_STATE(word) != GP_SLOT_LIVE || GP_SLOT_OWNER(word) != pid ||
+            (stream_only && s->stream != stream))
+            continue;
+        atomic_store(&s->request, priority);
+        uint32_t seq = atomic_load(&s->request_seq), next;
+        do
+            next = ((seq + 1) & ~GP_REQUEST_PROCESS) | (stream_only ? 0 : GP_REQUEST_PROCESS);
+        while (!atomic_compare_exchange_weak(&s->request_seq, &seq, next));
+        asked++;
+    }
+    if (asked)
+        gp_board_notify(b);
+    return asked ? asked : -ESRCH;
+}

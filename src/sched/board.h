@@ -1,0 +1,169 @@
+/*
+ * board.h - the board: one shared-memory segment per user and device, through which the
+ * processes of that user schedule their queues on that device together (DESIGN.md, "Across
+ * processes"). No daemon: the first process to need a board creates it.
+ *
+ * A board is a file, <dir>/gpuprio-<uid>-<key> (dir: GPUPRIO_BOARD_DIR, default /dev/shm; key:
+ * the device's stable identity, its PCI bus id, with characters other than letters, digits,
+ * '.', '_' and '-' replaced by '_'), of exactly sizeof(struct gp_board_file) bytes, mode 0600,
+ * owned by the user. It is opened with O_NOFOLLOW and checked (owner, mode, size, magic,
+ * version, layout) before it is mapped and used; anything else is refused with one message.
+ * A new board is built in a private temporary file and linked into place, so nobody ever sees
+ * half of one.
+ *
+ * One slot per queue. A process claims free slots for its queues; the slot holds the queue's
+ * scheduling state (struct xq_state: the gate word, priority, activity, counters), which the
+ * owner's threads use directly. A decision is made by whichever process changes something
+ * (a queue becoming active or idle, a priority, a queue coming or going): it takes the board's
+ * lock, runs the policy over every live slot and sets the decision bits in every slot's gate,
+ * its own and other processes' alike. Suspending another process's queue is one atomic store
+ * in its gate, so no lower-priority command anywhere is admitted after a higher-priority
+ * queue became active. Then the decider bumps the board's sequence word (a futex) and wakes
+ * every process waiting on it, so threads held in other processes look at their gates again.
+ *
+ * Slots of dead processes (killed, crashed) are reclaimed by whoever notices: a slot names
+ * its owner by pid, process start time and a random incarnation number of the library image
+ * (so a pid reused by another process, or the same process after exec, is not its owner).
+ *
+ * Everything a tool needs is here too: tools/gpuprio reads boards for `top` and asks owners
+ * to change priorities (`set`) through a slot's request words.
+ */
+#ifndef GPUPRIO_BOARD_H
+#define GPUPRIO_BOARD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "xqueue.h"
+
+#define GP_BOARD_MAGIC UINT64_C(0x64726f626f697270) /* "prioboard", little-endian, truncated */
+#define GP_BOARD_VERSION 1u
+#define GP_BOARD_SLOTS 512u
+#define GP_BOARD_KEY_MAX 64
+
+/* A slot's life: free -> claimed (its owner fills it in) -> live -> free. The owner word holds
+ * the owner's pid and the state together, so a slot is claimed with one compare-and-swap. */
+enum gp_slot_state {
+    GP_SLOT_FREE = 0,
+    GP_SLOT_CLAIMED = 1,
+    GP_SLOT_LIVE = 2,
+};
+#define GP_SLOT_OWNER(word) ((uint32_t)((word) >> 32))
+#define GP_SLOT_STATE(word) ((uint32_t)(word))
+
+/* The request word's flag: the request is for every queue of the process, and its queues to
+ * come (gpuprio set PID PRIORITY), not only this one. */
+#define GP_REQUEST_PROCESS (UINT32_C(1) << 31)
+
+struct gp_board_slot {
+    _Atomic uint64_t owner; /* pid << 32 | enum gp_slot_state; 0 when free */
+    /* The owner's identity, read by other processes while a slot changes hands (atomic). */
+    _Atomic uint64_t owner_start; /* start time (clock ticks after boot, /proc/PID/stat) */
+    _Atomic uint64_t incarnation; /* random per library image: a pid after exec is not it */
+    uint64_t stream;              /* the application's stream handle, as in gpuprio_queue_stats */
+    uint64_t thread;              /* the thread of a per-thread queue, or 0 */
+    int32_t device;               /* the owner's device index (indices differ between processes) */
+    uint32_t flags;               /* the stream's creation flags */
+    char comm[16];                /* the owner's command name */
+    /* Priority requests (gpuprio set): the priority, then request_seq is incremented (low 31
+     * bits) with GP_REQUEST_PROCESS or not; the owner applies each new sequence number once. */
+    _Atomic int32_t request;
+    _Atomic uint32_t request_seq;
+    struct xq_state st;      /* the queue's scheduling state: see xqueue.h */
+    _Atomic uint32_t pid_ns; /* the owner's pid namespace (inode): pids of another are not judged */
+    uint32_t reserved;
+};
+
+struct gp_board_header {
+    uint64_t magic;
+    uint32_t version;
+    uint32_t header_size; /* sizeof(struct gp_board_header) */
+    uint32_t slot_size;   /* sizeof(struct gp_board_slot) */
+    uint32_t slot_count;  /* GP_BOARD_SLOTS */
+    uint32_t uid;
+    uint32_t reserved0;
+    char key[GP_BOARD_KEY_MAX]; /* the device identity, as given (not sanitized) */
+    /* Changes on every state change: processes wait on it (a futex) to look at their gates
+     * again. */
+    _Atomic uint32_t seq;
+    /* The decision lock: the holder's pid, with GP_BOARD_LOCK_WAITERS when others sleep on it. */
+    _Atomic uint32_t lock;
+    uint8_t reserved[152];
+};
+#define GP_BOARD_LOCK_WAITERS (UINT32_C(1) << 31)
+
+struct gp_board_file {
+    struct gp_board_header h;
+    struct gp_board_slot slots[GP_BOARD_SLOTS];
+};
+
+/* An open board (a mapping of the file). */
+struct gp_board {
+    struct gp_board_file *f;
+    char path[256];
+    bool broken; /* its lock was held too long: this process goes on without it */
+};
+
+/* GPUPRIO_BOARD_DIR, or /dev/shm. */
+const char *gp_board_dir(void);
+/* The board's path for the calling user and device key, into buf. 0 or -ENAMETOOLONG. */
+int gp_board_path(const char *key, char *buf, size_t size);
+
+/*
+ * Opens the calling user's board for device key, creating it if there is none. 0, or a
+ * negative errno value with *why saying in words what was wrong (a symlink, another owner,
+ * a wrong size or version, garbage...), for the caller's one warning.
+ */
+int gp_board_open(const char *key, struct gp_board *b, const char **why);
+/* Opens an existing board file (tools). writable: for priority requests. */
+int gp_board_open_file(const char *path, bool writable, struct gp_board *b, const char **why);
+void gp_board_close(struct gp_board *b);
+
+/*
+ * Calls fn for every board file in dir that belongs to uid (every user's when uid is
+ * (uid_t)-1), in name order; stops when fn returns non-zero and returns that.
+ */
+int gp_board_list(const char *dir, uid_t uid, int (*fn)(const char *path, void *arg), void *arg);
+
+/* The calling process's identity as slots record it. */
+struct gp_board_owner {
+    uint32_t pid;
+    uint32_t pid_ns;
+    uint64_t start;
+    uint64_t incarnation;
+    char comm[16];
+};
+/* This library image's identity (computed once; again in the child of fork). */
+const struct gp_board_owner *gp_board_self(void);
+void gp_board_self_reset(void);
+/* Whether a live slot's owner still runs (the same process, and the same library image when
+ * the pid is ours). */
+bool gp_board_owner_alive(const struct gp_board_slot *s);
+
+/* Claims a free slot for the calling process and fills in its identity; NULL when the board
+ * is full. The slot is not yet live: fill it in, then gp_board_publish. */
+struct gp_board_slot *gp_board_claim(struct gp_board *b);
+void gp_board_publish(struct gp_board *b, struct gp_board_slot *s);
+/* Frees a slot (the caller's own, or a dead owner's that it checked). */
+void gp_board_free(struct gp_board *b, struct gp_board_slot *s);
+
+/*
+ * The decision lock. 0, or -ETIMEDOUT when a live process held it for too long (the board is
+ * then marked broken). A holder found dead is replaced.
+ */
+int gp_board_lock(struct gp_board *b);
+void gp_board_unlock(struct gp_board *b);
+
+/* Something changed: bumps the sequence word and wakes every process waiting on it. */
+void gp_board_notify(struct gp_board *b);
+/* Waits until the sequence word differs from seen, or timeout_ns passed; returns the word. */
+uint32_t gp_board_wait(struct gp_board *b, uint32_t seen, uint64_t timeout_ns);
+
+/* Asks pid's owners to change priority: of the queue of stream (stream_only), or of every
+ * queue of pid and those it creates later. Returns how many slots were asked, or -ESRCH. */
+int gp_board_request(struct gp_board *b, uint32_t pid, bool stream_only, uint64_t stream,
+                     int priority);
+
+#endif /* GPUPRIO_BOARD_H */

@@ -1,0 +1,333 @@
+/*
+ * sched_board.c - see sched_board.h.
+ *
+ * A board is joined the first time a queue appears on its device, and its listener thread
+ * starts then. The listener sleeps on the board's sequence word: when it changes, another
+ * process changed gates (or asked for a priority), so this process's held threads look at
+ * theirs again. It also wakes on a timeout, every LIVENESS_HELD_NS while one of our queues is
+ * held back (a dead process's active slot must not hold it for long) and every
+ * LIVENESS_IDLE_NS otherwise, to reclaim the slots of processes that are gone.
+ *
+ * Failure to use a board (no identity for the device, a refused file, a full board) is one
+ * warning; the device's queues are then scheduled among this process's own.
+ */
+#include "sched_board.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+
+#include "admission.h"
+#include "gp_config.h"
+#include "gp_log.h"
+
+#define LIVENESS_HELD_NS 20000000ull
+#define LIVENESS_IDLE_NS 1000000000ull
+
+static struct device_board {
+    bool tried;
+    _Atomic bool ok;
+    bool listening;
+    bool warned_full, warned_broken;
+    _Atomic bool redecide;
+    struct gp_board b;
+    pthread_t listener;
+} boards[SB_MAX_DEVICES];
+
+static pthread_mutex_t boards_mu = PTHREAD_MUTEX_INITIALIZER;
+static int (*device_key)(int device, char *buf, size_t size);
+static bool enabled;
+static _Atomic bool stopping;
+static bool exit_hook;
+
+void sb_configure(int (*key_fn)(int device, char *buf, size_t size))
+{
+    static const char *const onoff[] = {"on", "off", NULL};
+    enabled = gp_config_choice("GPUPRIO_BOARD", onoff, 0) == 0;
+    device_key = key_fn;
+}
+
+static struct device_board *usable(int device)
+{
+    if (device < 0 || device >= SB_MAX_DEVICES || !atomic_load(&boards[device].ok))
+        return NULL;
+    return &boards[device];
+}
+
+bool sb_has_board(int device)
+{
+    return usable(device) != NULL;
+}
+
+bool sb_leaving(void)
+{
+    return atomic_load(&stopping);
+}
+
+bool sb_foreign(const struct gp_board_slot *s)
+{
+    const struct gp_board_owner *me = gp_board_self();
+    return GP_SLOT_OWNER(atomic_load(&s->owner)) != me->pid || s->incarnation != me->incarnation;
+}
+
+uint64_t sb_progress_elsewhere(void)
+{
+    uint64_t sum = 0;
+    for (int i = 0; i < SB_MAX_DEVICES; i++) {
+        struct device_board *d = usable(i);
+        for (unsigned j = 0; d && j < GP_BOARD_SLOTS; j++) {
+            struct gp_board_slot *s = &d->b.f->slots[j];
+            if (atomic_load_explicit(&s->owner, memory_order_relaxed) && sb_foreign(s))
+                sum += atomic_load_explicit(&s->st.completed, memory_order_relaxed);
+        }
+    }
+    return sum;
+}
+
+/* ---- reclaiming dead owners' slots ---- */
+
+static bool reclaim_dead(struct device_board *d)
+{
+    bool any = false;
+    for (unsigned i = 0; i < GP_BOARD_SLOTS; i++) {
+        struct gp_board_slot *s = &d->b.f->slots[i];
+        uint64_t word = atomic_load(&s->owner);
+        if (!word || !sb_foreign(s))
+            continue;
+        /* A claimed slot is being filled in: only a vanished pid is proof of death. */
+        bool dead = GP_SLOT_STATE(word) == GP_SLOT_LIVE
+                        ? !gp_board_owner_alive(s)
+                        : s->pid_ns == gp_board_self()->pid_ns &&
+                              kill((pid_t)GP_SLOT_OWNER(word), 0) != 0 && errno == ESRCH;
+        if (!dead || gp_board_lock(&d->b) != 0)
+            continue;
+        if (atomic_load(&s->owner) == word) {
+            gp_board_free(&d->b, s);
+            gp_log(GP_LOG_INFO, "reclaimed the slot of process %u on %s (it is gone)",
+                   GP_SLOT_OWNER(word), d->b.path);
+            any = true;
+        }
+        gp_board_unlock(&d->b);
+    }
+    return any;
+}
+
+static void *listener_main(void *arg)
+{
+    struct device_board *d = arg;
+    int device = (int)(d - boards);
+    prctl(PR_SET_NAME, (unsigned long)"gpuprio-board", 0, 0, 0);
+    uint32_t seen = atomic_load(&d->b.f->h.seq);
+    uint64_t next_check = 0;
+    while (!atomic_load(&stopping)) {
+        uint64_t period = sched_device_held(device) ? LIVENESS_HELD_NS : LIVENESS_IDLE_NS;
+        uint32_t now_seq = gp_board_wait(&d->b, seen, period);
+        if (atomic_load(&stopping))
+            break;
+        bool decide = atomic_exchange(&d->redecide, false);
+        if (now_seq != seen) {
+            seen = now_seq;
+            xq_wake_waiters();
+        }
+        uint64_t now = xq_now_ns();
+        if (now >= next_check) {
+            next_check = now + (sched_device_held(device) ? LIVENESS_HELD_NS : LIVENESS_IDLE_NS);
+            decide |= reclaim_dead(d);
+        }
+        sched_board_changed(device, decide);
+    }
+    return NULL;
+}
+
+/* ---- joining and leaving ---- */
+
+static void leave_all(void);
+
+static void start_listener(struct device_board *d)
+{
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    d->listening = pthread_create(&d->listener, NULL, listener_main, d) == 0;
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (!d->listening)
+        gp_log(GP_LOG_WARN,
+               "cannot start a thread for the board %s: threads held by other "
+               "processes' work wake only by the watchdog",
+               d->b.path);
+    if (!exit_hook)
+        exit_hook = atexit(leave_all) == 0;
+}
+
+void sb_join(int device)
+{
+    if (!enabled || !device_key || device < 0 || device >= SB_MAX_DEVICES)
+        return;
+    struct device_board *d = &boards[device];
+    pthread_mutex_lock(&boards_mu);
+    if (d->tried || atomic_load(&stopping))
+        goto out;
+    d->tried = true;
+    char key[GP_BOARD_KEY_MAX];
+    const char *why = NULL;
+    if (device_key(device, key, sizeof key) != 0) {
+        gp_log(GP_LOG_DEBUG, "device %d has no identity: it is scheduled within the process only",
+               device);
+        goto out;
+    }
+    if (gp_board_open(key, &d->b, &why) != 0) {
+        gp_log(GP_LOG_WARN,
+               "the board %s %s; device %d is scheduled within this process only "
+               "(GPUPRIO_BOARD=off does that without this warning)",
+               d->b.path, why, device);
+        goto out;
+    }
+    atomic_store(&d->ok, true);
+    start_listener(d);
+out:
+    pthread_mutex_unlock(&boards_mu);
+}
+
+struct gp_board_slot *sb_slot_of(const struct xqueue *q)
+{
+    const struct xq_state *st = xq_st(q);
+    if (st == &q->own)
+        return NULL;
+    return (struct gp_board_slot *)((char *)st - offsetof(struct gp_board_slot, st));
+}
+
+void sb_attach(struct xqueue *q)
+{
+    struct device_board *d = usable(q->device);
+    if (!d || sb_slot_of(q))
+        return;
+    struct gp_board_slot *s = gp_board_claim(&d->b);
+    if (!s) {
+        if (!d->warned_full)
+            gp_log(GP_LOG_WARN,
+                   "the board %s is full (%u queues): new queues of this process on device %d "
+                   "are scheduled within the process only",
+                   d->b.path, GP_BOARD_SLOTS, q->device);
+        d->warned_full = true;
+        return;
+    }
+    s->stream = q->key.handle;
+    s->thread = q->key.tid;
+    s->device = q->device;
+    s->flags = q->flags;
+    q->request_seen = 0;
+    atomic_store(&s->st.priority, atomic_load(&q->own.priority));
+    atomic_store(&s->st.active, atomic_load(&q->own.active));
+    atomic_store(&s->st.gate, atomic_load(&q->own.gate));
+    gp_board_publish(&d->b, s);
+    atomic_store_explicit(&q->st, &s->st, memory_order_release);
+}
+
+/* Moves q's state back into the process and frees its slot. */
+static void detach(struct xqueue *q, struct device_board *d)
+{
+    struct gp_board_slot *s = sb_slot_of(q);
+    if (!s)
+        return;
+    atomic_store(&q->own.gate, atomic_load(&s->st.gate) & ~XQ_GATE_DECISION);
+    atomic_store(&q->own.priority, atomic_load(&s->st.priority));
+    atomic_store_explicit(&q->st, &q->own, memory_order_release);
+    gp_board_free(&d->b, s);
+}
+
+void sb_released(struct xqueue *q)
+{
+    struct device_board *d = usable(q->device);
+    if (!d || !sb_slot_of(q))
+        return;
+    detach(q, d);
+    /* It may have been the queue that held others back: the listener decides again. */
+    atomic_store(&d->redecide, true);
+    gp_board_notify(&d->b);
+}
+
+struct gp_board *sb_lock(int device)
+{
+    struct device_board *d = usable(device);
+    if (!d || gp_board_lock(&d->b) != 0) {
+        if (d && d->b.broken && !d->warned_broken) {
+            d->warned_broken = true;
+            gp_log(GP_LOG_WARN,
+                   "the board %s stayed locked by another live process for too long; device %d "
+                   "is scheduled within this process only from now on",
+                   d->b.path, device);
+        }
+        return NULL;
+    }
+    return &d->b;
+}
+
+void sb_unlock(struct gp_board *b, bool changed)
+{
+    gp_board_unlock(b);
+    if (changed)
+        gp_board_notify(b);
+}
+
+static void detach_one(struct xqueue *q, void *arg)
+{
+    (void)arg;
+    struct device_board *d = usable(q->device);
+    if (d)
+        detach(q, d);
+}
+
+/* Frees what is still ours on every board: the slots of streams destroyed with work in flight
+ * are released only once the watcher saw it finish, and the watcher has stopped. */
+static void free_own_slots(void)
+{
+    for (int i = 0; i < SB_MAX_DEVICES; i++) {
+        struct device_board *d = usable(i);
+        for (unsigned j = 0; d && j < GP_BOARD_SLOTS; j++) {
+            struct gp_board_slot *s = &d->b.f->slots[j];
+            if (atomic_load(&s->owner) && !sb_foreign(s))
+                gp_board_free(&d->b, s);
+        }
+    }
+}
+
+/*
+ * At exit: stop the listeners, give every slot back, and decide for the processes that stay
+ * (this one may have been holding them back). No runtime call is made.
+ */
+static void leave_all(void)
+{
+    atomic_store(&stopping, true);
+    for (int i = 0; i < SB_MAX_DEVICES; i++)
+        if (atomic_load(&boards[i].ok))
+            gp_board_notify(&boards[i].b);
+    for (int i = 0; i < SB_MAX_DEVICES; i++)
+        if (boards[i].listening) {
+            pthread_join(boards[i].listener, NULL);
+            boards[i].listening = false;
+        }
+    xq_shutdown(); /* pass-through from here on, so our queues need no gates */
+    xq_sched_lock();
+    xq_foreach(detach_one, NULL);
+    free_own_slots();
+    xq_sched_unlock();
+    for (int i = 0; i < SB_MAX_DEVICES; i++)
+        if (atomic_load(&boards[i].ok))
+            sched_board_changed(i, true);
+}
+
+void sb_reset(void)
+{
+    pthread_mutex_init(&boards_mu, NULL);
+    for (int i = 0; i < SB_MAX_DEVICES; i++) {
+        struct device_board *d = &boards[i];
+        if (atomic_load(&d->ok))
+            gp_board_close(&d->b);
+        memset(d, 0, sizeof *d);
+    }
+    atomic_store(&stopping, false);
+    gp_board_self_reset();
+}

@@ -1,0 +1,61 @@
+/*
+ * sched_board.h - this process's part in the boards (board.h): joining each device's board,
+ * putting queues' scheduling state into slots, one listener thread per board that wakes held
+ * threads when another process changed their gates, applies priority requests and reclaims
+ * dead processes' slots, and leaving the boards at exit.
+ *
+ * The scheduler (scheduler.c) decides per device: over its own queues and, with the device's
+ * board locked, every other process's live slot on it.
+ */
+#ifndef GPUPRIO_SCHED_BOARD_H
+#define GPUPRIO_SCHED_BOARD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "board.h"
+
+/* Devices with an index at or above this are scheduled within the process only. */
+#define SB_MAX_DEVICES 64
+
+/* Reads GPUPRIO_BOARD; device_key gives a device's stable identity (0, or negative when it
+ * has none). From the library constructor. */
+void sb_configure(int (*device_key)(int device, char *buf, size_t size));
+
+/* Joins device's board on first use (one warning if it cannot). Without the scheduling lock:
+ * it may ask the runtime for the device's identity. */
+void sb_join(int device);
+
+/* Puts q's scheduling state into a slot on its device's board, if it has one; with the
+ * scheduling lock held, before q is first decided on. */
+void sb_attach(struct xqueue *q);
+/* The xq_hooks.released hook: q's slot is freed and the board decided again soon. */
+void sb_released(struct xqueue *q);
+/* The slot q's state lives in, or NULL. */
+struct gp_board_slot *sb_slot_of(const struct xqueue *q);
+
+/* The board of device, locked for a decision, or NULL (none, or given up on). */
+struct gp_board *sb_lock(int device);
+/* changed: other processes' gates changed, so their held threads must look again. */
+void sb_unlock(struct gp_board *b, bool changed);
+/* Whether a live slot belongs to another process (or an earlier image of this one). */
+bool sb_foreign(const struct gp_board_slot *s);
+/* Whether device has a board this process uses. */
+bool sb_has_board(int device);
+/* Exit began: this process's queues have left the boards and take no part in decisions. */
+bool sb_leaving(void);
+
+/* Commands of other processes seen finished on this process's boards (for the watchdog: a
+ * queue held by another process's work is making progress while that work is). */
+uint64_t sb_progress_elsewhere(void);
+
+/* In the child of fork: the parent's boards, slots and listeners are not this process's. */
+void sb_reset(void);
+
+/* Provided by the scheduler for the listener threads. */
+/* Applies priority requests found in device's slots; decides again if any (or if asked). */
+void sched_board_changed(int device, bool decide);
+/* Whether any of this process's queues on device is held back (so dead owners matter). */
+bool sched_device_held(int device);
+
+#endif /* GPUPRIO_SCHED_BOARD_H */

@@ -1,0 +1,409 @@
+/*
+ * board_test.c - scheduling across processes through the board, on one simulated device that
+ * several processes share (HIPSIM_SHARED), each a board_worker under the shim with its own
+ * GPUPRIO_PRIORITY. Every subtest uses a private board directory and its own device name.
+ *
+ *   board_test two|three|unscheduled|kill-high|kill-low|churn WORKER SHIM
+ *
+ * two, three    a high-priority process's bursts next to saturating normal and low ones: no
+ *               kernel waits, between reaching the runtime and starting, behind more than the
+ *               window's worth of kernels of any one lower-priority process (from the
+ *               simulator's trace, whose clock all processes share); everyone finishes.
+ * unscheduled   the same two processes with GPUPRIO_POLICY=passthrough break that bound, so
+ *               the check can fail.
+ * kill-high     the high-priority process is killed (SIGKILL) while it is active: the held
+ *               low-priority process submits again within 100 ms, not after the 500 ms
+ *               watchdog, because it notices the dead owner's slot and reclaims it.
+ * kill-low      a low-priority process killed while suspended: the high-priority one does
+ *               not notice (it finishes every burst within the bound).
+ * churn         200 short-lived processes of mixed priorities come and go next to two
+ *               long-running ones: no slot is left behind, everyone finishes; prints how
+ *               long the churn took.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "board.h"
+
+#define WINDOW 2
+#define TAG_HIGH 1
+#define TAG_NORMAL 2
+#define TAG_LOW 3
+
+static const char *worker, *shim;
+static char dir[64], name[32], trace[128];
+static int failures;
+
+#define EXPECT(cond)                                                                               \
+    do {                                                                                           \
+        if (!(cond)) {                                                                             \
+            printf("FAIL %s:%d: %s\n", __FILE__, __LINE__, #cond);                                 \
+            failures++;                                                                            \
+        }                                                                                          \
+    } while (0)
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+struct proc {
+    pid_t pid;
+    FILE *out; /* the worker's stdout */
+    int in;    /* its stdin */
+};
+
+/* Starts a worker with priority (and policy, or NULL) and the given arguments. */
+static struct proc spawn(const char *priority, const char *policy, const char *const *args)
+{
+    int out[2], in[2];
+    struct proc p = {-1, NULL, -1};
+    if (pipe(out) || pipe(in))
+        return p;
+    fflush(stdout);
+    p.pid = fork();
+    if (p.pid == 0) {
+        dup2(out[1], 1);
+        dup2(in[0], 0);
+        close(out[0]);
+        close(in[1]);
+        setenv("LD_PRELOAD", shim, 1);
+        setenv("GPUPRIO_PRIORITY", priority, 1);
+        if (policy)
+            setenv("GPUPRIO_POLICY", policy, 1);
+        const char *argv[10] = {worker};
+        for (int i = 0; args[i] && i < 8; i++)
+            argv[i + 1] = args[i];
+        execv(worker, (char *const *)argv);
+        _exit(127);
+    }
+    close(out[1]);
+    close(in[0]);
+    p.out = fdopen(out[0], "r");
+    p.in = in[1];
+    return p;
+}
+
+/* Reads the worker's next line; 0 when it says what was expected. */
+static int expect_line(struct proc *p, const char *want)
+{
+    char line[64];
+    if (!p->out || !fgets(line, sizeof line, p->out))
+        return -1;
+    return strncmp(line, want, strlen(want)) == 0 ? 0 : -1;
+}
+
+/* Lets a ready worker start its work. */
+static void go(struct proc *p)
+{
+    EXPECT(write(p->in, "go\n", 3) == 3);
+}
+
+/* Waits for the worker; its exit status, or 128 + signal. */
+static int finish(struct proc *p, int *priority)
+{
+    char line[64];
+    if (priority)
+        *priority = INT32_MIN;
+    while (p->out && fgets(line, sizeof line, p->out))
+        if (priority)
+            sscanf(line, "done %d", priority);
+    int st = 0;
+    waitpid(p->pid, &st, 0);
+    if (p->out)
+        fclose(p->out);
+    close(p->in);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+/* ---- the trace ---- */
+
+struct kernel {
+    int pid;
+    int tag;
+    uint64_t start, end, submit;
+};
+static struct kernel *k;
+static size_t nk;
+
+static void read_trace(void)
+{
+    free(k);
+    k = NULL;
+    nk = 0;
+    size_t cap = 0;
+    FILE *f = fopen(trace, "r");
+    int pid, dev, hwq;
+    uint64_t stream, tag, start, end, submit;
+    char kname[64];
+    while (f && fscanf(f, "%d %d %" SCNu64 " %d %63s %" SCNu64 " %" SCNu64 " %" SCNu64 " %" SCNu64,
+                       &pid, &dev, &stream, &hwq, kname, &tag, &start, &end, &submit) == 9) {
+        if (nk == cap) {
+            cap = cap ? cap * 2 : 1024;
+            k = realloc(k, cap * sizeof *k);
+        }
+        k[nk++] = (struct kernel){pid, (int)(tag >> 16), start, end, submit};
+    }
+    if (f)
+        fclose(f);
+}
+
+static int count_tag(int tag)
+{
+    int n = 0;
+    for (size_t i = 0; i < nk; i++)
+        n += k[i].tag == tag;
+    return n;
+}
+
+/*
+ * The most kernels one process of lower tags started while a kernel of tag waited between
+ * reaching the runtime and starting. Once it was submitted its queue was active, and every
+ * lower queue on the device, in any process, was suspended: only what they had in flight, at
+ * most the window, could start ahead of it.
+ */
+static int most_overtaking(int tag)
+{
+    int most = 0;
+    for (size_t i = 0; i < nk; i++) {
+        if (k[i].tag != tag)
+            continue;
+        for (int lower = tag + 1; lower <= TAG_LOW; lower++) {
+            int n = 0;
+            for (size_t j = 0; j < nk; j++)
+                n += k[j].tag == lower && k[j].start >= k[i].submit && k[j].start < k[i].start;
+            if (n > most && getenv("BOARD_TEST_DEBUG"))
+                printf("kernel %zu of tag %d (pid %d): submitted %.3f ms, started %.3f ms; %d of "
+                       "tag %d in between\n",
+                       i, tag, k[i].pid, (double)(k[i].submit - k[0].start) / 1e6,
+                       (double)(k[i].start - k[0].start) / 1e6, n, lower);
+            most = n > most ? n : most;
+        }
+    }
+    return most;
+}
+
+/* ---- the board ---- */
+
+/* Slots in use on the subtest's board (0 when there is none). */
+static int slots_in_use(void)
+{
+    char path[256];
+    char key[GP_BOARD_KEY_MAX];
+    snprintf(key, sizeof key, "sim:%s:00", name);
+    setenv("GPUPRIO_BOARD_DIR", dir, 1);
+    if (gp_board_path(key, path, sizeof path) != 0)
+        return -1;
+    struct gp_board b;
+    const char *why;
+    if (gp_board_open_file(path, false, &b, &why) != 0)
+        return errno == ENOENT ? 0 : -1;
+    int used = 0;
+    for (unsigned i = 0; i < GP_BOARD_SLOTS; i++)
+        used += atomic_load(&b.f->slots[i].owner) != 0;
+    gp_board_close(&b);
+    return used;
+}
+
+/* ---- subtests ---- */
+
+static const char *const high_bursts[] = {"1", "burst", "8", "8", "300", "10000", NULL};
+static const char *const normal_load[] = {"2", "saturate", "500", "300", NULL};
+static const char *const low_load[] = {"3", "saturate", "500", "300", NULL};
+
+static void bursts_next_to(int others, const char *policy)
+{
+    struct proc high = spawn("high", policy, high_bursts);
+    EXPECT(expect_line(&high, "ready") == 0);
+    struct proc low = spawn("low", policy, low_load);
+    EXPECT(expect_line(&low, "ready") == 0);
+    struct proc normal = {-1, NULL, -1};
+    if (others == 2) {
+        normal = spawn("normal", policy, normal_load);
+        EXPECT(expect_line(&normal, "ready") == 0);
+        go(&normal);
+    }
+    go(&low);
+    go(&high);
+    EXPECT(finish(&high, NULL) == 0);
+    EXPECT(finish(&low, NULL) == 0);
+    if (others == 2)
+        EXPECT(finish(&normal, NULL) == 0);
+    read_trace();
+    EXPECT(count_tag(TAG_HIGH) == 64);
+    EXPECT(count_tag(TAG_LOW) == 500);
+    if (others == 2)
+        EXPECT(count_tag(TAG_NORMAL) == 500);
+    int high_wait = most_overtaking(TAG_HIGH), normal_wait = most_overtaking(TAG_NORMAL);
+    printf("%s, %d processes: a high-priority kernel waited behind at most %d kernels of one "
+           "lower-priority process; a normal-priority one behind at most %d (window %d)\n",
+           policy ? policy : "hpf", others + 1, high_wait, normal_wait, WINDOW);
+    if (policy) {
+        EXPECT(high_wait > WINDOW);
+    } else {
+        EXPECT(high_wait <= WINDOW);
+        EXPECT(normal_wait <= WINDOW);
+    }
+}
+
+static void kill_high(void)
+{
+    static const char *const hold[] = {"1", "hold", "5000000", NULL};
+    static const char *const low_args[] = {"3", "saturate", "100", "1000", NULL};
+    struct proc high = spawn("high", NULL, hold);
+    EXPECT(expect_line(&high, "ready") == 0);
+    struct proc low = spawn("low", NULL, low_args);
+    EXPECT(expect_line(&low, "ready") == 0);
+    go(&high);
+    go(&low);
+    usleep(20000); /* the low process is busy */
+    go(&high);
+    EXPECT(expect_line(&high, "launched") == 0);
+    usleep(100000); /* held behind the active high-priority process */
+    uint64_t killed = now_ns();
+    kill(high.pid, SIGKILL);
+    EXPECT(finish(&high, NULL) == 128 + SIGKILL);
+    EXPECT(finish(&low, NULL) == 0);
+    read_trace();
+    EXPECT(count_tag(TAG_LOW) == 100);
+    uint64_t resumed = UINT64_MAX;
+    int during_hold = 0;
+    for (size_t i = 0; i < nk; i++) {
+        if (k[i].tag != TAG_LOW)
+            continue;
+        if (k[i].submit >= killed && k[i].submit < resumed)
+            resumed = k[i].submit;
+        during_hold += k[i].submit >= killed - 80000000u && k[i].submit < killed;
+    }
+    double ms = resumed == UINT64_MAX ? -1 : (double)(resumed - killed) / 1e6;
+    printf("kill -9 of the active high-priority process: the low-priority one submitted again "
+           "%.1f ms later (it had submitted %d kernels in the 80 ms before)\n",
+           ms, during_hold);
+    EXPECT(during_hold <= WINDOW); /* it really was held */
+    EXPECT(ms >= 0 && ms < 100);
+}
+
+static void kill_low(void)
+{
+    struct proc high = spawn("high", NULL, high_bursts);
+    EXPECT(expect_line(&high, "ready") == 0);
+    struct proc low = spawn("low", NULL, low_load);
+    EXPECT(expect_line(&low, "ready") == 0);
+    go(&low);
+    go(&high);
+    usleep(40000);
+    kill(low.pid, SIGKILL);
+    EXPECT(finish(&low, NULL) == 128 + SIGKILL);
+    EXPECT(finish(&high, NULL) == 0);
+    read_trace();
+    EXPECT(count_tag(TAG_HIGH) == 64);
+    int wait = most_overtaking(TAG_HIGH);
+    printf("kill -9 of a low-priority process: the high-priority one finished every burst, "
+           "waiting behind at most %d of its kernels\n",
+           wait);
+    EXPECT(wait <= WINDOW);
+}
+
+static void churn(void)
+{
+    static const char *const longer[] = {"3", "saturate", "2000", "300", NULL};
+    static const char *const bursts[] = {"1", "burst", "40", "4", "300", "10000", NULL};
+    static const char *const brief[] = {"2", "saturate", "5", "100", NULL};
+    struct proc low = spawn("low", NULL, longer);
+    EXPECT(expect_line(&low, "ready") == 0);
+    struct proc high = spawn("high", NULL, bursts);
+    EXPECT(expect_line(&high, "ready") == 0);
+    go(&low);
+    go(&high);
+    enum { TOTAL = 200, AT_ONCE = 8 };
+    struct proc running[AT_ONCE];
+    int started = 0, ok = 0;
+    uint64_t t0 = now_ns();
+    static const char *const levels[] = {"low", "normal", "high", "idle"};
+    while (started < TOTAL) {
+        int n = 0;
+        for (; n < AT_ONCE && started < TOTAL; n++, started++)
+            running[n] = spawn(levels[started % 4], NULL, brief);
+        for (int i = 0; i < n; i++) {
+            EXPECT(expect_line(&running[i], "ready") == 0);
+            go(&running[i]);
+        }
+        for (int i = 0; i < n; i++)
+            ok += finish(&running[i], NULL) == 0;
+    }
+    double secs = (double)(now_ns() - t0) / 1e9;
+    EXPECT(ok == TOTAL);
+    EXPECT(finish(&high, NULL) == 0);
+    EXPECT(finish(&low, NULL) == 0);
+    read_trace();
+    EXPECT(count_tag(TAG_NORMAL) == TOTAL * 5);
+    int left = slots_in_use();
+    printf("%d short-lived processes came and went in %.2f s (%.1f ms each, %d at a time) next "
+           "to two long-running ones; %d slots left in use\n",
+           TOTAL, secs, secs * 1e3 / TOTAL, AT_ONCE, left);
+    EXPECT(left == 0);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 4) {
+        fprintf(stderr, "usage: board_test two|three|unscheduled|kill-high|kill-low|churn "
+                        "WORKER SHIM\n");
+        return 2;
+    }
+    worker = argv[2];
+    shim = argv[3];
+    snprintf(dir, sizeof dir, "/tmp/gpuprio-board-test-XXXXXX");
+    if (!mkdtemp(dir)) {
+        perror("mkdtemp");
+        return 2;
+    }
+    snprintf(name, sizeof name, "board%d", (int)getpid());
+    snprintf(trace, sizeof trace, "%s/trace", dir);
+    setenv("HIPSIM_SHARED", name, 1);
+    setenv("HIPSIM_COMPUTE_SLOTS", "1", 1);
+    setenv("HIPSIM_TRACE", trace, 1);
+    setenv("GPUPRIO_BOARD_DIR", dir, 1);
+    setenv("GPUPRIO_WINDOW", "2", 1);
+    signal(SIGPIPE, SIG_IGN);
+
+    const char *t = argv[1];
+    if (!strcmp(t, "two"))
+        bursts_next_to(1, NULL);
+    else if (!strcmp(t, "three"))
+        bursts_next_to(2, NULL);
+    else if (!strcmp(t, "unscheduled"))
+        bursts_next_to(1, "passthrough");
+    else if (!strcmp(t, "kill-high"))
+        kill_high();
+    else if (!strcmp(t, "kill-low"))
+        kill_low();
+    else if (!strcmp(t, "churn"))
+        churn();
+    else
+        failures++, fprintf(stderr, "unknown subtest %s\n", t);
+
+    char cmd[128], segment[128];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    if (getenv("BOARD_TEST_DEBUG"))
+        printf("kept %s\n", dir);
+    else if (system(cmd) != 0)
+        printf("could not remove %s\n", dir);
+    snprintf(segment, sizeof segment, "/hipsim-%u-%s-0", (unsigned)getuid(), name);
+    shm_unlink(segment);
+    printf("%s\n", failures ? "FAILED" : "OK");
+    return failures != 0;
+}

@@ -1,0 +1,77 @@
+/*
+ * board_worker.c - one process of the cross-process tests (board_test.c starts several on one
+ * shared simulated device, each under the shim with its own GPUPRIO_PRIORITY).
+ *
+ *   board_worker TAG burst BURSTS KERNELS KERNEL_US GAP_US
+ *       BURSTS bursts of KERNELS kernels, GAP_US apart, each burst synchronized
+ *   board_worker TAG saturate KERNELS KERNEL_US
+ *       KERNELS kernels back to back, synchronized at the end
+ *   board_worker TAG hold KERNEL_US
+ *       waits for a line on stdin, launches one kernel, says "launched", synchronizes
+ *
+ * Every kernel's trace entry carries TAG << 16 | burst. The worker prints "ready" once its
+ * stream exists, then waits for a line on stdin before it starts (so that a test starts the
+ * work of every process at once, however slowly each process came up), and prints "done N"
+ * with its stream's gpuprio priority at the end.
+ */
+#include <string.h>
+#include <time.h>
+
+#include "../sched/sched_test.h"
+
+static void sleep_us(long us)
+{
+    struct timespec ts = {us / 1000000, (us % 1000000) * 1000};
+    nanosleep(&ts, NULL);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 4) {
+        fprintf(stderr, "usage: see board_worker.c\n");
+        return 2;
+    }
+    uint64_t tag = strtoull(argv[1], NULL, 10) << 16;
+    const char *mode = argv[2];
+    struct gp_api api = gp_api_find();
+    const void *kernel = busy_register();
+    hipStream_t s;
+    MUST(hipStreamCreate(&s));
+    printf("ready\n");
+    fflush(stdout);
+    char line[16];
+    if (!fgets(line, sizeof line, stdin))
+        return 2;
+    if (strcmp(mode, "burst") == 0 && argc == 7) {
+        int bursts = atoi(argv[3]), kernels = atoi(argv[4]);
+        uint64_t ns = strtoull(argv[5], NULL, 10) * 1000;
+        long gap = atol(argv[6]);
+        for (int b = 1; b <= bursts; b++) {
+            sleep_us(gap);
+            for (int k = 0; k < kernels; k++)
+                MUST(busy_launch(kernel, ns, tag | (uint64_t)b, s));
+            MUST(hipStreamSynchronize(s));
+        }
+    } else if (strcmp(mode, "saturate") == 0 && argc == 5) {
+        int kernels = atoi(argv[3]);
+        uint64_t ns = strtoull(argv[4], NULL, 10) * 1000;
+        for (int k = 0; k < kernels; k++)
+            MUST(busy_launch(kernel, ns, tag, s));
+        MUST(hipStreamSynchronize(s));
+    } else if (strcmp(mode, "hold") == 0 && argc == 4) {
+        if (!fgets(line, sizeof line, stdin))
+            return 2;
+        MUST(busy_launch(kernel, strtoull(argv[3], NULL, 10) * 1000, tag, s));
+        printf("launched\n");
+        fflush(stdout);
+        MUST(hipStreamSynchronize(s));
+    } else {
+        fprintf(stderr, "board_worker: bad arguments\n");
+        return 2;
+    }
+    int priority = 0;
+    EXPECT(api.stream_get_priority(s, &priority) == 0);
+    MUST(hipStreamDestroy(s));
+    printf("done %d\n", priority);
+    return failures != 0;
+}

@@ -1,0 +1,47 @@
+#!/bin/sh
+# refused.sh WORKER SHIM: a board that is not right (another version, the wrong size, garbage,
+# open to others, another owner, a symbolic link planted at its path) is refused with exactly
+# one warning naming it, and the program runs on as without a board: same output, exit 0.
+set -u
+worker=$1 shim=$2
+dir=$(mktemp -d /tmp/gpuprio-refused-XXXXXX)
+name=refused$$
+board=$dir/gpuprio-$(id -u)-sim_${name}_00
+trap 'rm -rf "$dir"; rm -f /dev/shm/hipsim-$(id -u)-$name-0' EXIT
+export HIPSIM_SHARED=$name GPUPRIO_BOARD_DIR=$dir
+failures=0
+run() { # NAME: runs the worker under the shim; checks output, status and the one warning
+    echo go | LD_PRELOAD=$shim GPUPRIO_PRIORITY=high "$worker" 1 saturate 20 100 \
+        >"$dir/out" 2>"$dir/err"
+    status=$?
+    warnings=$(grep -c 'gpuprio: .*board' "$dir/err")
+    if [ $status != 0 ] || [ "$(cat "$dir/out")" != "$(printf 'ready\ndone 10')" ] ||
+        [ "$warnings" != "$2" ]; then
+        echo "FAIL $1: status $status, $warnings board warnings (expected $2); output:"
+        cat "$dir/out" "$dir/err"
+        failures=$((failures + 1))
+    else
+        echo "ok $1: $(head -n 1 "$dir/err")"
+    fi
+}
+run "a new board" 0
+[ -f "$board" ] || { echo "FAIL: no board was created at $board"; exit 1; }
+cp "$board" "$dir/good"
+fresh() { rm -f "$board"; cp "$dir/good" "$board"; chmod 600 "$board"; }
+
+fresh; printf '\002' | dd of="$board" bs=1 seek=8 conv=notrunc 2>/dev/null
+run "another version" 1
+fresh; truncate -s 4096 "$board"
+run "the wrong size" 1
+fresh; head -c "$(stat -c %s "$dir/good")" /dev/urandom >"$board"
+run "garbage" 1
+fresh; chmod 644 "$board"
+run "open to other users" 1
+if [ "$(id -u)" = 0 ]; then
+    fresh; chown 65534:65534 "$board"
+    run "another owner" 1
+fi
+rm -f "$board"; cp "$dir/good" "$dir/elsewhere"; ln -s "$dir/elsewhere" "$board"
+run "a symbolic link" 1
+[ -L "$board" ] || { echo "FAIL: the symbolic link was replaced"; failures=$((failures + 1)); }
+exit $failures

@@ -1,0 +1,294 @@
+/*
+ * board_test.c - the board file (src/sched/board.c) without any runtime: its layout, pinned
+ * field by field (a change is a new GP_BOARD_VERSION); creating, opening and refusing files;
+ * slots, owners alive and dead; the decision lock with a dead and with a stuck holder;
+ * priority requests; waking on the sequence word; listing boards.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "board.h"
+#include "check.h"
+
+static char dir[64];
+
+static void layout(void)
+{
+    CHECK_INT(sizeof(struct gp_board_header), 256);
+    CHECK_INT(offsetof(struct gp_board_header, magic), 0);
+    CHECK_INT(offsetof(struct gp_board_header, version), 8);
+    CHECK_INT(offsetof(struct gp_board_header, header_size), 12);
+    CHECK_INT(offsetof(struct gp_board_header, slot_size), 16);
+    CHECK_INT(offsetof(struct gp_board_header, slot_count), 20);
+    CHECK_INT(offsetof(struct gp_board_header, uid), 24);
+    CHECK_INT(offsetof(struct gp_board_header, key), 32);
+    CHECK_INT(offsetof(struct gp_board_header, seq), 96);
+    CHECK_INT(offsetof(struct gp_board_header, lock), 100);
+    CHECK_INT(sizeof(struct gp_board_slot), 128);
+    CHECK_INT(offsetof(struct gp_board_slot, owner), 0);
+    CHECK_INT(offsetof(struct gp_board_slot, owner_start), 8);
+    CHECK_INT(offsetof(struct gp_board_slot, incarnation), 16);
+    CHECK_INT(offsetof(struct gp_board_slot, stream), 24);
+    CHECK_INT(offsetof(struct gp_board_slot, thread), 32);
+    CHECK_INT(offsetof(struct gp_board_slot, device), 40);
+    CHECK_INT(offsetof(struct gp_board_slot, flags), 44);
+    CHECK_INT(offsetof(struct gp_board_slot, comm), 48);
+    CHECK_INT(offsetof(struct gp_board_slot, request), 64);
+    CHECK_INT(offsetof(struct gp_board_slot, request_seq), 68);
+    CHECK_INT(offsetof(struct gp_board_slot, st), 72);
+    CHECK_INT(offsetof(struct gp_board_slot, st.gate), 72);
+    CHECK_INT(offsetof(struct gp_board_slot, st.priority), 80);
+    CHECK_INT(offsetof(struct gp_board_slot, st.active), 84);
+    CHECK_INT(offsetof(struct gp_board_slot, st.submitted), 88);
+    CHECK_INT(offsetof(struct gp_board_slot, st.completed), 96);
+    CHECK_INT(offsetof(struct gp_board_slot, st.held_ns), 104);
+    CHECK_INT(offsetof(struct gp_board_slot, st.suspensions), 112);
+    CHECK_INT(offsetof(struct gp_board_slot, pid_ns), 120);
+    CHECK_INT(sizeof(struct gp_board_file), 256 + 128 * GP_BOARD_SLOTS);
+}
+
+static void create_and_share(void)
+{
+    struct gp_board a, b;
+    const char *why = NULL;
+    CHECK_INT(gp_board_open("0000:c1:00.0", &a, &why), 0);
+    CHECK_INT(gp_board_open("0000:c1:00.0", &b, &why), 0);
+    char want[256];
+    snprintf(want, sizeof want, "%s/gpuprio-%u-0000_c1_00.0", dir, (unsigned)geteuid());
+    CHECK(strcmp(a.path, want) == 0);
+    struct stat st;
+    CHECK(stat(a.path, &st) == 0 && (st.st_mode & 0777) == 0600 && st.st_uid == geteuid());
+    CHECK(strcmp(a.f->h.key, "0000:c1:00.0") == 0);
+    CHECK_INT(a.f->h.version, GP_BOARD_VERSION);
+
+    struct gp_board_slot *s = gp_board_claim(&a);
+    CHECK(s != NULL);
+    CHECK_INT(GP_SLOT_STATE(atomic_load(&s->owner)), GP_SLOT_CLAIMED);
+    s->stream = 0x1234;
+    gp_board_publish(&a, s);
+    /* The other mapping sees the same slot, live and owned by this process. */
+    struct gp_board_slot *t = &b.f->slots[s - a.f->slots];
+    CHECK_INT(GP_SLOT_STATE(atomic_load(&t->owner)), GP_SLOT_LIVE);
+    CHECK_INT(GP_SLOT_OWNER(atomic_load(&t->owner)), getpid());
+    CHECK_INT(t->stream, 0x1234);
+    CHECK(gp_board_owner_alive(t));
+
+    /* Priority requests reach the owner's slot; a pid with no slot is -ESRCH. */
+    uint32_t seq = atomic_load(&t->request_seq);
+    CHECK_INT(gp_board_request(&b, (uint32_t)getpid(), false, 0, 10), 1);
+    CHECK_INT(atomic_load(&s->request), 10);
+    CHECK(atomic_load(&s->request_seq) != seq);
+    CHECK(atomic_load(&s->request_seq) & GP_REQUEST_PROCESS);
+    CHECK_INT(gp_board_request(&b, (uint32_t)getpid(), true, 0x1234, -10), 1);
+    CHECK(!(atomic_load(&s->request_seq) & GP_REQUEST_PROCESS));
+    CHECK_INT(gp_board_request(&b, (uint32_t)getpid(), true, 0x9999, -10), -ESRCH);
+    CHECK_INT(gp_board_request(&b, 999999999u, false, 0, 10), -ESRCH);
+
+    gp_board_free(&a, s);
+    CHECK_INT(atomic_load(&t->owner), 0);
+    gp_board_close(&a);
+    gp_board_close(&b);
+}
+
+static void dead_owners(void)
+{
+    struct gp_board b;
+    const char *why;
+    CHECK_INT(gp_board_open("dead", &b, &why), 0);
+    pid_t child = fork();
+    if (child == 0) {
+        gp_board_self_reset(); /* what the shim does in the child of fork */
+        struct gp_board_slot *s = gp_board_claim(&b);
+        if (s)
+            gp_board_publish(&b, s);
+        atomic_store(&b.f->h.lock, (uint32_t)getpid()); /* dies holding the lock */
+        _exit(s ? 0 : 1);
+    }
+    int status;
+    waitpid(child, &status, 0);
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    struct gp_board_slot *dead = NULL;
+    for (unsigned i = 0; i < GP_BOARD_SLOTS; i++)
+        if (GP_SLOT_OWNER(atomic_load(&b.f->slots[i].owner)) == (uint32_t)child)
+            dead = &b.f->slots[i];
+    CHECK(dead != NULL);
+    if (dead) {
+        CHECK(!gp_board_owner_alive(dead));
+        gp_board_free(&b, dead); /* reclaimed by whoever noticed */
+        CHECK_INT(atomic_load(&dead->owner), 0);
+    }
+    /* The dead holder's lock is taken over. */
+    CHECK_INT(gp_board_lock(&b), 0);
+    CHECK_INT(atomic_load(&b.f->h.lock), getpid());
+    gp_board_unlock(&b);
+    CHECK_INT(atomic_load(&b.f->h.lock), 0);
+
+    /* A live process with another start time is not the owner (its pid was reused): pid 1
+     * started long before this process. */
+    struct gp_board_slot *s = gp_board_claim(&b);
+    CHECK(s != NULL);
+    if (s) {
+        gp_board_publish(&b, s);
+        atomic_store(&s->owner, (uint64_t)1 << 32 | GP_SLOT_LIVE);
+        s->incarnation = 1;
+        CHECK(!gp_board_owner_alive(s));
+        gp_board_free(&b, s);
+    }
+    /* A live process holding the lock too long: the board is given up, not waited for. */
+    atomic_store(&b.f->h.lock, (uint32_t)getppid());
+    CHECK_INT(gp_board_lock(&b), -ETIMEDOUT);
+    CHECK(b.broken);
+    CHECK_INT(gp_board_lock(&b), -ETIMEDOUT);
+    atomic_store(&b.f->h.lock, 0);
+    gp_board_close(&b);
+}
+
+/* Writes a board for key with one thing wrong, then checks the refusal. */
+static void refused(const char *key, void (*spoil)(const char *path), const char *says)
+{
+    struct gp_board b;
+    const char *why = NULL;
+    char path[256];
+    CHECK_INT(gp_board_open(key, &b, &why), 0);
+    snprintf(path, sizeof path, "%s", b.path);
+    gp_board_close(&b);
+    spoil(path);
+    int rc = gp_board_open(key, &b, &why);
+    if (!CHECK(rc < 0) || !CHECK(why && strstr(why, says)))
+        fprintf(stderr, "  %s: rc %d, why '%s', expected '%s'\n", key, rc, why ? why : "", says);
+    if (rc == 0)
+        gp_board_close(&b);
+}
+
+static void write_at(const char *path, off_t offset, const void *data, size_t n)
+{
+    int fd = open(path, O_WRONLY);
+    if (fd < 0 || pwrite(fd, data, n, offset) != (ssize_t)n)
+        CHECK(!"cannot spoil the board file");
+    if (fd >= 0)
+        close(fd);
+}
+
+static void spoil_version(const char *path)
+{
+    uint32_t v = GP_BOARD_VERSION + 1;
+    write_at(path, offsetof(struct gp_board_header, version), &v, sizeof v);
+}
+
+static void spoil_size(const char *path)
+{
+    CHECK(truncate(path, 4096) == 0);
+}
+
+static void spoil_garbage(const char *path)
+{
+    static unsigned char junk[sizeof(struct gp_board_file)];
+    for (size_t i = 0; i < sizeof junk; i++)
+        junk[i] = (unsigned char)(i * 131 + 7);
+    write_at(path, 0, junk, sizeof junk);
+}
+
+static void spoil_mode(const char *path)
+{
+    CHECK(chmod(path, 0644) == 0);
+}
+
+static void spoil_symlink(const char *path)
+{
+    char target[300];
+    snprintf(target, sizeof target, "%s.real", path);
+    CHECK(rename(path, target) == 0);
+    CHECK(symlink(target, path) == 0);
+}
+
+static void spoil_owner(const char *path)
+{
+    CHECK(chown(path, 65534, 65534) == 0);
+}
+
+static void refusals(void)
+{
+    refused("version", spoil_version, "another board version");
+    refused("size", spoil_size, "wrong size");
+    refused("garbage", spoil_garbage, "not a gpuprio board");
+    refused("mode", spoil_mode, "open to other users");
+    refused("symlink", spoil_symlink, "symbolic link");
+    if (geteuid() == 0)
+        refused("owner", spoil_owner, "belongs to another user");
+    else
+        fprintf(stderr, "board_test: not root, so a board of another owner is not tested\n");
+    /* A board directory that cannot be written: refused, with a reason. */
+    struct gp_board b;
+    const char *why = NULL;
+    setenv("GPUPRIO_BOARD_DIR", "/nonexistent/gpuprio", 1);
+    CHECK(gp_board_open("x", &b, &why) < 0 && why && strstr(why, "cannot be created"));
+    setenv("GPUPRIO_BOARD_DIR", dir, 1);
+}
+
+static void *notifier(void *arg)
+{
+    struct timespec ts = {0, 20000000};
+    nanosleep(&ts, NULL);
+    gp_board_notify(arg);
+    return NULL;
+}
+
+static uint64_t now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+static void waking(void)
+{
+    struct gp_board b;
+    const char *why;
+    CHECK_INT(gp_board_open("wake", &b, &why), 0);
+    uint32_t seq = atomic_load(&b.f->h.seq);
+    uint64_t t0 = now_ms();
+    CHECK_INT(gp_board_wait(&b, seq, 30000000), seq); /* nothing changed: the timeout */
+    CHECK(now_ms() - t0 >= 25);
+    pthread_t t;
+    pthread_create(&t, NULL, notifier, &b);
+    t0 = now_ms();
+    CHECK(gp_board_wait(&b, seq, 5000000000ull) != seq);
+    CHECK(now_ms() - t0 < 2000);
+    pthread_join(t, NULL);
+    gp_board_close(&b);
+}
+
+static int count_board(const char *path, void *arg)
+{
+    (void)path;
+    ++*(int *)arg;
+    return 0;
+}
+
+int main(void)
+{
+    snprintf(dir, sizeof dir, "/tmp/gpuprio-unit-board-XXXXXX");
+    if (!mkdtemp(dir))
+        return 2;
+    setenv("GPUPRIO_BOARD_DIR", dir, 1);
+    layout();
+    create_and_share();
+    dead_owners();
+    waking();
+    int n = 0;
+    CHECK_INT(gp_board_list(dir, geteuid(), count_board, &n), 0);
+    CHECK_INT(n, 3); /* 0000:c1:00.0, dead, wake; nothing hidden */
+    refusals();
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    CHECK(system(cmd) == 0);
+    return check_finish("unit.board");
+}
