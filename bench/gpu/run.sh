@@ -1,0 +1,119 @@
+#!/bin/sh
+# bench/gpu/run.sh OUTDIR [quick]: the real-GPU benchmarks of gpuprio's CUDA backend, in one go,
+# side by side, on an NVIDIA GPU with PyTorch, transformers and torchvision installed (no
+# network needed). Builds gpuprio (Release), then:
+#   1. launch overhead: empty-kernel launches per second and launch + synchronize round trips,
+#      1 and 4 threads, natively and under LD_PRELOAD=libgpuprio-cuda.so: idle, tracked (an
+#      idle lower-priority stream exists) and throttled (an idle higher-priority stream exists);
+#   2. priority under co-location (bench/gpu/colocation.py): a BERT-base client at 40 requests/s
+#      next to ResNet-50 fp16 batch-256 inference, in two processes (CUDA-graph and eager
+#      client) and in one process (two threads, graph client): standalone, native, native with
+#      stream priorities, gpuprio with windows 1, 2, 4, 8.
+# Prints both tables last; logs and per-row JSON go under OUTDIR. "quick" runs one row of each.
+set -u
+out=${1:?usage: run.sh OUTDIR [quick]}
+quick=${2:-}
+cd "$(dirname "$0")/../.."
+mkdir -p "$out"
+build=build-gpu
+if [ ! -f "$build/src/libgpuprio-cuda.so" ]; then
+    cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release >"$out/build.log" 2>&1 &&
+        cmake --build "$build" -j 16 >>"$out/build.log" 2>&1 || { tail -30 "$out/build.log"; exit 1; }
+fi
+shim=$(pwd)/$build/src/libgpuprio-cuda.so
+py=${PYTHON:-python3}
+gcc -O2 -std=c11 -D_GNU_SOURCE -I/usr/local/cuda/include bench/gpu/launch_rate.c \
+    -o "$build/launch_rate" -L/usr/local/cuda/lib64 -L/usr/local/cuda/lib64/stubs -lcuda -lpthread ||
+    exit 1
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv >"$out/gpu.txt" 2>&1
+
+# ---- 1. launch overhead ----
+best() { # MODE THREADS PRELOAD CALLS [low|high]: the best of 3 (us per call per thread)
+    for i in 1 2 3; do
+        LD_PRELOAD=$3 "$build/launch_rate" "$1" "$2" "$4" ${5:-} 2>>"$out/launch.log" |
+            sed 's/.*, \([0-9.]*\) us per call.*/\1/'
+    done | sort -n | head -n 1
+}
+{
+    printf '%-10s %-8s %10s %10s %10s %10s\n' call threads native idle tracked throttled
+    for mode in rate roundtrip; do
+        n=200000
+        [ $mode = roundtrip ] && n=20000
+        [ -n "$quick" ] && n=$((n / 10))
+        for t in 1 4; do
+            printf '%-10s %-8s %10s %10s %10s %10s\n' $mode $t "$(best $mode $t "" $n)" \
+                "$(best $mode $t "$shim" $n)" "$(best $mode $t "$shim" $n low)" \
+                "$(best $mode $t "$shim" $n high)"
+        done
+    done
+} >"$out/launch.txt"
+
+# ---- 2. co-location ----
+rows=$out/coloc
+rm -rf "$rows"
+mkdir -p "$rows"
+secs=6
+[ -n "$quick" ] && secs=3
+row() { # NAME ENV-FOR-CLIENT ENV-FOR-LOAD CLIENT-ARGS LOAD-ARGS: two processes
+    d=$rows/$1
+    mkdir -p "$d"
+    env $3 $py bench/gpu/colocation.py load $5 --stop-file "$d/stop" --ready-file "$d/ready" \
+        --out "$d/load.json" >"$d/load.log" 2>&1 &
+    lp=$!
+    i=0
+    while [ ! -f "$d/ready" ] && [ $i -lt 600 ] && kill -0 $lp 2>/dev/null; do
+        sleep 0.1
+        i=$((i + 1))
+    done
+    env $2 $py bench/gpu/colocation.py client $4 --seconds $secs --out "$d/client.json" \
+        >"$d/client.log" 2>&1
+    touch "$d/stop"
+    wait $lp
+}
+alone() { # NAME ARGS...
+    d=$rows/$1
+    shift
+    mkdir -p "$d"
+    $py bench/gpu/colocation.py "$@" --out "$d/$( [ "$1" = load ] && echo load || echo client ).json" \
+        >"$d/log" 2>&1
+}
+threads_row() { # NAME ENV ARGS...
+    d=$rows/$1
+    env_=$2
+    shift 2
+    mkdir -p "$d"
+    env $env_ $py bench/gpu/colocation.py both "$@" --seconds $secs --out "$d/both.json" \
+        >"$d/log" 2>&1
+}
+P="LD_PRELOAD=$shim"
+alone 00-alone-client-graph client --mode graph --seconds $secs
+alone 00-alone-load load --kind infer --seconds $secs
+if [ -z "$quick" ]; then
+    alone 00-alone-client-eager client --mode eager --seconds $secs
+fi
+modes="graph eager"
+windows="1 2 4 8"
+[ -n "$quick" ] && modes=graph windows=4
+for m in $modes; do
+    row "10-2proc-$m-native" "X=1" "X=1" "--mode $m" "--kind infer"
+    row "11-2proc-$m-streamprio" "X=1" "X=1" "--mode $m --stream-priorities" \
+        "--kind infer --stream-priorities"
+    for w in $windows; do
+        row "12-2proc-$m-gpuprio-W$w" "$P GPUPRIO_PRIORITY=high GPUPRIO_WINDOW=$w" \
+            "$P GPUPRIO_PRIORITY=low GPUPRIO_WINDOW=$w" "--mode $m" "--kind infer"
+    done
+done
+threads_row "20-1proc-graph-native" "X=1" --mode graph --kind infer
+threads_row "21-1proc-graph-streamprio" "X=1" --mode graph --kind infer --stream-priorities
+for w in $windows; do
+    threads_row "22-1proc-graph-gpuprio-W$w" "$P GPUPRIO_WINDOW=$w" --mode graph --kind infer \
+        --gpuprio
+done
+$py bench/gpu/table.py "$rows" >"$out/colocation.txt" 2>&1
+
+echo "== device"
+cat "$out/gpu.txt"
+echo "== launch overhead (us per call per thread, best of 3)"
+cat "$out/launch.txt"
+echo "== co-location (BERT-base client at 40 req/s next to ResNet-50 fp16 b256 inference)"
+cat "$out/colocation.txt"

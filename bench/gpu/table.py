@@ -1,0 +1,86 @@
+"""table.py DIR - prints the co-location table from the rows bench/gpu/run.sh wrote under DIR.
+
+Each row directory holds client.json and load.json (or both.json for one process). Columns:
+the client's P50 and P99 over its standalone run in the same mode; the load's throughput
+during the client's window over the load alone, and over its work-conserving ceiling (alone x
+(1 - the fraction of the GPU the client uses alone: rate x its standalone service time)); and
+the client's added P50 (P50 - standalone P50), a proxy for the preemption latency (submission to
+the first high-priority kernel's start), which needs kernel timestamps to measure exactly.
+"""
+import json
+import os
+import sys
+
+
+def load_json(path):
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return None
+
+
+def rate_in_window(load, window):
+    ws, we = window
+    done = [t for t in load["completions"] if ws <= t <= we]
+    return len(done) * load["batch"] / (we - ws) if we > ws else float("nan")
+
+
+def row_data(d):
+    both = load_json(os.path.join(d, "both.json"))
+    if both:
+        return both.get("client"), both.get("load")
+    return load_json(os.path.join(d, "client.json")), load_json(os.path.join(d, "load.json"))
+
+
+def main():
+    root = sys.argv[1]
+    rows = sorted(os.listdir(root))
+    alone = {}
+    for mode in ("graph", "eager"):
+        c, _ = row_data(os.path.join(root, "00-alone-client-" + mode))
+        if c:
+            alone[mode] = c
+    _, la = row_data(os.path.join(root, "00-alone-load"))
+    load_alone = None
+    if la:
+        comp = la["completions"]
+        load_alone = (len(comp) - 1) * la["batch"] / (comp[-1] - comp[0]) if len(comp) > 1 else None
+    head = "%-34s %8s %8s %9s %9s %10s %9s %9s %11s" % (
+        "row", "P50 ms", "P99 ms", "P50/alone", "P99/alone", "load img/s", "vs alone",
+        "vs ceil", "added P50")
+    print(head)
+    print("-" * len(head))
+    for r in rows:
+        c, l = row_data(os.path.join(root, r))
+        name = r.split("-", 1)[1] if "-" in r else r
+        if not c and not l:
+            print("%-34s %s" % (name, "FAILED (see its log)"))
+            continue
+        cells = ["-"] * 8
+        if c:
+            a = alone.get(c["mode"])
+            cells[0] = "%.2f" % c["p50_ms"]
+            cells[1] = "%.2f" % c["p99_ms"]
+            if a:
+                cells[2] = "%.2fx" % (c["p50_ms"] / a["p50_ms"])
+                cells[3] = "%.2fx" % (c["p99_ms"] / a["p99_ms"])
+                cells[7] = "%.2f" % (c["p50_ms"] - a["p50_ms"])
+        if l:
+            if c:
+                rate = rate_in_window(l, c["window"])
+            else:
+                comp = l["completions"]
+                rate = (len(comp) - 1) * l["batch"] / (comp[-1] - comp[0]) if len(comp) > 1 else float("nan")
+            cells[4] = "%.0f" % rate
+            if load_alone:
+                cells[5] = "%.2f" % (rate / load_alone)
+                a = alone.get(c["mode"]) if c else None
+                if a:
+                    busy = a["rate"] * a["service_ms"] / 1e3
+                    cells[6] = "%.2f" % (rate / (load_alone * max(1e-9, 1 - busy)))
+        print("%-34s %8s %8s %9s %9s %10s %9s %9s %11s" % tuple([name] + cells))
+
+
+if __name__ == "__main__":
+    main()
