@@ -16,6 +16,9 @@
  * ring event), so a window of W lets about W/2 BE kernels sit queued ahead of an LC kernel. A
  * second table has three priority groups, like the field report: the LC client (high), a second
  * client LC2 with the same requests (normal), and a BE worker (low), natively and under gpuprio.
+ * A third table runs the same workloads the way they are deployed, as separate processes (LC and
+ * one BE process; LC, LC2 and one BE process) on one device that the processes share, natively
+ * and under gpuprio, which then schedules across them through its board (docs/board.md).
  *
  * Priorities. The program never calls gpuprio: like an unmodified application it only creates its
  * streams with hipStreamCreateWithPriority, LC with the device's greatest priority, LC2 with the
@@ -36,6 +39,19 @@
  * row in the current process and prints that line; the row's LD_PRELOAD and GPUPRIO_* settings
  * must then be in the environment already, and the child fails the row if they are not.
  *
+ * Cross-process rows. The parent starts one child per workload (--scenario ID --role lc|lc2|be,
+ * each BE worker a process of its own), all with HIPSIM_SHARED set to a name unique to the row,
+ * so their simulated devices share one set of compute slots (tests/sim/hipsim.h) and have a PCI
+ * bus id, which gpuprio keys its board by; GPUPRIO_BOARD_DIR points at a private directory that
+ * the parent creates and removes, so the demo leaves no board behind (it removes the simulator's
+ * segments after each row too). Each child creates its one stream with the workload's priority,
+ * exactly as in the in-process rows, warms up and prints "ready"; once all are ready, the parent
+ * writes one t0 (CLOCK_MONOTONIC, which all processes share) to their stdin, so the windows
+ * coincide. A BE process runs until its stdin closes, which the parent does once the client
+ * processes have exited (in one process, BE runs until the clients have finished). The parent
+ * adds up the children's result lines and checks that the priorities gpuprio gave the streams
+ * of the different processes are in the intended order.
+ *
  * Measurement. LC arrivals are open-loop: request i is due at t0 + i/rate whatever happened
  * before (LC2's at t0 + LC2_OFFSET_NS + i/rate, so they arrive while LC's are still running);
  * a request that starts late (because the previous one was slow) counts its lateness, so
@@ -51,9 +67,13 @@
 #define _GNU_SOURCE
 #endif
 
+#include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -63,6 +83,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -81,6 +102,9 @@
 #define BE_INFLIGHT 8                    /* BE kernels each worker keeps in flight */
 #define BE_LEAD_NS (50ull * 1000 * 1000) /* BE starts this long before the window opens */
 #define LC2_OFFSET_NS (500ull * 1000)    /* LC2's requests are due this long after LC's */
+/* Cross-process rows: time from every process being ready to BE's start (t0 - BE_LEAD_NS), for
+ * the parent's t0 to reach the children through their stdin, even on a busy machine. */
+#define PROCS_START_NS (20ull * 1000 * 1000)
 #define MAX_BE_WORKERS 8
 #define RESULT_TAG "GPUPRIO_DEMO_RESULT" /* first word of the child's result line */
 #define LC_BASELINE "lc-alone"           /* the row LC (and LC2) latency ratios refer to */
@@ -100,6 +124,7 @@ typedef enum demo_prio {
 typedef enum demo_table {
     TABLE_LC_BE,  /* LC next to BE workers */
     TABLE_GROUPS, /* three priority groups: LC, LC2, BE */
+    TABLE_PROCS,  /* the workloads in separate processes on one shared device */
     NTABLES
 } demo_table;
 
@@ -113,6 +138,8 @@ typedef struct scenario {
     demo_prio lc_prio;      /* priority the LC stream asks for */
     demo_prio lc2_prio;     /* priority the LC2 stream asks for */
     demo_prio be_prio;      /* priority each BE stream asks for */
+    bool split;             /* each workload in a process of its own (LC, LC2, each BE worker),
+                             * all on one shared simulated device */
     bool gpuprio;           /* runs with LD_PRELOAD=GPUPRIO_SHIM_PATH (the child checks it) */
     const char *const *env; /* NULL, or "NAME=VALUE" (set) / "NAME" (unset) entries for the
                              * row's process, NULL-terminated */
@@ -123,6 +150,7 @@ typedef struct scenario {
 #define WL_LC2 .lc2 = true, .lc2_prio = PRIO_MIDDLE
 #define WL_BE(n) .be_workers = (n), .be_prio = PRIO_LEAST
 #define WL_GROUPS .table = TABLE_GROUPS, WL_LC, WL_LC2, WL_BE(1) /* the second table */
+#define SPLIT .table = TABLE_PROCS, .split = true /* one process per workload: the third table */
 /* A gpuprio row with the given GPUPRIO_* settings. */
 #define GPUPRIO(settings) .gpuprio = true, .env = (settings)
 
@@ -156,6 +184,13 @@ static const scenario scenarios[] = {
     {.id = "3groups",    .title = "3 groups",               WL_GROUPS},
     {.id = "3groups-gp", .title = "3 groups, gpuprio",      WL_GROUPS, GPUPRIO(gp_default)},
     {.id = "3groups-w1", .title = "3 groups, gpuprio W=1",  WL_GROUPS, GPUPRIO(gp_w1)},
+    /* The same workloads as separate processes on one shared device: native, gpuprio's defaults. */
+    {.id = "lc-1be-2p",     .title = "LC + 1 BE, 2 processes",          WL_LC, WL_BE(1), SPLIT},
+    {.id = "lc-1be-2p-gp",  .title = "LC + 1 BE, 2 processes, gpuprio", WL_LC, WL_BE(1), SPLIT,
+                            GPUPRIO(gp_default)},
+    {.id = "3groups-3p",    .title = "3 groups, 3 processes",  WL_LC, WL_LC2, WL_BE(1), SPLIT},
+    {.id = "3groups-3p-gp", .title = "3 groups, 3 processes, gpuprio", WL_LC, WL_LC2, WL_BE(1),
+                            SPLIT, GPUPRIO(gp_default)},
 };
 /* clang-format on */
 #define NSCENARIOS (sizeof scenarios / sizeof scenarios[0])
@@ -163,6 +198,7 @@ static const scenario scenarios[] = {
 static const char *const table_titles[NTABLES] = {
     [TABLE_LC_BE] = "LC next to BE workers",
     [TABLE_GROUPS] = "Three priority groups: LC (high), LC2 (normal), BE (low)",
+    [TABLE_PROCS] = "Across processes: each workload in its own process, one shared device",
 };
 
 static const char *prio_name(demo_prio p)
@@ -188,6 +224,12 @@ static const scenario *find_scenario(const char *id)
     return NULL;
 }
 
+/* The workloads one child runs: all of its row's, or, in a cross-process row, one of them. */
+typedef enum demo_role { ROLE_ALL, ROLE_LC, ROLE_LC2, ROLE_BE, NROLES } demo_role;
+
+static const char *const role_names[NROLES] = {
+    [ROLE_ALL] = "all", [ROLE_LC] = "lc", [ROLE_LC2] = "lc2", [ROLE_BE] = "be"};
+
 /* ---------------------------------------------------------------------------------------------
  * Options
  * ------------------------------------------------------------------------------------------- */
@@ -200,22 +242,28 @@ typedef struct options {
     double be_us;   /* simulated duration of a BE kernel */
     bool csv;
     const char *scenario; /* run this one row here and print its result line */
+    demo_role role;       /* with scenario: the workload of a cross-process row to run here */
 } options;
 
 static void usage(FILE *f, const char *argv0)
 {
-    fprintf(f,
-            "usage: %s [--seconds S] [--rate R] [--kernels K] [--lc-us US] [--be-us US] [--csv]\n"
-            "       %s --scenario ID [same options]   (run one row, print its result line)\n"
-            "  --seconds S   measured window of each row (default 2)\n"
-            "  --rate R      LC (and LC2) requests per second, open-loop (default 100)\n"
-            "  --kernels K   kernels per LC request (default 3)\n"
-            "  --lc-us US    simulated duration of an LC kernel in microseconds (default 250)\n"
-            "  --be-us US    simulated duration of a BE kernel in microseconds (default 1000)\n"
-            "  --csv         print both tables as one CSV on stdout, every row and column (the\n"
-            "                description goes to stderr)\n"
-            "rows:",
-            argv0, argv0);
+    fprintf(
+        f,
+        "usage: %s [--seconds S] [--rate R] [--kernels K] [--lc-us US] [--be-us US] [--csv]\n"
+        "       %s --scenario ID [--role R] [same options]   (run one row, print its result)\n"
+        "  --seconds S   measured window of each row (default 2)\n"
+        "  --rate R      LC (and LC2) requests per second, open-loop (default 100)\n"
+        "  --kernels K   kernels per LC request (default 3)\n"
+        "  --lc-us US    simulated duration of an LC kernel in microseconds (default 250)\n"
+        "  --be-us US    simulated duration of a BE kernel in microseconds (default 1000)\n"
+        "  --csv         print the tables as one CSV on stdout, every row and column (the\n"
+        "                description goes to stderr)\n"
+        "  --role R      with --scenario of a cross-process row (the parent does this): run\n"
+        "                only workload R (lc, lc2 or be), print \"ready\", then read t0\n"
+        "                (CLOCK_MONOTONIC ns) on stdin; be runs until stdin closes. Needs\n"
+        "                HIPSIM_SHARED (and, for gpuprio rows, one GPUPRIO_BOARD_DIR for all).\n"
+        "rows:",
+        argv0, argv0);
     int col = 5;
     for (size_t i = 0; i < NSCENARIOS; i++) {
         if (col + 1 + (int)strlen(scenarios[i].id) > 96) {
@@ -275,6 +323,11 @@ static void parse_options(int argc, char **argv, options *o)
         } else if (strcmp(a, "--scenario") == 0) {
             o->scenario = v;
             ok = find_scenario(v) != NULL;
+        } else if (strcmp(a, "--role") == 0) {
+            ok = false;
+            for (int r = ROLE_LC; r < NROLES; r++)
+                if (strcmp(v, role_names[r]) == 0)
+                    o->role = (demo_role)r, ok = true;
         } else {
             ok = false;
         }
@@ -284,6 +337,10 @@ static void parse_options(int argc, char **argv, options *o)
             exit(2);
         }
         i++; /* consumed the value */
+    }
+    if (o->role != ROLE_ALL && !o->scenario) {
+        fprintf(stderr, "%s: --role needs --scenario\n", argv[0]);
+        exit(2);
     }
     if (o->seconds * o->rate > 1e7) {
         fprintf(stderr, "%s: --seconds x --rate must not exceed 1e7 requests\n", argv[0]);
@@ -665,6 +722,41 @@ static void append_item(char *buf, size_t size, const char *who, int value)
         snprintf(buf + len, size - len, "%s%s:%d", len ? "," : "", who, value);
 }
 
+#define MAX_ITEMS (2 + MAX_BE_WORKERS) /* streams of a row: LC, LC2, the BE workers */
+
+/* Splits a list "WHO:value,WHO:value" (hwq, prio) into who[] and v[]; returns the count. */
+static int parse_items(const char *list, char who[][8], int *v, int max)
+{
+    int n = 0;
+    const char *p = list;
+    while (p && *p && n < max) {
+        if (sscanf(p, "%7[^:,]:%d", who[n], &v[n]) == 2)
+            n++;
+        p = strchr(p, ',');
+        if (p)
+            p++;
+    }
+    return n;
+}
+
+/* Whether the gpuprio priorities in prio ("LC:10,LC2:0,BE:-10") are in the order the streams
+ * asked for, LC > LC2 > BE, each distinct: otherwise gpuprio would not tell them apart and the
+ * row would not test scheduling at all. */
+static bool prio_ordered(const char *prio)
+{
+    char who[MAX_ITEMS][8];
+    int v[MAX_ITEMS];
+    int n = parse_items(prio, who, v, MAX_ITEMS);
+    int rank[MAX_ITEMS];
+    for (int i = 0; i < n; i++)
+        rank[i] = strcmp(who[i], "LC") == 0 ? 0 : strcmp(who[i], "LC2") == 0 ? 1 : 2;
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < n; j++)
+            if (rank[i] < rank[j] && v[i] <= v[j])
+                return false;
+    return true;
+}
+
 /* gpuprio's priority of a stream (gpuprio rows); dies if gpuprio does not know it. */
 static int gpuprio_priority(hipStream_t s, const char *who)
 {
@@ -705,6 +797,23 @@ static int run_scenario(const scenario *sc, const options *o)
     check_environment(sc);
     check_shim(sc);
 
+    /* A cross-process row runs one workload per process: this one runs its role's. */
+    const bool split = o->role != ROLE_ALL;
+    if (split != sc->split)
+        die(split ? "--role is for the cross-process rows only"
+                  : "this is a cross-process row: run it from the table, or give --role");
+    if (split && (!getenv("HIPSIM_SHARED") || !*getenv("HIPSIM_SHARED")))
+        die("HIPSIM_SHARED is not set: the processes of the row would not share a device");
+    scenario part = *sc;
+    if (split) {
+        part.lc = o->role == ROLE_LC;
+        part.lc2 = o->role == ROLE_LC2;
+        part.be_workers = o->role == ROLE_BE;
+        if ((part.lc && !sc->lc) || (part.lc2 && !sc->lc2) || (part.be_workers && !sc->be_workers))
+            die("the row has no such workload (--role)");
+        sc = &part;
+    }
+
     if (sc->be_workers < 0 || sc->be_workers > MAX_BE_WORKERS)
         die("bad scenario: be_workers out of range");
     int ndev = 0, least = 0, greatest = 0;
@@ -724,7 +833,9 @@ static int run_scenario(const scenario *sc, const options *o)
     c.be_ns = us_to_ns(o->be_us);
     c.kernels = o->kernels;
     c.period_ns = 1e9 / o->rate;
-    atomic_init(&c.clients_running, (int)sc->lc + (int)sc->lc2);
+    /* In a BE process of a cross-process row, the clients of the other processes count as one,
+     * until the parent closes our stdin after they have exited. */
+    atomic_init(&c.clients_running, (int)sc->lc + (int)sc->lc2 + (split && sc->be_workers));
     atomic_init(&c.be_kernels_in_window, 0);
     uint64_t window_ns = (uint64_t)(o->seconds * 1e9);
     size_t lat_cap = (size_t)(o->seconds * o->rate) + 2;
@@ -752,21 +863,16 @@ static int run_scenario(const scenario *sc, const options *o)
     }
 
     /* gpuprio rows: the streams must have got distinct priorities, LC > LC2 > BE, from the
-     * priorities they were created with; otherwise the row would not test scheduling at all. */
+     * priorities they were created with (in a cross-process row, the parent checks the order of
+     * the processes' streams). */
     if (sc->gpuprio) {
-        int p_lc = sc->lc ? gpuprio_priority(lc_w.stream, "LC") : GPUPRIO_PRIORITY_MAX;
-        int p_lc2 = sc->lc2 ? gpuprio_priority(lc2_w.stream, "LC2") : p_lc;
         if (sc->lc)
-            append_item(r.prio, sizeof r.prio, "LC", p_lc);
+            append_item(r.prio, sizeof r.prio, "LC", gpuprio_priority(lc_w.stream, "LC"));
         if (sc->lc2)
-            append_item(r.prio, sizeof r.prio, "LC2", p_lc2);
-        bool ordered = !sc->lc2 || p_lc > p_lc2;
-        for (int i = 0; i < sc->be_workers; i++) {
-            int p_be = gpuprio_priority(be_w[i].stream, "BE");
-            append_item(r.prio, sizeof r.prio, "BE", p_be);
-            ordered = ordered && (!(sc->lc || sc->lc2) || p_be < p_lc2);
-        }
-        if (!ordered) {
+            append_item(r.prio, sizeof r.prio, "LC2", gpuprio_priority(lc2_w.stream, "LC2"));
+        for (int i = 0; i < sc->be_workers; i++)
+            append_item(r.prio, sizeof r.prio, "BE", gpuprio_priority(be_w[i].stream, "BE"));
+        if (!prio_ordered(r.prio)) {
             fprintf(stderr,
                     "gpuprio-demo [%s]: the streams' gpuprio priorities are %s, not LC > LC2 > "
                     "BE: gpuprio would not tell them apart\n",
@@ -789,7 +895,15 @@ static int run_scenario(const scenario *sc, const options *o)
         CHECK(hipStreamSynchronize(be_w[i].stream));
     }
 
-    c.t0 = hipsimNowNs() + BE_LEAD_NS + 5ull * 1000 * 1000;
+    if (split) {
+        /* One window for all the processes of the row: the parent gives t0 once all are ready. */
+        printf("ready\n");
+        fflush(stdout);
+        if (scanf("%" SCNu64, &c.t0) != 1)
+            die("no t0 on stdin (cross-process rows are started by the parent)");
+    } else {
+        c.t0 = hipsimNowNs() + BE_LEAD_NS + 5ull * 1000 * 1000;
+    }
     c.t_end = c.t0 + window_ns;
 
     pthread_t lc_tid, lc2_tid, be_tid[MAX_BE_WORKERS];
@@ -800,6 +914,12 @@ static int run_scenario(const scenario *sc, const options *o)
         die("pthread_create failed");
     if (sc->lc2 && pthread_create(&lc2_tid, NULL, client_thread, &lc2_w) != 0)
         die("pthread_create failed");
+    if (split && sc->be_workers) {
+        /* The clients of the other processes are done when the parent closes our stdin. */
+        while (getchar() != EOF) {
+        }
+        atomic_fetch_sub(&c.clients_running, 1);
+    }
     if (sc->lc)
         pthread_join(lc_tid, NULL);
     if (sc->lc2)
@@ -847,23 +967,27 @@ static size_t env_name_len(const char *kv)
     return eq ? (size_t)(eq - kv) : strlen(kv);
 }
 
-/* The row's environment entries: its own, then LD_PRELOAD of the shim for a gpuprio row. */
-static size_t row_env_entries(const scenario *sc, const char **out, size_t max)
+/* The row's environment entries: its own, then LD_PRELOAD of the shim for a gpuprio row, then
+ * `more` (NULL-terminated, or NULL): the parent's settings for a cross-process row. */
+static size_t row_env_entries(const scenario *sc, const char *const *more, const char **out,
+                              size_t max)
 {
     size_t n = 0;
     for (size_t j = 0; sc->env && sc->env[j] && n < max; j++)
         out[n++] = sc->env[j];
     if (sc->gpuprio && n < max)
         out[n++] = SHIM_PRELOAD;
+    for (size_t j = 0; more && more[j] && n < max; j++)
+        out[n++] = more[j];
     return n;
 }
 
 /* environ with the row's entries applied: "NAME=VALUE" set (replacing any of the same name),
  * "NAME" unset. Caller frees. */
-static char **row_environment(const scenario *sc)
+static char **row_environment(const scenario *sc, const char *const *more)
 {
     const char *entries[16];
-    size_t extra = row_env_entries(sc, entries, sizeof entries / sizeof entries[0]);
+    size_t extra = row_env_entries(sc, more, entries, sizeof entries / sizeof entries[0]);
     size_t n = 0;
     while (environ[n])
         n++;
@@ -887,8 +1011,143 @@ static char **row_environment(const scenario *sc)
     envp[k] = NULL;
     return envp;
 }
-/* Runs one row in a child process; true with *r filled in if it succeeded. */
-static bool run_row(const scenario *sc, const options *o, const char *argv0, row_result *r)
+
+/* One child process of a row. */
+typedef struct child {
+    pid_t pid;
+    demo_role role;
+    int out;   /* read end of its stdout, -1 once it ended */
+    int in;    /* write end of its stdin (cross-process rows), or -1 */
+    char *buf; /* what it wrote to stdout so far, NUL-terminated */
+    size_t len, cap;
+    bool ready; /* cross-process rows: it said "ready" */
+} child;
+
+/* Starts argv with envp; with_stdin: on a pipe of ours, else on the parent's stdin. The pipes are
+ * close-on-exec, so that no child holds another's stdin open (it would never see it close). */
+static bool spawn_child(char *const *argv, char **envp, bool with_stdin, child *ch)
+{
+    int out[2], in[2] = {-1, -1};
+    if (pipe2(out, O_CLOEXEC) != 0) {
+        perror("gpuprio-demo: pipe");
+        return false;
+    }
+    if (with_stdin && pipe2(in, O_CLOEXEC) != 0) {
+        perror("gpuprio-demo: pipe");
+        close(out[0]);
+        close(out[1]);
+        return false;
+    }
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid < 0) {
+        perror("gpuprio-demo: fork");
+        close(out[0]);
+        close(out[1]);
+        if (with_stdin) {
+            close(in[0]);
+            close(in[1]);
+        }
+        return false;
+    }
+    if (pid == 0) {
+        /* Only async-signal-safe calls between fork and exec. dup2 clears close-on-exec. The
+         * parent ignores SIGPIPE; the child must not inherit that. */
+        struct sigaction dfl = {.sa_handler = SIG_DFL};
+        sigaction(SIGPIPE, &dfl, NULL);
+        if (dup2(out[1], STDOUT_FILENO) < 0 || (with_stdin && dup2(in[0], STDIN_FILENO) < 0))
+            _exit(127);
+        execve("/proc/self/exe", argv, envp);
+        static const char msg[] = "gpuprio-demo: execve /proc/self/exe failed\n";
+        ssize_t ignored = write(STDERR_FILENO, msg, sizeof msg - 1);
+        (void)ignored;
+        _exit(127);
+    }
+    close(out[1]);
+    if (with_stdin)
+        close(in[0]);
+    *ch = (child){.pid = pid, .out = out[0], .in = in[1]};
+    return true;
+}
+
+/* Appends what the child wrote to ch->buf (one read): the bytes read, 0 at EOF, -1 on a read
+ * error or when out of memory. */
+static ssize_t read_child(child *ch)
+{
+    if (ch->len + 1 >= ch->cap) {
+        size_t cap = ch->cap ? ch->cap * 2 : 4096;
+        char *bigger = cap <= (1u << 20) ? realloc(ch->buf, cap) : NULL;
+        if (!bigger)
+            return -1;
+        ch->buf = bigger;
+        ch->cap = cap;
+    }
+    ssize_t got;
+    while ((got = read(ch->out, ch->buf + ch->len, ch->cap - 1 - ch->len)) < 0 && errno == EINTR) {
+    }
+    ch->len += got > 0 ? (size_t)got : 0;
+    ch->buf[ch->len] = '\0';
+    return got;
+}
+
+/* Waits for the child; true if it exited with status 0, else says how it ended. */
+static bool wait_child(const scenario *sc, const child *ch)
+{
+    int status = 0;
+    while (waitpid(ch->pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    char who[32] = "";
+    if (sc->split)
+        snprintf(who, sizeof who, " (%s process)", role_names[ch->role]);
+    if (WIFSIGNALED(status))
+        fprintf(stderr, "gpuprio-demo: row %s%s: child killed by signal %d%s\n", sc->id, who,
+                WTERMSIG(status), WTERMSIG(status) == SIGALRM ? " (watchdog: runtime hung?)" : "");
+    else if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+        fprintf(stderr, "gpuprio-demo: row %s%s: child exited with status %d\n", sc->id, who,
+                WEXITSTATUS(status));
+    return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+/* Closes the stdin of every child still holding one: BE processes then stop, and processes still
+ * waiting for t0 give up. */
+static void close_inputs(child *ch, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (ch[i].in >= 0) {
+            close(ch[i].in);
+            ch[i].in = -1;
+        }
+}
+
+/* Adds one process's result of a cross-process row to the row's: counts add up, the window and
+ * the slots are the same in all, and a client's statistics come from the one process that ran
+ * it (they are zero in the others). Lists are concatenated in process order. */
+static void merge_result(row_result *into, row_result *part)
+{
+    for (size_t i = 0; i < NRESULT_FIELDS; i++) {
+        size_t off = result_fields[i].offset;
+        bool same = off == offsetof(row_result, window_ns) || off == offsetof(row_result, slots);
+        *result_field(into, i) = (same ? 0 : *result_field(into, i)) + *result_field(part, i);
+    }
+    for (size_t i = 0; i < NRESULT_STRINGS; i++) {
+        char *s = result_string(into, i);
+        const char *add = result_string(part, i);
+        size_t len = strlen(s);
+        snprintf(s + len, RESULT_STRING_LEN - len, "%s%s", len && add[0] ? "," : "", add);
+    }
+}
+
+static uint64_t monotonic_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Runs one row: in a child process, or, in a cross-process row, in one per workload with the
+ * parent's settings `more` added to their environment. True with *r filled in if it succeeded. */
+static bool run_row(const scenario *sc, const options *o, const char *argv0,
+                    const char *const *more, row_result *r)
 {
     char sec[32], rate[32], kern[32], lcus[32], beus[32];
     snprintf(sec, sizeof sec, "%.17g", o->seconds);
@@ -899,78 +1158,106 @@ static bool run_row(const scenario *sc, const options *o, const char *argv0, row
     /* clang-format off */
     char *argv[] = {(char *)(uintptr_t)argv0, "--scenario", (char *)(uintptr_t)sc->id,
                     "--seconds", sec, "--rate", rate, "--kernels", kern,
-                    "--lc-us", lcus, "--be-us", beus, NULL};
+                    "--lc-us", lcus, "--be-us", beus, NULL, NULL, NULL};
     /* clang-format on */
-    char **envp = row_environment(sc);
-    int fds[2];
-    if (!envp || pipe(fds) != 0) {
-        perror("gpuprio-demo: pipe");
-        free(envp);
-        return false;
+    const size_t role_arg = sizeof argv / sizeof argv[0] - 3; /* "--role R" goes here */
+
+    child ch[MAX_ITEMS];
+    size_t n = 0;
+    if (!sc->split)
+        ch[n++].role = ROLE_ALL;
+    if (sc->split && sc->lc)
+        ch[n++].role = ROLE_LC;
+    if (sc->split && sc->lc2)
+        ch[n++].role = ROLE_LC2;
+    for (int i = 0; sc->split && i < sc->be_workers && n < MAX_ITEMS; i++)
+        ch[n++].role = ROLE_BE;
+
+    char **envp = row_environment(sc, more);
+    bool ok = envp != NULL;
+    size_t started = 0;
+    while (ok && started < n) {
+        demo_role role = ch[started].role;
+        if (sc->split) {
+            argv[role_arg] = "--role";
+            argv[role_arg + 1] = (char *)(uintptr_t)role_names[role];
+        }
+        ok = spawn_child(argv, envp, sc->split, &ch[started]);
+        ch[started].role = role;
+        started += ok;
     }
-    fflush(NULL);
-    pid_t pid = fork();
-    if (pid < 0) {
-        perror("gpuprio-demo: fork");
-        close(fds[0]);
-        close(fds[1]);
-        free(envp);
-        return false;
-    }
-    if (pid == 0) {
-        /* Only async-signal-safe calls between fork and exec. */
-        close(fds[0]);
-        if (dup2(fds[1], STDOUT_FILENO) < 0)
-            _exit(127);
-        close(fds[1]);
-        execve("/proc/self/exe", argv, envp);
-        static const char msg[] = "gpuprio-demo: execve /proc/self/exe failed\n";
-        ssize_t ignored = write(STDERR_FILENO, msg, sizeof msg - 1);
-        (void)ignored;
-        _exit(127);
-    }
-    close(fds[1]);
     free(envp);
 
-    size_t cap = 4096, len = 0;
-    char *out = malloc(cap);
-    bool ok = out != NULL;
-    while (ok) {
-        if (len + 1 == cap) {
-            char *bigger = cap < (1u << 20) ? realloc(out, cap * 2) : NULL;
-            if (!bigger) {
-                ok = false;
-                break;
-            }
-            out = bigger;
-            cap *= 2;
-        }
-        ssize_t got = read(fds[0], out + len, cap - 1 - len);
-        if (got < 0 && errno == EINTR)
+    /* Read every child's output as it comes, and reap each as soon as it ends: the simulator (and
+     * gpuprio's board) free a dead process's share of the device only once it is no zombie.
+     * Cross-process rows: once every process is ready (stream created, warmed up), one t0 for
+     * all; once the clients have exited (or anything failed), the BE processes may stop. */
+    size_t left = started, clients = 0, nready = 0;
+    for (size_t i = 0; i < started; i++)
+        clients += ch[i].role != ROLE_BE;
+    bool t0_sent = !sc->split;
+    while (left > 0) {
+        if (!ok || (t0_sent && clients == 0))
+            close_inputs(ch, started);
+        struct pollfd pfd[MAX_ITEMS];
+        size_t idx[MAX_ITEMS], nfds = 0;
+        for (size_t i = 0; i < started; i++)
+            if (ch[i].out >= 0)
+                pfd[nfds] = (struct pollfd){.fd = ch[i].out, .events = POLLIN}, idx[nfds++] = i;
+        int np = poll(pfd, nfds, -1);
+        if (np < 0 && errno == EINTR)
             continue;
-        if (got <= 0)
-            break;
-        len += (size_t)got;
+        for (size_t k = 0; k < nfds; k++) {
+            child *c = &ch[idx[k]];
+            if (np >= 0 && pfd[k].revents == 0)
+                continue; /* (if poll fails, read each in turn) */
+            ssize_t got = read_child(c);
+            if (got > 0 && sc->split && !c->ready && strchr(c->buf, '\n')) {
+                c->ready = strncmp(c->buf, "ready\n", 6) == 0;
+                if (!c->ready)
+                    fprintf(stderr, "gpuprio-demo: row %s (%s process): said %.20s, not ready\n",
+                            sc->id, role_names[c->role], c->buf);
+                ok = c->ready && ok;
+                nready++;
+            }
+            if (got > 0)
+                continue;
+            close(c->out);
+            c->out = -1;
+            left--;
+            clients -= c->role != ROLE_BE;
+            ok = wait_child(sc, c) && got == 0 && (c->ready || !sc->split) && ok;
+        }
+        if (ok && !t0_sent && nready == started) {
+            char line[32];
+            int len = snprintf(line, sizeof line, "%" PRIu64 "\n",
+                               (uint64_t)(monotonic_ns() + PROCS_START_NS + BE_LEAD_NS));
+            for (size_t i = 0; i < started; i++)
+                ok = write(ch[i].in, line, (size_t)len) == len && ok;
+            t0_sent = true;
+        }
     }
-    close(fds[0]);
-    int status = 0;
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-    }
-    if (WIFSIGNALED(status))
-        fprintf(stderr, "gpuprio-demo: row %s: child killed by signal %d%s\n", sc->id,
-                WTERMSIG(status), WTERMSIG(status) == SIGALRM ? " (watchdog: runtime hung?)" : "");
-    else if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-        fprintf(stderr, "gpuprio-demo: row %s: child exited with status %d\n", sc->id,
-                WEXITSTATUS(status));
-    ok = ok && WIFEXITED(status) && WEXITSTATUS(status) == 0;
-    if (ok) {
-        out[len] = '\0';
-        ok = parse_result_line(out, sc->id, r);
-        if (!ok)
+    close_inputs(ch, started);
+
+    memset(r, 0, sizeof *r);
+    for (size_t i = 0; i < started; i++) {
+        row_result part;
+        if (ok && (!ch[i].buf || !parse_result_line(ch[i].buf, sc->id, &part))) {
             fprintf(stderr, "gpuprio-demo: row %s: no valid " RESULT_TAG " line in its output\n",
                     sc->id);
+            ok = false;
+        }
+        if (ok)
+            merge_result(r, &part);
+        free(ch[i].buf);
     }
-    free(out);
+    if (ok && sc->gpuprio && !prio_ordered(r->prio)) {
+        fprintf(stderr,
+                "gpuprio-demo: row %s: the streams' gpuprio priorities are %s, not LC > LC2 > BE: "
+                "gpuprio would not tell them apart\n",
+                sc->id, r->prio);
+        ok = false;
+    }
     return ok;
 }
 
@@ -1098,7 +1385,8 @@ static void cell_be_ratio(char *buf, size_t size, const cell_ctx *c)
 
 #define T_LC_BE (1u << TABLE_LC_BE)
 #define T_GROUPS (1u << TABLE_GROUPS)
-#define T_ALL (T_LC_BE | T_GROUPS)
+#define T_PROCS (1u << TABLE_PROCS)
+#define T_ALL (T_LC_BE | T_GROUPS | T_PROCS)
 
 static const column columns[] = {
     {"Scenario", "scenario", true, T_ALL, cell_name},
@@ -1108,9 +1396,9 @@ static const column columns[] = {
     {"LC max ms", "lc_max_ms", false, T_LC_BE, cell_lc_max},
     {"LC reqs", "lc_requests", false, T_LC_BE, cell_lc_reqs},
     {"P99 vs alone", "lc_p99_vs_alone", false, T_ALL, cell_lc_ratio},
-    {"LC2 P50 ms", "lc2_p50_ms", false, T_GROUPS, cell_lc2_p50},
-    {"LC2 P99 ms", "lc2_p99_ms", false, T_GROUPS, cell_lc2_p99},
-    {"LC2 vs alone", "lc2_p99_vs_alone", false, T_GROUPS, cell_lc2_ratio},
+    {"LC2 P50 ms", "lc2_p50_ms", false, T_GROUPS | T_PROCS, cell_lc2_p50},
+    {"LC2 P99 ms", "lc2_p99_ms", false, T_GROUPS | T_PROCS, cell_lc2_p99},
+    {"LC2 vs alone", "lc2_p99_vs_alone", false, T_GROUPS | T_PROCS, cell_lc2_ratio},
     {"BE kern/s", "be_kernels_per_s", false, T_ALL, cell_be_rate},
     {"BE busy", "be_busy_fraction", false, T_ALL, cell_be_busy},
     {"BE vs alone", "be_vs_alone", false, T_ALL, cell_be_ratio},
@@ -1203,6 +1491,12 @@ static void print_header(FILE *f, const options *o, const char *argv0)
             "  least (gpuprio maps HIP's -1, 0, 1 onto high 10, normal 0, low -10).\n"
             "  Measured window per row: [t0, t0 + %g s).\n",
             o->seconds);
+    fprintf(
+        f,
+        "  Cross-process rows: the same workloads, each in its own process (--role), on one\n"
+        "      simulated device they share (HIPSIM_SHARED, a name unique to the row); gpuprio's\n"
+        "      board in a temporary GPUPRIO_BOARD_DIR. One t0 for all, given once all are\n"
+        "      ready; BE processes run until the client processes have exited.\n");
     fprintf(f, "Simulator:");
     print_env_setting(f, "HIPSIM_COMPUTE_SLOTS", "1");
     print_env_setting(f, "HIPSIM_HW_QUEUES", "4");
@@ -1231,7 +1525,10 @@ static void print_header(FILE *f, const options *o, const char *argv0)
         if (strncmp(*e, "GPUPRIO_", 8) == 0)
             fprintf(f, "  NOTE: %s is inherited by the gpuprio rows that do not set or unset it.\n",
                     *e);
-    fprintf(f, "Rows (each in its own process: %s --scenario ID [options]):\n", argv0);
+    fprintf(f,
+            "Rows (each in its own process: %s --scenario ID [options];\n"
+            "      a cross-process row in one process per workload, each with --role lc|lc2|be):\n",
+            argv0);
     int id_w = 0, title_w = 0;
     for (size_t i = 0; i < NSCENARIOS; i++) {
         if ((int)strlen(scenarios[i].id) > id_w)
@@ -1251,6 +1548,8 @@ static void print_header(FILE *f, const options *o, const char *argv0)
                     prio_name(sc->be_prio));
         if (sc->lc && sc->be_workers)
             fprintf(f, " concurrently");
+        if (sc->split)
+            fprintf(f, ", %d processes", (int)sc->lc + (int)sc->lc2 + sc->be_workers);
         if (sc->gpuprio)
             fprintf(f, "; gpuprio");
         for (size_t j = 0; sc->env && sc->env[j]; j++)
@@ -1266,16 +1565,9 @@ static void print_header(FILE *f, const options *o, const char *argv0)
  * ("LC:1,LC2:2,BE:1"), or -1 when none does. */
 static int lc_shared_hwq(const char *hwq)
 {
-    char who[8][8];
-    int q[8], n = 0;
-    const char *p = hwq;
-    while (p && n < 8) {
-        if (sscanf(p, "%7[^:,]:%d", who[n], &q[n]) == 2)
-            n++;
-        p = strchr(p, ',');
-        if (p)
-            p++;
-    }
+    char who[MAX_ITEMS][8];
+    int q[MAX_ITEMS];
+    int n = parse_items(hwq, who, q, MAX_ITEMS);
     for (int i = 0; i < n; i++)
         for (int j = 0; j < n; j++)
             if (i != j && q[i] == q[j] && strncmp(who[i], "LC", 2) == 0)
@@ -1290,9 +1582,9 @@ static void print_notes(FILE *f, const options *o, const row_result *res, const 
             "BE busy = BE kernels completed in the window x %g us / (window x compute slots).\n"
             "BE vs alone = BE kernels/s / that of \"%s\" (one worker).\n",
             find_scenario(LC_BASELINE)->title, o->be_us, find_scenario(BE_BASELINE)->title);
-    fprintf(f,
-            "Per row: hardware queue of each stream; in gpuprio rows, each stream's gpuprio\n"
-            "priority, and how often gpuprio suspended the BE streams (whole run, all of them):\n");
+    fprintf(f, "Per row: hardware queue of each stream (in cross-process rows, each in its own\n"
+               "process's queues); in gpuprio rows, each stream's gpuprio priority, and how often\n"
+               "gpuprio suspended the BE streams (whole run, all of them):\n");
     int id_w = 0;
     for (size_t i = 0; i < NSCENARIOS; i++)
         if ((int)strlen(scenarios[i].id) > id_w)
@@ -1309,7 +1601,7 @@ static void print_notes(FILE *f, const options *o, const row_result *res, const 
         fprintf(f, "\n");
     }
     for (size_t i = 0; i < NSCENARIOS; i++)
-        if (ok[i] && lc_shared_hwq(res[i].hwq) >= 0)
+        if (ok[i] && !scenarios[i].split && lc_shared_hwq(res[i].hwq) >= 0)
             fprintf(
                 f,
                 "NOTE: in \"%s\" an LC client shares hardware queue %d with another stream,\n"
@@ -1330,18 +1622,75 @@ static void print_notes(FILE *f, const options *o, const row_result *res, const 
     }
 }
 
+static volatile sig_atomic_t interrupted; /* the signal that asked the parent to stop */
+
+static void on_signal(int sig)
+{
+    interrupted = sig;
+}
+
+/* Removes the board directory and the files in it (boards, and any half-made one). */
+static void remove_board_dir(const char *dir)
+{
+    DIR *d = opendir(dir);
+    for (struct dirent *e; d && (e = readdir(d)) != NULL;)
+        if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
+            (void)unlinkat(dirfd(d), e->d_name, 0);
+    if (d)
+        closedir(d);
+    if (rmdir(dir) != 0)
+        fprintf(stderr, "gpuprio-demo: cannot remove %s: %s\n", dir, strerror(errno));
+}
+
+/* Runs every row (cross-process ones on a device and board of their own, removed afterwards),
+ * then prints the tables. */
 static int run_all(const options *o, const char *argv0)
 {
     FILE *info = o->csv ? stderr : stdout;
     print_header(info, o, argv0);
     fflush(info);
 
+    /* Writing t0 to a child that died must fail the row, not kill the parent. An interrupted
+     * demo still removes what it made: the children get SIGINT too and the row ends at once. */
+    signal(SIGPIPE, SIG_IGN);
+    struct sigaction sa = {.sa_handler = on_signal, .sa_flags = SA_RESTART};
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL);
+    const char *tmp = getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+    char board_dir[PATH_MAX];
+    snprintf(board_dir, sizeof board_dir, "%s/gpuprio-demo-XXXXXX", tmp);
+    if (!mkdtemp(board_dir)) {
+        fprintf(stderr, "gpuprio-demo: cannot create a directory in %s: %s\n", tmp,
+                strerror(errno));
+        return 1;
+    }
+    char board_env[PATH_MAX + 32];
+    snprintf(board_env, sizeof board_env, "GPUPRIO_BOARD_DIR=%s", board_dir);
+    unsigned devices = env_uint("HIPSIM_DEVICES", 1);
+
     static row_result res[NSCENARIOS];
     bool ok[NSCENARIOS];
     bool all_ok = true;
-    for (size_t i = 0; i < NSCENARIOS; i++) {
-        ok[i] = run_row(&scenarios[i], o, argv0, &res[i]);
+    for (size_t i = 0; i < NSCENARIOS && !interrupted; i++) {
+        char shared[64];
+        snprintf(shared, sizeof shared, "gpuprio-demo-%d-%zu", (int)getpid(), i);
+        char shared_env[80];
+        snprintf(shared_env, sizeof shared_env, "HIPSIM_SHARED=%s", shared);
+        const char *const more[] = {shared_env, board_env, NULL};
+        ok[i] = run_row(&scenarios[i], o, argv0, scenarios[i].split ? more : NULL, &res[i]);
         all_ok = all_ok && ok[i];
+        for (unsigned d = 0; scenarios[i].split && d < devices; d++) {
+            char segment[128];
+            snprintf(segment, sizeof segment, "/hipsim-%u-%s-%u", (unsigned)getuid(), shared, d);
+            (void)shm_unlink(segment);
+        }
+    }
+    remove_board_dir(board_dir);
+    if (interrupted) {
+        signal(interrupted, SIG_DFL);
+        raise(interrupted);
+        return 1;
     }
 
     const row_result *lc_base = NULL, *be_base = NULL;
