@@ -11,6 +11,10 @@
 
 #include <stdlib.h>
 
+/* hipGraphInstantiateWithParams and its types are newer than the 5.2.3 headers; the shim's
+ * compatibility header declares them as upstream does. */
+#include "../../src/shim/hip/hip_compat_shim.h"
+
 struct ihipGraph {
     struct sim_cmd **nodes;
     size_t count, cap;
@@ -319,11 +323,12 @@ hipError_t hipGraphDestroy(hipGraph_t graph)
     return sim_ret(ok ? hipSuccess : hipErrorInvalidValue);
 }
 
+/* Returns the result without recording it: callers pass it through sim_ret. */
 static hipError_t instantiate(hipGraphExec_t *exec, hipGraph_t graph)
 {
     sim_init();
     if (!exec)
-        return sim_ret(hipErrorInvalidValue);
+        return hipErrorInvalidValue;
     sim_lock();
     hipError_t err = hipErrorInvalidValue;
     struct hipGraphExec *x = NULL;
@@ -350,7 +355,7 @@ fail:
     free(x);
 out:
     sim_unlock();
-    return sim_ret(err);
+    return err;
 }
 
 hipError_t hipGraphInstantiate(hipGraphExec_t *pGraphExec, hipGraph_t graph,
@@ -359,14 +364,59 @@ hipError_t hipGraphInstantiate(hipGraphExec_t *pGraphExec, hipGraph_t graph,
     SIM_UNUSED(pErrorNode);
     if (pLogBuffer && bufferSize)
         pLogBuffer[0] = '\0';
-    return instantiate(pGraphExec, graph);
+    return sim_ret(instantiate(pGraphExec, graph));
 }
 
 hipError_t hipGraphInstantiateWithFlags(hipGraphExec_t *pGraphExec, hipGraph_t graph,
                                         unsigned long long flags)
 {
     SIM_UNUSED(flags);
-    return instantiate(pGraphExec, graph);
+    return sim_ret(instantiate(pGraphExec, graph));
+}
+
+/*
+ * Uploading has nothing to do in the simulator but check its arguments. Returns the result
+ * without recording it.
+ */
+static hipError_t graph_upload(hipGraphExec_t exec, hipStream_t stream)
+{
+    sim_lock();
+    struct ihipStream_t *s;
+    hipError_t err = sim_handle_valid(exec, SIM_H_GRAPH_EXEC)
+                         ? sim_stream_resolve(stream, false, &s)
+                         : hipErrorInvalidValue;
+    sim_unlock();
+    return err;
+}
+
+/*
+ * As ROCm/clr: flags must be 0 or exactly one of the four flags; hipGraphInstantiateFlagUpload
+ * uploads the new graph on uploadStream (hipGraphUpload), whose error is the call's, with the
+ * executable graph already handed out.
+ */
+hipError_t hipGraphInstantiateWithParams(hipGraphExec_t *pGraphExec, hipGraph_t graph,
+                                         hipGraphInstantiateParams *instantiateParams)
+{
+    sim_init();
+    if (!pGraphExec || !graph || !instantiateParams)
+        return sim_ret(hipErrorInvalidValue);
+    unsigned long long flags = instantiateParams->flags;
+    if (flags != 0 && flags != hipGraphInstantiateFlagAutoFreeOnLaunch &&
+        flags != hipGraphInstantiateFlagUpload && flags != hipGraphInstantiateFlagDeviceLaunch &&
+        flags != hipGraphInstantiateFlagUseNodePriority) {
+        instantiateParams->result_out = hipGraphInstantiateError;
+        return sim_ret(hipErrorInvalidValue);
+    }
+    hipError_t err = instantiate(pGraphExec, graph);
+    if (err != hipSuccess) {
+        instantiateParams->result_out = hipGraphInstantiateError;
+        return sim_ret(err);
+    }
+    instantiateParams->result_out = hipGraphInstantiateSuccess;
+    instantiateParams->errNode_out = NULL;
+    if (flags == hipGraphInstantiateFlagUpload)
+        err = graph_upload(*pGraphExec, instantiateParams->uploadStream);
+    return sim_ret(err);
 }
 
 hipError_t hipGraphExecDestroy(hipGraphExec_t graphExec)
@@ -414,11 +464,5 @@ hipError_t hipGraphLaunch_spt(hipGraphExec_t graphExec, hipStream_t stream)
 hipError_t hipGraphUpload(hipGraphExec_t graphExec, hipStream_t stream)
 {
     sim_init();
-    sim_lock();
-    struct ihipStream_t *s;
-    hipError_t err = sim_handle_valid(graphExec, SIM_H_GRAPH_EXEC)
-                         ? sim_stream_resolve(stream, false, &s)
-                         : hipErrorInvalidValue;
-    sim_unlock();
-    return sim_ret(err);
+    return sim_ret(graph_upload(graphExec, stream));
 }

@@ -3,7 +3,9 @@
  *
  * All entry points funnel into launch(), which validates like ROCm (an address not registered in
  * this runtime instance: hipErrorInvalidDeviceFunction; a zero dimension:
- * hipErrorInvalidConfiguration), copies the arguments, and submits a kernel command. A kernel
+ * hipErrorInvalidConfiguration), copies the arguments, and submits a kernel command. The legacy
+ * sequence (hipConfigureCall, hipSetupArgument, hipLaunchByPtr) keeps a per-thread stack of
+ * configurations in front of it. A kernel
  * runs on a compute slot (sim_slots.c) and holds it for its simulated duration.
  */
 #include "sim_internal.h"
@@ -377,6 +379,83 @@ void sim_launch_kernel_ggl_impl(uintptr_t function, const dim3 *grid, const dim3
     launch(&(struct launch_args){.function = (const void *)function, .grid = *grid,
                                  .block = *block, .args = args, .shared_mem = shared_mem,
                                  .stream = stream});
+}
+
+/*
+ * ---- the legacy launch sequence: hipConfigureCall, hipSetupArgument, hipLaunchByPtr ----
+ *
+ * As in ROCm/clr (hip_platform.cpp), each thread has a stack of launch configurations:
+ * hipConfigureCall pushes one (it validates nothing, not even the stream), hipSetupArgument
+ * copies an argument into the latest one at its offset, and hipLaunchByPtr pops the latest one
+ * before anything else, so a launch that then fails has consumed it too, and launches the
+ * kernel with the arguments as one buffer (HIP_LAUNCH_PARAM_BUFFER_POINTER). ROCm pops an empty
+ * stack (undefined behaviour); the simulator returns hipErrorMissingConfiguration there, the
+ * error HIP defines for a launch that was not configured. ROCm's stack and argument buffers grow
+ * until memory runs out; the simulator's hold SIM_CONFIG_DEPTH configurations (one more:
+ * hipErrorOutOfMemory, nothing pushed) of SIM_CONFIG_ARG_BYTES bytes each (hipErrorInvalidValue).
+ */
+#define SIM_CONFIG_DEPTH 8
+#define SIM_CONFIG_ARG_BYTES 256
+
+struct sim_configuration {
+    dim3 grid, block;
+    size_t shared_mem;
+    hipStream_t stream;
+    size_t arglen;
+    unsigned char args[SIM_CONFIG_ARG_BYTES];
+};
+
+static _Thread_local struct sim_configuration configurations[SIM_CONFIG_DEPTH];
+static _Thread_local int nconfigurations;
+
+hipError_t hipConfigureCall(dim3 gridDim, dim3 blockDim, size_t sharedMem, hipStream_t stream)
+{
+    sim_init();
+    if (nconfigurations == SIM_CONFIG_DEPTH)
+        return sim_ret(hipErrorOutOfMemory);
+    struct sim_configuration *c = &configurations[nconfigurations++];
+    c->grid = gridDim;
+    c->block = blockDim;
+    c->shared_mem = sharedMem;
+    c->stream = stream;
+    c->arglen = 0;
+    return sim_ret(hipSuccess);
+}
+
+hipError_t hipSetupArgument(const void *arg, size_t size, size_t offset)
+{
+    sim_init();
+    if (!nconfigurations)
+        return sim_ret(hipErrorMissingConfiguration);
+    if ((size && !arg) || offset > SIM_CONFIG_ARG_BYTES || size > SIM_CONFIG_ARG_BYTES - offset)
+        return sim_ret(hipErrorInvalidValue);
+    struct sim_configuration *c = &configurations[nconfigurations - 1];
+    if (size)
+        memcpy(c->args + offset, arg, size);
+    if (c->arglen < offset + size)
+        c->arglen = offset + size; /* gaps stay as they were, like ROCm's resized vector */
+    return sim_ret(hipSuccess);
+}
+
+hipError_t hipLaunchByPtr(const void *func)
+{
+    sim_init();
+    if (!nconfigurations)
+        return sim_ret(hipErrorMissingConfiguration);
+    struct sim_configuration c = configurations[--nconfigurations];
+    if (!kernel_lookup(func))
+        return sim_ret(hipErrorInvalidDeviceFunction);
+    /* ROCm checks the configuration itself here, with its own error. */
+    if (!c.grid.x || !c.grid.y || !c.grid.z || !c.block.x || !c.block.y || !c.block.z)
+        return sim_ret(hipErrorInvalidValue);
+    void *extra[] = {HIP_LAUNCH_PARAM_BUFFER_POINTER, c.args, HIP_LAUNCH_PARAM_BUFFER_SIZE,
+                     &c.arglen, HIP_LAUNCH_PARAM_END};
+    return launch(&(struct launch_args){.function = func,
+                                        .grid = c.grid,
+                                        .block = c.block,
+                                        .shared_mem = c.shared_mem,
+                                        .stream = c.stream,
+                                        .extra = extra});
 }
 
 /* ---- execution on the simulated device ---- */

@@ -9,8 +9,9 @@
  *   2. Every kind must be one of the known ones (GP_STREAM_OF_<kind> must exist).
  *   3. Every entry gets a function with its params that calls the real function with its args
  *      (args must fit params: count, order, types) and returns its stream expression with the
- *      type the kind promises: hipStream_t, or hipStream_t * for STREAM_CREATE. The stream
- *      expression is not cast, so an expression of another type is an error too.
+ *      type the kind promises: hipStream_t, hipStream_t * for STREAM_CREATE and WORK_IF, or
+ *      void ** for LOOKUP. The stream expression is not cast, so an expression of another type
+ *      is an error too.
  *   4. Every name may appear once (a second stream_of_<name> is a redefinition).
  */
 #include "hip_compat_shim.h"
@@ -49,6 +50,9 @@ GP_DEPRECATED_OK_END
 /* 2. Kinds, and the type each kind's stream expression has. */
 #define GP_STREAM_OF_WORK hipStream_t
 #define GP_STREAM_OF_WORK_SPT hipStream_t
+#define GP_STREAM_OF_WORK_IF hipStream_t *
+#define GP_STREAM_OF_CONFIGURE hipStream_t
+#define GP_STREAM_OF_CONFIGURED_LAUNCH hipStream_t
 #define GP_STREAM_OF_SYNC hipStream_t
 #define GP_STREAM_OF_SYNC_SPT hipStream_t
 #define GP_STREAM_OF_DEVICE_SYNC hipStream_t

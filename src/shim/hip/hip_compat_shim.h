@@ -237,6 +237,30 @@ typedef struct hipMemcpy3DPeerParms {
     hipExtent extent;
 } hipMemcpy3DPeerParms;
 
+/*
+ * hipGraphInstantiateWithParams (hip_6.1). The 5.2.3 hipGraphInstantiateFlags has only
+ * hipGraphInstantiateFlagAutoFreeOnLaunch; an enum cannot be extended, so the newer flags are
+ * constants of an enum of their own, with upstream's values.
+ */
+enum {
+    hipGraphInstantiateFlagUpload = 2,
+    hipGraphInstantiateFlagDeviceLaunch = 4,
+    hipGraphInstantiateFlagUseNodePriority = 8
+};
+typedef enum hipGraphInstantiateResult {
+    hipGraphInstantiateSuccess = 0,
+    hipGraphInstantiateError = 1,
+    hipGraphInstantiateInvalidStructure = 2,
+    hipGraphInstantiateNodeOperationNotSupported = 3,
+    hipGraphInstantiateMultipleDevicesNotSupported = 4
+} hipGraphInstantiateResult;
+typedef struct hipGraphInstantiateParams {
+    hipGraphNode_t errNode_out;
+    unsigned long long flags;
+    hipGraphInstantiateResult result_out;
+    hipStream_t uploadStream;
+} hipGraphInstantiateParams;
+
 /* ---- Prototypes -------------------------------------------------------------------------- */
 
 /* Function-pointer lookup (hip_7.1, hip_7.2). */
@@ -270,6 +294,10 @@ hipError_t hipStreamGetCaptureInfo_v2_spt(hipStream_t stream,
                                           unsigned long long *id_out, hipGraph_t *graph_out,
                                           const hipGraphNode_t **dependencies_out,
                                           size_t *numDependencies_out);
+
+/* Graph instantiation that may upload on a stream (hip_6.1). */
+hipError_t hipGraphInstantiateWithParams(hipGraphExec_t *pGraphExec, hipGraph_t graph,
+                                         hipGraphInstantiateParams *instantiateParams);
 
 /* Launches (hip_5.5, hip_6.5). */
 hipError_t hipModuleLaunchCooperativeKernel(hipFunction_t f, unsigned int gridDimX,

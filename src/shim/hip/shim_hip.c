@@ -132,6 +132,9 @@ static void *real_fn(enum api_index i)
 enum call_kind {
     KIND_WORK,
     KIND_WORK_SPT,
+    KIND_WORK_IF,
+    KIND_CONFIGURE,
+    KIND_CONFIGURED_LAUNCH,
     KIND_SYNC,
     KIND_SYNC_SPT,
     KIND_DEVICE_SYNC,
@@ -224,6 +227,41 @@ static struct xqueue *queue_of(hipStream_t s, bool spt)
     return q;
 }
 
+/*
+ * The legacy launch sequence names its stream in hipConfigureCall and puts the work on it in
+ * hipLaunchByPtr, which pops the runtime's per-thread stack of configurations (pushed by
+ * hipConfigureCall; nested when a launch's arguments launch kernels themselves). This stack of
+ * the configured streams mirrors it, per thread. Deeper configurations than it holds are only
+ * counted, and their launches go through unobserved, like a launch with nothing configured
+ * (undefined in ROCm, whose stack pops empty) or one configured by __hipPushCallConfiguration,
+ * which compilers never mix with hipLaunchByPtr.
+ */
+#define CONFIGURED_MAX 32
+struct configured_streams {
+    void *stream[CONFIGURED_MAX];
+    size_t depth; /* configurations pushed and not yet launched, stored or not */
+};
+static _Thread_local struct configured_streams configured;
+
+static void push_configured(void *stream)
+{
+    if (configured.depth < CONFIGURED_MAX)
+        configured.stream[configured.depth] = stream;
+    configured.depth++;
+}
+
+/* Pops the latest configuration: true and its stream, or false when unknown. */
+static bool pop_configured(void **stream)
+{
+    if (configured.depth == 0)
+        return false;
+    size_t i = --configured.depth;
+    if (i >= CONFIGURED_MAX)
+        return false;
+    *stream = configured.stream[i];
+    return true;
+}
+
 struct call {
     enum call_kind kind;
     void *stream; /* hipStream_t, or the hipStream_t * of a creator */
@@ -248,6 +286,18 @@ static void call_begin(struct call *c, enum call_kind kind, void *stream)
         c->q = queue_of(stream, is_spt(kind));
         xq_admit(c->q, &c->ticket);
         break;
+    case KIND_WORK_IF:
+        if (stream)
+            c->q = queue_of(*(hipStream_t *)stream, false);
+        xq_admit(c->q, &c->ticket); /* no queue: nothing to admit, nothing to count */
+        break;
+    case KIND_CONFIGURED_LAUNCH: {
+        void *configured_stream;
+        if (pop_configured(&configured_stream))
+            c->q = queue_of(configured_stream, false);
+        xq_admit(c->q, &c->ticket);
+        break;
+    }
     case KIND_CAPTURE_BEGIN:
     case KIND_CAPTURE_BEGIN_SPT:
     case KIND_CAPTURE_END:
@@ -324,7 +374,13 @@ static void call_end(struct call *c, hipError_t result)
     switch (c->kind) {
     case KIND_WORK:
     case KIND_WORK_SPT:
+    case KIND_WORK_IF:
+    case KIND_CONFIGURED_LAUNCH:
         xq_submitted(&c->ticket, ok);
+        break;
+    case KIND_CONFIGURE:
+        if (ok) /* a failed configuration pushes nothing, and no launch follows it */
+            push_configured(c->stream);
         break;
     case KIND_CAPTURE_BEGIN:
     case KIND_CAPTURE_BEGIN_SPT:
