@@ -1,0 +1,595 @@
+/*
+ * shim_cuda.c - the exported CUDA driver entry points of libgpuprio-cuda.so.
+ *
+ * Every wrapper is generated from cuda_api.def and does the same three things as the HIP
+ * shim's: observe (find the call's XQueue and admit it), forward the call to the application's
+ * own driver on the calling thread with the caller's arguments, and track its effect (count
+ * submitted work, register and forget streams). Nothing is deferred, copied or re-issued
+ * (DESIGN.md, principle 1). The one deliberate change is the hardware priority of streams
+ * created by a thread or process that has a gpuprio priority (see "hardware priorities" below).
+ *
+ * The driver API has no per-thread "last error", so the shim's own driver calls (the current
+ * context's device before forwarding, stream properties after a successful creation, markers)
+ * cannot change what the application observes; they only must not change its current context,
+ * and must not fail in a way that matters: a failing query before forwarding just leaves the
+ * call unscheduled, and the application's own call then reports its own error. Calls the driver
+ * makes into its own exports would come back through these wrappers; a thread-local depth sends
+ * them straight through.
+ *
+ * Applications reach the driver three ways, all covered: linked symbols (exported here), dlsym on
+ * a libcuda handle (dl_override.c asks gp_shim_wrap_lookup below), and cuGetProcAddress, which
+ * is how the CUDA runtime (and so PyTorch) finds every driver function.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cuda_compat.h"
+
+#include "cuda_bind.h"
+#include "cuda_device.h"
+#include "cuda_marker.h"
+#include "dl_override.h"
+#include "gp_config.h"
+#include "gp_dl.h"
+#include "gp_log.h"
+#include "gp_thread.h"
+#include "gpuprio.h"
+#include "priority.h"
+#include "scheduler.h"
+#include "shim_api.h"
+#include "xqueue.h"
+
+#define GP_EXPORT __attribute__((visibility("default")))
+
+/* ---- the real functions ---- */
+
+enum api_index {
+#define CUDA_API(name, kind, stream, params, args) API_##name,
+#include "cuda_api.def"
+#undef CUDA_API
+    API_COUNT
+};
+
+static const char *const api_names[API_COUNT] = {
+#define CUDA_API(name, kind, stream, params, args) #name,
+#include "cuda_api.def"
+#undef CUDA_API
+};
+
+#define CUDA_API(name, kind, stream, params, args) typedef CUresult(*pfn_##name) params;
+#include "cuda_api.def"
+#undef CUDA_API
+
+static void *real[API_COUNT];
+/* Driver functions the shim itself uses, beyond the listed ones. */
+static struct {
+    CUresult (*ctx_get_device)(CUdevice *);
+    CUresult (*stream_get_flags)(CUstream, unsigned int *);
+    CUresult (*stream_get_priority)(CUstream, int *);
+    CUresult (*stream_get_device)(CUstream, CUdevice *); /* CUDA 12.8 and later */
+    CUresult (*priority_range)(int *, int *);
+} drv;
+static pthread_once_t resolve_once = PTHREAD_ONCE_INIT;
+static _Thread_local int shim_depth;
+
+/* Looks up every intercepted function in the bound driver (none without one). */
+static void resolve_all(void)
+{
+    if (cudahal_bind() != 0)
+        return;
+    for (int i = 0; i < API_COUNT; i++)
+        real[i] = cudahal_sym(api_names[i]);
+    *(void **)&drv.ctx_get_device = cudahal_sym("cuCtxGetDevice");
+    *(void **)&drv.stream_get_flags = cudahal_sym("cuStreamGetFlags");
+    *(void **)&drv.stream_get_priority = cudahal_sym("cuStreamGetPriority");
+    *(void **)&drv.stream_get_device = cudahal_sym("cuStreamGetDevice");
+    *(void **)&drv.priority_range = cudahal_sym("cuCtxGetStreamPriorityRange");
+}
+
+/*
+ * Without a bound driver (two copies mapped; binding reported why), a call still goes where it
+ * would go without gpuprio, unscheduled: to the caller's own driver, found among the caller's
+ * object and its dependencies, else to the next definition after the shim. A loader lookup per
+ * call is slow, but only this broken setup pays it, and the application keeps working.
+ */
+static void *unbound_fn(const char *name, const void *caller)
+{
+    const void *self = NULL;
+    Dl_info info;
+    void *fn = NULL;
+    if (dladdr((const void *)&unbound_fn, &info))
+        self = info.dli_fbase;
+    if (caller && dladdr(caller, &info) && info.dli_fname && info.dli_fbase != self) {
+        void *h = dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD);
+        if (h) {
+            fn = gp_dlsym(h, name);
+            dlclose(h);
+        }
+        /* The program's own handle searches the global scope, which starts with the shim. */
+        if (fn && dladdr(fn, &info) && info.dli_fbase == self)
+            fn = NULL;
+    }
+    if (!fn)
+        fn = gp_dlsym(RTLD_NEXT, name);
+    (void)dlerror();
+    return fn;
+}
+
+static void *real_fn(enum api_index i)
+{
+    pthread_once(&resolve_once, resolve_all);
+    return real[i];
+}
+
+/* ---- which XQueue a call acts on ---- */
+
+enum call_kind {
+    KIND_WORK,
+    KIND_WORK_PT,
+    KIND_SYNC,
+    KIND_SYNC_PT,
+    KIND_EVENT_SYNC,
+    KIND_DEVICE_SYNC,
+    KIND_STREAM_CREATE,
+    KIND_STREAM_DESTROY,
+    KIND_CAPTURE_BEGIN,
+    KIND_CAPTURE_BEGIN_PT,
+    KIND_CAPTURE_END,
+    KIND_CAPTURE_END_PT,
+    KIND_LOOKUP,
+};
+
+/*
+ * The device of the calling thread's current context, asked before forwarding; -1 without one
+ * (no context, or the driver not initialized): the application's own call will then fail, and
+ * is left unscheduled.
+ */
+static int current_device(void)
+{
+    CUdevice dev = -1;
+    if (!drv.ctx_get_device || drv.ctx_get_device(&dev) != CUDA_SUCCESS)
+        return -1;
+    return (int)dev;
+}
+
+/*
+ * Per-thread queues (null and per-thread stream, per device) die with their thread: a
+ * thread-specific destructor forgets them, so threads that come and go leave nothing behind.
+ */
+#define THREAD_QUEUES_MAX 32
+struct thread_queues {
+    struct xq_key keys[THREAD_QUEUES_MAX];
+    int n;
+};
+static _Thread_local struct thread_queues thread_queues;
+static pthread_key_t thread_exit_key;
+static pthread_once_t thread_exit_once = PTHREAD_ONCE_INIT;
+
+static void forget_thread_queues(void *arg)
+{
+    struct thread_queues *tq = arg;
+    for (int i = 0; i < tq->n; i++)
+        xq_destroy(&tq->keys[i]);
+    tq->n = 0;
+}
+
+static void make_thread_exit_key(void)
+{
+    pthread_key_create(&thread_exit_key, forget_thread_queues);
+}
+
+static void note_thread_queue(const struct xq_key *key)
+{
+    struct thread_queues *tq = &thread_queues;
+    for (int i = 0; i < tq->n; i++)
+        if (tq->keys[i].handle == key->handle && tq->keys[i].device == key->device)
+            return;
+    if (tq->n == THREAD_QUEUES_MAX)
+        return; /* kept until exit: only a thread using more than 16 devices gets here */
+    if (tq->n == 0) {
+        pthread_once(&thread_exit_once, make_thread_exit_key);
+        pthread_setspecific(thread_exit_key, tq);
+    }
+    tq->keys[tq->n++] = *key;
+}
+
+/*
+ * The key of the stream a handle means on this thread (pt: the _ptsz/_ptds form was called, so
+ * 0 means the per-thread stream). CU_STREAM_LEGACY and NULL (in the legacy forms) are one
+ * stream, keyed with handle 0; CU_STREAM_PER_THREAD keeps its handle. Both have one queue per
+ * device of the current context and submitting thread (xqueue.h says why); device -1 in the
+ * result means "no queue" for them, and "the handle alone" for created streams.
+ */
+static struct xq_key key_of(CUstream s, bool pt, bool *special)
+{
+    *special = true;
+    if (s == CU_STREAM_PER_THREAD || (s == NULL && pt))
+        return (struct xq_key){(uintptr_t)CU_STREAM_PER_THREAD, current_device(), gp_tid()};
+    if (s == NULL || s == CU_STREAM_LEGACY)
+        return (struct xq_key){0, current_device(), gp_tid()};
+    *special = false;
+    return (struct xq_key){(uintptr_t)s, -1, 0};
+}
+
+/* The queue of a stream handle, created for the special handles (NULL when unknown). */
+static struct xqueue *queue_of(CUstream s, bool pt)
+{
+    bool special;
+    struct xq_key key = key_of(s, pt, &special);
+    if (!special)
+        return xq_find(&key);
+    if (key.device < 0)
+        return NULL;
+    struct xqueue *q = xq_find(&key);
+    if (!q && (q = xq_get(&key)))
+        note_thread_queue(&key);
+    return q;
+}
+
+struct call {
+    enum call_kind kind;
+    void *stream; /* CUstream, the CUstream * of a creator, or the void ** of a lookup */
+    struct xqueue *q;
+    struct xq_ticket ticket;
+};
+
+/* Stream captures in progress in the process, as this shim saw them begin and end. */
+static _Atomic int captures;
+
+static bool is_pt(enum call_kind kind)
+{
+    return kind == KIND_WORK_PT || kind == KIND_CAPTURE_BEGIN_PT || kind == KIND_CAPTURE_END_PT;
+}
+
+static void call_begin(struct call *c, enum call_kind kind, void *stream)
+{
+    c->kind = kind;
+    c->stream = stream;
+    c->q = NULL;
+    c->ticket.q = NULL;
+    c->ticket.reserved = false;
+    switch (kind) {
+    case KIND_WORK:
+    case KIND_WORK_PT:
+        c->q = queue_of((CUstream)stream, is_pt(kind));
+        xq_admit(c->q, &c->ticket);
+        break;
+    case KIND_CAPTURE_BEGIN:
+    case KIND_CAPTURE_BEGIN_PT:
+    case KIND_CAPTURE_END:
+    case KIND_CAPTURE_END_PT:
+        c->q = queue_of((CUstream)stream, is_pt(kind));
+        break;
+    default:
+        break;
+    }
+}
+
+/* A stream was created: its XQueue, with the properties the driver reports. */
+static void stream_created(CUstream s)
+{
+    unsigned flags = 0;
+    int priority = 0;
+    CUdevice device = 0;
+    if (drv.stream_get_flags)
+        drv.stream_get_flags(s, &flags);
+    if (drv.stream_get_priority)
+        drv.stream_get_priority(s, &priority);
+    /* Creators make the stream in the current context (a green context's stream: in its
+     * device), so the current device is the answer where the driver cannot say. */
+    if (!drv.stream_get_device || drv.stream_get_device(s, &device) != CUDA_SUCCESS) {
+        int current = current_device();
+        device = current < 0 ? 0 : current;
+    }
+    struct xq_key key = {(uintptr_t)s, -1, 0};
+    if (!xq_create(&key, (int)device, flags, priority, gp_tid()))
+        gp_log(GP_LOG_WARN, "out of memory: stream %p is not scheduled", (void *)s);
+}
+
+/* ---- hardware priorities ----
+ *
+ * A stream created by a thread with a gpuprio priority (gpuprio_thread_set_priority), or in a
+ * process with one (GPUPRIO_PRIORITY), is created with the CUDA priority that matches it, so the
+ * GPU itself prefers it at block granularity over the process's other streams: above normal
+ * gets the context's greatest priority, below normal its least (CUDA's default), normal is left
+ * alone. Only where the application did not choose: cuStreamCreate, and the creators with a
+ * priority argument when it is 0 (the default, which is what PyTorch passes for its ordinary
+ * streams). The application sees the stream's real priority in cuStreamGetPriority: this is the
+ * one observable change gpuprio makes on purpose (docs/cuda-coverage.md).
+ */
+static bool has_process_priority;
+static int process_priority;
+
+/* The CUDA priority to create a stream with instead of the default, in the current context. */
+static bool hardware_priority(int *out)
+{
+    int p;
+    if (sched_thread_priority(&p) != 0) {
+        if (!has_process_priority)
+            return false;
+        p = process_priority;
+    }
+    int least = 0, greatest = 0;
+    if (p == GPUPRIO_PRIORITY_NORMAL || !drv.priority_range ||
+        drv.priority_range(&least, &greatest) != CUDA_SUCCESS)
+        return false;
+    *out = p > GPUPRIO_PRIORITY_NORMAL ? greatest : least;
+    return true;
+}
+
+/* The creators' forwarding, one per STREAM_CREATE entry of cuda_api.def (a new creator without
+ * one is a compile error). Called only when the real function exists. */
+static CUresult create_cuStreamCreate(CUstream *phStream, unsigned int Flags)
+{
+    pfn_cuStreamCreateWithPriority with_priority = real_fn(API_cuStreamCreateWithPriority);
+    int hw;
+    if (with_priority && hardware_priority(&hw))
+        return with_priority(phStream, Flags, hw);
+    return ((pfn_cuStreamCreate)real_fn(API_cuStreamCreate))(phStream, Flags);
+}
+
+static CUresult create_cuStreamCreateWithPriority(CUstream *phStream, unsigned int flags,
+                                                  int priority)
+{
+    int hw;
+    if (priority == 0 && hardware_priority(&hw))
+        priority = hw;
+    return ((pfn_cuStreamCreateWithPriority)real_fn(API_cuStreamCreateWithPriority))(
+        phStream, flags, priority);
+}
+
+static CUresult create_cuGreenCtxStreamCreate(CUstream *phStream, CUgreenCtx greenCtx,
+                                              unsigned int flags, int priority)
+{
+    int hw;
+    if (priority == 0 && hardware_priority(&hw))
+        priority = hw;
+    return ((pfn_cuGreenCtxStreamCreate)real_fn(API_cuGreenCtxStreamCreate))(phStream, greenCtx,
+                                                                             flags, priority);
+}
+
+/* ---- function pointers handed out ---- */
+
+static void *const wrappers[API_COUNT];
+
+/* The wrapper of the driver's function sym (named name, when name is not NULL), or NULL. */
+static void *wrapper_of(const char *name, const void *sym)
+{
+    pthread_once(&resolve_once, resolve_all);
+    for (int i = 0; i < API_COUNT; i++)
+        if (real[i] == sym && (!name || strcmp(name, api_names[i]) == 0))
+            return wrappers[i];
+    return NULL;
+}
+
+/*
+ * cuGetProcAddress(_v2) returned a driver function: hand out the wrapper instead, so calls
+ * through the pointer are seen too. The driver has already chosen the variant for the symbol,
+ * the cudaVersion and the per-thread-default-stream flag (cuStreamBeginCapture or _v2,
+ * cuLaunchKernel or cuLaunchKernel_ptsz...), so matching the pointer against the exported
+ * functions keeps every variant apart without knowing the driver's rules.
+ *
+ * This rests on one assumption: the pointer cuGetProcAddress returns for an exported function is
+ * that export's own address (what dlsym on the driver handle gives). It must be confirmed on a
+ * real driver: tests/gpu/procaddress_probe.c prints, for a few functions and both flags, which
+ * export the returned pointer equals. A pointer that matches no export is handed out unchanged
+ * (calls through it are not scheduled; GPUPRIO_LOG=debug names them).
+ */
+static void hand_out_wrapper(void *out)
+{
+    void **pfn = out;
+    if (!pfn || !*pfn)
+        return;
+    void *w = wrapper_of(NULL, *pfn);
+    if (w) {
+        *pfn = w;
+        return;
+    }
+    /* A driver that takes its exports' addresses through its GOT hands out the shim's already. */
+    for (int i = 0; i < API_COUNT; i++)
+        if (wrappers[i] == *pfn)
+            return;
+    /* An export the shim does not list is expected (most of the API); a pointer into the middle
+     * of the driver, or next to a listed function, means the assumption above failed. */
+    Dl_info info;
+    if (!dladdr(*pfn, &info) || !info.dli_sname)
+        return;
+    bool listed = false;
+    for (int i = 0; i < API_COUNT && !listed; i++)
+        listed = strcmp(info.dli_sname, api_names[i]) == 0;
+    if (listed || info.dli_saddr != *pfn)
+        gp_log(GP_LOG_DEBUG,
+               "cuGetProcAddress handed out %p (near %s), which is no export gpuprio wraps: calls "
+               "through it are not scheduled",
+               *pfn, info.dli_sname);
+}
+
+/* dlsym/dlvsym on a real handle found sym (dl_override.c): the wrapper for a listed name of the
+ * bound driver. Names outside the list never bind the driver (no dlopen from here). */
+void *gp_shim_wrap_lookup(const char *name, void *sym)
+{
+    if (name[0] != 'c' || name[1] != 'u')
+        return sym;
+    int i = 0;
+    while (i < API_COUNT && strcmp(name, api_names[i]) != 0)
+        i++;
+    if (i == API_COUNT || cudahal_bind() != 0)
+        return sym;
+    void *w = wrapper_of(name, sym);
+    return w ? w : sym;
+}
+
+/* Runs inside the shim's depth: the driver may call its own exports from here. */
+static void call_end(struct call *c, CUresult result)
+{
+    bool ok = result == CUDA_SUCCESS;
+    switch (c->kind) {
+    case KIND_WORK:
+    case KIND_WORK_PT:
+        xq_submitted(&c->ticket, ok);
+        break;
+    case KIND_CAPTURE_BEGIN:
+    case KIND_CAPTURE_BEGIN_PT:
+        if (ok && c->q && !atomic_exchange(&c->q->capturing, true)) {
+            atomic_fetch_add(&captures, 1);
+            xq_capture_begin();
+        }
+        break;
+    case KIND_CAPTURE_END:
+    case KIND_CAPTURE_END_PT:
+        /* Whatever the result, the stream no longer captures (a failed end still ends it). */
+        if (c->q && atomic_exchange(&c->q->capturing, false)) {
+            xq_capture_end();
+            atomic_fetch_sub(&captures, 1);
+        }
+        break;
+    case KIND_STREAM_CREATE:
+        if (ok && c->stream)
+            stream_created(*(CUstream *)c->stream);
+        break;
+    case KIND_STREAM_DESTROY:
+        if (ok)
+            xq_destroy(&(struct xq_key){(uintptr_t)c->stream, -1, 0});
+        break;
+    case KIND_LOOKUP:
+        if (ok)
+            hand_out_wrapper(c->stream);
+        break;
+    default:
+        break;
+    }
+}
+
+/* ---- the wrappers ---- */
+
+/* How each kind forwards: the real function with the caller's arguments, except that stream
+ * creators go through their create_ function (hardware priorities). */
+#define GP_FORWARD_WORK(name, gp_real, args) gp_real args
+#define GP_FORWARD_WORK_PT(name, gp_real, args) gp_real args
+#define GP_FORWARD_SYNC(name, gp_real, args) gp_real args
+#define GP_FORWARD_SYNC_PT(name, gp_real, args) gp_real args
+#define GP_FORWARD_EVENT_SYNC(name, gp_real, args) gp_real args
+#define GP_FORWARD_DEVICE_SYNC(name, gp_real, args) gp_real args
+#define GP_FORWARD_STREAM_CREATE(name, gp_real, args) create_##name args
+#define GP_FORWARD_STREAM_DESTROY(name, gp_real, args) gp_real args
+#define GP_FORWARD_CAPTURE_BEGIN(name, gp_real, args) gp_real args
+#define GP_FORWARD_CAPTURE_BEGIN_PT(name, gp_real, args) gp_real args
+#define GP_FORWARD_CAPTURE_END(name, gp_real, args) gp_real args
+#define GP_FORWARD_CAPTURE_END_PT(name, gp_real, args) gp_real args
+#define GP_FORWARD_LOOKUP(name, gp_real, args) gp_real args
+
+/*
+ * The body of every wrapper: forward through gp_real (a function pointer, NULL when the driver
+ * lacks the function), observing and tracking around it. Locals carry a gp_ prefix so that they
+ * cannot clash with the parameter names of cuda_api.def.
+ */
+#define CUDA_API(name, kind, stream, params, args)                                                 \
+    GP_EXPORT CUresult name params                                                                 \
+    {                                                                                              \
+        pfn_##name gp_real = (pfn_##name)real_fn(API_##name);                                      \
+        if (!gp_real) {                                                                            \
+            *(void **)&gp_real = unbound_fn(#name, __builtin_return_address(0));                   \
+            return gp_real ? gp_real args : CUDA_ERROR_NOT_INITIALIZED;                            \
+        }                                                                                          \
+        if (shim_depth)                                                                            \
+            return gp_real args;                                                                   \
+        struct call gp_call;                                                                       \
+        call_begin(&gp_call, KIND_##kind, (void *)(stream));                                       \
+        shim_depth++;                                                                              \
+        CUresult gp_result = GP_FORWARD_##kind(name, gp_real, args);                               \
+        call_end(&gp_call, gp_result);                                                             \
+        shim_depth--;                                                                              \
+        return gp_result;                                                                          \
+    }
+#include "cuda_api.def"
+#undef CUDA_API
+
+/* The driver still exports deprecated entry points, so the shim wraps them too. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+static void *const wrappers[API_COUNT] = {
+#define CUDA_API(name, kind, stream, params, args) (void *)name,
+#include "cuda_api.def"
+#undef CUDA_API
+};
+#pragma GCC diagnostic pop
+
+/* ---- what the platform-neutral layers need from CUDA ---- */
+
+int gp_shim_queue_of(void *stream, struct xqueue **out)
+{
+    pthread_once(&resolve_once, resolve_all);
+    if (cudahal_bind() != 0)
+        return -ENOENT;
+    *out = queue_of((CUstream)stream, false);
+    return *out ? 0 : -ENOENT;
+}
+
+const char *gp_shim_runtime_path(void)
+{
+    const struct cudahal_binding *b = cudahal_binding();
+    return b ? b->path : NULL;
+}
+
+/*
+ * Completion markers, called by admission on the application's thread and by the watcher on
+ * its own: inside the shim's depth, so calls the driver makes into its own exports go straight
+ * through.
+ */
+static void *marker_record(const struct xqueue *q)
+{
+    shim_depth++;
+    void *m = cudahal_marker_record(q->key.handle);
+    shim_depth--;
+    return m;
+}
+
+/*
+ * While any capture is in progress the watcher does not query: in CUDA's global capture mode an
+ * event query on any thread is a "potentially unsafe" call that would invalidate the capture.
+ * The markers are simply seen reached later (admission holds no thread during a capture).
+ */
+static int marker_query(void *marker)
+{
+    if (atomic_load(&captures))
+        return 0;
+    shim_depth++;
+    int r = cudahal_marker_query(marker);
+    shim_depth--;
+    return r;
+}
+
+static void marker_release(const struct xqueue *q, void *marker)
+{
+    (void)q;
+    cudahal_marker_release(marker);
+}
+
+/* ---- lifecycle: constructors only read configuration ---- */
+
+static void after_fork_child(void)
+{
+    gp_tid_forget();
+    thread_queues.n = 0;
+    atomic_store(&captures, 0);
+    cudahal_marker_reset();
+    sched_reset();
+    xq_reset();
+}
+
+__attribute__((constructor)) static void shim_load(void)
+{
+    gp_log_configure();
+    sched_configure(&(struct xq_marker_ops){
+        .record = marker_record, .query = marker_query, .release = marker_release});
+    sched_set_device_key(cudahal_device_key);
+    /* The sched layer reads and reports GPUPRIO_PRIORITY for queues; here it only picks the
+     * hardware priority of new streams, so a bad value is left to its message. */
+    const char *v = gp_config_get("GPUPRIO_PRIORITY");
+    has_process_priority = v && gp_priority_parse(v, &process_priority) == 0;
+    pthread_atfork(NULL, NULL, after_fork_child);
+}

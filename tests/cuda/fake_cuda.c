@@ -1,0 +1,438 @@
+/*
+ * fake_cuda.c - a stand-in CUDA driver for CI, which has no GPU: built as libcuda.so.1 (soname
+ * and all) in a private directory, so that programs link and run against it as against the
+ * real driver, with and without libgpuprio-cuda.so preloaded.
+ *
+ * It implements only what tests/cuda's programs use, with the driver's rules that matter to
+ * the shim: calls fail before cuInit and without a current context; every context has its own
+ * streams and events, an event is recorded only on a stream of its own context
+ * (CUDA_ERROR_INVALID_HANDLE otherwise), and the context stack is per thread. Every command runs
+ * at once on the calling thread: a "kernel" is a host function void f(void **kernelParams)
+ * passed as the CUfunction, a copy is a memcpy on host memory. cuGetProcAddress_v2 hands out the
+ * library's own exported functions, picking the _v2 and _ptsz/_ptds variants like the driver.
+ */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cuda_compat.h"
+
+#define EXPORT __attribute__((visibility("default")))
+#define DEVICES 2
+#define STACK_MAX 8
+#define STREAM_MAGIC 0x57e4u
+#define EVENT_MAGIC 0xe7e4u
+
+struct CUctx_st {
+    int device;
+};
+struct CUstream_st {
+    unsigned magic;
+    CUcontext ctx;
+    unsigned flags;
+    int priority;
+};
+struct CUevent_st {
+    unsigned magic;
+    CUcontext ctx;
+    unsigned flags;
+};
+
+static struct CUctx_st contexts[DEVICES] = {{0}, {1}};
+static atomic_bool initialized;
+static _Thread_local CUcontext stack[STACK_MAX];
+static _Thread_local int depth;
+
+static CUcontext current(void)
+{
+    return depth ? stack[depth - 1] : NULL;
+}
+
+/* The usual preamble: initialized, and a context current. */
+#define NEED_CONTEXT()                                                                             \
+    do {                                                                                           \
+        if (!atomic_load(&initialized))                                                            \
+            return CUDA_ERROR_NOT_INITIALIZED;                                                     \
+        if (!current())                                                                            \
+            return CUDA_ERROR_INVALID_CONTEXT;                                                     \
+    } while (0)
+
+static int special(CUstream s)
+{
+    return s == NULL || s == CU_STREAM_LEGACY || s == CU_STREAM_PER_THREAD;
+}
+
+/* The stream's context; NULL for a handle that is not a live stream. */
+static CUcontext stream_ctx(CUstream s)
+{
+    if (special(s))
+        return current();
+    return s->magic == STREAM_MAGIC ? s->ctx : NULL;
+}
+
+EXPORT CUresult cuInit(unsigned int Flags)
+{
+    if (Flags != 0)
+        return CUDA_ERROR_INVALID_VALUE;
+    atomic_store(&initialized, true);
+    return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuDriverGetVersion(int *driverVersion)
+{
+    if (!driverVersion)
+        return CUDA_ERROR_INVALID_VALUE;
+    *driverVersion = CUDA_VERSION;
+    return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuDeviceGetCount(int *count)
+{
+    if (!atomic_load(&initialized))
+        return CUDA_ERROR_NOT_INITIALIZED;
+    *count = DEVICES;
+    return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuDeviceGet(CUdevice *device, int ordinal)
+{
+    if (!atomic_load(&initialized))
+        return CUDA_ERROR_NOT_INITIALIZED;
+    if (ordinal < 0 || ordinal >= DEVICES)
+        return CUDA_ERROR_INVALID_DEVICE;
+    *device = ordinal;
+    return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev)
+{
+    if (!atomic_load(&initialized))
+        return CUDA_ERROR_NOT_INITIALIZED;
+    if (dev < 0 || dev >= DEVICES)
+        return CUDA_ERROR_INVALID_DEVICE;
+    *pctx = &contexts[dev];
+    return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuDevicePrimaryCtxRelease_v2(CUdevice dev)
+{
+    return dev < 0 || dev >= DEVICES ? CUDA_ERROR_INVALID_DEVICE : CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuCtxSetCurrent(CUcontext ctx)
+{
+    if (!atomic_load(&initialized))
+        return CUDA_ERROR_NOT_INITIALIZED;
+    if (!ctx) {
+        if (depth)
+            depth--;
+        return CUDA_SUCCESS;
+    }
+    if (!depth)
+        depth = 1;
+    stack[depth - 1] = ctx;
+    return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuCtxGetCurrent(CUcontext *pctx)
+{
+    if (!atomic_load(&initialized))
+        return CUDA_ERROR_NOT_INITIALIZED;
+    *pctx = current();
+    return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuCtxPushCurrent_v2(CUcontext ctx)
+{
+    if (!atomic_load(&initialized))
+        return CUDA_ERROR_NOT_INITIALIZED;
+    if (!ctx || depth == STACK_MAX)
+        return CUDA_ERROR_INVALID_VALUE;
+    stack[depth++] = ctx;
+    return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuCtxPopCurrent_v2(CUcontext *pctx)
+{
+    NEED_CONTEXT();
+    CUcontext c = stack[--depth];
+    if (pctx)
+        *pctx = c;
+    return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuCtxGetDevice(CUdevice *device)
+{
+    NEED_CONTEXT();
+    *device = current()->device;
+    return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuCtxGetStreamPriorityRange(int *leastPriority, int *greatestPriority)
+{
+    NEED_CONTEXT();
+    if (leastPriority)
+        *leastPriority = 0;
+    if (greatestPriority)
+        *greatestPriority = -5;
+    return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuCtxSynchronize(void)
+{
+    NEED_CONTEXT();
+    return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuStreamCreateWithPriority(CUstream *phStream, unsigned int flags, int priority)
+{
+    NEED_CONTEXT();
+    if (!phStream || (flags & ~(unsigned)CU_STREAM_NON_BLOCKING))
+        return CUDA_ERROR_INVALID_VALUE;
+    struct CUstream_st *s = malloc(sizeof *s);
+    if (!s)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    /* Clamped to the range, as the driver does. */
+    *s = (struct CUstream_st){STREAM_MAGIC, current(), flags,
+                              priority > 0    ? 0
+                              : priority < -5 ? -5
+                                              : priority};
+    *phStream = s;
+    return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuStreamCreate(CUstream *phStream, unsigned int Flags)
+{
+    return cuStreamCreateWithPriority(phStream, Flags, 0);
+}
+
+EXPORT CUresult cuStreamDestroy_v2(CUstream hStream)
+{
+    NEED_CONTEXT();
+    if (special(hStream) || hStream->magic != STREAM_MAGIC)
+        return CUDA_ERROR_INVALID_HANDLE;
+    hStream->magic = 0;
+    free(hStream);
+    return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuStreamGetCtx(CUstream hStream, CUcontext *pctx)
+{
+    NEED_CONTEXT();
+    CUcontext c = stream_ctx(hStream);
+    if (!c)
+        return CUDA_ERROR_INVALID_HANDLE;
+    *pctx = c;
+    return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuStreamGetPriority(CUstream hStream, int *priority)
+{
+    NEED_CONTEXT();
+    if (!stream_ctx(hStream))
+        return CUDA_ERROR_INVALID_HANDLE;
+    *priority = special(hStream) ? 0 : hStream->priority;
+    return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuStreamGetFlags(CUstream hStream, unsigned int *flags)
+{
+    NEED_CONTEXT();
+    if (!stream_ctx(hStream))
+        return CUDA_ERROR_INVALID_HANDLE;
+    *flags = special(hStream) ? 0 : hStream->flags;
+    return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuStreamSynchronize(CUstream hStream)
+{
+    NEED_CONTEXT();
+    return stream_ctx(hStream) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+}
+
+EXPORT CUresult cuStreamSynchronize_ptsz(CUstream hStream)
+{
+    return cuStreamSynchronize(hStream);
+}
+
+typedef void (*fake_kernel)(void **);
+
+EXPORT CUresult cuLaunchKernel(CUfunction f, unsigned int gridDimX, unsigned int gridDimY,
+                               unsigned int gridDimZ, unsigned int blockDimX,
+                               unsigned int blockDimY, unsigned int blockDimZ,
+                               unsigned int sharedMemBytes, CUstream hStream, void **kernelParams,
+                               void **extra)
+{
+    NEED_CONTEXT();
+    (void)sharedMemBytes;
+    (void)extra;
+    if (!f)
+        return CUDA_ERROR_INVALID_HANDLE;
+    if (!stream_ctx(hStream))
+        return CUDA_ERROR_INVALID_HANDLE;
+    if (!gridDimX || !gridDimY || !gridDimZ || !blockDimX || !blockDimY || !blockDimZ)
+        return CUDA_ERROR_INVALID_VALUE;
+    ((fake_kernel)(void *)f)(kernelParams);
+    return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuLaunchKernel_ptsz(CUfunction f, unsigned int gridDimX, unsigned int gridDimY,
+                                    unsigned int gridDimZ, unsigned int blockDimX,
+                                    unsigned int blockDimY, unsigned int blockDimZ,
+                                    unsigned int sharedMemBytes, CUstream hStream,
+                                    void **kernelParams, void **extra)
+{
+    return cuLaunchKernel(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ,
+                          sharedMemBytes, hStream == NULL ? CU_STREAM_PER_THREAD : hStream,
+                          kernelParams, extra);
+}
+
+EXPORT CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount,
+                                     CUstream hStream)
+{
+    NEED_CONTEXT();
+    if (!stream_ctx(hStream))
+        return CUDA_ERROR_INVALID_HANDLE;
+    if (!dstDevice || !srcHost)
+        return CUDA_ERROR_INVALID_VALUE;
+    memcpy((void *)(uintptr_t)dstDevice, srcHost, ByteCount);
+    return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuEventCreate(CUevent *phEvent, unsigned int Flags)
+{
+    NEED_CONTEXT();
+    struct CUevent_st *e = malloc(sizeof *e);
+    if (!e)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    *e = (struct CUevent_st){EVENT_MAGIC, current(), Flags};
+    *phEvent = e;
+    return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuEventRecord(CUevent hEvent, CUstream hStream)
+{
+    NEED_CONTEXT();
+    CUcontext c = stream_ctx(hStream);
+    if (!hEvent || hEvent->magic != EVENT_MAGIC || !c)
+        return CUDA_ERROR_INVALID_HANDLE;
+    return hEvent->ctx == c ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+}
+
+/* Documented without a context requirement: the watcher queries from a thread without one. */
+EXPORT CUresult cuEventQuery(CUevent hEvent)
+{
+    if (!atomic_load(&initialized))
+        return CUDA_ERROR_NOT_INITIALIZED;
+    return hEvent && hEvent->magic == EVENT_MAGIC ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+}
+
+EXPORT CUresult cuEventSynchronize(CUevent hEvent)
+{
+    return cuEventQuery(hEvent);
+}
+
+EXPORT CUresult cuEventDestroy_v2(CUevent hEvent)
+{
+    if (!atomic_load(&initialized))
+        return CUDA_ERROR_NOT_INITIALIZED;
+    if (!hEvent || hEvent->magic != EVENT_MAGIC)
+        return CUDA_ERROR_INVALID_HANDLE;
+    hEvent->magic = 0;
+    free(hEvent);
+    return CUDA_SUCCESS;
+}
+
+/* ---- cuGetProcAddress: from a table of this library's own functions, never from dlsym ---- */
+
+EXPORT CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaVersion,
+                                    cuuint64_t flags, CUdriverProcAddressQueryResult *symbolStatus);
+
+/*
+ * The table holds hidden aliases: a plain `(void *)cuLaunchKernel` in a shared object goes
+ * through the GOT, so under LD_PRELOAD it would be the shim's wrapper already, and the shim's
+ * swapping of the driver's own pointers would go untested. (The library's calls to its own
+ * exports, such as cuStreamCreate's to cuStreamCreateWithPriority, stay interposable on
+ * purpose: they exercise the shim's re-entrancy guard.)
+ */
+#define FAKE_PROCS(X)                                                                              \
+    X(cuInit)                                                                                      \
+    X(cuDriverGetVersion)                                                                          \
+    X(cuDeviceGetCount)                                                                            \
+    X(cuDeviceGet)                                                                                 \
+    X(cuDevicePrimaryCtxRetain)                                                                    \
+    X(cuDevicePrimaryCtxRelease_v2)                                                                \
+    X(cuCtxSetCurrent)                                                                             \
+    X(cuCtxGetCurrent)                                                                             \
+    X(cuCtxPushCurrent_v2)                                                                         \
+    X(cuCtxPopCurrent_v2)                                                                          \
+    X(cuCtxGetDevice)                                                                              \
+    X(cuCtxGetStreamPriorityRange)                                                                 \
+    X(cuCtxSynchronize)                                                                            \
+    X(cuStreamCreate)                                                                              \
+    X(cuStreamCreateWithPriority)                                                                  \
+    X(cuStreamDestroy_v2)                                                                          \
+    X(cuStreamGetCtx)                                                                              \
+    X(cuStreamGetPriority)                                                                         \
+    X(cuStreamGetFlags)                                                                            \
+    X(cuStreamSynchronize)                                                                         \
+    X(cuStreamSynchronize_ptsz)                                                                    \
+    X(cuLaunchKernel)                                                                              \
+    X(cuLaunchKernel_ptsz)                                                                         \
+    X(cuMemcpyHtoDAsync_v2)                                                                        \
+    X(cuEventCreate)                                                                               \
+    X(cuEventRecord)                                                                               \
+    X(cuEventQuery)                                                                                \
+    X(cuEventSynchronize)                                                                          \
+    X(cuEventDestroy_v2)                                                                           \
+    X(cuGetProcAddress_v2)
+
+#define LOCAL_ALIAS(name)                                                                          \
+    extern __typeof__(name) local_##name __attribute__((alias(#name), visibility("hidden")));
+FAKE_PROCS(LOCAL_ALIAS)
+#undef LOCAL_ALIAS
+
+#define TABLE_ENTRY(name) {#name, (void *)local_##name},
+static const struct {
+    const char *name;
+    void *fn;
+} table[] = {FAKE_PROCS(TABLE_ENTRY)};
+#undef TABLE_ENTRY
+
+static void *own(const char *name)
+{
+    for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
+        if (strcmp(table[i].name, name) == 0)
+            return table[i].fn;
+    return NULL;
+}
+
+EXPORT CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaVersion,
+                                    cuuint64_t flags, CUdriverProcAddressQueryResult *symbolStatus)
+{
+    static const char *const pt_suffixes[] = {"_v2_ptsz", "_ptsz", "_v2_ptds", "_ptds"};
+    static const char *const suffixes[] = {"_v2", ""};
+    char name[256];
+    void *fn = NULL;
+    if (!symbol || !pfn || strlen(symbol) > 200)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (cudaVersion < 2000)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM)
+        for (size_t i = 0; !fn && i < sizeof pt_suffixes / sizeof pt_suffixes[0]; i++) {
+            strcpy(name, symbol);
+            strcat(name, pt_suffixes[i]);
+            fn = own(name);
+        }
+    for (size_t i = 0; !fn && i < sizeof suffixes / sizeof suffixes[0]; i++) {
+        strcpy(name, symbol);
+        strcat(name, suffixes[i]);
+        fn = own(name);
+    }
+    *pfn = fn;
+    if (symbolStatus)
+        *symbolStatus = fn ? CU_GET_PROC_ADDRESS_SUCCESS : CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
+    return fn ? CUDA_SUCCESS : CUDA_ERROR_NOT_FOUND;
+}
