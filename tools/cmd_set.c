@@ -1,0 +1,216 @@
+/*
+ * cmd_set.c - `gpuprio set PID PRIORITY [--stream HANDLE]`: changes the priority of a running
+ * process's queues, like renice(1) changes a niceness.
+ *
+ * The request goes through the boards (gp_board_request): the tool writes the priority into the
+ * slots of the process's queues and wakes the board, and the process's own listener applies it,
+ * as gpuprio_stream_set_priority would (the strongest source; without --stream also for the
+ * queues the process creates later). The tool then waits up to a second to see the slots take
+ * the new priority, so that on success the change has happened, not only been asked for.
+ * Permissions are the board's: only boards the caller can open for writing (the caller's own,
+ * or, for root, every user's) can be asked.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "board.h"
+#include "priority.h"
+#include "tool.h"
+
+#define APPLY_WAIT_NS 1000000000ull
+
+const char gp_help_set[] =
+    "Usage: gpuprio set PID PRIORITY [--stream HANDLE]\n"
+    "Change the priority of every queue of the running process PID, and of the queues it\n"
+    "creates from now on; with --stream, only of the queue of the stream HANDLE (as gpuprio top\n"
+    "shows it, e.g. 0x55d0c3a41230).\n"
+    "\n"
+    "PRIORITY: " GP_PRIORITY_ACCEPTED ".\n"
+    "\n"
+    "Options:\n"
+    "      --stream HANDLE  only the queue of this stream (hexadecimal with 0x, or decimal)\n"
+    "  -h, --help           show this text\n"
+    "\n"
+    "The request is applied by the process itself, through the board it shares with the user's\n"
+    "other gpuprio processes (GPUPRIO_BOARD_DIR, default /dev/shm); only boards the caller may\n"
+    "write are asked (the caller's own; every user's for root).\n"
+    "\n"
+    "Exit status: 0 when the priority was set; 1 when no process PID (or no such stream of it)\n"
+    "is on any board; 2 for a bad argument or priority.\n";
+
+struct set_req {
+    uint32_t pid;
+    int priority;
+    bool stream_only;
+    uint64_t stream;
+};
+
+/* The boards that were asked, kept open to watch the request being applied. */
+struct set_ctx {
+    const struct set_req *req;
+    struct gp_board *boards;
+    size_t n;
+    int asked;
+    struct gp_reported seen;
+    char comm[16];
+};
+
+static int usage_error(const char *fmt, const char *arg)
+{
+    fputs("gpuprio set: ", stderr);
+    fprintf(stderr, fmt, arg);
+    fputc('\n', stderr);
+    return GP_EXIT_USAGE;
+}
+
+static bool matches(const struct set_req *r, const struct gp_board_slot *s)
+{
+    uint64_t word = atomic_load(&s->owner);
+    return GP_SLOT_STATE(word) == GP_SLOT_LIVE && GP_SLOT_OWNER(word) == r->pid &&
+           (!r->stream_only || s->stream == r->stream);
+}
+
+static int ask_board(const char *path, void *arg)
+{
+    struct set_ctx *c = arg;
+    struct gp_board b;
+    const char *why = "cannot be opened";
+    if (gp_board_open_file(path, true, &b, &why) != 0) {
+        if (!gp_reported_once(&c->seen, path))
+            fprintf(stderr, "gpuprio set: the board %s %s; skipped\n", path, why);
+        return 0;
+    }
+    int rc =
+        gp_board_request(&b, c->req->pid, c->req->stream_only, c->req->stream, c->req->priority);
+    if (rc <= 0) {
+        gp_board_close(&b);
+        return 0;
+    }
+    c->asked += rc;
+    for (unsigned i = 0; i < GP_BOARD_SLOTS && !c->comm[0]; i++)
+        if (matches(c->req, &b.f->slots[i]))
+            memcpy(c->comm, b.f->slots[i].comm, sizeof c->comm - 1);
+    struct gp_board *boards = realloc(c->boards, (c->n + 1) * sizeof *boards);
+    if (!boards) {
+        gp_board_close(&b);
+        return 0; /* asked, just not watched */
+    }
+    c->boards = boards;
+    c->boards[c->n++] = b;
+    return 0;
+}
+
+/* How many of the asked queues do not have the priority yet. */
+static int pending(const struct set_ctx *c)
+{
+    int left = 0;
+    for (size_t j = 0; j < c->n; j++)
+        for (unsigned i = 0; i < GP_BOARD_SLOTS; i++) {
+            const struct gp_board_slot *s = &c->boards[j].f->slots[i];
+            if (matches(c->req, s) && atomic_load(&s->st.priority) != c->req->priority)
+                left++;
+        }
+    return left;
+}
+
+static int parse(int argc, char **argv, struct set_req *r)
+{
+    const char *pos[2] = {NULL, NULL}, *stream = NULL;
+    int npos = 0;
+    bool options = true;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        /* Priorities may be negative ("-10"): only these are options. */
+        if (options && strcmp(a, "--") == 0)
+            options = false;
+        else if (options && (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0)) {
+            fputs(gp_help_set, stdout);
+            return -1;
+        } else if (options && strcmp(a, "--stream") == 0) {
+            if (++i == argc)
+                return usage_error("%s needs a stream handle (gpuprio set --help)", a);
+            stream = argv[i];
+        } else if (options && strncmp(a, "--stream=", 9) == 0)
+            stream = a + 9;
+        else if (options && strncmp(a, "--", 2) == 0)
+            return usage_error("unknown option '%s' (gpuprio set --help)", a);
+        else if (npos < 2)
+            pos[npos++] = a;
+        else
+            return usage_error("unexpected argument '%s' (gpuprio set --help)", a);
+    }
+    if (npos < 2)
+        return usage_error("%s", "usage: gpuprio set PID PRIORITY [--stream HANDLE]");
+    char *end;
+    errno = 0;
+    unsigned long pid = strtoul(pos[0], &end, 10);
+    if (!(pos[0][0] >= '0' && pos[0][0] <= '9') || errno || *end || pid < 1 || pid > INT_MAX)
+        return usage_error("'%s' is not a process id", pos[0]);
+    r->pid = (uint32_t)pid;
+    if (gp_priority_parse(pos[1], &r->priority) != 0)
+        return usage_error("'%s' is not a priority; accepted: " GP_PRIORITY_ACCEPTED, pos[1]);
+    if (stream) {
+        errno = 0;
+        unsigned long long h = strtoull(stream, &end, 0);
+        if (!(stream[0] >= '0' && stream[0] <= '9') || errno || *end)
+            return usage_error("'%s' is not a stream handle (hexadecimal with 0x, or decimal)",
+                               stream);
+        r->stream_only = true;
+        r->stream = h;
+    }
+    return 0;
+}
+
+int gp_cmd_set(int argc, char **argv)
+{
+    struct set_req req = {0};
+    int rc = parse(argc, argv, &req);
+    if (rc)
+        return rc < 0 ? 0 : rc;
+    struct set_ctx c = {.req = &req};
+    rc = gp_board_list(gp_board_dir(), gp_tool_board_uid(), ask_board, &c);
+    if (rc < 0 && rc != -ENOENT) {
+        fprintf(stderr, "gpuprio set: cannot read the board directory %s: %s\n", gp_board_dir(),
+                strerror(-rc));
+        rc = GP_EXIT_FAILURE;
+        goto out;
+    }
+    if (!c.asked) {
+        if (req.stream_only)
+            fprintf(stderr,
+                    "gpuprio set: process %u has no queue for stream 0x%llx on any board in %s\n",
+                    (unsigned)req.pid, (unsigned long long)req.stream, gp_board_dir());
+        else
+            fprintf(stderr, "gpuprio set: no process %u on any board in %s\n", (unsigned)req.pid,
+                    gp_board_dir());
+        rc = GP_EXIT_FAILURE;
+        goto out;
+    }
+    uint64_t deadline = gp_tool_now_ns() + APPLY_WAIT_NS;
+    int left;
+    while ((left = pending(&c)) > 0 && gp_tool_now_ns() < deadline) {
+        struct timespec ts = {0, 2000000};
+        nanosleep(&ts, NULL);
+    }
+    if (left > 0)
+        fprintf(stderr,
+                "gpuprio set: asked process %u; %d of its %d queue%s did not take priority %d "
+                "within a second (it applies requests while its GPU library runs)\n",
+                (unsigned)req.pid, left, c.asked, c.asked == 1 ? "" : "s", req.priority);
+    else
+        printf("%u (%s): priority %d on %d queue%s%s\n", (unsigned)req.pid, c.comm, req.priority,
+               c.asked, c.asked == 1 ? "" : "s",
+               req.stream_only ? "" : " and the queues it creates from now on");
+    rc = 0;
+out:
+    for (size_t i = 0; i < c.n; i++)
+        gp_board_close(&c.boards[i]);
+    free(c.boards);
+    gp_reported_free(&c.seen);
+    return rc;
+}

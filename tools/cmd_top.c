@@ -1,0 +1,233 @@
+/*
+ * cmd_top.c - `gpuprio top`: every queue on every board of the user, refreshed like top(1).
+ *
+ * submitted/s is the difference between two samples of a queue's submitted counter divided by
+ * the time between them: between refreshes in the live view, and for --once and --json between
+ * two samples taken 200 ms apart (so a script gets a rate too, at the cost of 200 ms).
+ *
+ * The live view needs no curses: it clears the screen with ANSI escapes, and when standard input
+ * is a terminal it reads keys without echo (q quits) through termios, restoring the terminal on
+ * every way out (q, Ctrl-C, SIGTERM, SIGHUP).
+ */
+#include <errno.h>
+#include <math.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <termios.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "board.h"
+#include "tool.h"
+
+#define ONCE_INTERVAL_NS 200000000ull
+
+const char gp_help_top[] =
+    "Usage: gpuprio top [--once] [--json] [-d SECONDS]\n"
+    "Show every queue (stream) that gpuprio schedules, in every process of the user (of every\n"
+    "user when run as root), on every device: one line per queue, refreshed like top.\n"
+    "\n"
+    "Options:\n"
+    "  -d, --delay SECONDS  time between refreshes (default 2; 0.1 to 3600)\n"
+    "      --once           print the table once and exit\n"
+    "      --json           print one JSON document (an array of queues) and exit\n"
+    "  -h, --help           show this text\n"
+    "Keys: q quits (Ctrl-C too).\n"
+    "\n"
+    "Columns: DEVICE (the device's identity, its PCI bus id), PID, COMMAND, QUEUE (stream\n"
+    "handle, /thread for a per-thread queue), PRIO (higher runs first), STATE (active: has\n"
+    "work, or finished it very recently; idle), GATE (the scheduler's decision: suspended,\n"
+    "throttled, tracked or none), INFL (commands in flight), SUBMIT/S (commands submitted per\n"
+    "second; --once and --json measure over 200 ms), HELD (time threads were held back).\n"
+    "\n"
+    "Boards are read from GPUPRIO_BOARD_DIR (default /dev/shm). Exit status: 0; 1 when the\n"
+    "board directory cannot be read; 2 for a bad option.\n";
+
+static volatile sig_atomic_t stop;
+
+static void on_signal(int sig)
+{
+    (void)sig;
+    stop = 1;
+}
+
+struct top_opts {
+    bool once, json;
+    double delay;
+};
+
+static int usage_error(const char *fmt, const char *arg)
+{
+    fputs("gpuprio top: ", stderr);
+    fprintf(stderr, fmt, arg);
+    fputs(" (gpuprio top --help)\n", stderr);
+    return GP_EXIT_USAGE;
+}
+
+static int parse(int argc, char **argv, struct top_opts *o)
+{
+    o->delay = 2;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *value = NULL;
+        if (strcmp(a, "--once") == 0)
+            o->once = true;
+        else if (strcmp(a, "--json") == 0)
+            o->json = true;
+        else if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+            fputs(gp_help_top, stdout);
+            return -1;
+        } else if (strcmp(a, "-d") == 0 || strcmp(a, "--delay") == 0) {
+            if (++i == argc)
+                return usage_error("%s needs a number of seconds", a);
+            value = argv[i];
+        } else if (strncmp(a, "--delay=", 8) == 0)
+            value = a + 8;
+        else if (strncmp(a, "-d", 2) == 0)
+            value = a + 2;
+        else
+            return usage_error("unknown argument '%s'", a);
+        if (value) {
+            char *end;
+            errno = 0;
+            double d = strtod(value, &end);
+            if (errno || end == value || *end || !isfinite(d) || d < 0.1 || d > 3600)
+                return usage_error("'%s' is not a delay; accepted: seconds from 0.1 to 3600",
+                                   value);
+            o->delay = d;
+        }
+    }
+    return 0;
+}
+
+/* Takes a sample and reports a directory that cannot be read. 0 or GP_EXIT_FAILURE. */
+static int sample(struct gp_sample *s, struct gp_reported *seen)
+{
+    int rc = gp_sample_take(s, seen);
+    if (rc < 0) {
+        fprintf(stderr, "gpuprio top: cannot read the board directory %s: %s\n", gp_board_dir(),
+                strerror(-rc));
+        return GP_EXIT_FAILURE;
+    }
+    return 0;
+}
+
+static void sleep_ns(uint64_t ns)
+{
+    struct timespec ts = {(time_t)(ns / 1000000000u), (long)(ns % 1000000000u)};
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR && !stop)
+        ;
+}
+
+static int once(const struct top_opts *o)
+{
+    struct gp_sample a = {0}, b = {0};
+    struct gp_reported seen = {0};
+    int rc = sample(&a, &seen);
+    if (!rc) {
+        sleep_ns(ONCE_INTERVAL_NS);
+        rc = sample(&b, &seen);
+    }
+    if (!rc) {
+        gp_sample_rates(&b, &a);
+        if (o->json)
+            gp_print_json(&b);
+        else
+            gp_print_table(&b, 0);
+    }
+    gp_sample_free(&a);
+    gp_sample_free(&b);
+    gp_reported_free(&seen);
+    return rc;
+}
+
+/* Waits up to ns for a key; true when it was q (or input ended). */
+static bool wait_key(bool tty, uint64_t ns)
+{
+    if (!tty) {
+        sleep_ns(ns);
+        return false;
+    }
+    uint64_t end = gp_tool_now_ns() + ns;
+    while (!stop) {
+        uint64_t now = gp_tool_now_ns();
+        if (now >= end)
+            return false;
+        struct pollfd p = {.fd = STDIN_FILENO, .events = POLLIN};
+        int n = poll(&p, 1, (int)((end - now + 999999) / 1000000));
+        if (n < 0 && errno != EINTR)
+            return false;
+        if (n > 0) {
+            char c;
+            ssize_t got = read(STDIN_FILENO, &c, 1);
+            if (got == 0 || (got == 1 && (c == 'q' || c == 'Q')))
+                return true;
+            if (got == 1 && (c == ' ' || c == '\n'))
+                return false; /* refresh now */
+        }
+    }
+    return true;
+}
+
+static int live(const struct top_opts *o)
+{
+    bool tty = isatty(STDIN_FILENO);
+    struct termios saved, raw;
+    if (tty && tcgetattr(STDIN_FILENO, &saved) == 0) {
+        raw = saved;
+        raw.c_lflag &= ~(tcflag_t)(ICANON | ECHO); /* keys at once, not echoed; ISIG stays */
+        raw.c_cc[VMIN] = 1;
+        raw.c_cc[VTIME] = 0;
+        tcsetattr(STDIN_FILENO, TCSANOW, &raw);
+    } else
+        tty = false;
+    struct sigaction sa = {.sa_handler = on_signal};
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL);
+
+    struct gp_sample prev = {0}, cur = {0};
+    struct gp_reported seen = {0};
+    int rc = sample(&prev, &seen);
+    uint64_t wait = ONCE_INTERVAL_NS; /* the first frame: a rate over 200 ms */
+    while (!rc && !stop && !wait_key(tty, wait)) {
+        if ((rc = sample(&cur, &seen)))
+            break;
+        gp_sample_rates(&cur, &prev);
+        struct winsize ws;
+        size_t rows =
+            ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_row > 4 ? (size_t)ws.ws_row - 4 : 0;
+        time_t t = time(NULL);
+        char when[16];
+        strftime(when, sizeof when, "%H:%M:%S", localtime(&t));
+        printf("\033[H\033[2J"
+               "gpuprio top - %s - %zu queue%s on %u board%s in %s - every %gs, q quits\n\n",
+               when, cur.n, cur.n == 1 ? "" : "s", cur.boards, cur.boards == 1 ? "" : "s",
+               gp_board_dir(), o->delay);
+        gp_print_table(&cur, rows);
+        fflush(stdout);
+        struct gp_sample swap = prev;
+        prev = cur;
+        cur = swap;
+        wait = (uint64_t)(o->delay * 1e9);
+    }
+    if (tty)
+        tcsetattr(STDIN_FILENO, TCSANOW, &saved);
+    gp_sample_free(&prev);
+    gp_sample_free(&cur);
+    gp_reported_free(&seen);
+    return rc;
+}
+
+int gp_cmd_top(int argc, char **argv)
+{
+    struct top_opts o = {0};
+    int rc = parse(argc, argv, &o);
+    if (rc)
+        return rc < 0 ? 0 : rc;
+    return o.once || o.json ? once(&o) : live(&o);
+}

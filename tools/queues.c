@@ -1,0 +1,190 @@
+/*
+ * queues.c - reads the boards (src/sched/board.h) into rows for `gpuprio top`: one row per
+ * live slot whose owner still runs.
+ *
+ * The tool maps each board read-only and copies each slot out without any lock: the owner may be
+ * changing the slot while it is read, so the owner word and identity are read again after the
+ * copy and the row is dropped if they changed (the slot was freed or claimed meanwhile). Counters
+ * are single words, so each is consistent on its own.
+ */
+#include <errno.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "board.h"
+#include "tool.h"
+
+uint64_t gp_tool_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+uid_t gp_tool_board_uid(void)
+{
+    return geteuid() == 0 ? (uid_t)-1 : geteuid();
+}
+
+bool gp_reported_once(struct gp_reported *seen, const char *path)
+{
+    for (size_t i = 0; i < seen->n; i++)
+        if (strcmp(seen->paths[i], path) == 0)
+            return true;
+    char **paths = realloc(seen->paths, (seen->n + 1) * sizeof *paths);
+    if (!paths)
+        return false; /* reported again next time: better than never */
+    seen->paths = paths;
+    if ((seen->paths[seen->n] = strdup(path)))
+        seen->n++;
+    return false;
+}
+
+void gp_reported_free(struct gp_reported *seen)
+{
+    for (size_t i = 0; i < seen->n; i++)
+        free(seen->paths[i]);
+    free(seen->paths);
+    seen->paths = NULL;
+    seen->n = 0;
+}
+
+static struct gp_queue_row *new_row(struct gp_sample *s)
+{
+    if (s->n == s->cap) {
+        size_t cap = s->cap ? s->cap * 2 : 64;
+        struct gp_queue_row *rows = realloc(s->rows, cap * sizeof *rows);
+        if (!rows)
+            return NULL;
+        s->rows = rows;
+        s->cap = cap;
+    }
+    struct gp_queue_row *r = &s->rows[s->n];
+    memset(r, 0, sizeof *r);
+    return r;
+}
+
+/* Copies slot i of b into a new row of s if it is live and its owner runs. 0 or -ENOMEM. */
+static int read_slot(struct gp_sample *s, const struct gp_board *b, unsigned i)
+{
+    struct gp_board_slot *slot = &b->f->slots[i];
+    uint64_t word = atomic_load(&slot->owner);
+    if (GP_SLOT_STATE(word) != GP_SLOT_LIVE)
+        return 0;
+    uint64_t incarnation = atomic_load(&slot->incarnation);
+    if (!gp_board_owner_alive(slot))
+        return 0;
+    struct gp_queue_row *r = new_row(s);
+    if (!r)
+        return -ENOMEM;
+    snprintf(r->board, sizeof r->board, "%s", b->path);
+    memcpy(r->key, b->f->h.key, sizeof r->key);
+    r->key[sizeof r->key - 1] = '\0';
+    r->slot = i;
+    r->pid = GP_SLOT_OWNER(word);
+    r->owner_start = atomic_load(&slot->owner_start);
+    r->incarnation = incarnation;
+    memcpy(r->comm, slot->comm, sizeof r->comm);
+    r->comm[sizeof r->comm - 1] = '\0';
+    r->stream = slot->stream;
+    r->thread = slot->thread;
+    r->device = slot->device;
+    r->priority = atomic_load(&slot->st.priority);
+    r->active = atomic_load(&slot->st.active) != 0;
+    r->gate = atomic_load(&slot->st.gate);
+    r->submitted = atomic_load(&slot->st.submitted);
+    r->completed = atomic_load(&slot->st.completed);
+    r->held_ns = atomic_load(&slot->st.held_ns);
+    r->suspensions = atomic_load(&slot->st.suspensions);
+    r->submitted_per_s = -1;
+    /* Still the same owner's slot? Otherwise what was copied may be half someone else's. */
+    if (atomic_load(&slot->owner) == word && atomic_load(&slot->incarnation) == incarnation)
+        s->n++;
+    return 0;
+}
+
+struct take_ctx {
+    struct gp_sample *s;
+    struct gp_reported *seen;
+};
+
+static int take_board(const char *path, void *arg)
+{
+    struct take_ctx *t = arg;
+    struct gp_board b;
+    const char *why = "cannot be opened";
+    int rc = gp_board_open_file(path, false, &b, &why);
+    if (rc != 0) {
+        if (!gp_reported_once(t->seen, path))
+            fprintf(stderr, "gpuprio: the board %s %s; skipped\n", path, why);
+        return 0;
+    }
+    t->s->boards++;
+    for (unsigned i = 0; i < GP_BOARD_SLOTS && !rc; i++)
+        rc = read_slot(t->s, &b, i);
+    gp_board_close(&b);
+    return rc;
+}
+
+static int by_row(const void *pa, const void *pb)
+{
+    const struct gp_queue_row *a = pa, *b = pb;
+    int c = strcmp(a->key, b->key);
+    if (c)
+        return c;
+    if (a->priority != b->priority)
+        return a->priority > b->priority ? -1 : 1;
+    if (a->pid != b->pid)
+        return a->pid < b->pid ? -1 : 1;
+    if (a->stream != b->stream)
+        return a->stream < b->stream ? -1 : 1;
+    return a->thread < b->thread ? -1 : a->thread > b->thread;
+}
+
+int gp_sample_take(struct gp_sample *s, struct gp_reported *seen)
+{
+    s->n = 0;
+    s->boards = 0;
+    struct take_ctx t = {s, seen};
+    int rc = gp_board_list(gp_board_dir(), gp_tool_board_uid(), take_board, &t);
+    s->taken_ns = gp_tool_now_ns();
+    if (rc == -ENOENT)
+        rc = 0; /* no board directory: no boards */
+    if (s->n)
+        qsort(s->rows, s->n, sizeof *s->rows, by_row);
+    return rc;
+}
+
+static bool same_queue(const struct gp_queue_row *a, const struct gp_queue_row *b)
+{
+    return a->slot == b->slot && a->pid == b->pid && a->incarnation == b->incarnation &&
+           a->owner_start == b->owner_start && a->stream == b->stream && a->thread == b->thread &&
+           strcmp(a->board, b->board) == 0;
+}
+
+void gp_sample_rates(struct gp_sample *cur, const struct gp_sample *prev)
+{
+    double dt = (double)(cur->taken_ns - prev->taken_ns) / 1e9;
+    for (size_t i = 0; i < cur->n; i++) {
+        struct gp_queue_row *r = &cur->rows[i];
+        r->submitted_per_s = -1;
+        for (size_t j = 0; j < prev->n && dt > 0; j++) {
+            const struct gp_queue_row *p = &prev->rows[j];
+            if (!same_queue(r, p))
+                continue;
+            r->submitted_per_s =
+                r->submitted >= p->submitted ? (double)(r->submitted - p->submitted) / dt : 0;
+            break;
+        }
+    }
+}
+
+void gp_sample_free(struct gp_sample *s)
+{
+    free(s->rows);
+    memset(s, 0, sizeof *s);
+}

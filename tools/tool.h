@@ -1,0 +1,112 @@
+/*
+ * tool.h - what the parts of the gpuprio command share: the subcommands' entry points and
+ * help texts, the exit statuses, finding the preload libraries, and reading the boards.
+ *
+ * The command is a thin layer over src/sched/board.h (the boards shared between processes) and
+ * src/sched/priority.h (the priority scale): it holds no scheduling logic of its own.
+ */
+#ifndef GPUPRIO_TOOL_H
+#define GPUPRIO_TOOL_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* Exit statuses of the command's own failures (run returns the command's status instead). */
+#define GP_EXIT_FAILURE 1     /* set: no such process on any board; top: boards unreadable */
+#define GP_EXIT_USAGE 2       /* a bad option or argument (set, top) */
+#define GP_EXIT_RUN_ERROR 125 /* run: the tool itself failed (like env and nice) */
+#define GP_EXIT_CANNOT_EXEC 126
+#define GP_EXIT_NOT_FOUND 127
+
+/* Subcommands: argv[0] is the subcommand's name. They return the exit status. */
+int gp_cmd_run(int argc, char **argv);
+int gp_cmd_top(int argc, char **argv);
+int gp_cmd_set(int argc, char **argv);
+
+/* Their help texts (printed for --help and `gpuprio help CMD`). */
+extern const char gp_help_run[];
+extern const char gp_help_top[];
+extern const char gp_help_set[];
+
+/* ---- shim_path.c: the preload libraries ---- */
+
+struct gp_shims {
+    char hip[PATH_MAX];  /* absolute path of libgpuprio-hip.so, or "" */
+    char cuda[PATH_MAX]; /* absolute path of libgpuprio-cuda.so, or "" when not installed */
+    char dir[PATH_MAX];  /* where they were looked for, for messages */
+};
+
+/*
+ * Finds the libraries: in GPUPRIO_LIBRARY_DIR when set, else next to the tool (../lib when
+ * installed, the build tree's when run from it). 0 (each path set if the file exists), or -ENOENT
+ * / -ENAMETOOLONG with out->dir saying where they were looked for.
+ */
+int gp_shims_find(struct gp_shims *out);
+
+/* ---- queues.c: what the boards hold ---- */
+
+/* One live queue on a board, copied out of its slot. */
+struct gp_queue_row {
+    char board[PATH_MAX]; /* the board file */
+    char key[64];         /* the device identity (its PCI bus id) */
+    unsigned slot;        /* index on the board: with the owner's identity, the row's identity */
+    uint32_t pid;
+    uint64_t owner_start, incarnation;
+    char comm[16];
+    uint64_t stream, thread;
+    int32_t device; /* the owner's device index */
+    int32_t priority;
+    bool active;
+    uint64_t gate;
+    uint64_t submitted, completed, held_ns, suspensions;
+    double submitted_per_s; /* since the previous sample of the same queue; -1 when unknown */
+};
+
+struct gp_sample {
+    struct gp_queue_row *rows;
+    size_t n, cap;
+    uint64_t taken_ns; /* CLOCK_MONOTONIC */
+    unsigned boards;   /* boards read */
+};
+
+/* Paths already reported on stderr, so that each unreadable board is reported once. */
+struct gp_reported {
+    char **paths;
+    size_t n;
+};
+
+/*
+ * Reads every board in gp_board_dir() (the user's; every user's as root): one row per live slot
+ * whose owner is alive, sorted by device, priority (highest first), pid and stream. Boards that
+ * cannot be opened are reported on stderr once each (through seen) and skipped. 0, or a negative
+ * errno value (the directory cannot be read; a missing directory is no boards).
+ */
+int gp_sample_take(struct gp_sample *s, struct gp_reported *seen);
+/* Sets each row's submitted_per_s from the same queue's row in prev. */
+void gp_sample_rates(struct gp_sample *cur, const struct gp_sample *prev);
+void gp_sample_free(struct gp_sample *s);
+void gp_reported_free(struct gp_reported *seen);
+/* Whether path was reported before; records it if not. */
+bool gp_reported_once(struct gp_reported *seen, const char *path);
+
+/* The uid whose boards the tool looks at: the caller's, or every user's ((uid_t)-1) as root. */
+uid_t gp_tool_board_uid(void);
+
+/* ---- top_format.c: printing rows ---- */
+
+/* "active" or "idle" */
+const char *gp_row_state(const struct gp_queue_row *r);
+/* The scheduler's decision for the queue: "suspended", "throttled", "tracked" or "none". */
+const char *gp_row_gate(const struct gp_queue_row *r);
+/* The table top shows, at most max_rows rows (0: all). */
+void gp_print_table(const struct gp_sample *s, size_t max_rows);
+/* One JSON document: an array with one object per row. */
+void gp_print_json(const struct gp_sample *s);
+
+/* CLOCK_MONOTONIC in nanoseconds. */
+uint64_t gp_tool_now_ns(void);
+
+#endif /* GPUPRIO_TOOL_H */
