@@ -14,8 +14,11 @@ eager, at most two iterations in flight.
 
 --stream-priorities creates the client's stream with the device's greatest priority and the
 load's with the least (what an application can do natively). --gpuprio (same process only)
-gives the threads gpuprio priorities high and low through the public API (ctypes), as a
-program that knows about gpuprio would; in two processes GPUPRIO_PRIORITY does that. Each run
+gives the two streams gpuprio priorities high and low through the public API (ctypes,
+gpuprio_stream_set_priority on stream.cuda_stream), as a program that knows about gpuprio
+would; in two processes GPUPRIO_PRIORITY does that. (gpuprio_thread_set_priority would not do:
+PyTorch hands out streams from a pool that whichever thread asks first creates, so a stream's
+creating thread is not the thread that uses it.) Each run
 writes one JSON object to FILE.
 """
 import argparse
@@ -37,11 +40,14 @@ def percentile(sorted_values, pct):
 
 
 def gpuprio_api():
+    """gpuprio_stream_set_priority of the preloaded library, or None."""
     lib = ctypes.CDLL(None)
     try:
-        return lib.gpuprio_thread_set_priority
+        f = lib.gpuprio_stream_set_priority
     except AttributeError:
         return None
+    f.argtypes = [ctypes.c_void_p, ctypes.c_int]
+    return f
 
 
 def make_stream(priority_kind, stream_priorities):
@@ -193,15 +199,17 @@ def main():
         barrier, stop = threading.Barrier(2), threading.Event()
         out = {}
 
+        def stream_for(kind, priority):
+            stream = make_stream(kind, args.stream_priorities)
+            if set_prio and set_prio(ctypes.c_void_p(stream.cuda_stream), priority) != 0:
+                raise SystemExit("gpuprio_stream_set_priority failed")
+            return stream
+
         def client():
-            if set_prio:
-                set_prio(10)
-            out["client"] = run_client(args, make_stream("high", args.stream_priorities), barrier, stop)
+            out["client"] = run_client(args, stream_for("high", 10), barrier, stop)
 
         def load():
-            if set_prio:
-                set_prio(-10)
-            out["load"] = run_load(args, make_stream("low", args.stream_priorities), barrier, stop)
+            out["load"] = run_load(args, stream_for("low", -10), barrier, stop)
 
         threads = [threading.Thread(target=client), threading.Thread(target=load)]
         for t in threads:
