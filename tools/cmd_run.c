@@ -13,6 +13,7 @@
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdbool.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -30,8 +31,9 @@ const char gp_help_run[] =
     "      --policy POLICY      hpf (highest priority first) or passthrough (GPUPRIO_POLICY)\n"
     "      --window N           commands a lower-priority queue may have in flight, 1 to 1024\n"
     "                           (GPUPRIO_WINDOW)\n"
-    "      --shim WHICH         which libraries to preload: hip, cuda, or all (default: every\n"
-    "                           one that is installed)\n"
+    "      --shim WHICH         which libraries to preload: hip, cuda, or all (default: cuda\n"
+    "                           where an NVIDIA driver is loaded and the CUDA library is\n"
+    "                           installed, else hip)\n"
     "  -h, --help               show this text\n"
     "Settings not given are inherited from the environment.\n"
     "\n"
@@ -43,7 +45,7 @@ const char gp_help_run[] =
 
 enum { OPT_POLICY = 256, OPT_WINDOW, OPT_SHIM };
 
-enum shim_choice { SHIM_ALL, SHIM_HIP, SHIM_CUDA };
+enum shim_choice { SHIM_AUTO, SHIM_ALL, SHIM_HIP, SHIM_CUDA };
 
 struct run_opts {
     const char *priority, *policy, *window;
@@ -76,10 +78,24 @@ static int check(const struct run_opts *o)
 }
 
 /* The new LD_PRELOAD: our libraries first, then whatever was there. */
-static int preload(const struct run_opts *o)
+/* Whether an NVIDIA driver is loaded on this machine. */
+static bool nvidia_driver(void)
+{
+    return access("/proc/driver/nvidia/version", F_OK) == 0 || access("/dev/nvidiactl", F_OK) == 0;
+}
+
+/*
+ * Both libraries export the gpuprio_* API and a dlsym override, and the first one preloaded
+ * answers for both, so by default only one is preloaded: the one for the machine's GPUs.
+ */
+static int preload(const struct run_opts *given)
 {
     struct gp_shims shims;
     gp_shims_find(&shims); /* what was found is in shims; what was not, is "" */
+    struct run_opts chosen = *given;
+    const struct run_opts *o = &chosen;
+    if (chosen.shim == SHIM_AUTO)
+        chosen.shim = shims.cuda[0] && nvidia_driver() ? SHIM_CUDA : SHIM_HIP;
     if (o->shim != SHIM_CUDA && !shims.hip[0])
         return fail("cannot find libgpuprio-hip.so in %s (set GPUPRIO_LIBRARY_DIR to the "
                     "directory that holds it)",

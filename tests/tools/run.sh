@@ -41,8 +41,16 @@ expect "priority" "priority=high" "$(echo "$out" | grep '^priority=')"
 expect "policy" "policy=passthrough" "$(echo "$out" | grep '^policy=')"
 expect "window" "window=3" "$(echo "$out" | grep '^window=')"
 expect "shim preloaded by absolute path" "shim_preloaded=yes" "$(echo "$out" | grep '^shim_preloaded=')"
-want="LD_PRELOAD=$shim${cuda:+:$cuda}:$empty"
-expect "LD_PRELOAD: the libraries, then what was there" "$want" "$(echo "$out" | grep '^LD_PRELOAD=')"
+# By default one library: CUDA's where an NVIDIA driver is loaded (and it was built), else HIP's.
+want="LD_PRELOAD=$shim:$empty"
+if [ -n "$cuda" ] && { [ -e /proc/driver/nvidia/version ] || [ -e /dev/nvidiactl ]; }; then
+    want="LD_PRELOAD=$cuda:$empty"
+fi
+expect "LD_PRELOAD: the library, then what was there" "$want" "$(echo "$out" | grep '^LD_PRELOAD=')"
+if [ -n "$cuda" ]; then
+    out=$(LD_PRELOAD=$empty "$gpuprio" run --shim all -- "$child" env "$shim")
+    expect "--shim all" "LD_PRELOAD=$shim:$cuda:$empty" "$(echo "$out" | grep '^LD_PRELOAD=')"
+fi
 out=$("$gpuprio" run --shim hip -p -10 -- "$child" env "$shim")
 expect "a negative priority" "priority=-10" "$(echo "$out" | grep '^priority=')"
 expect "--shim hip" "LD_PRELOAD=$shim" "$(echo "$out" | grep '^LD_PRELOAD=')"
