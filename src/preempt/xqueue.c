@@ -152,19 +152,6 @@ static struct xqueue *created(struct xqueue *q)
     return q;
 }
 
-struct xqueue *xq_get(const struct xq_key *key)
-{
-    struct xqueue *q = xq_find(key);
-    if (q)
-        return q;
-    pthread_rwlock_wrlock(&lock);
-    struct slot *s = lookup(key);
-    bool is_new = !s;
-    q = s ? s->q : add(key, key->device, 0, 0, key->tid);
-    pthread_rwlock_unlock(&lock);
-    return is_new ? created(q) : q;
-}
-
 /* Takes key's queue out of the table; the write lock is held. */
 static void remove_locked(const struct xq_key *key)
 {
@@ -201,6 +188,60 @@ void xq_destroy(const struct xq_key *key)
     pthread_rwlock_wrlock(&lock);
     remove_locked(key);
     pthread_rwlock_unlock(&lock);
+}
+
+/*
+ * Per-thread queues (null and per-thread stream, per device) die with their thread: a
+ * thread-specific destructor forgets them, so threads that come and go leave nothing behind.
+ */
+#define THREAD_QUEUES_MAX 32
+struct thread_queues {
+    struct xq_key keys[THREAD_QUEUES_MAX];
+    int n;
+};
+static _Thread_local struct thread_queues thread_queues;
+static pthread_key_t thread_exit_key;
+static pthread_once_t thread_exit_once = PTHREAD_ONCE_INIT;
+
+static void forget_thread_queues(void *arg)
+{
+    struct thread_queues *tq = arg;
+    for (int i = 0; i < tq->n; i++)
+        xq_destroy(&tq->keys[i]);
+    tq->n = 0;
+}
+
+static void make_thread_exit_key(void)
+{
+    pthread_key_create(&thread_exit_key, forget_thread_queues);
+}
+
+static void note_thread_queue(const struct xq_key *key)
+{
+    struct thread_queues *tq = &thread_queues;
+    if (tq->n == THREAD_QUEUES_MAX)
+        return; /* kept until exit: only a thread using more than 16 devices gets here */
+    if (tq->n == 0) {
+        pthread_once(&thread_exit_once, make_thread_exit_key);
+        pthread_setspecific(thread_exit_key, tq);
+    }
+    tq->keys[tq->n++] = *key;
+}
+
+struct xqueue *xq_get_thread_queue(const struct xq_key *key)
+{
+    struct xqueue *q = xq_find(key);
+    if (q)
+        return q;
+    pthread_rwlock_wrlock(&lock);
+    struct slot *s = lookup(key);
+    bool is_new = !s;
+    q = s ? s->q : add(key, key->device, 0, 0, key->tid);
+    pthread_rwlock_unlock(&lock);
+    if (!is_new || !q)
+        return q;
+    note_thread_queue(key);
+    return created(q);
 }
 
 void xq_read_lock(void)
@@ -240,4 +281,5 @@ void xq_reset(void)
     table = NULL;
     cap = used = 0;
     free_list = NULL;
+    thread_queues.n = 0; /* the forking thread's: the parent's queues */
 }

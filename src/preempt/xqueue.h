@@ -98,8 +98,9 @@ static inline struct xq_state *xq_st(const struct xqueue *q)
     return atomic_load_explicit(&((struct xqueue *)q)->st, memory_order_acquire);
 }
 
-/* The XQueue for key, created on first use (NULL only when out of memory). */
-struct xqueue *xq_get(const struct xq_key *key);
+/* The calling thread's XQueue for key (a null or per-thread stream's), created on first use and
+ * forgotten when the thread exits (NULL only when out of memory). */
+struct xqueue *xq_get_thread_queue(const struct xq_key *key);
 /* The XQueue for key if it exists. */
 struct xqueue *xq_find(const struct xq_key *key);
 /* Registers a stream just created by thread owner_tid; replaces any XQueue left for a reused

@@ -90,35 +90,6 @@ static void resolve_all(void)
     *(void **)&drv.priority_range = cudahal_sym("cuCtxGetStreamPriorityRange");
 }
 
-/*
- * Without a bound driver (two copies mapped; binding reported why), a call still goes where it
- * would go without gpuprio, unscheduled: to the caller's own driver, found among the caller's
- * object and its dependencies, else to the next definition after the shim. A loader lookup per
- * call is slow, but only this broken setup pays it, and the application keeps working.
- */
-static void *unbound_fn(const char *name, const void *caller)
-{
-    const void *self = NULL;
-    Dl_info info;
-    void *fn = NULL;
-    if (dladdr((const void *)&unbound_fn, &info))
-        self = info.dli_fbase;
-    if (caller && dladdr(caller, &info) && info.dli_fname && info.dli_fbase != self) {
-        void *h = dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD);
-        if (h) {
-            fn = gp_dlsym(h, name);
-            dlclose(h);
-        }
-        /* The program's own handle searches the global scope, which starts with the shim. */
-        if (fn && dladdr(fn, &info) && info.dli_fbase == self)
-            fn = NULL;
-    }
-    if (!fn)
-        fn = gp_dlsym(RTLD_NEXT, name);
-    (void)dlerror();
-    return fn;
-}
-
 static void *real_fn(enum api_index i)
 {
     pthread_once(&resolve_once, resolve_all);
@@ -157,47 +128,6 @@ static int current_device(void)
 }
 
 /*
- * Per-thread queues (null and per-thread stream, per device) die with their thread: a
- * thread-specific destructor forgets them, so threads that come and go leave nothing behind.
- */
-#define THREAD_QUEUES_MAX 32
-struct thread_queues {
-    struct xq_key keys[THREAD_QUEUES_MAX];
-    int n;
-};
-static _Thread_local struct thread_queues thread_queues;
-static pthread_key_t thread_exit_key;
-static pthread_once_t thread_exit_once = PTHREAD_ONCE_INIT;
-
-static void forget_thread_queues(void *arg)
-{
-    struct thread_queues *tq = arg;
-    for (int i = 0; i < tq->n; i++)
-        xq_destroy(&tq->keys[i]);
-    tq->n = 0;
-}
-
-static void make_thread_exit_key(void)
-{
-    pthread_key_create(&thread_exit_key, forget_thread_queues);
-}
-
-static void note_thread_queue(const struct xq_key *key)
-{
-    struct thread_queues *tq = &thread_queues;
-    for (int i = 0; i < tq->n; i++)
-        if (tq->keys[i].handle == key->handle && tq->keys[i].device == key->device)
-            return;
-    if (tq->n == THREAD_QUEUES_MAX)
-        return; /* kept until exit: only a thread using more than 16 devices gets here */
-    if (tq->n == 0) {
-        pthread_once(&thread_exit_once, make_thread_exit_key);
-        pthread_setspecific(thread_exit_key, tq);
-    }
-    tq->keys[tq->n++] = *key;
-}
-
-/*
  * The key of the stream a handle means on this thread (pt: the _ptsz/_ptds form was called, so
  * 0 means the per-thread stream). CU_STREAM_LEGACY and NULL (in the legacy forms) are one
  * stream, keyed with handle 0; CU_STREAM_PER_THREAD keeps its handle. Both have one queue per
@@ -224,10 +154,7 @@ static struct xqueue *queue_of(CUstream s, bool pt)
         return xq_find(&key);
     if (key.device < 0)
         return NULL;
-    struct xqueue *q = xq_find(&key);
-    if (!q && (q = xq_get(&key)))
-        note_thread_queue(&key);
-    return q;
+    return xq_get_thread_queue(&key);
 }
 
 struct call {
@@ -492,7 +419,7 @@ static void call_end(struct call *c, CUresult result)
     {                                                                                              \
         pfn_##name gp_real = (pfn_##name)real_fn(API_##name);                                      \
         if (!gp_real) {                                                                            \
-            *(void **)&gp_real = unbound_fn(#name, __builtin_return_address(0));                   \
+            *(void **)&gp_real = gp_unbound_fn(#name, __builtin_return_address(0));                \
             return gp_real ? gp_real args : CUDA_ERROR_NOT_INITIALIZED;                            \
         }                                                                                          \
         if (shim_depth)                                                                            \
@@ -531,7 +458,7 @@ int gp_shim_queue_of(void *stream, struct xqueue **out)
 
 const char *gp_shim_runtime_path(void)
 {
-    const struct cudahal_binding *b = cudahal_binding();
+    const struct gp_binding *b = cudahal_binding();
     return b ? b->path : NULL;
 }
 
@@ -574,7 +501,6 @@ static void marker_release(const struct xqueue *q, void *marker)
 static void after_fork_child(void)
 {
     gp_tid_forget();
-    thread_queues.n = 0;
     atomic_store(&captures, 0);
     cudahal_marker_reset();
     sched_reset();

@@ -91,36 +91,6 @@ static void resolve_all(void)
     real_peek_at_last_error = hiphal_sym("hipPeekAtLastError");
 }
 
-/*
- * Without a bound runtime (two copies mapped; binding reported why), a call still goes where it
- * would go without gpuprio, unscheduled: to the caller's own runtime, found among the caller's
- * object and its dependencies (a framework that loaded its bundled copy RTLD_LOCAL), else to the
- * next definition after the shim. A loader lookup per call is slow, but only this broken setup
- * pays it, and the application keeps working.
- */
-static void *unbound_fn(const char *name, const void *caller)
-{
-    const void *self = NULL;
-    Dl_info info;
-    void *fn = NULL;
-    if (dladdr((const void *)&unbound_fn, &info))
-        self = info.dli_fbase;
-    if (caller && dladdr(caller, &info) && info.dli_fname && info.dli_fbase != self) {
-        void *h = dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD);
-        if (h) {
-            fn = gp_dlsym(h, name);
-            dlclose(h);
-        }
-        /* The program's own handle searches the global scope, which starts with the shim. */
-        if (fn && dladdr(fn, &info) && info.dli_fbase == self)
-            fn = NULL;
-    }
-    if (!fn)
-        fn = gp_dlsym(RTLD_NEXT, name);
-    (void)dlerror();
-    return fn;
-}
-
 static void *real_fn(enum api_index i)
 {
     pthread_once(&resolve_once, resolve_all);
@@ -162,47 +132,6 @@ static int current_device(void)
 }
 
 /*
- * Per-thread queues (null and per-thread stream, per device) die with their thread: a
- * thread-specific destructor forgets them, so threads that come and go leave nothing behind.
- */
-#define THREAD_QUEUES_MAX 32
-struct thread_queues {
-    struct xq_key keys[THREAD_QUEUES_MAX];
-    int n;
-};
-static _Thread_local struct thread_queues thread_queues;
-static pthread_key_t thread_exit_key;
-static pthread_once_t thread_exit_once = PTHREAD_ONCE_INIT;
-
-static void forget_thread_queues(void *arg)
-{
-    struct thread_queues *tq = arg;
-    for (int i = 0; i < tq->n; i++)
-        xq_destroy(&tq->keys[i]);
-    tq->n = 0;
-}
-
-static void make_thread_exit_key(void)
-{
-    pthread_key_create(&thread_exit_key, forget_thread_queues);
-}
-
-static void note_thread_queue(const struct xq_key *key)
-{
-    struct thread_queues *tq = &thread_queues;
-    for (int i = 0; i < tq->n; i++)
-        if (tq->keys[i].handle == key->handle && tq->keys[i].device == key->device)
-            return;
-    if (tq->n == THREAD_QUEUES_MAX)
-        return; /* kept until exit: only a thread using more than 16 devices gets here */
-    if (tq->n == 0) {
-        pthread_once(&thread_exit_once, make_thread_exit_key);
-        pthread_setspecific(thread_exit_key, tq);
-    }
-    tq->keys[tq->n++] = *key;
-}
-
-/*
  * The key of the stream a handle means on this thread (spt: 0 means the per-thread stream).
  * The null stream has one queue per device and submitting thread (xqueue.h says why).
  */
@@ -221,10 +150,7 @@ static struct xqueue *queue_of(hipStream_t s, bool spt)
     struct xq_key key = key_of(s, spt);
     if (key.device < 0)
         return xq_find(&key);
-    struct xqueue *q = xq_find(&key);
-    if (!q && (q = xq_get(&key)))
-        note_thread_queue(&key);
-    return q;
+    return xq_get_thread_queue(&key);
 }
 
 /*
@@ -419,7 +345,7 @@ static void call_end(struct call *c, hipError_t result)
  */
 #define GP_WRAPPER_BODY(gp_real, name, kind, stream, args)                                         \
     if (!gp_real) {                                                                                \
-        *(void **)&gp_real = unbound_fn(name, __builtin_return_address(0));                        \
+        *(void **)&gp_real = gp_unbound_fn(name, __builtin_return_address(0));                     \
         return gp_real ? gp_real args : hipErrorNotInitialized;                                    \
     }                                                                                              \
     if (shim_depth)                                                                                \
@@ -491,7 +417,7 @@ GP_EXPORT void launch_kernel_ggl_impl_cxx(uintptr_t function, const dim3 *grid, 
         (pfn_launch_kernel_ggl_impl)cxx_real(CXX_LAUNCH_KERNEL_GGL_IMPL);
     if (!gp_real) {
         *(void **)&gp_real =
-            unbound_fn(HIP_LAUNCH_KERNEL_GGL_IMPL_CXX, __builtin_return_address(0));
+            gp_unbound_fn(HIP_LAUNCH_KERNEL_GGL_IMPL_CXX, __builtin_return_address(0));
         if (gp_real)
             gp_real(function, grid, block, shared, stream, args);
         return;
@@ -541,7 +467,7 @@ int gp_shim_queue_of(void *stream, struct xqueue **out)
 
 const char *gp_shim_runtime_path(void)
 {
-    const struct hiphal_binding *b = hiphal_binding();
+    const struct gp_binding *b = hiphal_binding();
     return b ? b->path : NULL;
 }
 
@@ -576,7 +502,6 @@ static void marker_release(const struct xqueue *q, void *marker)
 static void after_fork_child(void)
 {
     gp_tid_forget();
-    thread_queues.n = 0;
     hiphal_marker_reset();
     sched_reset();
     xq_reset();
