@@ -141,7 +141,8 @@ static void wait_for_admission(struct xqueue *q)
     for (;;) {
         if (reserve(q, false))
             break;
-        if (atomic_load(&exiting)) {
+        /* Exit, or a capture began (markers are not followed then): let it go. */
+        if (atomic_load(&exiting) || atomic_load(&captures)) {
             reserve(q, true);
             break;
         }
@@ -343,11 +344,17 @@ int xq_drain(struct xqueue *q, uint64_t timeout_ns)
 void xq_capture_begin(void)
 {
     atomic_fetch_add(&captures, 1);
+    wake_waiters(); /* threads held now are let go: markers are not followed during a capture */
 }
 
 void xq_capture_end(void)
 {
     atomic_fetch_sub(&captures, 1);
+}
+
+bool xq_capturing(void)
+{
+    return atomic_load(&captures) > 0;
 }
 
 void xq_shutdown(void)

@@ -82,6 +82,9 @@ int xq_drain(struct xqueue *q, uint64_t timeout_ns);
 /* A stream capture began or ended somewhere in the process. */
 void xq_capture_begin(void);
 void xq_capture_end(void);
+/* Whether any stream capture is in progress: then the watcher leaves markers alone (under a
+ * global capture mode, an event query on any thread may invalidate the capture). */
+bool xq_capturing(void);
 
 /* Applies the scheduler's decision (XQ_GATE_DECISION bits) to q, with the scheduling lock
  * held; wakes its waiters. Returns the decision it replaced. */

@@ -164,8 +164,6 @@ struct call {
     struct xq_ticket ticket;
 };
 
-/* Stream captures in progress in the process, as this shim saw them begin and end. */
-static _Atomic int captures;
 
 static bool is_pt(enum call_kind kind)
 {
@@ -361,18 +359,14 @@ static void call_end(struct call *c, CUresult result)
         break;
     case KIND_CAPTURE_BEGIN:
     case KIND_CAPTURE_BEGIN_PT:
-        if (ok && c->q && !atomic_exchange(&c->q->capturing, true)) {
-            atomic_fetch_add(&captures, 1);
+        if (ok && c->q && !atomic_exchange(&c->q->capturing, true))
             xq_capture_begin();
-        }
         break;
     case KIND_CAPTURE_END:
     case KIND_CAPTURE_END_PT:
         /* Whatever the result, the stream no longer captures (a failed end still ends it). */
-        if (c->q && atomic_exchange(&c->q->capturing, false)) {
+        if (c->q && atomic_exchange(&c->q->capturing, false))
             xq_capture_end();
-            atomic_fetch_sub(&captures, 1);
-        }
         break;
     case KIND_STREAM_CREATE:
         if (ok && c->stream)
@@ -482,7 +476,7 @@ static void *marker_record(const struct xqueue *q)
  */
 static int marker_query(void *marker)
 {
-    if (atomic_load(&captures))
+    if (xq_capturing())
         return 0;
     shim_depth++;
     int r = cudahal_marker_query(marker);
@@ -501,7 +495,6 @@ static void marker_release(const struct xqueue *q, void *marker)
 static void after_fork_child(void)
 {
     gp_tid_forget();
-    atomic_store(&captures, 0);
     cudahal_marker_reset();
     sched_reset();
     xq_reset();
