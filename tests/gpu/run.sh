@@ -9,7 +9,8 @@
 #   3. CUDA ports of three conformance programs (in_order, cross_stream_events, null_stream),
 #      run without and with LD_PRELOAD=libgpuprio-cuda.so: stdout and exit status identical;
 #      in_order also with scheduling at work (streams of different priorities);
-#   4. torch_identical.py (BERT-base, a CUDA-graph MLP, two streams with events): output bytes
+#   4. torch_identical.py (BERT-base, a CUDA-graph MLP, two streams with events, ResNet-50,
+#      GPT-2 small, a torch.compile model with Triton kernels): output bytes
 #      identical without the shim, with it, with scheduling at work and with hardware priorities,
 #      exit status 0; under the shim the gpuprio API must report work it saw (queue statistics
 #      in OUTDIR/torch/*.stats).

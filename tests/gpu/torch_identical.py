@@ -4,7 +4,11 @@ PyTorch workloads whose outputs must be bit-identical with and without libgpupri
 (tests/gpu/run.sh runs this twice and compares OUTFILE byte for byte):
   1. BERT-base (transformers' BertConfig defaults, random weights) eager forward, batch 8 x 128;
   2. a small MLP captured into a CUDA graph and replayed on new inputs;
-  3. two streams (one created with a high CUDA priority) ordered by events.
+  3. two streams (one created with a high CUDA priority) ordered by events;
+  4. ResNet-50 (torchvision, random weights) fp32 forward, batch 8 at 224 x 224;
+  5. GPT-2 small (transformers' GPT2Config defaults, random weights) forward, batch 4 x 64;
+  6. a small model compiled with torch.compile, whose fused kernels are Triton kernels launched
+     through the driver (the Triton launcher finds cuLaunchKernel itself).
 Seeds are fixed and deterministic algorithms enforced (CUBLAS_WORKSPACE_CONFIG=:4096:8).
 OUTFILE holds each output's raw bytes after a text header naming it.
 
@@ -92,6 +96,43 @@ def two_streams(out):
     dump(out, "streams.c", c)
 
 
+def resnet50(out):
+    try:
+        import torchvision
+    except ImportError:
+        out.write(b"resnet50 skipped: torchvision is not installed\n")
+        return
+    torch.manual_seed(SEED)
+    model = torchvision.models.resnet50(weights=None).cuda().eval()
+    x = torch.randn(8, 3, 224, 224, generator=torch.Generator().manual_seed(SEED)).cuda()
+    with torch.no_grad():
+        dump(out, "resnet50.logits", model(x))
+
+
+def gpt2(out):
+    try:
+        from transformers import GPT2Config, GPT2LMHeadModel
+    except ImportError:
+        out.write(b"gpt2 skipped: transformers is not installed\n")
+        return
+    torch.manual_seed(SEED)
+    model = GPT2LMHeadModel(GPT2Config()).cuda().eval()
+    ids = torch.randint(0, 50257, (4, 64), generator=torch.Generator().manual_seed(SEED)).cuda()
+    with torch.no_grad():
+        dump(out, "gpt2.logits", model(input_ids=ids).logits)
+
+
+def compiled(out):
+    torch.manual_seed(SEED)
+    mlp = torch.nn.Sequential(torch.nn.Linear(512, 512), torch.nn.GELU(), torch.nn.LayerNorm(512),
+                              torch.nn.Linear(512, 128)).cuda().eval()
+    fn = torch.compile(mlp)
+    x = torch.randn(256, 512, generator=torch.Generator().manual_seed(SEED)).cuda()
+    with torch.no_grad():
+        dump(out, "compiled.out", fn(x))
+        dump(out, "compiled.again", fn(x * 0.5))
+
+
 def gpuprio_stats(path):
     lib = ctypes.CDLL(None)
     try:
@@ -135,6 +176,9 @@ def main():
         bert(out)
         graph_mlp(out)
         two_streams(out)
+        resnet50(out)
+        gpt2(out)
+        compiled(out)
     torch.cuda.synchronize()
     if len(sys.argv) >= 4 and sys.argv[2] == "--expect-gpuprio":
         if gpuprio_stats(sys.argv[3]) == 0:
