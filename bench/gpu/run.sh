@@ -11,7 +11,8 @@
 #      stream priorities, gpuprio with windows 1, 2, 4, 8.
 # Prints both tables last; logs and per-row JSON go under OUTDIR. "quick" runs one row of each.
 # To fit a time limit, parts can be left out: MODES="graph" (or "eager") limits the two-process
-# client modes, NO_LAUNCH=1 skips part 1, NO_THREADS=1 the one-process rows.
+# client modes, NO_LAUNCH=1 skips part 1, NO_THREADS=1 the one-process rows; LOAD=train makes
+# the load a ResNet-50 training step instead of inference.
 set -u
 out=${1:?usage: run.sh OUTDIR [quick]}
 quick=${2:-}
@@ -97,28 +98,29 @@ threads_row() { # NAME ENV ARGS...
         >"$d/log" 2>&1
 }
 P="LD_PRELOAD=$shim"
+load=${LOAD:-infer}
 modes=${MODES:-graph eager}
 windows="1 2 4 8"
 [ -n "$quick" ] && modes=graph windows=4
-alone 00-alone-load load --kind infer --seconds $secs
+alone 00-alone-load load --kind $load --seconds $secs
 for m in graph $modes; do
     [ -d "$rows/00-alone-client-$m" ] || alone "00-alone-client-$m" client --mode $m --seconds $secs
 done
 for m in $modes; do
-    row "10-2proc-$m-native" "X=1" "X=1" "--mode $m" "--kind infer"
+    row "10-2proc-$m-native" "X=1" "X=1" "--mode $m" "--kind $load"
     row "11-2proc-$m-streamprio" "X=1" "X=1" "--mode $m --stream-priorities" \
-        "--kind infer --stream-priorities"
+        "--kind $load --stream-priorities"
     for w in $windows; do
         row "12-2proc-$m-gpuprio-W$w" "$P GPUPRIO_PRIORITY=high GPUPRIO_WINDOW=$w" \
-            "$P GPUPRIO_PRIORITY=low GPUPRIO_WINDOW=$w" "--mode $m" "--kind infer"
+            "$P GPUPRIO_PRIORITY=low GPUPRIO_WINDOW=$w" "--mode $m" "--kind $load"
     done
 done
 if [ -z "${NO_THREADS:-}" ]; then
-    threads_row "20-1proc-graph-native" "X=1" --mode graph --kind infer
-    threads_row "21-1proc-graph-streamprio" "X=1" --mode graph --kind infer --stream-priorities
+    threads_row "20-1proc-graph-native" "X=1" --mode graph --kind $load
+    threads_row "21-1proc-graph-streamprio" "X=1" --mode graph --kind $load --stream-priorities
     for w in $windows; do
         threads_row "22-1proc-graph-gpuprio-W$w" "$P GPUPRIO_WINDOW=$w" --mode graph \
-            --kind infer --gpuprio
+            --kind $load --gpuprio
     done
 fi
 $py bench/gpu/table.py "$rows" >"$out/colocation.txt" 2>&1
@@ -127,5 +129,5 @@ echo "== device"
 cat "$out/gpu.txt"
 echo "== launch overhead (us per call per thread, best of 3)"
 cat "$out/launch.txt" 2>/dev/null
-echo "== co-location (BERT-base client at 40 req/s next to ResNet-50 fp16 b256 inference)"
+echo "== co-location (BERT-base client at 40 req/s next to ResNet-50 fp16 b256, $load)"
 cat "$out/colocation.txt"
