@@ -179,6 +179,15 @@ int main(int argc, char **argv)
     CUevent ev;
     MUST(cuEventCreate(&ev, CU_EVENT_DISABLE_TIMING));
     MUST(cuEventRecord(ev, s2));
+    /* Instantiation with an upload puts work on the upload stream; without one, on none. */
+    CUgraphExec exec;
+    CUDA_GRAPH_INSTANTIATE_PARAMS upload = {.flags = CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD,
+                                            .hUploadStream = s2};
+    CUDA_GRAPH_INSTANTIATE_PARAMS no_upload = {.flags = 0, .hUploadStream = s2};
+    MUST(cuGraphInstantiateWithParams(&exec, (CUgraph)(void *)&upload, &upload));
+    MUST(cuGraphInstantiateWithParams(&exec, (CUgraph)(void *)&no_upload, &no_upload));
+    printf("instantiate with a NULL params -> %d\n",
+           (int)cuGraphInstantiateWithParams(&exec, (CUgraph)(void *)&upload, NULL));
     /* Failed calls: the driver's errors, unchanged, and not counted as work. */
     printf("launch of a NULL function -> %d\n",
            (int)cuLaunchKernel(NULL, 1, 1, 1, 1, 1, 1, 0, s1, NULL, NULL));
@@ -233,7 +242,7 @@ int main(int argc, char **argv)
         struct gpuprio_queue_stats st;
         /* 5 launches, the copy, one through cuGetProcAddress_v2, one through dlsym. */
         EXPECT(submitted(s1) == 8);
-        EXPECT(submitted(s2) == 4); /* 3 launches and the event record */
+        EXPECT(submitted(s2) == 5); /* 3 launches, the event record, the graph upload */
         EXPECT(api.stats(s2, &st) == 0 && st.stream_priority == -2 &&
                st.flags == CU_STREAM_NON_BLOCKING && st.device == 0);
         EXPECT(submitted(NULL) == 3); /* NULL twice and CU_STREAM_LEGACY: one stream */

@@ -321,6 +321,22 @@ EXPORT CUresult cuEventRecord(CUevent hEvent, CUstream hStream)
     return hEvent->ctx == c ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
 }
 
+/* Graphs are not simulated: instantiation hands out a token, and an upload only checks its
+ * stream, which is all the shim's accounting needs. */
+EXPORT CUresult cuGraphInstantiateWithParams(CUgraphExec *phGraphExec, CUgraph hGraph,
+                                             CUDA_GRAPH_INSTANTIATE_PARAMS *instantiateParams)
+{
+    NEED_CONTEXT();
+    if (!phGraphExec || !hGraph || !instantiateParams)
+        return CUDA_ERROR_INVALID_VALUE;
+    if ((instantiateParams->flags & CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD) &&
+        !stream_ctx(instantiateParams->hUploadStream))
+        return CUDA_ERROR_INVALID_HANDLE;
+    *phGraphExec = (CUgraphExec)(void *)hGraph;
+    instantiateParams->result_out = CUDA_GRAPH_INSTANTIATE_SUCCESS;
+    return CUDA_SUCCESS;
+}
+
 /* Documented without a context requirement: the watcher queries from a thread without one. */
 EXPORT CUresult cuEventQuery(CUevent hEvent)
 {

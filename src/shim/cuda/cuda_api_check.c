@@ -48,6 +48,8 @@ GP_DEPRECATED_OK_END
 /* 2. Kinds, and the type each kind's stream expression has. */
 #define GP_STREAM_OF_WORK CUstream
 #define GP_STREAM_OF_WORK_PT CUstream
+#define GP_STREAM_OF_WORK_IF CUstream *
+#define GP_STREAM_OF_WORK_IF_PT CUstream *
 #define GP_STREAM_OF_SYNC CUstream
 #define GP_STREAM_OF_SYNC_PT CUstream
 #define GP_STREAM_OF_EVENT_SYNC CUstream

@@ -101,6 +101,8 @@ static void *real_fn(enum api_index i)
 enum call_kind {
     KIND_WORK,
     KIND_WORK_PT,
+    KIND_WORK_IF,
+    KIND_WORK_IF_PT,
     KIND_SYNC,
     KIND_SYNC_PT,
     KIND_EVENT_SYNC,
@@ -164,10 +166,10 @@ struct call {
     struct xq_ticket ticket;
 };
 
-
 static bool is_pt(enum call_kind kind)
 {
-    return kind == KIND_WORK_PT || kind == KIND_CAPTURE_BEGIN_PT || kind == KIND_CAPTURE_END_PT;
+    return kind == KIND_WORK_PT || kind == KIND_WORK_IF_PT || kind == KIND_CAPTURE_BEGIN_PT ||
+           kind == KIND_CAPTURE_END_PT;
 }
 
 static void call_begin(struct call *c, enum call_kind kind, void *stream)
@@ -182,6 +184,12 @@ static void call_begin(struct call *c, enum call_kind kind, void *stream)
     case KIND_WORK_PT:
         c->q = queue_of((CUstream)stream, is_pt(kind));
         xq_admit(c->q, &c->ticket);
+        break;
+    case KIND_WORK_IF:
+    case KIND_WORK_IF_PT:
+        if (stream)
+            c->q = queue_of(*(CUstream *)stream, is_pt(kind));
+        xq_admit(c->q, &c->ticket); /* no queue: nothing to admit, nothing to count */
         break;
     case KIND_CAPTURE_BEGIN:
     case KIND_CAPTURE_BEGIN_PT:
@@ -355,6 +363,8 @@ static void call_end(struct call *c, CUresult result)
     switch (c->kind) {
     case KIND_WORK:
     case KIND_WORK_PT:
+    case KIND_WORK_IF:
+    case KIND_WORK_IF_PT:
         xq_submitted(&c->ticket, ok);
         break;
     case KIND_CAPTURE_BEGIN:
@@ -391,6 +401,8 @@ static void call_end(struct call *c, CUresult result)
  * creators go through their create_ function (hardware priorities). */
 #define GP_FORWARD_WORK(name, gp_real, args) gp_real args
 #define GP_FORWARD_WORK_PT(name, gp_real, args) gp_real args
+#define GP_FORWARD_WORK_IF(name, gp_real, args) gp_real args
+#define GP_FORWARD_WORK_IF_PT(name, gp_real, args) gp_real args
 #define GP_FORWARD_SYNC(name, gp_real, args) gp_real args
 #define GP_FORWARD_SYNC_PT(name, gp_real, args) gp_real args
 #define GP_FORWARD_EVENT_SYNC(name, gp_real, args) gp_real args
