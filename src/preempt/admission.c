@@ -49,7 +49,10 @@ static void init_cv(void)
     pthread_condattr_destroy(&attr);
 }
 
-static void no_hook(void) {}
+static void no_hook(int device)
+{
+    (void)device;
+}
 static uint64_t no_progress_elsewhere(void)
 {
     return 0;
@@ -98,7 +101,7 @@ void xq_sched_unlock(void)
     pthread_mutex_unlock(&sched_mu);
 }
 
-static void wake_waiters(void)
+void xq_wake_waiters(void)
 {
     if (atomic_load(&total_waiters) == 0)
         return;
@@ -127,7 +130,7 @@ static void activate_locked(struct xqueue *q)
         return;
     atomic_store(&xq_st(q)->active, true);
     atomic_fetch_add(&active_queues, 1);
-    hooks.activity_changed();
+    hooks.activity_changed(q->device);
 }
 
 static void wait_for_admission(struct xqueue *q)
@@ -245,7 +248,7 @@ void xq_submitted(struct xq_ticket *t, bool ok)
     }
     /* Nothing to follow: the command no longer holds the window. */
     free_slots(q, 1, xq_now_ns());
-    wake_waiters();
+    xq_wake_waiters();
     xq_watch(NULL); /* the watcher ends the queue's grace window */
 }
 
@@ -254,12 +257,13 @@ void xq_completed(struct xqueue *q, unsigned n)
     free_slots(q, n, xq_now_ns());
     atomic_fetch_add_explicit(&xq_st(q)->completed, n, memory_order_relaxed);
     atomic_fetch_add(&progress, n);
-    wake_waiters();
+    xq_wake_waiters();
 }
 
 struct expire_scan {
     uint64_t now, next;
     bool changed;
+    int device; /* the device of the queues that went idle, or XQ_ALL_DEVICES */
 };
 
 static void expire_one(struct xqueue *q, void *arg)
@@ -280,6 +284,7 @@ static void expire_one(struct xqueue *q, void *arg)
         return;
     }
     atomic_fetch_sub(&active_queues, 1);
+    scan->device = !scan->changed || scan->device == q->device ? q->device : XQ_ALL_DEVICES;
     scan->changed = true;
 }
 
@@ -291,7 +296,7 @@ uint64_t xq_expire_idle(uint64_t now)
     pthread_mutex_lock(&sched_mu);
     xq_foreach(expire_one, &scan);
     if (scan.changed)
-        hooks.activity_changed();
+        hooks.activity_changed(scan.device);
     pthread_mutex_unlock(&sched_mu);
     return scan.next;
 }
@@ -314,11 +319,6 @@ uint64_t xq_set_decision(struct xqueue *q, uint64_t decision)
     if (old != decision && atomic_load(&q->waiters))
         pthread_cond_broadcast(&sched_cv);
     return old;
-}
-
-void xq_wake_waiters(void)
-{
-    wake_waiters();
 }
 
 int xq_drain(struct xqueue *q, uint64_t timeout_ns)
@@ -344,7 +344,7 @@ int xq_drain(struct xqueue *q, uint64_t timeout_ns)
 void xq_capture_begin(void)
 {
     atomic_fetch_add(&captures, 1);
-    wake_waiters(); /* threads held now are let go: markers are not followed during a capture */
+    xq_wake_waiters(); /* threads held now are let go: markers are not followed during a capture */
 }
 
 void xq_capture_end(void)

@@ -18,14 +18,15 @@
  * window; becoming active or idle asks the scheduler (xq_admission_hooks) for new decisions.
  * Every wait has a progress watchdog: when no marker anywhere (in this process, or of another
  * process on a shared board) was reached for the watchdog period, the call goes through and
- * one warning says so. An application can make a stream wait
- * for something its own thread does later (wait-value, host function), and it must be delayed,
- * never deadlocked. Threads are never held while any stream capture is in progress (capture is
- * host-only: no markers go into graphs), in re-entrant calls, or after exit began.
+ * one warning says so. An application can make a stream wait for something its own thread
+ * does later (wait-value, host function), and it must be delayed, never deadlocked. Threads are
+ * never held while any stream capture is in progress (capture is host-only: no markers go into
+ * graphs), in re-entrant calls, or after exit began.
  */
 #ifndef GPUPRIO_ADMISSION_H
 #define GPUPRIO_ADMISSION_H
 
+#include <limits.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -50,9 +51,13 @@ struct xq_marker_ops {
     void (*release)(const struct xqueue *q, void *marker);
 };
 
+/* For xq_admission_hooks.activity_changed: queues of several devices changed. */
+#define XQ_ALL_DEVICES INT_MIN
+
 struct xq_admission_hooks {
-    /* A queue became active or idle, with the scheduling lock held: decide again. */
-    void (*activity_changed)(void);
+    /* A queue of device (or of several: XQ_ALL_DEVICES) became active or idle, with the
+     * scheduling lock held: decide again for that device. */
+    void (*activity_changed)(int device);
     /* A count that changes whenever work finishes that this process's waits may depend on
      * besides its own: other processes' on the same devices (their queues can hold ours).
      * Optional. */

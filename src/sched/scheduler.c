@@ -142,18 +142,23 @@ static void note_device(struct xqueue *q, void *arg)
 }
 
 /*
- * The policy over every device that has queues here or a board, applied; with the scheduling
- * lock held. The registry stays read-locked throughout, so no queue of a snapshot is destroyed
- * and reused meanwhile.
+ * The policy over device's queues (every device's with XQ_ALL_DEVICES: those with queues here
+ * or a board), applied; with the scheduling lock held. Devices are independent, so a change
+ * is decided on its own device only, and only that device's board is locked. The registry stays
+ * read-locked throughout, so no queue of a snapshot is destroyed and reused meanwhile.
  */
-static void decide_locked(void)
+static void decide_locked(int device)
 {
-    uint64_t devices = 0;
     xq_read_lock();
-    xq_foreach_locked(note_device, &devices);
-    for (int d = 0; d < 64; d++)
-        if ((devices >> d & 1) || sb_has_board(d))
-            decide_device(d);
+    if (device != XQ_ALL_DEVICES) {
+        decide_device(device);
+    } else {
+        uint64_t devices = 0;
+        xq_foreach_locked(note_device, &devices);
+        for (int d = 0; d < 64; d++)
+            if ((devices >> d & 1) || sb_has_board(d))
+                decide_device(d);
+    }
     xq_read_unlock();
 }
 
@@ -195,7 +200,7 @@ static void queue_created(struct xqueue *q)
     }
     set_priority_locked(q, p, src);
     sb_attach(q);
-    decide_locked();
+    decide_locked(q->device);
     xq_sched_unlock();
 }
 
@@ -281,24 +286,29 @@ void sched_board_changed(int device, bool decide)
     xq_sched_lock();
     xq_foreach(apply_request, &r);
     if (decide || r.changed)
-        decide_locked();
+        decide_locked(device);
     xq_sched_unlock();
 }
 
+struct held_scan {
+    int device;
+    bool held;
+};
+
 static void note_held(struct xqueue *q, void *arg)
 {
-    struct request_scan *r = arg;
-    if (q->device == r->device &&
+    struct held_scan *h = arg;
+    if (q->device == h->device &&
         ((atomic_load(&xq_st(q)->gate) & (XQ_GATE_SUSPENDED | XQ_GATE_THROTTLED)) ||
          atomic_load(&q->waiters)))
-        r->changed = true;
+        h->held = true;
 }
 
 bool sched_device_held(int device)
 {
-    struct request_scan r = {.device = device};
-    xq_foreach(note_held, &r);
-    return r.changed;
+    struct held_scan h = {.device = device};
+    xq_foreach(note_held, &h);
+    return h.held;
 }
 
 enum sched_policy sched_policy(void)
@@ -312,7 +322,7 @@ int sched_set_stream_priority(struct xqueue *q, int priority)
         return -EINVAL;
     xq_sched_lock();
     set_priority_locked(q, priority, XQ_PRIO_STREAM);
-    decide_locked();
+    decide_locked(q->device);
     xq_sched_unlock();
     return 0;
 }
@@ -337,7 +347,7 @@ int sched_set_thread_priority(int priority)
     thread_priority = priority;
     xq_sched_lock();
     xq_foreach(update_owned, &(struct thread_update){gp_tid(), priority});
-    decide_locked();
+    decide_locked(XQ_ALL_DEVICES); /* the thread's queues may be on any device */
     xq_sched_unlock();
     return 0;
 }
