@@ -13,20 +13,12 @@
 set -u
 cmake=$1 build=$2 libdir=$3 cc=$4 san=$5 child=$6
 [ "$san" = - ] && san=
-fails=0
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 tmp=$(cd "$tmp" && pwd -P)
 prefix=$tmp/prefix
 
-expect() { # WHAT EXPECTED ACTUAL
-    if [ "$2" = "$3" ]; then
-        echo "ok: $1"
-    else
-        echo "FAIL: $1: expected '$2', got '$3'"
-        fails=$((fails + 1))
-    fi
-}
+. "$(dirname "$0")/expect.sh"
 
 if ! "$cmake" --install "$build" --prefix "$prefix" >"$tmp/install.log" 2>&1; then
     echo "FAIL: cmake --install:"

@@ -10,19 +10,11 @@
 # instrumented library into it); WAITSTATUS prints "exit N" or "signal N" for a command.
 set -u
 gpuprio=$1 child=$2 waitstatus=$3 shim=$4 empty=$5 cuda=${6:-}
-fails=0
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 unset GPUPRIO_PRIORITY GPUPRIO_POLICY GPUPRIO_WINDOW GPUPRIO_LIBRARY_DIR LD_PRELOAD
 
-expect() { # WHAT EXPECTED ACTUAL
-    if [ "$2" = "$3" ]; then
-        echo "ok: $1"
-    else
-        echo "FAIL: $1: expected '$2', got '$3'"
-        fails=$((fails + 1))
-    fi
-}
+. "$(dirname "$0")/expect.sh"
 
 # Exit statuses pass through unchanged.
 for code in 0 3 255; do

@@ -10,7 +10,6 @@
 # a board), with GPUPRIO_BOARD_DIR a private directory: nothing else is on its boards.
 set -u
 gpuprio=$1 worker=$2 shim=$3
-fails=0
 tmp=$(mktemp -d)
 name=tools-$$-$(date +%s%N)
 pid=
@@ -24,14 +23,7 @@ export GPUPRIO_BOARD_DIR=$tmp/boards
 mkdir -m 700 "$GPUPRIO_BOARD_DIR"
 unset GPUPRIO_POLICY GPUPRIO_WINDOW GPUPRIO_STREAM_PRIORITIES
 
-expect() { # WHAT EXPECTED ACTUAL
-    if [ "$2" = "$3" ]; then
-        echo "ok: $1"
-    else
-        echo "FAIL: $1: expected '$2', got '$3'"
-        fails=$((fails + 1))
-    fi
-}
+. "$(dirname "$0")/expect.sh"
 # A field of the JSON object on the line of the worker's pid (top prints one object a line).
 field() { # FILE NAME
     grep "\"pid\": $pid," "$1" | sed -n "s/.*\"$2\": \\(\"[^\"]*\"\\|[^,}]*\\).*/\\1/p" | tr -d '"'
