@@ -106,6 +106,14 @@ static int expect_line(struct proc *p, const char *want)
     return strncmp(line, want, strlen(want)) == 0 ? 0 : -1;
 }
 
+/* Starts a worker and waits until its stream exists (it then waits for go()). */
+static struct proc spawn_ready(const char *priority, const char *policy, const char *const *args)
+{
+    struct proc p = spawn(priority, policy, args);
+    EXPECT(expect_line(&p, "ready") == 0);
+    return p;
+}
+
 /* Lets a ready worker start its work. */
 static void go(struct proc *p)
 {
@@ -238,14 +246,11 @@ static const char *const low_load[] = {"3", "saturate", "500", "300", NULL};
 
 static void bursts_next_to(int others, const char *policy)
 {
-    struct proc high = spawn("high", policy, high_bursts);
-    EXPECT(expect_line(&high, "ready") == 0);
-    struct proc low = spawn("low", policy, low_load);
-    EXPECT(expect_line(&low, "ready") == 0);
+    struct proc high = spawn_ready("high", policy, high_bursts);
+    struct proc low = spawn_ready("low", policy, low_load);
     struct proc normal = {-1, NULL, -1};
     if (others == 2) {
-        normal = spawn("normal", policy, normal_load);
-        EXPECT(expect_line(&normal, "ready") == 0);
+        normal = spawn_ready("normal", policy, normal_load);
         go(&normal);
     }
     go(&low);
@@ -275,10 +280,8 @@ static void kill_high(void)
 {
     static const char *const hold[] = {"1", "hold", "5000000", NULL};
     static const char *const low_args[] = {"3", "saturate", "100", "1000", NULL};
-    struct proc high = spawn("high", NULL, hold);
-    EXPECT(expect_line(&high, "ready") == 0);
-    struct proc low = spawn("low", NULL, low_args);
-    EXPECT(expect_line(&low, "ready") == 0);
+    struct proc high = spawn_ready("high", NULL, hold);
+    struct proc low = spawn_ready("low", NULL, low_args);
     go(&high);
     go(&low);
     usleep(20000); /* the low process is busy */
@@ -310,10 +313,8 @@ static void kill_high(void)
 
 static void kill_low(void)
 {
-    struct proc high = spawn("high", NULL, high_bursts);
-    EXPECT(expect_line(&high, "ready") == 0);
-    struct proc low = spawn("low", NULL, low_load);
-    EXPECT(expect_line(&low, "ready") == 0);
+    struct proc high = spawn_ready("high", NULL, high_bursts);
+    struct proc low = spawn_ready("low", NULL, low_load);
     go(&low);
     go(&high);
     usleep(40000);
@@ -338,10 +339,8 @@ static void churn(void)
                                            {"2", "saturate", "5", "100", NULL},
                                            {"4", "saturate", "5", "100", NULL},
                                            {"3", "saturate", "5", "100", NULL}};
-    struct proc low = spawn("low", NULL, longer);
-    EXPECT(expect_line(&low, "ready") == 0);
-    struct proc high = spawn("high", NULL, bursts);
-    EXPECT(expect_line(&high, "ready") == 0);
+    struct proc low = spawn_ready("low", NULL, longer);
+    struct proc high = spawn_ready("high", NULL, bursts);
     go(&low);
     go(&high);
     enum { TOTAL = 200, AT_ONCE = 8 };
