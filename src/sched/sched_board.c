@@ -89,9 +89,38 @@ uint64_t sb_progress_elsewhere(void)
 
 /* ---- reclaiming dead owners' slots ---- */
 
+/*
+ * Owners seen alive during one scan: a process has one slot per queue, often dozens (PyTorch
+ * keeps pools of streams), and looking each up in /proc again would cost a few system calls per
+ * slot, every LIVENESS_HELD_NS.
+ */
+struct alive_owner {
+    uint32_t pid;
+    uint64_t start, incarnation;
+};
+struct alive_cache {
+    struct alive_owner seen[32];
+    unsigned n;
+};
+
+static bool live_owner_alive(struct alive_cache *c, const struct gp_board_slot *s, uint32_t pid)
+{
+    uint64_t start = s->owner_start, incarnation = s->incarnation;
+    for (unsigned i = 0; i < c->n; i++)
+        if (c->seen[i].pid == pid && c->seen[i].start == start &&
+            c->seen[i].incarnation == incarnation)
+            return true;
+    if (!gp_board_owner_alive(s))
+        return false;
+    if (c->n < sizeof c->seen / sizeof c->seen[0])
+        c->seen[c->n++] = (struct alive_owner){pid, start, incarnation};
+    return true;
+}
+
 static bool reclaim_dead(struct device_board *d)
 {
     bool any = false;
+    struct alive_cache alive = {.n = 0};
     for (unsigned i = 0; i < GP_BOARD_SLOTS; i++) {
         struct gp_board_slot *s = &d->b.f->slots[i];
         uint64_t word = atomic_load(&s->owner);
@@ -99,7 +128,7 @@ static bool reclaim_dead(struct device_board *d)
             continue;
         /* A claimed slot is being filled in: only a vanished pid is proof of death. */
         bool dead = GP_SLOT_STATE(word) == GP_SLOT_LIVE
-                        ? !gp_board_owner_alive(s)
+                        ? !live_owner_alive(&alive, s, GP_SLOT_OWNER(word))
                         : s->pid_ns == gp_board_self()->pid_ns &&
                               kill((pid_t)GP_SLOT_OWNER(word), 0) != 0 && errno == ESRCH;
         if (!dead || gp_board_lock(&d->b) != 0)
