@@ -10,10 +10,11 @@
  * (docs/simulator.md: compute slots in FIFO ticket order, stream priority ignored), so every LC
  * kernel waits behind the BE kernels queued ahead of it, even though the LC stream was created
  * with the greatest priority. The same workloads then run under gpuprio (LD_PRELOAD of
- * libgpuprio-hip.so, HPF policy: docs/scheduler.md), with its default settings and with in-flight
- * windows (GPUPRIO_WINDOW) of 1, 2, 4 and 8, which trade the LC tail against BE throughput. The
- * window counts commands, and a BE worker puts two on its stream per kernel (the launch and its
- * ring event), so a window of W lets about W/2 BE kernels sit queued ahead of an LC kernel. A
+ * libgpuprio-hip.so, HPF policy: docs/scheduler.md), with its default settings (an in-flight
+ * budget of GPU time, learned per kernel) and with in-flight windows that count commands only
+ * (GPUPRIO_WINDOW of 1, 2, 4 and 8 with GPUPRIO_WINDOW_US=0), which trade the LC tail against BE
+ * throughput. A BE worker puts two commands on its stream per kernel (the launch and its ring
+ * event), so a window of W lets about W/2 BE kernels sit queued ahead of an LC kernel. A
  * second table has three priority groups, like the field report: the LC client (high), a second
  * client LC2 with the same requests (normal), and a BE worker (low), natively and under gpuprio.
  * A third table runs the same workloads the way they are deployed, as separate processes (LC and
@@ -154,13 +155,14 @@ typedef struct scenario {
 /* A gpuprio row with the given GPUPRIO_* settings. */
 #define GPUPRIO(settings) .gpuprio = true, .env = (settings)
 
-/* gpuprio's settings per row. "default" unsets GPUPRIO_WINDOW, so an inherited one cannot leak
- * in: the row shows what an unconfigured deployment gets (window 4, grace 150 us). */
-static const char *const gp_default[] = {"GPUPRIO_WINDOW", NULL};
-static const char *const gp_w1[] = {"GPUPRIO_WINDOW=1", NULL};
-static const char *const gp_w2[] = {"GPUPRIO_WINDOW=2", NULL};
-static const char *const gp_w4[] = {"GPUPRIO_WINDOW=4", NULL};
-static const char *const gp_w8[] = {"GPUPRIO_WINDOW=8", NULL};
+/* gpuprio's settings per row. "default" unsets GPUPRIO_WINDOW and GPUPRIO_WINDOW_US, so an
+ * inherited one cannot leak in: the row shows what an unconfigured deployment gets (500 us of
+ * GPU time in flight, at most 16 commands, grace 150 us). The W rows count commands only. */
+static const char *const gp_default[] = {"GPUPRIO_WINDOW", "GPUPRIO_WINDOW_US", NULL};
+static const char *const gp_w1[] = {"GPUPRIO_WINDOW=1", "GPUPRIO_WINDOW_US=0", NULL};
+static const char *const gp_w2[] = {"GPUPRIO_WINDOW=2", "GPUPRIO_WINDOW_US=0", NULL};
+static const char *const gp_w4[] = {"GPUPRIO_WINDOW=4", "GPUPRIO_WINDOW_US=0", NULL};
+static const char *const gp_w8[] = {"GPUPRIO_WINDOW=8", "GPUPRIO_WINDOW_US=0", NULL};
 
 /* clang-format off */
 static const scenario scenarios[] = {
@@ -1511,8 +1513,9 @@ static void print_header(FILE *f, const options *o, const char *argv0)
     fprintf(f,
             "gpuprio rows: LD_PRELOAD=%s\n"
             "  (HPF: while a stream is active, the threads of lower-priority streams are held "
-            "before\n  they submit; W = GPUPRIO_WINDOW, commands a lower-priority stream may have "
-            "in flight.)\n",
+            "before\n  they submit. By default a lower-priority stream keeps at most 500 us of "
+            "GPU time in\n  flight, learned per kernel (GPUPRIO_WINDOW_US); W = GPUPRIO_WINDOW "
+            "with the budget off:\n  commands a lower-priority stream may have in flight.)\n",
             GPUPRIO_SHIM_PATH);
     if (getenv("HIPSIM_FAULT"))
         fprintf(f, "  WARNING: HIPSIM_FAULT is set: the simulator breaks a rule on purpose.\n");

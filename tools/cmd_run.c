@@ -29,6 +29,8 @@ const char gp_help_run[] =
     "  -p, --priority PRIORITY  the priority of every stream of COMMAND (GPUPRIO_PRIORITY):\n"
     "                           " GP_PRIORITY_ACCEPTED "\n"
     "      --policy POLICY      hpf (highest priority first) or passthrough (GPUPRIO_POLICY)\n"
+    "      --window-us N        microseconds of GPU time a lower-priority queue may have in\n"
+    "                           flight, 0 to 10000000; 0 counts commands only (GPUPRIO_WINDOW_US)\n"
     "      --window N           commands a lower-priority queue may have in flight, 1 to 1024\n"
     "                           (GPUPRIO_WINDOW)\n"
     "      --shim WHICH         which libraries to preload: hip, cuda, or all (default: cuda\n"
@@ -43,12 +45,12 @@ const char gp_help_run[] =
     "\n"
     "The libraries are found in GPUPRIO_LIBRARY_DIR if set, else next to gpuprio (../lib).\n";
 
-enum { OPT_POLICY = 256, OPT_WINDOW, OPT_SHIM };
+enum { OPT_POLICY = 256, OPT_WINDOW, OPT_WINDOW_US, OPT_SHIM };
 
 enum shim_choice { SHIM_AUTO, SHIM_ALL, SHIM_HIP, SHIM_CUDA };
 
 struct run_opts {
-    const char *priority, *policy, *window;
+    const char *priority, *policy, *window, *window_us;
     enum shim_choice shim;
 };
 
@@ -60,6 +62,14 @@ static int fail(const char *fmt, const char *arg)
     return GP_EXIT_RUN_ERROR;
 }
 
+static bool whole_number_within(const char *v, unsigned long min, unsigned long max)
+{
+    char *end;
+    errno = 0;
+    unsigned long x = strtoul(v, &end, 10);
+    return v[0] >= '0' && v[0] <= '9' && !errno && !*end && x >= min && x <= max;
+}
+
 static int check(const struct run_opts *o)
 {
     int p;
@@ -67,13 +77,12 @@ static int check(const struct run_opts *o)
         return fail("'%s' is not a priority; accepted: " GP_PRIORITY_ACCEPTED, o->priority);
     if (o->policy && strcmp(o->policy, "hpf") != 0 && strcmp(o->policy, "passthrough") != 0)
         return fail("'%s' is not a policy; accepted: hpf, passthrough", o->policy);
-    if (o->window) {
-        char *end;
-        errno = 0;
-        unsigned long w = strtoul(o->window, &end, 10);
-        if (!(o->window[0] >= '0' && o->window[0] <= '9') || errno || *end || w < 1 || w > 1024)
-            return fail("'%s' is not a window; accepted: a whole number from 1 to 1024", o->window);
-    }
+    if (o->window && !whole_number_within(o->window, 1, 1024))
+        return fail("'%s' is not a window; accepted: a whole number from 1 to 1024", o->window);
+    if (o->window_us && !whole_number_within(o->window_us, 0, 10000000))
+        return fail("'%s' is not a budget; accepted: a whole number of microseconds from 0 to "
+                    "10000000",
+                    o->window_us);
     return 0;
 }
 
@@ -150,6 +159,7 @@ int gp_cmd_run(int argc, char **argv)
         {"priority", required_argument, NULL, 'p'},
         {"policy", required_argument, NULL, OPT_POLICY},
         {"window", required_argument, NULL, OPT_WINDOW},
+        {"window-us", required_argument, NULL, OPT_WINDOW_US},
         {"shim", required_argument, NULL, OPT_SHIM},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
@@ -167,6 +177,9 @@ int gp_cmd_run(int argc, char **argv)
             break;
         case OPT_WINDOW:
             o.window = optarg;
+            break;
+        case OPT_WINDOW_US:
+            o.window_us = optarg;
             break;
         case OPT_SHIM:
             if (strcmp(optarg, "hip") == 0)
@@ -198,6 +211,8 @@ int gp_cmd_run(int argc, char **argv)
         rc = set_env("GPUPRIO_POLICY", o.policy);
     if (!rc)
         rc = set_env("GPUPRIO_WINDOW", o.window);
+    if (!rc)
+        rc = set_env("GPUPRIO_WINDOW_US", o.window_us);
     if (rc)
         return rc;
     fflush(NULL);

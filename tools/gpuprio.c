@@ -17,7 +17,7 @@ static const char usage[] =
     "Give GPU streams priorities, across threads, streams and processes.\n"
     "\n"
     "Commands:\n"
-    "  run [-p PRIORITY] [--policy P] [--window N] [--] CMD [ARGS...]\n"
+    "  run [-p PRIORITY] [--policy P] [--window-us N] [--window N] [--] CMD [ARGS...]\n"
     "                 run CMD with gpuprio preloaded and the given settings\n"
     "  top [--once] [--json] [-d SECONDS]\n"
     "                 show every scheduled queue of every process, like top\n"

@@ -7,10 +7,19 @@ latency is its completion minus its due time, so a late start counts. Replayed a
 best-effort load: ResNet-50 fp16, batch 256, channels-last, inference (or a training step),
 eager, at most two iterations in flight.
 
-    colocation.py client --mode graph|eager [--rate R] [--seconds S] --out FILE
+    colocation.py client --mode graph|eager [--rate R] [--seconds S] [--wait-file F] --out FILE
     colocation.py load --kind infer|train [--seconds S | --stop-file F] --out FILE
     colocation.py both --mode graph|eager --kind infer|train [--stream-priorities]
                   [--gpuprio] --out FILE       (the two in one process, one thread each)
+
+Preemption latency (submission to the first high-priority kernel's start) is measured exactly:
+each request begins with a one-thread kernel (Triton) that writes the GPU's %globaltimer, and
+the client reads the host's CLOCK_MONOTONIC just before submitting. The two clocks are related by
+calibration samples taken after every request: the same kernel alone, then a synchronize; the
+kernel ran before the synchronize returned, so globaltimer - host time at that return is a lower
+bound of the clocks' offset, tight to the synchronize's wake-up (a few microseconds, the same in
+every row); the largest bound among the nearest 40 samples is used. Latency = stamp - offset -
+submission, so it includes the launch itself, as the standalone row shows.
 
 --stream-priorities creates the client's stream with the device's greatest priority and the
 load's with the least (what an application can do natively). --gpuprio (same process only)
@@ -50,6 +59,45 @@ def gpuprio_api():
     return f
 
 
+def make_stamp():
+    """stamp(buf, i): a one-thread kernel writing the GPU's %globaltimer (ns) to buf[i]."""
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def stamp_kernel(buf, i):
+        t = tl.inline_asm_elementwise("mov.u64 $0, %globaltimer;", "=l", [], dtype=tl.int64,
+                                      is_pure=False, pack=1)
+        tl.store(buf + i, t)
+
+    def stamp(buf, i):
+        stamp_kernel[(1,)](buf, i)
+
+    return stamp
+
+
+def clock_offsets(samples, n, reach=20):
+    """The clocks' offset for each of n requests: the largest lower bound (globaltimer - host
+    time after a synchronize) among the calibration samples within reach of it."""
+    out = []
+    for i in range(n):
+        near = samples[max(0, i - reach):i + reach]
+        out.append(max(near) if near else float("nan"))
+    return out
+
+
+def wait_for_file(path, pid):
+    """Waits until path exists (another process is ready), then lets it settle for a second."""
+    while not os.path.exists(path):
+        if pid:
+            try:
+                os.kill(pid, 0)
+            except ProcessLookupError:
+                raise SystemExit("the process that was to create %s is gone" % path)
+        time.sleep(0.05)
+    time.sleep(1.0)
+
+
 def make_stream(priority_kind, stream_priorities):
     if not stream_priorities:
         return torch.cuda.Stream()
@@ -63,30 +111,41 @@ def run_client(args, stream, start_barrier=None, stop_event=None):
     torch.manual_seed(0)
     model = BertModel(BertConfig()).cuda().eval()
     x = torch.randint(0, 30000, (8, 128), device="cuda")
+    stamp = make_stamp()
+    stamps = torch.zeros(2, dtype=torch.int64, device="cuda")  # [request, calibration]
+
+    def request_kernels():
+        stamp(stamps, 0)
+        return model(x)
+
     with torch.no_grad(), torch.cuda.stream(stream):
         for _ in range(5):
-            model(x)
+            request_kernels()
+            stamp(stamps, 1)  # Triton specializes an argument of 1: compiled apart
         stream.synchronize()
         graph = None
         if args.mode == "graph":
             graph = torch.cuda.CUDAGraph()
             with torch.cuda.graph(graph, stream=stream):
-                out = model(x)
+                out = request_kernels()
             for _ in range(5):
                 graph.replay()
             stream.synchronize()
         # Service time alone (this process, before the window): what the ceiling is computed from.
         t = time.perf_counter()
         for _ in range(20):
-            graph.replay() if graph else model(x)
+            graph.replay() if graph else request_kernels()
             stream.synchronize()
         service = (time.perf_counter() - t) / 20
     if start_barrier:
         start_barrier.wait()
+    if args.wait_file:
+        wait_for_file(args.wait_file, args.wait_pid)
     gc.collect()
     gc.freeze()
     gc.disable()
     lat = []
+    submitted, started, bounds = [], [], []
     period = 1.0 / args.rate
     t0 = time.perf_counter() + 0.2
     window_start = time.time() + 0.2
@@ -99,14 +158,25 @@ def run_client(args, stream, start_barrier=None, stop_event=None):
                 time.sleep(max(0.0, due - now - 0.0005))
                 while time.perf_counter() < due:
                     pass
-            graph.replay() if graph else model(x)
+            submitted.append(time.monotonic_ns())
+            graph.replay() if graph else request_kernels()
             stream.synchronize()
             lat.append(time.perf_counter() - due)
+            stamp(stamps, 1)
+            stream.synchronize()
+            synced = time.monotonic_ns()
+            req_stamp, cal_stamp = stamps.tolist()
+            started.append(req_stamp)
+            bounds.append(cal_stamp - synced)
     gc.enable()
     window_end = time.time()
     if stop_event:
         stop_event.set()
     lat.sort()
+    offsets = clock_offsets(bounds, n)
+    preempt = sorted((started[i] - offsets[i] - submitted[i]) / 1e3 for i in range(n))
+    half = n // 2
+    drift = (max(bounds[half:]) - max(bounds[:half])) / 1e3 if half else float("nan")
     return {
         "role": "client",
         "mode": args.mode,
@@ -114,6 +184,9 @@ def run_client(args, stream, start_barrier=None, stop_event=None):
         "p50_ms": percentile(lat, 50) * 1e3,
         "p99_ms": percentile(lat, 99) * 1e3,
         "max_ms": lat[-1] * 1e3,
+        "preempt_p50_us": percentile(preempt, 50),
+        "preempt_p99_us": percentile(preempt, 99),
+        "clock_drift_us": drift,
         "service_ms": service * 1e3,
         "rate": args.rate,
         "window": [window_start, window_end],
@@ -184,6 +257,8 @@ def main():
     p.add_argument("--gpuprio", action="store_true")
     p.add_argument("--stop-file", help="load: run until this file exists (two processes)")
     p.add_argument("--ready-file", help="load: created once warmed up")
+    p.add_argument("--wait-file", help="client: start the window once this file exists")
+    p.add_argument("--wait-pid", type=int, help="client: give up waiting if this process ends")
     p.add_argument("--out", required=True)
     args = p.parse_args()
     torch.backends.cudnn.benchmark = True

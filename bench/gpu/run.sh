@@ -8,11 +8,17 @@
 #   2. priority under co-location (bench/gpu/colocation.py): a BERT-base client at 40 requests/s
 #      next to ResNet-50 fp16 batch-256 inference, in two processes (CUDA-graph and eager
 #      client) and in one process (two threads, graph client): standalone, native, native with
-#      stream priorities, gpuprio with windows 1, 2, 4, 8.
+#      stream priorities, and gpuprio with each setting of GPUPRIO_ROWS.
 # Prints both tables last; logs and per-row JSON go under OUTDIR. "quick" runs one row of each.
+# GPUPRIO_ROWS lists gpuprio's settings, one row each (default "W4 B250 B500 B1000"): Wn counts
+# commands only (GPUPRIO_WINDOW=n GPUPRIO_WINDOW_US=0, the behaviour before the GPU-time
+# budget), Bn keeps n microseconds of GPU time in flight (GPUPRIO_WINDOW_US=n, the default
+# command ceiling); THREAD_ROWS does the same for the one-process rows (default: GPUPRIO_ROWS).
+# REPEAT=n runs every co-location row n times (rows .2, .3... after the first).
 # To fit a time limit, parts can be left out: MODES="graph" (or "eager") limits the two-process
-# client modes, NO_LAUNCH=1 skips part 1, NO_THREADS=1 the one-process rows; LOAD=train makes
-# the load a ResNet-50 training step instead of inference.
+# client modes, NO_LAUNCH=1 skips part 1, NO_THREADS=1 the one-process rows, NO_NATIVE=1 the
+# native rows (standalone rows always run), NO_STREAMPRIO=1 the native rows with stream priorities; LOAD=train makes the load a ResNet-50 training step
+# instead of inference.
 set -u
 out=${1:?usage: run.sh OUTDIR [quick]}
 quick=${2:-}
@@ -66,21 +72,49 @@ rm -rf "$rows"
 mkdir -p "$rows"
 secs=6
 [ -n "$quick" ] && secs=3
+# The environment of a gpuprio setting (see GPUPRIO_ROWS above).
+setting_env() {
+    case $1 in
+    W*) echo "GPUPRIO_WINDOW=${1#W} GPUPRIO_WINDOW_US=0" ;;
+    B*) echo "GPUPRIO_WINDOW_US=${1#B}" ;;
+    *) echo "bench/gpu/run.sh: unknown setting '$1' in GPUPRIO_ROWS (Wn or Bn)" >&2; exit 1 ;;
+    esac
+}
+repeats() { # NAME: the row's name, then the names of its repeats
+    echo "$1"
+    r=2
+    while [ $r -le "${REPEAT:-1}" ]; do
+        echo "$1.$r"
+        r=$((r + 1))
+    done
+}
 row() { # NAME ENV-FOR-CLIENT ENV-FOR-LOAD CLIENT-ARGS LOAD-ARGS: two processes
+    for name in $(repeats "$1"); do
+        one_row "$name" "$2" "$3" "$4" "$5"
+    done
+}
+one_row() {
     d=$rows/$1
     mkdir -p "$d"
     env $3 $py bench/gpu/colocation.py load $5 --stop-file "$d/stop" --ready-file "$d/ready" \
         --out "$d/load.json" >"$d/load.log" 2>&1 &
     lp=$!
-    i=0
-    while [ ! -f "$d/ready" ] && [ $i -lt 600 ] && kill -0 $lp 2>/dev/null; do
-        sleep 0.1
-        i=$((i + 1))
-    done
+    # The client builds and warms up while the load does, and starts its window once the load
+    # is ready (it gives up if the load died first).
     env $2 $py bench/gpu/colocation.py client $4 --seconds $secs --out "$d/client.json" \
-        >"$d/client.log" 2>&1
+        --wait-file "$d/ready" --wait-pid $lp >"$d/client.log" 2>&1
     touch "$d/stop"
     wait $lp
+    failed "$d" client.json client.log
+    failed "$d" load.json load.log
+    table
+}
+failed() { # DIR RESULT LOG: a side that wrote no result shows the end of its log
+    [ -f "$1/$2" ] || { echo "== $(basename "$1"): no $2; the end of $3:"; tail -n 15 "$1/$3"; }
+}
+# The table so far, after every row: a run cut short still leaves it.
+table() {
+    $py bench/gpu/table.py "$rows" >"$out/colocation.txt" 2>&1
 }
 alone() { # NAME ARGS...
     d=$rows/$1
@@ -88,42 +122,53 @@ alone() { # NAME ARGS...
     mkdir -p "$d"
     $py bench/gpu/colocation.py "$@" --out "$d/$( [ "$1" = load ] && echo load || echo client ).json" \
         >"$d/log" 2>&1
+    table
 }
 threads_row() { # NAME ENV ARGS...
-    d=$rows/$1
+    name=$1
     env_=$2
     shift 2
-    mkdir -p "$d"
-    env $env_ $py bench/gpu/colocation.py both "$@" --seconds $secs --out "$d/both.json" \
-        >"$d/log" 2>&1
+    for n in $(repeats "$name"); do
+        d=$rows/$n
+        mkdir -p "$d"
+        env $env_ $py bench/gpu/colocation.py both "$@" --seconds $secs --out "$d/both.json" \
+            >"$d/log" 2>&1
+        table
+    done
 }
 P="LD_PRELOAD=$shim"
 load=${LOAD:-infer}
 modes=${MODES:-graph eager}
-windows="1 2 4 8"
-[ -n "$quick" ] && modes=graph windows=4
+settings=${GPUPRIO_ROWS:-W4 B250 B500 B1000}
+[ -n "$quick" ] && modes=graph settings=B500
+for s in $settings ${THREAD_ROWS:-}; do setting_env "$s" >/dev/null || exit 1; done
 alone 00-alone-load load --kind $load --seconds $secs
 for m in graph $modes; do
     [ -d "$rows/00-alone-client-$m" ] || alone "00-alone-client-$m" client --mode $m --seconds $secs
 done
 for m in $modes; do
-    row "10-2proc-$m-native" "X=1" "X=1" "--mode $m" "--kind $load"
-    row "11-2proc-$m-streamprio" "X=1" "X=1" "--mode $m --stream-priorities" \
-        "--kind $load --stream-priorities"
-    for w in $windows; do
-        row "12-2proc-$m-gpuprio-W$w" "$P GPUPRIO_PRIORITY=high GPUPRIO_WINDOW=$w" \
-            "$P GPUPRIO_PRIORITY=low GPUPRIO_WINDOW=$w" "--mode $m" "--kind $load"
+    if [ -z "${NO_NATIVE:-}" ]; then
+        row "10-2proc-$m-native" "X=1" "X=1" "--mode $m" "--kind $load"
+        [ -n "${NO_STREAMPRIO:-}" ] || row "11-2proc-$m-streamprio" "X=1" "X=1" "--mode $m --stream-priorities" \
+            "--kind $load --stream-priorities"
+    fi
+    for s in $settings; do
+        e=$(setting_env "$s")
+        row "12-2proc-$m-gpuprio-$s" "$P GPUPRIO_PRIORITY=high $e" "$P GPUPRIO_PRIORITY=low $e" \
+            "--mode $m" "--kind $load"
     done
 done
 if [ -z "${NO_THREADS:-}" ]; then
-    threads_row "20-1proc-graph-native" "X=1" --mode graph --kind $load
-    threads_row "21-1proc-graph-streamprio" "X=1" --mode graph --kind $load --stream-priorities
-    for w in $windows; do
-        threads_row "22-1proc-graph-gpuprio-W$w" "$P GPUPRIO_WINDOW=$w" --mode graph \
+    if [ -z "${NO_NATIVE:-}" ]; then
+        threads_row "20-1proc-graph-native" "X=1" --mode graph --kind $load
+        [ -n "${NO_STREAMPRIO:-}" ] || threads_row "21-1proc-graph-streamprio" "X=1" --mode graph --kind $load --stream-priorities
+    fi
+    for s in ${THREAD_ROWS:-$settings}; do
+        threads_row "22-1proc-graph-gpuprio-$s" "$P $(setting_env "$s")" --mode graph \
             --kind $load --gpuprio
     done
 fi
-$py bench/gpu/table.py "$rows" >"$out/colocation.txt" 2>&1
+table
 
 echo "== device"
 cat "$out/gpu.txt"

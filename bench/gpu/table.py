@@ -4,8 +4,9 @@ Each row directory holds client.json and load.json (or both.json for one process
 the client's P50 and P99 over its standalone run in the same mode; the load's throughput
 during the client's window over the load alone, and over its work-conserving ceiling (alone x
 (1 - the fraction of the GPU the client uses alone: rate x its standalone service time)); and
-the client's added P50 (P50 - standalone P50), a proxy for the preemption latency (submission to
-the first high-priority kernel's start), which needs kernel timestamps to measure exactly.
+the client's preemption latency, P50 and P99 in microseconds: from its host's submission of a
+request to its first kernel's start on the GPU (colocation.py says how; the standalone row shows
+what launching alone costs).
 """
 import json
 import os
@@ -46,18 +47,19 @@ def main():
     if la:
         comp = la["completions"]
         load_alone = (len(comp) - 1) * la["batch"] / (comp[-1] - comp[0]) if len(comp) > 1 else None
-    head = "%-34s %8s %8s %9s %9s %10s %9s %9s %11s" % (
-        "row", "P50 ms", "P99 ms", "P50/alone", "P99/alone", "load img/s", "vs alone",
-        "vs ceil", "added P50")
+    fmt = "%-34s %8s %8s %9s %9s %10s %9s %9s %8s %8s"
+    head = fmt % ("row", "P50 ms", "P99 ms", "P50/alone", "P99/alone", "load img/s", "vs alone",
+                  "vs ceil", "pre P50", "pre P99")
     print(head)
     print("-" * len(head))
+    drifts = []
     for r in rows:
         c, l = row_data(os.path.join(root, r))
         name = r.split("-", 1)[1] if "-" in r else r
         if not c and not l:
             print("%-34s %s" % (name, "FAILED (see its log)"))
             continue
-        cells = ["-"] * 8
+        cells = ["-"] * 9
         if c:
             a = alone.get(c["mode"])
             cells[0] = "%.2f" % c["p50_ms"]
@@ -65,7 +67,9 @@ def main():
             if a:
                 cells[2] = "%.2fx" % (c["p50_ms"] / a["p50_ms"])
                 cells[3] = "%.2fx" % (c["p99_ms"] / a["p99_ms"])
-                cells[7] = "%.2f" % (c["p50_ms"] - a["p50_ms"])
+            if "preempt_p50_us" in c:
+                cells[7] = "%.0f" % c["preempt_p50_us"]
+                cells[8] = "%.0f" % c["preempt_p99_us"]
         if l:
             if c:
                 rate = rate_in_window(l, c["window"])
@@ -79,7 +83,12 @@ def main():
                 if a:
                     busy = a["rate"] * a["service_ms"] / 1e3
                     cells[6] = "%.2f" % (rate / (load_alone * max(1e-9, 1 - busy)))
-        print("%-34s %8s %8s %9s %9s %10s %9s %9s %11s" % tuple([name] + cells))
+        print(fmt % tuple([name] + cells))
+        if c and "clock_drift_us" in c:
+            drifts.append(abs(c["clock_drift_us"]))
+    if drifts:
+        print("(clocks: the offset of the GPU's clock to the host's moved by at most %.1f us "
+              "between the two halves of a row)" % max(drifts))
 
 
 if __name__ == "__main__":

@@ -18,7 +18,12 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "cost.h"
 #include "gp_log.h"
+
+/* A command whose cost nothing predicts yet, in a queue with no history, is taken to cost this
+ * share of the budget: until something is learned, the budget admits 4 at a time. */
+#define UNKNOWN_COST_SHARE 4
 
 static struct xq_admission_config cfg;
 static struct xq_marker_ops marker_ops;
@@ -110,17 +115,47 @@ void xq_wake_waiters(void)
     pthread_mutex_unlock(&sched_mu);
 }
 
-/* Takes a slot unless the queue is suspended or throttled with its window full (or force). */
-static bool reserve(struct xqueue *q, bool force)
+/* The GPU time a command of q with cost_key is expected to take (never 0). */
+static uint64_t predict_cost(struct xqueue *q, uint64_t cost_key)
+{
+    uint64_t ns = cost_key ? xc_predict(cost_key) : 0;
+    if (!ns)
+        ns = atomic_load_explicit(&q->cost_mean_ns, memory_order_relaxed);
+    if (!ns)
+        ns = cfg.budget_ns / UNKNOWN_COST_SHARE;
+    return ns ? ns : 1;
+}
+
+/* Whether gate g lets one more command of the given cost in. The command count and the cost are
+ * two words: two threads admitting to one queue at once may both fit where only one does, which
+ * overshoots the budget by a command, never the window. */
+static bool may_admit(struct xqueue *q, uint64_t g, uint64_t cost_ns)
+{
+    if (g & XQ_GATE_SUSPENDED)
+        return false;
+    if (!(g & XQ_GATE_THROTTLED) || XQ_GATE_IN_FLIGHT(g) == 0)
+        return true;
+    if (XQ_GATE_IN_FLIGHT(g) >= cfg.window)
+        return false;
+    /* A costless command (an event record, a wait) adds nothing to what a higher-priority
+     * command would wait for; with nothing costly in flight, one command goes in even when it
+     * alone exceeds the budget, or it could never go in. */
+    uint64_t in_flight = atomic_load(&q->cost_in_flight_ns);
+    return !cfg.budget_ns || cost_ns == 0 || in_flight == 0 || in_flight + cost_ns <= cfg.budget_ns;
+}
+
+/* Takes a slot for a command of the given cost unless the gate keeps it out (or force). */
+static bool reserve(struct xqueue *q, uint64_t cost_ns, bool force)
 {
     uint64_t g = atomic_load(&xq_st(q)->gate);
     for (;;) {
-        if (!force && ((g & XQ_GATE_SUSPENDED) ||
-                       ((g & XQ_GATE_THROTTLED) && XQ_GATE_IN_FLIGHT(g) >= cfg.window)))
+        if (!force && !may_admit(q, g, cost_ns))
             return false;
         if (atomic_compare_exchange_weak(&xq_st(q)->gate, &g, g + 1))
-            return true;
+            break;
     }
+    atomic_fetch_add(&q->cost_in_flight_ns, cost_ns);
+    return true;
 }
 
 /* With sched_mu held. */
@@ -133,7 +168,7 @@ static void activate_locked(struct xqueue *q)
     hooks.activity_changed(q->device);
 }
 
-static void wait_for_admission(struct xqueue *q)
+static void wait_for_admission(struct xqueue *q, uint64_t cost_ns)
 {
     uint64_t start = xq_now_ns();
     pthread_mutex_lock(&sched_mu);
@@ -142,11 +177,11 @@ static void wait_for_admission(struct xqueue *q)
     activate_locked(q);
     uint64_t seen = all_progress(), since = start;
     for (;;) {
-        if (reserve(q, false))
+        if (reserve(q, cost_ns, false))
             break;
         /* Exit, or a capture began (markers are not followed then): let it go. */
         if (atomic_load(&exiting) || atomic_load(&captures)) {
-            reserve(q, true);
+            reserve(q, cost_ns, true);
             break;
         }
         uint64_t now = xq_now_ns(), p = all_progress();
@@ -162,7 +197,7 @@ static void wait_for_admission(struct xqueue *q)
                        "wait; this is said once)",
                        (unsigned long long)(cfg.watchdog_ns / 1000000),
                        (unsigned long long)q->key.handle);
-            reserve(q, true);
+            reserve(q, cost_ns, true);
             break;
         }
         uint64_t deadline = since + cfg.watchdog_ns;
@@ -176,7 +211,7 @@ static void wait_for_admission(struct xqueue *q)
     atomic_fetch_add_explicit(&xq_st(q)->held_ns, xq_now_ns() - start, memory_order_relaxed);
 }
 
-void xq_admit(struct xqueue *q, struct xq_ticket *t)
+void xq_admit(struct xqueue *q, struct xq_ticket *t, uint64_t cost_key)
 {
     t->q = q;
     t->reserved = false;
@@ -184,21 +219,25 @@ void xq_admit(struct xqueue *q, struct xq_ticket *t)
         return;
     if (!(atomic_load(&xq_st(q)->gate) & XQ_GATE_DECISION))
         return; /* one priority on the device: nothing to schedule, nothing to follow */
-    if (reserve(q, false)) {
+    bool free = cost_key == XC_NO_GPU_TIME;
+    t->cost_key = free ? 0 : cost_key;
+    t->cost_ns = free ? 0 : predict_cost(q, cost_key);
+    if (reserve(q, t->cost_ns, false)) {
         if (!atomic_load(&xq_st(q)->active)) {
             pthread_mutex_lock(&sched_mu);
             activate_locked(q);
             pthread_mutex_unlock(&sched_mu);
         }
     } else {
-        wait_for_admission(q);
+        wait_for_admission(q, t->cost_ns);
     }
     t->reserved = true;
 }
 
-/* Gives back n slots of q. */
-static void free_slots(struct xqueue *q, unsigned n, uint64_t now)
+/* Gives back n slots of q, of commands predicted to cost cost_ns. */
+static void free_slots(struct xqueue *q, unsigned n, uint64_t cost_ns, uint64_t now)
 {
+    atomic_fetch_sub(&q->cost_in_flight_ns, cost_ns);
     uint64_t before = atomic_fetch_sub(&xq_st(q)->gate, n);
     if (XQ_GATE_IN_FLIGHT(before) == n)
         atomic_store(&q->last_done_ns, now);
@@ -210,7 +249,7 @@ static bool ring_reserve(struct xq_marker_ring *r)
     if (r->count < r->cap)
         return true;
     size_t cap = r->cap ? r->cap * 2 : 8;
-    void **slots = malloc(cap * sizeof *slots);
+    struct xq_in_flight *slots = malloc(cap * sizeof *slots);
     if (!slots)
         return false;
     for (size_t i = 0; i < r->count; i++)
@@ -235,7 +274,8 @@ void xq_submitted(struct xq_ticket *t, bool ok)
         pthread_mutex_lock(&q->mu);
         if (ring_reserve(&q->markers) && (marker = marker_ops.record(q))) {
             struct xq_marker_ring *r = &q->markers;
-            r->slots[(r->head + r->count++) % r->cap] = marker;
+            r->slots[(r->head + r->count++) % r->cap] =
+                (struct xq_in_flight){marker, t->cost_key, t->cost_ns, xq_now_ns()};
             start_watching = !q->watched;
             q->watched = true;
         }
@@ -247,14 +287,14 @@ void xq_submitted(struct xq_ticket *t, bool ok)
         }
     }
     /* Nothing to follow: the command no longer holds the window. */
-    free_slots(q, 1, xq_now_ns());
+    free_slots(q, 1, t->cost_ns, xq_now_ns());
     xq_wake_waiters();
     xq_watch(NULL); /* the watcher ends the queue's grace window */
 }
 
-void xq_completed(struct xqueue *q, unsigned n)
+void xq_completed(struct xqueue *q, unsigned n, uint64_t cost_ns)
 {
-    free_slots(q, n, xq_now_ns());
+    free_slots(q, n, cost_ns, xq_now_ns());
     atomic_fetch_add_explicit(&xq_st(q)->completed, n, memory_order_relaxed);
     atomic_fetch_add(&progress, n);
     xq_wake_waiters();

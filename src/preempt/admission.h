@@ -12,7 +12,11 @@
  *
  * The in-flight count and the suspended bit share one atomic word (the gate), so a queue
  * suspended by the scheduler admits nothing more from that instant, and the work that can
- * still start ahead of a higher-priority command is at most the window per queue.
+ * still start ahead of a higher-priority command is at most the window per queue. A throttled
+ * queue also keeps the predicted GPU time of its in-flight commands within a budget (cost.h):
+ * a command is admitted when nothing is in flight, or when it fits. The budget is what bounds
+ * the higher-priority command's wait; the window is a ceiling for commands whose cost is
+ * unknown or tiny.
  *
  * A queue is active while it has work in flight, threads waiting, or finished within the grace
  * window; becoming active or idle asks the scheduler (xq_admission_hooks) for new decisions.
@@ -35,6 +39,7 @@
 struct xq_admission_config {
     bool enabled;         /* false: observe only (the passthrough policy) */
     unsigned window;      /* commands in flight per queue */
+    uint64_t budget_ns;   /* predicted GPU time in flight per queue; 0: count commands only */
     uint64_t grace_ns;    /* how long a queue stays active after its last completion */
     uint64_t watchdog_ns; /* how long a wait may see no progress before it gives up */
     uint64_t poll_ns;     /* the watcher's polling period while markers are outstanding */
@@ -74,10 +79,12 @@ const struct xq_admission_config *xq_admission_config(void);
 struct xq_ticket {
     struct xqueue *q;
     bool reserved; /* a window slot was taken */
+    uint64_t cost_key, cost_ns, submit_ns;
 };
 
-/* Before forwarding a call that puts work on q's stream. */
-void xq_admit(struct xqueue *q, struct xq_ticket *t);
+/* Before forwarding a call that puts work on q's stream; cost_key tells the command apart for
+ * cost.h (0: none, predicted from the queue's mean; XC_NO_GPU_TIME: costs nothing). */
+void xq_admit(struct xqueue *q, struct xq_ticket *t, uint64_t cost_key);
 /* After forwarding: ok says whether the runtime accepted the command (then it is counted). */
 void xq_submitted(struct xq_ticket *t, bool ok);
 
@@ -116,8 +123,8 @@ void xq_watch(struct xqueue *q);
 void xq_watcher_stop(void);
 /* Sets the watcher up (at configuration) or forgets the parent's (in the child of fork). */
 void xq_watcher_reset(void);
-/* Called by the watcher: n markers of q were reached. */
-void xq_completed(struct xqueue *q, unsigned n);
+/* Called by the watcher: n markers of q were reached, of commands predicted to cost cost_ns. */
+void xq_completed(struct xqueue *q, unsigned n, uint64_t cost_ns);
 /* Called by the watcher: deactivates queues idle for the grace window; returns the nearest
  * future time a queue's grace ends (0 when none is pending). */
 uint64_t xq_expire_idle(uint64_t now);

@@ -16,6 +16,7 @@
 #include <time.h>
 
 #include "admission.h"
+#include "cost.h"
 #include "gp_log.h"
 
 static struct {
@@ -27,25 +28,57 @@ static struct {
     pthread_t thread;
 } w = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
 
-/* Follows q's markers; returns how many were reached, and whether q is now drained. */
+/* Markers followed per queue and poll; more are followed at the next poll. */
+#define FOLLOW_BATCH 64
+
+/* Learns what the commands reached in this poll took (cost.h): together, the time since the
+ * later of the queue's previous completion seen and the first one's submission. Not while the
+ * queue is suspended: then higher-priority work runs between its commands on purpose. */
+static void learn(struct xqueue *q, const struct xc_sample *done, size_t n, uint64_t first_submit,
+                  uint64_t now)
+{
+    uint64_t start = q->last_reached_ns > first_submit ? q->last_reached_ns : first_submit;
+    q->last_reached_ns = now;
+    if (atomic_load(&xq_st(q)->gate) & XQ_GATE_SUSPENDED)
+        return;
+    uint64_t mean = xc_learn(done, n, now > start ? now - start : 0);
+    if (!mean)
+        return;
+    uint64_t old = atomic_load_explicit(&q->cost_mean_ns, memory_order_relaxed);
+    atomic_store_explicit(&q->cost_mean_ns, old ? old - old / 4 + mean / 4 : mean,
+                          memory_order_relaxed);
+}
+
+/* Follows q's markers: frees the window of those reached, and learns what they cost. Returns
+ * how many were reached. */
 static unsigned follow(struct xqueue *q, const struct xq_marker_ops *o)
 {
+    struct xc_sample done[FOLLOW_BATCH];
+    uint64_t cost = 0, first_submit = 0;
     unsigned reached = 0;
-    for (;;) {
+    while (reached < FOLLOW_BATCH) {
         pthread_mutex_lock(&q->mu);
         struct xq_marker_ring *r = &q->markers;
-        void *m = r->count ? r->slots[r->head] : NULL;
+        struct xq_in_flight c = r->count ? r->slots[r->head] : (struct xq_in_flight){0};
         pthread_mutex_unlock(&q->mu);
         /* Only this thread removes markers, so the oldest stays where it is meanwhile. */
-        if (!m || o->query(m) == 0)
-            return reached;
+        if (!c.marker || o->query(c.marker) == 0)
+            break;
         pthread_mutex_lock(&q->mu);
         r->head = (r->head + 1) % r->cap;
         r->count--;
         pthread_mutex_unlock(&q->mu);
-        o->release(q, m);
-        reached++;
+        o->release(q, c.marker);
+        if (!reached)
+            first_submit = c.submit_ns;
+        done[reached++] = (struct xc_sample){c.cost_key, c.cost_ns};
+        cost += c.cost_ns;
     }
+    if (reached) {
+        learn(q, done, reached, first_submit, xq_now_ns());
+        xq_completed(q, reached, cost);
+    }
+    return reached;
 }
 
 /* Takes drained queues off the list (w.mu held); retired ones go back to the registry. */
@@ -102,13 +135,9 @@ static void *watcher_main(void *arg)
         w.kicked = false;
         pthread_mutex_unlock(&w.mu);
 
-        for (size_t i = 0; i < n; i++) {
-            unsigned reached = follow(snapshot[i], o);
-            if (reached) {
-                xq_completed(snapshot[i], reached);
+        for (size_t i = 0; i < n; i++)
+            if (follow(snapshot[i], o))
                 rescan = true;
-            }
-        }
         uint64_t now = xq_now_ns();
         if (rescan || (next_expiry && now >= next_expiry))
             next_expiry = xq_expire_idle(now);

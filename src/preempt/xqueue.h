@@ -60,8 +60,16 @@ struct xq_state {
     _Atomic uint64_t submitted, completed, held_ns, suspensions;
 };
 
+/* A command in flight behind a marker: what to learn its GPU time from when it is reached. */
+struct xq_in_flight {
+    void *marker;
+    uint64_t cost_key;  /* cost.h; 0 when the shim had none */
+    uint64_t cost_ns;   /* predicted at admission; counted in the queue's cost_in_flight_ns */
+    uint64_t submit_ns; /* when it was handed to the runtime */
+};
+
 struct xq_marker_ring {
-    void **slots;
+    struct xq_in_flight *slots;
     size_t cap, head, count; /* oldest at head */
 };
 
@@ -82,6 +90,13 @@ struct xqueue {
     _Atomic uint64_t last_done_ns;
     _Atomic bool capturing; /* a stream capture begun on it has not ended */
     uint32_t request_seen;  /* the board's last priority request applied (sched) */
+
+    /* GPU time: the predicted cost of the commands reserved and not yet seen reached (cost.h),
+     * the queue's mean cost per command (for commands without a learned key), and when the
+     * watcher last saw one of its markers reached (watcher only). */
+    _Atomic uint64_t cost_in_flight_ns;
+    _Atomic uint64_t cost_mean_ns;
+    uint64_t last_reached_ns;
 
     /* Completion markers, oldest first (mu); only the watcher thread removes them. */
     pthread_mutex_t mu;

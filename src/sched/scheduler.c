@@ -17,8 +17,10 @@
 #include "priority.h"
 #include "sched_board.h"
 
-/* The in-flight window's default: see docs/configuration.md for the measurements behind it. */
-#define DEFAULT_WINDOW 4
+/* The in-flight defaults, commands and GPU time: see docs/configuration.md for the measurements
+ * behind them. */
+#define DEFAULT_WINDOW 16
+#define DEFAULT_WINDOW_US 500
 #define MAX_STREAM_PRIORITIES 64
 
 static enum sched_policy policy = SCHED_POLICY_HPF;
@@ -234,6 +236,8 @@ void sched_configure(const struct xq_marker_ops *ops)
     struct xq_admission_config cfg = {
         .enabled = policy != SCHED_POLICY_PASSTHROUGH,
         .window = (unsigned)gp_config_uint("GPUPRIO_WINDOW", 1, 1024, DEFAULT_WINDOW, "commands"),
+        .budget_ns = 1000 * gp_config_uint("GPUPRIO_WINDOW_US", 0, 10000000, DEFAULT_WINDOW_US,
+                                           "microseconds"),
         .grace_ns = 1000 * gp_config_uint("GPUPRIO_GRACE_US", 0, 10000000, 150, "microseconds"),
         .watchdog_ns =
             1000000 * gp_config_uint("GPUPRIO_WATCHDOG_MS", 1, 3600000, 500, "milliseconds"),

@@ -17,7 +17,8 @@
  *   cuda_shim_test [--shim [--expect-tracked] [--expect-hw-priority=N]]
  *
  * --expect-tracked: the run schedules (streams of different priorities on both devices), so
- * the shim must have followed s1's and s3's commands with completion markers.
+ * the shim must have followed s1's and s3's commands with completion markers, queried from a
+ * thread in relaxed capture mode.
  * --expect-hw-priority: the CUDA priority the shim must have given the stream created with
  * cuStreamCreate (run with GPUPRIO_PRIORITY set).
  */
@@ -269,6 +270,14 @@ int main(int argc, char **argv)
             EXPECT(api.stats(s1, &st) == 0 && st.completed == st.submitted);
             EXPECT(api.drain(s3, 5000) == 0);
             EXPECT(api.stats(s3, &st) == 0 && st.completed == 2);
+            /* This program queries no event itself: every query was the watcher's, made in
+             * relaxed capture mode, so that it can never break another thread's capture. */
+            void (*queries)(int *, int *) = NULL;
+            *(void **)&queries = dlsym(RTLD_DEFAULT, "fake_cuda_event_queries");
+            int relaxed = 0, other = -1;
+            if (queries)
+                queries(&relaxed, &other);
+            EXPECT(relaxed > 0 && other == 0);
         }
         if (expect_hw <= 0) {
             int p1 = 1;

@@ -337,11 +337,38 @@ EXPORT CUresult cuGraphInstantiateWithParams(CUgraphExec *phGraphExec, CUgraph h
     return CUDA_SUCCESS;
 }
 
+/* Each thread's stream capture mode (cuThreadExchangeStreamCaptureMode), and how many event
+ * queries were made in relaxed mode and in another: tests read the counts with
+ * fake_cuda_event_queries. In global mode (every thread's default) the real driver prohibits
+ * "potentially unsafe" calls while any thread captures in global mode, and a prohibited call
+ * invalidates the capture; queries of a shim's own thread must therefore be in relaxed mode. */
+static _Thread_local CUstreamCaptureMode capture_mode = CU_STREAM_CAPTURE_MODE_GLOBAL;
+static atomic_int queries_relaxed, queries_other;
+
+EXPORT CUresult cuThreadExchangeStreamCaptureMode(CUstreamCaptureMode *mode)
+{
+    if (!mode)
+        return CUDA_ERROR_INVALID_VALUE;
+    CUstreamCaptureMode old = capture_mode;
+    capture_mode = *mode;
+    *mode = old;
+    return CUDA_SUCCESS;
+}
+
+EXPORT void fake_cuda_event_queries(int *relaxed, int *other);
+EXPORT void fake_cuda_event_queries(int *relaxed, int *other)
+{
+    *relaxed = atomic_load(&queries_relaxed);
+    *other = atomic_load(&queries_other);
+}
+
 /* Documented without a context requirement: the watcher queries from a thread without one. */
 EXPORT CUresult cuEventQuery(CUevent hEvent)
 {
     if (!atomic_load(&initialized))
         return CUDA_ERROR_NOT_INITIALIZED;
+    atomic_fetch_add(
+        capture_mode == CU_STREAM_CAPTURE_MODE_RELAXED ? &queries_relaxed : &queries_other, 1);
     return hEvent && hEvent->magic == EVENT_MAGIC ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
 }
 
@@ -401,6 +428,7 @@ EXPORT CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaVers
     X(cuEventCreate)                                                                               \
     X(cuEventRecord)                                                                               \
     X(cuEventQuery)                                                                                \
+    X(cuThreadExchangeStreamCaptureMode)                                                           \
     X(cuEventSynchronize)                                                                          \
     X(cuEventDestroy_v2)                                                                           \
     X(cuGetProcAddress_v2)

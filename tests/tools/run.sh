@@ -28,10 +28,12 @@ status=$(sh -c '"$1" run -p high -- "$2" signal 15; echo $?' sh "$gpuprio" "$chi
 expect "SIGTERM seen by a shell" 143 "$status"
 
 # The settings and the library reach the command; what LD_PRELOAD held is kept, after ours.
-out=$(LD_PRELOAD=$empty "$gpuprio" run -p high --policy passthrough --window 3 -- "$child" env "$shim")
+out=$(LD_PRELOAD=$empty "$gpuprio" run -p high --policy passthrough --window 3 --window-us 250 \
+    -- "$child" env "$shim")
 expect "priority" "priority=high" "$(echo "$out" | grep '^priority=')"
 expect "policy" "policy=passthrough" "$(echo "$out" | grep '^policy=')"
 expect "window" "window=3" "$(echo "$out" | grep '^window=')"
+expect "budget" "window_us=250" "$(echo "$out" | grep '^window_us=')"
 expect "shim preloaded by absolute path" "shim_preloaded=yes" "$(echo "$out" | grep '^shim_preloaded=')"
 # By default one library: CUDA's where an NVIDIA driver is loaded (and it was built), else HIP's.
 want="LD_PRELOAD=$shim:$empty"
@@ -77,6 +79,7 @@ fail_case "priority out of range" 125 "from -1000 to 1000" \
 fail_case "bad policy" 125 "accepted: hpf, passthrough" \
     "$gpuprio" run --policy fifo -- "$child" env "$shim"
 fail_case "bad window" 125 "from 1 to 1024" "$gpuprio" run --window 0 -- "$child" env "$shim"
+fail_case "bad budget" 125 "from 0 to 10000000" "$gpuprio" run --window-us 1ms -- "$child" env "$shim"
 fail_case "unknown option" 125 "unknown option" "$gpuprio" run --bogus -- "$child" env "$shim"
 fail_case "missing value" 125 "needs a value" "$gpuprio" run -p
 fail_case "no command" 125 "no command" "$gpuprio" run -p high

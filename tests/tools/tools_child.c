@@ -45,8 +45,8 @@ int main(int argc, char **argv)
     }
     if (argc == 3 && strcmp(argv[1], "env") == 0) {
         const char *preload = getenv("LD_PRELOAD");
-        printf("priority=%s\npolicy=%s\nwindow=%s\n", env("GPUPRIO_PRIORITY"),
-               env("GPUPRIO_POLICY"), env("GPUPRIO_WINDOW"));
+        printf("priority=%s\npolicy=%s\nwindow=%s\nwindow_us=%s\n", env("GPUPRIO_PRIORITY"),
+               env("GPUPRIO_POLICY"), env("GPUPRIO_WINDOW"), env("GPUPRIO_WINDOW_US"));
         printf("shim_preloaded=%s\n",
                argv[2][0] == '/' && has_entry(preload, argv[2]) ? "yes" : "no");
         printf("LD_PRELOAD=%s\n", env("LD_PRELOAD"));

@@ -15,6 +15,12 @@
  * the watcher queries from its own thread, which has no current context. Should a driver answer
  * CUDA_ERROR_INVALID_CONTEXT anyway, the watcher makes the marker's context current on its own
  * thread and asks again: tests/gpu/procaddress_probe.c reports what the real driver does.
+ *
+ * The watcher's thread puts itself in relaxed stream capture mode before its first query. In
+ * the default (global) mode, while any thread of the process captures in global mode (PyTorch's
+ * default for CUDA graphs), a "potentially unsafe" call from any other thread is prohibited and
+ * invalidates that capture. The shim does not query while it knows of a capture, but a capture
+ * can begin between its check and its query; in relaxed mode the query is never prohibited.
  */
 #include "cuda_marker.h"
 
@@ -45,6 +51,7 @@ static struct {
     CUresult (*event_record)(CUevent, CUstream);
     CUresult (*event_query)(CUevent);
     CUresult (*event_destroy)(CUevent);
+    CUresult (*exchange_capture_mode)(CUstreamCaptureMode *); /* optional */
     CUresult (*stream_get_ctx)(CUstream, CUcontext *);
     CUresult (*ctx_get_current)(CUcontext *);
     CUresult (*ctx_set_current)(CUcontext);
@@ -62,6 +69,7 @@ static void resolve(void)
     *(void **)&drv.event_record = cudahal_sym("cuEventRecord");
     *(void **)&drv.event_query = cudahal_sym("cuEventQuery");
     *(void **)&drv.event_destroy = cudahal_sym("cuEventDestroy_v2");
+    *(void **)&drv.exchange_capture_mode = cudahal_sym("cuThreadExchangeStreamCaptureMode");
     *(void **)&drv.stream_get_ctx = cudahal_sym("cuStreamGetCtx");
     *(void **)&drv.ctx_get_current = cudahal_sym("cuCtxGetCurrent");
     *(void **)&drv.ctx_set_current = cudahal_sym("cuCtxSetCurrent");
@@ -157,6 +165,12 @@ void *cudahal_marker_record(uintptr_t stream)
 
 int cudahal_marker_query(void *marker)
 {
+    static _Thread_local bool relaxed;
+    if (!relaxed && drv.exchange_capture_mode) {
+        CUstreamCaptureMode mode = CU_STREAM_CAPTURE_MODE_RELAXED;
+        drv.exchange_capture_mode(&mode);
+        relaxed = true;
+    }
     struct marker *m = marker;
     CUresult r = drv.event_query(m->event);
     if (r == CUDA_ERROR_INVALID_CONTEXT && drv.ctx_set_current(m->ctx) == CUDA_SUCCESS)

@@ -8,6 +8,10 @@
  * back, and recording on the stream all succeed, and a successful call leaves what the
  * application's own successful call left. Events are pooled per device and reused, so the
  * launch path creates none once warmed up.
+ *
+ * The watcher's thread queries in relaxed stream capture mode, where the runtime has it, for the
+ * reason hal/cuda/cuda_marker.c gives: a capture begun in global mode on another thread must
+ * never be broken by a query of gpuprio's.
  */
 #include "hip_marker.h"
 
@@ -31,6 +35,7 @@ static struct {
     hipError_t (*query)(hipEvent_t);
     hipError_t (*get_device)(int *);
     hipError_t (*set_device)(int);
+    hipError_t (*exchange_capture_mode)(hipStreamCaptureMode *); /* optional */
 } rt;
 static pthread_once_t rt_once = PTHREAD_ONCE_INIT;
 
@@ -41,6 +46,8 @@ static void resolve(void)
     rt.query = (hipError_t(*)(hipEvent_t))hiphal_sym("hipEventQuery");
     rt.get_device = (hipError_t(*)(int *))hiphal_sym("hipGetDevice");
     rt.set_device = (hipError_t(*)(int))hiphal_sym("hipSetDevice");
+    rt.exchange_capture_mode =
+        (hipError_t(*)(hipStreamCaptureMode *))hiphal_sym("hipThreadExchangeStreamCaptureMode");
 }
 
 static hipEvent_t pool_take(int device)
@@ -88,6 +95,12 @@ void *hiphal_marker_record(uintptr_t stream, int device)
 
 int hiphal_marker_query(void *marker)
 {
+    static _Thread_local bool relaxed;
+    if (!relaxed && rt.exchange_capture_mode) {
+        hipStreamCaptureMode mode = hipStreamCaptureModeRelaxed;
+        rt.exchange_capture_mode(&mode);
+        relaxed = true;
+    }
     hipError_t r = rt.query((hipEvent_t)marker);
     return r == hipSuccess ? 1 : r == hipErrorNotReady ? 0 : -1;
 }

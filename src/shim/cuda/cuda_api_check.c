@@ -12,11 +12,15 @@
  *      (args must fit params: count, order, types) and returns its stream expression with the
  *      type the kind promises: CUstream, CUstream * for STREAM_CREATE, void ** for LOOKUP. The
  *      stream expression is not cast, so an expression of another type is an error too.
+ *      Its cost key must convert to uint64_t without a cast (an integer: a pointer is an error).
  *   4. Every name may appear once (a second stream_of_<name> is a redefinition).
  */
 #include "cuda_compat.h"
 
 #include <stddef.h>
+#include <stdint.h>
+
+#include "cost.h"
 
 typedef void (*gp_cuda_api_check_fn)(void);
 #define GP_DEPRECATED_OK_BEGIN                                                                     \
@@ -26,7 +30,7 @@ typedef void (*gp_cuda_api_check_fn)(void);
 /* 0. Declared by cuda.h, and not macros (a macro expands to a name of another length). */
 GP_DEPRECATED_OK_BEGIN
 extern const gp_cuda_api_check_fn gp_cuda_api_declared[];
-#define CUDA_API(name, kind, stream, params, args) (gp_cuda_api_check_fn) name,
+#define CUDA_API(name, kind, stream, cost_key, params, args) (gp_cuda_api_check_fn) name,
 const gp_cuda_api_check_fn gp_cuda_api_declared[] = {
 #include "cuda_api.def"
     NULL};
@@ -35,13 +39,13 @@ GP_DEPRECATED_OK_END
 
 #define GP_XSTR(x) GP_STR(x)
 #define GP_STR(x) #x
-#define CUDA_API(name, kind, stream, params, args)                                                 \
+#define CUDA_API(name, kind, stream, cost_key, params, args)                                       \
     _Static_assert(sizeof(GP_XSTR(name)) == sizeof(#name), "cuda.h renames " #name);
 #include "cuda_api.def"
 #undef CUDA_API
 
 /* 1. Prototypes. */
-#define CUDA_API(name, kind, stream, params, args) CUresult name params;
+#define CUDA_API(name, kind, stream, cost_key, params, args) CUresult name params;
 #include "cuda_api.def"
 #undef CUDA_API
 
@@ -67,10 +71,12 @@ GP_DEPRECATED_OK_END
  * so none is unused.
  */
 GP_DEPRECATED_OK_BEGIN
-#define CUDA_API(name, kind, stream, params, args)                                                 \
+#define CUDA_API(name, kind, stream, cost_key, params, args)                                       \
     static GP_STREAM_OF_##kind stream_of_##name params                                             \
     {                                                                                              \
         (void)name args;                                                                           \
+        uint64_t gp_cost_key = (cost_key);                                                         \
+        (void)gp_cost_key;                                                                         \
         return (stream);                                                                           \
     }
 #include "cuda_api.def"
@@ -79,7 +85,8 @@ GP_DEPRECATED_OK_END
 
 /* Uses every stream_of_ function, so that none is "defined but not used". */
 extern const gp_cuda_api_check_fn gp_cuda_api_check_table[];
-#define CUDA_API(name, kind, stream, params, args) (gp_cuda_api_check_fn) stream_of_##name,
+#define CUDA_API(name, kind, stream, cost_key, params, args)                                       \
+    (gp_cuda_api_check_fn) stream_of_##name,
 const gp_cuda_api_check_fn gp_cuda_api_check_table[] = {
 #include "cuda_api.def"
     NULL};

@@ -32,6 +32,7 @@
 #include "cuda_bind.h"
 #include "cuda_device.h"
 #include "cuda_marker.h"
+#include "cost.h"
 #include "dl_override.h"
 #include "gp_config.h"
 #include "gp_dl.h"
@@ -48,19 +49,19 @@
 /* ---- the real functions ---- */
 
 enum api_index {
-#define CUDA_API(name, kind, stream, params, args) API_##name,
+#define CUDA_API(name, kind, stream, cost_key, params, args) API_##name,
 #include "cuda_api.def"
 #undef CUDA_API
     API_COUNT
 };
 
 static const char *const api_names[API_COUNT] = {
-#define CUDA_API(name, kind, stream, params, args) #name,
+#define CUDA_API(name, kind, stream, cost_key, params, args) #name,
 #include "cuda_api.def"
 #undef CUDA_API
 };
 
-#define CUDA_API(name, kind, stream, params, args) typedef CUresult(*pfn_##name) params;
+#define CUDA_API(name, kind, stream, cost_key, params, args) typedef CUresult(*pfn_##name) params;
 #include "cuda_api.def"
 #undef CUDA_API
 
@@ -172,8 +173,12 @@ static bool is_pt(enum call_kind kind)
            kind == KIND_CAPTURE_END_PT;
 }
 
-static void call_begin(struct call *c, enum call_kind kind, void *stream)
+/* Before forwarding the call of entry point `entry` (the API_ index) with cost key `what`
+ * (cuda_api.def). */
+static void call_begin(struct call *c, enum call_kind kind, void *stream, unsigned entry,
+                       uint64_t what)
 {
+    uint64_t cost_key = xc_command_key(entry, what);
     c->kind = kind;
     c->stream = stream;
     c->q = NULL;
@@ -183,13 +188,13 @@ static void call_begin(struct call *c, enum call_kind kind, void *stream)
     case KIND_WORK:
     case KIND_WORK_PT:
         c->q = queue_of((CUstream)stream, is_pt(kind));
-        xq_admit(c->q, &c->ticket);
+        xq_admit(c->q, &c->ticket, cost_key);
         break;
     case KIND_WORK_IF:
     case KIND_WORK_IF_PT:
         if (stream)
             c->q = queue_of(*(CUstream *)stream, is_pt(kind));
-        xq_admit(c->q, &c->ticket); /* no queue: nothing to admit, nothing to count */
+        xq_admit(c->q, &c->ticket, cost_key); /* no queue: nothing to admit or count */
         break;
     case KIND_CAPTURE_BEGIN:
     case KIND_CAPTURE_BEGIN_PT:
@@ -420,7 +425,7 @@ static void call_end(struct call *c, CUresult result)
  * lacks the function), observing and tracking around it. Locals carry a gp_ prefix so that they
  * cannot clash with the parameter names of cuda_api.def.
  */
-#define CUDA_API(name, kind, stream, params, args)                                                 \
+#define CUDA_API(name, kind, stream, cost_key, params, args)                                       \
     GP_EXPORT CUresult name params                                                                 \
     {                                                                                              \
         pfn_##name gp_real = (pfn_##name)real_fn(API_##name);                                      \
@@ -431,7 +436,7 @@ static void call_end(struct call *c, CUresult result)
         if (shim_depth)                                                                            \
             return gp_real args;                                                                   \
         struct call gp_call;                                                                       \
-        call_begin(&gp_call, KIND_##kind, (void *)(stream));                                       \
+        call_begin(&gp_call, KIND_##kind, (void *)(stream), API_##name, (uint64_t)(cost_key));     \
         shim_depth++;                                                                              \
         CUresult gp_result = GP_FORWARD_##kind(name, gp_real, args);                               \
         call_end(&gp_call, gp_result);                                                             \
@@ -445,7 +450,7 @@ static void call_end(struct call *c, CUresult result)
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wdeprecated-declarations"
 static void *const wrappers[API_COUNT] = {
-#define CUDA_API(name, kind, stream, params, args) (void *)name,
+#define CUDA_API(name, kind, stream, cost_key, params, args) (void *)name,
 #include "cuda_api.def"
 #undef CUDA_API
 };

@@ -12,11 +12,15 @@
  *      type the kind promises: hipStream_t, hipStream_t * for STREAM_CREATE and WORK_IF, or
  *      void ** for LOOKUP. The stream expression is not cast, so an expression of another type
  *      is an error too.
+ *      Its cost key must convert to uint64_t without a cast (an integer: a pointer is an error).
  *   4. Every name may appear once (a second stream_of_<name> is a redefinition).
  */
 #include "hip_compat_shim.h"
 
 #include <stddef.h>
+#include <stdint.h>
+
+#include "cost.h"
 
 /*
  * Function pointers of one type, to use each name in a table. Some of the 5.2.3 prototypes are
@@ -35,7 +39,7 @@ typedef void (*gp_hip_api_check_fn)(void);
 /* 0. Declared by the headers. */
 GP_DEPRECATED_OK_BEGIN
 extern const gp_hip_api_check_fn gp_hip_api_declared[];
-#define HIP_API(name, kind, stream, params, args) (gp_hip_api_check_fn)name,
+#define HIP_API(name, kind, stream, cost_key, params, args) (gp_hip_api_check_fn) name,
 const gp_hip_api_check_fn gp_hip_api_declared[] = {
 #include "hip_api.def"
     NULL};
@@ -43,7 +47,7 @@ const gp_hip_api_check_fn gp_hip_api_declared[] = {
 GP_DEPRECATED_OK_END
 
 /* 1. Prototypes. */
-#define HIP_API(name, kind, stream, params, args) hipError_t name params;
+#define HIP_API(name, kind, stream, cost_key, params, args) hipError_t name params;
 #include "hip_api.def"
 #undef HIP_API
 
@@ -74,10 +78,12 @@ GP_DEPRECATED_OK_END
  * so none is unused.
  */
 GP_DEPRECATED_OK_BEGIN
-#define HIP_API(name, kind, stream, params, args)                                                 \
-    static GP_STREAM_OF_##kind stream_of_##name params                                           \
+#define HIP_API(name, kind, stream, cost_key, params, args)                                        \
+    static GP_STREAM_OF_##kind stream_of_##name params                                             \
     {                                                                                              \
         (void)name args;                                                                           \
+        uint64_t gp_cost_key = (cost_key);                                                         \
+        (void)gp_cost_key;                                                                         \
         return (stream);                                                                           \
     }
 #include "hip_api.def"
@@ -86,7 +92,7 @@ GP_DEPRECATED_OK_END
 
 /* Uses every stream_of_ function, so that none is "defined but not used". */
 extern const gp_hip_api_check_fn gp_hip_api_check_table[];
-#define HIP_API(name, kind, stream, params, args) (gp_hip_api_check_fn)stream_of_##name,
+#define HIP_API(name, kind, stream, cost_key, params, args) (gp_hip_api_check_fn) stream_of_##name,
 const gp_hip_api_check_fn gp_hip_api_check_table[] = {
 #include "hip_api.def"
     NULL};

@@ -20,6 +20,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cost.h"
 #include "dl_override.h"
 #include "gp_dl.h"
 #include "gp_log.h"
@@ -38,19 +39,19 @@
 /* ---- the real functions ---- */
 
 enum api_index {
-#define HIP_API(name, kind, stream, params, args) API_##name,
+#define HIP_API(name, kind, stream, cost_key, params, args) API_##name,
 #include "hip_api.def"
 #undef HIP_API
     API_COUNT
 };
 
 static const char *const api_names[API_COUNT] = {
-#define HIP_API(name, kind, stream, params, args) #name,
+#define HIP_API(name, kind, stream, cost_key, params, args) #name,
 #include "hip_api.def"
 #undef HIP_API
 };
 
-#define HIP_API(name, kind, stream, params, args) typedef hipError_t(*pfn_##name) params;
+#define HIP_API(name, kind, stream, cost_key, params, args) typedef hipError_t(*pfn_##name) params;
 #include "hip_api.def"
 #undef HIP_API
 
@@ -200,8 +201,12 @@ static bool is_spt(enum call_kind kind)
     return kind == KIND_WORK_SPT || kind == KIND_CAPTURE_BEGIN_SPT || kind == KIND_CAPTURE_END_SPT;
 }
 
-static void call_begin(struct call *c, enum call_kind kind, void *stream)
+/* Before forwarding the call of entry point `entry` (the API_ index, or past it for the C++
+ * names) with cost key `what` (hip_api.def). */
+static void call_begin(struct call *c, enum call_kind kind, void *stream, unsigned entry,
+                       uint64_t what)
 {
+    uint64_t cost_key = xc_command_key(entry, what);
     c->kind = kind;
     c->stream = stream;
     c->q = NULL;
@@ -210,18 +215,18 @@ static void call_begin(struct call *c, enum call_kind kind, void *stream)
     case KIND_WORK:
     case KIND_WORK_SPT:
         c->q = queue_of(stream, is_spt(kind));
-        xq_admit(c->q, &c->ticket);
+        xq_admit(c->q, &c->ticket, cost_key);
         break;
     case KIND_WORK_IF:
         if (stream)
             c->q = queue_of(*(hipStream_t *)stream, false);
-        xq_admit(c->q, &c->ticket); /* no queue: nothing to admit, nothing to count */
+        xq_admit(c->q, &c->ticket, cost_key); /* no queue: nothing to admit or count */
         break;
     case KIND_CONFIGURED_LAUNCH: {
         void *configured_stream;
         if (pop_configured(&configured_stream))
             c->q = queue_of(configured_stream, false);
-        xq_admit(c->q, &c->ticket);
+        xq_admit(c->q, &c->ticket, cost_key);
         break;
     }
     case KIND_CAPTURE_BEGIN:
@@ -343,7 +348,7 @@ static void call_end(struct call *c, hipError_t result)
  * lacks the function), observing and tracking around it. Locals carry a gp_ prefix because the
  * parameter lists of hip_api.def use names such as fn.
  */
-#define GP_WRAPPER_BODY(gp_real, name, kind, stream, args)                                         \
+#define GP_WRAPPER_BODY(gp_real, name, kind, stream, entry, what, args)                            \
     if (!gp_real) {                                                                                \
         *(void **)&gp_real = gp_unbound_fn(name, __builtin_return_address(0));                     \
         return gp_real ? gp_real args : hipErrorNotInitialized;                                    \
@@ -351,18 +356,18 @@ static void call_end(struct call *c, hipError_t result)
     if (shim_depth)                                                                                \
         return gp_real args;                                                                       \
     struct call gp_call;                                                                           \
-    call_begin(&gp_call, KIND_##kind, (void *)(stream));                                           \
+    call_begin(&gp_call, KIND_##kind, (void *)(stream), entry, (uint64_t)(what));                  \
     shim_depth++;                                                                                  \
     hipError_t gp_result = gp_real args;                                                           \
     call_end(&gp_call, gp_result);                                                                 \
     shim_depth--;                                                                                  \
     return gp_result;
 
-#define HIP_API(name, kind, stream, params, args)                                                  \
+#define HIP_API(name, kind, stream, cost_key, params, args)                                        \
     GP_EXPORT hipError_t name params                                                               \
     {                                                                                              \
         pfn_##name gp_real = (pfn_##name)real_fn(API_##name);                                      \
-        GP_WRAPPER_BODY(gp_real, #name, kind, stream, args)                                        \
+        GP_WRAPPER_BODY(gp_real, #name, kind, stream, API_##name, cost_key, args)                  \
     }
 #include "hip_api.def"
 #undef HIP_API
@@ -389,6 +394,7 @@ GP_EXPORT hipError_t ext_module_launch_cxx EXT_MODULE_LAUNCH_PARAMS, uint32_t fl
 {
     pfn_ext_module_launch gp_real = (pfn_ext_module_launch)cxx_real(CXX_EXT_MODULE_LAUNCH);
     GP_WRAPPER_BODY(gp_real, HIP_EXT_MODULE_LAUNCH_KERNEL_CXX, WORK, stream,
+                    API_COUNT + CXX_EXT_MODULE_LAUNCH, xc_launch_key(f, gx, gy, gz),
                     (f, gx, gy, gz, lx, ly, lz, shared, stream, params, extra, start, stop, flags))
 }
 
@@ -398,6 +404,7 @@ GP_EXPORT hipError_t hcc_module_launch_cxx EXT_MODULE_LAUNCH_PARAMS)
 {
     pfn_hcc_module_launch gp_real = (pfn_hcc_module_launch)cxx_real(CXX_HCC_MODULE_LAUNCH);
     GP_WRAPPER_BODY(gp_real, HIP_HCC_MODULE_LAUNCH_KERNEL_CXX, WORK, stream,
+                    API_COUNT + CXX_HCC_MODULE_LAUNCH, xc_launch_key(f, gx, gy, gz),
                     (f, gx, gy, gz, lx, ly, lz, shared, stream, params, extra, start, stop))
 }
 
@@ -427,7 +434,8 @@ GP_EXPORT void launch_kernel_ggl_impl_cxx(uintptr_t function, const dim3 *grid, 
         return;
     }
     struct call gp_call;
-    call_begin(&gp_call, KIND_WORK, (void *)stream);
+    call_begin(&gp_call, KIND_WORK, (void *)stream, API_COUNT + CXX_LAUNCH_KERNEL_GGL_IMPL,
+               grid ? xc_launch_key((const void *)function, grid->x, grid->y, grid->z) : 0);
     shim_depth++;
     gp_real(function, grid, block, shared, stream, args);
     hipError_t result = real_peek_at_last_error ? real_peek_at_last_error() : hipErrorUnknown;
@@ -448,7 +456,7 @@ static struct cxx_function cxx[CXX_COUNT] = {
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wdeprecated-declarations"
 static void *const wrappers[API_COUNT] = {
-#define HIP_API(name, kind, stream, params, args) (void *)name,
+#define HIP_API(name, kind, stream, cost_key, params, args) (void *)name,
 #include "hip_api.def"
 #undef HIP_API
 };

@@ -1,0 +1,79 @@
+/*
+ * cost_test.c - the learned cost table (src/preempt/cost.c): nothing predicted before anything
+ * is learned, a key's first sample, the moving average, the span shared in proportion to what was
+ * predicted, commands without a key, keys that meet in one neighbourhood, and the keys the shims
+ * build.
+ */
+#include "check.h"
+#include "cost.h"
+
+static uint64_t learn1(uint64_t key, uint64_t predicted, uint64_t span)
+{
+    struct xc_sample s = {key, predicted};
+    return xc_learn(&s, 1, span);
+}
+
+int main(void)
+{
+    /* Nothing learned: nothing predicted. */
+    CHECK_INT(xc_predict(xc_key(1, 2)), 0);
+
+    /* The first sample is the estimate; later ones move it by a quarter of the difference. */
+    uint64_t k = xc_key(1, 2);
+    CHECK_INT(learn1(k, 0, 1000000), 1000000);
+    CHECK_INT(xc_predict(k), 1000000);
+    learn1(k, 1000000, 2000000);
+    CHECK_INT(xc_predict(k), 1250000);
+    for (int i = 0; i < 60; i++)
+        learn1(k, xc_predict(k), 2000000);
+    CHECK(xc_predict(k) > 1990000 && xc_predict(k) <= 2000000);
+
+    /* Reached in one poll: the span is shared in proportion to the predictions, and the mean
+     * share is returned. */
+    uint64_t a = xc_key(3, 1), b = xc_key(3, 2);
+    struct xc_sample both[] = {{a, 900}, {b, 100}};
+    CHECK_INT(xc_learn(both, 2, 10000), 5000);
+    CHECK_INT(xc_predict(a), 9000);
+    CHECK_INT(xc_predict(b), 1000);
+
+    /* Commands without a key take no share and teach nothing. */
+    uint64_t c = xc_key(4, 1);
+    struct xc_sample mixed[] = {{0, 5000}, {c, 100}};
+    CHECK_INT(xc_learn(mixed, 2, 3000), 3000);
+    CHECK_INT(xc_predict(c), 3000);
+    struct xc_sample none[] = {{0, 100}, {0, 100}};
+    CHECK_INT(xc_learn(none, 2, 3000), 0);
+
+    /* A command seen to take no time is still known (1 ns): 0 means "never learned". */
+    uint64_t z = xc_key(5, 1);
+    learn1(z, 0, 0);
+    CHECK_INT(xc_predict(z), 1);
+
+    /* Five keys in one neighbourhood of four: the last learned is known, and the table still
+     * answers for every key it holds with that key's own estimate. */
+    xc_reset();
+    uint64_t base = 0x10000; /* keys base + i * 4096 share the neighbourhood's first entry */
+    for (uint64_t i = 0; i < 5; i++)
+        learn1(base + i * 4096, 0, 1000 * (i + 1));
+    CHECK_INT(xc_predict(base + 4 * 4096), 5000);
+    int known = 0;
+    for (uint64_t i = 0; i < 5; i++) {
+        uint64_t p = xc_predict(base + i * 4096);
+        CHECK(p == 0 || p == 1000 * (i + 1));
+        known += p != 0;
+    }
+    CHECK_INT(known, 4);
+    xc_reset();
+    CHECK_INT(xc_predict(base + 4 * 4096), 0);
+
+    /* The shims' keys: never 0; the grid and the entry point tell commands apart; commands
+     * without GPU time keep their mark. */
+    int f;
+    CHECK(xc_launch_key(&f, 1, 1, 1) != xc_launch_key(&f, 2, 1, 1));
+    CHECK(xc_launch_key(&f, 1, 1, 1) != xc_launch_key(&f, 1, 2, 1));
+    CHECK(xc_launch_key(&f, 1, 1, 1) == xc_launch_key(&f, 1, 1, 1));
+    CHECK(xc_command_key(1, 7) != xc_command_key(2, 7));
+    CHECK(xc_command_key(1, 0) != 0);
+    CHECK_INT(xc_command_key(1, XC_NO_GPU_TIME), XC_NO_GPU_TIME);
+    return check_finish("cost");
+}
