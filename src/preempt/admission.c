@@ -118,7 +118,7 @@ void xq_wake_waiters(void)
 /* The GPU time a command of q with cost_key is expected to take (never 0). */
 static uint64_t predict_cost(struct xqueue *q, uint64_t cost_key)
 {
-    uint64_t ns = cost_key ? xc_predict(cost_key) : 0;
+    uint64_t ns = xc_predict(cost_key);
     if (!ns)
         ns = atomic_load_explicit(&q->cost_mean_ns, memory_order_relaxed);
     if (!ns)
@@ -144,17 +144,32 @@ static bool may_admit(struct xqueue *q, uint64_t g, uint64_t cost_ns)
     return !cfg.budget_ns || cost_ns == 0 || in_flight == 0 || in_flight + cost_ns <= cfg.budget_ns;
 }
 
-/* Takes a slot for a command of the given cost unless the gate keeps it out (or force). */
-static bool reserve(struct xqueue *q, uint64_t cost_ns, bool force)
+/*
+ * Takes a slot for t's command unless the gate keeps it out (or force). Its cost is predicted
+ * and charged only while the queue is throttled, the one state where the budget applies: a
+ * queue that is only tracked (nothing above it) pays no prediction and shares no counter with
+ * the watcher on its launch path. A command admitted unthrottled counts as costless until it is
+ * reached, even if the queue is throttled meanwhile.
+ */
+static bool reserve(struct xqueue *q, struct xq_ticket *t, bool force)
 {
-    uint64_t g = atomic_load(&xq_st(q)->gate);
+    uint64_t g = atomic_load(&xq_st(q)->gate), cost = 0;
+    bool predicted = false;
     for (;;) {
-        if (!force && !may_admit(q, g, cost_ns))
+        if ((g & XQ_GATE_THROTTLED) && !predicted && t->cost_key) {
+            cost = predict_cost(q, t->cost_key);
+            predicted = true;
+        }
+        uint64_t charge = (g & XQ_GATE_THROTTLED) ? cost : 0;
+        if (!force && !may_admit(q, g, charge))
             return false;
-        if (atomic_compare_exchange_weak(&xq_st(q)->gate, &g, g + 1))
+        if (atomic_compare_exchange_weak(&xq_st(q)->gate, &g, g + 1)) {
+            t->cost_ns = charge;
             break;
+        }
     }
-    atomic_fetch_add(&q->cost_in_flight_ns, cost_ns);
+    if (t->cost_ns)
+        atomic_fetch_add(&q->cost_in_flight_ns, t->cost_ns);
     return true;
 }
 
@@ -168,7 +183,7 @@ static void activate_locked(struct xqueue *q)
     hooks.activity_changed(q->device);
 }
 
-static void wait_for_admission(struct xqueue *q, uint64_t cost_ns)
+static void wait_for_admission(struct xqueue *q, struct xq_ticket *t)
 {
     uint64_t start = xq_now_ns();
     pthread_mutex_lock(&sched_mu);
@@ -177,11 +192,11 @@ static void wait_for_admission(struct xqueue *q, uint64_t cost_ns)
     activate_locked(q);
     uint64_t seen = all_progress(), since = start;
     for (;;) {
-        if (reserve(q, cost_ns, false))
+        if (reserve(q, t, false))
             break;
         /* Exit, or a capture began (markers are not followed then): let it go. */
         if (atomic_load(&exiting) || atomic_load(&captures)) {
-            reserve(q, cost_ns, true);
+            reserve(q, t, true);
             break;
         }
         uint64_t now = xq_now_ns(), p = all_progress();
@@ -197,7 +212,7 @@ static void wait_for_admission(struct xqueue *q, uint64_t cost_ns)
                        "wait; this is said once)",
                        (unsigned long long)(cfg.watchdog_ns / 1000000),
                        (unsigned long long)q->key.handle);
-            reserve(q, cost_ns, true);
+            reserve(q, t, true);
             break;
         }
         uint64_t deadline = since + cfg.watchdog_ns;
@@ -219,17 +234,16 @@ void xq_admit(struct xqueue *q, struct xq_ticket *t, uint64_t cost_key)
         return;
     if (!(atomic_load(&xq_st(q)->gate) & XQ_GATE_DECISION))
         return; /* one priority on the device: nothing to schedule, nothing to follow */
-    bool free = cost_key == XC_NO_GPU_TIME;
-    t->cost_key = free ? 0 : cost_key;
-    t->cost_ns = free ? 0 : predict_cost(q, cost_key);
-    if (reserve(q, t->cost_ns, false)) {
+    t->cost_key = cost_key == XC_NO_GPU_TIME ? 0 : cost_key; /* 0: costless, nothing learned */
+    t->cost_ns = 0;
+    if (reserve(q, t, false)) {
         if (!atomic_load(&xq_st(q)->active)) {
             pthread_mutex_lock(&sched_mu);
             activate_locked(q);
             pthread_mutex_unlock(&sched_mu);
         }
     } else {
-        wait_for_admission(q, t->cost_ns);
+        wait_for_admission(q, t);
     }
     t->reserved = true;
 }
@@ -237,7 +251,8 @@ void xq_admit(struct xqueue *q, struct xq_ticket *t, uint64_t cost_key)
 /* Gives back n slots of q, of commands predicted to cost cost_ns. */
 static void free_slots(struct xqueue *q, unsigned n, uint64_t cost_ns, uint64_t now)
 {
-    atomic_fetch_sub(&q->cost_in_flight_ns, cost_ns);
+    if (cost_ns)
+        atomic_fetch_sub(&q->cost_in_flight_ns, cost_ns);
     uint64_t before = atomic_fetch_sub(&xq_st(q)->gate, n);
     if (XQ_GATE_IN_FLIGHT(before) == n)
         atomic_store(&q->last_done_ns, now);

@@ -83,7 +83,7 @@ struct xq_ticket {
 };
 
 /* Before forwarding a call that puts work on q's stream; cost_key tells the command apart for
- * cost.h (0: none, predicted from the queue's mean; XC_NO_GPU_TIME: costs nothing). */
+ * cost.h (0 or XC_NO_GPU_TIME: it occupies no engine, costs nothing and teaches nothing). */
 void xq_admit(struct xqueue *q, struct xq_ticket *t, uint64_t cost_key);
 /* After forwarding: ok says whether the runtime accepted the command (then it is counted). */
 void xq_submitted(struct xq_ticket *t, bool ok);

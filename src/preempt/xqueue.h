@@ -91,16 +91,17 @@ struct xqueue {
     _Atomic bool capturing; /* a stream capture begun on it has not ended */
     uint32_t request_seen;  /* the board's last priority request applied (sched) */
 
-    /* GPU time: the predicted cost of the commands reserved and not yet seen reached (cost.h),
-     * the queue's mean cost per command (for commands without a learned key), and when the
-     * watcher last saw one of its markers reached (watcher only). */
-    _Atomic uint64_t cost_in_flight_ns;
-    _Atomic uint64_t cost_mean_ns;
-    uint64_t last_reached_ns;
-
     /* Completion markers, oldest first (mu); only the watcher thread removes them. */
     pthread_mutex_t mu;
     struct xq_marker_ring markers;
+
+    /* GPU time (cost.h), beside the markers whose lines both threads touch anyway: the predicted
+     * cost of the commands reserved while throttled and not yet seen reached, the queue's mean
+     * cost per command (for commands without a learned key), and when the watcher last saw one
+     * of its markers reached (watcher only). */
+    _Atomic uint64_t cost_in_flight_ns;
+    _Atomic uint64_t cost_mean_ns;
+    uint64_t last_reached_ns;
     bool watched; /* on the watcher's list (watcher lock) */
     bool retired; /* its stream is gone; freed once its markers are reached (mu) */
 
