@@ -14,9 +14,9 @@
  * suspended by the scheduler admits nothing more from that instant, and the work that can
  * still start ahead of a higher-priority command is at most the window per queue. A throttled
  * queue also keeps the predicted GPU time of its in-flight commands within a budget (cost.h):
- * a command is admitted when nothing is in flight, or when it fits. The budget is what bounds
- * the higher-priority command's wait; the window is a ceiling for commands whose cost is
- * unknown or tiny.
+ * a command is admitted when it fits, when it costs nothing (an event record, a wait), or when
+ * nothing costly is in flight. The budget is what bounds the higher-priority command's wait;
+ * the window is a ceiling for commands too cheap to fill it.
  *
  * A queue is active while it has work in flight, threads waiting, or finished within the grace
  * window; becoming active or idle asks the scheduler (xq_admission_hooks) for new decisions.
@@ -79,7 +79,8 @@ const struct xq_admission_config *xq_admission_config(void);
 struct xq_ticket {
     struct xqueue *q;
     bool reserved; /* a window slot was taken */
-    uint64_t cost_key, cost_ns, submit_ns;
+    uint64_t cost_key; /* cost.h; 0 when the command costs nothing */
+    uint64_t cost_ns;  /* charged against the budget at admission (0 unless throttled) */
 };
 
 /* Before forwarding a call that puts work on q's stream; cost_key tells the command apart for
