@@ -5,9 +5,10 @@
  * It checks the settings (with the library's own parser, so what is accepted here is what the
  * library accepts), puts them into the environment (GPUPRIO_PRIORITY, GPUPRIO_POLICY,
  * GPUPRIO_WINDOW_US, GPUPRIO_WINDOW), prepends the preload libraries' absolute paths to
- * LD_PRELOAD and execs the command in place of itself: the command keeps the pid, and its exit status and the signal
- * that ends it are the caller's to see, unchanged. The tool's own failures exit 125, a command
- * that cannot be run 126, one that is not found 127 (as env(1) and nice(1) do).
+ * LD_PRELOAD and execs the command in place of itself: the command keeps the pid, and its exit
+ * status and the signal that ends it are the caller's to see, unchanged. The tool's own failures
+ * exit 125, a command that cannot be run 126, one that is not found 127 (as env(1) and nice(1)
+ * do).
  */
 #include <errno.h>
 #include <getopt.h>
