@@ -78,7 +78,7 @@ const struct xq_admission_config *xq_admission_config(void);
 /* What xq_admit did, for xq_submitted. */
 struct xq_ticket {
     struct xqueue *q;
-    bool reserved; /* a window slot was taken */
+    bool reserved;     /* a window slot was taken */
     uint64_t cost_key; /* cost.h; 0 when the command costs nothing */
     uint64_t cost_ns;  /* charged against the budget at admission (0 unless throttled) */
 };
