@@ -31,11 +31,12 @@ static struct xq_admission_hooks hooks;
 
 static pthread_mutex_t sched_mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t sched_cv;
-static _Atomic int captures;      /* stream captures in progress */
-static _Atomic bool exiting;      /* exit began: admit everything */
-static _Atomic uint64_t progress; /* markers reached, process-wide, for the watchdog */
-static _Atomic int total_waiters; /* threads held anywhere */
-static _Atomic int active_queues; /* under sched_mu; lets the watcher skip idle scans */
+static _Atomic int captures;           /* stream captures in progress */
+static _Atomic uint64_t capture_epoch; /* captures begun and ended */
+static _Atomic bool exiting;           /* exit began: admit everything */
+static _Atomic uint64_t progress;      /* markers reached, process-wide, for the watchdog */
+static _Atomic int total_waiters;      /* threads held anywhere */
+static _Atomic int active_queues;      /* under sched_mu; lets the watcher skip idle scans */
 static atomic_flag watchdog_warned = ATOMIC_FLAG_INIT;
 
 uint64_t xq_now_ns(void)
@@ -123,7 +124,7 @@ static uint64_t predict_cost(struct xqueue *q, uint64_t cost_key)
         ns = atomic_load_explicit(&q->cost_mean_ns, memory_order_relaxed);
     if (!ns)
         ns = cfg.budget_ns / UNKNOWN_COST_SHARE;
-    return ns ? ns : 1;
+    return ns == 0 ? 1 : ns > UINT32_MAX ? UINT32_MAX : ns; /* in flight as uint32 */
 }
 
 /* Whether gate g lets one more command of the given cost in. The command count and the cost are
@@ -289,8 +290,9 @@ void xq_submitted(struct xq_ticket *t, bool ok)
         pthread_mutex_lock(&q->mu);
         if (ring_reserve(&q->markers) && (marker = marker_ops.record(q))) {
             struct xq_marker_ring *r = &q->markers;
-            r->slots[(r->head + r->count++) % r->cap] =
-                (struct xq_in_flight){marker, t->cost_key, t->cost_ns, xq_now_ns()};
+            r->slots[(r->head + r->count++) % r->cap] = (struct xq_in_flight){
+                marker, t->cost_key, xq_now_ns(), (uint32_t)t->cost_ns,
+                (uint32_t)atomic_load_explicit(&xq_st(q)->suspensions, memory_order_relaxed)};
             start_watching = !q->watched;
             q->watched = true;
         }
@@ -399,17 +401,24 @@ int xq_drain(struct xqueue *q, uint64_t timeout_ns)
 void xq_capture_begin(void)
 {
     atomic_fetch_add(&captures, 1);
+    atomic_fetch_add(&capture_epoch, 1);
     xq_wake_waiters(); /* threads held now are let go: markers are not followed during a capture */
 }
 
 void xq_capture_end(void)
 {
     atomic_fetch_sub(&captures, 1);
+    atomic_fetch_add(&capture_epoch, 1);
 }
 
 bool xq_capturing(void)
 {
     return atomic_load(&captures) > 0;
+}
+
+uint64_t xq_capture_epoch(void)
+{
+    return atomic_load(&capture_epoch);
 }
 
 void xq_shutdown(void)

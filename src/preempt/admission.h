@@ -98,6 +98,9 @@ void xq_capture_end(void);
 /* Whether any stream capture is in progress: then the watcher leaves markers alone (under a
  * global capture mode, an event query on any thread may invalidate the capture). */
 bool xq_capturing(void);
+/* Changes whenever a capture begins or ends: what the watcher saw reached across a change was
+ * not queried for a while, so it says nothing about what commands cost. */
+uint64_t xq_capture_epoch(void);
 
 /* Applies the scheduler's decision (XQ_GATE_DECISION bits) to q, with the scheduling lock
  * held; wakes its waiters. Returns the decision it replaced. */

@@ -19,8 +19,9 @@
  * same poll share that span in proportion to what was predicted for them, so a batch of short
  * commands behind a long one does not teach that short ones are long. The measure includes time
  * the GPU spent on other work running beside the queue's, which makes predictions err towards
- * admitting less; the watcher does not learn while the queue is suspended (then higher-priority
- * work runs in between by design).
+ * admitting less; the watcher does not learn from commands that were in flight while the queue
+ * was suspended (then higher-priority work runs in between by design) or while a stream capture
+ * stopped it from querying markers.
  *
  * The table is a fixed array: learned from the watcher thread only, read lock-free by launching
  * threads (a torn read gives one wrong prediction, never memory unsafety), and a key that finds

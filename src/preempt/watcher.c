@@ -32,14 +32,18 @@ static struct {
 #define FOLLOW_BATCH 64
 
 /* Learns what the commands reached in this poll took (cost.h): together, the time since the
- * later of the queue's previous completion seen and the first one's submission. Not while the
- * queue is suspended: then higher-priority work runs between its commands on purpose. */
+ * later of the queue's previous completion seen and the first one's submission. Not when the
+ * queue was suspended meanwhile (higher-priority work ran between its commands on purpose), nor
+ * across a stream capture (markers were not queried: they were seen reached late). */
 static void learn(struct xqueue *q, const struct xc_sample *done, size_t n, uint64_t first_submit,
-                  uint64_t now)
+                  bool suspended_meanwhile, uint64_t now)
 {
     uint64_t start = q->last_reached_ns > first_submit ? q->last_reached_ns : first_submit;
     q->last_reached_ns = now;
-    if (atomic_load(&xq_st(q)->gate) & XQ_GATE_SUSPENDED)
+    uint64_t epoch = xq_capture_epoch();
+    bool captured = epoch != q->capture_epoch_seen || xq_capturing();
+    q->capture_epoch_seen = epoch;
+    if (suspended_meanwhile || captured || (atomic_load(&xq_st(q)->gate) & XQ_GATE_SUSPENDED))
         return;
     uint64_t mean = xc_learn(done, n, now > start ? now - start : 0);
     if (!mean)
@@ -55,6 +59,9 @@ static unsigned follow(struct xqueue *q, const struct xq_marker_ops *o)
 {
     struct xc_sample done[FOLLOW_BATCH];
     uint64_t cost = 0, first_submit = 0;
+    uint32_t suspensions =
+        (uint32_t)atomic_load_explicit(&xq_st(q)->suspensions, memory_order_relaxed);
+    bool suspended_meanwhile = false;
     unsigned reached = 0;
     while (reached < FOLLOW_BATCH) {
         pthread_mutex_lock(&q->mu);
@@ -73,9 +80,10 @@ static unsigned follow(struct xqueue *q, const struct xq_marker_ops *o)
             first_submit = c.submit_ns;
         done[reached++] = (struct xc_sample){c.cost_key, c.cost_ns};
         cost += c.cost_ns;
+        suspended_meanwhile |= c.suspensions != suspensions;
     }
     if (reached) {
-        learn(q, done, reached, first_submit, xq_now_ns());
+        learn(q, done, reached, first_submit, suspended_meanwhile, xq_now_ns());
         xq_completed(q, reached, cost);
     }
     return reached;

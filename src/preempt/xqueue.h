@@ -63,9 +63,10 @@ struct xq_state {
 /* A command in flight behind a marker: what to learn its GPU time from when it is reached. */
 struct xq_in_flight {
     void *marker;
-    uint64_t cost_key;  /* cost.h; 0 when the shim had none */
-    uint64_t cost_ns;   /* predicted at admission; counted in the queue's cost_in_flight_ns */
-    uint64_t submit_ns; /* when it was handed to the runtime */
+    uint64_t cost_key;    /* cost.h; 0 when it costs nothing */
+    uint64_t submit_ns;   /* when it was handed to the runtime */
+    uint32_t cost_ns;     /* charged at admission, in the queue's cost_in_flight_ns */
+    uint32_t suspensions; /* the queue's suspensions when it was submitted */
 };
 
 struct xq_marker_ring {
@@ -102,8 +103,9 @@ struct xqueue {
     _Atomic uint64_t cost_in_flight_ns;
     _Atomic uint64_t cost_mean_ns;
     uint64_t last_reached_ns;
-    bool watched; /* on the watcher's list (watcher lock) */
-    bool retired; /* its stream is gone; freed once its markers are reached (mu) */
+    uint64_t capture_epoch_seen; /* xq_capture_epoch at the watcher's last look (watcher only) */
+    bool watched;                /* on the watcher's list (watcher lock) */
+    bool retired;                /* its stream is gone; freed once its markers are reached (mu) */
 
     struct xqueue *next_free; /* on the registry's free list once its stream is gone */
 };
