@@ -1,5 +1,5 @@
 # Install rules (cmake --install BUILD --prefix P), in the GNU layout:
-#   LIBDIR/libgpuprio-hip.so (and libgpuprio-cuda.so where it is built), INCLUDEDIR/gpuprio.h,
+#   LIBDIR/libgpuprio-hip.so and libgpuprio-cuda.so (each where it is built), INCLUDEDIR/gpuprio.h,
 #   BINDIR/gpuprio, LIBDIR/pkgconfig/gpuprio.pc, LIBDIR/cmake/gpuprio/gpuprio{Config,ConfigVersion}.cmake
 # The preload libraries are meant for LD_PRELOAD (gpuprio run), but programs may also link
 # them for the API (gpuprio.h); the package files serve that. Everything is relocatable: the
@@ -8,7 +8,9 @@
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
-install(TARGETS gpuprio-hip LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
+if(TARGET gpuprio-hip)
+  install(TARGETS gpuprio-hip LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
+endif()
 set(GPUPRIO_WITH_CUDA OFF)
 if(TARGET gpuprio-cuda)
   install(TARGETS gpuprio-cuda LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})

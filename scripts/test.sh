@@ -1,17 +1,22 @@
 #!/bin/sh
 # test.sh: builds gpuprio from scratch and runs every test, three times: an optimized gcc build,
 # a clang build with AddressSanitizer and UndefinedBehaviorSanitizer, and a clang build with
-# ThreadSanitizer. Build trees go to build-test/. Exits non-zero if anything fails.
+# ThreadSanitizer. Where cuda.h is installed, a fourth build without the HIP parts
+# (-DGPUPRIO_HIP=OFF) checks that a machine with CUDA only builds and tests the CUDA library.
+# Build trees go to build-test/. Exits non-zero if anything fails.
 set -eu
 cd "$(dirname "$0")/.."
 sh scripts/install-deps.sh
 jobs=$(nproc 2>/dev/null || echo 2)
 status=0
-run() { # NAME CC SANITIZE
+run() { # NAME CC SANITIZE [CMAKE-ARGS...]
     dir=build-test/$1
-    echo "==== $1: CC=$2 GPUPRIO_SANITIZE=$3"
+    cc=$2 sanitize=$3
+    shift 3
+    echo "==== $(basename "$dir"): CC=$cc GPUPRIO_SANITIZE=$sanitize $*"
     rm -rf "$dir"
-    CC=$2 cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo "-DGPUPRIO_SANITIZE=$3" >/dev/null
+    CC=$cc cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo "-DGPUPRIO_SANITIZE=$sanitize" \
+        "$@" >/dev/null
     cmake --build "$dir" -j "$jobs" >/dev/null || { echo "build failed: $1"; status=1; return; }
     ctest --test-dir "$dir" -j "$jobs" --output-on-failure || status=1
 }
@@ -21,5 +26,8 @@ export TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1:atexit_sleep_ms=0
 run gcc gcc ""
 run asan clang "address,undefined"
 run tsan clang "thread"
+if [ -e /usr/local/cuda/include/cuda.h ]; then
+    run cuda-only gcc "" -DGPUPRIO_HIP=OFF
+fi
 [ $status = 0 ] && echo "all test configurations passed" || echo "SOME TESTS FAILED"
 exit $status

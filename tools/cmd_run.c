@@ -105,7 +105,7 @@ static int preload(const struct run_opts *given)
     struct run_opts chosen = *given;
     const struct run_opts *o = &chosen;
     if (chosen.shim == SHIM_AUTO)
-        chosen.shim = shims.cuda[0] && nvidia_driver() ? SHIM_CUDA : SHIM_HIP;
+        chosen.shim = shims.cuda[0] && (nvidia_driver() || !shims.hip[0]) ? SHIM_CUDA : SHIM_HIP;
     if (o->shim != SHIM_CUDA && !shims.hip[0])
         return fail("cannot find libgpuprio-hip.so in %s (set GPUPRIO_LIBRARY_DIR to the "
                     "directory that holds it)",

@@ -88,15 +88,16 @@ int gp_shims_find(struct gp_shims *out)
     }
 #ifdef GP_BUILD_TOOL_DIR
     if (is_build_dir(dir)) {
-        snprintf(out->dir, sizeof out->dir, "the build tree (%s)", GP_BUILD_HIP_SHIM);
-        int rc = access(GP_BUILD_HIP_SHIM, R_OK) == 0 ? 0 : -ENOENT;
-        if (!rc)
+        snprintf(out->dir, sizeof out->dir, "the build tree (%s)", GP_BUILD_TOOL_DIR);
+#ifdef GP_BUILD_HIP_SHIM /* each library is built only where its platform's headers are */
+        if (access(GP_BUILD_HIP_SHIM, R_OK) == 0)
             snprintf(out->hip, sizeof out->hip, "%s", GP_BUILD_HIP_SHIM);
+#endif
 #ifdef GP_BUILD_CUDA_SHIM
         if (access(GP_BUILD_CUDA_SHIM, R_OK) == 0)
             snprintf(out->cuda, sizeof out->cuda, "%s", GP_BUILD_CUDA_SHIM);
 #endif
-        return rc;
+        return out->hip[0] || out->cuda[0] ? 0 : -ENOENT;
     }
 #endif
     char lib[PATH_MAX];
