@@ -127,11 +127,19 @@ static uint64_t predict_cost(struct xqueue *q, uint64_t cost_key)
     return ns == 0 ? 1 : ns > UINT32_MAX ? UINT32_MAX : ns; /* in flight as uint32 */
 }
 
-/* Whether gate g lets one more command of the given cost in. The command count and the cost are
+/*
+ * Whether gate g lets one more command of the given cost in. The command count and the cost are
  * two words: two threads admitting to one queue at once may both fit where only one does, which
- * overshoots the budget by a command, never the window. */
-static bool may_admit(struct xqueue *q, uint64_t g, uint64_t cost_ns)
+ * overshoots the budget by a command, never the window.
+ *
+ * What counts against the budget is the work still to run: the in-flight cost less what the
+ * oldest command has run already (at most its own cost), so a long command near its end lets
+ * the next ones in before it finishes and the pipeline does not run dry. When only time is
+ * missing, *retry_at says when the command would fit (0: wait for a completion).
+ */
+static bool may_admit(struct xqueue *q, uint64_t g, uint64_t cost_ns, uint64_t *retry_at)
 {
+    *retry_at = 0;
     if (g & XQ_GATE_SUSPENDED)
         return false;
     if (!(g & XQ_GATE_THROTTLED) || XQ_GATE_IN_FLIGHT(g) == 0)
@@ -142,7 +150,20 @@ static bool may_admit(struct xqueue *q, uint64_t g, uint64_t cost_ns)
      * command would wait for; with nothing costly in flight, one command goes in even when it
      * alone exceeds the budget, or it could never go in. */
     uint64_t in_flight = atomic_load(&q->cost_in_flight_ns);
-    return !cfg.budget_ns || cost_ns == 0 || in_flight == 0 || in_flight + cost_ns <= cfg.budget_ns;
+    if (!cfg.budget_ns || cost_ns == 0 || in_flight == 0 || in_flight + cost_ns <= cfg.budget_ns)
+        return true;
+    uint64_t head_cost = atomic_load(&q->head_cost_ns), since = atomic_load(&q->head_since_ns);
+    uint64_t now = xq_now_ns(), ran = now > since ? now - since : 0;
+    if (head_cost > in_flight)
+        head_cost = in_flight; /* read while the watcher moved on: take what is left */
+    if (ran > head_cost)
+        ran = head_cost;
+    uint64_t excess = in_flight + cost_ns - cfg.budget_ns; /* > 0 here */
+    if (ran >= excess)
+        return true;
+    if (excess <= head_cost)
+        *retry_at = since + excess;
+    return false;
 }
 
 /*
@@ -152,7 +173,7 @@ static bool may_admit(struct xqueue *q, uint64_t g, uint64_t cost_ns)
  * the watcher on its launch path. A command admitted unthrottled counts as costless until it is
  * reached, even if the queue is throttled meanwhile.
  */
-static bool reserve(struct xqueue *q, struct xq_ticket *t, bool force)
+static bool reserve(struct xqueue *q, struct xq_ticket *t, bool force, uint64_t *retry_at)
 {
     uint64_t g = atomic_load(&xq_st(q)->gate), cost = 0;
     bool predicted = false;
@@ -162,7 +183,7 @@ static bool reserve(struct xqueue *q, struct xq_ticket *t, bool force)
             predicted = true;
         }
         uint64_t charge = (g & XQ_GATE_THROTTLED) ? cost : 0;
-        if (!force && !may_admit(q, g, charge))
+        if (!force && !may_admit(q, g, charge, retry_at))
             return false;
         if (atomic_compare_exchange_weak(&xq_st(q)->gate, &g, g + 1)) {
             t->cost_ns = charge;
@@ -191,13 +212,13 @@ static void wait_for_admission(struct xqueue *q, struct xq_ticket *t)
     atomic_fetch_add(&q->waiters, 1);
     atomic_fetch_add(&total_waiters, 1);
     activate_locked(q);
-    uint64_t seen = all_progress(), since = start;
+    uint64_t seen = all_progress(), since = start, retry_at;
     for (;;) {
-        if (reserve(q, t, false))
+        if (reserve(q, t, false, &retry_at))
             break;
         /* Exit, or a capture began (markers are not followed then): let it go. */
         if (atomic_load(&exiting) || atomic_load(&captures)) {
-            reserve(q, t, true);
+            reserve(q, t, true, &retry_at);
             break;
         }
         uint64_t now = xq_now_ns(), p = all_progress();
@@ -213,10 +234,12 @@ static void wait_for_admission(struct xqueue *q, struct xq_ticket *t)
                        "wait; this is said once)",
                        (unsigned long long)(cfg.watchdog_ns / 1000000),
                        (unsigned long long)q->key.handle);
-            reserve(q, t, true);
+            reserve(q, t, true, &retry_at);
             break;
         }
         uint64_t deadline = since + cfg.watchdog_ns;
+        if (retry_at && retry_at < deadline)
+            deadline = retry_at; /* the oldest command will have run long enough by then */
         struct timespec ts = {.tv_sec = (time_t)(deadline / 1000000000u),
                               .tv_nsec = (long)(deadline % 1000000000u)};
         pthread_cond_timedwait(&sched_cv, &sched_mu, &ts);
@@ -237,7 +260,8 @@ void xq_admit(struct xqueue *q, struct xq_ticket *t, uint64_t cost_key)
         return; /* one priority on the device: nothing to schedule, nothing to follow */
     t->cost_key = cost_key == XC_NO_GPU_TIME ? 0 : cost_key; /* 0: costless, nothing learned */
     t->cost_ns = 0;
-    if (reserve(q, t, false)) {
+    uint64_t retry_at;
+    if (reserve(q, t, false, &retry_at)) {
         if (!atomic_load(&xq_st(q)->active)) {
             pthread_mutex_lock(&sched_mu);
             activate_locked(q);
@@ -290,8 +314,13 @@ void xq_submitted(struct xq_ticket *t, bool ok)
         pthread_mutex_lock(&q->mu);
         if (ring_reserve(&q->markers) && (marker = marker_ops.record(q))) {
             struct xq_marker_ring *r = &q->markers;
+            uint64_t now = xq_now_ns();
+            if (r->count == 0) { /* the oldest in flight now */
+                atomic_store(&q->head_cost_ns, t->cost_ns);
+                atomic_store(&q->head_since_ns, now);
+            }
             r->slots[(r->head + r->count++) % r->cap] = (struct xq_in_flight){
-                marker, t->cost_key, xq_now_ns(), (uint32_t)t->cost_ns,
+                marker, t->cost_key, now, (uint32_t)t->cost_ns,
                 (uint32_t)atomic_load_explicit(&xq_st(q)->suspensions, memory_order_relaxed)};
             start_watching = !q->watched;
             q->watched = true;

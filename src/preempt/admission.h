@@ -13,10 +13,11 @@
  * The in-flight count and the suspended bit share one atomic word (the gate), so a queue
  * suspended by the scheduler admits nothing more from that instant, and the work that can
  * still start ahead of a higher-priority command is at most the window per queue. A throttled
- * queue also keeps the predicted GPU time of its in-flight commands within a budget (cost.h):
- * a command is admitted when it fits, when it costs nothing (an event record, a wait), or when
- * nothing costly is in flight. The budget is what bounds the higher-priority command's wait;
- * the window is a ceiling for commands too cheap to fill it.
+ * queue also keeps the predicted GPU time still to run of its in-flight commands within a
+ * budget (cost.h; the oldest counts for what it has not run yet): a command is admitted when it
+ * fits, when it costs nothing (an event record, a wait), or when nothing costly is in flight. The
+ * budget is what bounds the higher-priority command's wait; the window is a ceiling for commands
+ * too cheap to fill it.
  *
  * A queue is active while it has work in flight, threads waiting, or finished within the grace
  * window; becoming active or idle asks the scheduler (xq_admission_hooks) for new decisions.

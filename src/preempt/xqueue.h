@@ -102,6 +102,9 @@ struct xqueue {
      * of its markers reached (watcher only). */
     _Atomic uint64_t cost_in_flight_ns;
     _Atomic uint64_t cost_mean_ns;
+    /* The oldest in-flight command: its charged cost, and since when it can have run (the later
+     * of its submission and the previous one's completion seen); set under mu. */
+    _Atomic uint64_t head_cost_ns, head_since_ns;
     uint64_t last_reached_ns;
     uint64_t capture_epoch_seen; /* xq_capture_epoch at the watcher's last look (watcher only) */
     bool watched;                /* on the watcher's list (watcher lock) */

@@ -9,7 +9,8 @@
  * simulator's trace (each kernel's submission to the runtime and its end), after a few kernels of
  * each kind to learn from:
  *   - at most budget / 2 ms + 1 long kernels are ever in flight (submitted and not ended; the
- *     shim counts a command until it has seen it end, so its count is never lower), and a
+ *     shim counts a command until it has seen it end, so its count is never lower): the work
+ *     still to run stays within the budget, and the oldest kernel may be near its end; and a
  *     high-priority kernel waits for at most the budget plus one long kernel of low work;
  *   - the short kernels reach more in flight than the long ones may: what was learned for one
  *     key does not hold back another.
