@@ -9,7 +9,10 @@
 #      next to ResNet-50 fp16 batch-256 inference, in two processes (CUDA-graph and eager
 #      client) and in one process (two threads, graph client): standalone, native, native with
 #      stream priorities, and gpuprio with each setting of GPUPRIO_ROWS.
-# Prints both tables last; logs and per-row JSON go under OUTDIR. "quick" runs one row of each.
+# Prints both tables last; logs and per-row JSON go under OUTDIR, and OUTDIR/colocation.txt is
+# rewritten after every row (a run cut short keeps its rows). A row takes 25-50 s, mostly model
+# builds: keep a call to about 10 rows where commands have a time limit. "quick" runs one row
+# of each.
 # GPUPRIO_ROWS lists gpuprio's settings, one row each (default "W4 B250 B500 B1000"): Wn counts
 # commands only (GPUPRIO_WINDOW=n GPUPRIO_WINDOW_US=0, the behaviour before the GPU-time
 # budget), Bn keeps n microseconds of GPU time in flight (GPUPRIO_WINDOW_US=n, the default
@@ -17,8 +20,8 @@
 # REPEAT=n runs every co-location row n times (rows .2, .3... after the first).
 # To fit a time limit, parts can be left out: MODES="graph" (or "eager") limits the two-process
 # client modes, NO_LAUNCH=1 skips part 1, NO_THREADS=1 the one-process rows, NO_NATIVE=1 the
-# native rows (standalone rows always run), NO_STREAMPRIO=1 the native rows with stream priorities; LOAD=train makes the load a ResNet-50 training step
-# instead of inference.
+# native rows (standalone rows always run), NO_STREAMPRIO=1 the native rows with stream
+# priorities; LOAD=train makes the load a ResNet-50 training step instead of inference.
 set -u
 out=${1:?usage: run.sh OUTDIR [quick]}
 quick=${2:-}
