@@ -18,6 +18,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "gp_config.h"
 #include "priority.h"
 #include "tool.h"
 
@@ -63,14 +64,6 @@ static int fail(const char *fmt, const char *arg)
     return GP_EXIT_RUN_ERROR;
 }
 
-static bool whole_number_within(const char *v, unsigned long min, unsigned long max)
-{
-    char *end;
-    errno = 0;
-    unsigned long x = strtoul(v, &end, 10);
-    return v[0] >= '0' && v[0] <= '9' && !errno && !*end && x >= min && x <= max;
-}
-
 static int check(const struct run_opts *o)
 {
     int p;
@@ -78,9 +71,10 @@ static int check(const struct run_opts *o)
         return fail("'%s' is not a priority; accepted: " GP_PRIORITY_ACCEPTED, o->priority);
     if (o->policy && strcmp(o->policy, "hpf") != 0 && strcmp(o->policy, "passthrough") != 0)
         return fail("'%s' is not a policy; accepted: hpf, passthrough", o->policy);
-    if (o->window && !whole_number_within(o->window, 1, 1024))
+    uint64_t n;
+    if (o->window && !gp_parse_uint(o->window, 1, 1024, &n))
         return fail("'%s' is not a window; accepted: a whole number from 1 to 1024", o->window);
-    if (o->window_us && !whole_number_within(o->window_us, 0, 10000000))
+    if (o->window_us && !gp_parse_uint(o->window_us, 0, 10000000, &n))
         return fail("'%s' is not a budget; accepted: a whole number of microseconds from 0 to "
                     "10000000",
                     o->window_us);

@@ -16,17 +16,26 @@ const char *gp_config_get(const char *name)
     return v && *v ? v : NULL;
 }
 
+bool gp_parse_uint(const char *v, uint64_t min, uint64_t max, uint64_t *out)
+{
+    char *end;
+    errno = 0;
+    unsigned long long x = strtoull(v, &end, 10);
+    /* strtoull also takes leading space and a minus sign (negating modulo 2^64): digits only. */
+    if (!(v[0] >= '0' && v[0] <= '9' && !errno && !*end && x >= min && x <= max))
+        return false;
+    *out = x;
+    return true;
+}
+
 uint64_t gp_config_uint(const char *name, uint64_t min, uint64_t max, uint64_t def,
                         const char *unit)
 {
     const char *v = gp_config_get(name);
     if (!v)
         return def;
-    char *end;
-    errno = 0;
-    unsigned long long x = strtoull(v, &end, 10);
-    /* strtoull also takes leading space and a minus sign (negating modulo 2^64): digits only. */
-    if (v[0] >= '0' && v[0] <= '9' && !errno && !*end && x >= min && x <= max)
+    uint64_t x;
+    if (gp_parse_uint(v, min, max, &x))
         return x;
     gp_log(GP_LOG_WARN, "%s='%s' is not a whole number of %s from %llu to %llu; using %llu", name,
            v, unit, (unsigned long long)min, (unsigned long long)max, (unsigned long long)def);
