@@ -250,7 +250,7 @@ static void wait_for_admission(struct xqueue *q, struct xq_ticket *t)
     atomic_fetch_add_explicit(&xq_st(q)->held_ns, xq_now_ns() - start, memory_order_relaxed);
 }
 
-void xq_admit(struct xqueue *q, struct xq_ticket *t, uint64_t cost_key)
+void xq_admit(struct xqueue *q, struct xq_ticket *t, unsigned entry, uint64_t what)
 {
     t->q = q;
     t->reserved = false;
@@ -258,6 +258,7 @@ void xq_admit(struct xqueue *q, struct xq_ticket *t, uint64_t cost_key)
         return;
     if (!(atomic_load(&xq_st(q)->gate) & XQ_GATE_DECISION))
         return; /* one priority on the device: nothing to schedule, nothing to follow */
+    uint64_t cost_key = xc_command_key(entry, what);
     t->cost_key = cost_key == XC_NO_GPU_TIME ? 0 : cost_key; /* 0: costless, nothing learned */
     t->cost_ns = 0;
     uint64_t retry_at;

@@ -84,9 +84,10 @@ struct xq_ticket {
     uint64_t cost_ns;  /* charged against the budget at admission (0 unless throttled) */
 };
 
-/* Before forwarding a call that puts work on q's stream; cost_key tells the command apart for
- * cost.h (0 or XC_NO_GPU_TIME: it occupies no engine, costs nothing and teaches nothing). */
-void xq_admit(struct xqueue *q, struct xq_ticket *t, uint64_t cost_key);
+/* Before forwarding a call that puts work on q's stream: entry point `entry` (the shim's own
+ * index) with the cost key `what` of its API list (XC_NO_GPU_TIME: it occupies no engine,
+ * costs nothing and teaches nothing). The two are combined (cost.h) only when q is scheduled. */
+void xq_admit(struct xqueue *q, struct xq_ticket *t, unsigned entry, uint64_t what);
 /* After forwarding: ok says whether the runtime accepted the command (then it is counted). */
 void xq_submitted(struct xq_ticket *t, bool ok);
 

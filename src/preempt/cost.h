@@ -43,18 +43,21 @@ static inline uint64_t xc_key(uint64_t a, uint64_t b)
     return z ? z : 1;
 }
 
-/* A kernel launch's key: the function and its grid (the same kernel over a larger tensor runs
- * longer). */
-static inline uint64_t xc_launch_key(const void *function, unsigned x, unsigned y, unsigned z)
-{
-    return xc_key((uint64_t)(uintptr_t)function,
-                  (uint64_t)x | (uint64_t)(y & 0xfffff) << 32 | (uint64_t)(z & 0xfff) << 52);
-}
-
 /* The cost key of a command that occupies no engine of the GPU (an event record, a wait, a host
  * function, a stream-ordered allocation): it never counts against the budget, and nothing is
  * learned from it. Its time is time the stream waits, which delays nothing on other streams. */
 #define XC_NO_GPU_TIME UINT64_MAX
+
+/* A kernel launch's cost key: the function and its grid (the same kernel over a larger tensor
+ * runs longer). Evaluated on every launch, so it only packs the two into a word with one
+ * multiplication that spreads the grid over the pointer's bits; xc_command_key hashes it, and
+ * only for scheduled queues. */
+static inline uint64_t xc_launch_key(const void *function, unsigned x, unsigned y, unsigned z)
+{
+    uint64_t grid = (uint64_t)x | (uint64_t)(y & 0xfffff) << 32 | (uint64_t)(z & 0xfff) << 52;
+    uint64_t key = (uint64_t)(uintptr_t)function ^ grid * UINT64_C(0x9e3779b97f4a7c15);
+    return key == XC_NO_GPU_TIME ? 0 : key;
+}
 
 /* The key of a command of entry point `entry` with the def file's cost key `what`. */
 static inline uint64_t xc_command_key(unsigned entry, uint64_t what)

@@ -31,8 +31,8 @@
 
 #include "cuda_bind.h"
 #include "cuda_device.h"
-#include "cuda_marker.h"
 #include "cost.h"
+#include "cuda_marker.h"
 #include "dl_override.h"
 #include "gp_config.h"
 #include "gp_dl.h"
@@ -178,7 +178,6 @@ static bool is_pt(enum call_kind kind)
 static void call_begin(struct call *c, enum call_kind kind, void *stream, unsigned entry,
                        uint64_t what)
 {
-    uint64_t cost_key = xc_command_key(entry, what);
     c->kind = kind;
     c->stream = stream;
     c->q = NULL;
@@ -188,13 +187,13 @@ static void call_begin(struct call *c, enum call_kind kind, void *stream, unsign
     case KIND_WORK:
     case KIND_WORK_PT:
         c->q = queue_of((CUstream)stream, is_pt(kind));
-        xq_admit(c->q, &c->ticket, cost_key);
+        xq_admit(c->q, &c->ticket, entry, what);
         break;
     case KIND_WORK_IF:
     case KIND_WORK_IF_PT:
         if (stream)
             c->q = queue_of(*(CUstream *)stream, is_pt(kind));
-        xq_admit(c->q, &c->ticket, cost_key); /* no queue: nothing to admit or count */
+        xq_admit(c->q, &c->ticket, entry, what); /* no queue: nothing to admit or count */
         break;
     case KIND_CAPTURE_BEGIN:
     case KIND_CAPTURE_BEGIN_PT:

@@ -206,7 +206,6 @@ static bool is_spt(enum call_kind kind)
 static void call_begin(struct call *c, enum call_kind kind, void *stream, unsigned entry,
                        uint64_t what)
 {
-    uint64_t cost_key = xc_command_key(entry, what);
     c->kind = kind;
     c->stream = stream;
     c->q = NULL;
@@ -215,18 +214,18 @@ static void call_begin(struct call *c, enum call_kind kind, void *stream, unsign
     case KIND_WORK:
     case KIND_WORK_SPT:
         c->q = queue_of(stream, is_spt(kind));
-        xq_admit(c->q, &c->ticket, cost_key);
+        xq_admit(c->q, &c->ticket, entry, what);
         break;
     case KIND_WORK_IF:
         if (stream)
             c->q = queue_of(*(hipStream_t *)stream, false);
-        xq_admit(c->q, &c->ticket, cost_key); /* no queue: nothing to admit or count */
+        xq_admit(c->q, &c->ticket, entry, what); /* no queue: nothing to admit or count */
         break;
     case KIND_CONFIGURED_LAUNCH: {
         void *configured_stream;
         if (pop_configured(&configured_stream))
             c->q = queue_of(configured_stream, false);
-        xq_admit(c->q, &c->ticket, cost_key);
+        xq_admit(c->q, &c->ticket, entry, what);
         break;
     }
     case KIND_CAPTURE_BEGIN:
