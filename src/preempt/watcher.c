@@ -71,7 +71,7 @@ static void set_head(struct xqueue *q, const struct xq_marker_ring *r, uint64_t 
 static unsigned follow(struct xqueue *q, const struct xq_marker_ops *o)
 {
     struct xc_sample done[FOLLOW_BATCH];
-    uint64_t cost = 0, first_submit = 0;
+    uint64_t cost = 0, first_submit = 0, now = 0;
     uint32_t suspensions =
         (uint32_t)atomic_load_explicit(&xq_st(q)->suspensions, memory_order_relaxed);
     bool suspended_meanwhile = false;
@@ -84,20 +84,22 @@ static unsigned follow(struct xqueue *q, const struct xq_marker_ops *o)
         /* Only this thread removes markers, so the oldest stays where it is meanwhile. */
         if (!c.marker || o->query(c.marker) == 0)
             break;
+        if (!reached) { /* one clock read per poll: the batch was seen reached together */
+            now = xq_now_ns();
+            first_submit = c.submit_ns;
+        }
         pthread_mutex_lock(&q->mu);
         r->head = (r->head + 1) % r->cap;
         r->count--;
-        set_head(q, r, xq_now_ns());
+        set_head(q, r, now);
         pthread_mutex_unlock(&q->mu);
         o->release(q, c.marker);
-        if (!reached)
-            first_submit = c.submit_ns;
         done[reached++] = (struct xc_sample){c.cost_key, c.cost_ns};
         cost += c.cost_ns;
         suspended_meanwhile |= c.suspensions != suspensions;
     }
     if (reached) {
-        learn(q, done, reached, first_submit, suspended_meanwhile, xq_now_ns());
+        learn(q, done, reached, first_submit, suspended_meanwhile, now);
         xq_completed(q, reached, cost);
     }
     return reached;
