@@ -195,6 +195,18 @@ static bool reserve(struct xqueue *q, struct xq_ticket *t, bool force, uint64_t 
     return true;
 }
 
+void xq_head_changed(struct xqueue *q, uint64_t now)
+{
+    const struct xq_marker_ring *r = &q->markers;
+    if (!r->count) {
+        atomic_store(&q->head_cost_ns, 0);
+        return;
+    }
+    const struct xq_in_flight *h = &r->slots[r->head];
+    atomic_store(&q->head_since_ns, h->submit_ns > now ? h->submit_ns : now);
+    atomic_store(&q->head_cost_ns, h->cost_ns);
+}
+
 /* With sched_mu held. */
 static void activate_locked(struct xqueue *q)
 {
@@ -316,13 +328,11 @@ void xq_submitted(struct xq_ticket *t, bool ok)
         if (ring_reserve(&q->markers) && (marker = marker_ops.record(q))) {
             struct xq_marker_ring *r = &q->markers;
             uint64_t now = xq_now_ns();
-            if (r->count == 0) { /* the oldest in flight now */
-                atomic_store(&q->head_cost_ns, t->cost_ns);
-                atomic_store(&q->head_since_ns, now);
-            }
             r->slots[(r->head + r->count++) % r->cap] = (struct xq_in_flight){
                 marker, t->cost_key, now, (uint32_t)t->cost_ns,
                 (uint32_t)atomic_load_explicit(&xq_st(q)->suspensions, memory_order_relaxed)};
+            if (r->count == 1)
+                xq_head_changed(q, now);
             start_watching = !q->watched;
             q->watched = true;
         }

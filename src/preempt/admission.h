@@ -129,6 +129,9 @@ void xq_watch(struct xqueue *q);
 void xq_watcher_stop(void);
 /* Sets the watcher up (at configuration) or forgets the parent's (in the child of fork). */
 void xq_watcher_reset(void);
+/* The oldest of q's in-flight commands changed (q->mu held): it can have run since the later of
+ * now (it was just submitted, or its predecessor was just seen reached) and its submission. */
+void xq_head_changed(struct xqueue *q, uint64_t now);
 /* Called by the watcher: n markers of q were reached, of commands predicted to cost cost_ns. */
 void xq_completed(struct xqueue *q, unsigned n, uint64_t cost_ns);
 /* Called by the watcher: deactivates queues idle for the grace window; returns the nearest

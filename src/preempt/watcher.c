@@ -53,19 +53,6 @@ static void learn(struct xqueue *q, const struct xc_sample *done, size_t n, uint
                           memory_order_relaxed);
 }
 
-/* The oldest in flight changed (q->mu held): it can have run since the later of now (its
- * predecessor was just seen reached) and its own submission. */
-static void set_head(struct xqueue *q, const struct xq_marker_ring *r, uint64_t now)
-{
-    if (!r->count) {
-        atomic_store(&q->head_cost_ns, 0);
-        return;
-    }
-    const struct xq_in_flight *h = &r->slots[r->head];
-    atomic_store(&q->head_since_ns, h->submit_ns > now ? h->submit_ns : now);
-    atomic_store(&q->head_cost_ns, h->cost_ns);
-}
-
 /* Follows q's markers: frees the window of those reached, and learns what they cost. Returns
  * how many were reached. */
 static unsigned follow(struct xqueue *q, const struct xq_marker_ops *o)
@@ -91,7 +78,7 @@ static unsigned follow(struct xqueue *q, const struct xq_marker_ops *o)
         pthread_mutex_lock(&q->mu);
         r->head = (r->head + 1) % r->cap;
         r->count--;
-        set_head(q, r, now);
+        xq_head_changed(q, now);
         pthread_mutex_unlock(&q->mu);
         o->release(q, c.marker);
         done[reached++] = (struct xc_sample){c.cost_key, c.cost_ns};
