@@ -266,6 +266,7 @@ void xq_admit(struct xqueue *q, struct xq_ticket *t, unsigned entry, uint64_t wh
 {
     t->q = q;
     t->reserved = false;
+    t->timed_from_ns = 0;
     if (!q || !cfg.enabled || atomic_load(&captures) || atomic_load(&exiting))
         return;
     if (!(atomic_load(&xq_st(q)->gate) & XQ_GATE_DECISION))
@@ -273,17 +274,24 @@ void xq_admit(struct xqueue *q, struct xq_ticket *t, unsigned entry, uint64_t wh
     uint64_t cost_key = xc_command_key(entry, what);
     t->cost_key = cost_key == XC_NO_GPU_TIME ? 0 : cost_key; /* 0: costless, nothing learned */
     t->cost_ns = 0;
+    t->activation_ns = 0;
+    if (cfg.slow_ns)
+        t->timed_from_ns = xq_now_ns();
     uint64_t retry_at;
     if (reserve(q, t, false, &retry_at)) {
         if (!atomic_load(&xq_st(q)->active)) {
             pthread_mutex_lock(&sched_mu);
             activate_locked(q);
             pthread_mutex_unlock(&sched_mu);
+            if (t->timed_from_ns)
+                t->activation_ns = xq_now_ns() - t->timed_from_ns;
         }
     } else {
         wait_for_admission(q, t);
     }
     t->reserved = true;
+    if (t->timed_from_ns)
+        t->admitted_ns = xq_now_ns();
 }
 
 /* Gives back n slots of q, of commands predicted to cost cost_ns. */
@@ -314,7 +322,34 @@ static bool ring_reserve(struct xq_marker_ring *r)
     return true;
 }
 
+/* GPUPRIO_LOG=debug: where a call that took the application's thread long went. */
+static void report_if_slow(const struct xq_ticket *t, uint64_t returned_ns)
+{
+    uint64_t now = xq_now_ns(), us = 1000;
+    if (now - t->timed_from_ns < cfg.slow_ns)
+        return;
+    gp_log(GP_LOG_DEBUG,
+           "a call on queue %#llx took %llu us: %llu admitting it (%llu of them activating the "
+           "queue), %llu in the runtime, %llu recording and handing over its marker",
+           (unsigned long long)t->q->key.handle,
+           (unsigned long long)((now - t->timed_from_ns) / us),
+           (unsigned long long)((t->admitted_ns - t->timed_from_ns) / us),
+           (unsigned long long)(t->activation_ns / us),
+           (unsigned long long)((returned_ns - t->admitted_ns) / us),
+           (unsigned long long)((now - returned_ns) / us));
+}
+
+static void submitted(struct xq_ticket *t, bool ok);
+
 void xq_submitted(struct xq_ticket *t, bool ok)
+{
+    uint64_t returned = t->reserved && t->timed_from_ns ? xq_now_ns() : 0;
+    submitted(t, ok);
+    if (returned)
+        report_if_slow(t, returned);
+}
+
+static void submitted(struct xq_ticket *t, bool ok)
 {
     struct xqueue *q = t->q;
     if (ok && q)

@@ -44,6 +44,7 @@ struct xq_admission_config {
     uint64_t grace_ns;    /* how long a queue stays active after its last completion */
     uint64_t watchdog_ns; /* how long a wait may see no progress before it gives up */
     uint64_t poll_ns;     /* the watcher's polling period while markers are outstanding */
+    uint64_t slow_ns;     /* report calls and marker queries that take longer (0: none) */
 };
 
 /* The platform's completion markers (hal/<platform>). */
@@ -82,6 +83,9 @@ struct xq_ticket {
     bool reserved;     /* a window slot was taken */
     uint64_t cost_key; /* cost.h; 0 when the command costs nothing */
     uint64_t cost_ns;  /* charged against the budget at admission (0 unless throttled) */
+    /* Only when slow calls are reported (slow_ns): when admission began and ended, and how
+     * long of it went to making the queue active (the scheduling lock and the policy). */
+    uint64_t timed_from_ns, admitted_ns, activation_ns;
 };
 
 /* Before forwarding a call that puts work on q's stream: entry point `entry` (the shim's own

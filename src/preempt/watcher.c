@@ -55,6 +55,19 @@ static void learn(struct xqueue *q, const struct xc_sample *done, size_t n, uint
 
 /* Follows q's markers: frees the window of those reached, and learns what they cost. Returns
  * how many were reached. */
+/* Whether the marker was reached; a slow query is reported (GPUPRIO_LOG=debug), as it delays
+ * every queue's progress and may hold the runtime's locks against the application. */
+static bool query(struct xqueue *q, const struct xq_marker_ops *o, void *marker)
+{
+    uint64_t slow_ns = xq_admission_config()->slow_ns, from = slow_ns ? xq_now_ns() : 0;
+    bool reached = o->query(marker) != 0;
+    if (from && xq_now_ns() - from >= slow_ns)
+        gp_log(GP_LOG_DEBUG, "a marker query on queue %#llx took %llu us",
+               (unsigned long long)q->key.handle,
+               (unsigned long long)((xq_now_ns() - from) / 1000));
+    return reached;
+}
+
 static unsigned follow(struct xqueue *q, const struct xq_marker_ops *o)
 {
     struct xc_sample done[FOLLOW_BATCH];
@@ -69,7 +82,7 @@ static unsigned follow(struct xqueue *q, const struct xq_marker_ops *o)
         struct xq_in_flight c = r->count ? r->slots[r->head] : (struct xq_in_flight){0};
         pthread_mutex_unlock(&q->mu);
         /* Only this thread removes markers, so the oldest stays where it is meanwhile. */
-        if (!c.marker || o->query(c.marker) == 0)
+        if (!c.marker || !query(q, o, c.marker))
             break;
         if (!reached) { /* one clock read per poll: the batch was seen reached together */
             now = xq_now_ns();

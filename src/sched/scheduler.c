@@ -242,6 +242,10 @@ void sched_configure(const struct xq_marker_ops *ops)
         .watchdog_ns =
             1000000 * gp_config_uint("GPUPRIO_WATCHDOG_MS", 1, 3600000, 500, "milliseconds"),
         .poll_ns = 1000 * gp_config_uint("GPUPRIO_POLL_US", 1, 100000, 20, "microseconds"),
+        /* GPUPRIO_LOG=debug: where calls that held an application thread this long went. */
+        .slow_ns = gp_log_on(GP_LOG_DEBUG)
+                       ? 1000 * gp_config_uint("GPUPRIO_SLOW_US", 1, 10000000, 200, "microseconds")
+                       : 0,
     };
     read_priorities();
     xq_admission_configure(

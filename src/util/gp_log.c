@@ -22,6 +22,11 @@ void gp_log_configure(void)
     log_level = (enum gp_log_level)gp_config_choice("GPUPRIO_LOG", level_names, GP_LOG_WARN);
 }
 
+bool gp_log_on(enum gp_log_level level)
+{
+    return level <= log_level;
+}
+
 void gp_log(enum gp_log_level level, const char *fmt, ...)
 {
     if (level > log_level)

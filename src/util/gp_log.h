@@ -8,9 +8,13 @@
 #ifndef GPUPRIO_LOG_H
 #define GPUPRIO_LOG_H
 
+#include <stdbool.h>
+
 enum gp_log_level { GP_LOG_ERROR, GP_LOG_WARN, GP_LOG_INFO, GP_LOG_DEBUG };
 
 void gp_log(enum gp_log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Whether messages of this level are written (to skip gathering what only they report). */
+bool gp_log_on(enum gp_log_level level);
 /* Reads GPUPRIO_LOG; called once from the library constructor. */
 void gp_log_configure(void);
 
