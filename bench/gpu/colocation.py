@@ -5,11 +5,15 @@ config) takes requests at a fixed rate, open loop: request i is due at t0 + i/ra
 latency is its completion minus its due time, so a late start counts. Replayed as a CUDA graph
 (the clean numbers) or eager (host-bound, with host stalls). Next to it, a saturating
 best-effort load: ResNet-50 fp16, batch 256, channels-last, inference (or a training step),
-eager, at most two iterations in flight.
+eager, at most two iterations in flight. Or, to see where preemption time goes, a synthetic
+load (--kind spin): steps of 50 kernels that each spin for --spin-us on the GPU's clock, one
+block per SM, and record their start and end there (the load's JSON then has a "trace", and
+table.py breaks each request's preemption latency down against it). --kind idle is a process
+with a stream that runs nothing, to measure what being scheduled costs the client.
 
     colocation.py client --mode graph|eager [--rate R] [--seconds S] [--wait-file F] --out FILE
-    colocation.py load --kind infer|train [--seconds S | --stop-file F] --out FILE
-    colocation.py both --mode graph|eager --kind infer|train [--stream-priorities]
+    colocation.py load --kind infer|train|spin|idle [--seconds S | --stop-file F] --out FILE
+    colocation.py both --mode graph|eager --kind infer|train|spin [--stream-priorities]
                   [--gpuprio] --out FILE       (the two in one process, one thread each)
 
 Preemption latency (submission to the first high-priority kernel's start) is measured exactly:
@@ -39,6 +43,9 @@ import threading
 import time
 
 import torch
+
+
+SPIN_STEP = 50  # kernels per step of the spin load
 
 
 def percentile(sorted_values, pct):
@@ -74,6 +81,41 @@ def make_stamp():
         stamp_kernel[(1,)](buf, i)
 
     return stamp
+
+
+def make_spin(n_slots):
+    """spin(i): a kernel of one block per SM that spins for spin_ns on the GPU's clock and writes
+    its start and end (%globaltimer, ns) to slot i of a trace buffer (slots past the last one
+    share it and are dropped): the synthetic load whose every kernel is seen on the GPU."""
+    import triton
+    import triton.language as tl
+
+    @triton.jit(do_not_specialize=["i"])
+    def spin_kernel(buf, i, spin_ns):
+        t0 = tl.inline_asm_elementwise("mov.u64 $0, %globaltimer;", "=l", [], dtype=tl.int64,
+                                       is_pure=False, pack=1)
+        t = t0
+        while t - t0 < spin_ns:
+            t = tl.inline_asm_elementwise("mov.u64 $0, %globaltimer;", "=l", [], dtype=tl.int64,
+                                          is_pure=False, pack=1)
+        tl.atomic_min(buf + 2 * i, t0)
+        tl.atomic_max(buf + 2 * i + 1, t)
+
+    big = (1 << 62)
+    buf = torch.zeros(n_slots, 2, dtype=torch.int64, device="cuda")
+    buf[:, 0] = big
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
+    count = [0]
+
+    def spin(spin_ns):
+        spin_kernel[(sms,)](buf, min(count[0], n_slots - 1), spin_ns)
+        count[0] += 1
+
+    def trace():
+        rows = buf[:min(count[0], n_slots - 1)].tolist()
+        return [r for r in rows if r[0] != big]
+
+    return spin, trace
 
 
 def clock_offsets(samples, n, reach=20):
@@ -145,7 +187,7 @@ def run_client(args, stream, start_barrier=None, stop_event=None):
     gc.freeze()
     gc.disable()
     lat = []
-    submitted, started, bounds = [], [], []
+    submitted, returned, started, bounds = [], [], [], []
     period = 1.0 / args.rate
     t0 = time.perf_counter() + 0.2
     window_start = time.time() + 0.2
@@ -160,6 +202,7 @@ def run_client(args, stream, start_barrier=None, stop_event=None):
                     pass
             submitted.append(time.monotonic_ns())
             graph.replay() if graph else request_kernels()
+            returned.append(time.monotonic_ns())
             stream.synchronize()
             lat.append(time.perf_counter() - due)
             stamp(stamps, 1)
@@ -190,34 +233,59 @@ def run_client(args, stream, start_barrier=None, stop_event=None):
         "service_ms": service * 1e3,
         "rate": args.rate,
         "window": [window_start, window_end],
+        # On the GPU's clock (ns): when each request was submitted, when its submitting call
+        # returned, and when its first kernel started (a trace of the load is compared to them).
+        "submit_gpu": [int(submitted[i] + offsets[i]) for i in range(n)],
+        "returned_gpu": [int(returned[i] + offsets[i]) for i in range(n)],
+        "start_gpu": started,
     }
 
 
 def run_load(args, stream, start_barrier=None, stop_event=None):
-    import torchvision
-
     torch.manual_seed(1)
-    model = torchvision.models.resnet50(weights=None).cuda().half().to(memory_format=torch.channels_last)
-    x = torch.randn(256, 3, 224, 224, device="cuda").half().to(memory_format=torch.channels_last)
-    train = args.kind == "train"
-    if train:
-        model.train()
-        opt = torch.optim.SGD(model.parameters(), lr=1e-3)
-        target = torch.randint(0, 1000, (256,), device="cuda")
-    else:
-        model.eval()
+    trace = None
+    if args.kind == "idle":
+        # A process with a stream and nothing to run: the client is scheduled against it (its
+        # queues are on the board) without any GPU contention.
+        batch = 0
 
-    def step():
+        def step():
+            pass
+    elif args.kind == "spin":
+        # A step is SPIN_STEP kernels of args.spin_us each; every kernel's start and end are kept.
+        spin, trace = make_spin(1 << 18)
+        batch = SPIN_STEP
+        spin_ns = int(args.spin_us * 1000)
+
+        def step():
+            for _ in range(SPIN_STEP):
+                spin(spin_ns)
+    else:
+        import torchvision
+
+        model = torchvision.models.resnet50(weights=None).cuda().half().to(memory_format=torch.channels_last)
+        x = torch.randn(256, 3, 224, 224, device="cuda").half().to(memory_format=torch.channels_last)
+        batch = 256
+        train = args.kind == "train"
         if train:
-            opt.zero_grad(set_to_none=True)
-            loss = torch.nn.functional.cross_entropy(model(x).float(), target)
-            loss.backward()
-            opt.step()
+            model.train()
+            opt = torch.optim.SGD(model.parameters(), lr=1e-3)
+            target = torch.randint(0, 1000, (256,), device="cuda")
         else:
-            with torch.no_grad():
-                model(x)
+            model.eval()
+
+        def step():
+            if train:
+                opt.zero_grad(set_to_none=True)
+                loss = torch.nn.functional.cross_entropy(model(x).float(), target)
+                loss.backward()
+                opt.step()
+            else:
+                with torch.no_grad():
+                    model(x)
 
     with torch.cuda.stream(stream):
+        torch.zeros(1, device="cuda")  # the stream's first command: its queue exists
         for _ in range(3):
             step()
         stream.synchronize()
@@ -228,7 +296,15 @@ def run_load(args, stream, start_barrier=None, stop_event=None):
         events = []
         completions = []  # wall-clock times iterations were seen finished
         t_start = time.perf_counter()
-        while True:
+
+        def stopped():
+            if stop_event or args.stop_file:
+                return (stop_event and stop_event.is_set()) or (args.stop_file and os.path.exists(args.stop_file))
+            return time.perf_counter() - t_start >= args.seconds
+
+        while not batch and not stopped():  # idle: until told to stop
+            time.sleep(0.05)
+        while batch and not stopped():
             step()
             e = torch.cuda.Event()
             e.record(stream)
@@ -236,21 +312,21 @@ def run_load(args, stream, start_barrier=None, stop_event=None):
             if len(events) > 2:
                 events.pop(0).synchronize()
                 completions.append(time.time())
-            if (stop_event and stop_event.is_set()) or (args.stop_file and os.path.exists(args.stop_file)):
-                break
-            if not stop_event and not args.stop_file and time.perf_counter() - t_start >= args.seconds:
-                break
         for e in events:
             e.synchronize()
             completions.append(time.time())
-    return {"role": "load", "kind": args.kind, "batch": 256, "completions": completions}
+    result = {"role": "load", "kind": args.kind, "batch": batch, "completions": completions}
+    if trace:
+        result["trace"] = trace()  # [start, end] of every kernel, on the GPU's clock (ns)
+    return result
 
 
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("role", choices=["client", "load", "both"])
     p.add_argument("--mode", default="graph", choices=["graph", "eager"])
-    p.add_argument("--kind", default="infer", choices=["infer", "train"])
+    p.add_argument("--kind", default="infer", choices=["infer", "train", "spin", "idle"])
+    p.add_argument("--spin-us", type=float, default=200.0, help="spin load: each kernel's length")
     p.add_argument("--rate", type=float, default=40.0)
     p.add_argument("--seconds", type=float, default=6.0)
     p.add_argument("--stream-priorities", action="store_true")

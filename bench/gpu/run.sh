@@ -21,7 +21,10 @@
 # To fit a time limit, parts can be left out: MODES="graph" (or "eager") limits the two-process
 # client modes, NO_LAUNCH=1 skips part 1, NO_THREADS=1 the one-process rows, NO_NATIVE=1 the
 # native rows (standalone rows always run), NO_STREAMPRIO=1 the native rows with stream
-# priorities; LOAD=train makes the load a ResNet-50 training step instead of inference.
+# priorities, NO_CALL=1 the two rows that measure what scheduling costs the client's submitting
+# call (alone under gpuprio, and next to an idle low-priority process). LOAD=train makes the
+# load a ResNet-50 training step instead of inference, and LOAD=spin a synthetic load of SPIN_US-microsecond kernels (default 200) whose trace breaks the
+# preemption latency down (table.py).
 set -u
 out=${1:?usage: run.sh OUTDIR [quick]}
 quick=${2:-}
@@ -112,11 +115,11 @@ failed() { # DIR RESULT LOG: a side that wrote no result shows the end of its lo
 table() {
     $py bench/gpu/table.py "$rows" >"$out/colocation.txt" 2>&1
 }
-alone() { # NAME ARGS...
+alone() { # NAME ARGS... (ALONE_ENV: its environment)
     d=$rows/$1
     shift
     mkdir -p "$d"
-    $py bench/gpu/colocation.py "$@" --out "$d/$( [ "$1" = load ] && echo load || echo client ).json" \
+    env ${ALONE_ENV:-X=1} $py bench/gpu/colocation.py "$@" --out "$d/$( [ "$1" = load ] && echo load || echo client ).json" \
         >"$d/log" 2>&1
     table
 }
@@ -134,34 +137,44 @@ threads_row() { # NAME ENV ARGS...
 }
 P="LD_PRELOAD=$shim"
 load=${LOAD:-infer}
+load_args="--kind $load"
+[ "$load" = spin ] && load_args="$load_args --spin-us ${SPIN_US:-200}"
 modes=${MODES:-graph eager}
 settings=${GPUPRIO_ROWS:-W4 B250 B500 B1000}
 [ -n "$quick" ] && modes=graph settings=B500
 for s in $settings ${THREAD_ROWS:-}; do setting_env "$s" >/dev/null || exit 1; done
-alone 00-alone-load load --kind $load --seconds $secs
+alone 00-alone-load load $load_args --seconds $secs
 for m in graph $modes; do
     [ -d "$rows/00-alone-client-$m" ] || alone "00-alone-client-$m" client --mode $m --seconds $secs
 done
+if [ -z "${NO_CALL:-}" ]; then
+    # What being scheduled costs the client without GPU contention: alone under gpuprio, and
+    # next to a process whose only stream runs nothing (table.py's "call" column).
+    ALONE_ENV="$P GPUPRIO_PRIORITY=high" alone 01-alone-client-graph-gpuprio client --mode graph \
+        --seconds $secs
+    row "02-2proc-graph-gpuprio-idle" "$P GPUPRIO_PRIORITY=high" "$P GPUPRIO_PRIORITY=low" \
+        "--mode graph" "--kind idle"
+fi
 for m in $modes; do
     if [ -z "${NO_NATIVE:-}" ]; then
-        row "10-2proc-$m-native" "X=1" "X=1" "--mode $m" "--kind $load"
+        row "10-2proc-$m-native" "X=1" "X=1" "--mode $m" "$load_args"
         [ -n "${NO_STREAMPRIO:-}" ] || row "11-2proc-$m-streamprio" "X=1" "X=1" "--mode $m --stream-priorities" \
-            "--kind $load --stream-priorities"
+            "$load_args --stream-priorities"
     fi
     for s in $settings; do
         e=$(setting_env "$s")
         row "12-2proc-$m-gpuprio-$s" "$P GPUPRIO_PRIORITY=high $e" "$P GPUPRIO_PRIORITY=low $e" \
-            "--mode $m" "--kind $load"
+            "--mode $m" "$load_args"
     done
 done
 if [ -z "${NO_THREADS:-}" ]; then
     if [ -z "${NO_NATIVE:-}" ]; then
-        threads_row "20-1proc-graph-native" "X=1" --mode graph --kind $load
-        [ -n "${NO_STREAMPRIO:-}" ] || threads_row "21-1proc-graph-streamprio" "X=1" --mode graph --kind $load --stream-priorities
+        threads_row "20-1proc-graph-native" "X=1" --mode graph $load_args
+        [ -n "${NO_STREAMPRIO:-}" ] || threads_row "21-1proc-graph-streamprio" "X=1" --mode graph $load_args --stream-priorities
     fi
     for s in ${THREAD_ROWS:-$settings}; do
         threads_row "22-1proc-graph-gpuprio-$s" "$P $(setting_env "$s")" --mode graph \
-            --kind $load --gpuprio
+            $load_args --gpuprio
     done
 fi
 table
