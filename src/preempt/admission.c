@@ -274,13 +274,15 @@ void xq_admit(struct xqueue *q, struct xq_ticket *t, unsigned entry, uint64_t wh
     uint64_t cost_key = xc_command_key(entry, what);
     t->cost_key = cost_key == XC_NO_GPU_TIME ? 0 : cost_key; /* 0: costless, nothing learned */
     t->cost_ns = 0;
-    t->activation_ns = 0;
+    t->activation_ns = t->lock_wait_ns = 0;
     if (cfg.slow_ns)
         t->timed_from_ns = xq_now_ns();
     uint64_t retry_at;
     if (reserve(q, t, false, &retry_at)) {
         if (!atomic_load(&xq_st(q)->active)) {
             pthread_mutex_lock(&sched_mu);
+            if (t->timed_from_ns)
+                t->lock_wait_ns = xq_now_ns() - t->timed_from_ns;
             activate_locked(q);
             pthread_mutex_unlock(&sched_mu);
             if (t->timed_from_ns)
@@ -330,11 +332,12 @@ static void report_if_slow(const struct xq_ticket *t, uint64_t returned_ns)
         return;
     gp_log(GP_LOG_DEBUG,
            "a call on queue %#llx took %llu us: %llu admitting it (%llu of them activating the "
-           "queue), %llu in the runtime, %llu recording and handing over its marker",
+           "queue, %llu of those waiting for the scheduling lock), %llu in the runtime, %llu "
+           "recording and handing over its marker",
            (unsigned long long)t->q->key.handle,
            (unsigned long long)((now - t->timed_from_ns) / us),
            (unsigned long long)((t->admitted_ns - t->timed_from_ns) / us),
-           (unsigned long long)(t->activation_ns / us),
+           (unsigned long long)(t->activation_ns / us), (unsigned long long)(t->lock_wait_ns / us),
            (unsigned long long)((returned_ns - t->admitted_ns) / us),
            (unsigned long long)((now - returned_ns) / us));
 }

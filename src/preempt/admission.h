@@ -83,9 +83,10 @@ struct xq_ticket {
     bool reserved;     /* a window slot was taken */
     uint64_t cost_key; /* cost.h; 0 when the command costs nothing */
     uint64_t cost_ns;  /* charged against the budget at admission (0 unless throttled) */
-    /* Only when slow calls are reported (slow_ns): when admission began and ended, and how
-     * long of it went to making the queue active (the scheduling lock and the policy). */
-    uint64_t timed_from_ns, admitted_ns, activation_ns;
+    /* Only when slow calls are reported (slow_ns): when admission began and ended, how long
+     * of it went to making the queue active (the scheduling lock, the policy and the board),
+     * and how long of that to waiting for the scheduling lock. */
+    uint64_t timed_from_ns, admitted_ns, activation_ns, lock_wait_ns;
 };
 
 /* Before forwarding a call that puts work on q's stream: entry point `entry` (the shim's own

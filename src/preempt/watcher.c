@@ -53,21 +53,21 @@ static void learn(struct xqueue *q, const struct xc_sample *done, size_t n, uint
                           memory_order_relaxed);
 }
 
-/* Follows q's markers: frees the window of those reached, and learns what they cost. Returns
- * how many were reached. */
 /* Whether the marker was reached; a slow query is reported (GPUPRIO_LOG=debug), as it delays
  * every queue's progress and may hold the runtime's locks against the application. */
 static bool query(struct xqueue *q, const struct xq_marker_ops *o, void *marker)
 {
     uint64_t slow_ns = xq_admission_config()->slow_ns, from = slow_ns ? xq_now_ns() : 0;
     bool reached = o->query(marker) != 0;
-    if (from && xq_now_ns() - from >= slow_ns)
+    uint64_t took = from ? xq_now_ns() - from : 0;
+    if (from && took >= slow_ns)
         gp_log(GP_LOG_DEBUG, "a marker query on queue %#llx took %llu us",
-               (unsigned long long)q->key.handle,
-               (unsigned long long)((xq_now_ns() - from) / 1000));
+               (unsigned long long)q->key.handle, (unsigned long long)(took / 1000));
     return reached;
 }
 
+/* Follows q's markers: frees the window of those reached, and learns what they cost. Returns
+ * how many were reached. */
 static unsigned follow(struct xqueue *q, const struct xq_marker_ops *o)
 {
     struct xc_sample done[FOLLOW_BATCH];
