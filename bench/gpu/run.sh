@@ -23,8 +23,9 @@
 # native rows (standalone rows always run), NO_STREAMPRIO=1 the native rows with stream
 # priorities, NO_CALL=1 the two rows that measure what scheduling costs the client's submitting
 # call (alone under gpuprio, and next to an idle low-priority process). LOAD=train makes the
-# load a ResNet-50 training step instead of inference, and LOAD=spin a synthetic load of SPIN_US-microsecond kernels (default 200) whose trace breaks the
-# preemption latency down (table.py).
+# load a ResNet-50 training step instead of inference, LOAD=spin a synthetic load of
+# SPIN_US-microsecond kernels (default 200) whose trace breaks the preemption latency down
+# (table.py), and LOAD=idle a process whose stream runs nothing.
 set -u
 out=${1:?usage: run.sh OUTDIR [quick]}
 quick=${2:-}
