@@ -44,15 +44,10 @@ import time
 
 import torch
 
+from stats import percentile
+
 
 SPIN_STEP = 50  # kernels per step of the spin load
-
-
-def percentile(sorted_values, pct):
-    if not sorted_values:
-        return float("nan")
-    k = max(0, min(len(sorted_values) - 1, int(round(pct / 100.0 * len(sorted_values) + 0.5)) - 1))
-    return sorted_values[k]
 
 
 def gpuprio_api():

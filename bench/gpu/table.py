@@ -19,6 +19,8 @@ import json
 import os
 import sys
 
+from stats import percentile
+
 
 def load_json(path):
     try:
@@ -90,11 +92,6 @@ def print_breakdowns(found):
         print(fmt % (name, three(b["pre"]), three(b["call"]), three(b["load ran"]),
                      three(b["load started"]), three(b["neither"]),
                      sum(b["cut"]) if b["cut"] else "-"))
-
-
-def percentile(v, pct):
-    k = max(0, min(len(v) - 1, int(round(pct / 100.0 * len(v) + 0.5)) - 1))
-    return v[k]
 
 
 def main():
