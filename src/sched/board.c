@@ -3,9 +3,14 @@
  *
  * Nothing here trusts the file: it is checked before it is mapped, a slot's fields are only
  * ever used as numbers, and every wait is bounded. The decision lock is a futex word holding
- * the holder's pid: a waiter that finds the holder dead takes the lock over (what the holder
- * protected is recomputed by every decision anyway), and one that waited GP_BOARD_LOCK_MAX_NS
- * for a live holder gives the board up rather than stall the application.
+ * the holder's library image (pid and incarnation): a waiter that finds the holder gone takes
+ * the lock over (what the holder protected is recomputed by every decision anyway), and one that
+ * waited GP_BOARD_LOCK_MAX_NS for a live holder gives the board up rather than stall the
+ * application. A holder of this very image is one of our own threads, alive by definition: it
+ * is waited for like any other. (Taking the lock over from our own pid once let a reclaim on the
+ * board listener run inside another thread's decision, and its unlock opened the lock to every
+ * process while the decider was still inside.) Sleepers wait on a separate futex word, so the
+ * holder word can be 64 bits wide.
  */
 #include "board.h"
 
@@ -432,25 +437,35 @@ void gp_board_free(struct gp_board *b, struct gp_board_slot *s)
 
 /* ---- lock and notification ---- */
 
+/* Whether the holder named by a lock word can never unlock: its process is gone, or it is an
+ * earlier image of this pid (an exec since). Our own image's holders are threads that run. */
+static bool holder_gone(uint64_t word)
+{
+    const struct gp_board_owner *me = gp_board_self();
+    uint32_t pid = GP_BOARD_LOCK_PID(word);
+    if (pid == me->pid)
+        return word != GP_BOARD_LOCK_HOLDER(me->pid, me->incarnation);
+    return !pid_runs(pid, NULL);
+}
+
 int gp_board_lock(struct gp_board *b)
 {
     if (b->broken)
         return -ETIMEDOUT;
-    _Atomic uint32_t *lock = &b->f->h.lock;
-    uint32_t me = gp_board_self()->pid;
+    struct gp_board_header *h = &b->f->h;
+    const struct gp_board_owner *me = gp_board_self();
+    const uint64_t mine = GP_BOARD_LOCK_HOLDER(me->pid, me->incarnation);
     uint64_t start = 0;
     for (int spins = 0;; spins++) {
-        uint32_t v = 0;
-        if (atomic_compare_exchange_strong(lock, &v, me))
+        uint64_t v = 0;
+        if (atomic_compare_exchange_strong(&h->lock, &v, mine))
             return 0;
         if (spins < 64) {
             sched_yield();
             continue;
         }
-        uint32_t holder = v & ~GP_BOARD_LOCK_WAITERS;
-        /* The holder died (or this pid before an exec: our threads decide one at a time). */
-        if (holder == me || !pid_runs(holder, NULL)) {
-            if (atomic_compare_exchange_strong(lock, &v, me))
+        if (holder_gone(v)) {
+            if (atomic_compare_exchange_strong(&h->lock, &v, mine))
                 return 0;
             continue;
         }
@@ -461,18 +476,31 @@ int gp_board_lock(struct gp_board *b)
             b->broken = true;
             return -ETIMEDOUT;
         }
-        if (!(v & GP_BOARD_LOCK_WAITERS) &&
-            !atomic_compare_exchange_strong(lock, &v, v | GP_BOARD_LOCK_WAITERS))
-            continue;
-        struct timespec ts = {0, 1000000};
-        futex(lock, FUTEX_WAIT, v | GP_BOARD_LOCK_WAITERS, &ts);
+        /* Counted as a sleeper before the holder word is read again: an unlock either sees the
+         * count and bumps lock_wake, or happened before that read, which then sees it free. */
+        uint32_t wake = atomic_load(&h->lock_wake);
+        atomic_fetch_add(&h->lock_sleepers, 1);
+        if (atomic_load(&h->lock) == v) {
+            struct timespec ts = {0, 1000000};
+            futex(&h->lock_wake, FUTEX_WAIT, wake, &ts);
+        }
+        atomic_fetch_sub(&h->lock_sleepers, 1);
     }
 }
 
 void gp_board_unlock(struct gp_board *b)
 {
-    if (atomic_exchange(&b->f->h.lock, 0) & GP_BOARD_LOCK_WAITERS)
-        futex(&b->f->h.lock, FUTEX_WAKE, INT_MAX, NULL);
+    struct gp_board_header *h = &b->f->h;
+    const struct gp_board_owner *me = gp_board_self();
+    uint64_t mine = GP_BOARD_LOCK_HOLDER(me->pid, me->incarnation);
+    /* Never frees a lock another holder took over (it judged this image gone: cannot happen
+     * while this image runs). */
+    if (!atomic_compare_exchange_strong(&h->lock, &mine, 0))
+        return;
+    if (atomic_load(&h->lock_sleepers)) {
+        atomic_fetch_add(&h->lock_wake, 1);
+        futex(&h->lock_wake, FUTEX_WAKE, INT_MAX, NULL);
+    }
 }
 
 void gp_board_notify(struct gp_board *b)

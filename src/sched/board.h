@@ -39,7 +39,7 @@
 #include "xqueue.h"
 
 #define GP_BOARD_MAGIC UINT64_C(0x64726f626f697270) /* "prioboard", little-endian, truncated */
-#define GP_BOARD_VERSION 1u
+#define GP_BOARD_VERSION 2u
 #define GP_BOARD_SLOTS 512u
 #define GP_BOARD_KEY_MAX 64
 
@@ -88,11 +88,20 @@ struct gp_board_header {
     /* Changes on every state change: processes wait on it (a futex) to look at their gates
      * again. */
     _Atomic uint32_t seq;
-    /* The decision lock: the holder's pid, with GP_BOARD_LOCK_WAITERS when others sleep on it. */
-    _Atomic uint32_t lock;
-    uint8_t reserved[152];
+    /* The decision lock's futex: bumped by an unlock that finds lock_sleepers non-zero. */
+    _Atomic uint32_t lock_wake;
+    /* The decision lock: its holder (GP_BOARD_LOCK_HOLDER), 0 when free. The holder names a
+     * library image, not only a process, so a second thread of the holder's process waits like
+     * any other process's, and the image that a pid exec'd away from is seen gone. */
+    _Atomic uint64_t lock;
+    _Atomic uint32_t lock_sleepers; /* threads asleep on lock_wake (a dead one stays counted) */
+    uint32_t reserved1;
+    uint8_t reserved[136];
 };
-#define GP_BOARD_LOCK_WAITERS (UINT32_C(1) << 31)
+/* The lock word of the library image with this pid and incarnation (gp_board_owner). The
+ * incarnation is odd, so the word is never 0. */
+#define GP_BOARD_LOCK_HOLDER(pid, incarnation) ((uint64_t)(pid) << 32 | (uint32_t)(incarnation))
+#define GP_BOARD_LOCK_PID(word) ((uint32_t)((word) >> 32))
 
 struct gp_board_file {
     struct gp_board_header h;
@@ -150,8 +159,9 @@ void gp_board_publish(struct gp_board *b, struct gp_board_slot *s);
 void gp_board_free(struct gp_board *b, struct gp_board_slot *s);
 
 /*
- * The decision lock. 0, or -ETIMEDOUT when a live process held it for too long (the board is
- * then marked broken). A holder found dead is replaced.
+ * The decision lock, exclusive between every thread of every process. 0, or -ETIMEDOUT when a
+ * live holder kept it for too long (the board is then marked broken). A holder found gone (its
+ * process dead, or an earlier image of this pid, before an exec) is replaced.
  */
 int gp_board_lock(struct gp_board *b);
 void gp_board_unlock(struct gp_board *b);

@@ -1,7 +1,8 @@
 /*
  * board_test.c - the board file (src/sched/board.c) without any runtime: its layout, pinned
  * field by field (a change is a new GP_BOARD_VERSION); creating, opening and refusing files;
- * slots, owners alive and dead; the decision lock with a dead and with a stuck holder;
+ * slots, owners alive and dead; the decision lock with a dead, an exec'd and a stuck holder,
+ * and between threads of one process;
  * priority requests; waking on the sequence word; listing boards.
  */
 #include <errno.h>
@@ -31,7 +32,9 @@ static void layout(void)
     CHECK_INT(offsetof(struct gp_board_header, uid), 24);
     CHECK_INT(offsetof(struct gp_board_header, key), 32);
     CHECK_INT(offsetof(struct gp_board_header, seq), 96);
-    CHECK_INT(offsetof(struct gp_board_header, lock), 100);
+    CHECK_INT(offsetof(struct gp_board_header, lock_wake), 100);
+    CHECK_INT(offsetof(struct gp_board_header, lock), 104);
+    CHECK_INT(offsetof(struct gp_board_header, lock_sleepers), 112);
     CHECK_INT(sizeof(struct gp_board_slot), 128);
     CHECK_INT(offsetof(struct gp_board_slot, owner), 0);
     CHECK_INT(offsetof(struct gp_board_slot, owner_start), 8);
@@ -109,7 +112,8 @@ static void dead_owners(void)
         struct gp_board_slot *s = gp_board_claim(&b);
         if (s)
             gp_board_publish(&b, s);
-        atomic_store(&b.f->h.lock, (uint32_t)getpid()); /* dies holding the lock */
+        const struct gp_board_owner *me = gp_board_self();
+        atomic_store(&b.f->h.lock, GP_BOARD_LOCK_HOLDER(me->pid, me->incarnation)); /* dies in it */
         _exit(s ? 0 : 1);
     }
     int status;
@@ -126,10 +130,17 @@ static void dead_owners(void)
         CHECK_INT(atomic_load(&dead->owner), 0);
     }
     /* The dead holder's lock is taken over. */
+    const struct gp_board_owner *me = gp_board_self();
+    const uint64_t mine = GP_BOARD_LOCK_HOLDER(me->pid, me->incarnation);
     CHECK_INT(gp_board_lock(&b), 0);
-    CHECK_INT(atomic_load(&b.f->h.lock), getpid());
+    CHECK_INT(atomic_load(&b.f->h.lock), mine);
     gp_board_unlock(&b);
     CHECK_INT(atomic_load(&b.f->h.lock), 0);
+    /* So is the lock of this pid's earlier image (held when the process exec'd). */
+    atomic_store(&b.f->h.lock, GP_BOARD_LOCK_HOLDER(me->pid, me->incarnation + 2));
+    CHECK_INT(gp_board_lock(&b), 0);
+    CHECK_INT(atomic_load(&b.f->h.lock), mine);
+    gp_board_unlock(&b);
 
     /* A live process with another start time is not the owner (its pid was reused): pid 1
      * started long before this process. */
@@ -143,11 +154,59 @@ static void dead_owners(void)
         gp_board_free(&b, s);
     }
     /* A live process holding the lock too long: the board is given up, not waited for. */
-    atomic_store(&b.f->h.lock, (uint32_t)getppid());
+    atomic_store(&b.f->h.lock, GP_BOARD_LOCK_HOLDER(getppid(), 1));
     CHECK_INT(gp_board_lock(&b), -ETIMEDOUT);
     CHECK(b.broken);
     CHECK_INT(gp_board_lock(&b), -ETIMEDOUT);
     atomic_store(&b.f->h.lock, 0);
+    gp_board_close(&b);
+}
+
+struct second_taker {
+    struct gp_board *b;
+    _Atomic bool *holder_inside;
+    _Atomic bool locked;
+    bool holder_was_inside;
+};
+
+static void *second_taker_main(void *arg)
+{
+    struct second_taker *t = arg;
+    if (CHECK_INT(gp_board_lock(t->b), 0)) {
+        t->holder_was_inside = atomic_load(t->holder_inside);
+        atomic_store(&t->locked, true);
+        gp_board_unlock(t->b);
+    }
+    return NULL;
+}
+
+/*
+ * The lock excludes the threads of one process from each other, as the board listener's reclaim
+ * and a decision on another thread need: a second thread of the holder's process waits until the
+ * holder unlocks, however long that takes, and never takes the lock over.
+ */
+static void own_threads_excluded(void)
+{
+    struct gp_board b;
+    const char *why;
+    CHECK_INT(gp_board_open("threads", &b, &why), 0);
+    _Atomic bool inside = false;
+    CHECK_INT(gp_board_lock(&b), 0);
+    atomic_store(&inside, true);
+    struct second_taker t = {.b = &b, .holder_inside = &inside};
+    pthread_t thread;
+    CHECK_INT(pthread_create(&thread, NULL, second_taker_main, &t), 0);
+    /* Long past the 64 yields after which it used to take the lock over. */
+    struct timespec ts = {0, 50000000};
+    nanosleep(&ts, NULL);
+    CHECK(!atomic_load(&t.locked));
+    atomic_store(&inside, false);
+    gp_board_unlock(&b);
+    pthread_join(thread, NULL);
+    CHECK(atomic_load(&t.locked));
+    CHECK(!t.holder_was_inside);
+    CHECK(!b.broken);
+    CHECK_INT(atomic_load(&b.f->h.lock), 0);
     gp_board_close(&b);
 }
 
@@ -282,10 +341,11 @@ int main(void)
     layout();
     create_and_share();
     dead_owners();
+    own_threads_excluded();
     waking();
     int n = 0;
     CHECK_INT(gp_board_list(dir, geteuid(), count_board, &n), 0);
-    CHECK_INT(n, 3); /* 0000:c1:00.0, dead, wake; nothing hidden */
+    CHECK_INT(n, 4); /* 0000:c1:00.0, dead, threads, wake; nothing hidden */
     refusals();
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);

@@ -29,7 +29,7 @@ run "a new board" 0
 cp "$board" "$dir/good"
 fresh() { rm -f "$board"; cp "$dir/good" "$board"; chmod 600 "$board"; }
 
-fresh; printf '\002' | dd of="$board" bs=1 seek=8 conv=notrunc 2>/dev/null
+fresh; printf '\377' | dd of="$board" bs=1 seek=8 conv=notrunc 2>/dev/null
 run "another version" 1
 fresh; truncate -s 4096 "$board"
 run "the wrong size" 1
