@@ -19,7 +19,9 @@
 #include <time.h>
 
 #include "cost.h"
+#include "gp_clock.h"
 #include "gp_log.h"
+#include "watcher.h"
 
 /* A command whose cost nothing predicts yet, in a queue with no history, is taken to cost this
  * share of the budget: until something is learned, the budget admits 4 at a time. */
@@ -29,21 +31,21 @@ static struct xq_admission_config cfg;
 static struct xq_marker_ops marker_ops;
 static struct xq_admission_hooks hooks;
 
-static pthread_mutex_t sched_mu = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t sched_cv;
+static pthread_cond_t sched_cv;        /* waits under the scheduling lock (xqueue.h) */
 static _Atomic int captures;           /* stream captures in progress */
 static _Atomic uint64_t capture_epoch; /* captures begun and ended */
 static _Atomic bool exiting;           /* exit began: admit everything */
 static _Atomic uint64_t progress;      /* markers reached, process-wide, for the watchdog */
 static _Atomic int total_waiters;      /* threads held anywhere */
-static _Atomic int active_queues;      /* under sched_mu; lets the watcher skip idle scans */
+static _Atomic int active_queues;      /* under the scheduling lock; lets idle scans be skipped */
 static atomic_flag watchdog_warned = ATOMIC_FLAG_INIT;
 
-uint64_t xq_now_ns(void)
+static void completed(struct xqueue *q, unsigned n, uint64_t cost_ns);
+static uint64_t expire_idle(uint64_t now);
+
+static uint64_t now_ns(void)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+    return hooks.now_ns();
 }
 
 static void init_cv(void)
@@ -81,15 +83,18 @@ void xq_admission_configure(const struct xq_admission_config *config,
         hooks.activity_changed = no_hook;
     if (!hooks.progress_elsewhere)
         hooks.progress_elsewhere = no_progress_elsewhere;
+    if (!hooks.now_ns)
+        hooks.now_ns = gp_now_ns;
     if (!marker_ops.record)
         cfg.enabled = false;
     init_cv();
-    xq_watcher_reset();
-}
-
-const struct xq_marker_ops *xq_marker_ops(void)
-{
-    return &marker_ops;
+    xq_watcher_configure(
+        &(struct xq_watcher_config){.poll_ns = cfg.poll_ns, .slow_ns = cfg.slow_ns}, &marker_ops,
+        &(struct xq_watcher_ops){.completed = completed,
+                                 .expire_idle = expire_idle,
+                                 .capturing = xq_capturing,
+                                 .capture_epoch = xq_capture_epoch,
+                                 .at_exit = xq_shutdown});
 }
 
 const struct xq_admission_config *xq_admission_config(void)
@@ -97,23 +102,13 @@ const struct xq_admission_config *xq_admission_config(void)
     return &cfg;
 }
 
-void xq_sched_lock(void)
-{
-    pthread_mutex_lock(&sched_mu);
-}
-
-void xq_sched_unlock(void)
-{
-    pthread_mutex_unlock(&sched_mu);
-}
-
 void xq_wake_waiters(void)
 {
     if (atomic_load(&total_waiters) == 0)
         return;
-    pthread_mutex_lock(&sched_mu);
+    xq_sched_lock();
     pthread_cond_broadcast(&sched_cv);
-    pthread_mutex_unlock(&sched_mu);
+    xq_sched_unlock();
 }
 
 /* The GPU time a command of q with cost_key is expected to take (never 0). */
@@ -153,7 +148,7 @@ static bool may_admit(struct xqueue *q, uint64_t g, uint64_t cost_ns, uint64_t *
     if (!cfg.budget_ns || cost_ns == 0 || in_flight == 0 || in_flight + cost_ns <= cfg.budget_ns)
         return true;
     uint64_t head_cost = atomic_load(&q->head_cost_ns), since = atomic_load(&q->head_since_ns);
-    uint64_t now = xq_now_ns(), ran = now > since ? now - since : 0;
+    uint64_t now = now_ns(), ran = now > since ? now - since : 0;
     if (head_cost > in_flight)
         head_cost = in_flight; /* read while the watcher moved on: take what is left */
     if (ran > head_cost)
@@ -195,19 +190,7 @@ static bool reserve(struct xqueue *q, struct xq_ticket *t, bool force, uint64_t 
     return true;
 }
 
-void xq_head_changed(struct xqueue *q, uint64_t now)
-{
-    const struct xq_marker_ring *r = &q->markers;
-    if (!r->count) {
-        atomic_store(&q->head_cost_ns, 0);
-        return;
-    }
-    const struct xq_in_flight *h = &r->slots[r->head];
-    atomic_store(&q->head_since_ns, h->submit_ns > now ? h->submit_ns : now);
-    atomic_store(&q->head_cost_ns, h->cost_ns);
-}
-
-/* With sched_mu held. */
+/* With the scheduling lock held. */
 static void activate_locked(struct xqueue *q)
 {
     if (atomic_load(&xq_st(q)->active))
@@ -219,8 +202,8 @@ static void activate_locked(struct xqueue *q)
 
 static void wait_for_admission(struct xqueue *q, struct xq_ticket *t)
 {
-    uint64_t start = xq_now_ns();
-    pthread_mutex_lock(&sched_mu);
+    uint64_t start = now_ns();
+    xq_sched_lock();
     atomic_fetch_add(&q->waiters, 1);
     atomic_fetch_add(&total_waiters, 1);
     activate_locked(q);
@@ -233,7 +216,7 @@ static void wait_for_admission(struct xqueue *q, struct xq_ticket *t)
             reserve(q, t, true, &retry_at);
             break;
         }
-        uint64_t now = xq_now_ns(), p = all_progress();
+        uint64_t now = now_ns(), p = all_progress();
         if (p != seen) {
             seen = p;
             since = now;
@@ -252,48 +235,60 @@ static void wait_for_admission(struct xqueue *q, struct xq_ticket *t)
         uint64_t deadline = since + cfg.watchdog_ns;
         if (retry_at && retry_at < deadline)
             deadline = retry_at; /* the oldest command will have run long enough by then */
-        struct timespec ts = {.tv_sec = (time_t)(deadline / 1000000000u),
-                              .tv_nsec = (long)(deadline % 1000000000u)};
-        pthread_cond_timedwait(&sched_cv, &sched_mu, &ts);
+        xq_sched_wait(&sched_cv, deadline);
     }
     atomic_fetch_sub(&q->waiters, 1);
     atomic_fetch_sub(&total_waiters, 1);
-    pthread_mutex_unlock(&sched_mu);
-    atomic_fetch_add_explicit(&xq_st(q)->held_ns, xq_now_ns() - start, memory_order_relaxed);
+    xq_sched_unlock();
+    atomic_fetch_add_explicit(&xq_st(q)->held_ns, now_ns() - start, memory_order_relaxed);
 }
 
-void xq_admit(struct xqueue *q, struct xq_ticket *t, unsigned entry, uint64_t what)
+static void admitted(struct xq_ticket *t)
 {
+    t->reserved = true;
+    if (t->timed_from_ns)
+        t->admitted_ns = now_ns();
+}
+
+bool xq_try_admit(struct xqueue *q, struct xq_ticket *t, unsigned entry, uint64_t what,
+                  uint64_t *retry_at)
+{
+    *retry_at = 0;
     t->q = q;
     t->reserved = false;
     t->timed_from_ns = 0;
     if (!q || !cfg.enabled || atomic_load(&captures) || atomic_load(&exiting))
-        return;
+        return true;
     if (!(atomic_load(&xq_st(q)->gate) & XQ_GATE_DECISION))
-        return; /* one priority on the device: nothing to schedule, nothing to follow */
+        return true; /* one priority on the device: nothing to schedule, nothing to follow */
     uint64_t cost_key = xc_command_key(entry, what);
     t->cost_key = cost_key == XC_NO_GPU_TIME ? 0 : cost_key; /* 0: costless, nothing learned */
     t->cost_ns = 0;
     t->activation_ns = t->lock_wait_ns = 0;
     if (cfg.slow_ns)
-        t->timed_from_ns = xq_now_ns();
-    uint64_t retry_at;
-    if (reserve(q, t, false, &retry_at)) {
-        if (!atomic_load(&xq_st(q)->active)) {
-            pthread_mutex_lock(&sched_mu);
-            if (t->timed_from_ns)
-                t->lock_wait_ns = xq_now_ns() - t->timed_from_ns;
-            activate_locked(q);
-            pthread_mutex_unlock(&sched_mu);
-            if (t->timed_from_ns)
-                t->activation_ns = xq_now_ns() - t->timed_from_ns;
-        }
-    } else {
-        wait_for_admission(q, t);
+        t->timed_from_ns = now_ns();
+    if (!reserve(q, t, false, retry_at))
+        return false;
+    if (!atomic_load(&xq_st(q)->active)) {
+        xq_sched_lock();
+        if (t->timed_from_ns)
+            t->lock_wait_ns = now_ns() - t->timed_from_ns;
+        activate_locked(q);
+        xq_sched_unlock();
+        if (t->timed_from_ns)
+            t->activation_ns = now_ns() - t->timed_from_ns;
     }
-    t->reserved = true;
-    if (t->timed_from_ns)
-        t->admitted_ns = xq_now_ns();
+    admitted(t);
+    return true;
+}
+
+void xq_admit(struct xqueue *q, struct xq_ticket *t, unsigned entry, uint64_t what)
+{
+    uint64_t retry_at;
+    if (xq_try_admit(q, t, entry, what, &retry_at))
+        return;
+    wait_for_admission(q, t);
+    admitted(t);
 }
 
 /* Gives back n slots of q, of commands predicted to cost cost_ns. */
@@ -327,7 +322,7 @@ static bool ring_reserve(struct xq_marker_ring *r)
 /* GPUPRIO_LOG=debug: where a call that took the application's thread long went. */
 static void report_if_slow(const struct xq_ticket *t, uint64_t returned_ns)
 {
-    uint64_t now = xq_now_ns(), us = 1000;
+    uint64_t now = now_ns(), us = 1000;
     if (now - t->timed_from_ns < cfg.slow_ns)
         return;
     gp_log(GP_LOG_DEBUG,
@@ -346,10 +341,33 @@ static void submitted(struct xq_ticket *t, bool ok);
 
 void xq_submitted(struct xq_ticket *t, bool ok)
 {
-    uint64_t returned = t->reserved && t->timed_from_ns ? xq_now_ns() : 0;
+    uint64_t returned = t->reserved && t->timed_from_ns ? now_ns() : 0;
     submitted(t, ok);
     if (returned)
         report_if_slow(t, returned);
+}
+
+/* Puts a recorded marker of t's command on q's ring for the watcher; false when there is no
+ * memory for it. */
+static bool follow_marker(struct xqueue *q, const struct xq_ticket *t, void *marker)
+{
+    xq_lock_markers(q);
+    bool room = ring_reserve(&q->markers), start_watching = false;
+    if (room) {
+        struct xq_marker_ring *r = &q->markers;
+        uint64_t now = now_ns();
+        r->slots[(r->head + r->count++) % r->cap] = (struct xq_in_flight){
+            marker, t->cost_key, now, (uint32_t)t->cost_ns,
+            (uint32_t)atomic_load_explicit(&xq_st(q)->suspensions, memory_order_relaxed)};
+        if (r->count == 1)
+            xq_head_changed(q, now);
+        start_watching = !q->watched;
+        q->watched = true;
+    }
+    xq_unlock_markers(q);
+    if (start_watching)
+        xq_watch(q);
+    return room;
 }
 
 static void submitted(struct xq_ticket *t, bool ok)
@@ -360,36 +378,29 @@ static void submitted(struct xq_ticket *t, bool ok)
     if (!t->reserved)
         return;
     if (ok && !atomic_load(&captures) && (atomic_load(&xq_st(q)->gate) & XQ_GATE_TRACKED)) {
-        void *marker = NULL;
-        bool start_watching = false;
-        pthread_mutex_lock(&q->mu);
-        if (ring_reserve(&q->markers) && (marker = marker_ops.record(q))) {
-            struct xq_marker_ring *r = &q->markers;
-            uint64_t now = xq_now_ns();
-            r->slots[(r->head + r->count++) % r->cap] = (struct xq_in_flight){
-                marker, t->cost_key, now, (uint32_t)t->cost_ns,
-                (uint32_t)atomic_load_explicit(&xq_st(q)->suspensions, memory_order_relaxed)};
-            if (r->count == 1)
-                xq_head_changed(q, now);
-            start_watching = !q->watched;
-            q->watched = true;
-        }
-        pthread_mutex_unlock(&q->mu);
-        if (marker) {
-            if (start_watching)
-                xq_watch(q);
+        /*
+         * Recorded before the queue's lock is taken: recording calls the runtime (it may create
+         * an event), and the watcher takes that lock for every queue it follows. Two threads
+         * submitting to one stream at once may so put their markers on the ring in the other
+         * order than on the stream; the stream still reaches them in its order, and the
+         * watcher sees the later one reached a poll later at most.
+         */
+        void *marker = marker_ops.record(q);
+        if (marker && follow_marker(q, t, marker))
             return;
-        }
+        if (marker)
+            marker_ops.release(q, marker);
     }
     /* Nothing to follow: the command no longer holds the window. */
-    free_slots(q, 1, t->cost_ns, xq_now_ns());
+    free_slots(q, 1, t->cost_ns, now_ns());
     xq_wake_waiters();
     xq_watch(NULL); /* the watcher ends the queue's grace window */
 }
 
-void xq_completed(struct xqueue *q, unsigned n, uint64_t cost_ns)
+/* The watcher saw n markers of q reached, of commands charged cost_ns. */
+static void completed(struct xqueue *q, unsigned n, uint64_t cost_ns)
 {
-    free_slots(q, n, cost_ns, xq_now_ns());
+    free_slots(q, n, cost_ns, now_ns());
     atomic_fetch_add_explicit(&xq_st(q)->completed, n, memory_order_relaxed);
     atomic_fetch_add(&progress, n);
     xq_wake_waiters();
@@ -423,16 +434,18 @@ static void expire_one(struct xqueue *q, void *arg)
     scan->changed = true;
 }
 
-uint64_t xq_expire_idle(uint64_t now)
+/* For the watcher: queues idle for the grace window become inactive; returns when the next
+ * grace window ends (0: none pending). */
+static uint64_t expire_idle(uint64_t now)
 {
     if (!atomic_load(&active_queues))
         return 0;
     struct expire_scan scan = {.now = now};
-    pthread_mutex_lock(&sched_mu);
+    xq_sched_lock();
     xq_foreach(expire_one, &scan);
     if (scan.changed)
         hooks.activity_changed(scan.device);
-    pthread_mutex_unlock(&sched_mu);
+    xq_sched_unlock();
     return scan.next;
 }
 
@@ -458,21 +471,19 @@ uint64_t xq_set_decision(struct xqueue *q, uint64_t decision)
 
 int xq_drain(struct xqueue *q, uint64_t timeout_ns)
 {
-    uint64_t deadline = xq_now_ns() + timeout_ns;
+    uint64_t deadline = now_ns() + timeout_ns;
     int rc = 0;
-    pthread_mutex_lock(&sched_mu);
+    xq_sched_lock();
     atomic_fetch_add(&total_waiters, 1); /* so that the watcher wakes us */
     while (XQ_GATE_IN_FLIGHT(atomic_load(&xq_st(q)->gate))) {
-        if (xq_now_ns() >= deadline) {
+        if (now_ns() >= deadline) {
             rc = -ETIMEDOUT;
             break;
         }
-        struct timespec ts = {.tv_sec = (time_t)(deadline / 1000000000u),
-                              .tv_nsec = (long)(deadline % 1000000000u)};
-        pthread_cond_timedwait(&sched_cv, &sched_mu, &ts);
+        xq_sched_wait(&sched_cv, deadline);
     }
     atomic_fetch_sub(&total_waiters, 1);
-    pthread_mutex_unlock(&sched_mu);
+    xq_sched_unlock();
     return rc;
 }
 
@@ -503,15 +514,14 @@ void xq_shutdown(void)
 {
     if (atomic_exchange(&exiting, true))
         return;
-    pthread_mutex_lock(&sched_mu);
+    xq_sched_lock();
     pthread_cond_broadcast(&sched_cv);
-    pthread_mutex_unlock(&sched_mu);
+    xq_sched_unlock();
     xq_watcher_stop();
 }
 
 void xq_admission_reset(void)
 {
-    pthread_mutex_init(&sched_mu, NULL);
     init_cv();
     atomic_store(&captures, 0);
     atomic_store(&total_waiters, 0);

@@ -1,8 +1,8 @@
 /*
  * admission.h - Level-1 preemption: holding a thread before it puts work on a stream.
  *
- * Nothing is buffered (DESIGN.md, principle 1): the shim calls xq_admit before it forwards a
- * call that puts work on a stream, and xq_submitted after. xq_admit returns once the queue may
+ * Nothing is buffered (docs/design.md, "Transparency"): the shim calls xq_admit before it forwards
+ * a call that puts work on a stream, and xq_submitted after. xq_admit returns once the queue may
  * submit: it is not suspended and, when throttled (a queue of higher priority exists on its
  * device), fewer than the window's commands are in flight. In flight
  * means admitted and not yet reached on the device, which completion markers tell: the shim
@@ -47,17 +47,6 @@ struct xq_admission_config {
     uint64_t slow_ns;     /* report calls and marker queries that take longer (0: none) */
 };
 
-/* The platform's completion markers (hal/<platform>). */
-struct xq_marker_ops {
-    /* Records a marker behind the command just submitted to q's stream by the calling thread;
-     * NULL when none can be recorded (the command then counts as reached). */
-    void *(*record)(const struct xqueue *q);
-    /* On the watcher thread: 1 reached, 0 not yet, negative when it never will be (lost). */
-    int (*query)(void *marker);
-    /* On the watcher thread: a reached marker, for reuse. */
-    void (*release)(const struct xqueue *q, void *marker);
-};
-
 /* For xq_admission_hooks.activity_changed: queues of several devices changed. */
 #define XQ_ALL_DEVICES INT_MIN
 
@@ -69,6 +58,8 @@ struct xq_admission_hooks {
      * besides its own: other processes' on the same devices (their queues can hold ours).
      * Optional. */
     uint64_t (*progress_elsewhere)(void);
+    /* The clock (gp_now_ns unless given): tests drive the budget's arithmetic with their own. */
+    uint64_t (*now_ns)(void);
 };
 
 /* Set once, before the first admission. */
@@ -93,6 +84,10 @@ struct xq_ticket {
  * index) with the cost key `what` of its API list (XC_NO_GPU_TIME: it occupies no engine,
  * costs nothing and teaches nothing). The two are combined (cost.h) only when q is scheduled. */
 void xq_admit(struct xqueue *q, struct xq_ticket *t, unsigned entry, uint64_t what);
+/* xq_admit without the wait: false when the queue may not submit now (nothing was taken, and
+ * *retry_at says when the command's cost will fit, or 0: at a completion or a decision). */
+bool xq_try_admit(struct xqueue *q, struct xq_ticket *t, unsigned entry, uint64_t what,
+                  uint64_t *retry_at);
 /* After forwarding: ok says whether the runtime accepted the command (then it is counted). */
 void xq_submitted(struct xq_ticket *t, bool ok);
 
@@ -118,30 +113,9 @@ uint64_t xq_state_set_decision(struct xq_state *st, uint64_t decision);
 /* Threads held in admission look at their gates again (another process changed them). */
 void xq_wake_waiters(void);
 
-/* The scheduling lock: decisions, activity changes and admission waits happen under it. */
-void xq_sched_lock(void);
-void xq_sched_unlock(void);
-
 /* Exit began: admit everything from now on, stop the watcher and join it. Idempotent. */
 void xq_shutdown(void);
 /* In the child of fork: forget the parent's threads, locks and markers. */
 void xq_admission_reset(void);
-
-/* Internal to preempt: the watcher thread (watcher.c). */
-const struct xq_marker_ops *xq_marker_ops(void);
-/* q has new markers to follow (NULL: only look at idle queues again). */
-void xq_watch(struct xqueue *q);
-void xq_watcher_stop(void);
-/* Sets the watcher up (at configuration) or forgets the parent's (in the child of fork). */
-void xq_watcher_reset(void);
-/* The oldest of q's in-flight commands changed (q->mu held): it can have run since the later of
- * now (it was just submitted, or its predecessor was just seen reached) and its submission. */
-void xq_head_changed(struct xqueue *q, uint64_t now);
-/* Called by the watcher: n markers of q were reached, of commands predicted to cost cost_ns. */
-void xq_completed(struct xqueue *q, unsigned n, uint64_t cost_ns);
-/* Called by the watcher: deactivates queues idle for the grace window; returns the nearest
- * future time a queue's grace ends (0 when none is pending). */
-uint64_t xq_expire_idle(uint64_t now);
-uint64_t xq_now_ns(void);
 
 #endif /* GPUPRIO_ADMISSION_H */

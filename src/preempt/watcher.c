@@ -9,14 +9,17 @@
  * arrive. It starts on the first marker, blocks every signal (the application's handlers run on
  * the application's threads), and is joined at exit before the runtime goes away.
  */
+#include "watcher.h"
+
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <time.h>
 
-#include "admission.h"
 #include "cost.h"
+#include "gp_clock.h"
+#include "gp_lockrank.h"
 #include "gp_log.h"
 
 static struct {
@@ -26,7 +29,30 @@ static struct {
     size_t n, cap;
     bool started, stop, kicked;
     pthread_t thread;
+    struct xq_watcher_config cfg;
+    struct xq_marker_ops markers;
+    struct xq_watcher_ops ops;
 } w = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
+
+static void lock_list(void)
+{
+    gp_mutex_lock(&w.mu, GP_RANK_WATCHER);
+}
+
+static void unlock_list(void)
+{
+    gp_mutex_unlock(&w.mu, GP_RANK_WATCHER);
+}
+
+static void lock_queue(struct xqueue *q)
+{
+    gp_mutex_lock(&q->mu, GP_RANK_QUEUE);
+}
+
+static void unlock_queue(struct xqueue *q)
+{
+    gp_mutex_unlock(&q->mu, GP_RANK_QUEUE);
+}
 
 /* Markers followed per queue and poll; more are followed at the next poll. */
 #define FOLLOW_BATCH 64
@@ -40,8 +66,8 @@ static void learn(struct xqueue *q, const struct xc_sample *done, size_t n, uint
 {
     uint64_t start = q->last_reached_ns > first_submit ? q->last_reached_ns : first_submit;
     q->last_reached_ns = now;
-    uint64_t epoch = xq_capture_epoch();
-    bool captured = epoch != q->capture_epoch_seen || xq_capturing();
+    uint64_t epoch = w.ops.capture_epoch();
+    bool captured = epoch != q->capture_epoch_seen || w.ops.capturing();
     q->capture_epoch_seen = epoch;
     if (suspended_meanwhile || captured || (atomic_load(&xq_st(q)->gate) & XQ_GATE_SUSPENDED))
         return;
@@ -55,11 +81,11 @@ static void learn(struct xqueue *q, const struct xc_sample *done, size_t n, uint
 
 /* Whether the marker was reached; a slow query is reported (GPUPRIO_LOG=debug), as it delays
  * every queue's progress and may hold the runtime's locks against the application. */
-static bool query(struct xqueue *q, const struct xq_marker_ops *o, void *marker)
+static bool query(struct xqueue *q, void *marker)
 {
-    uint64_t slow_ns = xq_admission_config()->slow_ns, from = slow_ns ? xq_now_ns() : 0;
-    bool reached = o->query(marker) != 0;
-    uint64_t took = from ? xq_now_ns() - from : 0;
+    uint64_t slow_ns = w.cfg.slow_ns, from = slow_ns ? gp_now_ns() : 0;
+    bool reached = w.markers.query(marker) != 0;
+    uint64_t took = from ? gp_now_ns() - from : 0;
     if (from && took >= slow_ns)
         gp_log(GP_LOG_DEBUG, "a marker query on queue %#llx took %llu us",
                (unsigned long long)q->key.handle, (unsigned long long)(took / 1000));
@@ -68,7 +94,7 @@ static bool query(struct xqueue *q, const struct xq_marker_ops *o, void *marker)
 
 /* Follows q's markers: frees the window of those reached, and learns what they cost. Returns
  * how many were reached. */
-static unsigned follow(struct xqueue *q, const struct xq_marker_ops *o)
+static unsigned follow(struct xqueue *q)
 {
     struct xc_sample done[FOLLOW_BATCH];
     uint64_t cost = 0, first_submit = 0, now = 0;
@@ -77,30 +103,30 @@ static unsigned follow(struct xqueue *q, const struct xq_marker_ops *o)
     bool suspended_meanwhile = false;
     unsigned reached = 0;
     while (reached < FOLLOW_BATCH) {
-        pthread_mutex_lock(&q->mu);
+        lock_queue(q);
         struct xq_marker_ring *r = &q->markers;
         struct xq_in_flight c = r->count ? r->slots[r->head] : (struct xq_in_flight){0};
-        pthread_mutex_unlock(&q->mu);
+        unlock_queue(q);
         /* Only this thread removes markers, so the oldest stays where it is meanwhile. */
-        if (!c.marker || !query(q, o, c.marker))
+        if (!c.marker || !query(q, c.marker))
             break;
         if (!reached) { /* one clock read per poll: the batch was seen reached together */
-            now = xq_now_ns();
+            now = gp_now_ns();
             first_submit = c.submit_ns;
         }
-        pthread_mutex_lock(&q->mu);
+        lock_queue(q);
         r->head = (r->head + 1) % r->cap;
         r->count--;
         xq_head_changed(q, now);
-        pthread_mutex_unlock(&q->mu);
-        o->release(q, c.marker);
+        unlock_queue(q);
+        w.markers.release(q, c.marker);
         done[reached++] = (struct xc_sample){c.cost_key, c.cost_ns};
         cost += c.cost_ns;
         suspended_meanwhile |= c.suspensions != suspensions;
     }
     if (reached) {
         learn(q, done, reached, first_submit, suspended_meanwhile, now);
-        xq_completed(q, reached, cost);
+        w.ops.completed(q, reached, cost);
     }
     return reached;
 }
@@ -111,12 +137,12 @@ static void prune(void)
     size_t kept = 0;
     for (size_t i = 0; i < w.n; i++) {
         struct xqueue *q = w.list[i];
-        pthread_mutex_lock(&q->mu);
+        lock_queue(q);
         bool drained = q->markers.count == 0;
         bool release = drained && q->retired;
         if (drained)
             q->watched = false;
-        pthread_mutex_unlock(&q->mu);
+        unlock_queue(q);
         if (!drained)
             w.list[kept++] = q;
         else if (release)
@@ -127,22 +153,19 @@ static void prune(void)
 
 static void timed_wait_until(uint64_t deadline)
 {
-    struct timespec ts = {.tv_sec = (time_t)(deadline / 1000000000u),
-                          .tv_nsec = (long)(deadline % 1000000000u)};
+    struct timespec ts = gp_timespec_at(deadline);
     pthread_cond_timedwait(&w.cv, &w.mu, &ts);
 }
 
 static void *watcher_main(void *arg)
 {
     (void)arg;
-    const struct xq_marker_ops *o = xq_marker_ops();
     prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
     prctl(PR_SET_NAME, (unsigned long)"gpuprio-watch", 0, 0, 0);
-    const struct xq_admission_config *cfg = xq_admission_config();
     struct xqueue **snapshot = NULL;
     size_t snapshot_cap = 0;
     uint64_t next_expiry = 0;
-    pthread_mutex_lock(&w.mu);
+    lock_list();
     while (!w.stop) {
         size_t n = w.n;
         if (n > snapshot_cap) {
@@ -157,38 +180,33 @@ static void *watcher_main(void *arg)
             memcpy(snapshot, w.list, n * sizeof *snapshot);
         bool rescan = w.kicked;
         w.kicked = false;
-        pthread_mutex_unlock(&w.mu);
+        unlock_list();
 
         for (size_t i = 0; i < n; i++)
-            if (follow(snapshot[i], o))
+            if (follow(snapshot[i]))
                 rescan = true;
-        uint64_t now = xq_now_ns();
+        uint64_t now = gp_now_ns();
         if (rescan || (next_expiry && now >= next_expiry))
-            next_expiry = xq_expire_idle(now);
+            next_expiry = w.ops.expire_idle(now);
 
-        pthread_mutex_lock(&w.mu);
+        lock_list();
         prune();
         if (w.stop || w.kicked)
             continue;
         if (w.n) {
-            pthread_mutex_unlock(&w.mu);
-            struct timespec ts = {.tv_sec = 0, .tv_nsec = (long)cfg->poll_ns};
+            unlock_list();
+            struct timespec ts = {.tv_sec = 0, .tv_nsec = (long)w.cfg.poll_ns};
             nanosleep(&ts, NULL);
-            pthread_mutex_lock(&w.mu);
+            lock_list();
         } else if (next_expiry) {
             timed_wait_until(next_expiry);
         } else {
             pthread_cond_wait(&w.cv, &w.mu);
         }
     }
-    pthread_mutex_unlock(&w.mu);
+    unlock_list();
     free(snapshot);
     return NULL;
-}
-
-static void stop_at_exit(void)
-{
-    xq_shutdown();
 }
 
 /* With w.mu held. */
@@ -211,12 +229,12 @@ static void start(void)
     w.started = true;
     /* Registered after the runtime's own exit handlers, so it runs before them. */
     if (!exit_hook)
-        exit_hook = atexit(stop_at_exit) == 0;
+        exit_hook = atexit(w.ops.at_exit) == 0;
 }
 
 void xq_watch(struct xqueue *q)
 {
-    pthread_mutex_lock(&w.mu);
+    lock_list();
     if (q) {
         if (w.n == w.cap) {
             size_t cap = w.cap ? w.cap * 2 : 16;
@@ -235,26 +253,35 @@ void xq_watch(struct xqueue *q)
     if (!w.started && !w.stop)
         start();
     pthread_cond_signal(&w.cv);
-    pthread_mutex_unlock(&w.mu);
+    unlock_list();
 }
 
 void xq_watcher_stop(void)
 {
-    pthread_mutex_lock(&w.mu);
+    lock_list();
     w.stop = true;
     bool join = w.started;
     w.started = false;
     pthread_cond_signal(&w.cv);
-    pthread_mutex_unlock(&w.mu);
+    unlock_list();
     if (join)
         pthread_join(w.thread, NULL);
+}
+
+void xq_watcher_configure(const struct xq_watcher_config *config,
+                          const struct xq_marker_ops *markers, const struct xq_watcher_ops *ops)
+{
+    w.cfg = *config;
+    w.markers = *markers;
+    w.ops = *ops;
+    xq_watcher_reset();
 }
 
 void xq_watcher_reset(void)
 {
     pthread_condattr_t attr;
     pthread_condattr_init(&attr);
-    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC); /* deadlines come from xq_now_ns */
+    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC); /* deadlines come from gp_now_ns */
     pthread_mutex_init(&w.mu, NULL);
     pthread_cond_init(&w.cv, &attr);
     pthread_condattr_destroy(&attr);

@@ -14,10 +14,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gp_clock.h"
+#include "gp_lockrank.h"
+
 struct slot {
     struct xqueue *q; /* NULL: empty; &tombstone: deleted */
 };
 
+static pthread_mutex_t sched_mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_rwlock_t lock = PTHREAD_RWLOCK_INITIALIZER;
 static struct slot *table;
 static size_t cap, used;
@@ -29,6 +33,48 @@ static struct xq_hooks hooks;
 void xq_set_hooks(const struct xq_hooks *h)
 {
     hooks = *h;
+}
+
+void xq_sched_lock(void)
+{
+    gp_mutex_lock(&sched_mu, GP_RANK_SCHED);
+}
+
+void xq_sched_unlock(void)
+{
+    gp_mutex_unlock(&sched_mu, GP_RANK_SCHED);
+}
+
+void xq_sched_wait(pthread_cond_t *cv, uint64_t deadline_ns)
+{
+    if (!deadline_ns) {
+        pthread_cond_wait(cv, &sched_mu);
+        return;
+    }
+    struct timespec ts = gp_timespec_at(deadline_ns);
+    pthread_cond_timedwait(cv, &sched_mu, &ts);
+}
+
+void xq_lock_markers(struct xqueue *q)
+{
+    gp_mutex_lock(&q->mu, GP_RANK_QUEUE);
+}
+
+void xq_unlock_markers(struct xqueue *q)
+{
+    gp_mutex_unlock(&q->mu, GP_RANK_QUEUE);
+}
+
+void xq_head_changed(struct xqueue *q, uint64_t now)
+{
+    const struct xq_marker_ring *r = &q->markers;
+    if (!r->count) {
+        atomic_store(&q->head_cost_ns, 0);
+        return;
+    }
+    const struct xq_in_flight *h = &r->slots[r->head];
+    atomic_store(&q->head_since_ns, h->submit_ns > now ? h->submit_ns : now);
+    atomic_store(&q->head_cost_ns, h->cost_ns);
 }
 
 static bool key_eq(const struct xq_key *a, const struct xq_key *b)
@@ -90,20 +136,20 @@ static int grow(void)
 
 struct xqueue *xq_find(const struct xq_key *key)
 {
-    pthread_rwlock_rdlock(&lock);
+    xq_read_lock();
     struct slot *s = lookup(key);
     struct xqueue *q = s ? s->q : NULL;
-    pthread_rwlock_unlock(&lock);
+    xq_read_unlock();
     return q;
 }
 
 static struct xqueue *take_free(void)
 {
-    pthread_mutex_lock(&free_lock);
+    gp_mutex_lock(&free_lock, GP_RANK_FREE_QUEUES);
     struct xqueue *q = free_list;
     if (q)
         free_list = q->next_free;
-    pthread_mutex_unlock(&free_lock);
+    gp_mutex_unlock(&free_lock, GP_RANK_FREE_QUEUES);
     return q;
 }
 
@@ -111,10 +157,10 @@ static void put_free(struct xqueue *q)
 {
     if (hooks.released)
         hooks.released(q);
-    pthread_mutex_lock(&free_lock);
+    gp_mutex_lock(&free_lock, GP_RANK_FREE_QUEUES);
     q->next_free = free_list;
     free_list = q;
-    pthread_mutex_unlock(&free_lock);
+    gp_mutex_unlock(&free_lock, GP_RANK_FREE_QUEUES);
 }
 
 /* Adds a new XQueue for key; the write lock is held. */
@@ -160,10 +206,10 @@ static void remove_locked(const struct xq_key *key)
         return;
     struct xqueue *q = s->q;
     s->q = &tombstone;
-    pthread_mutex_lock(&q->mu);
+    xq_lock_markers(q);
     bool drained = q->markers.count == 0 && !q->watched;
     q->retired = true;
-    pthread_mutex_unlock(&q->mu);
+    xq_unlock_markers(q);
     if (drained)
         put_free(q);
 }
@@ -176,18 +222,18 @@ void xq_release(struct xqueue *q)
 struct xqueue *xq_create(const struct xq_key *key, int device, unsigned flags, int stream_priority,
                          uint64_t owner_tid)
 {
-    pthread_rwlock_wrlock(&lock);
+    gp_rwlock_wrlock(&lock, GP_RANK_REGISTRY);
     remove_locked(key);
     struct xqueue *q = add(key, device, flags, stream_priority, owner_tid);
-    pthread_rwlock_unlock(&lock);
+    gp_rwlock_unlock(&lock, GP_RANK_REGISTRY);
     return created(q);
 }
 
 void xq_destroy(const struct xq_key *key)
 {
-    pthread_rwlock_wrlock(&lock);
+    gp_rwlock_wrlock(&lock, GP_RANK_REGISTRY);
     remove_locked(key);
-    pthread_rwlock_unlock(&lock);
+    gp_rwlock_unlock(&lock, GP_RANK_REGISTRY);
 }
 
 /*
@@ -233,11 +279,11 @@ struct xqueue *xq_get_thread_queue(const struct xq_key *key)
     struct xqueue *q = xq_find(key);
     if (q)
         return q;
-    pthread_rwlock_wrlock(&lock);
+    gp_rwlock_wrlock(&lock, GP_RANK_REGISTRY);
     struct slot *s = lookup(key);
     bool is_new = !s;
     q = s ? s->q : add(key, key->device, 0, 0, key->tid);
-    pthread_rwlock_unlock(&lock);
+    gp_rwlock_unlock(&lock, GP_RANK_REGISTRY);
     if (!is_new || !q)
         return q;
     note_thread_queue(key);
@@ -246,12 +292,12 @@ struct xqueue *xq_get_thread_queue(const struct xq_key *key)
 
 void xq_read_lock(void)
 {
-    pthread_rwlock_rdlock(&lock);
+    gp_rwlock_rdlock(&lock, GP_RANK_REGISTRY);
 }
 
 void xq_read_unlock(void)
 {
-    pthread_rwlock_unlock(&lock);
+    gp_rwlock_unlock(&lock, GP_RANK_REGISTRY);
 }
 
 void xq_foreach_locked(void (*fn)(struct xqueue *q, void *arg), void *arg)
@@ -275,6 +321,7 @@ void xq_reset(void)
      * parent's queues and their markers are abandoned, not reused: the markers belong to the
      * parent's runtime state.
      */
+    pthread_mutex_init(&sched_mu, NULL);
     pthread_rwlock_init(&lock, NULL);
     pthread_mutex_init(&free_lock, NULL);
     free(table);

@@ -113,6 +113,36 @@ struct xqueue {
     struct xqueue *next_free; /* on the registry's free list once its stream is gone */
 };
 
+/*
+ * The scheduling lock. It protects what scheduling decides on and what it decides: priorities
+ * and their sources, queues becoming active or idle, and decisions; admission's waits sleep on
+ * it. Its rank and what may be taken under it: gp_lockrank.h.
+ */
+void xq_sched_lock(void);
+void xq_sched_unlock(void);
+/* Waits on cv with the scheduling lock held, until deadline_ns (gp_now_ns; 0: no deadline). */
+void xq_sched_wait(pthread_cond_t *cv, uint64_t deadline_ns);
+
+/* The platform's completion markers (hal/<platform>). */
+struct xq_marker_ops {
+    /* Records a marker behind the command just submitted to q's stream by the calling thread;
+     * NULL when none can be recorded (the command then counts as reached). No gpuprio lock is
+     * held: it calls the runtime. */
+    void *(*record)(const struct xqueue *q);
+    /* On the watcher thread: 1 reached, 0 not yet, negative when it never will be (lost). */
+    int (*query)(void *marker);
+    /* Gives a marker back for reuse: from the watcher once reached, or from the thread that
+     * recorded it when it cannot be followed. */
+    void (*release)(const struct xqueue *q, void *marker);
+};
+
+/* The oldest of q's in-flight commands changed (q->mu held): it can have run since the later of
+ * now (it was just submitted, or its predecessor was just seen reached) and its submission. */
+void xq_head_changed(struct xqueue *q, uint64_t now);
+/* q's marker lock (q->mu), at its rank. */
+void xq_lock_markers(struct xqueue *q);
+void xq_unlock_markers(struct xqueue *q);
+
 /* The queue's scheduling state, wherever it lives. */
 static inline struct xq_state *xq_st(const struct xqueue *q)
 {

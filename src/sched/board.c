@@ -33,6 +33,7 @@
 #include <unistd.h>
 
 #include "gp_config.h"
+#include "gp_lockrank.h"
 
 /* The layout is the file format: a change here is a new GP_BOARD_VERSION. */
 _Static_assert(sizeof(struct xq_state) == 48, "xq_state is part of the board's layout");
@@ -456,6 +457,7 @@ int gp_board_lock(struct gp_board *b)
     const struct gp_board_owner *me = gp_board_self();
     const uint64_t mine = GP_BOARD_LOCK_HOLDER(me->pid, me->incarnation);
     uint64_t start = 0;
+    gp_rank_acquire(GP_RANK_BOARD);
     for (int spins = 0;; spins++) {
         uint64_t v = 0;
         if (atomic_compare_exchange_strong(&h->lock, &v, mine))
@@ -474,6 +476,7 @@ int gp_board_lock(struct gp_board *b)
             start = now;
         if (now - start > GP_BOARD_LOCK_MAX_NS) {
             b->broken = true;
+            gp_rank_release(GP_RANK_BOARD);
             return -ETIMEDOUT;
         }
         /* Counted as a sleeper before the holder word is read again: an unlock either sees the
@@ -495,7 +498,9 @@ void gp_board_unlock(struct gp_board *b)
     uint64_t mine = GP_BOARD_LOCK_HOLDER(me->pid, me->incarnation);
     /* Never frees a lock another holder took over (it judged this image gone: cannot happen
      * while this image runs). */
-    if (!atomic_compare_exchange_strong(&h->lock, &mine, 0))
+    bool held = atomic_compare_exchange_strong(&h->lock, &mine, 0);
+    gp_rank_release(GP_RANK_BOARD);
+    if (!held)
         return;
     if (atomic_load(&h->lock_sleepers)) {
         atomic_fetch_add(&h->lock_wake, 1);

@@ -1,7 +1,7 @@
 /*
  * board.h - the board: one shared-memory segment per user and device, through which the
- * processes of that user schedule their queues on that device together (DESIGN.md, "Across
- * processes"). No daemon: the first process to need a board creates it.
+ * processes of that user schedule their queues on that device together (docs/board.md). No
+ * daemon: the first process to need a board creates it.
  *
  * A board is a file, <dir>/gpuprio-<uid>-<key> (dir: GPUPRIO_BOARD_DIR, default /dev/shm; key:
  * the device's stable identity, its PCI bus id, with characters other than letters, digits,

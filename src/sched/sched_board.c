@@ -21,7 +21,9 @@
 #include <sys/prctl.h>
 
 #include "admission.h"
+#include "gp_clock.h"
 #include "gp_config.h"
+#include "gp_lockrank.h"
 #include "gp_log.h"
 
 #define LIVENESS_HELD_NS 20000000ull
@@ -39,14 +41,20 @@ static struct device_board {
 
 static pthread_mutex_t boards_mu = PTHREAD_MUTEX_INITIALIZER;
 static int (*device_key)(int device, char *buf, size_t size);
+static struct sb_upcalls up;
 static bool enabled;
 static _Atomic bool stopping;
 static bool exit_hook;
 
-void sb_configure(int (*key_fn)(int device, char *buf, size_t size))
+void sb_configure(const struct sb_upcalls *upcalls)
 {
     static const char *const onoff[] = {"on", "off", NULL};
     enabled = gp_config_choice("GPUPRIO_BOARD", onoff, 0) == 0;
+    up = *upcalls;
+}
+
+void sb_set_device_key(int (*key_fn)(int device, char *buf, size_t size))
+{
     device_key = key_fn;
 }
 
@@ -152,7 +160,7 @@ static void *listener_main(void *arg)
     uint32_t seen = atomic_load(&d->b.f->h.seq);
     uint64_t next_check = 0;
     while (!atomic_load(&stopping)) {
-        uint64_t period = sched_device_held(device) ? LIVENESS_HELD_NS : LIVENESS_IDLE_NS;
+        uint64_t period = up.device_held(device) ? LIVENESS_HELD_NS : LIVENESS_IDLE_NS;
         uint32_t now_seq = gp_board_wait(&d->b, seen, period);
         if (atomic_load(&stopping))
             break;
@@ -161,12 +169,12 @@ static void *listener_main(void *arg)
             seen = now_seq;
             xq_wake_waiters();
         }
-        uint64_t now = xq_now_ns();
+        uint64_t now = gp_now_ns();
         if (now >= next_check) {
-            next_check = now + (sched_device_held(device) ? LIVENESS_HELD_NS : LIVENESS_IDLE_NS);
+            next_check = now + (up.device_held(device) ? LIVENESS_HELD_NS : LIVENESS_IDLE_NS);
             decide |= reclaim_dead(d);
         }
-        sched_board_changed(device, decide);
+        up.changed(device, decide);
     }
     return NULL;
 }
@@ -196,7 +204,7 @@ void sb_join(int device)
     if (!enabled || !device_key || device < 0 || device >= SB_MAX_DEVICES)
         return;
     struct device_board *d = &boards[device];
-    pthread_mutex_lock(&boards_mu);
+    gp_mutex_lock(&boards_mu, GP_RANK_BOARDS);
     if (d->tried || atomic_load(&stopping))
         goto out;
     d->tried = true;
@@ -217,7 +225,7 @@ void sb_join(int device)
     atomic_store(&d->ok, true);
     start_listener(d);
 out:
-    pthread_mutex_unlock(&boards_mu);
+    gp_mutex_unlock(&boards_mu, GP_RANK_BOARDS);
 }
 
 struct gp_board_slot *sb_slot_of(const struct xqueue *q)
@@ -345,7 +353,7 @@ static void leave_all(void)
     xq_sched_unlock();
     for (int i = 0; i < SB_MAX_DEVICES; i++)
         if (atomic_load(&boards[i].ok))
-            sched_board_changed(i, true);
+            up.changed(i, true);
 }
 
 void sb_reset(void)

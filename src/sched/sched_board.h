@@ -18,9 +18,19 @@
 /* Devices with an index at or above this are scheduled within the process only. */
 #define SB_MAX_DEVICES 64
 
-/* Reads GPUPRIO_BOARD; device_key gives a device's stable identity (0, or negative when it
- * has none). From the library constructor. */
-void sb_configure(int (*device_key)(int device, char *buf, size_t size));
+/* What the boards' listener threads ask of the scheduler (scheduler.c), which sits above. */
+struct sb_upcalls {
+    /* Applies priority requests found in device's slots; decides again if any (or if asked). */
+    void (*changed)(int device, bool decide);
+    /* Whether any of this process's queues on device is held back (so dead owners matter). */
+    bool (*device_held)(int device);
+};
+
+/* Reads GPUPRIO_BOARD; the scheduler's upcalls. From the library constructor. */
+void sb_configure(const struct sb_upcalls *upcalls);
+/* device_key gives a device's stable identity (0, or negative when it has none); without it no
+ * board is used. */
+void sb_set_device_key(int (*device_key)(int device, char *buf, size_t size));
 
 /* Joins device's board on first use (one warning if it cannot). Without the scheduling lock:
  * it may ask the runtime for the device's identity. */
@@ -51,11 +61,5 @@ uint64_t sb_progress_elsewhere(void);
 
 /* In the child of fork: the parent's boards, slots and listeners are not this process's. */
 void sb_reset(void);
-
-/* Provided by the scheduler for the listener threads. */
-/* Applies priority requests found in device's slots; decides again if any (or if asked). */
-void sched_board_changed(int device, bool decide);
-/* Whether any of this process's queues on device is held back (so dead owners matter). */
-bool sched_device_held(int device);
 
 #endif /* GPUPRIO_SCHED_BOARD_H */

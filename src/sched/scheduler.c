@@ -3,8 +3,8 @@
  *
  * Decisions are made under the scheduling lock of the preempt layer, from a snapshot of every
  * queue, so the policy stays a pure function and a decision never sees half an update. Each
- * change of a queue's decision is one line at GPUPRIO_LOG=info: the answer to "is scheduling
- * doing anything?" (FIELD-REPORT.md item 7).
+ * change of a queue's decision is one line at GPUPRIO_LOG=info, written after the board is
+ * unlocked: the answer to "is scheduling doing anything?" besides `gpuprio top`.
  */
 #include "scheduler.h"
 
@@ -38,11 +38,16 @@ static _Thread_local bool thread_has_priority;
 static _Thread_local int thread_priority;
 
 /* What the policy decides on for one device (under the scheduling lock): this process's
- * queues, and other processes' slots on the device's board. */
+ * queues, and other processes' slots on the device's board. s[i] is what the policy sees of the
+ * queue that ref[i] names. */
+struct snap_ref {
+    struct xqueue *q;    /* this process's queue, or NULL */
+    struct xq_state *st; /* another process's queue's state on the board */
+    bool switched;       /* this process's queue was suspended or resumed: to be logged */
+};
 static struct {
     struct sched_queue *s;
-    struct xqueue **q;    /* this process's queue, or NULL */
-    struct xq_state **st; /* another process's queue's state on the board */
+    struct snap_ref *ref;
     size_t n, cap;
 } snap;
 static int snap_device;
@@ -54,18 +59,14 @@ static bool push(struct sched_queue e, struct xqueue *q, struct xq_state *st)
         struct sched_queue *ns = realloc(snap.s, cap * sizeof *ns);
         if (ns)
             snap.s = ns;
-        struct xqueue **nq = ns ? realloc(snap.q, cap * sizeof *nq) : NULL;
-        if (nq)
-            snap.q = nq;
-        struct xq_state **nst = nq ? realloc(snap.st, cap * sizeof *nst) : NULL;
-        if (!nst)
+        struct snap_ref *nr = ns ? realloc(snap.ref, cap * sizeof *nr) : NULL;
+        if (!nr)
             return false; /* out of memory: this queue keeps its last decision */
-        snap.st = nst;
+        snap.ref = nr;
         snap.cap = cap;
     }
     snap.s[snap.n] = e;
-    snap.q[snap.n] = q;
-    snap.st[snap.n++] = st;
+    snap.ref[snap.n++] = (struct snap_ref){q, st, false};
     return true;
 }
 
@@ -96,21 +97,30 @@ static void collect_board(const struct gp_board *b, int device)
     }
 }
 
-static void apply(size_t i, bool *others_changed)
+/* Applies the i-th decision; returns whether other processes' gates changed. */
+static bool apply(size_t i)
 {
     const struct sched_queue *d = &snap.s[i];
     uint64_t decision = (d->suspend ? XQ_GATE_SUSPENDED : 0) |
                         (d->throttle ? XQ_GATE_THROTTLED : 0) | (d->track ? XQ_GATE_TRACKED : 0);
-    struct xqueue *q = snap.q[i];
-    if (!q) {
-        *others_changed |= xq_state_set_decision(snap.st[i], decision) != decision;
-        return;
+    struct snap_ref *r = &snap.ref[i];
+    if (!r->q)
+        return xq_state_set_decision(r->st, decision) != decision;
+    r->switched = ((xq_set_decision(r->q, decision) ^ decision) & XQ_GATE_SUSPENDED) != 0;
+    return false;
+}
+
+/* GPUPRIO_LOG=info: one line per queue of this process suspended or resumed, the answer to "is
+ * scheduling doing anything?"; written once the board is unlocked. */
+static void log_switched(void)
+{
+    for (size_t i = 0; i < snap.n; i++) {
+        const struct xqueue *q = snap.ref[i].q;
+        if (snap.ref[i].switched)
+            gp_log(GP_LOG_INFO, "%s queue %#llx (device %d, thread %llu, priority %d)",
+                   snap.s[i].suspend ? "suspended" : "resumed", (unsigned long long)q->key.handle,
+                   q->device, (unsigned long long)q->key.tid, snap.s[i].priority);
     }
-    uint64_t old = xq_set_decision(q, decision);
-    if ((old ^ decision) & XQ_GATE_SUSPENDED)
-        gp_log(GP_LOG_INFO, "%s queue %#llx (device %d, thread %llu, priority %d)",
-               d->suspend ? "suspended" : "resumed", (unsigned long long)q->key.handle, q->device,
-               (unsigned long long)q->key.tid, d->priority);
 }
 
 /* Device's queues, this process's and (with the board locked) every other's on it. */
@@ -122,16 +132,13 @@ static void decide_device(int device)
     struct gp_board *b = sb_lock(device);
     if (b)
         collect_board(b, device);
-    if (snap.n) {
-        sched_policy_decide(policy, snap.s, snap.n);
-        bool others_changed = false;
-        for (size_t i = 0; i < snap.n; i++)
-            apply(i, &others_changed);
-        if (b)
-            sb_unlock(b, others_changed);
-    } else if (b) {
-        sb_unlock(b, false);
-    }
+    sched_policy_decide(policy, snap.s, snap.n);
+    bool others_changed = false;
+    for (size_t i = 0; i < snap.n; i++)
+        others_changed |= apply(i);
+    if (b)
+        sb_unlock(b, others_changed);
+    log_switched();
 }
 
 static void note_device(struct xqueue *q, void *arg)
@@ -206,6 +213,9 @@ static void queue_created(struct xqueue *q)
     xq_sched_unlock();
 }
 
+static void board_changed(int device, bool decide);
+static bool device_held(int device);
+
 static void read_priorities(void)
 {
     const char *v = gp_config_get("GPUPRIO_PRIORITY");
@@ -248,6 +258,7 @@ void sched_configure(const struct xq_marker_ops *ops)
                        : 0,
     };
     read_priorities();
+    sb_configure(&(struct sb_upcalls){.changed = board_changed, .device_held = device_held});
     xq_admission_configure(
         &cfg, ops,
         &(struct xq_admission_hooks){.activity_changed = decide_locked,
@@ -257,7 +268,7 @@ void sched_configure(const struct xq_marker_ops *ops)
 
 void sched_set_device_key(int (*device_key)(int device, char *buf, size_t size))
 {
-    sb_configure(device_key);
+    sb_set_device_key(device_key);
 }
 
 /* ---- the boards' listeners ---- */
@@ -288,7 +299,8 @@ static void apply_request(struct xqueue *q, void *arg)
     r->changed = true;
 }
 
-void sched_board_changed(int device, bool decide)
+/* The boards' listeners: another process asked for priorities or changed what is decided. */
+static void board_changed(int device, bool decide)
 {
     struct request_scan r = {.device = device};
     xq_sched_lock();
@@ -312,7 +324,7 @@ static void note_held(struct xqueue *q, void *arg)
         h->held = true;
 }
 
-bool sched_device_held(int device)
+static bool device_held(int device)
 {
     struct held_scan h = {.device = device};
     xq_foreach(note_held, &h);

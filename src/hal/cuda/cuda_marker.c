@@ -30,6 +30,7 @@
 #include <stdlib.h>
 
 #include "cuda_bind.h"
+#include "gp_lockrank.h"
 #include "cuda_compat.h"
 
 #define MAX_CONTEXTS 64
@@ -102,10 +103,10 @@ static struct marker *pool_take(CUcontext ctx)
     struct marker *m = NULL;
     if (!p)
         return NULL;
-    pthread_mutex_lock(&p->mu);
+    gp_mutex_lock(&p->mu, GP_RANK_MARKER_POOL);
     if ((m = p->free))
         p->free = m->next;
-    pthread_mutex_unlock(&p->mu);
+    gp_mutex_unlock(&p->mu, GP_RANK_MARKER_POOL);
     return m;
 }
 
@@ -186,10 +187,10 @@ void cudahal_marker_release(void *marker)
         marker_discard(m);
         return;
     }
-    pthread_mutex_lock(&p->mu);
+    gp_mutex_lock(&p->mu, GP_RANK_MARKER_POOL);
     m->next = p->free;
     p->free = m;
-    pthread_mutex_unlock(&p->mu);
+    gp_mutex_unlock(&p->mu, GP_RANK_MARKER_POOL);
 }
 
 void cudahal_marker_reset(void)

@@ -5,7 +5,7 @@
  *
  * The runtime is asked on a short-lived thread of gpuprio's own: queues appear on the
  * application's thread before the call that creates them is forwarded, and there any call of
- * ours would change what ROCm 6's hipExtGetLastError reports (DESIGN.md, principle 1). This
+ * ours would change what ROCm 6's hipExtGetLastError reports (docs/design.md, "Transparency"). This
  * happens once per device.
  */
 #include "hip_device.h"

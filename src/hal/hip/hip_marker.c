@@ -3,8 +3,8 @@
  * recorded behind a command, queried by the watcher.
  *
  * These calls run on the application's thread, so they must leave its error state as it was
- * (DESIGN.md, principle 1). They are made only right after the runtime accepted a command on
- * the same stream: then creating an event on the stream's device, switching to that device and
+ * (docs/design.md, "Transparency"). They are made only right after the runtime accepted a command
+ * on the same stream: then creating an event on the stream's device, switching to that device and
  * back, and recording on the stream all succeed, and a successful call leaves what the
  * application's own successful call left. Events are pooled per device and reused, so the
  * launch path creates none once warmed up.
@@ -19,6 +19,7 @@
 #include <stdlib.h>
 
 #include "hip_bind.h"
+#include "gp_lockrank.h"
 #include "hip_compat.h"
 
 #define MAX_DEVICES 64
@@ -54,10 +55,10 @@ static hipEvent_t pool_take(int device)
 {
     struct pool *p = &pools[device];
     hipEvent_t e = NULL;
-    pthread_mutex_lock(&p->mu);
+    gp_mutex_lock(&p->mu, GP_RANK_MARKER_POOL);
     if (p->n)
         e = p->free[--p->n];
-    pthread_mutex_unlock(&p->mu);
+    gp_mutex_unlock(&p->mu, GP_RANK_MARKER_POOL);
     return e;
 }
 
@@ -108,7 +109,7 @@ int hiphal_marker_query(void *marker)
 void hiphal_marker_release(int device, void *marker)
 {
     struct pool *p = &pools[device];
-    pthread_mutex_lock(&p->mu);
+    gp_mutex_lock(&p->mu, GP_RANK_MARKER_POOL);
     if (p->n == p->cap) {
         size_t cap = p->cap ? p->cap * 2 : 16;
         hipEvent_t *f = realloc(p->free, cap * sizeof *f);
@@ -120,7 +121,7 @@ void hiphal_marker_release(int device, void *marker)
     if (p->n < p->cap)
         p->free[p->n++] = (hipEvent_t)marker;
     /* else: out of memory, the event is leaked rather than destroyed from a hot path */
-    pthread_mutex_unlock(&p->mu);
+    gp_mutex_unlock(&p->mu, GP_RANK_MARKER_POOL);
 }
 
 void hiphal_marker_reset(void)

@@ -1,0 +1,47 @@
+/*
+ * watcher.h - the one thread per process that follows completion markers (watcher.c).
+ *
+ * Admission hands it queues that have markers outstanding (xq_watch); it queries each queue's
+ * oldest marker, and tells admission what was reached and when a queue's grace window may have
+ * ended, through the calls admission gives it (struct xq_watcher_ops): it knows nothing of
+ * admission itself, so the two modules do not call each other.
+ */
+#ifndef GPUPRIO_WATCHER_H
+#define GPUPRIO_WATCHER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "xqueue.h"
+
+struct xq_watcher_ops {
+    /* n markers of q were reached, of commands charged cost_ns against its budget. */
+    void (*completed)(struct xqueue *q, unsigned n, uint64_t cost_ns);
+    /* Deactivates queues idle for the grace window; returns the nearest future time a queue's
+     * grace ends (0 when none is pending). */
+    uint64_t (*expire_idle)(uint64_t now);
+    /* Whether a stream capture is in progress, and a count that changes whenever one begins or
+     * ends: what was reached across a capture was not queried meanwhile and teaches nothing. */
+    bool (*capturing)(void);
+    uint64_t (*capture_epoch)(void);
+    /* Registered with atexit when the thread starts, after the runtime's own exit handlers, so
+     * it runs before them: ends admission and stops this thread while the runtime is whole. */
+    void (*at_exit)(void);
+};
+
+struct xq_watcher_config {
+    uint64_t poll_ns; /* the polling period while markers are outstanding */
+    uint64_t slow_ns; /* report marker queries that take longer (0: none) */
+};
+
+/* Sets the watcher up (at configuration), or forgets the parent's (in the child of fork). */
+void xq_watcher_configure(const struct xq_watcher_config *config,
+                          const struct xq_marker_ops *markers, const struct xq_watcher_ops *ops);
+void xq_watcher_reset(void);
+/* q has new markers to follow (NULL: only look at idle queues again). Starts the thread on
+ * first use. */
+void xq_watch(struct xqueue *q);
+/* Stops the thread and joins it. */
+void xq_watcher_stop(void);
+
+#endif /* GPUPRIO_WATCHER_H */

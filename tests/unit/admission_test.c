@@ -1,0 +1,289 @@
+/*
+ * admission_test.c - admission (src/preempt/admission.c) on its own: a clock the test sets,
+ * markers the test reaches, and a watcher the test plays (the watcher's calls below stand in for
+ * watcher.c and hand the test what admission gives the watcher). So the budget's arithmetic,
+ * the window, decisions, markers, completions and the grace window are checked to the
+ * nanosecond, without threads or timing.
+ */
+#include <stdint.h>
+#include <string.h>
+
+#include "admission.h"
+#include "check.h"
+#include "cost.h"
+#include "watcher.h"
+
+#define US 1000u
+#define BUDGET (500 * US)
+#define WINDOW 16u
+#define GRACE (150 * US)
+
+/* ---- the test's clock, markers and watcher ---- */
+
+static uint64_t fake_now = 1000000000u;
+static uint64_t clock_now(void)
+{
+    return fake_now;
+}
+
+static bool record_fails;
+static unsigned recorded, released;
+static void *record(const struct xqueue *q)
+{
+    (void)q;
+    return record_fails ? NULL : (void *)(uintptr_t)++recorded;
+}
+static int query(void *marker)
+{
+    (void)marker;
+    return 0; /* the test reaches markers itself (reach) */
+}
+static void release(const struct xqueue *q, void *marker)
+{
+    (void)q;
+    (void)marker;
+    released++;
+}
+
+static struct xq_watcher_ops watcher;
+static unsigned watched;
+void xq_watcher_configure(const struct xq_watcher_config *config,
+                          const struct xq_marker_ops *markers, const struct xq_watcher_ops *ops)
+{
+    (void)config;
+    (void)markers;
+    watcher = *ops;
+}
+void xq_watcher_reset(void) {}
+void xq_watch(struct xqueue *q)
+{
+    watched += q != NULL;
+}
+void xq_watcher_stop(void) {}
+
+static unsigned activity_changes;
+static int activity_device;
+static void activity_changed(int device)
+{
+    activity_changes++;
+    activity_device = device;
+}
+
+/* What the watcher does when it sees q's n oldest markers reached now. */
+static void reach(struct xqueue *q, unsigned n)
+{
+    uint64_t cost = 0;
+    for (unsigned i = 0; i < n; i++) {
+        xq_lock_markers(q);
+        struct xq_marker_ring *r = &q->markers;
+        cost += r->slots[r->head].cost_ns;
+        r->head = (r->head + 1) % r->cap;
+        r->count--;
+        xq_head_changed(q, fake_now);
+        xq_unlock_markers(q);
+    }
+    watcher.completed(q, n, cost);
+}
+
+/* ---- helpers ---- */
+
+static struct xqueue *new_queue(uintptr_t handle, uint64_t decision)
+{
+    struct xqueue *q = xq_create(&(struct xq_key){handle, -1, 0}, 0, 0, 0, 1);
+    xq_sched_lock();
+    xq_set_decision(q, decision);
+    xq_sched_unlock();
+    return q;
+}
+
+static uint64_t in_flight(const struct xqueue *q)
+{
+    return XQ_GATE_IN_FLIGHT(atomic_load(&xq_st(q)->gate));
+}
+
+/* Admits and submits one command of cost key `what` on q if it may go now. */
+static bool submit(struct xqueue *q, uint64_t what, uint64_t *retry_at)
+{
+    struct xq_ticket t;
+    if (!xq_try_admit(q, &t, 7, what, retry_at))
+        return false;
+    xq_submitted(&t, true);
+    return true;
+}
+
+/* ---- cases ---- */
+
+/* Nothing known of a command: it costs a quarter of the budget, so four go in at once. The
+ * fifth fits once the oldest has run for the excess, and not a nanosecond before. */
+static void unknown_costs(void)
+{
+    struct xqueue *q = new_queue(0x100, XQ_GATE_THROTTLED | XQ_GATE_TRACKED);
+    uint64_t retry_at = 1, t0 = fake_now;
+    for (int i = 0; i < 4; i++)
+        CHECK(submit(q, 1, &retry_at));
+    CHECK_INT(in_flight(q), 4);
+    CHECK_INT(atomic_load(&q->cost_in_flight_ns), BUDGET);
+    CHECK(!submit(q, 1, &retry_at));
+    CHECK_INT(retry_at, t0 + BUDGET / 4);
+    fake_now = t0 + BUDGET / 4 - 1;
+    CHECK(!submit(q, 1, &retry_at));
+    fake_now = t0 + BUDGET / 4;
+    CHECK(submit(q, 1, &retry_at));
+    CHECK_INT(in_flight(q), 5);
+
+    /* The oldest reached: its cost leaves the budget, and the next head counts from now. */
+    fake_now += 10 * US;
+    reach(q, 1);
+    CHECK_INT(in_flight(q), 4);
+    CHECK_INT(atomic_load(&q->cost_in_flight_ns), BUDGET);
+    CHECK_INT(atomic_load(&q->head_since_ns), fake_now);
+    CHECK(!submit(q, 1, &retry_at));
+    CHECK_INT(retry_at, fake_now + BUDGET / 4);
+    reach(q, 4);
+    CHECK_INT(in_flight(q), 0);
+    CHECK_INT(atomic_load(&q->cost_in_flight_ns), 0);
+}
+
+/* A learned cost is what is charged. One command too big for the budget still goes in when
+ * nothing costly is in flight, or it never could. */
+static void learned_costs(void)
+{
+    struct xqueue *q = new_queue(0x200, XQ_GATE_THROTTLED | XQ_GATE_TRACKED);
+    uint64_t key = xc_command_key(7, 42), retry_at;
+    xc_learn(&(struct xc_sample){key, 0}, 1, 300 * US);
+    CHECK_INT(xc_predict(key), 300 * US);
+    CHECK(submit(q, 42, &retry_at));
+    CHECK_INT(atomic_load(&q->cost_in_flight_ns), 300 * US);
+    CHECK(!submit(q, 42, &retry_at)); /* 600 > 500 */
+    CHECK_INT(retry_at, fake_now + 100 * US);
+    reach(q, 1);
+
+    uint64_t huge = xc_command_key(7, 43);
+    xc_learn(&(struct xc_sample){huge, 0}, 1, 2 * BUDGET);
+    CHECK(submit(q, 43, &retry_at));
+    CHECK_INT(atomic_load(&q->cost_in_flight_ns), 2 * BUDGET);
+    /* It runs longer than the budget: the next one waits for the time it exceeds by. */
+    CHECK(!submit(q, 42, &retry_at));
+    CHECK_INT(retry_at, fake_now + 2 * BUDGET + 300 * US - BUDGET);
+    reach(q, 1);
+}
+
+/* Commands that occupy no engine cost nothing and always fit, up to the window: the window is
+ * the ceiling of what is in flight, whatever the budget says. */
+static void window_ceiling(void)
+{
+    struct xqueue *q = new_queue(0x300, XQ_GATE_THROTTLED | XQ_GATE_TRACKED);
+    uint64_t retry_at;
+    for (unsigned i = 0; i < WINDOW; i++)
+        CHECK(submit(q, XC_NO_GPU_TIME, &retry_at));
+    CHECK_INT(atomic_load(&q->cost_in_flight_ns), 0);
+    CHECK(!submit(q, XC_NO_GPU_TIME, &retry_at));
+    CHECK_INT(retry_at, 0); /* only a completion lets it in */
+    reach(q, 1);
+    CHECK(submit(q, XC_NO_GPU_TIME, &retry_at));
+    reach(q, WINDOW);
+}
+
+/* Decisions: suspended admits nothing; tracked alone admits all and charges nothing; not
+ * scheduled at all records no marker and reserves nothing. */
+static void decisions(void)
+{
+    uint64_t retry_at;
+    struct xqueue *q = new_queue(0x400, XQ_GATE_SUSPENDED | XQ_GATE_TRACKED);
+    CHECK(!submit(q, 1, &retry_at));
+    CHECK_INT(retry_at, 0);
+    CHECK_INT(in_flight(q), 0);
+
+    xq_sched_lock();
+    xq_set_decision(q, XQ_GATE_TRACKED);
+    xq_sched_unlock();
+    for (unsigned i = 0; i < 2 * WINDOW; i++)
+        CHECK(submit(q, 1, &retry_at));
+    CHECK_INT(in_flight(q), 2 * WINDOW);
+    CHECK_INT(atomic_load(&q->cost_in_flight_ns), 0);
+    reach(q, 2 * WINDOW);
+
+    xq_sched_lock();
+    xq_set_decision(q, 0);
+    xq_sched_unlock();
+    unsigned before = recorded;
+    struct xq_ticket t;
+    CHECK(xq_try_admit(q, &t, 7, 1, &retry_at));
+    CHECK(!t.reserved);
+    xq_submitted(&t, true);
+    CHECK_INT(recorded, before);
+    CHECK_INT(in_flight(q), 0);
+    CHECK_INT(atomic_load(&xq_st(q)->submitted), 2 * WINDOW + 1);
+}
+
+/* A command whose marker cannot be recorded counts as reached at once; a failed call is not
+ * counted as submitted and holds nothing. */
+static void unfollowed(void)
+{
+    struct xqueue *q = new_queue(0x500, XQ_GATE_THROTTLED | XQ_GATE_TRACKED);
+    uint64_t retry_at;
+    record_fails = true;
+    CHECK(submit(q, 1, &retry_at));
+    record_fails = false;
+    CHECK_INT(in_flight(q), 0);
+    CHECK_INT(atomic_load(&q->cost_in_flight_ns), 0);
+    struct xq_ticket t;
+    CHECK(xq_try_admit(q, &t, 7, 1, &retry_at));
+    xq_submitted(&t, false);
+    CHECK_INT(in_flight(q), 0);
+    CHECK_INT(atomic_load(&xq_st(q)->submitted), 1);
+}
+
+/* A queue becomes active on its first admitted command (asking for a decision on its device)
+ * and idle once it has been empty for the grace window, not a nanosecond sooner. */
+static void activity(void)
+{
+    fake_now += 10 * GRACE; /* the queues of the cases before go idle first */
+    watcher.expire_idle(fake_now);
+    struct xqueue *q = xq_create(&(struct xq_key){0x600, -1, 0}, 3, 0, 0, 1);
+    xq_sched_lock();
+    xq_set_decision(q, XQ_GATE_THROTTLED | XQ_GATE_TRACKED);
+    xq_sched_unlock();
+    unsigned changes = activity_changes;
+    uint64_t retry_at;
+    CHECK(submit(q, 1, &retry_at));
+    CHECK(atomic_load(&xq_st(q)->active));
+    CHECK_INT(activity_changes, changes + 1);
+    CHECK_INT(activity_device, 3);
+    CHECK(submit(q, 1, &retry_at)); /* already active: no decision */
+    CHECK_INT(activity_changes, changes + 1);
+
+    fake_now += 50 * US;
+    uint64_t done = fake_now;
+    reach(q, 2);
+    CHECK_INT(watcher.expire_idle(done + GRACE - 1), done + GRACE);
+    CHECK(atomic_load(&xq_st(q)->active));
+    CHECK_INT(watcher.expire_idle(done + GRACE), 0);
+    CHECK(!atomic_load(&xq_st(q)->active));
+    CHECK_INT(activity_changes, changes + 2);
+    CHECK_INT(activity_device, 3);
+}
+
+int main(void)
+{
+    struct xq_admission_config cfg = {
+        .enabled = true,
+        .window = WINDOW,
+        .budget_ns = BUDGET,
+        .grace_ns = GRACE,
+        .watchdog_ns = 500000000u,
+        .poll_ns = 20 * US,
+    };
+    xq_admission_configure(
+        &cfg, &(struct xq_marker_ops){record, query, release},
+        &(struct xq_admission_hooks){.activity_changed = activity_changed, .now_ns = clock_now});
+    CHECK(watcher.completed && watcher.expire_idle);
+    unknown_costs();
+    learned_costs();
+    window_ceiling();
+    decisions();
+    unfollowed();
+    activity();
+    CHECK(watched > 0);
+    return check_finish("unit.admission");
+}
