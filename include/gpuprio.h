@@ -4,9 +4,12 @@
  * gpuprio is preloaded into unmodified programs; this API is for programs (or Python, through
  * ctypes) that want to look at or steer it. Every function is safe to call from any thread, on
  * the application's own stream handles, and returns 0 or a negative errno value:
- *   -EINVAL  a bad argument
- *   -ENOENT  no such stream, or no GPU runtime in the process
- *   -ENOSYS  the platform's shim is not loaded in this process
+ *   -EINVAL     a bad argument (a priority out of range, a NULL where a result goes)
+ *   -ENOENT     no such stream, or no GPU runtime in the process
+ *   -ETIMEDOUT  gpuprio_stream_drain only: the stream did not drain in time
+ *   -ERANGE     gpuprio_runtime_path only: the buffer is too small
+ * Without a gpuprio library loaded, these functions do not exist: look them up (dlsym, or
+ * ctypes with the process's own handle) to tell whether gpuprio is there.
  */
 #ifndef GPUPRIO_H
 #define GPUPRIO_H
@@ -80,8 +83,9 @@ GPUPRIO_API int gpuprio_stream_stats(void *stream, struct gpuprio_queue_stats *o
 
 /*
  * Waits until gpuprio has seen every command it let onto the stream finish on the device (its
- * completion markers reached), at most timeout_ms; then the stream's stats are settled. 0, or
- * -ETIMEDOUT. A stream that is not scheduled (one priority on its device) is always drained.
+ * completion markers reached), at most timeout_ms; then the stream's stats are settled. 0,
+ * -ETIMEDOUT, or -ENOENT. A stream that is not scheduled (one priority on its device) is always
+ * drained.
  */
 GPUPRIO_API int gpuprio_stream_drain(void *stream, unsigned timeout_ms);
 
