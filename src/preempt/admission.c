@@ -61,6 +61,10 @@ static void no_hook(int device)
 {
     (void)device;
 }
+static void no_joining(struct xqueue *q)
+{
+    (void)q;
+}
 static uint64_t no_progress_elsewhere(void)
 {
     return 0;
@@ -81,6 +85,8 @@ void xq_admission_configure(const struct xq_admission_config *config,
     hooks = *h;
     if (!hooks.activity_changed)
         hooks.activity_changed = no_hook;
+    if (!hooks.joining)
+        hooks.joining = no_joining;
     if (!hooks.progress_elsewhere)
         hooks.progress_elsewhere = no_progress_elsewhere;
     if (!hooks.now_ns)
@@ -250,6 +256,36 @@ static void admitted(struct xq_ticket *t)
         t->admitted_ns = now_ns();
 }
 
+/*
+ * Makes q active, and first has it join scheduling if it never ran anything: it gets its board
+ * slot, and its device is decided on once with it active. A queue that the decision leaves
+ * unscheduled (one priority on its device) changes nobody's decision by being active, so it is
+ * made idle again at once, and the watcher is not needed for it.
+ */
+static void activate(struct xqueue *q, struct xq_ticket *t)
+{
+    xq_sched_lock();
+    if (t->timed_from_ns)
+        t->lock_wait_ns = now_ns() - t->timed_from_ns;
+    bool joining = !atomic_load(&q->joined);
+    if (joining) {
+        hooks.joining(q);
+        if (!xq_join(q)) {
+            xq_sched_unlock();
+            return; /* out of memory: it stays out of scheduling */
+        }
+    }
+    activate_locked(q);
+    if (joining && !(atomic_load(&xq_st(q)->gate) & XQ_GATE_DECISION) &&
+        !atomic_load(&q->waiters)) {
+        atomic_store(&xq_st(q)->active, false);
+        atomic_fetch_sub(&active_queues, 1);
+    }
+    xq_sched_unlock();
+    if (t->timed_from_ns)
+        t->activation_ns = now_ns() - t->timed_from_ns;
+}
+
 bool xq_try_admit(struct xqueue *q, struct xq_ticket *t, unsigned entry, uint64_t what,
                   uint64_t *retry_at)
 {
@@ -259,7 +295,8 @@ bool xq_try_admit(struct xqueue *q, struct xq_ticket *t, unsigned entry, uint64_
     t->timed_from_ns = 0;
     if (!q || !cfg.enabled || atomic_load(&captures) || atomic_load(&exiting))
         return true;
-    if (!(atomic_load(&xq_st(q)->gate) & XQ_GATE_DECISION))
+    bool joined = atomic_load(&q->joined);
+    if (joined && !(atomic_load(&xq_st(q)->gate) & XQ_GATE_DECISION))
         return true; /* one priority on the device: nothing to schedule, nothing to follow */
     uint64_t cost_key = xc_command_key(entry, what);
     t->cost_key = cost_key == XC_NO_GPU_TIME ? 0 : cost_key; /* 0: costless, nothing learned */
@@ -267,17 +304,17 @@ bool xq_try_admit(struct xqueue *q, struct xq_ticket *t, unsigned entry, uint64_
     t->activation_ns = t->lock_wait_ns = 0;
     if (cfg.slow_ns)
         t->timed_from_ns = now_ns();
+    if (!joined) {
+        activate(q, t);
+        if (!(atomic_load(&xq_st(q)->gate) & XQ_GATE_DECISION)) {
+            t->timed_from_ns = 0;
+            return true;
+        }
+    }
     if (!reserve(q, t, false, retry_at))
         return false;
-    if (!atomic_load(&xq_st(q)->active)) {
-        xq_sched_lock();
-        if (t->timed_from_ns)
-            t->lock_wait_ns = now_ns() - t->timed_from_ns;
-        activate_locked(q);
-        xq_sched_unlock();
-        if (t->timed_from_ns)
-            t->activation_ns = now_ns() - t->timed_from_ns;
-    }
+    if (!atomic_load(&xq_st(q)->active))
+        activate(q, t);
     admitted(t);
     return true;
 }
@@ -442,7 +479,7 @@ static uint64_t expire_idle(uint64_t now)
         return 0;
     struct expire_scan scan = {.now = now};
     xq_sched_lock();
-    xq_foreach(expire_one, &scan);
+    xq_foreach_joined(expire_one, &scan);
     if (scan.changed)
         hooks.activity_changed(scan.device);
     xq_sched_unlock();

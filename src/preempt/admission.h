@@ -51,6 +51,9 @@ struct xq_admission_config {
 #define XQ_ALL_DEVICES INT_MIN
 
 struct xq_admission_hooks {
+    /* q admits its first command: it joins scheduling (the scheduler puts it on its device's
+     * board). With the scheduling lock held, before q is first decided on. Optional. */
+    void (*joining)(struct xqueue *q);
     /* A queue of device (or of several: XQ_ALL_DEVICES) became active or idle, with the
      * scheduling lock held: decide again for that device. */
     void (*activity_changed)(int device);

@@ -27,6 +27,10 @@ static struct slot *table;
 static size_t cap, used;
 static struct xqueue tombstone;
 static struct xqueue *free_list; /* linked through next_free */
+static struct {
+    struct xqueue **q;
+    size_t n, cap;
+} joined; /* the queues that joined scheduling, in no order (registry lock) */
 static pthread_mutex_t free_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct xq_hooks hooks;
 
@@ -198,6 +202,40 @@ static struct xqueue *created(struct xqueue *q)
     return q;
 }
 
+/* Takes q off the list of joined queues; the write lock is held. */
+static void unjoin_locked(struct xqueue *q)
+{
+    if (!atomic_load(&q->joined))
+        return;
+    struct xqueue *last = joined.q[--joined.n];
+    joined.q[q->joined_at] = last;
+    last->joined_at = q->joined_at;
+}
+
+bool xq_join(struct xqueue *q)
+{
+    bool ok = true;
+    gp_rwlock_wrlock(&lock, GP_RANK_REGISTRY);
+    if (!atomic_load(&q->joined)) {
+        if (joined.n == joined.cap) {
+            size_t n = joined.cap ? joined.cap * 2 : 32;
+            struct xqueue **l = realloc(joined.q, n * sizeof *l);
+            if (l) {
+                joined.q = l;
+                joined.cap = n;
+            }
+        }
+        ok = joined.n < joined.cap;
+        if (ok) {
+            q->joined_at = joined.n;
+            joined.q[joined.n++] = q;
+            atomic_store(&q->joined, true);
+        }
+    }
+    gp_rwlock_unlock(&lock, GP_RANK_REGISTRY);
+    return ok;
+}
+
 /* Takes key's queue out of the table; the write lock is held. */
 static void remove_locked(const struct xq_key *key)
 {
@@ -206,6 +244,7 @@ static void remove_locked(const struct xq_key *key)
         return;
     struct xqueue *q = s->q;
     s->q = &tombstone;
+    unjoin_locked(q);
     xq_lock_markers(q);
     bool drained = q->markers.count == 0 && !q->watched;
     q->retired = true;
@@ -307,6 +346,19 @@ void xq_foreach_locked(void (*fn)(struct xqueue *q, void *arg), void *arg)
             fn(table[i].q, arg);
 }
 
+void xq_foreach_joined_locked(void (*fn)(struct xqueue *q, void *arg), void *arg)
+{
+    for (size_t i = 0; i < joined.n; i++)
+        fn(joined.q[i], arg);
+}
+
+void xq_foreach_joined(void (*fn)(struct xqueue *q, void *arg), void *arg)
+{
+    xq_read_lock();
+    xq_foreach_joined_locked(fn, arg);
+    xq_read_unlock();
+}
+
 void xq_foreach(void (*fn)(struct xqueue *q, void *arg), void *arg)
 {
     xq_read_lock();
@@ -327,6 +379,8 @@ void xq_reset(void)
     free(table);
     table = NULL;
     cap = used = 0;
+    joined.q = NULL; /* the parent's queues are abandoned, not freed */
+    joined.n = joined.cap = 0;
     free_list = NULL;
     thread_queues.n = 0; /* the forking thread's: the parent's queues */
 }

@@ -88,6 +88,11 @@ struct xqueue {
     struct xq_state own;
     enum xq_priority_source priority_source; /* under the scheduling lock */
     _Atomic int waiters;                     /* threads held in admission */
+    /* It has put work on its stream (admitted a command) since it was created: only such
+     * queues take part in scheduling (a board slot, decisions, expiry). Set under the
+     * scheduling lock; read without it on the launch path. */
+    _Atomic bool joined;
+    size_t joined_at; /* its index in the registry's list of joined queues (registry lock) */
     _Atomic uint64_t last_done_ns;
     _Atomic bool capturing; /* a stream capture begun on it has not ended */
     uint32_t request_seen;  /* the board's last priority request applied (sched) */
@@ -170,6 +175,13 @@ void xq_foreach(void (*fn)(struct xqueue *q, void *arg), void *arg);
 void xq_foreach_locked(void (*fn)(struct xqueue *q, void *arg), void *arg);
 void xq_read_lock(void);
 void xq_read_unlock(void);
+/* The same over the queues that joined scheduling only (xq_join): what decisions, expiry and the
+ * boards' listeners look at, so their cost follows the queues that run, not those that exist. */
+void xq_foreach_joined(void (*fn)(struct xqueue *q, void *arg), void *arg);
+void xq_foreach_joined_locked(void (*fn)(struct xqueue *q, void *arg), void *arg);
+/* Puts q on the list of joined queues and sets q->joined (scheduling lock held). False when
+ * memory ran out: q stays out of scheduling, as if it had never run. */
+bool xq_join(struct xqueue *q);
 /* Called by the watcher once a retired queue has no markers left. */
 void xq_release(struct xqueue *q);
 /* Forgets every XQueue; for the child of fork only. */

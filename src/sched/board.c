@@ -405,6 +405,9 @@ struct gp_board_slot *gp_board_claim(struct gp_board *b)
         if (atomic_load(&s->owner) != 0 ||
             !atomic_compare_exchange_strong(&s->owner, &expected, claimed))
             continue;
+        uint32_t limit = atomic_load(&b->f->h.slot_limit);
+        while (limit < i + 1 && !atomic_compare_exchange_weak(&b->f->h.slot_limit, &limit, i + 1))
+            ;
         clear_slot(s);
         s->owner_start = me->start;
         s->incarnation = me->incarnation;
@@ -526,7 +529,7 @@ int gp_board_request(struct gp_board *b, uint32_t pid, bool stream_only, uint64_
                      int priority)
 {
     int asked = 0;
-    for (unsigned i = 0; i < GP_BOARD_SLOTS; i++) {
+    for (unsigned i = 0; i < gp_board_slots_used(b); i++) {
         struct gp_board_slot *s = &b->f->slots[i];
         uint64_t word = atomic_load(&s->owner);
         if (GP_SLOT_STATE(word) != GP_SLOT_LIVE || GP_SLOT_OWNER(word) != pid ||

@@ -95,7 +95,9 @@ struct gp_board_header {
      * any other process's, and the image that a pid exec'd away from is seen gone. */
     _Atomic uint64_t lock;
     _Atomic uint32_t lock_sleepers; /* threads asleep on lock_wake (a dead one stays counted) */
-    uint32_t reserved1;
+    /* Every slot ever claimed is below it: scans stop there, so they cost what the most queues
+     * that ran at once take, not the board's size. Only grows. */
+    _Atomic uint32_t slot_limit;
     uint8_t reserved[136];
 };
 /* The lock word of the library image with this pid and incarnation (gp_board_owner). The
@@ -150,6 +152,14 @@ void gp_board_self_reset(void);
 /* Whether a live slot's owner still runs (the same process, and the same library image when
  * the pid is ours). */
 bool gp_board_owner_alive(const struct gp_board_slot *s);
+
+/* How many slots from the first a scan must look at (slot_limit, trusted only up to the
+ * board's size). */
+static inline unsigned gp_board_slots_used(const struct gp_board *b)
+{
+    uint32_t n = atomic_load(&((struct gp_board_header *)&b->f->h)->slot_limit);
+    return n < GP_BOARD_SLOTS ? n : GP_BOARD_SLOTS;
+}
 
 /* Claims a free slot for the calling process and fills in its identity; NULL when the board
  * is full. The slot is not yet live: fill it in, then gp_board_publish. */

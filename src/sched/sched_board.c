@@ -86,7 +86,7 @@ uint64_t sb_progress_elsewhere(void)
     uint64_t sum = 0;
     for (int i = 0; i < SB_MAX_DEVICES; i++) {
         struct device_board *d = usable(i);
-        for (unsigned j = 0; d && j < GP_BOARD_SLOTS; j++) {
+        for (unsigned j = 0; d && j < gp_board_slots_used(&d->b); j++) {
             struct gp_board_slot *s = &d->b.f->slots[j];
             if (atomic_load_explicit(&s->owner, memory_order_relaxed) && sb_foreign(s))
                 sum += atomic_load_explicit(&s->st.completed, memory_order_relaxed);
@@ -129,7 +129,7 @@ static bool reclaim_dead(struct device_board *d)
 {
     bool any = false;
     struct alive_cache alive = {.n = 0};
-    for (unsigned i = 0; i < GP_BOARD_SLOTS; i++) {
+    for (unsigned i = 0; i < gp_board_slots_used(&d->b); i++) {
         struct gp_board_slot *s = &d->b.f->slots[i];
         uint64_t word = atomic_load(&s->owner);
         if (!word || !sb_foreign(s))
@@ -323,7 +323,7 @@ static void free_own_slots(void)
 {
     for (int i = 0; i < SB_MAX_DEVICES; i++) {
         struct device_board *d = usable(i);
-        for (unsigned j = 0; d && j < GP_BOARD_SLOTS; j++) {
+        for (unsigned j = 0; d && j < gp_board_slots_used(&d->b); j++) {
             struct gp_board_slot *s = &d->b.f->slots[j];
             if (atomic_load(&s->owner) && !sb_foreign(s))
                 gp_board_free(&d->b, s);
@@ -348,7 +348,7 @@ static void leave_all(void)
         }
     xq_shutdown(); /* pass-through from here on, so our queues need no gates */
     xq_sched_lock();
-    xq_foreach(detach_one, NULL);
+    xq_foreach_joined(detach_one, NULL);
     free_own_slots();
     xq_sched_unlock();
     for (int i = 0; i < SB_MAX_DEVICES; i++)

@@ -83,7 +83,7 @@ static void collect(struct xqueue *q, void *arg)
 
 static void collect_board(const struct gp_board *b, int device)
 {
-    for (unsigned i = 0; i < GP_BOARD_SLOTS; i++) {
+    for (unsigned i = 0; i < gp_board_slots_used(b); i++) {
         struct gp_board_slot *s = &b->f->slots[i];
         if (GP_SLOT_STATE(atomic_load(&s->owner)) != GP_SLOT_LIVE || !sb_foreign(s))
             continue;
@@ -128,7 +128,7 @@ static void decide_device(int device)
 {
     snap.n = 0;
     snap_device = device;
-    xq_foreach_locked(collect, NULL);
+    xq_foreach_joined_locked(collect, NULL);
     struct gp_board *b = sb_lock(device);
     if (b)
         collect_board(b, device);
@@ -163,7 +163,7 @@ static void decide_locked(int device)
         decide_device(device);
     } else {
         uint64_t devices = 0;
-        xq_foreach_locked(note_device, &devices);
+        xq_foreach_joined_locked(note_device, &devices);
         for (int d = 0; d < 64; d++)
             if ((devices >> d & 1) || sb_has_board(d))
                 decide_device(d);
@@ -177,8 +177,30 @@ static void set_priority_locked(struct xqueue *q, int priority, enum xq_priority
     q->priority_source = source;
 }
 
-/* A new queue: its priority from the strongest source that has one; then onto its device's
- * board, if there is one. */
+/* Its first command: onto its device's board (admission decides right after). */
+static void queue_joining(struct xqueue *q)
+{
+    sb_attach(q);
+}
+
+/*
+ * A queue the application or the user named (gpuprio_stream_set_priority, `gpuprio set` of its
+ * stream, GPUPRIO_STREAM_PRIORITIES) takes part from now on, as if it had run, so the queues
+ * below it are throttled before its first command arrives; its device is decided on again.
+ */
+static void join_named_locked(struct xqueue *q)
+{
+    if (!atomic_load(&q->joined)) {
+        queue_joining(q);
+        xq_join(q);
+    }
+    decide_locked(q->device);
+}
+
+/* A new queue: its priority from the strongest source that has one. It takes no part in
+ * scheduling until it runs something (queue_joining): PyTorch creates whole pools of streams
+ * that never do. Its device's board is opened now, outside the scheduling lock, as that may ask
+ * the runtime for the device's identity. */
 static void queue_created(struct xqueue *q)
 {
     bool created_stream = q->key.device < 0;
@@ -208,8 +230,8 @@ static void queue_created(struct xqueue *q)
         src = XQ_PRIO_STREAM;
     }
     set_priority_locked(q, p, src);
-    sb_attach(q);
-    decide_locked(q->device);
+    if (src == XQ_PRIO_ENV_STREAM) /* named by the user: it takes part at once */
+        join_named_locked(q);
     xq_sched_unlock();
 }
 
@@ -261,7 +283,8 @@ void sched_configure(const struct xq_marker_ops *ops)
     sb_configure(&(struct sb_upcalls){.changed = board_changed, .device_held = device_held});
     xq_admission_configure(
         &cfg, ops,
-        &(struct xq_admission_hooks){.activity_changed = decide_locked,
+        &(struct xq_admission_hooks){.joining = queue_joining,
+                                     .activity_changed = decide_locked,
                                      .progress_elsewhere = sb_progress_elsewhere});
     xq_set_hooks(&(struct xq_hooks){.created = queue_created, .released = sb_released});
 }
@@ -304,7 +327,7 @@ static void board_changed(int device, bool decide)
 {
     struct request_scan r = {.device = device};
     xq_sched_lock();
-    xq_foreach(apply_request, &r);
+    xq_foreach_joined(apply_request, &r);
     if (decide || r.changed)
         decide_locked(device);
     xq_sched_unlock();
@@ -327,7 +350,7 @@ static void note_held(struct xqueue *q, void *arg)
 static bool device_held(int device)
 {
     struct held_scan h = {.device = device};
-    xq_foreach(note_held, &h);
+    xq_foreach_joined(note_held, &h);
     return h.held;
 }
 
@@ -342,7 +365,7 @@ int sched_set_stream_priority(struct xqueue *q, int priority)
         return -EINVAL;
     xq_sched_lock();
     set_priority_locked(q, priority, XQ_PRIO_STREAM);
-    decide_locked(q->device);
+    join_named_locked(q);
     xq_sched_unlock();
     return 0;
 }

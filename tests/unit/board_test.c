@@ -35,6 +35,7 @@ static void layout(void)
     CHECK_INT(offsetof(struct gp_board_header, lock_wake), 100);
     CHECK_INT(offsetof(struct gp_board_header, lock), 104);
     CHECK_INT(offsetof(struct gp_board_header, lock_sleepers), 112);
+    CHECK_INT(offsetof(struct gp_board_header, slot_limit), 116);
     CHECK_INT(sizeof(struct gp_board_slot), 128);
     CHECK_INT(offsetof(struct gp_board_slot, owner), 0);
     CHECK_INT(offsetof(struct gp_board_slot, owner_start), 8);
@@ -72,9 +73,15 @@ static void create_and_share(void)
     CHECK(strcmp(a.f->h.key, "0000:c1:00.0") == 0);
     CHECK_INT(a.f->h.version, GP_BOARD_VERSION);
 
+    CHECK_INT(gp_board_slots_used(&a), 0);
     struct gp_board_slot *s = gp_board_claim(&a);
     CHECK(s != NULL);
     CHECK_INT(GP_SLOT_STATE(atomic_load(&s->owner)), GP_SLOT_CLAIMED);
+    /* Scans stop after the highest slot ever claimed; a bad limit is bounded by the size. */
+    CHECK_INT(gp_board_slots_used(&b), (s - a.f->slots) + 1);
+    atomic_store(&a.f->h.slot_limit, 99999);
+    CHECK_INT(gp_board_slots_used(&b), GP_BOARD_SLOTS);
+    atomic_store(&a.f->h.slot_limit, (uint32_t)(s - a.f->slots) + 1);
     s->stream = 0x1234;
     gp_board_publish(&a, s);
     /* The other mapping sees the same slot, live and owned by this process. */

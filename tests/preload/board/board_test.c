@@ -19,6 +19,9 @@
  * churn         200 short-lived processes of mixed priorities come and go next to two
  *               long-running ones: no slot is left behind, everyone finishes; prints how
  *               long the churn took.
+ * many          two processes with 150 streams each, one of which runs (PyTorch creates its
+ *               pools of streams whole): only the streams that ran hold board slots, and the
+ *               high-priority process's bursts, each after 50 ms idle, keep the bound.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -330,6 +333,30 @@ static void kill_low(void)
     EXPECT(wait <= WINDOW);
 }
 
+static void many_queues(void)
+{
+    static const char *const rare_bursts[] = {"1", "burst", "4", "8", "300", "50000", NULL};
+    setenv("BOARD_WORKER_IDLE_STREAMS", "149", 1);
+    struct proc high = spawn_ready("high", NULL, rare_bursts);
+    struct proc low = spawn_ready("low", NULL, low_load);
+    unsetenv("BOARD_WORKER_IDLE_STREAMS");
+    int used = slots_in_use(); /* both warmed up one stream each */
+    go(&low);
+    go(&high);
+    EXPECT(finish(&high, NULL) == 0);
+    EXPECT(finish(&low, NULL) == 0);
+    read_trace();
+    EXPECT(count_tag(TAG_HIGH) == 32);
+    EXPECT(count_tag(TAG_LOW) == 500);
+    int wait = most_overtaking(TAG_HIGH);
+    printf("two processes of 150 streams, one of each running: %d board slots in use; a "
+           "high-priority kernel, each burst after 50 ms idle, waited behind at most %d kernels "
+           "of the low-priority process (window %d)\n",
+           used, wait, WINDOW);
+    EXPECT(used == 2);
+    EXPECT(wait <= WINDOW);
+}
+
 static void churn(void)
 {
     static const char *const longer[] = {"3", "saturate", "2000", "300", NULL};
@@ -379,7 +406,7 @@ static void churn(void)
 int main(int argc, char **argv)
 {
     if (argc != 4) {
-        fprintf(stderr, "usage: board_test two|three|unscheduled|kill-high|kill-low|churn "
+        fprintf(stderr, "usage: board_test two|three|unscheduled|kill-high|kill-low|churn|many "
                         "WORKER SHIM\n");
         return 2;
     }
@@ -412,6 +439,8 @@ int main(int argc, char **argv)
         kill_low();
     else if (!strcmp(t, "churn"))
         churn();
+    else if (!strcmp(t, "many"))
+        many_queues();
     else
         failures++, fprintf(stderr, "unknown subtest %s\n", t);
 

@@ -37,6 +37,13 @@ int main(int argc, char **argv)
     const void *kernel = busy_register();
     hipStream_t s;
     MUST(hipStreamCreate(&s));
+    /* Streams that never run anything, like PyTorch's pools (BOARD_WORKER_IDLE_STREAMS). */
+    const char *idle = getenv("BOARD_WORKER_IDLE_STREAMS");
+    for (int i = idle ? atoi(idle) : 0; i > 0; i--) {
+        hipStream_t unused;
+        MUST(hipStreamCreate(&unused));
+    }
+    warm_up(s);
     printf("ready\n");
     fflush(stdout);
     char line[16];

@@ -84,6 +84,18 @@ static inline const void *busy_register(void)
     return hipsimRegisterKernel("busy", busy_kernel, 2, sizes);
 }
 
+/* A queue takes part in scheduling from its first command on (docs/scheduler.md): the
+ * latency-critical side of a test puts one on its stream before the load starts, as a service
+ * warms up before it takes requests. An event record occupies no engine and leaves no trace. */
+static inline void warm_up(hipStream_t s)
+{
+    hipEvent_t e;
+    MUST(hipEventCreate(&e));
+    MUST(hipEventRecord(e, s));
+    MUST(hipEventSynchronize(e));
+    MUST(hipEventDestroy(e));
+}
+
 static inline hipError_t busy_launch(const void *k, uint64_t ns, uint64_t tag, hipStream_t s)
 {
     void *args[] = {&ns, &tag};
