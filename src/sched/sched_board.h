@@ -46,7 +46,7 @@ struct gp_board_slot *sb_slot_of(const struct xqueue *q);
 
 /* The board of device, locked for a decision, or NULL (none, or given up on). */
 struct gp_board *sb_lock(int device);
-/* changed: other processes' gates changed, so their held threads must look again. */
+/* changed: another process's queue was let go further, so its held threads must look again. */
 void sb_unlock(struct gp_board *b, bool changed);
 /* Whether a live slot belongs to another process (or an earlier image of this one). */
 bool sb_foreign(const struct gp_board_slot *s);

@@ -97,15 +97,22 @@ static void collect_board(const struct gp_board *b, int device)
     }
 }
 
-/* Applies the i-th decision; returns whether other processes' gates changed. */
+/*
+ * Applies the i-th decision; returns whether another process's queue was let go further (it was
+ * suspended or throttled and no longer is), so that its held threads must be woken. One held
+ * back further needs no wake: its threads read the gate before each command. So a queue
+ * becoming active, which holds others back, makes no system call.
+ */
 static bool apply(size_t i)
 {
     const struct sched_queue *d = &snap.s[i];
     uint64_t decision = (d->suspend ? XQ_GATE_SUSPENDED : 0) |
                         (d->throttle ? XQ_GATE_THROTTLED : 0) | (d->track ? XQ_GATE_TRACKED : 0);
     struct snap_ref *r = &snap.ref[i];
-    if (!r->q)
-        return xq_state_set_decision(r->st, decision) != decision;
+    if (!r->q) {
+        uint64_t old = xq_state_set_decision(r->st, decision);
+        return (old & ~decision & (XQ_GATE_SUSPENDED | XQ_GATE_THROTTLED)) != 0;
+    }
     r->switched = ((xq_set_decision(r->q, decision) ^ decision) & XQ_GATE_SUSPENDED) != 0;
     return false;
 }
@@ -133,11 +140,11 @@ static void decide_device(int device)
     if (b)
         collect_board(b, device);
     sched_policy_decide(policy, snap.s, snap.n);
-    bool others_changed = false;
+    bool others_let_go = false;
     for (size_t i = 0; i < snap.n; i++)
-        others_changed |= apply(i);
+        others_let_go |= apply(i);
     if (b)
-        sb_unlock(b, others_changed);
+        sb_unlock(b, others_let_go);
     log_switched();
 }
 
