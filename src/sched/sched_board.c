@@ -21,8 +21,8 @@
 #include <sys/prctl.h>
 
 #include "admission.h"
-#include "gp_config.h"
 #include "gp_log.h"
+#include "gp_options.h"
 
 #define LIVENESS_HELD_NS 20000000ull
 #define LIVENESS_IDLE_NS 1000000000ull
@@ -45,8 +45,7 @@ static bool exit_hook;
 
 void sb_configure(int (*key_fn)(int device, char *buf, size_t size))
 {
-    static const char *const onoff[] = {"on", "off", NULL};
-    enabled = gp_config_choice("GPUPRIO_BOARD", onoff, 0) == 0;
+    enabled = gp_opt_choice(GP_OPT_BOARD) == 0; /* on */
     device_key = key_fn;
 }
 

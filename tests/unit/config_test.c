@@ -5,7 +5,7 @@
  * value (out of range, negative, not a number, overflowing, not a choice) gives the default and
  * exactly one "gpuprio: warn: " line on stderr naming the variable, the value and what is
  * accepted. stderr is captured by pointing fd 2 at a temporary file. Also gp_log: the default
- * level, GPUPRIO_LOG through gp_log_configure, errno kept, long lines cut to one line.
+ * level, GPUPRIO_LOG through gp_opts_load, errno kept, long lines cut to one line.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -19,6 +19,7 @@
 #include "check.h"
 #include "gp_config.h"
 #include "gp_log.h"
+#include "gp_options.h"
 
 #define N(a) (sizeof(a) / sizeof((a)[0]))
 #define VAR "GPUPRIO_UNIT_TEST_VALUE"
@@ -348,10 +349,10 @@ static void test_log(void)
     CHECK(strncmp(out, "gpuprio: warn: xxx", 18) == 0);
     CHECK(strlen(out) <= 1024 && out[strlen(out) - 1] == '\n');
 
-    /* GPUPRIO_LOG, read by gp_log_configure: a bad value is named once, and warn kept... */
+    /* GPUPRIO_LOG, read by gp_opts_load: a bad value is named once, and warn kept... */
     setenv("GPUPRIO_LOG", "loud", 1);
     capture_begin();
-    gp_log_configure();
+    gp_opts_load();
     gp_log(GP_LOG_WARN, "still warn");
     gp_log(GP_LOG_INFO, "not info");
     out = capture_end();
@@ -363,21 +364,21 @@ static void test_log(void)
     /* ... info shows info, and error silences configuration warnings. */
     setenv("GPUPRIO_LOG", "info", 1);
     capture_begin();
-    gp_log_configure();
+    gp_opts_load();
     gp_log(GP_LOG_INFO, "now info");
     gp_log(GP_LOG_DEBUG, "not debug");
     out = capture_end();
     CHECK(strcmp(out, "gpuprio: info: now info\n") == 0);
     setenv("GPUPRIO_LOG", "error", 1);
     capture_begin();
-    gp_log_configure();
+    gp_opts_load();
     out = capture_end();
     CHECK_SILENT(out);
     uint64_t v = read_uint("bad", 1, 1024, 4, &out);
     CHECK(v == 4);
     CHECK_SILENT(out);
     setenv("GPUPRIO_LOG", "warn", 1);
-    gp_log_configure();
+    gp_opts_load();
     unsetenv("GPUPRIO_LOG");
 }
 

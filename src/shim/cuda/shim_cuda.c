@@ -37,6 +37,7 @@
 #include "gp_config.h"
 #include "gp_dl.h"
 #include "gp_log.h"
+#include "gp_options.h"
 #include "gp_thread.h"
 #include "gpuprio.h"
 #include "priority.h"
@@ -518,7 +519,7 @@ static void after_fork_child(void)
 
 __attribute__((constructor)) static void shim_load(void)
 {
-    gp_log_configure();
+    gp_opts_load();
     sched_configure(&(struct xq_marker_ops){
         .record = marker_record, .query = marker_query, .release = marker_release});
     sched_set_device_key(cudahal_device_key);
