@@ -24,6 +24,7 @@
  */
 #include "hipsim.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <poll.h>
@@ -77,8 +78,14 @@ static int worker(const char *role, const char *fd)
 {
     if (!strcmp(role, "quit")) /* returns from main with the work still queued */
         return queue_kernels(QUIT_STREAMS, 5 * QUIT_STREAMS, QUIT_KERNEL_NS, -1) ? 1 : 0;
-    if (!strcmp(role, "finish"))
+    if (!strcmp(role, "finish")) {
+        const char *preload = getenv("LD_PRELOAD");
+        if (preload && preload[0] && !dlsym(RTLD_DEFAULT, "gpuprio_version")) {
+            fprintf(stderr, "shared_exit_storm: LD_PRELOAD=%s did not load the shim\n", preload);
+            return 3; /* or "under the shim" would pass without it */
+        }
         return queue_kernels(2, 50, FINISH_KERNEL_NS, -1) || hipDeviceSynchronize() != hipSuccess;
+    }
     if (!strcmp(role, "victim"))
         return queue_kernels(2, VICTIM_KERNELS, VICTIM_KERNEL_NS, fd ? atoi(fd) : -1) ||
                hipDeviceSynchronize() != hipSuccess;
