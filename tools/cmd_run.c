@@ -2,13 +2,14 @@
  * cmd_run.c - `gpuprio run`: runs a command with gpuprio preloaded, like nice(1) runs one with a
  * niceness.
  *
- * It checks the settings (with the library's own parser, so what is accepted here is what the
- * library accepts), puts them into the environment (GPUPRIO_PRIORITY, GPUPRIO_POLICY,
- * GPUPRIO_WINDOW_US, GPUPRIO_WINDOW), prepends the preload libraries' absolute paths to
- * LD_PRELOAD and execs the command in place of itself: the command keeps the pid, and its exit
- * status and the signal that ends it are the caller's to see, unchanged. The tool's own failures
- * exit 125, a command that cannot be run 126, one that is not found 127 (as env(1) and nice(1)
- * do).
+ * Its settings are the variables of the options table (gp_options.def) that name a run option:
+ * the options, their --help and their checking are generated from the table, and a value is
+ * checked with the parser the library reads the variable with, so what is accepted here is what
+ * the library accepts (tests/tools/options.sh shows it). It puts them into the environment,
+ * prepends the preload libraries' absolute paths to LD_PRELOAD and execs the command in place of
+ * itself: the command keeps the pid, and its exit status and the signal that ends it are the
+ * caller's to see, unchanged. The tool's own failures exit 125, a command that cannot be run 126,
+ * one that is not found 127 (as env(1) and nice(1) do).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -18,43 +19,88 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "gp_config.h"
-#include "priority.h"
+#include "gp_options.h"
 #include "tool.h"
 
-const char gp_help_run[] =
-    "Usage: gpuprio run [OPTIONS] [--] COMMAND [ARGS...]\n"
-    "Run COMMAND with gpuprio preloaded (LD_PRELOAD), so that its GPU streams are scheduled\n"
-    "by priority together with every other gpuprio process of the user on the same device.\n"
-    "\n"
-    "Options:\n"
-    "  -p, --priority PRIORITY  the priority of every stream of COMMAND (GPUPRIO_PRIORITY):\n"
-    "                           " GP_PRIORITY_ACCEPTED "\n"
-    "      --policy POLICY      hpf (highest priority first) or passthrough (GPUPRIO_POLICY)\n"
-    "      --window-us N        microseconds of GPU time a lower-priority queue may have in\n"
-    "                           flight, 0 to 10000000; 0 counts commands only (GPUPRIO_WINDOW_US)\n"
-    "      --window N           commands a lower-priority queue may have in flight, 1 to 1024\n"
-    "                           (GPUPRIO_WINDOW)\n"
-    "      --shim WHICH         which libraries to preload: hip, cuda, or all (default: cuda\n"
-    "                           where an NVIDIA driver is loaded and the CUDA library is\n"
-    "                           installed, else hip)\n"
-    "  -h, --help               show this text\n"
-    "Settings not given are inherited from the environment.\n"
-    "\n"
-    "Exit status: COMMAND's own (a COMMAND killed by a signal kills gpuprio run the same way:\n"
-    "it is the same process); 125 when gpuprio run itself fails (a bad option, a library not\n"
-    "found), 126 when COMMAND cannot be run, 127 when it is not found.\n"
-    "\n"
-    "The libraries are found in GPUPRIO_LIBRARY_DIR if set, else next to gpuprio (../lib).\n";
+/* The lines of --help wrap here. */
+#define HELP_WIDTH 90
+/* Where an option's description starts. */
+#define HELP_INDENT 27
 
-enum { OPT_POLICY = 256, OPT_WINDOW, OPT_WINDOW_US, OPT_SHIM };
+/* getopt_long's codes: the command's own options, then one per variable (OPT_VAR + its id). */
+enum { OPT_SHIM = 256, OPT_VAR };
 
 enum shim_choice { SHIM_AUTO, SHIM_ALL, SHIM_HIP, SHIM_CUDA };
 
 struct run_opts {
-    const char *priority, *policy, *window, *window_us;
+    const char *value[GP_OPT_COUNT]; /* what each variable's option gave, or NULL */
     enum shim_choice shim;
 };
+
+/* Prints text from column col on, wrapped at spaces to HELP_WIDTH, continuing at HELP_INDENT. */
+static void print_wrapped(FILE *out, const char *text, int col)
+{
+    while (*text) {
+        size_t word = strcspn(text, " ");
+        if (col > HELP_INDENT && col + 1 + (int)word > HELP_WIDTH) {
+            fprintf(out, "\n%*s", HELP_INDENT, "");
+            col = HELP_INDENT;
+        } else if (col > HELP_INDENT) {
+            fputc(' ', out);
+            col++;
+        }
+        fprintf(out, "%.*s", (int)word, text);
+        col += (int)word;
+        text += word;
+        text += strspn(text, " ");
+    }
+    fputc('\n', out);
+}
+
+/* One option that sets a variable: its flags, what it is for, the variable, what it accepts
+ * and its default, all from the table. */
+static void print_option(FILE *out, enum gp_opt id)
+{
+    const struct gp_opt_desc *d = gp_opt_desc(id);
+    char head[128], accepted[512], text[1024];
+    int col = snprintf(head, sizeof head, "  %c%c%s--%s %s", d->run_short ? '-' : ' ',
+                       d->run_short ? d->run_short : ' ', d->run_short ? ", " : "  ", d->run_flag,
+                       d->run_metavar);
+    gp_opt_accepted(id, accepted, sizeof accepted);
+    snprintf(text, sizeof text, "%s (%s); accepted: %s%s%s", d->doc, d->name, accepted,
+             d->def ? "; default " : "", d->def ? d->def : "");
+    if (col + 2 > HELP_INDENT)
+        fprintf(out, "%s\n%*s", head, HELP_INDENT, "");
+    else
+        fprintf(out, "%-*s", HELP_INDENT, head);
+    print_wrapped(out, text, HELP_INDENT);
+}
+
+static void print_help(FILE *out)
+{
+    fputs("Usage: gpuprio run [OPTIONS] [--] COMMAND [ARGS...]\n"
+          "Run COMMAND with gpuprio preloaded (LD_PRELOAD), so that its GPU streams are scheduled\n"
+          "by priority together with every other gpuprio process of the user on the same device.\n"
+          "\n"
+          "Options:\n",
+          out);
+    for (int i = 0; i < GP_OPT_COUNT; i++)
+        if (gp_opt_desc((enum gp_opt)i)->run_flag)
+            print_option(out, (enum gp_opt)i);
+    fputs(
+        "      --shim WHICH         which libraries to preload: hip, cuda, or all (default: cuda\n"
+        "                           where an NVIDIA driver is loaded and the CUDA library is\n"
+        "                           installed, else hip)\n"
+        "  -h, --help               show this text\n"
+        "Settings not given are inherited from the environment.\n"
+        "\n"
+        "Exit status: COMMAND's own (a COMMAND killed by a signal kills gpuprio run the same way:\n"
+        "it is the same process); 125 when gpuprio run itself fails (a bad option, a library not\n"
+        "found), 126 when COMMAND cannot be run, 127 when it is not found.\n"
+        "\n"
+        "The libraries are found in GPUPRIO_LIBRARY_DIR if set, else next to gpuprio (../lib).\n",
+        out);
+}
 
 static int fail(const char *fmt, const char *arg)
 {
@@ -64,20 +110,19 @@ static int fail(const char *fmt, const char *arg)
     return GP_EXIT_RUN_ERROR;
 }
 
+/* Each value given, with the parser the library reads its variable with. */
 static int check(const struct run_opts *o)
 {
-    int p;
-    if (o->priority && gp_priority_parse(o->priority, &p) != 0)
-        return fail("'%s' is not a priority; accepted: " GP_PRIORITY_ACCEPTED, o->priority);
-    if (o->policy && strcmp(o->policy, "hpf") != 0 && strcmp(o->policy, "passthrough") != 0)
-        return fail("'%s' is not a policy; accepted: hpf, passthrough", o->policy);
-    uint64_t n;
-    if (o->window && !gp_parse_uint(o->window, 1, 1024, &n))
-        return fail("'%s' is not a window; accepted: a whole number from 1 to 1024", o->window);
-    if (o->window_us && !gp_parse_uint(o->window_us, 0, 10000000, &n))
-        return fail("'%s' is not a budget; accepted: a whole number of microseconds from 0 to "
-                    "10000000",
-                    o->window_us);
+    for (int i = 0; i < GP_OPT_COUNT; i++) {
+        if (!o->value[i] || gp_opt_parse((enum gp_opt)i, o->value[i], NULL) == 0)
+            continue;
+        const struct gp_opt_desc *d = gp_opt_desc((enum gp_opt)i);
+        char accepted[512];
+        gp_opt_accepted((enum gp_opt)i, accepted, sizeof accepted);
+        fprintf(stderr, "gpuprio run: --%s '%s' is not valid (%s); accepted: %s\n", d->run_flag,
+                o->value[i], d->name, accepted);
+        return GP_EXIT_RUN_ERROR;
+    }
     return 0;
 }
 
@@ -150,32 +195,39 @@ static int set_env(const char *name, const char *value)
 
 int gp_cmd_run(int argc, char **argv)
 {
-    static const struct option longopts[] = {
-        {"priority", required_argument, NULL, 'p'},
-        {"policy", required_argument, NULL, OPT_POLICY},
-        {"window", required_argument, NULL, OPT_WINDOW},
-        {"window-us", required_argument, NULL, OPT_WINDOW_US},
-        {"shim", required_argument, NULL, OPT_SHIM},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
+    /* One option per variable that names one, then the command's own. */
+    struct option longopts[GP_OPT_COUNT + 3];
+    char shortopts[4 + 2 * GP_OPT_COUNT + 2] = "+:h";
+    size_t n = 0, ns = strlen(shortopts);
+    for (int i = 0; i < GP_OPT_COUNT; i++) {
+        const struct gp_opt_desc *d = gp_opt_desc((enum gp_opt)i);
+        if (!d->run_flag)
+            continue;
+        longopts[n++] = (struct option){d->run_flag, required_argument, NULL, OPT_VAR + i};
+        if (d->run_short) {
+            shortopts[ns++] = d->run_short;
+            shortopts[ns++] = ':';
+        }
+    }
+    shortopts[ns] = '\0';
+    longopts[n++] = (struct option){"shim", required_argument, NULL, OPT_SHIM};
+    longopts[n++] = (struct option){"help", no_argument, NULL, 'h'};
+    longopts[n] = (struct option){NULL, 0, NULL, 0};
+
     struct run_opts o = {0};
     opterr = 0;
     optind = 1;
-    for (int c; (c = getopt_long(argc, argv, "+:p:h", longopts, NULL)) != -1;) {
+    for (int c; (c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1;) {
+        /* A one-letter form stands for its variable's option. */
+        for (int i = 0; c > 0 && c < 256 && i < GP_OPT_COUNT; i++)
+            if (gp_opt_desc((enum gp_opt)i)->run_flag &&
+                gp_opt_desc((enum gp_opt)i)->run_short == c)
+                c = OPT_VAR + i;
+        if (c >= OPT_VAR && c < OPT_VAR + GP_OPT_COUNT) {
+            o.value[c - OPT_VAR] = optarg;
+            continue;
+        }
         switch (c) {
-        case 'p':
-            o.priority = optarg;
-            break;
-        case OPT_POLICY:
-            o.policy = optarg;
-            break;
-        case OPT_WINDOW:
-            o.window = optarg;
-            break;
-        case OPT_WINDOW_US:
-            o.window_us = optarg;
-            break;
         case OPT_SHIM:
             if (strcmp(optarg, "hip") == 0)
                 o.shim = SHIM_HIP;
@@ -187,7 +239,7 @@ int gp_cmd_run(int argc, char **argv)
                 return fail("'%s' is not a library choice; accepted: hip, cuda, all", optarg);
             break;
         case 'h':
-            fputs(gp_help_run, stdout);
+            print_help(stdout);
             return 0;
         case ':':
             return fail("%s needs a value (gpuprio run --help)", argv[optind - 1]);
@@ -200,14 +252,8 @@ int gp_cmd_run(int argc, char **argv)
     int rc = check(&o);
     if (!rc)
         rc = preload(&o);
-    if (!rc)
-        rc = set_env("GPUPRIO_PRIORITY", o.priority);
-    if (!rc)
-        rc = set_env("GPUPRIO_POLICY", o.policy);
-    if (!rc)
-        rc = set_env("GPUPRIO_WINDOW", o.window);
-    if (!rc)
-        rc = set_env("GPUPRIO_WINDOW_US", o.window_us);
+    for (int i = 0; !rc && i < GP_OPT_COUNT; i++)
+        rc = set_env(gp_opt_desc((enum gp_opt)i)->name, o.value[i]);
     if (rc)
         return rc;
     fflush(NULL);

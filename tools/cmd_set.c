@@ -19,12 +19,12 @@
 #include <time.h>
 
 #include "board.h"
-#include "priority.h"
+#include "gp_priority.h"
 #include "tool.h"
 
 #define APPLY_WAIT_NS 1000000000ull
 
-const char gp_help_set[] =
+static const char help_set[] =
     "Usage: gpuprio set PID PRIORITY [--stream HANDLE]\n"
     "Change the priority of every queue of the running process PID, and of the queues it\n"
     "creates from now on; with --stream, only of the queue of the stream HANDLE (as gpuprio top\n"
@@ -129,7 +129,7 @@ static int parse(int argc, char **argv, struct set_req *r)
         if (options && strcmp(a, "--") == 0)
             options = false;
         else if (options && (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0)) {
-            fputs(gp_help_set, stdout);
+            fputs(help_set, stdout);
             return -1;
         } else if (options && strcmp(a, "--stream") == 0) {
             if (++i == argc)

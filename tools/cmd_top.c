@@ -26,7 +26,7 @@
 
 #define ONCE_INTERVAL_NS 200000000ull
 
-const char gp_help_top[] =
+static const char help_top[] =
     "Usage: gpuprio top [--once] [--json] [-d SECONDS]\n"
     "Show every queue (stream) that gpuprio schedules, in every process of the user (of every\n"
     "user when run as root), on every device: one line per queue, refreshed like top.\n"
@@ -78,7 +78,7 @@ static int parse(int argc, char **argv, struct top_opts *o)
         else if (strcmp(a, "--json") == 0)
             o->json = true;
         else if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
-            fputs(gp_help_top, stdout);
+            fputs(help_top, stdout);
             return -1;
         } else if (strcmp(a, "-d") == 0 || strcmp(a, "--delay") == 0) {
             if (++i == argc)

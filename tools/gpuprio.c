@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "gpuprio.h"
-#include "priority.h"
+#include "gp_priority.h"
 #include "tool.h"
 
 static const char usage[] =
@@ -17,8 +17,8 @@ static const char usage[] =
     "Give GPU streams priorities, across threads, streams and processes.\n"
     "\n"
     "Commands:\n"
-    "  run [-p PRIORITY] [--policy P] [--window-us N] [--window N] [--] CMD [ARGS...]\n"
-    "                 run CMD with gpuprio preloaded and the given settings\n"
+    "  run [OPTIONS] [--] CMD [ARGS...]\n"
+    "                 run CMD with gpuprio preloaded and the given settings (gpuprio help run)\n"
     "  top [--once] [--json] [-d SECONDS]\n"
     "                 show every scheduled queue of every process, like top\n"
     "  set PID PRIORITY [--stream HANDLE]\n"
@@ -35,13 +35,12 @@ static const char usage[] =
 struct command {
     const char *name;
     int (*fn)(int argc, char **argv);
-    const char *help;
 };
 
 static const struct command commands[] = {
-    {"run", gp_cmd_run, gp_help_run},
-    {"top", gp_cmd_top, gp_help_top},
-    {"set", gp_cmd_set, gp_help_set},
+    {"run", gp_cmd_run},
+    {"top", gp_cmd_top},
+    {"set", gp_cmd_set},
 };
 
 static const struct command *find(const char *name)
@@ -63,8 +62,10 @@ static int help(const char *name)
         fprintf(stderr, "gpuprio help: no command '%s' (run, top, set)\n", name);
         return GP_EXIT_USAGE;
     }
-    fputs(c->help, stdout);
-    return 0;
+    /* `help CMD` is `CMD --help`: each command prints its own (run's is built from the options
+     * table). */
+    char *argv[] = {(char *)c->name, "--help", NULL};
+    return c->fn(2, argv);
 }
 
 int main(int argc, char **argv)

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "gp_options.h"
 #include "tool.h"
 
 #ifndef GP_REL_LIBDIR
@@ -78,8 +79,8 @@ static bool is_build_dir(const char *dir)
 int gp_shims_find(struct gp_shims *out)
 {
     memset(out, 0, sizeof *out);
-    const char *env = getenv("GPUPRIO_LIBRARY_DIR");
-    if (env && *env)
+    const char *env = gp_opt_str(GP_OPT_LIBRARY_DIR);
+    if (env)
         return in_dir(env, out);
     char dir[PATH_MAX];
     if (exe_dir(dir) != 0) {

@@ -26,11 +26,6 @@ int gp_cmd_run(int argc, char **argv);
 int gp_cmd_top(int argc, char **argv);
 int gp_cmd_set(int argc, char **argv);
 
-/* Their help texts (printed for --help and `gpuprio help CMD`). */
-extern const char gp_help_run[];
-extern const char gp_help_top[];
-extern const char gp_help_set[];
-
 /* ---- shim_path.c: the preload libraries ---- */
 
 struct gp_shims {

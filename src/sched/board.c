@@ -32,8 +32,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "gp_config.h"
 #include "gp_lockrank.h"
+#include "gp_options.h"
 
 /* The layout is the file format: a change here is a new GP_BOARD_VERSION. */
 _Static_assert(sizeof(struct xq_state) == 48, "xq_state is part of the board's layout");
@@ -56,8 +56,7 @@ static long futex(_Atomic uint32_t *word, int op, uint32_t val, const struct tim
 
 const char *gp_board_dir(void)
 {
-    const char *dir = gp_config_get("GPUPRIO_BOARD_DIR");
-    return dir ? dir : "/dev/shm";
+    return gp_opt_str(GP_OPT_BOARD_DIR);
 }
 
 int gp_board_path(const char *key, char *buf, size_t size)

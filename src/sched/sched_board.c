@@ -22,9 +22,9 @@
 
 #include "admission.h"
 #include "gp_clock.h"
-#include "gp_config.h"
 #include "gp_lockrank.h"
 #include "gp_log.h"
+#include "gp_options.h"
 
 #define LIVENESS_HELD_NS 20000000ull
 #define LIVENESS_IDLE_NS 1000000000ull
@@ -48,8 +48,7 @@ static bool exit_hook;
 
 void sb_configure(const struct sb_upcalls *upcalls)
 {
-    static const char *const onoff[] = {"on", "off", NULL};
-    enabled = gp_config_choice("GPUPRIO_BOARD", onoff, 0) == 0;
+    enabled = gp_opt_choice(GP_OPT_BOARD) == 0; /* on */
     up = *upcalls;
 }
 

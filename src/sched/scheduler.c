@@ -11,16 +11,12 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "gp_config.h"
 #include "gp_log.h"
+#include "gp_options.h"
 #include "gp_thread.h"
-#include "priority.h"
+#include "gp_priority.h"
 #include "sched_board.h"
 
-/* The in-flight defaults, commands and GPU time: see docs/configuration.md for the measurements
- * behind them. */
-#define DEFAULT_WINDOW 16
-#define DEFAULT_WINDOW_US 500
 #define MAX_STREAM_PRIORITIES 64
 
 static enum sched_policy policy = SCHED_POLICY_HPF;
@@ -247,44 +243,26 @@ static bool device_held(int device);
 
 static void read_priorities(void)
 {
-    const char *v = gp_config_get("GPUPRIO_PRIORITY");
-    if (v) {
-        has_process_priority = gp_priority_parse(v, &process_priority) == 0;
-        if (!has_process_priority)
-            gp_log(GP_LOG_WARN,
-                   "GPUPRIO_PRIORITY='%s' is not a priority: expected " GP_PRIORITY_ACCEPTED
-                   "; streams keep their own priorities",
-                   v);
-    }
-    v = gp_config_get("GPUPRIO_STREAM_PRIORITIES");
-    if (v) {
-        int n = gp_priority_parse_list(v, stream_priorities, MAX_STREAM_PRIORITIES);
-        if (n < 0)
-            gp_log(GP_LOG_WARN,
-                   "GPUPRIO_STREAM_PRIORITIES='%s' is not a comma-separated list of "
-                   "at most %d priorities, each " GP_PRIORITY_ACCEPTED "; ignored",
-                   v, MAX_STREAM_PRIORITIES);
-        stream_priorities_n = n < 0 ? 0 : n;
-    }
+    has_process_priority = gp_opt_priority(GP_OPT_PRIORITY, &process_priority);
+    const int *list;
+    int n = gp_opt_priority_list(GP_OPT_STREAM_PRIORITIES, &list);
+    stream_priorities_n = n < MAX_STREAM_PRIORITIES ? n : MAX_STREAM_PRIORITIES;
+    for (int i = 0; i < stream_priorities_n; i++)
+        stream_priorities[i] = list[i];
 }
 
 void sched_configure(const struct xq_marker_ops *ops)
 {
-    static const char *const policies[] = {"hpf", "passthrough", NULL};
-    policy = (enum sched_policy)gp_config_choice("GPUPRIO_POLICY", policies, SCHED_POLICY_HPF);
+    policy = (enum sched_policy)gp_opt_choice(GP_OPT_POLICY);
     struct xq_admission_config cfg = {
         .enabled = policy != SCHED_POLICY_PASSTHROUGH,
-        .window = (unsigned)gp_config_uint("GPUPRIO_WINDOW", 1, 1024, DEFAULT_WINDOW, "commands"),
-        .budget_ns = 1000 * gp_config_uint("GPUPRIO_WINDOW_US", 0, 10000000, DEFAULT_WINDOW_US,
-                                           "microseconds"),
-        .grace_ns = 1000 * gp_config_uint("GPUPRIO_GRACE_US", 0, 10000000, 150, "microseconds"),
-        .watchdog_ns =
-            1000000 * gp_config_uint("GPUPRIO_WATCHDOG_MS", 1, 3600000, 500, "milliseconds"),
-        .poll_ns = 1000 * gp_config_uint("GPUPRIO_POLL_US", 1, 100000, 20, "microseconds"),
+        .window = (unsigned)gp_opt_uint(GP_OPT_WINDOW),
+        .budget_ns = 1000 * gp_opt_uint(GP_OPT_WINDOW_US),
+        .grace_ns = 1000 * gp_opt_uint(GP_OPT_GRACE_US),
+        .watchdog_ns = 1000000 * gp_opt_uint(GP_OPT_WATCHDOG_MS),
+        .poll_ns = 1000 * gp_opt_uint(GP_OPT_POLL_US),
         /* GPUPRIO_LOG=debug: where calls that held an application thread this long went. */
-        .slow_ns = gp_log_on(GP_LOG_DEBUG)
-                       ? 1000 * gp_config_uint("GPUPRIO_SLOW_US", 1, 10000000, 200, "microseconds")
-                       : 0,
+        .slow_ns = gp_log_on(GP_LOG_DEBUG) ? 1000 * gp_opt_uint(GP_OPT_SLOW_US) : 0,
     };
     read_priorities();
     sb_configure(&(struct sb_upcalls){.changed = board_changed, .device_held = device_held});

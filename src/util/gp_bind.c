@@ -7,7 +7,8 @@
  * contexts of one copy mean nothing to another. PyTorch wheels load their bundled runtime with
  * RTLD_LOCAL, where dlsym(RTLD_NEXT) finds nothing, and the CUDA runtime dlopen()s libcuda
  * itself, so the runtime is found in this order, lazily, on the first intercepted call:
- *   1. the override variable (GPUPRIO_HIP_LIBRARY, GPUPRIO_CUDA_LIBRARY), a path, when set;
+ *   1. the override variable (GPUPRIO_HIP_LIBRARY, GPUPRIO_CUDA_LIBRARY), a path, when set
+ *      (read with the other options at load: gp_options.def);
  *   2. the copy already mapped in the process (dl_iterate_phdr, by file name); two different
  *      mapped copies are an error, reported, never silently used;
  *   3. whatever RTLD_NEXT resolves the probe function to;
@@ -27,6 +28,7 @@
 
 #include "gp_dl.h"
 #include "gp_log.h"
+#include "gp_options.h"
 
 /* The shared object that contains addr, or NULL. */
 static const char *object_of(const void *addr, const void **base)
@@ -109,8 +111,12 @@ static int bind_override(struct gp_runtime *rt, const char *path)
 
 static int search(struct gp_runtime *rt)
 {
-    const char *override = getenv(rt->env);
-    if (override && *override)
+    /* The HALs name their variable; the table holds its value. */
+    int opt = gp_opt_find(rt->env);
+    if (opt < 0)
+        gp_log(GP_LOG_ERROR, "%s is not in gpuprio's options table (gp_options.def)", rt->env);
+    const char *override = opt >= 0 ? gp_opt_str((enum gp_opt)opt) : NULL;
+    if (override)
         return bind_override(rt, override);
 
     struct mapped_search ms = {.basename = rt->basename};

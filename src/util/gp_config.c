@@ -42,15 +42,24 @@ uint64_t gp_config_uint(const char *name, uint64_t min, uint64_t max, uint64_t d
     return def;
 }
 
+int gp_parse_choice(const char *v, const char *const *choices)
+{
+    for (int i = 0; choices[i]; i++)
+        if (strcmp(v, choices[i]) == 0)
+            return i;
+    return -EINVAL;
+}
+
 int gp_config_choice(const char *name, const char *const *choices, int def)
 {
     const char *v = gp_config_get(name);
     if (!v)
         return def;
+    int i = gp_parse_choice(v, choices);
+    if (i >= 0)
+        return i;
     char accepted[256] = "";
-    for (int i = 0; choices[i]; i++) {
-        if (strcmp(v, choices[i]) == 0)
-            return i;
+    for (i = 0; choices[i]; i++) {
         size_t used = strlen(accepted);
         snprintf(accepted + used, sizeof accepted - used, "%s%s", i ? ", " : "", choices[i]);
     }

@@ -1,6 +1,8 @@
 /*
- * gp_config.h - reading GPUPRIO_* variables: a bad value gives one message naming the variable
- * and what is accepted, and the default is used. Configuration never stops the application.
+ * gp_config.h - reading one variable and parsing one value: a bad value gives one message
+ * naming the variable and what is accepted, and the default is used. Configuration never stops
+ * the application. Which variables there are, and their defaults and ranges, is the options
+ * table's (gp_options.def), which reads them through these.
  */
 #ifndef GPUPRIO_CONFIG_H
 #define GPUPRIO_CONFIG_H
@@ -16,6 +18,9 @@ bool gp_parse_uint(const char *v, uint64_t min, uint64_t max, uint64_t *out);
 /* A whole number within [min, max] (unit names it in messages), else def. */
 uint64_t gp_config_uint(const char *name, uint64_t min, uint64_t max, uint64_t def,
                         const char *unit);
+/* The index of v among choices (NULL-terminated, compared exactly), or -EINVAL. What
+ * gp_config_choice accepts. */
+int gp_parse_choice(const char *v, const char *const *choices);
 /* The index of the value among choices (NULL-terminated), else def. */
 int gp_config_choice(const char *name, const char *const *choices, int def);
 

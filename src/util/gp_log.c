@@ -1,10 +1,8 @@
 /*
- * gp_log.c - see gp_log.h. The level is read once at load (constructors only read
- * configuration); a bad value is reported once and the default kept.
+ * gp_log.c - see gp_log.h. It reads no configuration: the level is set by gp_options.c, which
+ * reads GPUPRIO_LOG before any other variable so that the level applies to their warnings.
  */
 #include "gp_log.h"
-
-#include "gp_config.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -15,11 +13,16 @@
 
 static enum gp_log_level log_level = GP_LOG_WARN;
 
-static const char *const level_names[] = {"error", "warn", "info", "debug", NULL};
+const char *const gp_log_level_names[] = {
+#define GP_LOG_LEVEL_NAME(id, name) name,
+    GP_LOG_LEVELS(GP_LOG_LEVEL_NAME)
+#undef GP_LOG_LEVEL_NAME
+        NULL,
+};
 
-void gp_log_configure(void)
+void gp_log_set_level(enum gp_log_level level)
 {
-    log_level = (enum gp_log_level)gp_config_choice("GPUPRIO_LOG", level_names, GP_LOG_WARN);
+    log_level = level;
 }
 
 bool gp_log_on(enum gp_log_level level)
@@ -33,7 +36,7 @@ void gp_log(enum gp_log_level level, const char *fmt, ...)
         return;
     int saved = errno;
     char line[1024];
-    int n = snprintf(line, sizeof line, "gpuprio: %s: ", level_names[level]);
+    int n = snprintf(line, sizeof line, "gpuprio: %s: ", gp_log_level_names[level]);
     va_list ap;
     va_start(ap, fmt);
     if (n > 0 && (size_t)n < sizeof line)

@@ -1,21 +1,33 @@
 /*
  * gp_log.h - gpuprio's diagnostics on stderr, one line each, prefixed "gpuprio: ".
  *
- * GPUPRIO_LOG selects the level (error, warn, info, debug; default warn). The library's messages
- * are how a user learns that something is misconfigured, so each names the problem and what is
- * accepted. Logging never calls the GPU runtime and never changes errno.
+ * The level (GPUPRIO_LOG: error, warn, info, debug; default warn) is given to it by whoever reads
+ * the options (gp_options.c): logging reads no configuration itself, so the options can warn
+ * through it without the two depending on each other. The library's messages are how a user
+ * learns that something is misconfigured, so each names the problem and what is accepted.
+ * Logging never calls the GPU runtime and never changes errno.
  */
 #ifndef GPUPRIO_LOG_H
 #define GPUPRIO_LOG_H
 
 #include <stdbool.h>
 
-enum gp_log_level { GP_LOG_ERROR, GP_LOG_WARN, GP_LOG_INFO, GP_LOG_DEBUG };
+/* The levels, least verbose first, as GPUPRIO_LOG and each line's prefix spell them. */
+#define GP_LOG_LEVELS(X) X(ERROR, "error") X(WARN, "warn") X(INFO, "info") X(DEBUG, "debug")
+
+enum gp_log_level {
+#define GP_LOG_LEVEL_ENUM(id, name) GP_LOG_##id,
+    GP_LOG_LEVELS(GP_LOG_LEVEL_ENUM)
+#undef GP_LOG_LEVEL_ENUM
+};
+
+/* The levels' names, indexed by enum gp_log_level, NULL-terminated: GPUPRIO_LOG's choices. */
+extern const char *const gp_log_level_names[];
 
 void gp_log(enum gp_log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Whether messages of this level are written (to skip gathering what only they report). */
 bool gp_log_on(enum gp_log_level level);
-/* Reads GPUPRIO_LOG; called once from the library constructor. */
-void gp_log_configure(void);
+/* Messages up to this level are written from now on (default GP_LOG_WARN). */
+void gp_log_set_level(enum gp_log_level level);
 
 #endif /* GPUPRIO_LOG_H */

@@ -20,8 +20,8 @@
  *   HIPSIM_HW_QUEUES=N      hardware queues per device that streams share round-robin (1..64, 4)
  *   HIPSIM_COMPUTE_SLOTS=N  kernels that run at once per device (1..64, default 1)
  *   HIPSIM_SHARED=NAME      share the compute slots of each device with every process that sets the
- *                           same NAME (a segment /dev/shm/hipsim-UID-NAME-DEV), so processes
- *                           contend for one simulated device
+ *                           same NAME, without '/' (a segment /dev/shm/hipsim-UID-NAME-DEV), so
+ *                           processes contend for one simulated device
  *   HIPSIM_TRACE=PATH       append one line per executed kernel to PATH:
  *                           "pid device stream_id hwq name tag start_ns end_ns submit_ns"
  *   HIPSIM_FAULT=NAME       break one documented semantic on purpose (docs/simulator.md), used

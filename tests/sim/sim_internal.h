@@ -211,6 +211,16 @@ struct sim_slots *sim_slots_open(int device, int nslots, const char *shared_name
 uint64_t sim_slots_acquire(struct sim_slots *slots);
 void sim_slots_release(struct sim_slots *slots, uint64_t ticket);
 
+/* ---- the processes that share a device (sim_peer.c) ---- */
+
+struct sim_peer {
+    int32_t pid;
+    uint64_t start; /* the process's start time, in clock ticks since boot; 0: unknown */
+};
+void sim_peer_self(struct sim_peer *me);
+/* Whether the process pid that started at start (0: unknown) has ended; a zombie has. */
+bool sim_peer_gone(int32_t pid, uint64_t start);
+
 /* ---- trace (sim_core.c); called without the lock ---- */
 
 void sim_trace_record(const struct sim_cmd *cmd, const char *name, uint64_t tag);

@@ -2,51 +2,83 @@
  * sim_slots.c - the compute slots of a device, granted in ticket order.
  *
  * A kernel takes a ticket when it reaches the head of its hardware queue; ticket t runs once
- * fewer than nslots tickets before it are still unfinished (t < released + nslots). Tickets are
- * granted with no regard to priority, which is what makes a latency-critical kernel wait behind
- * best-effort ones. The same structure lives in private memory, or, with HIPSIM_SHARED, in a
- * POSIX shared-memory segment so that several processes contend for one device. Process death is
- * handled: the mutex is robust, and a waiter that has waited a while reaps tickets of processes
- * that no longer exist (a dead process's waiting ticket counts as if it ran in no time).
+ * fewer than nslots tickets before it are unfinished. Tickets are granted with no regard to
+ * priority, which is what makes a latency-critical kernel wait behind best-effort ones. The
+ * table lives in private memory, or, with HIPSIM_SHARED, in a file in /dev/shm that several
+ * processes map, so that they contend for one device.
+ *
+ * A process that shares the table may end at any instruction: returning from main ends its
+ * hardware-queue threads wherever they are, and so does SIGKILL. Nothing it leaves may block the
+ * others for good, so:
+ *   - the mutex is robust: the next locker gets EOWNERDEAD and goes on;
+ *   - the table makes sense after any prefix of an update, so going on needs no repair: every
+ *     word is _Atomic (each store is whole, and stores stay in program order), a ticket's entry
+ *     is written before the counter that issues the ticket, and whether a ticket is unfinished
+ *     is read from its own entry, never from counters that two stores would keep in step;
+ *   - waiters sleep on a futex on `seq`, which every finished ticket bumps, for at most
+ *     SLOTS_WAIT_MS. Never on a process-shared condition variable: glibc's has no robust mode,
+ *     and one whose process died inside a wait or a broadcast leaves its internal lock or
+ *     group counts behind, blocking every other process forever (issue 21);
+ *   - a waiter that has waited SLOTS_REAP_MS, and again every SLOTS_REAP_MS, frees the tickets
+ *     of processes that have ended (sim_peer.c: zombies and reused pids included); a dead
+ *     process's waiting ticket thus counts as if its kernel ran in no time;
+ *   - the file is built under a temporary name and linked into place, so that a creator that
+ *     dies leaves at most a stray temporary file, never a device that is half set up.
+ * A process that execs keeps its pid and start time: the new image frees the old image's
+ * tickets when it opens the device.
  */
 #include "sim_internal.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <signal.h>
+#include <limits.h>
+#include <linux/futex.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
+#define SLOTS_DIR "/dev/shm"
 #define SLOTS_MAGIC 0x48495053u /* "HIPS" */
-#define SLOTS_VERSION 1u
+#define SLOTS_VERSION 2u
 #define SLOTS_RING 1024u
+#define SLOTS_WAIT_MS 10
 #define SLOTS_REAP_MS 10
+/* Processes looked at per reap, the oldest tickets' first: enough, as only the first nslots
+ * (at most 64) unfinished tickets can stand in anyone's way. */
+#define SLOTS_REAP_MAX 64
 
-enum { TICKET_FREE, TICKET_WAITING, TICKET_RUNNING };
+enum { TICKET_FREE, TICKET_TAKEN };
 
+/* Ticket t's entry is ring[t % SLOTS_RING]; it speaks for t only while its ticket field is t. */
 struct ticket_entry {
-    uint64_t ticket;
-    int32_t pid;
-    int32_t state;
+    _Atomic uint64_t ticket;
+    _Atomic uint64_t start; /* the holder's start time (sim_peer.c) */
+    _Atomic int32_t pid;
+    _Atomic int32_t state;
 };
 
 struct sim_slots {
-    _Atomic uint32_t magic; /* set last by the creator */
+    _Atomic uint32_t magic;
     uint32_t version;
     uint32_t size;
     uint32_t nslots;
-    pthread_mutex_t mu;
-    pthread_cond_t cv;
-    uint64_t next_ticket;
-    uint64_t released;
+    pthread_mutex_t mu;   /* robust; guards the fields below, seq aside */
+    _Atomic uint32_t seq; /* bumped when tickets finish; waiters sleep on it */
+    _Atomic uint64_t next_ticket;
+    _Atomic uint64_t oldest; /* no ticket below it is unfinished */
     struct ticket_entry ring[SLOTS_RING];
 };
+
+static long futex(_Atomic uint32_t *word, int op, uint32_t val, const struct timespec *timeout)
+{
+    return syscall(SYS_futex, (uint32_t *)word, op, val, timeout, NULL, 0);
+}
 
 static void slots_init(struct sim_slots *s, int nslots)
 {
@@ -56,16 +88,72 @@ static void slots_init(struct sim_slots *s, int nslots)
     pthread_mutexattr_setrobust(&ma, PTHREAD_MUTEX_ROBUST);
     pthread_mutex_init(&s->mu, &ma);
     pthread_mutexattr_destroy(&ma);
-    pthread_condattr_t ca;
-    pthread_condattr_init(&ca);
-    pthread_condattr_setpshared(&ca, PTHREAD_PROCESS_SHARED);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    pthread_cond_init(&s->cv, &ca);
-    pthread_condattr_destroy(&ca);
     s->version = SLOTS_VERSION;
     s->size = sizeof *s;
     s->nslots = (uint32_t)nslots;
-    atomic_store_explicit(&s->magic, SLOTS_MAGIC, memory_order_release);
+    atomic_store(&s->magic, SLOTS_MAGIC);
+}
+
+static void slots_lock(struct sim_slots *s)
+{
+    int rc = pthread_mutex_lock(&s->mu);
+    if (rc == EOWNERDEAD) /* nothing to repair: see the header */
+        rc = pthread_mutex_consistent(&s->mu);
+    if (rc != 0) {
+        /* Cannot happen while every locker marks a dead holder's lock consistent. */
+        fprintf(stderr, "hipsim: the compute slots' lock failed: %s\n", strerror(rc));
+        abort();
+    }
+}
+
+static void slots_unlock(struct sim_slots *s)
+{
+    pthread_mutex_unlock(&s->mu);
+}
+
+static struct ticket_entry *entry_of(struct sim_slots *s, uint64_t t)
+{
+    return &s->ring[t % SLOTS_RING];
+}
+
+/* Whether the issued ticket t is unfinished; the lock is held. */
+static bool unfinished(struct sim_slots *s, uint64_t t)
+{
+    struct ticket_entry *e = entry_of(s, t);
+    return atomic_load(&e->ticket) == t && atomic_load(&e->state) != TICKET_FREE;
+}
+
+/* After tickets finished, with the lock held: moves oldest up and bumps seq (wake() then wakes
+ * the waiters, after the unlock, so that they do not wake into a held lock). */
+static void finished(struct sim_slots *s)
+{
+    uint64_t next = atomic_load(&s->next_ticket), t = atomic_load(&s->oldest);
+    while (t < next && !unfinished(s, t))
+        t++;
+    atomic_store(&s->oldest, t);
+    atomic_fetch_add(&s->seq, 1);
+}
+
+static void wake(struct sim_slots *s)
+{
+    futex(&s->seq, FUTEX_WAKE, INT_MAX, NULL);
+}
+
+/* ---- opening ---- */
+
+/* Tickets of this pid are an earlier image's (before an exec), as this image has taken none. */
+static void forget_own(struct sim_slots *s)
+{
+    struct sim_peer me;
+    sim_peer_self(&me);
+    slots_lock(s);
+    uint64_t next = atomic_load(&s->next_ticket);
+    for (uint64_t t = atomic_load(&s->oldest); t < next; t++)
+        if (unfinished(s, t) && atomic_load(&entry_of(s, t)->pid) == me.pid)
+            atomic_store(&entry_of(s, t)->state, TICKET_FREE);
+    finished(s);
+    slots_unlock(s);
+    wake(s);
 }
 
 static struct sim_slots *slots_private(int nslots)
@@ -76,58 +164,85 @@ static struct sim_slots *slots_private(int nslots)
     return s;
 }
 
+/* Builds the device in a private file and links it to path, so that no process ever maps one
+ * that is half set up; 0, -EEXIST when another process was first (fine), or -errno. */
+static int slots_create(const char *path, int nslots)
+{
+    char tmp[PATH_MAX];
+    int n = snprintf(tmp, sizeof tmp, "%s.%d.%llx.tmp", path, (int)getpid(),
+                     (unsigned long long)sim_now_ns());
+    if (n < 0 || (size_t)n >= sizeof tmp)
+        return -ENAMETOOLONG;
+    int fd = open(tmp, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return -errno;
+    int rc = 0;
+    struct sim_slots *s;
+    if (ftruncate(fd, sizeof *s) < 0) {
+        rc = -errno;
+        goto out;
+    }
+    s = mmap(NULL, sizeof *s, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (s == MAP_FAILED) {
+        rc = -errno;
+        goto out;
+    }
+    slots_init(s, nslots);
+    munmap(s, sizeof *s);
+    rc = link(tmp, path) == 0 ? 0 : -errno;
+out:
+    unlink(tmp);
+    close(fd);
+    return rc;
+}
+
 static struct sim_slots *slots_shared(int device, int nslots, const char *name)
 {
-    char path[128];
-    snprintf(path, sizeof path, "/hipsim-%u-%s-%d", (unsigned)getuid(), name, device);
-    bool creator = true;
-    int fd = shm_open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
-    if (fd < 0 && errno == EEXIST) {
-        creator = false;
-        fd = shm_open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW, 0600);
+    char path[PATH_MAX];
+    if (strchr(name, '/')) {
+        fprintf(stderr, "hipsim: HIPSIM_SHARED=%s: the name may not contain '/'\n", name);
+        return NULL;
+    }
+    snprintf(path, sizeof path, SLOTS_DIR "/hipsim-%u-%s-%d", (unsigned)getuid(), name, device);
+    int fd = open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0 && errno == ENOENT) {
+        int rc = slots_create(path, nslots);
+        if (rc != 0 && rc != -EEXIST) {
+            fprintf(stderr, "hipsim: cannot create shared device %s: %s\n", path, strerror(-rc));
+            return NULL;
+        }
+        fd = open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
     }
     if (fd < 0) {
         fprintf(stderr, "hipsim: cannot open shared device %s: %s\n", path, strerror(errno));
         return NULL;
     }
     struct sim_slots *s = NULL;
-    if (creator && ftruncate(fd, sizeof *s) < 0)
-        goto fail;
-    for (int i = 0; !creator && i < 1000; i++) { /* the creator may still be sizing it */
-        struct stat st;
-        if (fstat(fd, &st) == 0 && st.st_size >= (off_t)sizeof *s)
-            break;
-        usleep(1000);
-    }
-    s = mmap(NULL, sizeof *s, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    if (s == MAP_FAILED) {
+    const char *bad = NULL;
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != getuid() || (st.st_mode & 077))
+        bad = "is not a file of this user's alone (mode 0600)";
+    else if (st.st_size != (off_t)sizeof *s)
+        bad = "has another size";
+    else if ((s = mmap(NULL, sizeof *s, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)) == MAP_FAILED) {
         s = NULL;
-        goto fail;
+        bad = "cannot be mapped";
+    } else if (atomic_load(&s->magic) != SLOTS_MAGIC || s->version != SLOTS_VERSION ||
+               s->size != sizeof *s || s->nslots == 0) {
+        bad = "has another layout";
     }
     close(fd);
-    fd = -1;
-    if (creator) {
-        slots_init(s, nslots);
-        return s;
-    }
-    for (int i = 0; i < 1000 && atomic_load_explicit(&s->magic, memory_order_acquire) !=
-                                    SLOTS_MAGIC; i++)
-        usleep(1000);
-    if (atomic_load(&s->magic) != SLOTS_MAGIC || s->version != SLOTS_VERSION ||
-        s->size != sizeof *s) {
-        fprintf(stderr, "hipsim: shared device %s has another layout; remove it\n", path);
-        munmap(s, sizeof *s);
+    if (bad) {
+        fprintf(stderr, "hipsim: shared device %s %s; remove it\n", path, bad);
+        if (s)
+            munmap(s, sizeof *s);
         return NULL;
     }
     if ((int)s->nslots != nslots)
         fprintf(stderr, "hipsim: shared device %s has %u compute slots; using them\n", path,
                 s->nslots);
+    forget_own(s);
     return s;
-fail:
-    fprintf(stderr, "hipsim: cannot map shared device %s: %s\n", path, strerror(errno));
-    if (fd >= 0)
-        close(fd);
-    return NULL;
 }
 
 struct sim_slots *sim_slots_open(int device, int nslots, const char *shared_name)
@@ -141,76 +256,122 @@ struct sim_slots *sim_slots_open(int device, int nslots, const char *shared_name
     return slots_private(nslots);
 }
 
-static void slots_lock(struct sim_slots *s)
+/* ---- waiting ---- */
+
+/* Sleeps until a ticket finishes, or for SLOTS_WAIT_MS at most; the lock is held before and
+ * after. A ticket that finishes after seq was read here makes the futex return at once. */
+static void slots_wait(struct sim_slots *s)
 {
-    if (pthread_mutex_lock(&s->mu) == EOWNERDEAD)
-        pthread_mutex_consistent(&s->mu);
+    uint32_t seen = atomic_load(&s->seq);
+    slots_unlock(s);
+    struct timespec ts = {0, SLOTS_WAIT_MS * 1000000L};
+    futex(&s->seq, FUTEX_WAIT, seen, &ts);
+    slots_lock(s);
 }
 
-static bool pid_dead(int32_t pid)
+static bool same_peer(const struct sim_peer *a, const struct sim_peer *b)
 {
-    return kill(pid, 0) < 0 && errno == ESRCH;
+    return a->pid == b->pid && a->start == b->start;
 }
 
-/* Releases the tickets of processes that died; the mutex is held. */
+/* Frees the tickets of processes that have ended. Asking /proc about them is too slow to do
+ * while every process waits for the lock, so the lock is taken twice around it. */
 static void reap_dead(struct sim_slots *s)
 {
-    int32_t self = (int32_t)getpid();
-    for (uint32_t i = 0; i < SLOTS_RING; i++) {
-        struct ticket_entry *e = &s->ring[i];
-        if (e->state != TICKET_FREE && e->pid != self && pid_dead(e->pid)) {
-            e->state = TICKET_FREE;
-            s->released++;
-            pthread_cond_broadcast(&s->cv);
-        }
+    struct sim_peer me, peers[SLOTS_REAP_MAX];
+    int n = 0, dead = 0;
+    sim_peer_self(&me);
+    slots_lock(s);
+    uint64_t next = atomic_load(&s->next_ticket);
+    for (uint64_t t = atomic_load(&s->oldest); t < next && n < SLOTS_REAP_MAX; t++) {
+        struct ticket_entry *e = entry_of(s, t);
+        struct sim_peer p = {atomic_load(&e->pid), atomic_load(&e->start)};
+        if (!unfinished(s, t) || same_peer(&p, &me))
+            continue;
+        int i = 0;
+        while (i < n && !same_peer(&peers[i], &p))
+            i++;
+        if (i == n)
+            peers[n++] = p;
     }
+    slots_unlock(s);
+    for (int i = 0; i < n; i++)
+        if (sim_peer_gone(peers[i].pid, peers[i].start))
+            peers[dead++] = peers[i];
+    if (!dead)
+        return;
+    slots_lock(s);
+    next = atomic_load(&s->next_ticket);
+    for (uint64_t t = atomic_load(&s->oldest); t < next; t++) {
+        struct ticket_entry *e = entry_of(s, t);
+        struct sim_peer p = {atomic_load(&e->pid), atomic_load(&e->start)};
+        for (int i = 0; i < dead && unfinished(s, t); i++)
+            if (same_peer(&peers[i], &p))
+                atomic_store(&e->state, TICKET_FREE);
+    }
+    finished(s);
+    slots_unlock(s);
+    wake(s);
 }
 
-static void timed_wait(struct sim_slots *s, int ms)
+/* One wait for a turn, the lock held before and after; once the caller has waited until
+ * *reap_at (SLOTS_REAP_MS after its first wait, then every SLOTS_REAP_MS), it looks for dead
+ * processes instead of sleeping. */
+static void wait_turn(struct sim_slots *s, uint64_t *reap_at)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    ts.tv_nsec += (long)ms * 1000000L;
-    if (ts.tv_nsec >= 1000000000L) {
-        ts.tv_sec++;
-        ts.tv_nsec -= 1000000000L;
-    }
-    if (pthread_cond_timedwait(&s->cv, &s->mu, &ts) == EOWNERDEAD)
-        pthread_mutex_consistent(&s->mu);
-    /* Wake-ups by other processes can be frequent, so reap by time, not only on timeouts. */
-    static _Thread_local uint64_t last_reap_ns;
     uint64_t now = sim_now_ns();
-    if (now - last_reap_ns >= (uint64_t)ms * 1000000u) {
-        last_reap_ns = now;
+    if (!*reap_at) {
+        *reap_at = now + SLOTS_REAP_MS * 1000000ull;
+    } else if (now >= *reap_at) {
+        *reap_at = now + SLOTS_REAP_MS * 1000000ull;
+        slots_unlock(s);
         reap_dead(s);
+        slots_lock(s);
+        return; /* the reap may have made way: look again before sleeping */
     }
+    slots_wait(s);
+}
+
+/* Whether ticket t may run: fewer than nslots tickets before it are unfinished. */
+static bool granted(struct sim_slots *s, uint64_t t)
+{
+    uint32_t ahead = 0;
+    for (uint64_t k = atomic_load(&s->oldest); k < t; k++)
+        if (unfinished(s, k) && ++ahead >= s->nslots)
+            return false;
+    return true;
 }
 
 uint64_t sim_slots_acquire(struct sim_slots *s)
 {
+    struct sim_peer me;
+    sim_peer_self(&me);
+    uint64_t reap_at = 0, t;
     slots_lock(s);
-    while (s->next_ticket - s->released >= SLOTS_RING - s->nslots)
-        timed_wait(s, SLOTS_REAP_MS);
-    uint64_t t = s->next_ticket++;
-    struct ticket_entry *e = &s->ring[t % SLOTS_RING];
-    e->ticket = t;
-    e->pid = (int32_t)getpid();
-    e->state = TICKET_WAITING;
-    while (t >= s->released + s->nslots)
-        timed_wait(s, SLOTS_REAP_MS);
-    e->state = TICKET_RUNNING;
-    pthread_mutex_unlock(&s->mu);
+    /* The ring is full while the entry the next ticket needs still speaks for an unfinished one. */
+    while ((t = atomic_load(&s->next_ticket)) >= SLOTS_RING && unfinished(s, t - SLOTS_RING))
+        wait_turn(s, &reap_at);
+    /* The entry first, then the counter: a process that dies in between leaves an entry that
+     * speaks for a ticket not yet issued, which the next taker overwrites. */
+    struct ticket_entry *e = entry_of(s, t);
+    atomic_store(&e->ticket, t);
+    atomic_store(&e->pid, me.pid);
+    atomic_store(&e->start, me.start);
+    atomic_store(&e->state, TICKET_TAKEN);
+    atomic_store(&s->next_ticket, t + 1);
+    while (!granted(s, t))
+        wait_turn(s, &reap_at);
+    slots_unlock(s);
     return t;
 }
 
 void sim_slots_release(struct sim_slots *s, uint64_t ticket)
 {
     slots_lock(s);
-    struct ticket_entry *e = &s->ring[ticket % SLOTS_RING];
-    if (e->state != TICKET_FREE && e->ticket == ticket) {
-        e->state = TICKET_FREE;
-        s->released++;
-    }
-    pthread_cond_broadcast(&s->cv);
-    pthread_mutex_unlock(&s->mu);
+    struct ticket_entry *e = entry_of(s, ticket);
+    if (atomic_load(&e->ticket) == ticket)
+        atomic_store(&e->state, TICKET_FREE);
+    finished(s);
+    slots_unlock(s);
+    wake(s);
 }

@@ -18,6 +18,7 @@
 
 #include "board.h"
 #include "check.h"
+#include "gp_options.h"
 
 static char dir[64];
 
@@ -295,8 +296,10 @@ static void refusals(void)
     struct gp_board b;
     const char *why = NULL;
     setenv("GPUPRIO_BOARD_DIR", "/nonexistent/gpuprio", 1);
+    gp_opts_load(); /* the library reads its variables once */
     CHECK(gp_board_open("x", &b, &why) < 0 && why && strstr(why, "cannot be created"));
     setenv("GPUPRIO_BOARD_DIR", dir, 1);
+    gp_opts_load();
 }
 
 static void *notifier(void *arg)

@@ -5,8 +5,16 @@
  * value (out of range, negative, not a number, overflowing, not a choice) gives the default and
  * exactly one "gpuprio: warn: " line on stderr naming the variable, the value and what is
  * accepted. stderr is captured by pointing fd 2 at a temporary file. Also gp_log: the default
- * level, GPUPRIO_LOG through gp_log_configure, errno kept, long lines cut to one line.
+ * level, GPUPRIO_LOG through gp_opts_load, errno kept, long lines cut to one line.
+ *
+ * And the options table (src/util/gp_options.def, gp_options.c): every entry is well formed
+ * (its default is a value it accepts, names and run options unique, choices in their enums'
+ * order); for every option and every probe value (opt_probes.h), the library's reader
+ * (gp_opts_load) warns exactly when the parser `gpuprio run` checks with (gp_opt_parse) refuses,
+ * once, naming the variable, and the accessors then give what the parser gave; the exact
+ * message of each type; values read once (a later change of the environment is not seen).
  */
+#include <ctype.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -19,6 +27,9 @@
 #include "check.h"
 #include "gp_config.h"
 #include "gp_log.h"
+#include "gp_options.h"
+#include "opt_probes.h"
+#include "policy.h"
 
 #define N(a) (sizeof(a) / sizeof((a)[0]))
 #define VAR "GPUPRIO_UNIT_TEST_VALUE"
@@ -348,10 +359,10 @@ static void test_log(void)
     CHECK(strncmp(out, "gpuprio: warn: xxx", 18) == 0);
     CHECK(strlen(out) <= 1024 && out[strlen(out) - 1] == '\n');
 
-    /* GPUPRIO_LOG, read by gp_log_configure: a bad value is named once, and warn kept... */
+    /* GPUPRIO_LOG, read by gp_opts_load: a bad value is named once, and warn kept... */
     setenv("GPUPRIO_LOG", "loud", 1);
     capture_begin();
-    gp_log_configure();
+    gp_opts_load();
     gp_log(GP_LOG_WARN, "still warn");
     gp_log(GP_LOG_INFO, "not info");
     out = capture_end();
@@ -363,22 +374,258 @@ static void test_log(void)
     /* ... info shows info, and error silences configuration warnings. */
     setenv("GPUPRIO_LOG", "info", 1);
     capture_begin();
-    gp_log_configure();
+    gp_opts_load();
     gp_log(GP_LOG_INFO, "now info");
     gp_log(GP_LOG_DEBUG, "not debug");
     out = capture_end();
     CHECK(strcmp(out, "gpuprio: info: now info\n") == 0);
     setenv("GPUPRIO_LOG", "error", 1);
     capture_begin();
-    gp_log_configure();
+    gp_opts_load();
     out = capture_end();
     CHECK_SILENT(out);
     uint64_t v = read_uint("bad", 1, 1024, 4, &out);
     CHECK(v == 4);
     CHECK_SILENT(out);
     setenv("GPUPRIO_LOG", "warn", 1);
-    gp_log_configure();
+    gp_opts_load();
     unsetenv("GPUPRIO_LOG");
+}
+
+/* ---- the options table ---- */
+
+/* Unsets every variable of the table. */
+static void unset_all(void)
+{
+    for (int i = 0; i < GP_OPT_COUNT; i++)
+        unsetenv(gp_opt_desc((enum gp_opt)i)->name);
+}
+
+/* gp_opts_load with stderr captured. */
+static const char *load_captured(void)
+{
+    capture_begin();
+    gp_opts_load();
+    return capture_end();
+}
+
+static void test_table(void)
+{
+    bool shorts[256] = {false};
+    shorts['h'] = true; /* gpuprio run's own */
+    for (int i = 0; i < GP_OPT_COUNT; i++) {
+        const struct gp_opt_desc *d = gp_opt_desc((enum gp_opt)i);
+        bool ok = CHECK(strncmp(d->name, "GPUPRIO_", 8) == 0);
+        ok = CHECK_INT(gp_opt_find(d->name), i) && ok;
+        ok = CHECK(d->doc && d->doc[0]) && ok;
+        /* The default is a value the variable itself accepts. */
+        ok = CHECK(!d->def || gp_opt_parse((enum gp_opt)i, d->def, NULL) == 0) && ok;
+        ok = CHECK(d->type != GP_OPT_TYPE_UINT || (d->def && d->min <= d->max && d->unit)) && ok;
+        ok = CHECK(d->type != GP_OPT_TYPE_CHOICE || (d->def && d->choices && d->choices[0])) && ok;
+        ok = CHECK(d->type != GP_OPT_TYPE_PRIORITY_LIST ||
+                   (d->max >= 1 && d->max <= GP_OPT_LIST_MAX)) &&
+             ok;
+        ok = CHECK(d->type != GP_OPT_TYPE_PATH || (d->accepted && d->accepted[0])) && ok;
+        if (d->run_flag) {
+            ok = CHECK(d->run_metavar && d->run_metavar[0]) && ok;
+            ok = CHECK(strcmp(d->run_flag, "shim") != 0 && strcmp(d->run_flag, "help") != 0) && ok;
+            for (int j = 0; j < i; j++) {
+                const char *other = gp_opt_desc((enum gp_opt)j)->run_flag;
+                ok = CHECK(!other || strcmp(other, d->run_flag) != 0) && ok;
+            }
+            if (d->run_short) {
+                ok = CHECK(isalnum((unsigned char)d->run_short)) && ok;
+                ok = CHECK(!shorts[(unsigned char)d->run_short]) && ok;
+                shorts[(unsigned char)d->run_short] = true;
+            }
+        } else {
+            ok = CHECK(!d->run_short) && ok;
+        }
+        if (!ok)
+            fprintf(stderr, "  in the entry of %s\n", d->name);
+    }
+    CHECK_INT(gp_opt_find("GPUPRIO_NOT_AN_OPTION"), -ENOENT);
+    /* Choices are read as their enums' values. */
+    union gp_opt_value v;
+    for (int p = SCHED_POLICY_HPF; p <= SCHED_POLICY_PASSTHROUGH; p++) {
+        CHECK(gp_opt_parse(GP_OPT_POLICY, sched_policy_name((enum sched_policy)p), &v) == 0 &&
+              v.choice == p);
+    }
+    for (int l = GP_LOG_ERROR; l <= GP_LOG_DEBUG; l++)
+        CHECK(gp_opt_parse(GP_OPT_LOG, gp_log_level_names[l], &v) == 0 && v.choice == l);
+    CHECK(gp_opt_parse(GP_OPT_BOARD, "on", &v) == 0 && v.choice == 0); /* sched_board.c */
+    /* The variables the HALs name (gp_bind.c finds them by name). */
+    CHECK(gp_opt_find("GPUPRIO_HIP_LIBRARY") >= 0);
+    CHECK(gp_opt_find("GPUPRIO_CUDA_LIBRARY") >= 0);
+}
+
+/* Whether the accessor of id gives v. */
+static bool reads_as(enum gp_opt id, const union gp_opt_value *v)
+{
+    switch (gp_opt_desc(id)->type) {
+    case GP_OPT_TYPE_UINT:
+        return gp_opt_uint(id) == v->u;
+    case GP_OPT_TYPE_CHOICE:
+        return gp_opt_choice(id) == v->choice;
+    case GP_OPT_TYPE_PRIORITY: {
+        int p;
+        return gp_opt_priority(id, &p) && p == v->priority;
+    }
+    case GP_OPT_TYPE_PRIORITY_LIST: {
+        const int *l;
+        return gp_opt_priority_list(id, &l) == v->list.n &&
+               memcmp(l, v->list.v, (size_t)v->list.n * sizeof *l) == 0;
+    }
+    case GP_OPT_TYPE_PATH:
+        return gp_opt_str(id) && strcmp(gp_opt_str(id), v->str) == 0;
+    }
+    return false;
+}
+
+struct probe_run {
+    enum gp_opt id;
+    int accepted, refused;
+};
+
+/* One probe value: the reader warns exactly when the parser refuses. */
+static void probe_one(const char *value, void *arg)
+{
+    struct probe_run *r = arg;
+    const struct gp_opt_desc *d = gp_opt_desc(r->id);
+    union gp_opt_value parsed, def;
+    bool ok = gp_opt_parse(r->id, value, &parsed) == 0;
+    setenv(d->name, value, 1);
+    const char *out = load_captured();
+    char named[OPT_PROBE_LEN + 64];
+    snprintf(named, sizeof named, "gpuprio: warn: %s='", d->name);
+    bool warned = strncmp(out, named, strlen(named)) == 0;
+    bool good = check_int_at(warned, !ok, __FILE__, __LINE__,
+                             "the reader warns iff the parser "
+                             "refuses");
+    good = check_int_at((long long)count_lines(out), !ok, __FILE__, __LINE__,
+                        "one line when refused, none when accepted") &&
+           good;
+    if (ok) {
+        r->accepted++;
+        good = check_at(reads_as(r->id, &parsed), __FILE__, __LINE__, "read as parsed") && good;
+    } else {
+        r->refused++;
+        /* refused: the default, as if unset */
+        if (d->def && gp_opt_parse(r->id, d->def, &def) == 0)
+            good =
+                check_at(reads_as(r->id, &def), __FILE__, __LINE__, "default when refused") && good;
+        else if (d->type == GP_OPT_TYPE_PRIORITY) {
+            int p;
+            good = check_at(!gp_opt_priority(r->id, &p), __FILE__, __LINE__, "unset") && good;
+        } else if (d->type == GP_OPT_TYPE_PRIORITY_LIST) {
+            const int *l;
+            good = check_int_at(gp_opt_priority_list(r->id, &l), 0, __FILE__, __LINE__,
+                                "no priorities") &&
+                   good;
+        }
+    }
+    if (!good)
+        fprintf(stderr, "  %s='%s': parser %s; stderr \"%s\"\n", d->name, value,
+                ok ? "accepts" : "refuses", out);
+    unsetenv(d->name);
+}
+
+/* For every option and probe value, the library's reader and the parser agree. */
+static void test_reader_agrees_with_parser(void)
+{
+    unset_all();
+    for (int i = 0; i < GP_OPT_COUNT; i++) {
+        struct probe_run r = {.id = (enum gp_opt)i};
+        opt_probes(gp_opt_desc(r.id), probe_one, &r);
+        /* Not vacuous: both kinds of value were tried (any text is a path). */
+        CHECK(r.accepted > 0);
+        CHECK(r.refused > 0 || gp_opt_desc(r.id)->type == GP_OPT_TYPE_PATH);
+    }
+    gp_opts_load();
+}
+
+static void test_options_read(void)
+{
+    unset_all();
+    /* Unset: the defaults, silently. */
+    const char *out = load_captured();
+    CHECK_SILENT(out);
+    CHECK(gp_opt_uint(GP_OPT_WINDOW) == 16);
+    CHECK(gp_opt_uint(GP_OPT_WINDOW_US) == 500);
+    CHECK(gp_opt_uint(GP_OPT_GRACE_US) == 150);
+    CHECK(gp_opt_uint(GP_OPT_WATCHDOG_MS) == 500);
+    CHECK(gp_opt_uint(GP_OPT_POLL_US) == 20);
+    CHECK(gp_opt_uint(GP_OPT_SLOW_US) == 200);
+    CHECK_INT(gp_opt_choice(GP_OPT_POLICY), SCHED_POLICY_HPF);
+    CHECK_INT(gp_opt_choice(GP_OPT_LOG), GP_LOG_WARN);
+    CHECK_INT(gp_opt_choice(GP_OPT_BOARD), 0);
+    int p = 99;
+    CHECK(!gp_opt_priority(GP_OPT_PRIORITY, &p) && p == 99);
+    const int *list;
+    CHECK_INT(gp_opt_priority_list(GP_OPT_STREAM_PRIORITIES, &list), 0);
+    CHECK(strcmp(gp_opt_str(GP_OPT_BOARD_DIR), "/dev/shm") == 0);
+    CHECK(gp_opt_str(GP_OPT_CUDA_LIBRARY) == NULL);
+    CHECK(gp_opt_str(GP_OPT_LIBRARY_DIR) == NULL);
+
+    /* Set: the values. */
+    setenv("GPUPRIO_WINDOW", "3", 1);
+    setenv("GPUPRIO_POLICY", "passthrough", 1);
+    setenv("GPUPRIO_PRIORITY", "High", 1);
+    setenv("GPUPRIO_STREAM_PRIORITIES", "low, critical,-7", 1);
+    setenv("GPUPRIO_BOARD_DIR", "/tmp/boards", 1);
+    out = load_captured();
+    CHECK_SILENT(out);
+    CHECK(gp_opt_uint(GP_OPT_WINDOW) == 3);
+    CHECK_INT(gp_opt_choice(GP_OPT_POLICY), SCHED_POLICY_PASSTHROUGH);
+    CHECK(gp_opt_priority(GP_OPT_PRIORITY, &p) && p == 10);
+    if (CHECK_INT(gp_opt_priority_list(GP_OPT_STREAM_PRIORITIES, &list), 3))
+        CHECK(list[0] == -10 && list[1] == 20 && list[2] == -7);
+    CHECK(strcmp(gp_opt_str(GP_OPT_BOARD_DIR), "/tmp/boards") == 0);
+
+    /* Read once: a later change of the environment is not seen until read again. */
+    setenv("GPUPRIO_WINDOW", "5", 1);
+    setenv("GPUPRIO_BOARD_DIR", "/tmp/other", 1);
+    CHECK(gp_opt_uint(GP_OPT_WINDOW) == 3);
+    CHECK(strcmp(gp_opt_str(GP_OPT_BOARD_DIR), "/tmp/boards") == 0);
+    unset_all();
+
+    /* The exact message of each type, once each, all of them in one read. */
+    setenv("GPUPRIO_WINDOW", "0", 1);
+    setenv("GPUPRIO_POLICY", "fifo", 1);
+    setenv("GPUPRIO_PRIORITY", "urgent", 1);
+    setenv("GPUPRIO_STREAM_PRIORITIES", "high,,low", 1);
+    out = load_captured();
+    CHECK_INT(count_lines(out), 4);
+    CHECK(strstr(out, "gpuprio: warn: GPUPRIO_WINDOW='0' is not a whole number of commands from "
+                      "1 to 1024; using 16\n") != NULL);
+    CHECK(strstr(out, "gpuprio: warn: GPUPRIO_POLICY='fifo' is not one of hpf, passthrough; "
+                      "using hpf\n") != NULL);
+    CHECK(strstr(out, "gpuprio: warn: GPUPRIO_PRIORITY='urgent' is not a priority: expected "
+                      "idle, low, normal, high, critical, or an integer from -1000 to 1000 "
+                      "(higher runs first); streams keep their own priorities\n") != NULL);
+    CHECK(strstr(out, "gpuprio: warn: GPUPRIO_STREAM_PRIORITIES='high,,low' is not a "
+                      "comma-separated list of at most 64 priorities, each idle, low, normal, "
+                      "high, critical, or an integer from -1000 to 1000 (higher runs first); "
+                      "ignored\n") != NULL);
+    if (count_lines(out) != 4)
+        fprintf(stderr, "  stderr was \"%s\"\n", out);
+    CHECK(gp_opt_uint(GP_OPT_WINDOW) == 16);
+    CHECK_INT(gp_opt_choice(GP_OPT_POLICY), SCHED_POLICY_HPF);
+    CHECK(!gp_opt_priority(GP_OPT_PRIORITY, &p));
+    CHECK_INT(gp_opt_priority_list(GP_OPT_STREAM_PRIORITIES, &list), 0);
+    /* GPUPRIO_LOG is read first: at error, the others' warnings are not written. */
+    setenv("GPUPRIO_LOG", "error", 1);
+    out = load_captured();
+    CHECK_SILENT(out);
+    CHECK(gp_opt_uint(GP_OPT_WINDOW) == 16);
+    /* A bad GPUPRIO_LOG is reported at the default level, whatever the previous read set. */
+    setenv("GPUPRIO_LOG", "loud", 1);
+    out = load_captured();
+    CHECK(strstr(out, "GPUPRIO_LOG='loud' is not one of error, warn, info, debug; using warn\n") !=
+          NULL);
+    CHECK(strstr(out, "GPUPRIO_WINDOW='0'") != NULL);
+    unset_all();
+    gp_opts_load();
 }
 
 int main(void)
@@ -389,6 +636,9 @@ int main(void)
     test_uint_valid();
     test_uint_bad();
     test_choice();
+    test_table();
+    test_options_read();
+    test_reader_agrees_with_parser();
     test_log(); /* last: changes the log level */
     unsetenv(VAR);
     return check_finish("unit.config");

@@ -14,7 +14,7 @@
 
 #include "check.h"
 #include "gpuprio.h"
-#include "priority.h"
+#include "gp_priority.h"
 
 #define N(a) (sizeof(a) / sizeof((a)[0]))
 #define UNTOUCHED 123456789

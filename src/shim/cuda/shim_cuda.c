@@ -34,12 +34,12 @@
 #include "cost.h"
 #include "cuda_marker.h"
 #include "dl_override.h"
-#include "gp_config.h"
 #include "gp_dl.h"
 #include "gp_log.h"
+#include "gp_options.h"
 #include "gp_thread.h"
 #include "gpuprio.h"
-#include "priority.h"
+#include "gp_priority.h"
 #include "scheduler.h"
 #include "shim_api.h"
 #include "xqueue.h"
@@ -518,13 +518,12 @@ static void after_fork_child(void)
 
 __attribute__((constructor)) static void shim_load(void)
 {
-    gp_log_configure();
+    gp_opts_load();
     sched_configure(&(struct xq_marker_ops){
         .record = marker_record, .query = marker_query, .release = marker_release});
     sched_set_device_key(cudahal_device_key);
-    /* The sched layer reads and reports GPUPRIO_PRIORITY for queues; here it only picks the
-     * hardware priority of new streams, so a bad value is left to its message. */
-    const char *v = gp_config_get("GPUPRIO_PRIORITY");
-    has_process_priority = v && gp_priority_parse(v, &process_priority) == 0;
+    /* The process's priority also picks the hardware priority of new streams (the scheduler
+     * gives it to queues); a bad value was reported once, by gp_opts_load. */
+    has_process_priority = gp_opt_priority(GP_OPT_PRIORITY, &process_priority);
     pthread_atfork(NULL, NULL, after_fork_child);
 }

@@ -24,6 +24,7 @@
 #include "dl_override.h"
 #include "gp_dl.h"
 #include "gp_log.h"
+#include "gp_options.h"
 #include "gp_thread.h"
 #include "hip_device.h"
 #include "hip_marker.h"
@@ -520,7 +521,7 @@ static void after_fork_child(void)
 
 __attribute__((constructor)) static void shim_load(void)
 {
-    gp_log_configure();
+    gp_opts_load();
     sched_configure(&(struct xq_marker_ops){
         .record = marker_record, .query = marker_query, .release = marker_release});
     sched_set_device_key(hiphal_device_key);

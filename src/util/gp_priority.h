@@ -1,9 +1,9 @@
 /*
- * priority.h - gpuprio's priority scale: integers, higher runs first, with names for the common
+ * gp_priority.h - gpuprio's priority scale: integers, higher runs first, with names for the common
  * levels (the public values are in gpuprio.h).
  */
-#ifndef GPUPRIO_PRIORITY_H
-#define GPUPRIO_PRIORITY_H
+#ifndef GPUPRIO_GP_PRIORITY_H
+#define GPUPRIO_GP_PRIORITY_H
 
 /* Parses a level name (idle, low, normal, high, critical; any case) or an integer within
  * GPUPRIO_PRIORITY_MIN..GPUPRIO_PRIORITY_MAX. 0 or -EINVAL. */

@@ -1,7 +1,7 @@
 /*
- * priority.c - see priority.h.
+ * gp_priority.c - see gp_priority.h.
  */
-#include "priority.h"
+#include "gp_priority.h"
 
 #include <errno.h>
 #include <limits.h>
