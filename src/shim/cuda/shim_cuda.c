@@ -29,10 +29,11 @@
 
 #include "cuda_compat.h"
 
+#include "core.h"
 #include "cuda_bind.h"
 #include "cuda_device.h"
+#include "cuda_platform.h"
 #include "cost.h"
-#include "cuda_marker.h"
 #include "dl_override.h"
 #include "gp_config.h"
 #include "gp_dl.h"
@@ -41,7 +42,6 @@
 #include "gpuprio.h"
 #include "priority.h"
 #include "scheduler.h"
-#include "shim_api.h"
 #include "xqueue.h"
 
 #define GP_EXPORT __attribute__((visibility("default")))
@@ -66,16 +66,9 @@ static const char *const api_names[API_COUNT] = {
 #undef CUDA_API
 
 static void *real[API_COUNT];
-/* Driver functions the shim itself uses, beyond the listed ones. */
-static struct {
-    CUresult (*ctx_get_device)(CUdevice *);
-    CUresult (*stream_get_flags)(CUstream, unsigned int *);
-    CUresult (*stream_get_priority)(CUstream, int *);
-    CUresult (*stream_get_device)(CUstream, CUdevice *); /* CUDA 12.8 and later */
-    CUresult (*priority_range)(int *, int *);
-} drv;
+/* The driver's stream priority range, for hardware priorities (below). */
+static CUresult (*real_priority_range)(int *, int *);
 static pthread_once_t resolve_once = PTHREAD_ONCE_INIT;
-static _Thread_local int shim_depth;
 
 /* Looks up every intercepted function in the bound driver (none without one). */
 static void resolve_all(void)
@@ -84,11 +77,7 @@ static void resolve_all(void)
         return;
     for (int i = 0; i < API_COUNT; i++)
         real[i] = cudahal_sym(api_names[i]);
-    *(void **)&drv.ctx_get_device = cudahal_sym("cuCtxGetDevice");
-    *(void **)&drv.stream_get_flags = cudahal_sym("cuStreamGetFlags");
-    *(void **)&drv.stream_get_priority = cudahal_sym("cuStreamGetPriority");
-    *(void **)&drv.stream_get_device = cudahal_sym("cuStreamGetDevice");
-    *(void **)&drv.priority_range = cudahal_sym("cuCtxGetStreamPriorityRange");
+    *(void **)&real_priority_range = cudahal_sym("cuCtxGetStreamPriorityRange");
 }
 
 static void *real_fn(enum api_index i)
@@ -117,49 +106,6 @@ enum call_kind {
     KIND_LOOKUP,
 };
 
-/*
- * The device of the calling thread's current context, asked before forwarding; -1 without one
- * (no context, or the driver not initialized): the application's own call will then fail, and
- * is left unscheduled.
- */
-static int current_device(void)
-{
-    CUdevice dev = -1;
-    if (!drv.ctx_get_device || drv.ctx_get_device(&dev) != CUDA_SUCCESS)
-        return -1;
-    return (int)dev;
-}
-
-/*
- * The key of the stream a handle means on this thread (pt: the _ptsz/_ptds form was called, so
- * 0 means the per-thread stream). CU_STREAM_LEGACY and NULL (in the legacy forms) are one
- * stream, keyed with handle 0; CU_STREAM_PER_THREAD keeps its handle. Both have one queue per
- * device of the current context and submitting thread (xqueue.h says why); device -1 in the
- * result means "no queue" for them, and "the handle alone" for created streams.
- */
-static struct xq_key key_of(CUstream s, bool pt, bool *special)
-{
-    *special = true;
-    if (s == CU_STREAM_PER_THREAD || (s == NULL && pt))
-        return (struct xq_key){(uintptr_t)CU_STREAM_PER_THREAD, current_device(), gp_tid()};
-    if (s == NULL || s == CU_STREAM_LEGACY)
-        return (struct xq_key){0, current_device(), gp_tid()};
-    *special = false;
-    return (struct xq_key){(uintptr_t)s, -1, 0};
-}
-
-/* The queue of a stream handle, created for the special handles (NULL when unknown). */
-static struct xqueue *queue_of(CUstream s, bool pt)
-{
-    bool special;
-    struct xq_key key = key_of(s, pt, &special);
-    if (!special)
-        return xq_find(&key);
-    if (key.device < 0)
-        return NULL;
-    return xq_get_thread_queue(&key);
-}
-
 struct call {
     enum call_kind kind;
     void *stream; /* CUstream, the CUstream * of a creator, or the void ** of a lookup */
@@ -186,45 +132,24 @@ static void call_begin(struct call *c, enum call_kind kind, void *stream, unsign
     switch (kind) {
     case KIND_WORK:
     case KIND_WORK_PT:
-        c->q = queue_of((CUstream)stream, is_pt(kind));
+        c->q = core_queue_of((uintptr_t)stream, is_pt(kind));
         xq_admit(c->q, &c->ticket, entry, what);
         break;
     case KIND_WORK_IF:
     case KIND_WORK_IF_PT:
         if (stream)
-            c->q = queue_of(*(CUstream *)stream, is_pt(kind));
+            c->q = core_queue_of((uintptr_t)(*(CUstream *)stream), is_pt(kind));
         xq_admit(c->q, &c->ticket, entry, what); /* no queue: nothing to admit or count */
         break;
     case KIND_CAPTURE_BEGIN:
     case KIND_CAPTURE_BEGIN_PT:
     case KIND_CAPTURE_END:
     case KIND_CAPTURE_END_PT:
-        c->q = queue_of((CUstream)stream, is_pt(kind));
+        c->q = core_queue_of((uintptr_t)stream, is_pt(kind));
         break;
     default:
         break;
     }
-}
-
-/* A stream was created: its XQueue, with the properties the driver reports. */
-static void stream_created(CUstream s)
-{
-    unsigned flags = 0;
-    int priority = 0;
-    CUdevice device = 0;
-    if (drv.stream_get_flags)
-        drv.stream_get_flags(s, &flags);
-    if (drv.stream_get_priority)
-        drv.stream_get_priority(s, &priority);
-    /* Creators make the stream in the current context (a green context's stream: in its
-     * device), so the current device is the answer where the driver cannot say. */
-    if (!drv.stream_get_device || drv.stream_get_device(s, &device) != CUDA_SUCCESS) {
-        int current = current_device();
-        device = current < 0 ? 0 : current;
-    }
-    struct xq_key key = {(uintptr_t)s, -1, 0};
-    if (!xq_create(&key, (int)device, flags, priority, gp_tid()))
-        gp_log(GP_LOG_WARN, "out of memory: stream %p is not scheduled", (void *)s);
 }
 
 /* ---- hardware priorities ----
@@ -251,8 +176,8 @@ static bool hardware_priority(int *out)
         p = process_priority;
     }
     int least = 0, greatest = 0;
-    if (p == GPUPRIO_PRIORITY_NORMAL || !drv.priority_range ||
-        drv.priority_range(&least, &greatest) != CUDA_SUCCESS)
+    if (p == GPUPRIO_PRIORITY_NORMAL || !real_priority_range ||
+        real_priority_range(&least, &greatest) != CUDA_SUCCESS)
         return false;
     *out = p > GPUPRIO_PRIORITY_NORMAL ? greatest : least;
     return true;
@@ -384,11 +309,11 @@ static void call_end(struct call *c, CUresult result)
         break;
     case KIND_STREAM_CREATE:
         if (ok && c->stream)
-            stream_created(*(CUstream *)c->stream);
+            core_stream_created((uintptr_t)(*(CUstream *)c->stream));
         break;
     case KIND_STREAM_DESTROY:
         if (ok)
-            xq_destroy(&(struct xq_key){(uintptr_t)c->stream, -1, 0});
+            core_stream_destroyed((uintptr_t)c->stream);
         break;
     case KIND_LOOKUP:
         if (ok)
@@ -432,14 +357,14 @@ static void call_end(struct call *c, CUresult result)
             *(void **)&gp_real = gp_unbound_fn(#name, __builtin_return_address(0));                \
             return gp_real ? gp_real args : CUDA_ERROR_NOT_INITIALIZED;                            \
         }                                                                                          \
-        if (shim_depth)                                                                            \
+        if (core_depth)                                                                            \
             return gp_real args;                                                                   \
         struct call gp_call;                                                                       \
         call_begin(&gp_call, KIND_##kind, (void *)(stream), API_##name, (uint64_t)(cost_key));     \
-        shim_depth++;                                                                              \
+        core_depth++;                                                                              \
         CUresult gp_result = GP_FORWARD_##kind(name, gp_real, args);                               \
         call_end(&gp_call, gp_result);                                                             \
-        shim_depth--;                                                                              \
+        core_depth--;                                                                              \
         return gp_result;                                                                          \
     }
 #include "cuda_api.def"
@@ -455,63 +380,14 @@ static void *const wrappers[API_COUNT] = {
 };
 #pragma GCC diagnostic pop
 
-/* ---- what the platform-neutral layers need from CUDA ---- */
-
-int gp_shim_queue_of(void *stream, struct xqueue **out)
-{
-    pthread_once(&resolve_once, resolve_all);
-    if (cudahal_bind() != 0)
-        return -ENOENT;
-    *out = queue_of((CUstream)stream, false);
-    return *out ? 0 : -ENOENT;
-}
-
-const char *gp_shim_runtime_path(void)
-{
-    const struct gp_binding *b = cudahal_binding();
-    return b ? b->path : NULL;
-}
-
-/*
- * Completion markers, called by admission on the application's thread and by the watcher on
- * its own: inside the shim's depth, so calls the driver makes into its own exports go straight
- * through.
- */
-static void *marker_record(const struct xqueue *q)
-{
-    shim_depth++;
-    void *m = cudahal_marker_record(q->key.handle);
-    shim_depth--;
-    return m;
-}
-
-/*
- * While any capture is in progress the watcher does not query: in CUDA's global capture mode an
- * event query on any thread is a "potentially unsafe" call that would invalidate the capture.
- * The markers are simply seen reached later (admission holds no thread during a capture).
- */
-static int marker_query(void *marker)
-{
-    if (xq_capturing())
-        return 0;
-    shim_depth++;
-    int r = cudahal_marker_query(marker);
-    shim_depth--;
-    return r;
-}
-
-static void marker_release(const struct xqueue *q, void *marker)
-{
-    (void)q;
-    cudahal_marker_release(marker);
-}
+const struct core_shim core_shim = {.platform = &cudahal_platform};
 
 /* ---- lifecycle: constructors only read configuration ---- */
 
 static void after_fork_child(void)
 {
     gp_tid_forget();
-    cudahal_marker_reset();
+    cudahal_platform.markers_after_fork();
     sched_reset();
     xq_reset();
 }
@@ -519,8 +395,7 @@ static void after_fork_child(void)
 __attribute__((constructor)) static void shim_load(void)
 {
     gp_log_configure();
-    sched_configure(&(struct xq_marker_ops){
-        .record = marker_record, .query = marker_query, .release = marker_release});
+    sched_configure(core_markers());
     sched_set_device_key(cudahal_device_key);
     /* The sched layer reads and reports GPUPRIO_PRIORITY for queues; here it only picks the
      * hardware priority of new streams, so a bad value is left to its message. */

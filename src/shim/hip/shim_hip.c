@@ -12,6 +12,10 @@
  * forwarded call that succeeded, with calls that succeed too: either way the last result the
  * application sees is its own. Calls the runtime makes into its own exports come back through
  * these wrappers; a thread-local depth sends them straight through.
+ *
+ * What every platform's shim shares is the core's (src/shim/core/core.h): which queue a stream
+ * handle means, stream registration, the depth and the markers, over HIP's implementation of
+ * the platform contract (src/hal/hip/hip_platform.c).
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -20,15 +24,15 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core.h"
 #include "cost.h"
 #include "dl_override.h"
 #include "gp_dl.h"
 #include "gp_log.h"
 #include "gp_thread.h"
 #include "hip_device.h"
-#include "hip_marker.h"
+#include "hip_platform.h"
 #include "scheduler.h"
-#include "shim_api.h"
 #include "gpuprio.h"
 #include "hip_compat_shim.h"
 #include "hip_bind.h"
@@ -56,10 +60,8 @@ static const char *const api_names[API_COUNT] = {
 #undef HIP_API
 
 static void *real[API_COUNT];
-static hipError_t (*real_get_device)(int *);
 static hipError_t (*real_peek_at_last_error)(void);
 static pthread_once_t resolve_once = PTHREAD_ONCE_INIT;
-static _Thread_local int shim_depth;
 
 /*
  * Functions the runtime exports under C++ names only (hip_ext.h's launches also have a C name,
@@ -88,7 +90,6 @@ static void resolve_all(void)
         real[i] = hiphal_sym(api_names[i]);
     for (int i = 0; i < CXX_COUNT; i++)
         cxx[i].real = hiphal_sym(cxx[i].name);
-    real_get_device = hiphal_sym("hipGetDevice");
     real_peek_at_last_error = hiphal_sym("hipPeekAtLastError");
 }
 
@@ -122,37 +123,6 @@ enum call_kind {
     KIND_STREAM_INFO,
     KIND_STREAM_INFO_SPT,
 };
-
-/* The device current on this thread, asked before forwarding (hipGetDevice cannot fail). */
-static int current_device(void)
-{
-    int dev = 0;
-    if (real_get_device)
-        real_get_device(&dev);
-    return dev;
-}
-
-/*
- * The key of the stream a handle means on this thread (spt: 0 means the per-thread stream).
- * The null stream has one queue per device and submitting thread (xqueue.h says why).
- */
-static struct xq_key key_of(hipStream_t s, bool spt)
-{
-    if (s == hipStreamPerThread || (s == NULL && spt))
-        return (struct xq_key){(uintptr_t)hipStreamPerThread, current_device(), gp_tid()};
-    if (s == NULL || s == hipStreamLegacy)
-        return (struct xq_key){0, current_device(), gp_tid()};
-    return (struct xq_key){(uintptr_t)s, -1, 0};
-}
-
-/* The queue of a stream handle, created for the special handles (NULL when unknown). */
-static struct xqueue *queue_of(hipStream_t s, bool spt)
-{
-    struct xq_key key = key_of(s, spt);
-    if (key.device < 0)
-        return xq_find(&key);
-    return xq_get_thread_queue(&key);
-}
 
 /*
  * The legacy launch sequence names its stream in hipConfigureCall and puts the work on it in
@@ -213,18 +183,18 @@ static void call_begin(struct call *c, enum call_kind kind, void *stream, unsign
     switch (kind) {
     case KIND_WORK:
     case KIND_WORK_SPT:
-        c->q = queue_of(stream, is_spt(kind));
+        c->q = core_queue_of((uintptr_t)stream, is_spt(kind));
         xq_admit(c->q, &c->ticket, entry, what);
         break;
     case KIND_WORK_IF:
         if (stream)
-            c->q = queue_of(*(hipStream_t *)stream, false);
+            c->q = core_queue_of((uintptr_t)(*(hipStream_t *)stream), false);
         xq_admit(c->q, &c->ticket, entry, what); /* no queue: nothing to admit or count */
         break;
     case KIND_CONFIGURED_LAUNCH: {
         void *configured_stream;
         if (pop_configured(&configured_stream))
-            c->q = queue_of(configured_stream, false);
+            c->q = core_queue_of((uintptr_t)configured_stream, false);
         xq_admit(c->q, &c->ticket, entry, what);
         break;
     }
@@ -232,30 +202,11 @@ static void call_begin(struct call *c, enum call_kind kind, void *stream, unsign
     case KIND_CAPTURE_BEGIN_SPT:
     case KIND_CAPTURE_END:
     case KIND_CAPTURE_END_SPT:
-        c->q = queue_of(stream, is_spt(kind));
+        c->q = core_queue_of((uintptr_t)stream, is_spt(kind));
         break;
     default:
         break;
     }
-}
-
-static void stream_created(hipStream_t s)
-{
-    unsigned flags = 0;
-    int priority = 0, device = 0;
-    /* After a successful creation, queries of the new stream succeed too. */
-    pfn_hipStreamGetFlags get_flags = real_fn(API_hipStreamGetFlags);
-    pfn_hipStreamGetPriority get_priority = real_fn(API_hipStreamGetPriority);
-    pfn_hipStreamGetDevice get_device = real_fn(API_hipStreamGetDevice);
-    if (get_flags)
-        get_flags(s, &flags);
-    if (get_priority)
-        get_priority(s, &priority);
-    if (get_device)
-        get_device(s, &device);
-    struct xq_key key = {(uintptr_t)s, -1, 0};
-    if (!xq_create(&key, device, flags, priority, gp_tid()))
-        gp_log(GP_LOG_WARN, "out of memory: stream %p is not scheduled", (void *)s);
 }
 
 static void *const wrappers[API_COUNT];
@@ -325,11 +276,11 @@ static void call_end(struct call *c, hipError_t result)
         break;
     case KIND_STREAM_CREATE:
         if (ok)
-            stream_created(*(hipStream_t *)c->stream);
+            core_stream_created((uintptr_t)(*(hipStream_t *)c->stream));
         break;
     case KIND_STREAM_DESTROY:
         if (ok)
-            xq_destroy(&(struct xq_key){(uintptr_t)c->stream, -1, 0});
+            core_stream_destroyed((uintptr_t)c->stream);
         break;
     case KIND_LOOKUP:
         if (ok)
@@ -352,14 +303,14 @@ static void call_end(struct call *c, hipError_t result)
         *(void **)&gp_real = gp_unbound_fn(name, __builtin_return_address(0));                     \
         return gp_real ? gp_real args : hipErrorNotInitialized;                                    \
     }                                                                                              \
-    if (shim_depth)                                                                                \
+    if (core_depth)                                                                                \
         return gp_real args;                                                                       \
     struct call gp_call;                                                                           \
     call_begin(&gp_call, KIND_##kind, (void *)(stream), entry, (uint64_t)(what));                  \
-    shim_depth++;                                                                                  \
+    core_depth++;                                                                                  \
     hipError_t gp_result = gp_real args;                                                           \
     call_end(&gp_call, gp_result);                                                                 \
-    shim_depth--;                                                                                  \
+    core_depth--;                                                                                  \
     return gp_result;
 
 #define HIP_API(name, kind, stream, cost_key, params, args)                                        \
@@ -428,18 +379,18 @@ GP_EXPORT void launch_kernel_ggl_impl_cxx(uintptr_t function, const dim3 *grid, 
             gp_real(function, grid, block, shared, stream, args);
         return;
     }
-    if (shim_depth) {
+    if (core_depth) {
         gp_real(function, grid, block, shared, stream, args);
         return;
     }
     struct call gp_call;
     call_begin(&gp_call, KIND_WORK, (void *)stream, API_COUNT + CXX_LAUNCH_KERNEL_GGL_IMPL,
                grid ? xc_launch_key((const void *)function, grid->x, grid->y, grid->z) : 0);
-    shim_depth++;
+    core_depth++;
     gp_real(function, grid, block, shared, stream, args);
     hipError_t result = real_peek_at_last_error ? real_peek_at_last_error() : hipErrorUnknown;
     call_end(&gp_call, result);
-    shim_depth--;
+    core_depth--;
 }
 
 static struct cxx_function cxx[CXX_COUNT] = {
@@ -461,59 +412,14 @@ static void *const wrappers[API_COUNT] = {
 };
 #pragma GCC diagnostic pop
 
-/* ---- what the platform-neutral layers need from HIP ---- */
-
-int gp_shim_queue_of(void *stream, struct xqueue **out)
-{
-    pthread_once(&resolve_once, resolve_all);
-    if (hiphal_bind() != 0)
-        return -ENOENT;
-    *out = queue_of((hipStream_t)stream, false);
-    return *out ? 0 : -ENOENT;
-}
-
-const char *gp_shim_runtime_path(void)
-{
-    const struct gp_binding *b = hiphal_binding();
-    return b ? b->path : NULL;
-}
-
-/*
- * Completion markers, called by admission on the application's thread and by the watcher on
- * its own: inside the shim's depth, so calls the runtime makes into its own exports go straight
- * through.
- */
-static void *marker_record(const struct xqueue *q)
-{
-    shim_depth++;
-    void *m = hiphal_marker_record(q->key.handle, q->device);
-    shim_depth--;
-    return m;
-}
-
-/* Not while a capture is in progress: under hipStreamCaptureModeGlobal a query may invalidate
- * it. The markers are seen reached later (admission holds no thread during a capture). */
-static int marker_query(void *marker)
-{
-    if (xq_capturing())
-        return 0;
-    shim_depth++;
-    int r = hiphal_marker_query(marker);
-    shim_depth--;
-    return r;
-}
-
-static void marker_release(const struct xqueue *q, void *marker)
-{
-    hiphal_marker_release(q->device, marker);
-}
+const struct core_shim core_shim = {.platform = &hiphal_platform};
 
 /* ---- lifecycle: constructors only read configuration ---- */
 
 static void after_fork_child(void)
 {
     gp_tid_forget();
-    hiphal_marker_reset();
+    hiphal_platform.markers_after_fork();
     sched_reset();
     xq_reset();
 }
@@ -521,8 +427,7 @@ static void after_fork_child(void)
 __attribute__((constructor)) static void shim_load(void)
 {
     gp_log_configure();
-    sched_configure(&(struct xq_marker_ops){
-        .record = marker_record, .query = marker_query, .release = marker_release});
+    sched_configure(core_markers());
     sched_set_device_key(hiphal_device_key);
     pthread_atfork(NULL, NULL, after_fork_child);
 }
