@@ -3,13 +3,16 @@
  * platform contract (platform.h).
  *
  * A library holds one platform's shim (src/shim/<platform>/shim_*.c) and one copy of the core.
- * The shim describes itself in core_shim (its platform); the core maps stream handles onto
- * XQueues with one rule, registers streams, and guards the platform's completion markers. The
- * wrapper skeleton itself (observing, forwarding and tracking each call) is still each shim's.
+ * The shim describes itself in core_shim (its platform and its table of entry points); the core
+ * resolves the entry points, answers run-time lookups (dlsym and the runtime's proc-address
+ * functions) with the same rules on every platform, maps stream handles onto XQueues with one
+ * rule, registers streams, and guards the platform's completion markers. The wrapper skeleton
+ * itself (observing, forwarding and tracking each call) is still each shim's.
  */
 #ifndef GPUPRIO_CORE_H
 #define GPUPRIO_CORE_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -18,13 +21,47 @@
 #include "platform.h"
 #include "xqueue.h"
 
-/* A shim as the core sees it: its platform. */
+/* A shim as the core sees it: its platform, and the functions it intercepts. */
 struct core_shim {
     const struct gp_platform *platform;
+    size_t entries;             /* how many entry points it intercepts */
+    const char *const *names;   /* each one's exported name */
+    void *const *wrappers;      /* the shim's function of each name */
+    void **real;                /* the runtime's of each, NULL where it lacks one (core_resolve) */
+    void (*resolve_more)(void); /* optional: the shim's other lookups, once, after the table's */
 };
 
 /* The library's shim, defined by its platform's shim. */
 extern const struct core_shim core_shim;
+
+/* ---- entry points and lookups (entries.c) ---- */
+
+extern pthread_once_t core_entries_once;
+void core_entries_resolve(void);
+
+/* Binds the runtime and looks every entry point up in it, once (none without a runtime): then
+ * core_shim.real[] is final. Inline, as every wrapper calls it. */
+static inline void core_resolve(void)
+{
+    pthread_once(&core_entries_once, core_entries_resolve);
+}
+
+/*
+ * dlsym or dlvsym found sym (not NULL) for name on a real handle (not RTLD_DEFAULT or
+ * RTLD_NEXT): the wrapper of name when name is an intercepted entry point and sym is the bound
+ * runtime's own function of that name; sym otherwise. A name that is not intercepted binds
+ * nothing and touches nothing: the application gets exactly what libc gave.
+ */
+void *core_lookup(const char *name, void *sym);
+
+/*
+ * A proc-address lookup of the runtime (hipGetProcAddress, cuGetProcAddress...) succeeded and
+ * wrote a function pointer to *pfn: replaced by the wrapper when it is the runtime's own
+ * function of an entry point. The runtime already chose the variant (legacy or per-thread
+ * default stream, the version), so matching the pointer keeps the variants apart. Any other
+ * pointer is left as it is (GPUPRIO_LOG=debug names one that looks like it should have matched).
+ */
+void core_hand_out(void **pfn);
 
 /* ---- streams and queues (streams.c) ---- */
 

@@ -17,15 +17,13 @@
  * them straight through.
  *
  * Applications reach the driver three ways, all covered: linked symbols (exported here), dlsym on
- * a libcuda handle (dl_override.c asks gp_shim_wrap_lookup below), and cuGetProcAddress, which
- * is how the CUDA runtime (and so PyTorch) finds every driver function.
+ * a libcuda handle (dl_override.c), and cuGetProcAddress, which is how the CUDA runtime (and so
+ * PyTorch) finds every driver function. The rules for the last two are the core's, the same for
+ * every platform (src/shim/core/entries.c), as are which queue a stream handle means, stream
+ * registration, the depth and the markers, over CUDA's implementation of the platform contract
+ * (src/hal/cuda/cuda_platform.c).
  */
-#include <dlfcn.h>
-#include <errno.h>
 #include <pthread.h>
-#include <stdio.h>
-#include <string.h>
-#include <unistd.h>
 
 #include "cuda_compat.h"
 
@@ -34,7 +32,6 @@
 #include "cuda_device.h"
 #include "cuda_platform.h"
 #include "cost.h"
-#include "dl_override.h"
 #include "gp_config.h"
 #include "gp_dl.h"
 #include "gp_log.h"
@@ -46,7 +43,7 @@
 
 #define GP_EXPORT __attribute__((visibility("default")))
 
-/* ---- the real functions ---- */
+/* ---- the entry points ---- */
 
 enum api_index {
 #define CUDA_API(name, kind, stream, cost_key, params, args) API_##name,
@@ -68,21 +65,15 @@ static const char *const api_names[API_COUNT] = {
 static void *real[API_COUNT];
 /* The driver's stream priority range, for hardware priorities (below). */
 static CUresult (*real_priority_range)(int *, int *);
-static pthread_once_t resolve_once = PTHREAD_ONCE_INIT;
 
-/* Looks up every intercepted function in the bound driver (none without one). */
-static void resolve_all(void)
+static void resolve_more(void)
 {
-    if (cudahal_bind() != 0)
-        return;
-    for (int i = 0; i < API_COUNT; i++)
-        real[i] = cudahal_sym(api_names[i]);
     *(void **)&real_priority_range = cudahal_sym("cuCtxGetStreamPriorityRange");
 }
 
 static void *real_fn(enum api_index i)
 {
-    pthread_once(&resolve_once, resolve_all);
+    core_resolve();
     return real[i];
 }
 
@@ -214,77 +205,6 @@ static CUresult create_cuGreenCtxStreamCreate(CUstream *phStream, CUgreenCtx gre
                                                                              flags, priority);
 }
 
-/* ---- function pointers handed out ---- */
-
-static void *const wrappers[API_COUNT];
-
-/* The wrapper of the driver's function sym (named name, when name is not NULL), or NULL. */
-static void *wrapper_of(const char *name, const void *sym)
-{
-    pthread_once(&resolve_once, resolve_all);
-    for (int i = 0; i < API_COUNT; i++)
-        if (real[i] == sym && (!name || strcmp(name, api_names[i]) == 0))
-            return wrappers[i];
-    return NULL;
-}
-
-/*
- * cuGetProcAddress(_v2) returned a driver function: hand out the wrapper instead, so calls
- * through the pointer are seen too. The driver has already chosen the variant for the symbol,
- * the cudaVersion and the per-thread-default-stream flag (cuStreamBeginCapture or _v2,
- * cuLaunchKernel or cuLaunchKernel_ptsz...), so matching the pointer against the exported
- * functions keeps every variant apart without knowing the driver's rules.
- *
- * This rests on one assumption: the pointer cuGetProcAddress returns for an exported function is
- * that export's own address (what dlsym on the driver handle gives). It must be confirmed on a
- * real driver: tests/gpu/procaddress_probe.c prints, for a few functions and both flags, which
- * export the returned pointer equals. A pointer that matches no export is handed out unchanged
- * (calls through it are not scheduled; GPUPRIO_LOG=debug names them).
- */
-static void hand_out_wrapper(void *out)
-{
-    void **pfn = out;
-    if (!pfn || !*pfn)
-        return;
-    void *w = wrapper_of(NULL, *pfn);
-    if (w) {
-        *pfn = w;
-        return;
-    }
-    /* A driver that takes its exports' addresses through its GOT hands out the shim's already. */
-    for (int i = 0; i < API_COUNT; i++)
-        if (wrappers[i] == *pfn)
-            return;
-    /* An export the shim does not list is expected (most of the API); a pointer into the middle
-     * of the driver, or next to a listed function, means the assumption above failed. */
-    Dl_info info;
-    if (!dladdr(*pfn, &info) || !info.dli_sname)
-        return;
-    bool listed = false;
-    for (int i = 0; i < API_COUNT && !listed; i++)
-        listed = strcmp(info.dli_sname, api_names[i]) == 0;
-    if (listed || info.dli_saddr != *pfn)
-        gp_log(GP_LOG_DEBUG,
-               "cuGetProcAddress handed out %p (near %s), which is no export gpuprio wraps: calls "
-               "through it are not scheduled",
-               *pfn, info.dli_sname);
-}
-
-/* dlsym/dlvsym on a real handle found sym (dl_override.c): the wrapper for a listed name of the
- * bound driver. Names outside the list never bind the driver (no dlopen from here). */
-void *gp_shim_wrap_lookup(const char *name, void *sym)
-{
-    if (name[0] != 'c' || name[1] != 'u')
-        return sym;
-    int i = 0;
-    while (i < API_COUNT && strcmp(name, api_names[i]) != 0)
-        i++;
-    if (i == API_COUNT || cudahal_bind() != 0)
-        return sym;
-    void *w = wrapper_of(name, sym);
-    return w ? w : sym;
-}
-
 /* Runs inside the shim's depth: the driver may call its own exports from here. */
 static void call_end(struct call *c, CUresult result)
 {
@@ -317,7 +237,7 @@ static void call_end(struct call *c, CUresult result)
         break;
     case KIND_LOOKUP:
         if (ok)
-            hand_out_wrapper(c->stream);
+            core_hand_out(c->stream);
         break;
     default:
         break;
@@ -380,7 +300,14 @@ static void *const wrappers[API_COUNT] = {
 };
 #pragma GCC diagnostic pop
 
-const struct core_shim core_shim = {.platform = &cudahal_platform};
+const struct core_shim core_shim = {
+    .platform = &cudahal_platform,
+    .entries = API_COUNT,
+    .names = api_names,
+    .wrappers = wrappers,
+    .real = real,
+    .resolve_more = resolve_more,
+};
 
 /* ---- lifecycle: constructors only read configuration ---- */
 
