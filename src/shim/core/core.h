@@ -36,6 +36,7 @@ extern const struct core_shim core_shim;
 
 /* ---- entry points and lookups (entries.c) ---- */
 
+/* For core_resolve only. */
 extern pthread_once_t core_entries_once;
 void core_entries_resolve(void);
 

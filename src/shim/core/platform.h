@@ -14,9 +14,9 @@
  *
  * Rules for every operation, unless its comment says otherwise:
  *   - Threads: any thread may call it, concurrently; it needs no lock of the caller's.
- *   - Binding: bind() may load the runtime, so it is never called from a constructor, and no
- *     operation binds as a side effect except bind(), binding() and sym(). The others are
- *     called only once bind() returned 0.
+ *   - Binding: bind() may load the runtime, so it is never called from a constructor; binding()
+ *     and sym() bind first too. The core calls the other operations only once bind() returned
+ *     0, so they may take the runtime as found.
  *   - The application's view: an operation called on the application's thread calls the runtime
  *     only in ways that leave what the application observes as it was (its current device or
  *     context, and HIP's per-thread last error: no call that can fail before the application's
@@ -73,7 +73,8 @@ struct gp_platform {
      * runtime: an intercepted call, a lookup of an intercepted name, the public API.
      */
     int (*bind)(void);
-    /* The binding (the runtime's handle and path), or NULL when bind() fails. */
+    /* The binding (the runtime's handle and path), or NULL when bind() fails. From the public
+     * API (gpuprio_runtime_path), on the application's thread. */
     const struct gp_binding *(*binding)(void);
     /* The bound runtime's own function name (libc's dlsym on its handle, never the shim's
      * override), or NULL: not bound, or the runtime lacks it. Binds first. Calls nothing in
@@ -110,7 +111,7 @@ struct gp_platform {
      */
     struct xq_marker_ops markers;
     /* In the child of fork, single-threaded: forget the parent's markers (its events are not
-     * the child's to use). */
+     * the child's to use). Calls nothing in the runtime. */
     void (*markers_after_fork)(void);
 
     /* ---- device identity ---- */
