@@ -2,14 +2,25 @@
  * api.c - the public C API (include/gpuprio.h), the same in every platform's shim.
  *
  * It works on the application's own stream handles, usable from Python through ctypes: the
- * shim maps a handle to its XQueue as the runtime reads it on the calling thread.
+ * core maps a handle to its XQueue as the runtime reads it on the calling thread (the legacy
+ * form: 0 is the null stream).
  */
 #include <errno.h>
 #include <string.h>
 
+#include "core.h"
 #include "gpuprio.h"
 #include "scheduler.h"
-#include "shim_api.h"
+
+/* The XQueue of the application's stream handle; 0, or -ENOENT (no runtime, an unknown stream,
+ * or a special handle without a current device). */
+static int queue_of(void *stream, struct xqueue **out)
+{
+    if (core_shim.platform->bind() != 0)
+        return -ENOENT;
+    *out = core_queue_of((uintptr_t)stream, false);
+    return *out ? 0 : -ENOENT;
+}
 
 GPUPRIO_API const char *gpuprio_version(void)
 {
@@ -22,7 +33,7 @@ GPUPRIO_API const char *gpuprio_version(void)
 GPUPRIO_API int gpuprio_stream_set_priority(void *stream, int priority)
 {
     struct xqueue *q;
-    int rc = gp_shim_queue_of(stream, &q);
+    int rc = queue_of(stream, &q);
     return rc ? rc : sched_set_stream_priority(q, priority);
 }
 
@@ -31,7 +42,7 @@ GPUPRIO_API int gpuprio_stream_get_priority(void *stream, int *priority)
     struct xqueue *q;
     if (!priority)
         return -EINVAL;
-    int rc = gp_shim_queue_of(stream, &q);
+    int rc = queue_of(stream, &q);
     if (rc)
         return rc;
     *priority = atomic_load(&xq_st(q)->priority);
@@ -53,7 +64,7 @@ GPUPRIO_API int gpuprio_stream_stats(void *stream, struct gpuprio_queue_stats *o
     struct xqueue *q;
     if (!out)
         return -EINVAL;
-    int rc = gp_shim_queue_of(stream, &q);
+    int rc = queue_of(stream, &q);
     if (rc)
         return rc;
     sched_queue_stats(q, out);
@@ -63,7 +74,7 @@ GPUPRIO_API int gpuprio_stream_stats(void *stream, struct gpuprio_queue_stats *o
 GPUPRIO_API int gpuprio_stream_drain(void *stream, unsigned timeout_ms)
 {
     struct xqueue *q;
-    int rc = gp_shim_queue_of(stream, &q);
+    int rc = queue_of(stream, &q);
     return rc ? rc : xq_drain(q, (uint64_t)timeout_ms * 1000000u);
 }
 
@@ -78,9 +89,10 @@ GPUPRIO_API int gpuprio_runtime_path(char *buf, size_t size)
 {
     if (!buf || !size)
         return -EINVAL;
-    const char *path = gp_shim_runtime_path();
-    if (!path)
+    const struct gp_binding *b = core_shim.platform->binding();
+    if (!b)
         return -ENOENT;
+    const char *path = b->path;
     if (strlen(path) >= size)
         return -ERANGE;
     strcpy(buf, path);

@@ -5,8 +5,8 @@
  * and looks its functions up with dlsym: those calls would reach the runtime directly, around
  * every exported wrapper. So the shim exports dlsym and dlvsym itself, in glibc's version nodes
  * (GLIBC_2.2.5, which binaries built against older glibc reference, and GLIBC_2.34), and hands
- * out a wrapper when a lookup on a real handle finds the bound runtime's own function
- * (gp_shim_wrap_lookup, one per platform shim).
+ * out a wrapper when a lookup on a real handle finds the bound runtime's own function of a name
+ * the shim intercepts (core_lookup: the one rule for every platform).
  *
  * RTLD_DEFAULT and RTLD_NEXT lookups depend on who calls: glibc searches from the caller's
  * object and scope, found from the return address. They cannot resolve to the runtime's
@@ -18,7 +18,7 @@
 #include <dlfcn.h>
 #include <stdint.h>
 
-#include "dl_override.h"
+#include "core.h"
 #include "gp_dl.h"
 
 #define GP_EXPORT __attribute__((visibility("default")))
@@ -28,7 +28,7 @@ static void *wrap(const char *name, void *sym)
 {
     if (!sym || !name)
         return sym;
-    void *out = gp_shim_wrap_lookup(name, sym);
+    void *out = core_lookup(name, sym);
     (void)dlerror();
     return out;
 }

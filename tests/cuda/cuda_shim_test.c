@@ -9,10 +9,12 @@
  * through the public API found with dlsym as a Python program would find it with ctypes: the
  * queues of created streams, the null stream (NULL and CU_STREAM_LEGACY alike), the per-thread
  * stream (CU_STREAM_PER_THREAD, and NULL in the _ptsz form), a stream of another context,
- * another thread's null stream; commands counted per queue (failed calls not), also through
- * pointers from cuGetProcAddress_v2 and from dlsym on dlopen("libcuda.so.1", RTLD_NOLOAD),
- * which must be the shim's wrappers; stream priorities; gpuprio_stream_set_priority; destroyed
- * streams forgotten. Any failed check makes the exit status differ.
+ * another thread's null stream and per-thread streams (one queue per thread and device, in
+ * gpuprio_stream_stats and gpuprio_stats); commands counted per queue (failed calls not), also
+ * through pointers from cuGetProcAddress_v2 and from dlsym on dlopen("libcuda.so.1",
+ * RTLD_NOLOAD), which must be the shim's wrappers; stream priorities;
+ * gpuprio_stream_set_priority; destroyed streams forgotten. Any failed check makes the exit
+ * status differ.
  *
  *   cuda_shim_test [--shim [--expect-tracked] [--expect-hw-priority=N]]
  *
@@ -28,6 +30,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cuda.h>
 
@@ -99,7 +102,23 @@ static uint64_t submitted(void *stream)
     return api.stats(stream, &st) == 0 ? st.submitted : UINT64_MAX;
 }
 
-static CUcontext ctx0;
+static CUcontext ctx0, ctx1;
+static uint64_t main_tid;
+
+/* How many queues gpuprio_stats lists of handle `stream` and thread tid, and their devices. */
+static int queues_of(uint64_t stream, uint64_t tid, unsigned *devices)
+{
+    struct gpuprio_queue_stats st[64];
+    int n = api.all_stats(st, 64), found = 0;
+    *devices = 0;
+    for (int i = 0; i < n && i < 64; i++) {
+        if (st[i].stream == stream && st[i].thread == tid) {
+            found++;
+            *devices |= 1u << st[i].device;
+        }
+    }
+    return found;
+}
 
 static void *other_thread(void *arg)
 {
@@ -110,6 +129,30 @@ static void *other_thread(void *arg)
     MUST(cuStreamSynchronize(NULL));
     if (shim)
         EXPECT(submitted(NULL) == 2); /* this thread's own null-stream queue */
+
+    /* Per-thread work on both devices: one queue per (thread, device), this thread's own. */
+    uint64_t me = (uint64_t)gettid(), pt = (uintptr_t)CU_STREAM_PER_THREAD;
+    struct gpuprio_queue_stats st;
+    MUST(launch(CU_STREAM_PER_THREAD, 1000000));
+    MUST(launch_with(cuLaunchKernel_ptsz, NULL, 1000000));
+    MUST(cuCtxSetCurrent(ctx1));
+    MUST(launch_with(cuLaunchKernel_ptsz, NULL, 1000000));
+    MUST(cuStreamSynchronize(CU_STREAM_PER_THREAD));
+    if (shim)
+        EXPECT(api.stats(CU_STREAM_PER_THREAD, &st) == 0 && st.submitted == 1 && st.device == 1 &&
+               st.thread == me && st.stream == pt);
+    MUST(cuCtxSetCurrent(ctx0));
+    MUST(cuStreamSynchronize(CU_STREAM_PER_THREAD));
+    if (shim) {
+        EXPECT(api.stats(CU_STREAM_PER_THREAD, &st) == 0 && st.submitted == 2 && st.device == 0 &&
+               st.thread == me && st.stream == pt);
+        EXPECT(api.stats(NULL, &st) == 0 && st.submitted == 2 && st.thread == me && st.stream == 0);
+        /* gpuprio_stats: this thread's two per-thread queues, and the main thread's own. */
+        unsigned devices;
+        EXPECT(queues_of(pt, me, &devices) == 2 && devices == 3);
+        EXPECT(queues_of(pt, main_tid, &devices) == 1 && devices == 1);
+        EXPECT(queues_of(0, me, &devices) == 1 && devices == 1);
+    }
     return NULL;
 }
 
@@ -144,7 +187,6 @@ int main(int argc, char **argv)
     printf("cuStreamCreate before cuInit -> %d\n", (int)cuStreamCreate(&early, 0));
     MUST(cuInit(0));
     CUdevice dev0, dev1;
-    CUcontext ctx1;
     MUST(cuDeviceGet(&dev0, 0));
     MUST(cuDeviceGet(&dev1, 1));
     MUST(cuDevicePrimaryCtxRetain(&ctx0, dev0));
@@ -220,6 +262,7 @@ int main(int argc, char **argv)
            h && dlsym(h, "cuNoSuchFunction") ? "found" : "missing");
 
     pthread_t t;
+    main_tid = (uint64_t)gettid();
     if (pthread_create(&t, NULL, other_thread, NULL) != 0 || pthread_join(t, NULL) != 0)
         return 1;
 
@@ -248,8 +291,11 @@ int main(int argc, char **argv)
                st.flags == CU_STREAM_NON_BLOCKING && st.device == 0);
         EXPECT(submitted(NULL) == 3); /* NULL twice and CU_STREAM_LEGACY: one stream */
         EXPECT(submitted(CU_STREAM_LEGACY) == 3);
-        /* CU_STREAM_PER_THREAD, NULL in cuLaunchKernel_ptsz and through the _ptsz pointer. */
+        /* CU_STREAM_PER_THREAD, NULL in cuLaunchKernel_ptsz and through the _ptsz pointer; the
+         * other thread's per-thread work went to its own queues. */
         EXPECT(submitted(CU_STREAM_PER_THREAD) == 3);
+        EXPECT(api.stats(CU_STREAM_PER_THREAD, &st) == 0 && st.thread == main_tid &&
+               st.device == 0 && st.stream == (uintptr_t)CU_STREAM_PER_THREAD);
         EXPECT(api.stats(s3, &st) == 0 && st.submitted == 2 && st.device == 1);
         EXPECT(api.stats(NULL, &st) == 0 && st.thread != 0 && st.device == 0);
         EXPECT(api.all_stats(NULL, 0) >= 5);

@@ -8,13 +8,16 @@
  * ROCm 5's hipLaunchKernelGGLImpl, hipLaunchByPtr on the stream given to hipConfigureCall,
  * hipGraphInstantiateWithParams uploading on its uploadStream),
  * creation flags and priority, destroyed streams
- * forgotten, and the runtime gpuprio bound to being the simulator the program linked.
+ * forgotten, and the runtime gpuprio bound to being the simulator the program linked. Per-thread
+ * work has one queue per (thread, device), apart from the thread's null-stream queue (run with
+ * HIPSIM_DEVICES=2).
  */
 #include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "gpuprio.h"
 #include "hipsim.h"
@@ -164,11 +167,92 @@ static void instantiate_with_params(void)
     EXPECT(hipStreamDestroy(up) == hipSuccess);
 }
 
+/*
+ * Per-thread work on two threads at once, each on two devices: the per-thread stream (stream 0
+ * in the _spt form, or hipStreamPerThread) has one queue per (thread, device), the legacy null
+ * stream another per (device, thread), and each counts its own thread's work on its own device
+ * only, as gpuprio_stream_stats on the thread and gpuprio_stats from anywhere show.
+ */
+#define PT_THREADS 2
+static pthread_barrier_t pt_barrier;
+static uint64_t pt_tid[PT_THREADS];
+static int (*all_stats)(struct gpuprio_queue_stats *, size_t);
+
+/* How many queues gpuprio_stats lists of handle `stream` and thread tid, and their devices. */
+static int queues_of(uint64_t stream, uint64_t tid, unsigned *devices)
+{
+    struct gpuprio_queue_stats st[64];
+    int n = all_stats(st, 64), found = 0;
+    *devices = 0;
+    for (int i = 0; i < n && i < 64; i++) {
+        if (st[i].stream == stream && st[i].thread == tid) {
+            found++;
+            *devices |= 1u << st[i].device;
+        }
+    }
+    return found;
+}
+
+static void *per_thread_worker(void *arg)
+{
+    int me = (int)(intptr_t)arg;
+    uint64_t pt = (uintptr_t)hipStreamPerThread;
+    dim3 one = {1, 1, 1};
+    struct gpuprio_queue_stats st;
+    pt_tid[me] = (uint64_t)gettid();
+
+    /* Device 0: three per-thread launches (two in the _spt form), one on the null stream. */
+    EXPECT(hipSetDevice(0) == hipSuccess);
+    EXPECT(hipLaunchKernel_spt(noop_kernel, one, one, NULL, 0, NULL) == hipSuccess);
+    EXPECT(hipLaunchKernel_spt(noop_kernel, one, one, NULL, 0, NULL) == hipSuccess);
+    EXPECT(hipLaunchKernel(noop_kernel, one, one, NULL, 0, hipStreamPerThread) == hipSuccess);
+    EXPECT(hipLaunchKernel(noop_kernel, one, one, NULL, 0, NULL) == hipSuccess);
+    /* Device 1: one per-thread launch. */
+    EXPECT(hipSetDevice(1) == hipSuccess);
+    EXPECT(hipLaunchKernel_spt(noop_kernel, one, one, NULL, 0, NULL) == hipSuccess);
+    EXPECT(hipStreamSynchronize(hipStreamPerThread) == hipSuccess);
+    EXPECT(stats(hipStreamPerThread, &st) == 0 && st.submitted == 1 && st.device == 1 &&
+           st.thread == pt_tid[me] && st.stream == pt);
+    EXPECT(hipSetDevice(0) == hipSuccess);
+    EXPECT(hipStreamSynchronize(hipStreamPerThread) == hipSuccess);
+    EXPECT(stats(hipStreamPerThread, &st) == 0 && st.submitted == 3 && st.device == 0 &&
+           st.thread == pt_tid[me] && st.stream == pt);
+    EXPECT(stats(NULL, &st) == 0 && st.submitted == 1 && st.device == 0 &&
+           st.thread == pt_tid[me] && st.stream == 0);
+
+    /* Both threads' queues at once (a thread's are forgotten when it exits). */
+    pthread_barrier_wait(&pt_barrier);
+    unsigned devices;
+    for (int t = 0; t < PT_THREADS; t++) {
+        EXPECT(queues_of(pt, pt_tid[t], &devices) == 2 && devices == 3);
+        EXPECT(queues_of(0, pt_tid[t], &devices) == 1 && devices == 1);
+    }
+    pthread_barrier_wait(&pt_barrier);
+    return NULL;
+}
+
+static void per_thread_queues(const void *k)
+{
+    long own = submitted(hipStreamPerThread), own_null = submitted(NULL);
+    pthread_t tid[PT_THREADS];
+    noop_kernel = k;
+    pthread_barrier_init(&pt_barrier, NULL, PT_THREADS);
+    for (int t = 0; t < PT_THREADS; t++)
+        pthread_create(&tid[t], NULL, per_thread_worker, (void *)(intptr_t)t);
+    for (int t = 0; t < PT_THREADS; t++)
+        pthread_join(tid[t], NULL);
+    pthread_barrier_destroy(&pt_barrier);
+    EXPECT(pt_tid[0] != pt_tid[1]);
+    /* This thread's queues saw none of it. */
+    EXPECT(submitted(hipStreamPerThread) == own && submitted(NULL) == own_null);
+}
+
 int main(void)
 {
     stats = dlsym(RTLD_DEFAULT, "gpuprio_stream_stats");
     int (*runtime_path)(char *, size_t) = dlsym(RTLD_DEFAULT, "gpuprio_runtime_path");
-    if (!stats || !runtime_path) {
+    *(void **)&all_stats = dlsym(RTLD_DEFAULT, "gpuprio_stats");
+    if (!stats || !runtime_path || !all_stats) {
         printf("FAIL: the gpuprio API is not in the process (run under LD_PRELOAD)\n");
         return 1;
     }
@@ -211,8 +295,8 @@ int main(void)
     EXPECT(hipStreamCreate(&ext) == hipSuccess);
     EXPECT(hipModuleLoadData(&mod, "hipsim") == hipSuccess);
     EXPECT(hipModuleGetFunction(&fn, mod, "noop") == hipSuccess);
-    EXPECT(ext_cxx && ext_cxx(fn, 1, 1, 1, 1, 1, 1, 0, ext, NULL, NULL, NULL, NULL, 0) ==
-                          hipSuccess);
+    EXPECT(ext_cxx &&
+           ext_cxx(fn, 1, 1, 1, 1, 1, 1, 0, ext, NULL, NULL, NULL, NULL, 0) == hipSuccess);
     EXPECT(hipExtModuleLaunchKernel(fn, 1, 1, 1, 1, 1, 1, 0, ext, NULL, NULL, NULL, NULL, 0) ==
            hipSuccess);
     /* ROCm 5's hipLaunchKernelGGL back end: counted when accepted, not when it failed. */
@@ -232,6 +316,7 @@ int main(void)
 
     legacy_launches(k);
     instantiate_with_params();
+    per_thread_queues(k);
 
     char path[4096];
     EXPECT(runtime_path(path, sizeof path) == 0 && strstr(path, "libamdhip64.so") != NULL);

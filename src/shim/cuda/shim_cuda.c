@@ -17,23 +17,21 @@
  * them straight through.
  *
  * Applications reach the driver three ways, all covered: linked symbols (exported here), dlsym on
- * a libcuda handle (dl_override.c asks gp_shim_wrap_lookup below), and cuGetProcAddress, which
- * is how the CUDA runtime (and so PyTorch) finds every driver function.
+ * a libcuda handle (dl_override.c), and cuGetProcAddress, which is how the CUDA runtime (and so
+ * PyTorch) finds every driver function. The rules for the last two are the core's, the same for
+ * every platform (src/shim/core/entries.c), as are which queue a stream handle means, stream
+ * registration, the depth and the markers, over CUDA's implementation of the platform contract
+ * (src/hal/cuda/cuda_platform.c).
  */
-#include <dlfcn.h>
-#include <errno.h>
 #include <pthread.h>
-#include <stdio.h>
-#include <string.h>
-#include <unistd.h>
 
 #include "cuda_compat.h"
 
+#include "core.h"
 #include "cuda_bind.h"
 #include "cuda_device.h"
+#include "cuda_platform.h"
 #include "cost.h"
-#include "cuda_marker.h"
-#include "dl_override.h"
 #include "gp_dl.h"
 #include "gp_log.h"
 #include "gp_options.h"
@@ -41,12 +39,11 @@
 #include "gpuprio.h"
 #include "gp_priority.h"
 #include "scheduler.h"
-#include "shim_api.h"
 #include "xqueue.h"
 
 #define GP_EXPORT __attribute__((visibility("default")))
 
-/* ---- the real functions ---- */
+/* ---- the entry points ---- */
 
 enum api_index {
 #define CUDA_API(name, kind, stream, cost_key, params, args) API_##name,
@@ -66,34 +63,17 @@ static const char *const api_names[API_COUNT] = {
 #undef CUDA_API
 
 static void *real[API_COUNT];
-/* Driver functions the shim itself uses, beyond the listed ones. */
-static struct {
-    CUresult (*ctx_get_device)(CUdevice *);
-    CUresult (*stream_get_flags)(CUstream, unsigned int *);
-    CUresult (*stream_get_priority)(CUstream, int *);
-    CUresult (*stream_get_device)(CUstream, CUdevice *); /* CUDA 12.8 and later */
-    CUresult (*priority_range)(int *, int *);
-} drv;
-static pthread_once_t resolve_once = PTHREAD_ONCE_INIT;
-static _Thread_local int shim_depth;
+/* The driver's stream priority range, for hardware priorities (below). */
+static CUresult (*real_priority_range)(int *, int *);
 
-/* Looks up every intercepted function in the bound driver (none without one). */
-static void resolve_all(void)
+static void resolve_more(void)
 {
-    if (cudahal_bind() != 0)
-        return;
-    for (int i = 0; i < API_COUNT; i++)
-        real[i] = cudahal_sym(api_names[i]);
-    *(void **)&drv.ctx_get_device = cudahal_sym("cuCtxGetDevice");
-    *(void **)&drv.stream_get_flags = cudahal_sym("cuStreamGetFlags");
-    *(void **)&drv.stream_get_priority = cudahal_sym("cuStreamGetPriority");
-    *(void **)&drv.stream_get_device = cudahal_sym("cuStreamGetDevice");
-    *(void **)&drv.priority_range = cudahal_sym("cuCtxGetStreamPriorityRange");
+    *(void **)&real_priority_range = cudahal_sym("cuCtxGetStreamPriorityRange");
 }
 
 static void *real_fn(enum api_index i)
 {
-    pthread_once(&resolve_once, resolve_all);
+    core_resolve();
     return real[i];
 }
 
@@ -116,49 +96,6 @@ enum call_kind {
     KIND_CAPTURE_END_PT,
     KIND_LOOKUP,
 };
-
-/*
- * The device of the calling thread's current context, asked before forwarding; -1 without one
- * (no context, or the driver not initialized): the application's own call will then fail, and
- * is left unscheduled.
- */
-static int current_device(void)
-{
-    CUdevice dev = -1;
-    if (!drv.ctx_get_device || drv.ctx_get_device(&dev) != CUDA_SUCCESS)
-        return -1;
-    return (int)dev;
-}
-
-/*
- * The key of the stream a handle means on this thread (pt: the _ptsz/_ptds form was called, so
- * 0 means the per-thread stream). CU_STREAM_LEGACY and NULL (in the legacy forms) are one
- * stream, keyed with handle 0; CU_STREAM_PER_THREAD keeps its handle. Both have one queue per
- * device of the current context and submitting thread (xqueue.h says why); device -1 in the
- * result means "no queue" for them, and "the handle alone" for created streams.
- */
-static struct xq_key key_of(CUstream s, bool pt, bool *special)
-{
-    *special = true;
-    if (s == CU_STREAM_PER_THREAD || (s == NULL && pt))
-        return (struct xq_key){(uintptr_t)CU_STREAM_PER_THREAD, current_device(), gp_tid()};
-    if (s == NULL || s == CU_STREAM_LEGACY)
-        return (struct xq_key){0, current_device(), gp_tid()};
-    *special = false;
-    return (struct xq_key){(uintptr_t)s, -1, 0};
-}
-
-/* The queue of a stream handle, created for the special handles (NULL when unknown). */
-static struct xqueue *queue_of(CUstream s, bool pt)
-{
-    bool special;
-    struct xq_key key = key_of(s, pt, &special);
-    if (!special)
-        return xq_find(&key);
-    if (key.device < 0)
-        return NULL;
-    return xq_get_thread_queue(&key);
-}
 
 struct call {
     enum call_kind kind;
@@ -186,45 +123,24 @@ static void call_begin(struct call *c, enum call_kind kind, void *stream, unsign
     switch (kind) {
     case KIND_WORK:
     case KIND_WORK_PT:
-        c->q = queue_of((CUstream)stream, is_pt(kind));
+        c->q = core_queue_of((uintptr_t)stream, is_pt(kind));
         xq_admit(c->q, &c->ticket, entry, what);
         break;
     case KIND_WORK_IF:
     case KIND_WORK_IF_PT:
         if (stream)
-            c->q = queue_of(*(CUstream *)stream, is_pt(kind));
+            c->q = core_queue_of((uintptr_t)(*(CUstream *)stream), is_pt(kind));
         xq_admit(c->q, &c->ticket, entry, what); /* no queue: nothing to admit or count */
         break;
     case KIND_CAPTURE_BEGIN:
     case KIND_CAPTURE_BEGIN_PT:
     case KIND_CAPTURE_END:
     case KIND_CAPTURE_END_PT:
-        c->q = queue_of((CUstream)stream, is_pt(kind));
+        c->q = core_queue_of((uintptr_t)stream, is_pt(kind));
         break;
     default:
         break;
     }
-}
-
-/* A stream was created: its XQueue, with the properties the driver reports. */
-static void stream_created(CUstream s)
-{
-    unsigned flags = 0;
-    int priority = 0;
-    CUdevice device = 0;
-    if (drv.stream_get_flags)
-        drv.stream_get_flags(s, &flags);
-    if (drv.stream_get_priority)
-        drv.stream_get_priority(s, &priority);
-    /* Creators make the stream in the current context (a green context's stream: in its
-     * device), so the current device is the answer where the driver cannot say. */
-    if (!drv.stream_get_device || drv.stream_get_device(s, &device) != CUDA_SUCCESS) {
-        int current = current_device();
-        device = current < 0 ? 0 : current;
-    }
-    struct xq_key key = {(uintptr_t)s, -1, 0};
-    if (!xq_create(&key, (int)device, flags, priority, gp_tid()))
-        gp_log(GP_LOG_WARN, "out of memory: stream %p is not scheduled", (void *)s);
 }
 
 /* ---- hardware priorities ----
@@ -251,8 +167,8 @@ static bool hardware_priority(int *out)
         p = process_priority;
     }
     int least = 0, greatest = 0;
-    if (p == GPUPRIO_PRIORITY_NORMAL || !drv.priority_range ||
-        drv.priority_range(&least, &greatest) != CUDA_SUCCESS)
+    if (p == GPUPRIO_PRIORITY_NORMAL || !real_priority_range ||
+        real_priority_range(&least, &greatest) != CUDA_SUCCESS)
         return false;
     *out = p > GPUPRIO_PRIORITY_NORMAL ? greatest : least;
     return true;
@@ -289,77 +205,6 @@ static CUresult create_cuGreenCtxStreamCreate(CUstream *phStream, CUgreenCtx gre
                                                                              flags, priority);
 }
 
-/* ---- function pointers handed out ---- */
-
-static void *const wrappers[API_COUNT];
-
-/* The wrapper of the driver's function sym (named name, when name is not NULL), or NULL. */
-static void *wrapper_of(const char *name, const void *sym)
-{
-    pthread_once(&resolve_once, resolve_all);
-    for (int i = 0; i < API_COUNT; i++)
-        if (real[i] == sym && (!name || strcmp(name, api_names[i]) == 0))
-            return wrappers[i];
-    return NULL;
-}
-
-/*
- * cuGetProcAddress(_v2) returned a driver function: hand out the wrapper instead, so calls
- * through the pointer are seen too. The driver has already chosen the variant for the symbol,
- * the cudaVersion and the per-thread-default-stream flag (cuStreamBeginCapture or _v2,
- * cuLaunchKernel or cuLaunchKernel_ptsz...), so matching the pointer against the exported
- * functions keeps every variant apart without knowing the driver's rules.
- *
- * This rests on one assumption: the pointer cuGetProcAddress returns for an exported function is
- * that export's own address (what dlsym on the driver handle gives). It must be confirmed on a
- * real driver: tests/gpu/procaddress_probe.c prints, for a few functions and both flags, which
- * export the returned pointer equals. A pointer that matches no export is handed out unchanged
- * (calls through it are not scheduled; GPUPRIO_LOG=debug names them).
- */
-static void hand_out_wrapper(void *out)
-{
-    void **pfn = out;
-    if (!pfn || !*pfn)
-        return;
-    void *w = wrapper_of(NULL, *pfn);
-    if (w) {
-        *pfn = w;
-        return;
-    }
-    /* A driver that takes its exports' addresses through its GOT hands out the shim's already. */
-    for (int i = 0; i < API_COUNT; i++)
-        if (wrappers[i] == *pfn)
-            return;
-    /* An export the shim does not list is expected (most of the API); a pointer into the middle
-     * of the driver, or next to a listed function, means the assumption above failed. */
-    Dl_info info;
-    if (!dladdr(*pfn, &info) || !info.dli_sname)
-        return;
-    bool listed = false;
-    for (int i = 0; i < API_COUNT && !listed; i++)
-        listed = strcmp(info.dli_sname, api_names[i]) == 0;
-    if (listed || info.dli_saddr != *pfn)
-        gp_log(GP_LOG_DEBUG,
-               "cuGetProcAddress handed out %p (near %s), which is no export gpuprio wraps: calls "
-               "through it are not scheduled",
-               *pfn, info.dli_sname);
-}
-
-/* dlsym/dlvsym on a real handle found sym (dl_override.c): the wrapper for a listed name of the
- * bound driver. Names outside the list never bind the driver (no dlopen from here). */
-void *gp_shim_wrap_lookup(const char *name, void *sym)
-{
-    if (name[0] != 'c' || name[1] != 'u')
-        return sym;
-    int i = 0;
-    while (i < API_COUNT && strcmp(name, api_names[i]) != 0)
-        i++;
-    if (i == API_COUNT || cudahal_bind() != 0)
-        return sym;
-    void *w = wrapper_of(name, sym);
-    return w ? w : sym;
-}
-
 /* Runs inside the shim's depth: the driver may call its own exports from here. */
 static void call_end(struct call *c, CUresult result)
 {
@@ -384,15 +229,15 @@ static void call_end(struct call *c, CUresult result)
         break;
     case KIND_STREAM_CREATE:
         if (ok && c->stream)
-            stream_created(*(CUstream *)c->stream);
+            core_stream_created((uintptr_t)(*(CUstream *)c->stream));
         break;
     case KIND_STREAM_DESTROY:
         if (ok)
-            xq_destroy(&(struct xq_key){(uintptr_t)c->stream, -1, 0});
+            core_stream_destroyed((uintptr_t)c->stream);
         break;
     case KIND_LOOKUP:
         if (ok)
-            hand_out_wrapper(c->stream);
+            core_hand_out(c->stream);
         break;
     default:
         break;
@@ -432,14 +277,14 @@ static void call_end(struct call *c, CUresult result)
             *(void **)&gp_real = gp_unbound_fn(#name, __builtin_return_address(0));                \
             return gp_real ? gp_real args : CUDA_ERROR_NOT_INITIALIZED;                            \
         }                                                                                          \
-        if (shim_depth)                                                                            \
+        if (core_depth)                                                                            \
             return gp_real args;                                                                   \
         struct call gp_call;                                                                       \
         call_begin(&gp_call, KIND_##kind, (void *)(stream), API_##name, (uint64_t)(cost_key));     \
-        shim_depth++;                                                                              \
+        core_depth++;                                                                              \
         CUresult gp_result = GP_FORWARD_##kind(name, gp_real, args);                               \
         call_end(&gp_call, gp_result);                                                             \
-        shim_depth--;                                                                              \
+        core_depth--;                                                                              \
         return gp_result;                                                                          \
     }
 #include "cuda_api.def"
@@ -455,63 +300,21 @@ static void *const wrappers[API_COUNT] = {
 };
 #pragma GCC diagnostic pop
 
-/* ---- what the platform-neutral layers need from CUDA ---- */
-
-int gp_shim_queue_of(void *stream, struct xqueue **out)
-{
-    pthread_once(&resolve_once, resolve_all);
-    if (cudahal_bind() != 0)
-        return -ENOENT;
-    *out = queue_of((CUstream)stream, false);
-    return *out ? 0 : -ENOENT;
-}
-
-const char *gp_shim_runtime_path(void)
-{
-    const struct gp_binding *b = cudahal_binding();
-    return b ? b->path : NULL;
-}
-
-/*
- * Completion markers, called by admission on the application's thread and by the watcher on
- * its own: inside the shim's depth, so calls the driver makes into its own exports go straight
- * through.
- */
-static void *marker_record(const struct xqueue *q)
-{
-    shim_depth++;
-    void *m = cudahal_marker_record(q->key.handle);
-    shim_depth--;
-    return m;
-}
-
-/*
- * While any capture is in progress the watcher does not query: in CUDA's global capture mode an
- * event query on any thread is a "potentially unsafe" call that would invalidate the capture.
- * The markers are simply seen reached later (admission holds no thread during a capture).
- */
-static int marker_query(void *marker)
-{
-    if (xq_capturing())
-        return 0;
-    shim_depth++;
-    int r = cudahal_marker_query(marker);
-    shim_depth--;
-    return r;
-}
-
-static void marker_release(const struct xqueue *q, void *marker)
-{
-    (void)q;
-    cudahal_marker_release(marker);
-}
+const struct core_shim core_shim = {
+    .platform = &cudahal_platform,
+    .entries = API_COUNT,
+    .names = api_names,
+    .wrappers = wrappers,
+    .real = real,
+    .resolve_more = resolve_more,
+};
 
 /* ---- lifecycle: constructors only read configuration ---- */
 
 static void after_fork_child(void)
 {
     gp_tid_forget();
-    cudahal_marker_reset();
+    cudahal_platform.markers_after_fork();
     sched_reset();
     xq_reset();
 }
@@ -519,8 +322,7 @@ static void after_fork_child(void)
 __attribute__((constructor)) static void shim_load(void)
 {
     gp_opts_load();
-    sched_configure(&(struct xq_marker_ops){
-        .record = marker_record, .query = marker_query, .release = marker_release});
+    sched_configure(core_markers());
     sched_set_device_key(cudahal_device_key);
     /* The process's priority also picks the hardware priority of new streams (the scheduler
      * gives it to queues); a bad value was reported once, by gp_opts_load. */

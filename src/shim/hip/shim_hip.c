@@ -12,24 +12,22 @@
  * forwarded call that succeeded, with calls that succeed too: either way the last result the
  * application sees is its own. Calls the runtime makes into its own exports come back through
  * these wrappers; a thread-local depth sends them straight through.
+ *
+ * What every platform's shim shares is the core's (src/shim/core/core.h): run-time lookups,
+ * which queue a stream handle means, stream registration, the depth and the markers, over HIP's
+ * implementation of the platform contract (src/hal/hip/hip_platform.c).
  */
-#include <dlfcn.h>
-#include <errno.h>
 #include <pthread.h>
-#include <stdio.h>
-#include <string.h>
-#include <unistd.h>
 
+#include "core.h"
 #include "cost.h"
-#include "dl_override.h"
 #include "gp_dl.h"
 #include "gp_log.h"
 #include "gp_options.h"
 #include "gp_thread.h"
 #include "hip_device.h"
-#include "hip_marker.h"
+#include "hip_platform.h"
 #include "scheduler.h"
-#include "shim_api.h"
 #include "gpuprio.h"
 #include "hip_compat_shim.h"
 #include "hip_bind.h"
@@ -37,65 +35,49 @@
 
 #define GP_EXPORT __attribute__((visibility("default")))
 
-/* ---- the real functions ---- */
+/* ---- the entry points ---- */
 
-enum api_index {
+/*
+ * Every entry point: those of hip_api.def, then the functions the runtime exports under C++
+ * names only (hip_ext.h's launches also have a C name, listed in hip_api.def;
+ * hipLaunchKernelGGLImpl is ROCm 5's). C cannot spell these names, so their wrappers below use
+ * asm labels. The index is also the entry point's part of cost keys.
+ */
+enum entry_index {
 #define HIP_API(name, kind, stream, cost_key, params, args) API_##name,
 #include "hip_api.def"
 #undef HIP_API
-    API_COUNT
+    API_COUNT,
+    CXX_EXT_MODULE_LAUNCH = API_COUNT,
+    CXX_HCC_MODULE_LAUNCH,
+    CXX_LAUNCH_KERNEL_GGL_IMPL,
+    ENTRY_COUNT
 };
 
-static const char *const api_names[API_COUNT] = {
+static const char *const entry_names[ENTRY_COUNT] = {
 #define HIP_API(name, kind, stream, cost_key, params, args) #name,
 #include "hip_api.def"
 #undef HIP_API
+    [CXX_EXT_MODULE_LAUNCH] = HIP_EXT_MODULE_LAUNCH_KERNEL_CXX,
+    [CXX_HCC_MODULE_LAUNCH] = HIP_HCC_MODULE_LAUNCH_KERNEL_CXX,
+    [CXX_LAUNCH_KERNEL_GGL_IMPL] = HIP_LAUNCH_KERNEL_GGL_IMPL_CXX,
 };
 
 #define HIP_API(name, kind, stream, cost_key, params, args) typedef hipError_t(*pfn_##name) params;
 #include "hip_api.def"
 #undef HIP_API
 
-static void *real[API_COUNT];
-static hipError_t (*real_get_device)(int *);
+static void *real[ENTRY_COUNT];
 static hipError_t (*real_peek_at_last_error)(void);
-static pthread_once_t resolve_once = PTHREAD_ONCE_INIT;
-static _Thread_local int shim_depth;
 
-/*
- * Functions the runtime exports under C++ names only (hip_ext.h's launches also have a C name,
- * listed in hip_api.def; hipLaunchKernelGGLImpl is ROCm 5's). C cannot spell these names, so
- * their wrappers below use asm labels.
- */
-enum cxx_index {
-    CXX_EXT_MODULE_LAUNCH,
-    CXX_HCC_MODULE_LAUNCH,
-    CXX_LAUNCH_KERNEL_GGL_IMPL,
-    CXX_COUNT
-};
-struct cxx_function {
-    const char *name;
-    void *real;
-    void *wrapper;
-};
-static struct cxx_function cxx[CXX_COUNT];
-
-/* Looks up every intercepted function in the bound runtime (none without one). */
-static void resolve_all(void)
+static void resolve_more(void)
 {
-    if (hiphal_bind() != 0)
-        return;
-    for (int i = 0; i < API_COUNT; i++)
-        real[i] = hiphal_sym(api_names[i]);
-    for (int i = 0; i < CXX_COUNT; i++)
-        cxx[i].real = hiphal_sym(cxx[i].name);
-    real_get_device = hiphal_sym("hipGetDevice");
     real_peek_at_last_error = hiphal_sym("hipPeekAtLastError");
 }
 
-static void *real_fn(enum api_index i)
+static void *real_fn(enum entry_index i)
 {
-    pthread_once(&resolve_once, resolve_all);
+    core_resolve();
     return real[i];
 }
 
@@ -123,37 +105,6 @@ enum call_kind {
     KIND_STREAM_INFO,
     KIND_STREAM_INFO_SPT,
 };
-
-/* The device current on this thread, asked before forwarding (hipGetDevice cannot fail). */
-static int current_device(void)
-{
-    int dev = 0;
-    if (real_get_device)
-        real_get_device(&dev);
-    return dev;
-}
-
-/*
- * The key of the stream a handle means on this thread (spt: 0 means the per-thread stream).
- * The null stream has one queue per device and submitting thread (xqueue.h says why).
- */
-static struct xq_key key_of(hipStream_t s, bool spt)
-{
-    if (s == hipStreamPerThread || (s == NULL && spt))
-        return (struct xq_key){(uintptr_t)hipStreamPerThread, current_device(), gp_tid()};
-    if (s == NULL || s == hipStreamLegacy)
-        return (struct xq_key){0, current_device(), gp_tid()};
-    return (struct xq_key){(uintptr_t)s, -1, 0};
-}
-
-/* The queue of a stream handle, created for the special handles (NULL when unknown). */
-static struct xqueue *queue_of(hipStream_t s, bool spt)
-{
-    struct xq_key key = key_of(s, spt);
-    if (key.device < 0)
-        return xq_find(&key);
-    return xq_get_thread_queue(&key);
-}
 
 /*
  * The legacy launch sequence names its stream in hipConfigureCall and puts the work on it in
@@ -202,8 +153,8 @@ static bool is_spt(enum call_kind kind)
     return kind == KIND_WORK_SPT || kind == KIND_CAPTURE_BEGIN_SPT || kind == KIND_CAPTURE_END_SPT;
 }
 
-/* Before forwarding the call of entry point `entry` (the API_ index, or past it for the C++
- * names) with cost key `what` (hip_api.def). */
+/* Before forwarding the call of entry point `entry` (its enum entry_index) with cost key `what`
+ * (hip_api.def). */
 static void call_begin(struct call *c, enum call_kind kind, void *stream, unsigned entry,
                        uint64_t what)
 {
@@ -214,18 +165,18 @@ static void call_begin(struct call *c, enum call_kind kind, void *stream, unsign
     switch (kind) {
     case KIND_WORK:
     case KIND_WORK_SPT:
-        c->q = queue_of(stream, is_spt(kind));
+        c->q = core_queue_of((uintptr_t)stream, is_spt(kind));
         xq_admit(c->q, &c->ticket, entry, what);
         break;
     case KIND_WORK_IF:
         if (stream)
-            c->q = queue_of(*(hipStream_t *)stream, false);
+            c->q = core_queue_of((uintptr_t)(*(hipStream_t *)stream), false);
         xq_admit(c->q, &c->ticket, entry, what); /* no queue: nothing to admit or count */
         break;
     case KIND_CONFIGURED_LAUNCH: {
         void *configured_stream;
         if (pop_configured(&configured_stream))
-            c->q = queue_of(configured_stream, false);
+            c->q = core_queue_of((uintptr_t)configured_stream, false);
         xq_admit(c->q, &c->ticket, entry, what);
         break;
     }
@@ -233,69 +184,11 @@ static void call_begin(struct call *c, enum call_kind kind, void *stream, unsign
     case KIND_CAPTURE_BEGIN_SPT:
     case KIND_CAPTURE_END:
     case KIND_CAPTURE_END_SPT:
-        c->q = queue_of(stream, is_spt(kind));
+        c->q = core_queue_of((uintptr_t)stream, is_spt(kind));
         break;
     default:
         break;
     }
-}
-
-static void stream_created(hipStream_t s)
-{
-    unsigned flags = 0;
-    int priority = 0, device = 0;
-    /* After a successful creation, queries of the new stream succeed too. */
-    pfn_hipStreamGetFlags get_flags = real_fn(API_hipStreamGetFlags);
-    pfn_hipStreamGetPriority get_priority = real_fn(API_hipStreamGetPriority);
-    pfn_hipStreamGetDevice get_device = real_fn(API_hipStreamGetDevice);
-    if (get_flags)
-        get_flags(s, &flags);
-    if (get_priority)
-        get_priority(s, &priority);
-    if (get_device)
-        get_device(s, &device);
-    struct xq_key key = {(uintptr_t)s, -1, 0};
-    if (!xq_create(&key, device, flags, priority, gp_tid()))
-        gp_log(GP_LOG_WARN, "out of memory: stream %p is not scheduled", (void *)s);
-}
-
-static void *const wrappers[API_COUNT];
-
-/* The wrapper of the runtime's function sym (named name, when name is not NULL), or NULL. */
-static void *wrapper_of(const char *name, const void *sym)
-{
-    pthread_once(&resolve_once, resolve_all);
-    for (int i = 0; i < API_COUNT; i++)
-        if (real[i] == sym && (!name || strcmp(name, api_names[i]) == 0))
-            return wrappers[i];
-    for (int i = 0; i < CXX_COUNT; i++)
-        if (cxx[i].real == sym && (!name || strcmp(name, cxx[i].name) == 0))
-            return cxx[i].wrapper;
-    return NULL;
-}
-
-/*
- * A proc-address lookup returned a real function: hand out the wrapper instead, so calls
- * through the pointer are seen too. The runtime already chose between the legacy and the
- * per-thread-default-stream form, so matching the pointer keeps the two apart.
- */
-static void hand_out_wrapper(void *out)
-{
-    void **pfn = out;
-    void *w = pfn && *pfn ? wrapper_of(NULL, *pfn) : NULL;
-    if (w)
-        *pfn = w;
-}
-
-/* dlsym/dlvsym on a real handle found sym (dl_override.c). */
-void *gp_shim_wrap_lookup(const char *name, void *sym)
-{
-    if (strncmp(name, "hip", 3) != 0 && strncmp(name, "_Z", 2) != 0)
-        return sym;
-    if (hiphal_bind() != 0)
-        return sym;
-    void *w = wrapper_of(name, sym);
-    return w ? w : sym;
 }
 
 /* Runs inside the shim's depth: the runtime may call its own exports from here. */
@@ -326,15 +219,15 @@ static void call_end(struct call *c, hipError_t result)
         break;
     case KIND_STREAM_CREATE:
         if (ok)
-            stream_created(*(hipStream_t *)c->stream);
+            core_stream_created((uintptr_t)(*(hipStream_t *)c->stream));
         break;
     case KIND_STREAM_DESTROY:
         if (ok)
-            xq_destroy(&(struct xq_key){(uintptr_t)c->stream, -1, 0});
+            core_stream_destroyed((uintptr_t)c->stream);
         break;
     case KIND_LOOKUP:
         if (ok)
-            hand_out_wrapper(c->stream);
+            core_hand_out(c->stream);
         break;
     default:
         break;
@@ -353,14 +246,14 @@ static void call_end(struct call *c, hipError_t result)
         *(void **)&gp_real = gp_unbound_fn(name, __builtin_return_address(0));                     \
         return gp_real ? gp_real args : hipErrorNotInitialized;                                    \
     }                                                                                              \
-    if (shim_depth)                                                                                \
+    if (core_depth)                                                                                \
         return gp_real args;                                                                       \
     struct call gp_call;                                                                           \
     call_begin(&gp_call, KIND_##kind, (void *)(stream), entry, (uint64_t)(what));                  \
-    shim_depth++;                                                                                  \
+    core_depth++;                                                                                  \
     hipError_t gp_result = gp_real args;                                                           \
     call_end(&gp_call, gp_result);                                                                 \
-    shim_depth--;                                                                                  \
+    core_depth--;                                                                                  \
     return gp_result;
 
 #define HIP_API(name, kind, stream, cost_key, params, args)                                        \
@@ -372,7 +265,7 @@ static void call_end(struct call *c, hipError_t result)
 #include "hip_api.def"
 #undef HIP_API
 
-/* The C++-named functions (see cxx[] above). */
+/* The C++-named functions (see enum entry_index above). */
 #define EXT_MODULE_LAUNCH_PARAMS                                                                   \
     (hipFunction_t f, uint32_t gx, uint32_t gy, uint32_t gz, uint32_t lx, uint32_t ly,            \
      uint32_t lz, size_t shared, hipStream_t stream, void **params, void **extra,                \
@@ -382,19 +275,13 @@ typedef hipError_t(*pfn_hcc_module_launch) EXT_MODULE_LAUNCH_PARAMS);
 typedef void (*pfn_launch_kernel_ggl_impl)(uintptr_t, const dim3 *, const dim3 *, uint32_t,
                                            hipStream_t, void **);
 
-static void *cxx_real(enum cxx_index i)
-{
-    pthread_once(&resolve_once, resolve_all);
-    return cxx[i].real;
-}
-
 GP_EXPORT hipError_t ext_module_launch_cxx EXT_MODULE_LAUNCH_PARAMS, uint32_t flags)
     __asm__(HIP_EXT_MODULE_LAUNCH_KERNEL_CXX);
 GP_EXPORT hipError_t ext_module_launch_cxx EXT_MODULE_LAUNCH_PARAMS, uint32_t flags)
 {
-    pfn_ext_module_launch gp_real = (pfn_ext_module_launch)cxx_real(CXX_EXT_MODULE_LAUNCH);
-    GP_WRAPPER_BODY(gp_real, HIP_EXT_MODULE_LAUNCH_KERNEL_CXX, WORK, stream,
-                    API_COUNT + CXX_EXT_MODULE_LAUNCH, xc_launch_key(f, gx, gy, gz),
+    pfn_ext_module_launch gp_real = (pfn_ext_module_launch)real_fn(CXX_EXT_MODULE_LAUNCH);
+    GP_WRAPPER_BODY(gp_real, HIP_EXT_MODULE_LAUNCH_KERNEL_CXX, WORK, stream, CXX_EXT_MODULE_LAUNCH,
+                    xc_launch_key(f, gx, gy, gz),
                     (f, gx, gy, gz, lx, ly, lz, shared, stream, params, extra, start, stop, flags))
 }
 
@@ -402,9 +289,9 @@ GP_EXPORT hipError_t hcc_module_launch_cxx EXT_MODULE_LAUNCH_PARAMS)
     __asm__(HIP_HCC_MODULE_LAUNCH_KERNEL_CXX);
 GP_EXPORT hipError_t hcc_module_launch_cxx EXT_MODULE_LAUNCH_PARAMS)
 {
-    pfn_hcc_module_launch gp_real = (pfn_hcc_module_launch)cxx_real(CXX_HCC_MODULE_LAUNCH);
-    GP_WRAPPER_BODY(gp_real, HIP_HCC_MODULE_LAUNCH_KERNEL_CXX, WORK, stream,
-                    API_COUNT + CXX_HCC_MODULE_LAUNCH, xc_launch_key(f, gx, gy, gz),
+    pfn_hcc_module_launch gp_real = (pfn_hcc_module_launch)real_fn(CXX_HCC_MODULE_LAUNCH);
+    GP_WRAPPER_BODY(gp_real, HIP_HCC_MODULE_LAUNCH_KERNEL_CXX, WORK, stream, CXX_HCC_MODULE_LAUNCH,
+                    xc_launch_key(f, gx, gy, gz),
                     (f, gx, gy, gz, lx, ly, lz, shared, stream, params, extra, start, stop))
 }
 
@@ -421,7 +308,7 @@ GP_EXPORT void launch_kernel_ggl_impl_cxx(uintptr_t function, const dim3 *grid, 
                                           uint32_t shared, hipStream_t stream, void **args)
 {
     pfn_launch_kernel_ggl_impl gp_real =
-        (pfn_launch_kernel_ggl_impl)cxx_real(CXX_LAUNCH_KERNEL_GGL_IMPL);
+        (pfn_launch_kernel_ggl_impl)real_fn(CXX_LAUNCH_KERNEL_GGL_IMPL);
     if (!gp_real) {
         *(void **)&gp_real =
             gp_unbound_fn(HIP_LAUNCH_KERNEL_GGL_IMPL_CXX, __builtin_return_address(0));
@@ -429,92 +316,48 @@ GP_EXPORT void launch_kernel_ggl_impl_cxx(uintptr_t function, const dim3 *grid, 
             gp_real(function, grid, block, shared, stream, args);
         return;
     }
-    if (shim_depth) {
+    if (core_depth) {
         gp_real(function, grid, block, shared, stream, args);
         return;
     }
     struct call gp_call;
-    call_begin(&gp_call, KIND_WORK, (void *)stream, API_COUNT + CXX_LAUNCH_KERNEL_GGL_IMPL,
+    call_begin(&gp_call, KIND_WORK, (void *)stream, CXX_LAUNCH_KERNEL_GGL_IMPL,
                grid ? xc_launch_key((const void *)function, grid->x, grid->y, grid->z) : 0);
-    shim_depth++;
+    core_depth++;
     gp_real(function, grid, block, shared, stream, args);
     hipError_t result = real_peek_at_last_error ? real_peek_at_last_error() : hipErrorUnknown;
     call_end(&gp_call, result);
-    shim_depth--;
+    core_depth--;
 }
-
-static struct cxx_function cxx[CXX_COUNT] = {
-    [CXX_EXT_MODULE_LAUNCH] = {HIP_EXT_MODULE_LAUNCH_KERNEL_CXX, NULL,
-                               (void *)ext_module_launch_cxx},
-    [CXX_HCC_MODULE_LAUNCH] = {HIP_HCC_MODULE_LAUNCH_KERNEL_CXX, NULL,
-                               (void *)hcc_module_launch_cxx},
-    [CXX_LAUNCH_KERNEL_GGL_IMPL] = {HIP_LAUNCH_KERNEL_GGL_IMPL_CXX, NULL,
-                                    (void *)launch_kernel_ggl_impl_cxx},
-};
 
 /* The runtime still exports deprecated entry points, so the shim wraps them too. */
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wdeprecated-declarations"
-static void *const wrappers[API_COUNT] = {
+static void *const wrappers[ENTRY_COUNT] = {
 #define HIP_API(name, kind, stream, cost_key, params, args) (void *)name,
 #include "hip_api.def"
 #undef HIP_API
+    [CXX_EXT_MODULE_LAUNCH] = (void *)ext_module_launch_cxx,
+    [CXX_HCC_MODULE_LAUNCH] = (void *)hcc_module_launch_cxx,
+    [CXX_LAUNCH_KERNEL_GGL_IMPL] = (void *)launch_kernel_ggl_impl_cxx,
 };
 #pragma GCC diagnostic pop
 
-/* ---- what the platform-neutral layers need from HIP ---- */
-
-int gp_shim_queue_of(void *stream, struct xqueue **out)
-{
-    pthread_once(&resolve_once, resolve_all);
-    if (hiphal_bind() != 0)
-        return -ENOENT;
-    *out = queue_of((hipStream_t)stream, false);
-    return *out ? 0 : -ENOENT;
-}
-
-const char *gp_shim_runtime_path(void)
-{
-    const struct gp_binding *b = hiphal_binding();
-    return b ? b->path : NULL;
-}
-
-/*
- * Completion markers, called by admission on the application's thread and by the watcher on
- * its own: inside the shim's depth, so calls the runtime makes into its own exports go straight
- * through.
- */
-static void *marker_record(const struct xqueue *q)
-{
-    shim_depth++;
-    void *m = hiphal_marker_record(q->key.handle, q->device);
-    shim_depth--;
-    return m;
-}
-
-/* Not while a capture is in progress: under hipStreamCaptureModeGlobal a query may invalidate
- * it. The markers are seen reached later (admission holds no thread during a capture). */
-static int marker_query(void *marker)
-{
-    if (xq_capturing())
-        return 0;
-    shim_depth++;
-    int r = hiphal_marker_query(marker);
-    shim_depth--;
-    return r;
-}
-
-static void marker_release(const struct xqueue *q, void *marker)
-{
-    hiphal_marker_release(q->device, marker);
-}
+const struct core_shim core_shim = {
+    .platform = &hiphal_platform,
+    .entries = ENTRY_COUNT,
+    .names = entry_names,
+    .wrappers = wrappers,
+    .real = real,
+    .resolve_more = resolve_more,
+};
 
 /* ---- lifecycle: constructors only read configuration ---- */
 
 static void after_fork_child(void)
 {
     gp_tid_forget();
-    hiphal_marker_reset();
+    hiphal_platform.markers_after_fork();
     sched_reset();
     xq_reset();
 }
@@ -522,8 +365,7 @@ static void after_fork_child(void)
 __attribute__((constructor)) static void shim_load(void)
 {
     gp_opts_load();
-    sched_configure(&(struct xq_marker_ops){
-        .record = marker_record, .query = marker_query, .release = marker_release});
+    sched_configure(core_markers());
     sched_set_device_key(hiphal_device_key);
     pthread_atfork(NULL, NULL, after_fork_child);
 }

@@ -1,0 +1,87 @@
+/*
+ * hip_platform.c - HIP's implementation of the platform contract (src/shim/core/platform.h):
+ * the runtime's binding (hip_bind.c), the current device, stream properties, markers
+ * (hip_marker.c) and device identity (hip_device.c).
+ *
+ * Under ROCm 6 every call sets the thread's "last command error" (hipExtGetLastError), so the
+ * queries here are made only where they cannot fail, or cannot fail in a way the application
+ * would see: hipGetDevice before forwarding (the application's own call sets the error after
+ * it), stream properties right after the stream was created.
+ */
+#include "hip_platform.h"
+
+#include <errno.h>
+#include <pthread.h>
+
+#include "hip_bind.h"
+#include "hip_compat.h"
+#include "hip_device.h"
+#include "hip_marker.h"
+#include "xqueue.h"
+
+static struct {
+    hipError_t (*get_device)(int *);
+    hipError_t (*stream_get_flags)(hipStream_t, unsigned *);
+    hipError_t (*stream_get_priority)(hipStream_t, int *);
+    hipError_t (*stream_get_device)(hipStream_t, hipDevice_t *);
+} rt;
+static pthread_once_t rt_once = PTHREAD_ONCE_INIT;
+
+static void resolve(void)
+{
+    *(void **)&rt.get_device = hiphal_sym("hipGetDevice");
+    *(void **)&rt.stream_get_flags = hiphal_sym("hipStreamGetFlags");
+    *(void **)&rt.stream_get_priority = hiphal_sym("hipStreamGetPriority");
+    *(void **)&rt.stream_get_device = hiphal_sym("hipStreamGetDevice");
+}
+
+/* hipGetDevice fails only where the application's own call will fail too (no device). */
+static int current_device(void)
+{
+    pthread_once(&rt_once, resolve);
+    int device = 0;
+    if (!rt.get_device || rt.get_device(&device) != hipSuccess)
+        return -ENODEV;
+    return device;
+}
+
+static void stream_props(uintptr_t stream, struct gp_stream_props *out)
+{
+    pthread_once(&rt_once, resolve);
+    hipStream_t s = (hipStream_t)stream;
+    hipDevice_t device = 0;
+    *out = (struct gp_stream_props){0};
+    if (rt.stream_get_flags)
+        rt.stream_get_flags(s, &out->flags);
+    if (rt.stream_get_priority)
+        rt.stream_get_priority(s, &out->priority);
+    if (rt.stream_get_device && rt.stream_get_device(s, &device) == hipSuccess)
+        out->device = device;
+}
+
+/* Events belong to a device, so the pools are per device: the queue's. */
+static void *marker_record(const struct xqueue *q)
+{
+    return hiphal_marker_record(q->key.handle, q->device);
+}
+
+static void marker_release(const struct xqueue *q, void *marker)
+{
+    hiphal_marker_release(q->device, marker);
+}
+
+const struct gp_platform hiphal_platform = {
+    .name = "HIP",
+    .success = hipSuccess,
+    .bind = hiphal_bind,
+    .binding = hiphal_binding,
+    .sym = hiphal_sym,
+    .current_device = current_device,
+    .streams = {.null = 0,
+                .legacy = (uintptr_t)hipStreamLegacy,
+                .per_thread = (uintptr_t)hipStreamPerThread},
+    .stream_props = stream_props,
+    .markers = {.record = marker_record, .query = hiphal_marker_query, .release = marker_release},
+    .markers_after_fork = hiphal_marker_reset,
+    .device_key = hiphal_device_key,
+};

@@ -1,0 +1,50 @@
+/*
+ * guard.c - the shim's depth, and the platform's completion markers called inside it.
+ *
+ * A runtime may call its own exports (HIP's calls its own hip* functions), and the dynamic
+ * linker sends those calls to the shim's wrappers like the application's. Inside a forwarded
+ * call, or inside the core's own use of the runtime, they must go straight through: neither
+ * admitted nor counted twice, nor held while their caller holds a lock. The depth says so, per
+ * thread.
+ *
+ * Admission records markers on the application's thread, and the watcher queries and releases
+ * them on its own: both inside the depth. The watcher does not query while any stream capture
+ * is in progress: under the global capture mode (PyTorch's default for graphs) an event query
+ * on any thread is a "potentially unsafe" call that invalidates the capture. The markers are
+ * simply seen reached later (admission holds no thread during a capture).
+ */
+#include "core.h"
+
+_Thread_local int core_depth;
+
+static void *record(const struct xqueue *q)
+{
+    core_depth++;
+    void *m = core_shim.platform->markers.record(q);
+    core_depth--;
+    return m;
+}
+
+static int query(void *marker)
+{
+    if (xq_capturing())
+        return 0;
+    core_depth++;
+    int r = core_shim.platform->markers.query(marker);
+    core_depth--;
+    return r;
+}
+
+static void release(const struct xqueue *q, void *marker)
+{
+    core_depth++;
+    core_shim.platform->markers.release(q, marker);
+    core_depth--;
+}
+
+static const struct xq_marker_ops guarded = {.record = record, .query = query, .release = release};
+
+const struct xq_marker_ops *core_markers(void)
+{
+    return &guarded;
+}

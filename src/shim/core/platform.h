@@ -1,0 +1,130 @@
+/*
+ * platform.h - the platform contract: the one struct of operations a GPU platform (HIP, CUDA)
+ * implements for the shim core.
+ *
+ * Every platform's shim does the same things around the application's calls: it finds the
+ * runtime, answers run-time lookups with its wrappers, maps stream handles onto XQueues,
+ * registers streams, and follows admitted commands with completion markers. The shim core
+ * (src/shim/core) does these once, written against this struct; each platform implements the
+ * struct once, in its HAL (src/hal/hip/hip_platform.c, src/hal/cuda/cuda_platform.c), the way
+ * mimalloc declares the primitives of every OS in one prim.h and implements them once per OS.
+ * The header lives with the core, its one consumer, so that the dependency points from the
+ * platforms to the core and never back; nothing here names a type of HIP or CUDA (handles are
+ * uintptr_t, results int).
+ *
+ * Rules for every operation, unless its comment says otherwise:
+ *   - Threads: any thread may call it, concurrently; it needs no lock of the caller's.
+ *   - Binding: bind() may load the runtime, so it is never called from a constructor; binding()
+ *     and sym() bind first too. The core calls the other operations only once bind() returned
+ *     0, so they may take the runtime as found.
+ *   - The application's view: an operation called on the application's thread calls the runtime
+ *     only in ways that leave what the application observes as it was (its current device or
+ *     context, and HIP's per-thread last error: no call that can fail before the application's
+ *     own call is forwarded). The core calls the operations that may reach the runtime's own
+ *     exports (stream_props, markers) inside its depth, so that those calls go straight through.
+ *   - Results: 0 or a negative errno value, unless the comment says otherwise.
+ *
+ * Gates (a stream waiting on a value in host memory, how Level 2 holds work on the device) are
+ * not part of the contract yet: they come with Level 2, as a new member that every platform
+ * then implements. Neither platform has one to offer today.
+ */
+#ifndef GPUPRIO_PLATFORM_H
+#define GPUPRIO_PLATFORM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "admission.h"
+#include "gp_bind.h"
+
+/* A stream's properties, in the runtime's own terms (stream_props). */
+struct gp_stream_props {
+    int device;     /* the device the stream belongs to */
+    unsigned flags; /* its creation flags (non-blocking...) */
+    int priority;   /* its priority as created (HIP and CUDA alike: lower is more urgent) */
+};
+
+/*
+ * The handles that name no created stream. Queues are keyed by them (src/shim/core/streams.c
+ * has the one rule for both platforms): the null and the legacy handle mean the legacy null
+ * stream, one queue per (device, thread); the per-thread handle, and the null handle in a
+ * per-thread-default-stream entry point (HIP's _spt, CUDA's _ptsz/_ptds), mean the calling
+ * thread's per-thread stream, one queue per (thread, device).
+ */
+struct gp_stream_handles {
+    uintptr_t null;       /* 0 on every platform */
+    uintptr_t legacy;     /* the legacy null stream by name (hipStreamLegacy, CU_STREAM_LEGACY) */
+    uintptr_t per_thread; /* hipStreamPerThread, CU_STREAM_PER_THREAD */
+};
+
+struct gp_platform {
+    /* The platform's name, for messages ("HIP", "CUDA"). */
+    const char *name;
+    /* What the runtime's calls return when they succeeded (hipSuccess, CUDA_SUCCESS). */
+    int success;
+
+    /* ---- the application's runtime ---- */
+
+    /*
+     * Finds the application's runtime, once (gp_bind.c has the search order); later calls return
+     * the first result. 0; -ENOENT: there is none (the shim stays inert); -EEXIST: two copies
+     * are mapped; -ELOOP: the candidate is the shim itself. May dlopen the runtime by soname
+     * when none is loaded, so the core calls it only when the application reached for the
+     * runtime: an intercepted call, a lookup of an intercepted name, the public API.
+     */
+    int (*bind)(void);
+    /* The binding (the runtime's handle and path), or NULL when bind() fails. From the public
+     * API (gpuprio_runtime_path), on the application's thread. */
+    const struct gp_binding *(*binding)(void);
+    /* The bound runtime's own function name (libc's dlsym on its handle, never the shim's
+     * override), or NULL: not bound, or the runtime lacks it. Binds first. Calls nothing in
+     * the runtime. */
+    void *(*sym)(const char *name);
+
+    /* ---- devices and streams ---- */
+
+    /*
+     * The calling thread's current device (HIP: hipGetDevice; CUDA: the device of the current
+     * context), or -ENODEV when it has none (CUDA: no current context, or the driver not
+     * initialized). On the application's thread, before its call is forwarded: a negative
+     * answer leaves the call unscheduled, and the call itself then fails in the runtime.
+     */
+    int (*current_device)(void);
+    /* The special handles, as the application passes them. */
+    struct gp_stream_handles streams;
+    /*
+     * Fills *out with the properties of stream, a stream the runtime just created on the
+     * calling thread. On the application's thread, inside the core's depth, right after the
+     * creator succeeded (so the queries succeed too, and leave the same error state). Where the
+     * runtime cannot say, the platform's best answer (CUDA before 12.8: the current context's
+     * device, which the creators use); never fails.
+     */
+    void (*stream_props)(uintptr_t stream, struct gp_stream_props *out);
+
+    /* ---- completion markers ---- */
+
+    /*
+     * The platform's markers, as admission.h describes them: record on the application's thread
+     * right after the runtime accepted a command on q's stream, query and release on the
+     * watcher's thread. The core hands them to admission inside its depth, and keeps queries
+     * away while a stream capture is in progress; the platform's own ops do neither.
+     */
+    struct xq_marker_ops markers;
+    /* In the child of fork, single-threaded: forget the parent's markers (its events are not
+     * the child's to use). Calls nothing in the runtime. */
+    void (*markers_after_fork)(void);
+
+    /* ---- device identity ---- */
+
+    /*
+     * Writes a key of device into buf (size bytes, terminated) that every process agrees on
+     * (the PCI bus id: device indices differ between processes), for the board (board.h,
+     * sched_set_device_key). From the sched layer, on the thread that first registers a queue
+     * of the device, possibly the application's before its call is forwarded (HIP therefore
+     * asks on a thread of its own). 0, or negative when the runtime cannot say (the device is
+     * then scheduled within the process only).
+     */
+    int (*device_key)(int device, char *buf, size_t size);
+};
+
+#endif /* GPUPRIO_PLATFORM_H */

@@ -1,0 +1,49 @@
+/*
+ * streams.c - which XQueue an application's stream handle means, one rule for every platform.
+ *
+ * A created stream is its handle. The special handles (platform.h) name a different stream on
+ * each thread and device, so their queues are the calling thread's, on its current device:
+ *   - the null handle (in the legacy form of an entry point) and the legacy handle: the legacy
+ *     null stream, keyed with the null handle, one queue per (device, thread);
+ *   - the per-thread handle, and the null handle in a per-thread-default-stream form (HIP's
+ *     _spt, CUDA's _ptsz and _ptds): the thread's per-thread stream, keyed with the per-thread
+ *     handle, one queue per (thread, device).
+ * Per-thread queues of the null stream let threads of different priorities share it (xqueue.h
+ * says why); the per-thread stream is the thread's own anyway. Without a current device the
+ * call is left unscheduled: the runtime will fail it.
+ */
+#include "core.h"
+#include "gp_log.h"
+#include "gp_thread.h"
+
+struct xqueue *core_queue_of(uintptr_t handle, bool per_thread_default)
+{
+    const struct gp_platform *p = core_shim.platform;
+    struct xq_key key = {handle, -1, 0};
+    if (handle == p->streams.per_thread || (handle == p->streams.null && per_thread_default))
+        key.handle = p->streams.per_thread;
+    else if (handle == p->streams.null || handle == p->streams.legacy)
+        key.handle = p->streams.null;
+    else
+        return xq_find(&key);
+    int device = p->current_device();
+    if (device < 0)
+        return NULL;
+    key.device = device;
+    key.tid = gp_tid();
+    return xq_get_thread_queue(&key);
+}
+
+void core_stream_created(uintptr_t stream)
+{
+    struct gp_stream_props props;
+    core_shim.platform->stream_props(stream, &props);
+    struct xq_key key = {stream, -1, 0};
+    if (!xq_create(&key, props.device, props.flags, props.priority, gp_tid()))
+        gp_log(GP_LOG_WARN, "out of memory: stream %p is not scheduled", (void *)stream);
+}
+
+void core_stream_destroyed(uintptr_t stream)
+{
+    xq_destroy(&(struct xq_key){stream, -1, 0});
+}
