@@ -87,6 +87,8 @@ void xq_admission_configure(const struct xq_admission_config *config,
         hooks.activity_changed = no_hook;
     if (!hooks.joining)
         hooks.joining = no_joining;
+    if (!hooks.held)
+        hooks.held = no_hook;
     if (!hooks.progress_elsewhere)
         hooks.progress_elsewhere = no_progress_elsewhere;
     if (!hooks.now_ns)
@@ -324,6 +326,7 @@ void xq_admit(struct xqueue *q, struct xq_ticket *t, unsigned entry, uint64_t wh
     uint64_t retry_at;
     if (xq_try_admit(q, t, entry, what, &retry_at))
         return;
+    hooks.held(q->device);
     wait_for_admission(q, t);
     admitted(t);
 }

@@ -61,6 +61,9 @@ struct xq_admission_hooks {
      * besides its own: other processes' on the same devices (their queues can hold ours).
      * Optional. */
     uint64_t (*progress_elsewhere)(void);
+    /* A thread is about to be held on a queue of device (what holds it may be another
+     * process's, which may die). Optional. */
+    void (*held)(int device);
     /* The clock (gp_now_ns unless given): tests drive the budget's arithmetic with their own. */
     uint64_t (*now_ns)(void);
 };

@@ -35,6 +35,7 @@ static struct device_board {
     bool listening;
     bool warned_full, warned_broken;
     _Atomic bool redecide;
+    _Atomic bool dozing; /* the listener sleeps the long period: nothing of ours was held */
     struct gp_board b;
     pthread_t listener;
 } boards[SB_MAX_DEVICES];
@@ -159,8 +160,10 @@ static void *listener_main(void *arg)
     uint32_t seen = atomic_load(&d->b.f->h.seq);
     uint64_t next_check = 0;
     while (!atomic_load(&stopping)) {
-        uint64_t period = up.device_held(device) ? LIVENESS_HELD_NS : LIVENESS_IDLE_NS;
-        uint32_t now_seq = gp_board_wait(&d->b, seen, period);
+        bool held = up.device_held(device);
+        atomic_store(&d->dozing, !held);
+        uint32_t now_seq = gp_board_wait(&d->b, seen, held ? LIVENESS_HELD_NS : LIVENESS_IDLE_NS);
+        atomic_store(&d->dozing, false);
         if (atomic_load(&stopping))
             break;
         bool decide = atomic_exchange(&d->redecide, false);
@@ -169,8 +172,11 @@ static void *listener_main(void *arg)
             xq_wake_waiters();
         }
         uint64_t now = gp_now_ns();
+        held = up.device_held(device);
+        if (held && next_check > now + LIVENESS_HELD_NS)
+            next_check = now; /* held since the last check was planned: look at once */
         if (now >= next_check) {
-            next_check = now + (up.device_held(device) ? LIVENESS_HELD_NS : LIVENESS_IDLE_NS);
+            next_check = now + (held ? LIVENESS_HELD_NS : LIVENESS_IDLE_NS);
             decide |= reclaim_dead(d);
         }
         up.changed(device, decide);
@@ -225,6 +231,15 @@ void sb_join(int device)
     start_listener(d);
 out:
     gp_mutex_unlock(&boards_mu, GP_RANK_BOARDS);
+}
+
+void sb_thread_held(int device)
+{
+    struct device_board *d = usable(device);
+    /* Another process holding ours back does not wake us (board.md): the listener may be in its
+     * long sleep. Once per such sleep, the sequence word is bumped so that it looks again. */
+    if (d && atomic_exchange(&d->dozing, false))
+        gp_board_notify(&d->b);
 }
 
 struct gp_board_slot *sb_slot_of(const struct xqueue *q)

@@ -270,6 +270,7 @@ void sched_configure(const struct xq_marker_ops *ops)
         &cfg, ops,
         &(struct xq_admission_hooks){.joining = queue_joining,
                                      .activity_changed = decide_locked,
+                                     .held = sb_thread_held,
                                      .progress_elsewhere = sb_progress_elsewhere});
     xq_set_hooks(&(struct xq_hooks){.created = queue_created, .released = sb_released});
 }

@@ -5,7 +5,7 @@
  * shim's: observe (find the call's XQueue and admit it), forward the call to the application's
  * own driver on the calling thread with the caller's arguments, and track its effect (count
  * submitted work, register and forget streams). Nothing is deferred, copied or re-issued
- * (DESIGN.md, principle 1). The one deliberate change is the hardware priority of streams
+ * (docs/design.md, "Transparency"). The one deliberate change is the hardware priority of streams
  * created by a thread or process that has a gpuprio priority (see "hardware priorities" below).
  *
  * The driver API has no per-thread "last error", so the shim's own driver calls (the current

@@ -4,7 +4,7 @@
  * Every wrapper is generated from hip_api.def and does the same three things: observe (find
  * the call's XQueue), forward the call to the application's own runtime on the calling thread
  * with the caller's arguments, and track its effect (count submitted work, register and forget
- * streams). Nothing is deferred, copied or re-issued (DESIGN.md, principle 1).
+ * streams). Nothing is deferred, copied or re-issued (docs/design.md, "Transparency").
  *
  * The application's view of errors must not change. Under ROCm 6 every call sets the thread's
  * "last command error" (hipExtGetLastError) and every failing call the sticky last error. So the
