@@ -29,7 +29,7 @@
 
 static struct xq_admission_config cfg;
 static struct xq_marker_ops marker_ops;
-static struct xq_admission_hooks hooks;
+static struct xq_admission_hooks hooks = {.now_ns = gp_now_ns}; /* the rest at configuration */
 
 static pthread_cond_t sched_cv;        /* waits under the scheduling lock (xqueue.h) */
 static _Atomic int captures;           /* stream captures in progress */
@@ -387,12 +387,13 @@ void xq_submitted(struct xq_ticket *t, bool ok)
         report_if_slow(t, returned);
 }
 
-/* Puts a recorded marker of t's command on q's ring for the watcher; false when there is no
- * memory for it. */
-static bool follow_marker(struct xqueue *q, const struct xq_ticket *t, void *marker)
+/* Puts a recorded marker of t's command on q's ring for the watcher (q->submit_mu held);
+ * false when there is no memory for it. *start_watching: the watcher must be told of q. */
+static bool follow_marker(struct xqueue *q, const struct xq_ticket *t, void *marker,
+                          bool *start_watching)
 {
     xq_lock_markers(q);
-    bool room = ring_reserve(&q->markers), start_watching = false;
+    bool room = ring_reserve(&q->markers);
     if (room) {
         struct xq_marker_ring *r = &q->markers;
         uint64_t now = now_ns();
@@ -401,12 +402,10 @@ static bool follow_marker(struct xqueue *q, const struct xq_ticket *t, void *mar
             (uint32_t)atomic_load_explicit(&xq_st(q)->suspensions, memory_order_relaxed)};
         if (r->count == 1)
             xq_head_changed(q, now);
-        start_watching = !q->watched;
+        *start_watching = !q->watched;
         q->watched = true;
     }
     xq_unlock_markers(q);
-    if (start_watching)
-        xq_watch(q);
     return room;
 }
 
@@ -419,17 +418,21 @@ static void submitted(struct xq_ticket *t, bool ok)
         return;
     if (ok && !atomic_load(&captures) && (atomic_load(&xq_st(q)->gate) & XQ_GATE_TRACKED)) {
         /*
-         * Recorded before the queue's lock is taken: recording calls the runtime (it may create
-         * an event), and the watcher takes that lock for every queue it follows. Two threads
-         * submitting to one stream at once may so put their markers on the ring in the other
-         * order than on the stream; the stream still reaches them in its order, and the
-         * watcher sees the later one reached a poll later at most.
+         * Recorded and queued under the submitters' lock, so that the ring has the markers in
+         * their order on the stream, but not under the ring's lock: recording calls the runtime
+         * (it may create an event), and the watcher takes the ring's lock for every queue it
+         * follows.
          */
+        bool start_watching = false, followed = false;
+        xq_lock_submit(q);
         void *marker = marker_ops.record(q);
-        if (marker && follow_marker(q, t, marker))
-            return;
-        if (marker)
+        if (marker && !(followed = follow_marker(q, t, marker, &start_watching)))
             marker_ops.release(q, marker);
+        xq_unlock_submit(q);
+        if (start_watching)
+            xq_watch(q);
+        if (followed)
+            return;
     }
     /* Nothing to follow: the command no longer holds the window. */
     free_slots(q, 1, t->cost_ns, now_ns());

@@ -69,6 +69,16 @@ void xq_unlock_markers(struct xqueue *q)
     gp_mutex_unlock(&q->mu, GP_RANK_QUEUE);
 }
 
+void xq_lock_submit(struct xqueue *q)
+{
+    gp_mutex_lock(&q->submit_mu, GP_RANK_SUBMIT);
+}
+
+void xq_unlock_submit(struct xqueue *q)
+{
+    gp_mutex_unlock(&q->submit_mu, GP_RANK_SUBMIT);
+}
+
 void xq_head_changed(struct xqueue *q, uint64_t now)
 {
     const struct xq_marker_ring *r = &q->markers;
@@ -178,6 +188,7 @@ static struct xqueue *add(const struct xq_key *key, int device, unsigned flags, 
     if (q) {
         ring = q->markers; /* keeps its storage; empty, as only drained queues are freed */
         pthread_mutex_destroy(&q->mu);
+        pthread_mutex_destroy(&q->submit_mu);
     } else if (!(q = malloc(sizeof *q))) {
         return NULL;
     }
@@ -191,6 +202,7 @@ static struct xqueue *add(const struct xq_key *key, int device, unsigned flags, 
     q->markers.head = q->markers.count = 0;
     atomic_init(&q->st, &q->own);
     pthread_mutex_init(&q->mu, NULL);
+    pthread_mutex_init(&q->submit_mu, NULL);
     insert(q);
     return q;
 }

@@ -97,8 +97,11 @@ struct xqueue {
     _Atomic bool capturing; /* a stream capture begun on it has not ended */
     uint32_t request_seen;  /* the board's last priority request applied (sched) */
 
-    /* Completion markers, oldest first (mu); only the watcher thread removes them. */
-    pthread_mutex_t mu;
+    /* Completion markers, oldest first (mu); only the watcher thread removes them. Submitting
+     * threads record a marker and put it on the ring under submit_mu, which the watcher never
+     * takes: the ring keeps the markers' order on the stream, and the runtime call that records
+     * one holds no lock the watcher waits for. */
+    pthread_mutex_t mu, submit_mu;
     struct xq_marker_ring markers;
 
     /* GPU time (cost.h), beside the markers whose lines both threads touch anyway: the predicted
@@ -144,9 +147,11 @@ struct xq_marker_ops {
 /* The oldest of q's in-flight commands changed (q->mu held): it can have run since the later of
  * now (it was just submitted, or its predecessor was just seen reached) and its submission. */
 void xq_head_changed(struct xqueue *q, uint64_t now);
-/* q's marker lock (q->mu), at its rank. */
+/* q's marker lock (q->mu), and its submitters' lock (q->submit_mu), at their ranks. */
 void xq_lock_markers(struct xqueue *q);
 void xq_unlock_markers(struct xqueue *q);
+void xq_lock_submit(struct xqueue *q);
+void xq_unlock_submit(struct xqueue *q);
 
 /* The queue's scheduling state, wherever it lives. */
 static inline struct xq_state *xq_st(const struct xqueue *q)

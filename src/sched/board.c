@@ -231,7 +231,7 @@ static int check_and_map(int fd, bool writable, bool own, struct gp_board *b, co
         return -EINVAL;
     }
     b->f = p;
-    b->broken = false;
+    atomic_store(&b->broken, false);
     return 0;
 }
 
@@ -453,7 +453,7 @@ static bool holder_gone(uint64_t word)
 
 int gp_board_lock(struct gp_board *b)
 {
-    if (b->broken)
+    if (atomic_load(&b->broken))
         return -ETIMEDOUT;
     struct gp_board_header *h = &b->f->h;
     const struct gp_board_owner *me = gp_board_self();
@@ -477,7 +477,7 @@ int gp_board_lock(struct gp_board *b)
         if (!start)
             start = now;
         if (now - start > GP_BOARD_LOCK_MAX_NS) {
-            b->broken = true;
+            atomic_store(&b->broken, true);
             gp_rank_release(GP_RANK_BOARD);
             return -ETIMEDOUT;
         }

@@ -114,7 +114,7 @@ struct gp_board_file {
 struct gp_board {
     struct gp_board_file *f;
     char path[256];
-    bool broken; /* its lock was held too long: this process goes on without it */
+    _Atomic bool broken; /* its lock was held too long: this process goes on without it */
 };
 
 /* GPUPRIO_BOARD_DIR, or /dev/shm. */

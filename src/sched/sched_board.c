@@ -141,13 +141,14 @@ static bool reclaim_dead(struct device_board *d)
                               kill((pid_t)GP_SLOT_OWNER(word), 0) != 0 && errno == ESRCH;
         if (!dead || gp_board_lock(&d->b) != 0)
             continue;
-        if (atomic_load(&s->owner) == word) {
+        bool freed = atomic_load(&s->owner) == word;
+        if (freed)
             gp_board_free(&d->b, s);
+        gp_board_unlock(&d->b);
+        if (freed) /* logged outside the lock: a stalled stderr must not hold other processes */
             gp_log(GP_LOG_INFO, "reclaimed the slot of process %u on %s (it is gone)",
                    GP_SLOT_OWNER(word), d->b.path);
-            any = true;
-        }
-        gp_board_unlock(&d->b);
+        any |= freed;
     }
     return any;
 }
@@ -304,7 +305,7 @@ struct gp_board *sb_lock(int device)
 {
     struct device_board *d = usable(device);
     if (!d || gp_board_lock(&d->b) != 0) {
-        if (d && d->b.broken && !d->warned_broken) {
+        if (d && atomic_load(&d->b.broken) && !d->warned_broken) {
             d->warned_broken = true;
             gp_log(GP_LOG_WARN,
                    "the board %s stayed locked by another live process for too long; device %d "

@@ -204,8 +204,13 @@ static void own_threads_excluded(void)
     struct second_taker t = {.b = &b, .holder_inside = &inside};
     pthread_t thread;
     CHECK_INT(pthread_create(&thread, NULL, second_taker_main, &t), 0);
-    /* Long past the 64 yields after which it used to take the lock over. */
-    struct timespec ts = {0, 50000000};
+    /* It goes to sleep on the lock, long past the 64 yields after which it used to take it
+     * over; a little later it still has not got it. */
+    struct timespec ms = {0, 1000000};
+    for (int i = 0; i < 2000 && !atomic_load(&b.f->h.lock_sleepers) && !atomic_load(&t.locked); i++)
+        nanosleep(&ms, NULL);
+    CHECK(atomic_load(&b.f->h.lock_sleepers) > 0);
+    struct timespec ts = {0, 5000000};
     nanosleep(&ts, NULL);
     CHECK(!atomic_load(&t.locked));
     atomic_store(&inside, false);
