@@ -70,7 +70,8 @@ int gp_board_path(const char *key, char *buf, size_t size)
         safe[i] = ok ? c : '_';
     }
     safe[i] = '\0';
-    int n = snprintf(buf, size, "%s/gpuprio-%u-%s", gp_board_dir(), (unsigned)geteuid(), safe);
+    int n = snprintf(buf, size, "%s/gpuprio-%u-v%u-%s", gp_board_dir(), (unsigned)geteuid(),
+                     GP_BOARD_VERSION, safe);
     return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
 }
 

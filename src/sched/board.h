@@ -3,7 +3,9 @@
  * processes of that user schedule their queues on that device together (docs/board.md). No
  * daemon: the first process to need a board creates it.
  *
- * A board is a file, <dir>/gpuprio-<uid>-<key> (dir: GPUPRIO_BOARD_DIR, default /dev/shm; key:
+ * A board is a file, <dir>/gpuprio-<uid>-v<version>-<key> (dir: GPUPRIO_BOARD_DIR, default
+ * /dev/shm; the version is GP_BOARD_VERSION, so that a board left by another gpuprio version,
+ * which nothing removes, never stands in the way of this one; key:
  * the device's stable identity, its PCI bus id, with characters other than letters, digits,
  * '.', '_' and '-' replaced by '_'), of exactly sizeof(struct gp_board_file) bytes, mode 0600,
  * owned by the user. It is opened with O_NOFOLLOW and checked (owner, mode, size, magic,

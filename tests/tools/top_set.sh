@@ -72,7 +72,7 @@ expect "priority (GPUPRIO_PRIORITY=low)" -10 "$(field "$tmp/top.json" priority)"
 expect "device index" 0 "$(field "$tmp/top.json" device_index)"
 device=$(field "$tmp/top.json" device)
 [ -n "$device" ] || { echo "FAIL: no device key"; fails=$((fails + 1)); }
-expect "board file" "$GPUPRIO_BOARD_DIR/gpuprio-$(id -u)-$(printf %s "$device" | tr -c 'A-Za-z0-9._\n-' _)" \
+expect "board file" "$GPUPRIO_BOARD_DIR/gpuprio-$(id -u)-v2-$(printf %s "$device" | tr -c 'A-Za-z0-9._\n-' _)" \
     "$(field "$tmp/top.json" board)"
 stream=$(field "$tmp/top.json" stream)
 case $stream in 0x*[0-9a-f]) echo "ok: stream $stream" ;; *) echo "FAIL: stream '$stream'"; fails=$((fails + 1)) ;; esac

@@ -67,7 +67,8 @@ static void create_and_share(void)
     CHECK_INT(gp_board_open("0000:c1:00.0", &a, &why), 0);
     CHECK_INT(gp_board_open("0000:c1:00.0", &b, &why), 0);
     char want[256];
-    snprintf(want, sizeof want, "%s/gpuprio-%u-0000_c1_00.0", dir, (unsigned)geteuid());
+    snprintf(want, sizeof want, "%s/gpuprio-%u-v%u-0000_c1_00.0", dir, (unsigned)geteuid(),
+             GP_BOARD_VERSION);
     CHECK(strcmp(a.path, want) == 0);
     struct stat st;
     CHECK(stat(a.path, &st) == 0 && (st.st_mode & 0777) == 0600 && st.st_uid == geteuid());

@@ -6,7 +6,6 @@ set -u
 worker=$1 shim=$2
 dir=$(mktemp -d /tmp/gpuprio-refused-XXXXXX)
 name=refused$$
-board=$dir/gpuprio-$(id -u)-sim_${name}_00
 trap 'rm -rf "$dir"; rm -f /dev/shm/hipsim-$(id -u)-$name-0' EXIT
 export HIPSIM_SHARED=$name GPUPRIO_BOARD_DIR=$dir
 failures=0
@@ -25,6 +24,7 @@ run() { # NAME: runs the worker under the shim; checks output, status and the on
     fi
 }
 run "a new board" 0
+board=$(echo "$dir"/gpuprio-"$(id -u)"-v*-sim_"${name}"_00) # the version is in its name
 [ -f "$board" ] || { echo "FAIL: no board was created at $board"; exit 1; }
 cp "$board" "$dir/good"
 fresh() { rm -f "$board"; cp "$dir/good" "$board"; chmod 600 "$board"; }
