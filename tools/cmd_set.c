@@ -5,8 +5,11 @@
  * The request goes through the boards (gp_board_request): the tool writes the priority into the
  * slots of the process's queues and wakes the board, and the process's own listener applies it,
  * as gpuprio_stream_set_priority would (the strongest source; without --stream also for the
- * queues the process creates later). The tool then waits up to a second to see the slots take
- * the new priority, so that on success the change has happened, not only been asked for.
+ * queues the process creates later). Without --stream it also goes into the process's record,
+ * through which the process gives it to its queues that never ran (they hold no slot), so a
+ * process none of whose queues ran yet is reached too. The tool then waits up to a second to see
+ * the slots (and the record) take the new priority, so that on success the change has happened,
+ * not only been asked for.
  * Permissions are the board's: only boards the caller can open for writing (the caller's own,
  * or, for root, every user's) can be asked.
  */
@@ -55,7 +58,8 @@ struct set_ctx {
     const struct set_req *req;
     struct gp_board *boards;
     size_t n;
-    int asked;
+    bool reached; /* a slot or record of the process was asked */
+    int asked;    /* queues asked: slots, and the unused queues records count */
     struct gp_reported seen;
     char comm[16];
 };
@@ -68,11 +72,15 @@ static int usage_error(const char *fmt, const char *arg)
     return GP_EXIT_USAGE;
 }
 
+/* Whether s is one of the slots the request went to (as gp_board_request chooses them). */
 static bool matches(const struct set_req *r, const struct gp_board_slot *s)
 {
     uint64_t word = atomic_load(&s->owner);
-    return GP_SLOT_STATE(word) == GP_SLOT_LIVE && GP_SLOT_OWNER(word) == r->pid &&
-           (!r->stream_only || s->stream == r->stream);
+    if (GP_SLOT_OWNER(word) != r->pid)
+        return false;
+    if (GP_SLOT_STATE(word) == GP_SLOT_PROCESS)
+        return !r->stream_only;
+    return GP_SLOT_STATE(word) == GP_SLOT_LIVE && (!r->stream_only || s->stream == r->stream);
 }
 
 static int ask_board(const char *path, void *arg)
@@ -87,11 +95,12 @@ static int ask_board(const char *path, void *arg)
     }
     int rc =
         gp_board_request(&b, c->req->pid, c->req->stream_only, c->req->stream, c->req->priority);
-    if (rc <= 0) {
+    if (rc < 0) {
         gp_board_close(&b);
         return 0;
     }
-    c->asked += rc;
+    c->reached = true;
+    c->asked = rc > INT_MAX - c->asked ? INT_MAX : c->asked + rc;
     for (unsigned i = 0; i < GP_BOARD_SLOTS && !c->comm[0]; i++)
         if (matches(c->req, &b.f->slots[i]))
             memcpy(c->comm, b.f->slots[i].comm, sizeof c->comm - 1);
@@ -105,15 +114,24 @@ static int ask_board(const char *path, void *arg)
     return 0;
 }
 
-/* How many of the asked queues do not have the priority yet. */
-static int pending(const struct set_ctx *c)
+/* How many of the asked slots and records have not applied the priority yet; *queues: how many
+ * queues they stand for (a record, for the unused queues it counts). */
+static int pending(const struct set_ctx *c, int *queues)
 {
     int left = 0;
+    *queues = 0;
     for (size_t j = 0; j < c->n; j++)
         for (unsigned i = 0; i < GP_BOARD_SLOTS; i++) {
             const struct gp_board_slot *s = &c->boards[j].f->slots[i];
-            if (matches(c->req, s) && atomic_load(&s->st.priority) != c->req->priority)
-                left++;
+            if (!matches(c->req, s) || atomic_load(&s->st.priority) == c->req->priority)
+                continue;
+            left++;
+            if (GP_SLOT_STATE(atomic_load(&s->owner)) == GP_SLOT_PROCESS) {
+                uint32_t unused = atomic_load(&s->unused_queues);
+                *queues += unused < (uint32_t)(INT_MAX - *queues) ? (int)unused : 0;
+            } else {
+                ++*queues;
+            }
         }
     return left;
 }
@@ -180,7 +198,7 @@ int gp_cmd_set(int argc, char **argv)
         rc = GP_EXIT_FAILURE;
         goto out;
     }
-    if (!c.asked) {
+    if (!c.reached) {
         if (req.stream_only)
             fprintf(stderr,
                     "gpuprio set: process %u has no queue for stream 0x%llx on any board in %s\n",
@@ -192,8 +210,8 @@ int gp_cmd_set(int argc, char **argv)
         goto out;
     }
     uint64_t deadline = gp_tool_now_ns() + APPLY_WAIT_NS;
-    int left;
-    while ((left = pending(&c)) > 0 && gp_tool_now_ns() < deadline) {
+    int left, queues_left;
+    while ((left = pending(&c, &queues_left)) > 0 && gp_tool_now_ns() < deadline) {
         struct timespec ts = {0, 2000000};
         nanosleep(&ts, NULL);
     }
@@ -201,7 +219,7 @@ int gp_cmd_set(int argc, char **argv)
         fprintf(stderr,
                 "gpuprio set: asked process %u; %d of its %d queue%s did not take priority %d "
                 "within a second (it applies requests while its GPU library runs)\n",
-                (unsigned)req.pid, left, c.asked, c.asked == 1 ? "" : "s", req.priority);
+                (unsigned)req.pid, queues_left, c.asked, c.asked == 1 ? "" : "s", req.priority);
     else
         printf("%u (%s): priority %d on %d queue%s%s\n", (unsigned)req.pid, c.comm, req.priority,
                c.asked, c.asked == 1 ? "" : "s",

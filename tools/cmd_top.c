@@ -1,6 +1,12 @@
 /*
  * cmd_top.c - `gpuprio top`: every queue on every board of the user, refreshed like top(1).
  *
+ * Rows are the queues that joined scheduling (ran something, or were named): only they hold a
+ * board slot. The queues a process created and never used (PyTorch's pools: about 145 streams a
+ * process, a few of which run) are counted in its record, so the line above the table gives each
+ * process's queues and unused queues, and --all adds one row per process and device with its
+ * count, rather than 145 rows of nothing.
+ *
  * submitted/s is the difference between two samples of a queue's submitted counter divided by
  * the time between them: between refreshes in the live view, and for --once and --json between
  * two samples taken 200 ms apart (so a script gets a rate too, at the cost of 200 ms).
@@ -10,6 +16,7 @@
  * every way out (q, Ctrl-C, SIGTERM, SIGHUP).
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <math.h>
 #include <poll.h>
 #include <signal.h>
@@ -27,22 +34,28 @@
 #define ONCE_INTERVAL_NS 200000000ull
 
 static const char help_top[] =
-    "Usage: gpuprio top [--once] [--json] [-d SECONDS]\n"
-    "Show every queue (stream) that gpuprio schedules, in every process of the user (of every\n"
-    "user when run as root), on every device: one line per queue, refreshed like top.\n"
+    "Usage: gpuprio top [--once] [--json] [--all] [-d SECONDS]\n"
+    "Show the queues (streams) that gpuprio schedules, in every process of the user (of every\n"
+    "user when run as root), on every device: one line per queue that has run something (or\n"
+    "whose priority was set), refreshed like top. Above the table, each process with its\n"
+    "queues and its unused ones (created, never ran anything: they take no part in scheduling\n"
+    "and are only counted).\n"
     "\n"
     "Options:\n"
     "  -d, --delay SECONDS  time between refreshes (default 2; 0.1 to 3600)\n"
-    "      --once           print the table once and exit\n"
+    "      --once           print the processes and the table once and exit\n"
     "      --json           print one JSON document (an array of queues) and exit\n"
+    "      --all            also one row (JSON object) per process and device with its count of\n"
+    "                       unused queues\n"
     "  -h, --help           show this text\n"
     "Keys: q quits (Ctrl-C too).\n"
     "\n"
     "Columns: DEVICE (the device's identity, its PCI bus id), PID, COMMAND, QUEUE (stream\n"
-    "handle, /thread for a per-thread queue), PRIO (higher runs first), STATE (active: has\n"
-    "work, or finished it very recently; idle), GATE (the scheduler's decision: suspended,\n"
-    "throttled, tracked or none), INFL (commands in flight), SUBMIT/S (commands submitted per\n"
-    "second; --once and --json measure over 200 ms), HELD (time threads were held back).\n"
+    "handle, /thread for a per-thread queue; \"N unused\" in an --all row), PRIO (higher runs\n"
+    "first), STATE (active: has work, or finished it very recently; idle: ran, now quiet), GATE\n"
+    "(the scheduler's decision: suspended, throttled, tracked or none), INFL (commands in\n"
+    "flight), SUBMIT/S (commands submitted per second; --once and --json measure over 200 ms),\n"
+    "HELD (time threads were held back).\n"
     "\n"
     "Boards are read from GPUPRIO_BOARD_DIR (default /dev/shm). Exit status: 0; 1 when the\n"
     "board directory cannot be read; 2 for a bad option.\n";
@@ -56,7 +69,7 @@ static void on_signal(int sig)
 }
 
 struct top_opts {
-    bool once, json;
+    bool once, json, all;
     double delay;
 };
 
@@ -77,6 +90,8 @@ static int parse(int argc, char **argv, struct top_opts *o)
             o->once = true;
         else if (strcmp(a, "--json") == 0)
             o->json = true;
+        else if (strcmp(a, "--all") == 0)
+            o->all = true;
         else if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
             fputs(help_top, stdout);
             return -1;
@@ -133,10 +148,12 @@ static int once(const struct top_opts *o)
     }
     if (!rc) {
         gp_sample_rates(&b, &a);
-        if (o->json)
-            gp_print_json(&b);
-        else
-            gp_print_table(&b, 0);
+        if (o->json) {
+            gp_print_json(&b, o->all);
+        } else {
+            gp_print_processes(&b, 0);
+            gp_print_table(&b, 0, o->all);
+        }
     }
     gp_sample_free(&a);
     gp_sample_free(&b);
@@ -199,16 +216,22 @@ static int live(const struct top_opts *o)
             break;
         gp_sample_rates(&cur, &prev);
         struct winsize ws;
-        size_t rows =
-            ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_row > 4 ? (size_t)ws.ws_row - 4 : 0;
+        bool sized = ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0;
         time_t t = time(NULL);
         char when[16];
         strftime(when, sizeof when, "%H:%M:%S", localtime(&t));
+        uint64_t unused = 0;
+        for (size_t i = 0; i < cur.nrec; i++)
+            unused += cur.records[i].unused_queues;
         printf("\033[H\033[2J"
-               "gpuprio top - %s - %zu queue%s on %u board%s in %s - every %gs, q quits\n\n",
-               when, cur.n, cur.n == 1 ? "" : "s", cur.boards, cur.boards == 1 ? "" : "s",
+               "gpuprio top - %s - %zu queue%s, %" PRIu64 " unused, on %u board%s in %s - every "
+               "%gs, q quits\n",
+               when, cur.n, cur.n == 1 ? "" : "s", unused, cur.boards, cur.boards == 1 ? "" : "s",
                gp_board_dir(), o->delay);
-        gp_print_table(&cur, rows);
+        /* What is left for the table: the lines above, its heading and a "... more" line. */
+        size_t above = 1 + gp_print_processes(&cur, sized ? ws.ws_col : 0) + 2;
+        size_t rows = !sized ? 0 : ws.ws_row > above ? (size_t)ws.ws_row - above : 1;
+        gp_print_table(&cur, rows, o->all);
         fflush(stdout);
         struct gp_sample swap = prev;
         prev = cur;

@@ -1,6 +1,7 @@
 /*
  * queues.c - reads the boards (src/sched/board.h) into rows for `gpuprio top`: one row per
- * live slot whose owner still runs.
+ * live slot whose owner still runs, and one record row per process record (the process's unused
+ * queues on that device, which hold no slot).
  *
  * The tool maps each board read-only and copies each slot out without any lock: the owner may be
  * changing the slot while it is read, so the owner word and identity are read again after the
@@ -68,16 +69,59 @@ static struct gp_queue_row *new_row(struct gp_sample *s)
     return r;
 }
 
-/* Copies slot i of b into a new row of s if it is live and its owner runs. 0 or -ENOMEM. */
+static struct gp_record_row *new_record(struct gp_sample *s)
+{
+    if (s->nrec == s->caprec) {
+        size_t cap = s->caprec ? s->caprec * 2 : 16;
+        struct gp_record_row *records = realloc(s->records, cap * sizeof *records);
+        if (!records)
+            return NULL;
+        s->records = records;
+        s->caprec = cap;
+    }
+    struct gp_record_row *r = &s->records[s->nrec];
+    memset(r, 0, sizeof *r);
+    return r;
+}
+
+/* Copies a process's record (slot i of b, owner word seen as word) into a new record row of s.
+ * 0 or -ENOMEM. */
+static int read_record(struct gp_sample *s, const struct gp_board *b, unsigned i, uint64_t word,
+                       uint64_t incarnation)
+{
+    struct gp_board_slot *slot = &b->f->slots[i];
+    struct gp_record_row *r = new_record(s);
+    if (!r)
+        return -ENOMEM;
+    snprintf(r->board, sizeof r->board, "%s", b->path);
+    memcpy(r->key, b->f->h.key, sizeof r->key);
+    r->key[sizeof r->key - 1] = '\0';
+    r->slot = i;
+    r->pid = GP_SLOT_OWNER(word);
+    r->owner_start = atomic_load(&slot->owner_start);
+    r->incarnation = incarnation;
+    memcpy(r->comm, slot->comm, sizeof r->comm);
+    r->comm[sizeof r->comm - 1] = '\0';
+    r->device = slot->device;
+    r->unused_queues = atomic_load(&slot->unused_queues);
+    if (atomic_load(&slot->owner) == word && atomic_load(&slot->incarnation) == incarnation)
+        s->nrec++;
+    return 0;
+}
+
+/* Copies slot i of b into a new row of s if it is live (or a new record row if it is a record)
+ * and its owner runs. 0 or -ENOMEM. */
 static int read_slot(struct gp_sample *s, const struct gp_board *b, unsigned i)
 {
     struct gp_board_slot *slot = &b->f->slots[i];
     uint64_t word = atomic_load(&slot->owner);
-    if (GP_SLOT_STATE(word) != GP_SLOT_LIVE)
+    if (!GP_SLOT_PUBLISHED(word))
         return 0;
     uint64_t incarnation = atomic_load(&slot->incarnation);
     if (!gp_board_owner_alive(slot))
         return 0;
+    if (GP_SLOT_STATE(word) == GP_SLOT_PROCESS)
+        return read_record(s, b, i, word, incarnation);
     struct gp_queue_row *r = new_row(s);
     if (!r)
         return -ENOMEM;
@@ -145,9 +189,21 @@ static int by_row(const void *pa, const void *pb)
     return a->thread < b->thread ? -1 : a->thread > b->thread;
 }
 
+static int by_record(const void *pa, const void *pb)
+{
+    const struct gp_record_row *a = pa, *b = pb;
+    int c = strcmp(a->key, b->key);
+    if (c)
+        return c;
+    if (a->pid != b->pid)
+        return a->pid < b->pid ? -1 : 1;
+    return a->slot < b->slot ? -1 : a->slot > b->slot;
+}
+
 int gp_sample_take(struct gp_sample *s, struct gp_reported *seen)
 {
     s->n = 0;
+    s->nrec = 0;
     s->boards = 0;
     struct take_ctx t = {s, seen};
     int rc = gp_board_list(gp_board_dir(), gp_tool_board_uid(), take_board, &t);
@@ -156,6 +212,8 @@ int gp_sample_take(struct gp_sample *s, struct gp_reported *seen)
         rc = 0; /* no board directory: no boards */
     if (s->n)
         qsort(s->rows, s->n, sizeof *s->rows, by_row);
+    if (s->nrec)
+        qsort(s->records, s->nrec, sizeof *s->records, by_record);
     return rc;
 }
 
@@ -186,5 +244,6 @@ void gp_sample_rates(struct gp_sample *cur, const struct gp_sample *prev)
 void gp_sample_free(struct gp_sample *s)
 {
     free(s->rows);
+    free(s->records);
     memset(s, 0, sizeof *s);
 }

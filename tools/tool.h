@@ -60,9 +60,24 @@ struct gp_queue_row {
     double submitted_per_s; /* since the previous sample of the same queue; -1 when unknown */
 };
 
+/* A process's record on a board (one per process and board): its queues there that never ran
+ * (nor were named), which hold no slot and so have no row. */
+struct gp_record_row {
+    char board[PATH_MAX];
+    char key[64];
+    unsigned slot;
+    uint32_t pid;
+    uint64_t owner_start, incarnation;
+    char comm[16];
+    int32_t device; /* the owner's device index */
+    uint32_t unused_queues;
+};
+
 struct gp_sample {
     struct gp_queue_row *rows;
     size_t n, cap;
+    struct gp_record_row *records; /* sorted by device, then pid */
+    size_t nrec, caprec;
     uint64_t taken_ns; /* CLOCK_MONOTONIC */
     unsigned boards;   /* boards read */
 };
@@ -75,7 +90,8 @@ struct gp_reported {
 
 /*
  * Reads every board in gp_board_dir() (the user's; every user's as root): one row per live slot
- * whose owner is alive, sorted by device, priority (highest first), pid and stream. Boards that
+ * whose owner is alive, sorted by device, priority (highest first), pid and stream, and one record
+ * row per process record whose owner is alive, sorted by device and pid. Boards that
  * cannot be opened are reported on stderr once each (through seen) and skipped. 0, or a negative
  * errno value (the directory cannot be read; a missing directory is no boards).
  */
@@ -96,10 +112,15 @@ uid_t gp_tool_board_uid(void);
 const char *gp_row_state(const struct gp_queue_row *r);
 /* The scheduler's decision for the queue: "suspended", "throttled", "tracked" or "none". */
 const char *gp_row_gate(const struct gp_queue_row *r);
-/* The table top shows, at most max_rows rows (0: all). */
-void gp_print_table(const struct gp_sample *s, size_t max_rows);
-/* One JSON document: an array with one object per row. */
-void gp_print_json(const struct gp_sample *s);
+/* The line (or lines, wrapped at width columns; 0: one line) naming every process with its
+ * queues shown and its unused ones; returns how many lines it printed. */
+size_t gp_print_processes(const struct gp_sample *s, size_t width);
+/* The table top shows, at most max_rows rows (0: all); all: with a row per process and device
+ * for its unused queues. */
+void gp_print_table(const struct gp_sample *s, size_t max_rows, bool all);
+/* One JSON document: an array with one object per row (and per record with unused queues, with
+ * all). */
+void gp_print_json(const struct gp_sample *s, bool all);
 
 /* CLOCK_MONOTONIC in nanoseconds. */
 uint64_t gp_tool_now_ns(void);

@@ -1,6 +1,8 @@
 /*
- * top_format.c - prints what `gpuprio top` read from the boards: the table a person reads, and
- * the JSON document a script reads (docs/cli.md lists its fields).
+ * top_format.c - prints what `gpuprio top` read from the boards: the table a person reads, the
+ * line of processes above it, and the JSON document a script reads (docs/cli.md lists its
+ * fields). Queues that never ran have no slot, so they are shown as each process's count of
+ * unused queues per device (from its record), never one by one.
  *
  * Every string in the JSON output comes from a shared file that any process of the user can
  * write (a command name, a device key), so each is escaped completely: quotes, backslashes,
@@ -9,6 +11,7 @@
  */
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "board.h"
@@ -67,31 +70,92 @@ static void json_string(const char *text)
     putchar('"');
 }
 
-void gp_print_json(const struct gp_sample *s)
+/* The record of the process that owns row r, on r's board; NULL when it has none there (a
+ * full board, or a library before records). */
+static const struct gp_record_row *record_of(const struct gp_sample *s,
+                                             const struct gp_queue_row *r)
 {
-    fputs("[", stdout);
-    for (size_t i = 0; i < s->n; i++) {
-        const struct gp_queue_row *r = &s->rows[i];
-        fputs(i ? ",\n  {" : "\n  {", stdout);
-        fputs("\"device\": ", stdout);
-        json_string(r->key);
-        fputs(", \"board\": ", stdout);
-        json_string(r->board);
-        printf(", \"pid\": %" PRIu32 ", \"command\": ", r->pid);
-        json_string(r->comm);
-        printf(", \"stream\": \"0x%" PRIx64 "\", \"thread\": %" PRIu64 ", \"device_index\": %d"
-               ", \"priority\": %d, \"state\": \"%s\", \"gate\": \"%s\", \"in_flight\": %u"
-               ", \"submitted\": %" PRIu64 ", \"completed\": %" PRIu64,
-               r->stream, r->thread, (int)r->device, (int)r->priority, gp_row_state(r),
-               gp_row_gate(r), (unsigned)XQ_GATE_IN_FLIGHT(r->gate), r->submitted, r->completed);
-        if (r->submitted_per_s >= 0)
-            printf(", \"submitted_per_s\": %.1f", r->submitted_per_s);
-        else
-            fputs(", \"submitted_per_s\": null", stdout);
-        printf(", \"held_ns\": %" PRIu64 ", \"suspensions\": %" PRIu64 "}", r->held_ns,
-               r->suspensions);
+    for (size_t j = 0; j < s->nrec; j++) {
+        const struct gp_record_row *p = &s->records[j];
+        if (p->pid == r->pid && p->incarnation == r->incarnation && strcmp(p->board, r->board) == 0)
+            return p;
     }
-    fputs(s->n ? "\n]\n" : "]\n", stdout);
+    return NULL;
+}
+
+/*
+ * Calls row for each queue row and, with all, unused for each record with unused queues, in the
+ * table's order: a device's queues, then its processes' unused queues (both lists are sorted by
+ * device first).
+ */
+static void each_row(const struct gp_sample *s, bool all,
+                     void (*row)(const struct gp_queue_row *r, void *arg),
+                     void (*unused)(const struct gp_record_row *p, void *arg), void *arg)
+{
+    size_t i = 0, j = all ? 0 : s->nrec;
+    while (i < s->n || j < s->nrec) {
+        if (j < s->nrec && (i == s->n || strcmp(s->records[j].key, s->rows[i].key) < 0)) {
+            const struct gp_record_row *p = &s->records[j++];
+            if (p->unused_queues)
+                unused(p, arg);
+        } else {
+            row(&s->rows[i++], arg);
+        }
+    }
+}
+
+struct json_ctx {
+    const struct gp_sample *s;
+    size_t printed;
+};
+
+static void json_row(const struct gp_queue_row *r, void *arg)
+{
+    struct json_ctx *c = arg;
+    fputs(c->printed++ ? ",\n  {" : "\n  {", stdout);
+    fputs("\"kind\": \"queue\", \"device\": ", stdout);
+    json_string(r->key);
+    fputs(", \"board\": ", stdout);
+    json_string(r->board);
+    printf(", \"pid\": %" PRIu32 ", \"command\": ", r->pid);
+    json_string(r->comm);
+    printf(", \"stream\": \"0x%" PRIx64 "\", \"thread\": %" PRIu64 ", \"device_index\": %d"
+           ", \"priority\": %d, \"state\": \"%s\", \"gate\": \"%s\", \"in_flight\": %u"
+           ", \"submitted\": %" PRIu64 ", \"completed\": %" PRIu64,
+           r->stream, r->thread, (int)r->device, (int)r->priority, gp_row_state(r), gp_row_gate(r),
+           (unsigned)XQ_GATE_IN_FLIGHT(r->gate), r->submitted, r->completed);
+    if (r->submitted_per_s >= 0)
+        printf(", \"submitted_per_s\": %.1f", r->submitted_per_s);
+    else
+        fputs(", \"submitted_per_s\": null", stdout);
+    printf(", \"held_ns\": %" PRIu64 ", \"suspensions\": %" PRIu64, r->held_ns, r->suspensions);
+    const struct gp_record_row *p = record_of(c->s, r);
+    if (p)
+        printf(", \"unused_queues\": %" PRIu32 "}", p->unused_queues);
+    else
+        fputs(", \"unused_queues\": null}", stdout);
+}
+
+static void json_unused(const struct gp_record_row *p, void *arg)
+{
+    struct json_ctx *c = arg;
+    fputs(c->printed++ ? ",\n  {" : "\n  {", stdout);
+    fputs("\"kind\": \"unused\", \"device\": ", stdout);
+    json_string(p->key);
+    fputs(", \"board\": ", stdout);
+    json_string(p->board);
+    printf(", \"pid\": %" PRIu32 ", \"command\": ", p->pid);
+    json_string(p->comm);
+    printf(", \"device_index\": %d, \"unused_queues\": %" PRIu32 "}", (int)p->device,
+           p->unused_queues);
+}
+
+void gp_print_json(const struct gp_sample *s, bool all)
+{
+    struct json_ctx c = {s, 0};
+    fputs("[", stdout);
+    each_row(s, all, json_row, json_unused, &c);
+    fputs(c.printed ? "\n]\n" : "]\n", stdout);
 }
 
 /* A duration for the table: "0", "850us", "12.3ms", "4.56s", "12m03s". */
@@ -119,28 +183,136 @@ static void printable(char *out, size_t size, const char *in)
     out[i] = '\0';
 }
 
-void gp_print_table(const struct gp_sample *s, size_t max_rows)
+struct table_ctx {
+    size_t max_rows, printed, more;
+};
+
+/* Whether another row fits; counts those that do not. */
+static bool fits(struct table_ctx *c)
+{
+    if (c->max_rows && c->printed >= c->max_rows) {
+        c->more++;
+        return false;
+    }
+    c->printed++;
+    return true;
+}
+
+static void table_row(const struct gp_queue_row *r, void *arg)
+{
+    if (!fits(arg))
+        return;
+    char key[17], comm[16], queue[48], rate[24], held[24];
+    printable(key, sizeof key, r->key);
+    printable(comm, sizeof comm, r->comm);
+    if (r->thread)
+        snprintf(queue, sizeof queue, "0x%" PRIx64 "/%" PRIu64, r->stream, r->thread);
+    else
+        snprintf(queue, sizeof queue, "0x%" PRIx64, r->stream);
+    if (r->submitted_per_s >= 0)
+        snprintf(rate, sizeof rate, "%.0f", r->submitted_per_s);
+    else
+        snprintf(rate, sizeof rate, "-");
+    duration(held, sizeof held, r->held_ns);
+    printf("%-16s %8" PRIu32 " %-15s %-24s %5d %-6s %-9s %5u %9s %9s\n", key, r->pid, comm, queue,
+           (int)r->priority, gp_row_state(r), gp_row_gate(r), (unsigned)XQ_GATE_IN_FLIGHT(r->gate),
+           rate, held);
+}
+
+/* A process's unused queues on a device: one row, as a count (they have no slot each). */
+static void table_unused(const struct gp_record_row *p, void *arg)
+{
+    if (!fits(arg))
+        return;
+    char key[17], comm[16], queue[48];
+    printable(key, sizeof key, p->key);
+    printable(comm, sizeof comm, p->comm);
+    snprintf(queue, sizeof queue, "%" PRIu32 " unused", p->unused_queues);
+    printf("%-16s %8" PRIu32 " %-15s %-24s %5s %-6s %-9s %5s %9s %9s\n", key, p->pid, comm, queue,
+           "-", "-", "-", "-", "-", "-");
+}
+
+void gp_print_table(const struct gp_sample *s, size_t max_rows, bool all)
 {
     printf("%-16s %8s %-15s %-24s %5s %-6s %-9s %5s %9s %9s\n", "DEVICE", "PID", "COMMAND", "QUEUE",
            "PRIO", "STATE", "GATE", "INFL", "SUBMIT/S", "HELD");
-    for (size_t i = 0; i < s->n && (!max_rows || i < max_rows); i++) {
-        const struct gp_queue_row *r = &s->rows[i];
-        char key[17], comm[16], queue[48], rate[24], held[24];
-        printable(key, sizeof key, r->key);
-        printable(comm, sizeof comm, r->comm);
-        if (r->thread)
-            snprintf(queue, sizeof queue, "0x%" PRIx64 "/%" PRIu64, r->stream, r->thread);
-        else
-            snprintf(queue, sizeof queue, "0x%" PRIx64, r->stream);
-        if (r->submitted_per_s >= 0)
-            snprintf(rate, sizeof rate, "%.0f", r->submitted_per_s);
-        else
-            snprintf(rate, sizeof rate, "-");
-        duration(held, sizeof held, r->held_ns);
-        printf("%-16s %8" PRIu32 " %-15s %-24s %5d %-6s %-9s %5u %9s %9s\n", key, r->pid, comm,
-               queue, (int)r->priority, gp_row_state(r), gp_row_gate(r),
-               (unsigned)XQ_GATE_IN_FLIGHT(r->gate), rate, held);
+    struct table_ctx c = {.max_rows = max_rows};
+    each_row(s, all, table_row, table_unused, &c);
+    if (c.more)
+        printf("... %zu more\n", c.more);
+}
+
+/* One process of the line above the table: every device's queues and unused queues together. */
+struct process_sum {
+    uint32_t pid;
+    char comm[16];
+    size_t queues;
+    uint64_t unused;
+    bool counted; /* it has a record: its unused queues are known */
+};
+
+static struct process_sum *process_of(struct process_sum *ps, size_t *n, uint32_t pid,
+                                      const char *comm)
+{
+    for (size_t i = 0; i < *n; i++)
+        if (ps[i].pid == pid)
+            return &ps[i];
+    struct process_sum *p = &ps[(*n)++];
+    memset(p, 0, sizeof *p);
+    p->pid = pid;
+    printable(p->comm, sizeof p->comm, comm);
+    return p;
+}
+
+static int by_pid(const void *pa, const void *pb)
+{
+    const struct process_sum *a = pa, *b = pb;
+    return a->pid < b->pid ? -1 : a->pid > b->pid;
+}
+
+size_t gp_print_processes(const struct gp_sample *s, size_t width)
+{
+    static const char lead[] = "processes:";
+    struct process_sum *ps = calloc(s->n + s->nrec + 1, sizeof *ps);
+    if (!ps) {
+        puts("processes: (out of memory)");
+        return 1;
     }
-    if (max_rows && s->n > max_rows)
-        printf("... %zu more\n", s->n - max_rows);
+    size_t n = 0;
+    for (size_t i = 0; i < s->n; i++)
+        process_of(ps, &n, s->rows[i].pid, s->rows[i].comm)->queues++;
+    for (size_t i = 0; i < s->nrec; i++) {
+        struct process_sum *p = process_of(ps, &n, s->records[i].pid, s->records[i].comm);
+        p->unused += s->records[i].unused_queues;
+        p->counted = true;
+    }
+    qsort(ps, n, sizeof *ps, by_pid);
+    fputs(lead, stdout);
+    size_t lines = 1, column = sizeof lead - 1;
+    if (!n) {
+        fputs(" none", stdout);
+    }
+    for (size_t i = 0; i < n; i++) {
+        char entry[96];
+        int len;
+        if (ps[i].counted)
+            len =
+                snprintf(entry, sizeof entry, " %" PRIu32 " %s (%zu queue%s, %" PRIu64 " unused)%s",
+                         ps[i].pid, ps[i].comm, ps[i].queues, ps[i].queues == 1 ? "" : "s",
+                         ps[i].unused, i + 1 < n ? "," : "");
+        else
+            len = snprintf(entry, sizeof entry, " %" PRIu32 " %s (%zu queue%s)%s", ps[i].pid,
+                           ps[i].comm, ps[i].queues, ps[i].queues == 1 ? "" : "s",
+                           i + 1 < n ? "," : "");
+        if (width && i && column + (size_t)len > width) {
+            printf("\n%*s", (int)(sizeof lead - 1), "");
+            column = sizeof lead - 1;
+            lines++;
+        }
+        fputs(entry, stdout);
+        column += (size_t)len;
+    }
+    putchar('\n');
+    free(ps);
+    return lines;
 }

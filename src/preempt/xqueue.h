@@ -96,6 +96,9 @@ struct xqueue {
     _Atomic uint64_t last_done_ns;
     _Atomic bool capturing; /* a stream capture begun on it has not ended */
     uint32_t request_seen;  /* the board's last priority request applied (sched) */
+    /* Whether it is counted among its device's queues that never joined scheduling (sched):
+     * 0 not yet, 1 counted (from its creation), 2 no longer (it joined, or is gone). */
+    _Atomic uint8_t unused_state;
 
     /* Completion markers, oldest first (mu); only the watcher thread removes them. Submitting
      * threads record a marker and put it on the ring under submit_mu, which the watcher never

@@ -393,6 +393,7 @@ static void clear_slot(struct gp_board_slot *s)
     atomic_store(&s->st.completed, 0);
     atomic_store(&s->st.held_ns, 0);
     atomic_store(&s->st.suspensions, 0);
+    atomic_store(&s->unused_queues, 0);
 }
 
 struct gp_board_slot *gp_board_claim(struct gp_board *b)
@@ -422,6 +423,12 @@ void gp_board_publish(struct gp_board *b, struct gp_board_slot *s)
 {
     (void)b;
     atomic_store(&s->owner, (uint64_t)gp_board_self()->pid << 32 | GP_SLOT_LIVE);
+}
+
+void gp_board_publish_record(struct gp_board *b, struct gp_board_slot *s)
+{
+    (void)b;
+    atomic_store(&s->owner, (uint64_t)gp_board_self()->pid << 32 | GP_SLOT_PROCESS);
 }
 
 void gp_board_free(struct gp_board *b, struct gp_board_slot *s)
@@ -528,21 +535,26 @@ uint32_t gp_board_wait(struct gp_board *b, uint32_t seen, uint64_t timeout_ns)
 int gp_board_request(struct gp_board *b, uint32_t pid, bool stream_only, uint64_t stream,
                      int priority)
 {
-    int asked = 0;
+    uint64_t queues = 0; /* the counts are the owners' word: summed wide, so garbage cannot wrap */
+    bool asked = false;
     for (unsigned i = 0; i < gp_board_slots_used(b); i++) {
         struct gp_board_slot *s = &b->f->slots[i];
         uint64_t word = atomic_load(&s->owner);
-        if (GP_SLOT_STATE(word) != GP_SLOT_LIVE || GP_SLOT_OWNER(word) != pid ||
-            (stream_only && s->stream != stream))
+        bool record = GP_SLOT_STATE(word) == GP_SLOT_PROCESS;
+        /* A record has no stream (its 0 is not the null stream's): asked for the process only. */
+        if (GP_SLOT_OWNER(word) != pid || !(record ? !stream_only
+                                                   : GP_SLOT_STATE(word) == GP_SLOT_LIVE &&
+                                                         (!stream_only || s->stream == stream)))
             continue;
         atomic_store(&s->request, priority);
         uint32_t seq = atomic_load(&s->request_seq), next;
         do
             next = ((seq + 1) & ~GP_REQUEST_PROCESS) | (stream_only ? 0 : GP_REQUEST_PROCESS);
         while (!atomic_compare_exchange_weak(&s->request_seq, &seq, next));
-        asked++;
+        asked = true;
+        queues += record ? atomic_load(&s->unused_queues) : 1;
     }
     if (asked)
         gp_board_notify(b);
-    return asked ? asked : -ESRCH;
+    return !asked ? -ESRCH : queues < INT_MAX ? (int)queues : INT_MAX;
 }

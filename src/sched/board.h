@@ -23,6 +23,12 @@
  * queue became active. Then the decider bumps the board's sequence word (a futex) and wakes
  * every process waiting on it, so threads held in other processes look at their gates again.
  *
+ * Besides its queues' slots, a process has one record slot on each board it uses (claimed when it
+ * joins the board): no queue's, never decided on, it says that the process is there even when
+ * none of its queues ran yet, counts its queues on the device that never joined scheduling (so
+ * `gpuprio top` can show them without a slot each), and carries the process-wide priority
+ * requests of `gpuprio set PID PRIORITY` to a process whose queues hold no slot.
+ *
  * Slots of dead processes (killed, crashed) are reclaimed by whoever notices: a slot names
  * its owner by pid, process start time and a random incarnation number of the library image
  * (so a pid reused by another process, or the same process after exec, is not its owner).
@@ -45,15 +51,25 @@
 #define GP_BOARD_SLOTS 512u
 #define GP_BOARD_KEY_MAX 64
 
-/* A slot's life: free -> claimed (its owner fills it in) -> live -> free. The owner word holds
- * the owner's pid and the state together, so a slot is claimed with one compare-and-swap. */
+/* A slot's life: free -> claimed (its owner fills it in) -> live (a queue's) or process (the
+ * owner's record) -> free. The owner word holds the owner's pid and the state together, so a
+ * slot is claimed with one compare-and-swap. */
 enum gp_slot_state {
     GP_SLOT_FREE = 0,
     GP_SLOT_CLAIMED = 1,
     GP_SLOT_LIVE = 2,
+    /* The owner's record on this board (see above): decisions skip it; liveness is judged as for
+     * a live slot. Libraries before it took it for a slot being filled in: harmless. */
+    GP_SLOT_PROCESS = 3,
 };
 #define GP_SLOT_OWNER(word) ((uint32_t)((word) >> 32))
 #define GP_SLOT_STATE(word) ((uint32_t)(word))
+/* Filled in and owned by a running process (a queue's slot or a record), as opposed to free or
+ * being filled in: its owner is judged alive or dead by its identity. */
+#define GP_SLOT_PUBLISHED(word)                                                                    \
+    (GP_SLOT_STATE(word) == GP_SLOT_LIVE || GP_SLOT_STATE(word) == GP_SLOT_PROCESS)
+/* A record's st.priority until a process-wide request was applied (not a valid priority). */
+#define GP_RECORD_NO_PRIORITY INT32_MIN
 
 /* The request word's flag: the request is for every queue of the process, and its queues to
  * come (gpuprio set PID PRIORITY), not only this one. */
@@ -73,9 +89,13 @@ struct gp_board_slot {
      * bits) with GP_REQUEST_PROCESS or not; the owner applies each new sequence number once. */
     _Atomic int32_t request;
     _Atomic uint32_t request_seq;
-    struct xq_state st;      /* the queue's scheduling state: see xqueue.h */
+    /* The queue's scheduling state (see xqueue.h); in a record, only st.priority is used: the
+     * process-wide priority last requested and applied, or GP_RECORD_NO_PRIORITY. */
+    struct xq_state st;
     _Atomic uint32_t pid_ns; /* the owner's pid namespace (inode): pids of another are not judged */
-    uint32_t reserved;
+    /* In a record: the owner's queues on this device that never joined scheduling (created, no
+     * command yet, not named), which hold no slot. 0 in a queue's slot. */
+    _Atomic uint32_t unused_queues;
 };
 
 struct gp_board_header {
@@ -164,9 +184,11 @@ static inline unsigned gp_board_slots_used(const struct gp_board *b)
 }
 
 /* Claims a free slot for the calling process and fills in its identity; NULL when the board
- * is full. The slot is not yet live: fill it in, then gp_board_publish. */
+ * is full. The slot is not yet live: fill it in, then gp_board_publish (a queue's slot) or
+ * gp_board_publish_record (the process's record). */
 struct gp_board_slot *gp_board_claim(struct gp_board *b);
 void gp_board_publish(struct gp_board *b, struct gp_board_slot *s);
+void gp_board_publish_record(struct gp_board *b, struct gp_board_slot *s);
 /* Frees a slot (the caller's own, or a dead owner's that it checked). */
 void gp_board_free(struct gp_board *b, struct gp_board_slot *s);
 
@@ -183,8 +205,13 @@ void gp_board_notify(struct gp_board *b);
 /* Waits until the sequence word differs from seen, or timeout_ns passed; returns the word. */
 uint32_t gp_board_wait(struct gp_board *b, uint32_t seen, uint64_t timeout_ns);
 
-/* Asks pid's owners to change priority: of the queue of stream (stream_only), or of every
- * queue of pid and those it creates later. Returns how many slots were asked, or -ESRCH. */
+/*
+ * Asks pid's owners to change priority: of the queue of stream (stream_only: its queue slots), or
+ * of every queue of pid and those it creates later (its queue slots and its record, through which
+ * the owner gives it to its queues that hold no slot too). Returns how many queues were asked (the
+ * queue slots, plus the unused queues the record counts; 0 when a record is all pid has here), or
+ * -ESRCH when pid has nothing here to ask.
+ */
 int gp_board_request(struct gp_board *b, uint32_t pid, bool stream_only, uint64_t stream,
                      int priority);
 

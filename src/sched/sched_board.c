@@ -10,11 +10,18 @@
  *
  * Failure to use a board (no identity for the device, a refused file, a full board) is one
  * warning; the device's queues are then scheduled among this process's own.
+ *
+ * The process's record (board.h) is claimed with the board and freed at exit. It holds the count
+ * of the device's queues that never joined scheduling: kept here in an atomic (queues are created
+ * and released under no lock of ours, or under the registry's, where the scheduling lock cannot
+ * be taken), and stored into the record after every change, again until the store is of the
+ * latest count, so concurrent changes leave the latest there.
  */
 #include "sched_board.h"
 
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,11 +40,15 @@ static struct device_board {
     bool tried;
     _Atomic bool ok;
     bool listening;
-    bool warned_full, warned_broken;
+    bool warned_full, warned_record, warned_broken;
     _Atomic bool redecide;
     _Atomic bool dozing; /* the listener sleeps the long period: nothing of ours was held */
     struct gp_board b;
     pthread_t listener;
+    struct gp_board_slot *_Atomic record; /* this process's record on the board, or NULL */
+    _Atomic uint32_t unused;              /* queues on the device that never joined */
+    _Atomic uint32_t publishers;          /* threads storing the count into the record */
+    uint32_t record_request_seen;         /* scheduling lock */
 } boards[SB_MAX_DEVICES];
 
 static pthread_mutex_t boards_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -134,8 +145,9 @@ static bool reclaim_dead(struct device_board *d)
         uint64_t word = atomic_load(&s->owner);
         if (!word || !sb_foreign(s))
             continue;
-        /* A claimed slot is being filled in: only a vanished pid is proof of death. */
-        bool dead = GP_SLOT_STATE(word) == GP_SLOT_LIVE
+        /* A claimed slot is being filled in: only a vanished pid is proof of death. A record is
+         * judged like a queue's slot: by its owner's identity, so an exec'd image's goes too. */
+        bool dead = GP_SLOT_PUBLISHED(word)
                         ? !live_owner_alive(&alive, s, GP_SLOT_OWNER(word))
                         : s->pid_ns == gp_board_self()->pid_ns &&
                               kill((pid_t)GP_SLOT_OWNER(word), 0) != 0 && errno == ESRCH;
@@ -185,6 +197,98 @@ static void *listener_main(void *arg)
     return NULL;
 }
 
+/* ---- the process's record ---- */
+
+/* Stores the device's unused count into the record until what is stored is the latest count
+ * (see the top of the file). */
+static void publish_unused(struct device_board *d)
+{
+    atomic_fetch_add(&d->publishers, 1); /* the record is not freed under us: free_own_slots */
+    struct gp_board_slot *r = atomic_load(&d->record);
+    uint32_t n;
+    do {
+        n = atomic_load(&d->unused);
+        if (r)
+            atomic_store(&r->unused_queues, n);
+    } while (r && atomic_load(&d->unused) != n);
+    atomic_fetch_sub(&d->publishers, 1);
+}
+
+/* Puts the record on d's board, for as long as the process uses it; with boards_mu held. */
+static void claim_record(struct device_board *d, int device)
+{
+    struct gp_board_slot *r = gp_board_claim(&d->b);
+    if (!r) {
+        if (!d->warned_record)
+            gp_log(GP_LOG_WARN,
+                   "the board %s is full (%u slots): gpuprio top does not count this process's "
+                   "unused queues on device %d, and gpuprio set reaches only those that ran",
+                   d->b.path, GP_BOARD_SLOTS, device);
+        d->warned_record = true;
+        return;
+    }
+    r->device = device;
+    atomic_store(&r->st.priority, GP_RECORD_NO_PRIORITY);
+    d->record_request_seen = 0;
+    gp_board_publish_record(&d->b, r);
+    atomic_store(&d->record, r);
+    publish_unused(d);
+}
+
+/* A queue's unused_state (xqueue.h). Each step is taken once, and a queue that joins before its
+ * creator counted it is never counted. */
+enum { UNUSED_NEW, UNUSED_COUNTED, UNUSED_DONE };
+
+static struct device_board *counted(const struct xqueue *q)
+{
+    return q->device >= 0 && q->device < SB_MAX_DEVICES ? &boards[q->device] : NULL;
+}
+
+void sb_queue_created(struct xqueue *q)
+{
+    struct device_board *d = counted(q);
+    uint8_t expected = UNUSED_NEW;
+    if (!d || !atomic_compare_exchange_strong(&q->unused_state, &expected, UNUSED_COUNTED))
+        return;
+    atomic_fetch_add(&d->unused, 1);
+    publish_unused(d);
+}
+
+/* q is no longer unused (it joined, or is gone); uncounted if it was counted. */
+static void uncount(struct xqueue *q)
+{
+    struct device_board *d = counted(q);
+    if (!d || atomic_exchange(&q->unused_state, UNUSED_DONE) != UNUSED_COUNTED)
+        return;
+    atomic_fetch_sub(&d->unused, 1);
+    publish_unused(d);
+}
+
+void sb_queue_joined(struct xqueue *q)
+{
+    uncount(q);
+}
+
+bool sb_record_request(int device, int *priority)
+{
+    struct device_board *d = usable(device);
+    struct gp_board_slot *r = d ? atomic_load(&d->record) : NULL;
+    uint32_t seq = r ? atomic_load(&r->request_seq) : 0;
+    if (!r || seq == d->record_request_seen)
+        return false;
+    d->record_request_seen = seq;
+    *priority = atomic_load(&r->request);
+    return (seq & GP_REQUEST_PROCESS) != 0;
+}
+
+void sb_record_applied(int device, int priority)
+{
+    struct device_board *d = usable(device);
+    struct gp_board_slot *r = d ? atomic_load(&d->record) : NULL;
+    if (r)
+        atomic_store(&r->st.priority, priority);
+}
+
 /* ---- joining and leaving ---- */
 
 static void leave_all(void);
@@ -229,6 +333,7 @@ void sb_join(int device)
         goto out;
     }
     atomic_store(&d->ok, true);
+    claim_record(d, device);
     start_listener(d);
 out:
     gp_mutex_unlock(&boards_mu, GP_RANK_BOARDS);
@@ -292,6 +397,7 @@ static void detach(struct xqueue *q, struct device_board *d)
 
 void sb_released(struct xqueue *q)
 {
+    uncount(q);
     struct device_board *d = usable(q->device);
     if (!d || !sb_slot_of(q))
         return;
@@ -336,6 +442,14 @@ static void detach_one(struct xqueue *q, void *arg)
  * are released only once the watcher saw it finish, and the watcher has stopped. */
 static void free_own_slots(void)
 {
+    /* No more counts into the records: queues still come and go on the application's threads,
+     * and a count stored into a freed slot would be someone else's. A thread that read the
+     * record before it was taken away is waited for (it only stores a word or two). */
+    for (int i = 0; i < SB_MAX_DEVICES; i++) {
+        atomic_store(&boards[i].record, NULL);
+        while (atomic_load(&boards[i].publishers))
+            sched_yield();
+    }
     for (int i = 0; i < SB_MAX_DEVICES; i++) {
         struct device_board *d = usable(i);
         for (unsigned j = 0; d && j < gp_board_slots_used(&d->b); j++) {

@@ -1,7 +1,8 @@
 /*
  * sched_board.h - this process's part in the boards (board.h): joining each device's board,
- * putting queues' scheduling state into slots, one listener thread per board that wakes held
- * threads when another process changed their gates, applies priority requests and reclaims
+ * with the process's record on it, putting queues' scheduling state into slots, counting the
+ * queues that never joined scheduling into the record, one listener thread per board that wakes
+ * held threads when another process changed their gates, applies priority requests and reclaims
  * dead processes' slots, and leaving the boards at exit.
  *
  * The scheduler (scheduler.c) decides per device: over its own queues and, with the device's
@@ -32,14 +33,27 @@ void sb_configure(const struct sb_upcalls *upcalls);
  * board is used. */
 void sb_set_device_key(int (*device_key)(int device, char *buf, size_t size));
 
-/* Joins device's board on first use (one warning if it cannot). Without the scheduling lock:
- * it may ask the runtime for the device's identity. */
+/* Joins device's board on first use (one warning if it cannot), and puts the process's record
+ * on it. Without the scheduling lock: it may ask the runtime for the device's identity. */
 void sb_join(int device);
+
+/* The xq_hooks.created hook's part: q counts among its device's unused queues (those that never
+ * joined scheduling, which hold no slot), published in the process's record on the board, until
+ * it joins (sb_queue_joined) or is released (sb_released). Any thread, any lock held. */
+void sb_queue_created(struct xqueue *q);
+/* q joined scheduling (its slot, if any, was attached first): no longer unused. */
+void sb_queue_joined(struct xqueue *q);
+/* A process-wide priority request (gpuprio set PID PRIORITY) in the process's record on device's
+ * board that was not seen yet: true, with its priority (not yet checked). Scheduling lock held. */
+bool sb_record_request(int device, int *priority);
+/* It was applied: the record shows the priority (gpuprio set waits to see it there). */
+void sb_record_applied(int device, int priority);
 
 /* Puts q's scheduling state into a slot on its device's board, if it has one; with the
  * scheduling lock held, before q is first decided on. */
 void sb_attach(struct xqueue *q);
-/* The xq_hooks.released hook: q's slot is freed and the board decided again soon. */
+/* The xq_hooks.released hook: q's slot is freed and the board decided again soon; a queue that
+ * never joined leaves its device's unused count. */
 void sb_released(struct xqueue *q);
 /* A thread of this process is about to be held on a queue of device: from now on the device's
  * listener looks for dead processes (which may be what holds it) every LIVENESS_HELD_NS. */

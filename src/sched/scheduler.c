@@ -180,10 +180,12 @@ static void set_priority_locked(struct xqueue *q, int priority, enum xq_priority
     q->priority_source = source;
 }
 
-/* Its first command: onto its device's board (admission decides right after). */
+/* Its first command: onto its device's board (admission decides right after), and out of the
+ * unused queues the process's record counts. */
 static void queue_joining(struct xqueue *q)
 {
     sb_attach(q);
+    sb_queue_joined(q);
 }
 
 /*
@@ -209,6 +211,7 @@ static void queue_created(struct xqueue *q)
     bool created_stream = q->key.device < 0;
     int env_stream = created_stream ? atomic_fetch_add(&streams_created, 1) : -1;
     sb_join(q->device);
+    sb_queue_created(q);
     xq_sched_lock();
     int p = GPUPRIO_PRIORITY_NORMAL;
     enum xq_priority_source src = XQ_PRIO_DEFAULT;
@@ -308,13 +311,44 @@ static void apply_request(struct xqueue *q, void *arg)
     r->changed = true;
 }
 
-/* The boards' listeners: another process asked for priorities or changed what is decided. */
+static void set_requested(struct xqueue *q, void *arg)
+{
+    set_priority_locked(q, *(const int *)arg, XQ_PRIO_STREAM);
+}
+
+/*
+ * `gpuprio set PID PRIORITY` reached the process's record on device's board: every queue of the
+ * process takes the priority, those that never ran included (they hold no slot to be asked
+ * through), and so do the queues it creates from now on. True when it was applied.
+ */
+static bool apply_process_request(int device)
+{
+    int priority;
+    if (!sb_record_request(device, &priority) || !gp_priority_valid(priority))
+        return false;
+    gp_log(GP_LOG_INFO, "priority of every queue set to %d from outside (gpuprio set)", priority);
+    xq_foreach(set_requested, &priority);
+    has_requested_priority = true;
+    requested_priority = priority;
+    sb_record_applied(device, priority);
+    return true;
+}
+
+/*
+ * The boards' listeners: another process asked for priorities or changed what is decided. The
+ * request in the record is applied before those in the queues' slots: a later request for one
+ * stream (only in its slot) must not be undone by an earlier one for the whole process, and a
+ * later one for the whole process is in every slot too.
+ */
 static void board_changed(int device, bool decide)
 {
     struct request_scan r = {.device = device};
     xq_sched_lock();
+    bool whole_process = apply_process_request(device);
     xq_foreach_joined(apply_request, &r);
-    if (decide || r.changed)
+    if (whole_process)
+        decide_locked(XQ_ALL_DEVICES); /* the process's queues may be on any device */
+    else if (decide || r.changed)
         decide_locked(device);
     xq_sched_unlock();
 }

@@ -1,15 +1,25 @@
 /*
  * tools_worker.c - a running GPU program for top_set.sh to look at (gpuprio top) and steer
  * (gpuprio set): under the shim, on a simulated device shared through HIPSIM_SHARED (which gives
- * the device a PCI bus id, so the shim joins a board), it creates one stream and launches 1 ms
- * kernels on it, a few at a time, until STOPFILE exists (or SECONDS passed). Then it prints its
- * stream's gpuprio priority ("priority N"), which gpuprio set should have changed.
+ * the device a PCI bus id, so the shim joins a board), it creates UNUSED streams that never run
+ * anything (like PyTorch's pools), then, in mode run, one stream on which it launches 1 ms
+ * kernels, a few at a time, until STOPFILE exists (or SECONDS passed). Then it prints the
+ * priorities gpuprio gives its streams, which gpuprio set should have changed: "priority N" for
+ * the running stream, and "unused priority N" when every unused stream has N (else "unused
+ * priorities" and the list).
  *
- *   tools_worker STOPFILE SECONDS
+ *   tools_worker STOPFILE SECONDS [UNUSED [run|idle|exec]]
  *
- * It prints "ready" once its stream has run a kernel (so it is on the board). Exit status: 0, or
- * 3 when it gave up waiting for STOPFILE.
+ * Mode idle runs nothing at all: none of its queues joins scheduling, so the process is on the
+ * board through its record only. Mode exec creates the UNUSED streams, prints "exec" and executes
+ * itself in mode idle with 2 unused streams: the same pid, a new image, whose listener must
+ * reclaim the record the first image left.
+ *
+ * It prints "ready" once its stream has run a kernel (so it is on the board), or in mode idle
+ * once its streams exist. Exit status: 0, or 3 when it gave up waiting for STOPFILE.
  */
+#include <stdbool.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -17,21 +27,41 @@
 
 #define KERNEL_NS 1000000ull
 #define BATCH 4
+#define UNUSED_MAX 256
 
 int main(int argc, char **argv)
 {
-    if (argc != 3) {
-        fprintf(stderr, "usage: tools_worker STOPFILE SECONDS\n");
+    if (argc < 3 || argc > 5) {
+        fprintf(stderr, "usage: tools_worker STOPFILE SECONDS [UNUSED [run|idle|exec]]\n");
         return 2;
     }
     const char *stop = argv[1];
     uint64_t deadline = hipsimNowNs() + strtoull(argv[2], NULL, 10) * 1000000000ull;
+    int unused = argc > 3 ? atoi(argv[3]) : 0;
+    const char *mode = argc > 4 ? argv[4] : "run";
+    if (unused < 0 || unused > UNUSED_MAX) {
+        fprintf(stderr, "tools_worker: at most %d unused streams\n", UNUSED_MAX);
+        return 2;
+    }
     struct gp_api api = gp_api_find();
+    hipStream_t idle[UNUSED_MAX];
+    for (int i = 0; i < unused; i++)
+        MUST(hipStreamCreate(&idle[i]));
+    if (strcmp(mode, "exec") == 0) {
+        printf("exec\n");
+        fflush(stdout);
+        execl(argv[0], argv[0], argv[1], argv[2], "2", "idle", (char *)NULL);
+        perror("tools_worker: exec");
+        return 1;
+    }
+    bool run = strcmp(mode, "run") == 0;
     const void *kernel = busy_register();
-    hipStream_t s;
-    MUST(hipStreamCreate(&s));
-    MUST(busy_launch(kernel, KERNEL_NS, 1, s));
-    MUST(hipStreamSynchronize(s));
+    hipStream_t s = NULL;
+    if (run) {
+        MUST(hipStreamCreate(&s));
+        MUST(busy_launch(kernel, KERNEL_NS, 1, s));
+        MUST(hipStreamSynchronize(s));
+    }
     printf("ready\n");
     fflush(stdout);
     int status = 0;
@@ -41,13 +71,35 @@ int main(int argc, char **argv)
             status = 3;
             break;
         }
+        if (!run) {
+            usleep(10000);
+            continue;
+        }
         for (int k = 0; k < BATCH; k++)
             MUST(busy_launch(kernel, KERNEL_NS, 1, s));
         MUST(hipStreamSynchronize(s));
     }
-    int priority = -9999;
-    EXPECT(api.stream_get_priority(s, &priority) == 0);
-    MUST(hipStreamDestroy(s));
-    printf("priority %d\n", priority);
+    if (run) {
+        int priority = -9999;
+        EXPECT(api.stream_get_priority(s, &priority) == 0);
+        MUST(hipStreamDestroy(s));
+        printf("priority %d\n", priority);
+    }
+    int first = -9999;
+    bool same = true;
+    char list[UNUSED_MAX * 8] = "";
+    for (int i = 0; i < unused; i++) {
+        int priority = -9999;
+        EXPECT(api.stream_get_priority(idle[i], &priority) == 0);
+        if (i == 0)
+            first = priority;
+        same &= priority == first;
+        snprintf(list + strlen(list), sizeof list - strlen(list), " %d", priority);
+        MUST(hipStreamDestroy(idle[i]));
+    }
+    if (unused && same)
+        printf("unused priority %d\n", first);
+    else if (unused)
+        printf("unused priorities%s\n", list);
     return failures ? 1 : status;
 }

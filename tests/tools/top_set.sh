@@ -4,17 +4,25 @@
 # process itself then reports; unknown processes and streams fail with status 1, bad priorities
 # with 2, and an unreadable board is reported once and skipped.
 #
+# Unused queues (streams created that never ran, which hold no slot): a worker with 20 of them
+# and one running stream shows one queue row and 20 unused, in the processes line of
+# `top --once` and in `--json`; `--all` adds a row (an object) with the count; `gpuprio set`
+# gives them the priority too. A worker none of whose streams ran is on the board through its
+# record only: counted, shown by --all, reached by `gpuprio set`; its record is freed when it
+# exits, reclaimed by the running worker when it is killed, and reclaimed by its own new image
+# when it execs itself.
+#
 #   top_set.sh GPUPRIO TOOLS_WORKER HIP_SHIM
 #
-# The worker runs under the shim on a simulated device shared through HIPSIM_SHARED (so it joins
-# a board), with GPUPRIO_BOARD_DIR a private directory: nothing else is on its boards.
+# The workers run under the shim on a simulated device shared through HIPSIM_SHARED (so they
+# join a board), with GPUPRIO_BOARD_DIR a private directory: nothing else is on their boards.
 set -u
 gpuprio=$1 worker=$2 shim=$3
 tmp=$(mktemp -d)
 name=tools-$$-$(date +%s%N)
-pid=
+pid= pid2= pid3= pid4=
 cleanup() {
-    [ -n "$pid" ] && kill -9 "$pid" 2>/dev/null
+    for p in $pid $pid2 $pid3 $pid4; do kill -9 "$p" 2>/dev/null; done
     rm -rf "$tmp"
     rm -f "/dev/shm/hipsim-$(id -u)-$name-0"
 }
@@ -28,17 +36,46 @@ unset GPUPRIO_POLICY GPUPRIO_WINDOW GPUPRIO_STREAM_PRIORITIES
 field() { # FILE NAME
     grep "\"pid\": $pid," "$1" | sed -n "s/.*\"$2\": \\(\"[^\"]*\"\\|[^,}]*\\).*/\\1/p" | tr -d '"'
 }
-top_json() { # FILE: gpuprio top --once --json into FILE, stderr into FILE.err; checks status 0
-    "$gpuprio" top --once --json >"$1" 2>"$1.err"
+top_json() { # FILE [--all]: gpuprio top --once --json into FILE, stderr into FILE.err; status 0
+    out=$1
+    shift
+    "$gpuprio" top --once --json "$@" >"$out" 2>"$out.err"
     rc=$?
-    [ $rc = 0 ] || { echo "FAIL: top --once --json: status $rc: $(cat "$1.err")"; fails=$((fails + 1)); }
+    [ $rc = 0 ] || { echo "FAIL: top --once --json: status $rc: $(cat "$out.err")"; fails=$((fails + 1)); }
+}
+# The processes line of `gpuprio top --once` (FILE) for pid PID.
+process_entry() { # FILE PID
+    grep '^processes:' "$1" | grep -o " $2 [^(]*([^)]*)" | sed 's/^ //'
+}
+# Table rows of `gpuprio top --once` (FILE) of pid PID.
+table_rows() { # FILE PID
+    grep -v '^processes:' "$1" | grep -c " $2 tools_worker "
+}
+# Slots in use on a board file (free ones have an owner word of 0).
+slots_in_use() { # BOARD
+    od -An -v -tx8 -w128 -j256 "$1" | awk '$1 != "0000000000000000"' | wc -l
+}
+wait_for() { # SECONDS COMMAND...: until COMMAND succeeds (status 0), or SECONDS passed (1)
+    until=$(($(date +%s) + $1))
+    shift
+    while ! "$@"; do
+        [ "$(date +%s)" -lt $until ] || return 1
+        sleep 0.05
+    done
+}
+slots_are() { # BOARD N
+    [ "$(slots_in_use "$1")" = "$2" ]
+}
+ready() { # FILE
+    grep -q '^ready' "$1"
 }
 
 # An unreadable board (garbage of the wrong size) next to the real one: reported, skipped.
 head -c 100 /dev/zero >"$GPUPRIO_BOARD_DIR/gpuprio-$(id -u)-garbage"
 chmod 600 "$GPUPRIO_BOARD_DIR/gpuprio-$(id -u)-garbage"
 
-HIPSIM_SHARED=$name GPUPRIO_PRIORITY=low LD_PRELOAD=$shim "$worker" "$tmp/stop" 60 \
+export HIPSIM_SHARED=$name
+GPUPRIO_PRIORITY=low LD_PRELOAD=$shim "$worker" "$tmp/stop" 60 20 \
     >"$tmp/worker.out" 2>"$tmp/worker.err" &
 pid=$!
 
@@ -83,10 +120,29 @@ case $(field "$tmp/top.json" submitted) in [1-9]*) echo "ok: submitted" ;; *) ec
 case $(field "$tmp/top.json" submitted_per_s) in [1-9]*) echo "ok: submitted_per_s" ;; *) echo "FAIL: submitted_per_s: $(field "$tmp/top.json" submitted_per_s)"; fails=$((fails + 1)) ;; esac
 case $(field "$tmp/top.json" held_ns) in [0-9]*) echo "ok: held_ns" ;; *) echo "FAIL: held_ns"; fails=$((fails + 1)) ;; esac
 expect "the garbage board reported once" 1 "$(grep -c "gpuprio-$(id -u)-garbage.*skipped" "$tmp/top.json.err")"
+expect "kind" queue "$(field "$tmp/top.json" kind)"
+expect "unused queues in JSON" 20 "$(field "$tmp/top.json" unused_queues)"
+board=$(field "$tmp/top.json" board)
 
-# The table shows it too.
+# The table shows it too: one row, and the processes line above it counts the 20 unused.
 "$gpuprio" top --once >"$tmp/top.txt" 2>/dev/null
-expect "table row" 1 "$(grep -c " $pid tools_worker " "$tmp/top.txt")"
+echo "top --once:"
+cat "$tmp/top.txt"
+expect "table row" 1 "$(table_rows "$tmp/top.txt" "$pid")"
+expect "processes line" "$pid tools_worker (1 queue, 20 unused)" "$(process_entry "$tmp/top.txt" "$pid")"
+# --all: one more row, with the count; in JSON, one more object.
+"$gpuprio" top --once --all >"$tmp/all.txt" 2>/dev/null
+echo "top --once --all:"
+cat "$tmp/all.txt"
+expect "--all: rows" 2 "$(table_rows "$tmp/all.txt" "$pid")"
+expect "--all: the unused row" 1 "$(grep -v '^processes:' "$tmp/all.txt" | grep -c " $pid tools_worker  *20 unused  *- ")"
+top_json "$tmp/all.json" --all
+expect "--all --json: objects" 2 "$(grep -c "\"pid\": $pid," "$tmp/all.json")"
+expect "--all --json: the unused object" 1 \
+    "$(grep "\"pid\": $pid," "$tmp/all.json" | grep -c '"kind": "unused", .*"device_index": 0, "unused_queues": 20}')"
+if command -v jq >/dev/null 2>&1; then
+    expect "--all --json: valid (jq)" 20 "$(jq 'map(select(.pid == '"$pid"' and .kind == "unused")) | .[0].unused_queues' "$tmp/all.json")"
+fi
 
 # One stream's priority...
 "$gpuprio" set "$pid" critical --stream "$stream"
@@ -95,9 +151,10 @@ top_json "$tmp/top2.json"
 expect "priority after set --stream" 20 "$(field "$tmp/top2.json" priority)"
 "$gpuprio" set "$pid" high --stream 0xdead 2>"$tmp/err"
 expect "set --stream of an unknown stream: status" 1 $?
-# ... then the process's.
-"$gpuprio" set "$pid" high
+# ... then the process's: its unused queues too.
+"$gpuprio" set "$pid" high >"$tmp/set.out"
 expect "set: status" 0 $?
+expect "set: what it says" "$pid (tools_worker): priority 10 on 21 queues and the queues it creates from now on" "$(cat "$tmp/set.out")"
 top_json "$tmp/top3.json"
 expect "priority after set" 10 "$(field "$tmp/top3.json" priority)"
 # Errors.
@@ -109,16 +166,82 @@ expect "set of a bad priority: status" 2 $?
 grep -q "accepted: idle, low, normal, high, critical" "$tmp/err" ||
     { echo "FAIL: message: $(cat "$tmp/err")"; fails=$((fails + 1)); }
 
-# The process itself sees the priority it was given.
+# A worker none of whose streams ran: on the board through its record only.
+GPUPRIO_PRIORITY=low LD_PRELOAD=$shim "$worker" "$tmp/stop2" 60 5 idle \
+    >"$tmp/worker2.out" 2>"$tmp/worker2.err" &
+pid2=$!
+wait_for 10 ready "$tmp/worker2.out" || echo "FAIL: the idle worker never got ready"
+"$gpuprio" top --once >"$tmp/idle.txt" 2>/dev/null
+echo "top --once, with the idle worker:"
+cat "$tmp/idle.txt"
+expect "idle worker: processes line" "$pid2 tools_worker (0 queues, 5 unused)" "$(process_entry "$tmp/idle.txt" "$pid2")"
+expect "idle worker: no row" 0 "$(table_rows "$tmp/idle.txt" "$pid2")"
+"$gpuprio" top --once --all >"$tmp/idle-all.txt" 2>/dev/null
+expect "idle worker: --all row" 1 "$(grep -v '^processes:' "$tmp/idle-all.txt" | grep -c " $pid2 tools_worker  *5 unused ")"
+top_json "$tmp/idle.json"
+expect "idle worker: not in --json without --all" 0 "$(grep -c "\"pid\": $pid2," "$tmp/idle.json")"
+expect "slots: a queue and two records" 3 "$(slots_in_use "$board")"
+"$gpuprio" set "$pid2" high >"$tmp/set2.out" 2>"$tmp/set2.err"
+expect "set of the idle worker: status" 0 $?
+expect "set of the idle worker: what it says" "$pid2 (tools_worker): priority 10 on 5 queues and the queues it creates from now on" "$(cat "$tmp/set2.out")"
+"$gpuprio" set "$pid2" high --stream 0x0 2>"$tmp/err"
+expect "set --stream of the idle worker (no queue slot): status" 1 $?
+touch "$tmp/stop2"
+wait "$pid2"
+expect "idle worker: status" 0 $?
+pid2=
+expect "idle worker: its unused streams' priority" "unused priority 10" "$(grep '^unused' "$tmp/worker2.out")"
+expect "idle worker's record freed at its exit" 2 "$(slots_in_use "$board")"
+
+# One killed: the running worker's listener reclaims its record (it checks every second).
+LD_PRELOAD=$shim "$worker" "$tmp/stop3" 60 3 idle >"$tmp/worker3.out" 2>"$tmp/worker3.err" &
+pid3=$!
+wait_for 10 ready "$tmp/worker3.out" || echo "FAIL: the third worker never got ready"
+expect "slots with the third worker" 3 "$(slots_in_use "$board")"
+kill -9 "$pid3"
+wait "$pid3" 2>/dev/null
+pid3=
+if wait_for 10 slots_are "$board" 2; then
+    echo "ok: the killed worker's record reclaimed"
+else
+    echo "FAIL: the killed worker's record was not reclaimed: $(slots_in_use "$board") slots in use"
+    fails=$((fails + 1))
+fi
+
+# One that execs itself: its new image (same pid, 2 unused streams) reclaims the first image's
+# record (4 unused), which nobody else could tell from a live one.
+LD_PRELOAD=$shim "$worker" "$tmp/stop4" 60 4 exec >"$tmp/worker4.out" 2>"$tmp/worker4.err" &
+pid4=$!
+wait_for 10 ready "$tmp/worker4.out" || echo "FAIL: the exec'd worker never got ready"
+exec_entry() {
+    "$gpuprio" top --once >"$tmp/exec.txt" 2>/dev/null
+    [ "$(process_entry "$tmp/exec.txt" "$pid4")" = "$pid4 tools_worker (0 queues, 2 unused)" ]
+}
+if wait_for 10 exec_entry && wait_for 5 slots_are "$board" 3; then
+    echo "ok: the exec'd worker's first record reclaimed by its new image"
+else
+    echo "FAIL: after exec: $(process_entry "$tmp/exec.txt" "$pid4"), $(slots_in_use "$board") slots in use"
+    fails=$((fails + 1))
+fi
+touch "$tmp/stop4"
+wait "$pid4"
+expect "exec'd worker: status" 0 $?
+pid4=
+
+# The process itself sees the priority it was given, on its unused streams too.
 touch "$tmp/stop"
 wait "$pid"
 expect "worker status" 0 $?
 pid=
 expect "worker's own priority" "priority 10" "$(grep '^priority' "$tmp/worker.out")"
-if [ -s "$tmp/worker.err" ]; then
-    echo "worker's stderr:"
-    cat "$tmp/worker.err"
-fi
+expect "worker's unused streams' priority" "unused priority 10" "$(grep '^unused' "$tmp/worker.out")"
+expect "every slot freed at exit" 0 "$(slots_in_use "$board")"
+for f in worker worker2 worker3 worker4; do
+    if [ -s "$tmp/$f.err" ]; then
+        echo "$f's stderr:"
+        cat "$tmp/$f.err"
+    fi
+done
 
 [ $fails = 0 ] && echo "all passed" || echo "$fails FAILED"
 [ $fails = 0 ]

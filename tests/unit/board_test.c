@@ -1,9 +1,9 @@
 /*
  * board_test.c - the board file (src/sched/board.c) without any runtime: its layout, pinned
  * field by field (a change is a new GP_BOARD_VERSION); creating, opening and refusing files;
- * slots, owners alive and dead; the decision lock with a dead, an exec'd and a stuck holder,
- * and between threads of one process;
- * priority requests; waking on the sequence word; listing boards.
+ * slots and process records, owners alive and dead; the decision lock with a dead, an exec'd
+ * and a stuck holder, and between threads of one process; priority requests, to queues' slots
+ * and to records; waking on the sequence word; listing boards.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -57,6 +57,7 @@ static void layout(void)
     CHECK_INT(offsetof(struct gp_board_slot, st.held_ns), 104);
     CHECK_INT(offsetof(struct gp_board_slot, st.suspensions), 112);
     CHECK_INT(offsetof(struct gp_board_slot, pid_ns), 120);
+    CHECK_INT(offsetof(struct gp_board_slot, unused_queues), 124);
     CHECK_INT(sizeof(struct gp_board_file), 256 + 128 * GP_BOARD_SLOTS);
 }
 
@@ -104,7 +105,41 @@ static void create_and_share(void)
     CHECK_INT(gp_board_request(&b, (uint32_t)getpid(), true, 0x9999, -10), -ESRCH);
     CHECK_INT(gp_board_request(&b, 999999999u, false, 0, 10), -ESRCH);
 
-    gp_board_free(&a, s);
+    /* The process's record: published as such, judged alive like a queue's slot. A request for
+     * the whole process reaches it too, and counts the unused queues it stands for; one for a
+     * stream never does, not even for stream 0 (the null stream's handle, and a record's). */
+    struct gp_board_slot *r = gp_board_claim(&a);
+    CHECK(r != NULL);
+    if (r) {
+        atomic_store(&r->unused_queues, 7);
+        gp_board_publish_record(&a, r);
+        struct gp_board_slot *rb = &b.f->slots[r - a.f->slots];
+        CHECK_INT(GP_SLOT_STATE(atomic_load(&rb->owner)), GP_SLOT_PROCESS);
+        CHECK(GP_SLOT_PUBLISHED(atomic_load(&rb->owner)));
+        CHECK(!GP_SLOT_PUBLISHED(atomic_load(&a.f->slots[GP_BOARD_SLOTS - 1].owner)));
+        CHECK(gp_board_owner_alive(rb));
+        CHECK_INT(gp_board_request(&b, (uint32_t)getpid(), false, 0, 20), 1 + 7);
+        CHECK_INT(atomic_load(&r->request), 20);
+        CHECK(atomic_load(&r->request_seq) & GP_REQUEST_PROCESS);
+        uint32_t record_seq = atomic_load(&r->request_seq);
+        CHECK_INT(gp_board_request(&b, (uint32_t)getpid(), true, 0, 5), -ESRCH);
+        CHECK_INT(gp_board_request(&b, (uint32_t)getpid(), true, 0x1234, 5), 1);
+        CHECK_INT(atomic_load(&r->request_seq), record_seq);
+        CHECK_INT(atomic_load(&r->request), 20);
+        /* A record is all the process has here: reached, with its unused queues. */
+        gp_board_free(&a, s);
+        CHECK_INT(gp_board_request(&b, (uint32_t)getpid(), false, 0, 10), 7);
+        atomic_store(&r->unused_queues, 0);
+        CHECK_INT(gp_board_request(&b, (uint32_t)getpid(), false, 0, 10), 0);
+        /* Freed, it is a free slot like any other: its count goes with it. */
+        atomic_store(&r->unused_queues, 3);
+        gp_board_free(&a, r);
+        CHECK_INT(atomic_load(&rb->owner), 0);
+        CHECK_INT(atomic_load(&rb->unused_queues), 0);
+        CHECK_INT(gp_board_request(&b, (uint32_t)getpid(), false, 0, 10), -ESRCH);
+    }
+
+    gp_board_free(&a, s); /* freed already when the record was tested: nothing happens */
     CHECK_INT(atomic_load(&t->owner), 0);
     gp_board_close(&a);
     gp_board_close(&b);

@@ -221,24 +221,42 @@ static int most_overtaking(int tag)
 
 /* ---- the board ---- */
 
-/* Slots in use on the subtest's board (0 when there is none). */
-static int slots_in_use(void)
+/* What is on the subtest's board: slots in use, of which records, and the unused queues the
+ * records count in all. */
+struct board_use {
+    int slots, records;
+    long unused;
+};
+
+static struct board_use board_use(void)
 {
+    struct board_use u = {0, 0, 0};
     char path[256];
     char key[GP_BOARD_KEY_MAX];
     snprintf(key, sizeof key, "sim:%s:00", name);
     setenv("GPUPRIO_BOARD_DIR", dir, 1);
     if (gp_board_path(key, path, sizeof path) != 0)
-        return -1;
+        return (struct board_use){-1, -1, -1};
     struct gp_board b;
     const char *why;
     if (gp_board_open_file(path, false, &b, &why) != 0)
-        return errno == ENOENT ? 0 : -1;
-    int used = 0;
-    for (unsigned i = 0; i < GP_BOARD_SLOTS; i++)
-        used += atomic_load(&b.f->slots[i].owner) != 0;
+        return errno == ENOENT ? u : (struct board_use){-1, -1, -1};
+    for (unsigned i = 0; i < GP_BOARD_SLOTS; i++) {
+        uint64_t word = atomic_load(&b.f->slots[i].owner);
+        u.slots += word != 0;
+        if (GP_SLOT_STATE(word) == GP_SLOT_PROCESS) {
+            u.records++;
+            u.unused += atomic_load(&b.f->slots[i].unused_queues);
+        }
+    }
     gp_board_close(&b);
-    return used;
+    return u;
+}
+
+/* Slots in use on the subtest's board (0 when there is none). */
+static int slots_in_use(void)
+{
+    return board_use().slots;
 }
 
 /* ---- subtests ---- */
@@ -340,7 +358,7 @@ static void many_queues(void)
     struct proc high = spawn_ready("high", NULL, rare_bursts);
     struct proc low = spawn_ready("low", NULL, low_load);
     unsetenv("BOARD_WORKER_IDLE_STREAMS");
-    int used = slots_in_use(); /* both warmed up one stream each */
+    struct board_use used = board_use(); /* both warmed up one stream each */
     go(&low);
     go(&high);
     EXPECT(finish(&high, NULL) == 0);
@@ -349,11 +367,14 @@ static void many_queues(void)
     EXPECT(count_tag(TAG_HIGH) == 32);
     EXPECT(count_tag(TAG_LOW) == 500);
     int wait = most_overtaking(TAG_HIGH);
-    printf("two processes of 150 streams, one of each running: %d board slots in use; a "
-           "high-priority kernel, each burst after 50 ms idle, waited behind at most %d kernels "
-           "of the low-priority process (window %d)\n",
-           used, wait, WINDOW);
-    EXPECT(used == 2);
+    printf("two processes of 150 streams, one of each running: %d board slots in use, %d of "
+           "them the processes' records, which count %ld unused queues; a high-priority kernel, "
+           "each burst after 50 ms idle, waited behind at most %d kernels of the low-priority "
+           "process (window %d)\n",
+           used.slots, used.records, used.unused, wait, WINDOW);
+    EXPECT(used.slots - used.records == 2);
+    EXPECT(used.records == 2);
+    EXPECT(used.unused == 2 * 149);
     EXPECT(wait <= WINDOW);
 }
 
