@@ -189,8 +189,8 @@ static void queue_joining(struct xqueue *q)
 }
 
 /*
- * A queue the application or the user named (gpuprio_stream_set_priority, `gpuprio set` of its
- * stream, GPUPRIO_STREAM_PRIORITIES) takes part from now on, as if it had run, so the queues
+ * A queue the application or the user named (gpuprio_stream_set_priority,
+ * GPUPRIO_STREAM_PRIORITIES) takes part from now on, as if it had run, so the queues
  * below it are throttled before its first command arrives; its device is decided on again.
  */
 static void join_named_locked(struct xqueue *q)
