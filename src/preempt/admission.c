@@ -105,11 +105,6 @@ void xq_admission_configure(const struct xq_admission_config *config,
                                  .at_exit = xq_shutdown});
 }
 
-const struct xq_admission_config *xq_admission_config(void)
-{
-    return &cfg;
-}
-
 void xq_wake_waiters(void)
 {
     if (atomic_load(&total_waiters) == 0)

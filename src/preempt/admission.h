@@ -72,7 +72,6 @@ struct xq_admission_hooks {
 void xq_admission_configure(const struct xq_admission_config *config,
                             const struct xq_marker_ops *ops,
                             const struct xq_admission_hooks *hooks);
-const struct xq_admission_config *xq_admission_config(void);
 
 /* What xq_admit did, for xq_submitted. */
 struct xq_ticket {

@@ -351,12 +351,6 @@ void xq_read_unlock(void)
     gp_rwlock_unlock(&lock, GP_RANK_REGISTRY);
 }
 
-void xq_foreach_locked(void (*fn)(struct xqueue *q, void *arg), void *arg)
-{
-    for (size_t i = 0; i < cap; i++)
-        if (table[i].q && table[i].q != &tombstone)
-            fn(table[i].q, arg);
-}
 
 void xq_foreach_joined_locked(void (*fn)(struct xqueue *q, void *arg), void *arg)
 {
@@ -374,7 +368,9 @@ void xq_foreach_joined(void (*fn)(struct xqueue *q, void *arg), void *arg)
 void xq_foreach(void (*fn)(struct xqueue *q, void *arg), void *arg)
 {
     xq_read_lock();
-    xq_foreach_locked(fn, arg);
+    for (size_t i = 0; i < cap; i++)
+        if (table[i].q && table[i].q != &tombstone)
+            fn(table[i].q, arg);
     xq_read_unlock();
 }
 

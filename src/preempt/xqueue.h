@@ -178,15 +178,14 @@ void xq_destroy(const struct xq_key *key);
 /* Calls fn for every live XQueue, under the registry's read lock (fn must not create or destroy
  * queues). */
 void xq_foreach(void (*fn)(struct xqueue *q, void *arg), void *arg);
-/* The same for a caller that holds the read lock itself (xq_read_lock), so that the queues it
- * saw stay registered, neither destroyed nor reused, until it unlocks. */
-void xq_foreach_locked(void (*fn)(struct xqueue *q, void *arg), void *arg);
-void xq_read_lock(void);
-void xq_read_unlock(void);
 /* The same over the queues that joined scheduling only (xq_join): what decisions, expiry and the
  * boards' listeners look at, so their cost follows the queues that run, not those that exist. */
 void xq_foreach_joined(void (*fn)(struct xqueue *q, void *arg), void *arg);
+/* The same for a caller that holds the read lock itself (xq_read_lock), so that the queues it
+ * saw stay registered, neither destroyed nor reused, until it unlocks. */
 void xq_foreach_joined_locked(void (*fn)(struct xqueue *q, void *arg), void *arg);
+void xq_read_lock(void);
+void xq_read_unlock(void);
 /* Puts q on the list of joined queues and sets q->joined (scheduling lock held). False when
  * memory ran out: q stays out of scheduling, as if it had never run. */
 bool xq_join(struct xqueue *q);
