@@ -351,7 +351,6 @@ void xq_read_unlock(void)
     gp_rwlock_unlock(&lock, GP_RANK_REGISTRY);
 }
 
-
 void xq_foreach_joined_locked(void (*fn)(struct xqueue *q, void *arg), void *arg)
 {
     for (size_t i = 0; i < joined.n; i++)
