@@ -54,34 +54,35 @@ void gp_reported_free(struct gp_reported *seen)
     seen->n = 0;
 }
 
+/* items (capacity *cap elements of size bytes) with room for element n: as it was, or grown
+ * (first: the first capacity); NULL when out of memory, items untouched. */
+static void *grow(void *items, size_t *cap, size_t n, size_t size, size_t first)
+{
+    if (n < *cap)
+        return items;
+    size_t c = *cap ? *cap * 2 : first;
+    void *grown = realloc(items, c * size);
+    if (grown)
+        *cap = c;
+    return grown;
+}
+
 static struct gp_queue_row *new_row(struct gp_sample *s)
 {
-    if (s->n == s->cap) {
-        size_t cap = s->cap ? s->cap * 2 : 64;
-        struct gp_queue_row *rows = realloc(s->rows, cap * sizeof *rows);
-        if (!rows)
-            return NULL;
-        s->rows = rows;
-        s->cap = cap;
-    }
-    struct gp_queue_row *r = &s->rows[s->n];
-    memset(r, 0, sizeof *r);
-    return r;
+    struct gp_queue_row *rows = grow(s->rows, &s->cap, s->n, sizeof *rows, 64);
+    if (!rows)
+        return NULL;
+    s->rows = rows;
+    return memset(&rows[s->n], 0, sizeof *rows);
 }
 
 static struct gp_record_row *new_record(struct gp_sample *s)
 {
-    if (s->nrec == s->caprec) {
-        size_t cap = s->caprec ? s->caprec * 2 : 16;
-        struct gp_record_row *records = realloc(s->records, cap * sizeof *records);
-        if (!records)
-            return NULL;
-        s->records = records;
-        s->caprec = cap;
-    }
-    struct gp_record_row *r = &s->records[s->nrec];
-    memset(r, 0, sizeof *r);
-    return r;
+    struct gp_record_row *records = grow(s->records, &s->caprec, s->nrec, sizeof *records, 16);
+    if (!records)
+        return NULL;
+    s->records = records;
+    return memset(&records[s->nrec], 0, sizeof *records);
 }
 
 /* Copies a process's record (slot i of b, owner word seen as word) into a new record row of s.
