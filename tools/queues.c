@@ -85,6 +85,23 @@ static struct gp_record_row *new_record(struct gp_sample *s)
     return memset(&records[s->nrec], 0, sizeof *records);
 }
 
+/* Where slot i of b comes from, its owner seen as word and incarnation. */
+static void read_id(struct gp_slot_id *id, const struct gp_board *b, unsigned i, uint64_t word,
+                    uint64_t incarnation)
+{
+    const struct gp_board_slot *slot = &b->f->slots[i];
+    snprintf(id->board, sizeof id->board, "%s", b->path);
+    memcpy(id->key, b->f->h.key, sizeof id->key);
+    id->key[sizeof id->key - 1] = '\0';
+    id->slot = i;
+    id->pid = GP_SLOT_OWNER(word);
+    id->owner_start = atomic_load(&slot->owner_start);
+    id->incarnation = incarnation;
+    memcpy(id->comm, slot->comm, sizeof id->comm);
+    id->comm[sizeof id->comm - 1] = '\0';
+    id->device = slot->device;
+}
+
 /* Copies a process's record (slot i of b, owner word seen as word) into a new record row of s.
  * 0 or -ENOMEM. */
 static int read_record(struct gp_sample *s, const struct gp_board *b, unsigned i, uint64_t word,
@@ -94,16 +111,7 @@ static int read_record(struct gp_sample *s, const struct gp_board *b, unsigned i
     struct gp_record_row *r = new_record(s);
     if (!r)
         return -ENOMEM;
-    snprintf(r->board, sizeof r->board, "%s", b->path);
-    memcpy(r->key, b->f->h.key, sizeof r->key);
-    r->key[sizeof r->key - 1] = '\0';
-    r->slot = i;
-    r->pid = GP_SLOT_OWNER(word);
-    r->owner_start = atomic_load(&slot->owner_start);
-    r->incarnation = incarnation;
-    memcpy(r->comm, slot->comm, sizeof r->comm);
-    r->comm[sizeof r->comm - 1] = '\0';
-    r->device = slot->device;
+    read_id(&r->id, b, i, word, incarnation);
     r->unused_queues = atomic_load(&slot->unused_queues);
     if (atomic_load(&slot->owner) == word && atomic_load(&slot->incarnation) == incarnation)
         s->nrec++;
@@ -126,18 +134,9 @@ static int read_slot(struct gp_sample *s, const struct gp_board *b, unsigned i)
     struct gp_queue_row *r = new_row(s);
     if (!r)
         return -ENOMEM;
-    snprintf(r->board, sizeof r->board, "%s", b->path);
-    memcpy(r->key, b->f->h.key, sizeof r->key);
-    r->key[sizeof r->key - 1] = '\0';
-    r->slot = i;
-    r->pid = GP_SLOT_OWNER(word);
-    r->owner_start = atomic_load(&slot->owner_start);
-    r->incarnation = incarnation;
-    memcpy(r->comm, slot->comm, sizeof r->comm);
-    r->comm[sizeof r->comm - 1] = '\0';
+    read_id(&r->id, b, i, word, incarnation);
     r->stream = slot->stream;
     r->thread = slot->thread;
-    r->device = slot->device;
     r->priority = atomic_load(&slot->st.priority);
     r->active = atomic_load(&slot->st.active) != 0;
     r->gate = atomic_load(&slot->st.gate);
@@ -178,13 +177,13 @@ static int take_board(const char *path, void *arg)
 static int by_row(const void *pa, const void *pb)
 {
     const struct gp_queue_row *a = pa, *b = pb;
-    int c = strcmp(a->key, b->key);
+    int c = strcmp(a->id.key, b->id.key);
     if (c)
         return c;
     if (a->priority != b->priority)
         return a->priority > b->priority ? -1 : 1;
-    if (a->pid != b->pid)
-        return a->pid < b->pid ? -1 : 1;
+    if (a->id.pid != b->id.pid)
+        return a->id.pid < b->id.pid ? -1 : 1;
     if (a->stream != b->stream)
         return a->stream < b->stream ? -1 : 1;
     return a->thread < b->thread ? -1 : a->thread > b->thread;
@@ -193,12 +192,12 @@ static int by_row(const void *pa, const void *pb)
 static int by_record(const void *pa, const void *pb)
 {
     const struct gp_record_row *a = pa, *b = pb;
-    int c = strcmp(a->key, b->key);
+    int c = strcmp(a->id.key, b->id.key);
     if (c)
         return c;
-    if (a->pid != b->pid)
-        return a->pid < b->pid ? -1 : 1;
-    return a->slot < b->slot ? -1 : a->slot > b->slot;
+    if (a->id.pid != b->id.pid)
+        return a->id.pid < b->id.pid ? -1 : 1;
+    return a->id.slot < b->id.slot ? -1 : a->id.slot > b->id.slot;
 }
 
 int gp_sample_take(struct gp_sample *s, struct gp_reported *seen)
@@ -220,9 +219,10 @@ int gp_sample_take(struct gp_sample *s, struct gp_reported *seen)
 
 static bool same_queue(const struct gp_queue_row *a, const struct gp_queue_row *b)
 {
-    return a->slot == b->slot && a->pid == b->pid && a->incarnation == b->incarnation &&
-           a->owner_start == b->owner_start && a->stream == b->stream && a->thread == b->thread &&
-           strcmp(a->board, b->board) == 0;
+    return a->id.slot == b->id.slot && a->id.pid == b->id.pid &&
+           a->id.incarnation == b->id.incarnation && a->id.owner_start == b->id.owner_start &&
+           a->stream == b->stream && a->thread == b->thread &&
+           strcmp(a->id.board, b->id.board) == 0;
 }
 
 void gp_sample_rates(struct gp_sample *cur, const struct gp_sample *prev)

@@ -44,15 +44,20 @@ int gp_shims_find(struct gp_shims *out);
 /* ---- queues.c: what the boards hold ---- */
 
 /* One live queue on a board, copied out of its slot. */
-struct gp_queue_row {
+/* Where a row comes from: a slot of a board, and its owner. */
+struct gp_slot_id {
     char board[PATH_MAX]; /* the board file */
     char key[64];         /* the device identity (its PCI bus id) */
     unsigned slot;        /* index on the board: with the owner's identity, the row's identity */
     uint32_t pid;
     uint64_t owner_start, incarnation;
     char comm[16];
-    uint64_t stream, thread;
     int32_t device; /* the owner's device index */
+};
+
+struct gp_queue_row {
+    struct gp_slot_id id;
+    uint64_t stream, thread;
     int32_t priority;
     bool active;
     uint64_t gate;
@@ -63,13 +68,7 @@ struct gp_queue_row {
 /* A process's record on a board (one per process and board): its queues there that never ran
  * (nor were named), which hold no slot and so have no row. */
 struct gp_record_row {
-    char board[PATH_MAX];
-    char key[64];
-    unsigned slot;
-    uint32_t pid;
-    uint64_t owner_start, incarnation;
-    char comm[16];
-    int32_t device; /* the owner's device index */
+    struct gp_slot_id id;
     uint32_t unused_queues;
 };
 

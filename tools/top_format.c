@@ -77,7 +77,8 @@ static const struct gp_record_row *record_of(const struct gp_sample *s,
 {
     for (size_t j = 0; j < s->nrec; j++) {
         const struct gp_record_row *p = &s->records[j];
-        if (p->pid == r->pid && p->incarnation == r->incarnation && strcmp(p->board, r->board) == 0)
+        if (p->id.pid == r->id.pid && p->id.incarnation == r->id.incarnation &&
+            strcmp(p->id.board, r->id.board) == 0)
             return p;
     }
     return NULL;
@@ -94,7 +95,7 @@ static void each_row(const struct gp_sample *s, bool all,
 {
     size_t i = 0, j = all ? 0 : s->nrec;
     while (i < s->n || j < s->nrec) {
-        if (j < s->nrec && (i == s->n || strcmp(s->records[j].key, s->rows[i].key) < 0)) {
+        if (j < s->nrec && (i == s->n || strcmp(s->records[j].id.key, s->rows[i].id.key) < 0)) {
             const struct gp_record_row *p = &s->records[j++];
             if (p->unused_queues)
                 unused(p, arg);
@@ -109,21 +110,27 @@ struct json_ctx {
     size_t printed;
 };
 
+/* Opens the next object of the array: its kind, and where it comes from. */
+static void json_open(struct json_ctx *c, const char *kind, const struct gp_slot_id *id)
+{
+    fputs(c->printed++ ? ",\n  {" : "\n  {", stdout);
+    printf("\"kind\": \"%s\", \"device\": ", kind);
+    json_string(id->key);
+    fputs(", \"board\": ", stdout);
+    json_string(id->board);
+    printf(", \"pid\": %" PRIu32 ", \"command\": ", id->pid);
+    json_string(id->comm);
+}
+
 static void json_row(const struct gp_queue_row *r, void *arg)
 {
     struct json_ctx *c = arg;
-    fputs(c->printed++ ? ",\n  {" : "\n  {", stdout);
-    fputs("\"kind\": \"queue\", \"device\": ", stdout);
-    json_string(r->key);
-    fputs(", \"board\": ", stdout);
-    json_string(r->board);
-    printf(", \"pid\": %" PRIu32 ", \"command\": ", r->pid);
-    json_string(r->comm);
+    json_open(c, "queue", &r->id);
     printf(", \"stream\": \"0x%" PRIx64 "\", \"thread\": %" PRIu64 ", \"device_index\": %d"
            ", \"priority\": %d, \"state\": \"%s\", \"gate\": \"%s\", \"in_flight\": %u"
            ", \"submitted\": %" PRIu64 ", \"completed\": %" PRIu64,
-           r->stream, r->thread, (int)r->device, (int)r->priority, gp_row_state(r), gp_row_gate(r),
-           (unsigned)XQ_GATE_IN_FLIGHT(r->gate), r->submitted, r->completed);
+           r->stream, r->thread, (int)r->id.device, (int)r->priority, gp_row_state(r),
+           gp_row_gate(r), (unsigned)XQ_GATE_IN_FLIGHT(r->gate), r->submitted, r->completed);
     if (r->submitted_per_s >= 0)
         printf(", \"submitted_per_s\": %.1f", r->submitted_per_s);
     else
@@ -139,14 +146,8 @@ static void json_row(const struct gp_queue_row *r, void *arg)
 static void json_unused(const struct gp_record_row *p, void *arg)
 {
     struct json_ctx *c = arg;
-    fputs(c->printed++ ? ",\n  {" : "\n  {", stdout);
-    fputs("\"kind\": \"unused\", \"device\": ", stdout);
-    json_string(p->key);
-    fputs(", \"board\": ", stdout);
-    json_string(p->board);
-    printf(", \"pid\": %" PRIu32 ", \"command\": ", p->pid);
-    json_string(p->comm);
-    printf(", \"device_index\": %d, \"unused_queues\": %" PRIu32 "}", (int)p->device,
+    json_open(c, "unused", &p->id);
+    printf(", \"device_index\": %d, \"unused_queues\": %" PRIu32 "}", (int)p->id.device,
            p->unused_queues);
 }
 
@@ -203,8 +204,8 @@ static void table_row(const struct gp_queue_row *r, void *arg)
     if (!fits(arg))
         return;
     char key[17], comm[16], queue[48], rate[24], held[24];
-    printable(key, sizeof key, r->key);
-    printable(comm, sizeof comm, r->comm);
+    printable(key, sizeof key, r->id.key);
+    printable(comm, sizeof comm, r->id.comm);
     if (r->thread)
         snprintf(queue, sizeof queue, "0x%" PRIx64 "/%" PRIu64, r->stream, r->thread);
     else
@@ -214,9 +215,9 @@ static void table_row(const struct gp_queue_row *r, void *arg)
     else
         snprintf(rate, sizeof rate, "-");
     duration(held, sizeof held, r->held_ns);
-    printf("%-16s %8" PRIu32 " %-15s %-24s %5d %-6s %-9s %5u %9s %9s\n", key, r->pid, comm, queue,
-           (int)r->priority, gp_row_state(r), gp_row_gate(r), (unsigned)XQ_GATE_IN_FLIGHT(r->gate),
-           rate, held);
+    printf("%-16s %8" PRIu32 " %-15s %-24s %5d %-6s %-9s %5u %9s %9s\n", key, r->id.pid, comm,
+           queue, (int)r->priority, gp_row_state(r), gp_row_gate(r),
+           (unsigned)XQ_GATE_IN_FLIGHT(r->gate), rate, held);
 }
 
 /* A process's unused queues on a device: one row, as a count (they have no slot each). */
@@ -225,11 +226,11 @@ static void table_unused(const struct gp_record_row *p, void *arg)
     if (!fits(arg))
         return;
     char key[17], comm[16], queue[48];
-    printable(key, sizeof key, p->key);
-    printable(comm, sizeof comm, p->comm);
+    printable(key, sizeof key, p->id.key);
+    printable(comm, sizeof comm, p->id.comm);
     snprintf(queue, sizeof queue, "%" PRIu32 " unused", p->unused_queues);
-    printf("%-16s %8" PRIu32 " %-15s %-24s %5s %-6s %-9s %5s %9s %9s\n", key, p->pid, comm, queue,
-           "-", "-", "-", "-", "-", "-");
+    printf("%-16s %8" PRIu32 " %-15s %-24s %5s %-6s %-9s %5s %9s %9s\n", key, p->id.pid, comm,
+           queue, "-", "-", "-", "-", "-", "-");
 }
 
 void gp_print_table(const struct gp_sample *s, size_t max_rows, bool all)
@@ -280,9 +281,9 @@ size_t gp_print_processes(const struct gp_sample *s, size_t width)
     }
     size_t n = 0;
     for (size_t i = 0; i < s->n; i++)
-        process_of(ps, &n, s->rows[i].pid, s->rows[i].comm)->queues++;
+        process_of(ps, &n, s->rows[i].id.pid, s->rows[i].id.comm)->queues++;
     for (size_t i = 0; i < s->nrec; i++) {
-        struct process_sum *p = process_of(ps, &n, s->records[i].pid, s->records[i].comm);
+        struct process_sum *p = process_of(ps, &n, s->records[i].id.pid, s->records[i].id.comm);
         p->unused += s->records[i].unused_queues;
         p->counted = true;
     }
