@@ -17,13 +17,9 @@
 #include "gp_priority.h"
 #include "sched_board.h"
 
-#define MAX_STREAM_PRIORITIES 64
-
 static enum sched_policy policy = SCHED_POLICY_HPF;
 static bool has_process_priority;
 static int process_priority;
-static int stream_priorities[MAX_STREAM_PRIORITIES];
-static int stream_priorities_n;
 static _Atomic int streams_created;
 
 /* Set by `gpuprio set PID PRIORITY` through the board: this process's queues to come. */
@@ -223,8 +219,9 @@ static void queue_created(struct xqueue *q)
         p = process_priority;
         src = XQ_PRIO_ENV_PROCESS;
     }
-    if (env_stream >= 0 && env_stream < stream_priorities_n) {
-        p = stream_priorities[env_stream];
+    const int *env_list; /* GPUPRIO_STREAM_PRIORITIES, as the options table holds it */
+    if (env_stream >= 0 && env_stream < gp_opt_priority_list(GP_OPT_STREAM_PRIORITIES, &env_list)) {
+        p = env_list[env_stream];
         src = XQ_PRIO_ENV_STREAM;
     }
     if (thread_has_priority && q->owner_tid == gp_tid()) {
@@ -244,16 +241,6 @@ static void queue_created(struct xqueue *q)
 static void board_changed(int device, bool decide);
 static bool device_held(int device);
 
-static void read_priorities(void)
-{
-    has_process_priority = gp_opt_priority(GP_OPT_PRIORITY, &process_priority);
-    const int *list;
-    int n = gp_opt_priority_list(GP_OPT_STREAM_PRIORITIES, &list);
-    stream_priorities_n = n < MAX_STREAM_PRIORITIES ? n : MAX_STREAM_PRIORITIES;
-    for (int i = 0; i < stream_priorities_n; i++)
-        stream_priorities[i] = list[i];
-}
-
 void sched_configure(const struct xq_marker_ops *ops)
 {
     policy = (enum sched_policy)gp_opt_choice(GP_OPT_POLICY);
@@ -267,7 +254,7 @@ void sched_configure(const struct xq_marker_ops *ops)
         /* GPUPRIO_LOG=debug: where calls that held an application thread this long went. */
         .slow_ns = gp_log_on(GP_LOG_DEBUG) ? 1000 * gp_opt_uint(GP_OPT_SLOW_US) : 0,
     };
-    read_priorities();
+    has_process_priority = gp_opt_priority(GP_OPT_PRIORITY, &process_priority);
     sb_configure(&(struct sb_upcalls){.changed = board_changed, .device_held = device_held});
     xq_admission_configure(
         &cfg, ops,
