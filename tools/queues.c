@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "board.h"
+#include "gp_grow.h"
 #include "tool.h"
 
 uint64_t gp_tool_now_ns(void)
@@ -54,22 +55,9 @@ void gp_reported_free(struct gp_reported *seen)
     seen->n = 0;
 }
 
-/* items (capacity *cap elements of size bytes) with room for element n: as it was, or grown
- * (first: the first capacity); NULL when out of memory, items untouched. */
-static void *grow(void *items, size_t *cap, size_t n, size_t size, size_t first)
-{
-    if (n < *cap)
-        return items;
-    size_t c = *cap ? *cap * 2 : first;
-    void *grown = realloc(items, c * size);
-    if (grown)
-        *cap = c;
-    return grown;
-}
-
 static struct gp_queue_row *new_row(struct gp_sample *s)
 {
-    struct gp_queue_row *rows = grow(s->rows, &s->cap, s->n, sizeof *rows, 64);
+    struct gp_queue_row *rows = gp_grow(s->rows, &s->cap, s->n, sizeof *rows, 64);
     if (!rows)
         return NULL;
     s->rows = rows;
@@ -78,7 +66,7 @@ static struct gp_queue_row *new_row(struct gp_sample *s)
 
 static struct gp_record_row *new_record(struct gp_sample *s)
 {
-    struct gp_record_row *records = grow(s->records, &s->caprec, s->nrec, sizeof *records, 16);
+    struct gp_record_row *records = gp_grow(s->records, &s->caprec, s->nrec, sizeof *records, 16);
     if (!records)
         return NULL;
     s->records = records;

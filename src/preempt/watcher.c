@@ -19,6 +19,7 @@
 
 #include "cost.h"
 #include "gp_clock.h"
+#include "gp_grow.h"
 #include "gp_lockrank.h"
 #include "gp_log.h"
 
@@ -236,16 +237,11 @@ void xq_watch(struct xqueue *q)
 {
     lock_list();
     if (q) {
-        if (w.n == w.cap) {
-            size_t cap = w.cap ? w.cap * 2 : 16;
-            struct xqueue **l = realloc(w.list, cap * sizeof *l);
-            if (l) {
-                w.list = l;
-                w.cap = cap;
-            }
-        }
-        if (w.n < w.cap)
+        struct xqueue **l = gp_grow(w.list, &w.cap, w.n, sizeof *l, 16);
+        if (l) {
+            w.list = l;
             w.list[w.n++] = q;
+        }
         /* Out of memory: the queue's markers are never followed and the watchdog lets
          * its waiters through; gpuprio degrades, the application goes on. */
     }

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "gp_clock.h"
+#include "gp_grow.h"
 #include "gp_lockrank.h"
 
 struct slot {
@@ -229,16 +230,10 @@ bool xq_join(struct xqueue *q)
     bool ok = true;
     gp_rwlock_wrlock(&lock, GP_RANK_REGISTRY);
     if (!atomic_load(&q->joined)) {
-        if (joined.n == joined.cap) {
-            size_t n = joined.cap ? joined.cap * 2 : 32;
-            struct xqueue **l = realloc(joined.q, n * sizeof *l);
-            if (l) {
-                joined.q = l;
-                joined.cap = n;
-            }
-        }
-        ok = joined.n < joined.cap;
+        struct xqueue **l = gp_grow(joined.q, &joined.cap, joined.n, sizeof *l, 32);
+        ok = l != NULL;
         if (ok) {
+            joined.q = l;
             q->joined_at = joined.n;
             joined.q[joined.n++] = q;
             atomic_store(&q->joined, true);
