@@ -7,10 +7,15 @@
  * scheduling lock, which is also what waiting threads sleep on; the watcher takes it only to
  * wake threads that wait.
  *
- * A queue goes idle only under the lock, and its thread can reserve without the lock, so the
- * two sides use the store-then-load pattern: admission reserves, then reads `active`; the
- * watcher clears `active`, then reads the gate again and takes it back if a slot was reserved
- * meanwhile. With sequentially consistent atomics one of them always sees the other.
+ * The watcher's expiry does not take the lock for its pass over the queues: a queue becoming
+ * active must never wait behind it. A queue goes idle by a compare-and-swap on `active`
+ * (activation exchanges it the other way, so each change is counted once), and the lock is
+ * taken only afterwards, to decide with the queues that did go idle. Its thread can reserve
+ * without any lock, so the two sides use the store-then-load pattern: admission reserves, then
+ * reads `active`; expiry clears `active`, then reads the gate again and takes it back if a slot
+ * was reserved meanwhile. With sequentially consistent atomics one of them always sees the
+ * other. Every change of `active` is followed by a decision under the lock, and a decision
+ * reads the flags as they are then, so the last one decided on the state that holds.
  */
 #include "admission.h"
 
@@ -37,7 +42,7 @@ static _Atomic uint64_t capture_epoch; /* captures begun and ended */
 static _Atomic bool exiting;           /* exit began: admit everything */
 static _Atomic uint64_t progress;      /* markers reached, process-wide, for the watchdog */
 static _Atomic int total_waiters;      /* threads held anywhere */
-static _Atomic int active_queues;      /* under the scheduling lock; lets idle scans be skipped */
+static _Atomic int active_queues;      /* lets idle scans be skipped */
 static atomic_flag watchdog_warned = ATOMIC_FLAG_INIT;
 
 static void completed(struct xqueue *q, unsigned n, uint64_t cost_ns);
@@ -193,14 +198,30 @@ static bool reserve(struct xqueue *q, struct xq_ticket *t, bool force, uint64_t 
     return true;
 }
 
+/* Marks q active; true when it was idle (counted here). */
+static bool mark_active(struct xqueue *q)
+{
+    if (atomic_exchange(&xq_st(q)->active, true))
+        return false;
+    atomic_fetch_add(&active_queues, 1);
+    return true;
+}
+
+/* Marks q idle; true when it was active. */
+static bool mark_idle(struct xqueue *q)
+{
+    uint32_t was = true;
+    if (!atomic_compare_exchange_strong(&xq_st(q)->active, &was, false))
+        return false;
+    atomic_fetch_sub(&active_queues, 1);
+    return true;
+}
+
 /* With the scheduling lock held. */
 static void activate_locked(struct xqueue *q)
 {
-    if (atomic_load(&xq_st(q)->active))
-        return;
-    atomic_store(&xq_st(q)->active, true);
-    atomic_fetch_add(&active_queues, 1);
-    hooks.activity_changed(q->device);
+    if (mark_active(q))
+        hooks.activity_changed(q->device);
 }
 
 static void wait_for_admission(struct xqueue *q, struct xq_ticket *t)
@@ -274,10 +295,8 @@ static void activate(struct xqueue *q, struct xq_ticket *t)
     }
     activate_locked(q);
     if (joining && !(atomic_load(&xq_st(q)->gate) & XQ_GATE_DECISION) &&
-        !atomic_load(&q->waiters)) {
-        atomic_store(&xq_st(q)->active, false);
-        atomic_fetch_sub(&active_queues, 1);
-    }
+        !atomic_load(&q->waiters))
+        mark_idle(q);
     xq_sched_unlock();
     if (t->timed_from_ns)
         t->activation_ns = now_ns() - t->timed_from_ns;
@@ -450,6 +469,7 @@ struct expire_scan {
     int device; /* the device of the queues that went idle, or XQ_ALL_DEVICES */
 };
 
+/* Without the scheduling lock (see the top of the file). */
 static void expire_one(struct xqueue *q, void *arg)
 {
     struct expire_scan *scan = arg;
@@ -462,28 +482,31 @@ static void expire_one(struct xqueue *q, void *arg)
             scan->next = end;
         return;
     }
-    atomic_store(&xq_st(q)->active, false);
-    if (XQ_GATE_IN_FLIGHT(atomic_load(&xq_st(q)->gate))) { /* reserved meanwhile: still active */
-        atomic_store(&xq_st(q)->active, true);
+    if (!mark_idle(q))
+        return; /* made idle meanwhile by activation's own undo, which decided */
+    /* Reserved meanwhile: still active. Its thread may have made it so again already, and
+     * decided; if not, a decision taken since may have seen it idle, so it is decided again. */
+    if ((XQ_GATE_IN_FLIGHT(atomic_load(&xq_st(q)->gate)) || atomic_load(&q->waiters)) &&
+        !mark_active(q))
         return;
-    }
-    atomic_fetch_sub(&active_queues, 1);
     scan->device = !scan->changed || scan->device == q->device ? q->device : XQ_ALL_DEVICES;
     scan->changed = true;
 }
 
 /* For the watcher: queues idle for the grace window become inactive; returns when the next
- * grace window ends (0: none pending). */
+ * grace window ends (0: none pending). The pass takes only the registry's read lock; the
+ * scheduling lock is taken after it, and only when some queue did go idle. */
 static uint64_t expire_idle(uint64_t now)
 {
     if (!atomic_load(&active_queues))
         return 0;
     struct expire_scan scan = {.now = now};
-    xq_sched_lock();
     xq_foreach_joined(expire_one, &scan);
-    if (scan.changed)
+    if (scan.changed) {
+        xq_sched_lock();
         hooks.activity_changed(scan.device);
-    xq_sched_unlock();
+        xq_sched_unlock();
+    }
     return scan.next;
 }
 

@@ -95,7 +95,9 @@ struct xqueue {
     size_t joined_at; /* its index in the registry's list of joined queues (registry lock) */
     _Atomic uint64_t last_done_ns;
     _Atomic bool capturing; /* a stream capture begun on it has not ended */
-    uint32_t request_seen;  /* the board's last priority request applied (sched) */
+    /* The board's last priority request applied; written by its device's listener under the
+     * scheduling lock, read by that listener without it. */
+    _Atomic uint32_t request_seen;
     /* Whether it is counted among its device's queues that never joined scheduling (sched):
      * 0 not yet, 1 counted (from its creation), 2 no longer (it joined, or is gone). */
     _Atomic uint8_t unused_state;

@@ -48,7 +48,7 @@ static struct device_board {
     struct gp_board_slot *_Atomic record; /* this process's record on the board, or NULL */
     _Atomic uint32_t unused;              /* queues on the device that never joined */
     _Atomic uint32_t publishers;          /* threads storing the count into the record */
-    uint32_t record_request_seen;         /* scheduling lock */
+    _Atomic uint32_t record_request_seen; /* written by the listener, under the scheduling lock */
 } boards[SB_MAX_DEVICES];
 
 static pthread_mutex_t boards_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -229,7 +229,7 @@ static void claim_record(struct device_board *d, int device)
     }
     r->device = device;
     atomic_store(&r->st.priority, GP_RECORD_NO_PRIORITY);
-    d->record_request_seen = 0;
+    atomic_store(&d->record_request_seen, 0);
     gp_board_publish_record(&d->b, r);
     atomic_store(&d->record, r);
     publish_unused(d);
@@ -269,14 +269,21 @@ void sb_queue_joined(struct xqueue *q)
     uncount(q);
 }
 
+bool sb_record_request_pending(int device)
+{
+    struct device_board *d = usable(device);
+    struct gp_board_slot *r = d ? atomic_load(&d->record) : NULL;
+    return r && atomic_load(&r->request_seq) != atomic_load(&d->record_request_seen);
+}
+
 bool sb_record_request(int device, int *priority)
 {
     struct device_board *d = usable(device);
     struct gp_board_slot *r = d ? atomic_load(&d->record) : NULL;
     uint32_t seq = r ? atomic_load(&r->request_seq) : 0;
-    if (!r || seq == d->record_request_seen)
+    if (!r || seq == atomic_load(&d->record_request_seen))
         return false;
-    d->record_request_seen = seq;
+    atomic_store(&d->record_request_seen, seq);
     *priority = atomic_load(&r->request);
     return (seq & GP_REQUEST_PROCESS) != 0;
 }
@@ -375,7 +382,7 @@ void sb_attach(struct xqueue *q)
     s->thread = q->key.tid;
     s->device = q->device;
     s->flags = q->flags;
-    q->request_seen = 0;
+    atomic_store(&q->request_seen, 0);
     atomic_store(&s->st.priority, atomic_load(&q->own.priority));
     atomic_store(&s->st.active, atomic_load(&q->own.active));
     atomic_store(&s->st.gate, atomic_load(&q->own.gate));

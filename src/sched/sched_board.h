@@ -46,6 +46,8 @@ void sb_queue_joined(struct xqueue *q);
 /* A process-wide priority request (gpuprio set PID PRIORITY) in the process's record on device's
  * board that was not seen yet: true, with its priority (not yet checked). Scheduling lock held. */
 bool sb_record_request(int device, int *priority);
+/* Whether sb_record_request would find one; takes no lock and consumes nothing. */
+bool sb_record_request_pending(int device);
 /* It was applied: the record shows the priority (gpuprio set waits to see it there). */
 void sb_record_applied(int device, int priority);
 

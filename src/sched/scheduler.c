@@ -277,14 +277,30 @@ struct request_scan {
     bool changed;
 };
 
+/* q's slot, when a priority request in it was not applied yet (*seq: the request's). */
+static struct gp_board_slot *unseen_request(struct xqueue *q, int device, uint32_t *seq)
+{
+    struct gp_board_slot *s = q->device == device ? sb_slot_of(q) : NULL;
+    *seq = s ? atomic_load(&s->request_seq) : 0;
+    return s && *seq != atomic_load(&q->request_seen) ? s : NULL;
+}
+
+static void note_request(struct xqueue *q, void *arg)
+{
+    struct request_scan *r = arg;
+    uint32_t seq;
+    if (unseen_request(q, r->device, &seq))
+        r->changed = true;
+}
+
 static void apply_request(struct xqueue *q, void *arg)
 {
     struct request_scan *r = arg;
-    struct gp_board_slot *s = q->device == r->device ? sb_slot_of(q) : NULL;
-    uint32_t seq = s ? atomic_load(&s->request_seq) : 0;
-    if (!s || seq == q->request_seen)
+    uint32_t seq;
+    struct gp_board_slot *s = unseen_request(q, r->device, &seq);
+    if (!s)
         return;
-    q->request_seen = seq;
+    atomic_store(&q->request_seen, seq);
     int priority = atomic_load(&s->request);
     if (!gp_priority_valid(priority))
         return;
@@ -326,10 +342,20 @@ static bool apply_process_request(int device)
  * request in the record is applied before those in the queues' slots: a later request for one
  * stream (only in its slot) must not be undone by an earlier one for the whole process, and a
  * later one for the whole process is in every slot too.
+ *
+ * Most wakes bring neither a request nor a reason to decide (another process's queue went
+ * active or idle, the liveness period ended): those are found so without the scheduling lock,
+ * which a queue becoming active must never wait behind.
  */
 static void board_changed(int device, bool decide)
 {
     struct request_scan r = {.device = device};
+    if (!decide && !sb_record_request_pending(device)) {
+        xq_foreach_joined(note_request, &r);
+        if (!r.changed)
+            return;
+        r.changed = false;
+    }
     xq_sched_lock();
     bool whole_process = apply_process_request(device);
     xq_foreach_joined(apply_request, &r);

@@ -1,0 +1,332 @@
+/*
+ * gate_probe.cu - what a closed wait-value gate does on an NVIDIA GPU, measured before Level 2
+ * (issue 14) builds on it. No gpuprio code is involved: the gate is a 64-bit word in shared host
+ * memory, registered with the runtime, and a low-priority stream waits on it
+ * (cuStreamWaitValue64, GEQ) before each of its kernels; "open" is a value far ahead of every
+ * waiter, "closed" is 0.
+ *
+ * A high-priority client (an empty kernel, launch to synchronize, 3 ms apart) is timed next to a
+ * low-priority load of SPIN_US-microsecond kernels covering every SM, kept DEPTH deep, in
+ * another process (fork before CUDA starts; the gate word is a shared anonymous mapping) or in
+ * the same process on a stream of the lowest hardware priority (the client's stream then has the
+ * highest). Rows:
+ *   alone         the client with nothing else on the GPU
+ *   spin          the load without gates (what Level 1's admission faces)
+ *   gated-open    the load with a gate before every kernel, never closed (the gates' cost)
+ *   preempt       the client closes the gate, launches, synchronizes, opens it again
+ *   blocked       the load's stream waits at a closed gate the whole time: does a context that
+ *                 waits on a semaphore hold on to the GPU?
+ * and the host cost of one cuStreamWaitValue64 call on an open gate. Prints one table.
+ *
+ * Build: nvcc -O2 -arch=native bench/gpu/gate_probe.cu -o gate_probe -lcuda
+ * Run:   ./gate_probe [SPIN_US [DEPTH [REQUESTS]]]   (defaults 400 16 300)
+ */
+#include <cuda.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
+#include <pthread.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <vector>
+
+#define OPEN (UINT64_C(1) << 62)
+#define CLOSED UINT64_C(0)
+
+#define CK(x)                                                                                      \
+    do {                                                                                           \
+        cudaError_t e_ = (x);                                                                      \
+        if (e_ != cudaSuccess) {                                                                   \
+            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_));    \
+            _exit(1);                                                                              \
+        }                                                                                          \
+    } while (0)
+#define CKD(x)                                                                                     \
+    do {                                                                                           \
+        CUresult r_ = (x);                                                                         \
+        if (r_ != CUDA_SUCCESS) {                                                                  \
+            const char *s_ = "?";                                                                  \
+            cuGetErrorString(r_, &s_);                                                             \
+            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, s_);                        \
+            _exit(1);                                                                              \
+        }                                                                                          \
+    } while (0)
+
+/* Shared between the two processes (an anonymous shared mapping made before fork). */
+struct shared {
+    volatile uint64_t gate;
+    volatile int load_mode; /* 0 stop, 1 spin, 2 gated, 3 blocked */
+    volatile int load_ready;
+    volatile int load_quit;
+};
+
+__global__ void spin(unsigned long long ns)
+{
+    unsigned long long start, t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
+    do {
+        asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    } while (t - start < ns);
+}
+
+__global__ void empty() {}
+
+static double now_us()
+{
+    timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
+}
+
+static int sms;
+static unsigned spin_us = 400, depth = 16, requests = 300;
+
+/* The load: kernels of spin_us over every SM, depth deep, each behind a gate when gated; when
+ * blocked, only a wait on the closed gate (and a kernel behind it) is queued. Runs until mode
+ * leaves want. */
+static void run_load(shared *sh, cudaStream_t s, CUdeviceptr gate_dev, int want)
+{
+    std::vector<cudaEvent_t> ev(depth);
+    for (auto &e : ev)
+        CK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+    unsigned long long ns = 1000ull * spin_us;
+    if (want == 3) {
+        CKD(cuStreamWaitValue64((CUstream)s, gate_dev, 1, CU_STREAM_WAIT_VALUE_GEQ));
+        spin<<<sms * 4, 128, 0, s>>>(ns);
+        sh->load_ready = 1;
+        while (sh->load_mode == want)
+            usleep(100);
+        sh->gate = OPEN; /* let the stream drain */
+    } else {
+        sh->load_ready = 1;
+        for (unsigned i = 0; sh->load_mode == want; i++) {
+            cudaEvent_t e = ev[i % depth];
+            if (i >= depth)
+                CK(cudaEventSynchronize(e));
+            if (want == 2)
+                CKD(cuStreamWaitValue64((CUstream)s, gate_dev, 1, CU_STREAM_WAIT_VALUE_GEQ));
+            spin<<<sms * 4, 128, 0, s>>>(ns);
+            CK(cudaEventRecord(e, s));
+        }
+    }
+    CK(cudaStreamSynchronize(s));
+    for (auto &e : ev)
+        CK(cudaEventDestroy(e));
+}
+
+struct row {
+    const char *name;
+    std::vector<double> us;
+};
+
+static void print_row(const char *where, const row &r, double alone_p50)
+{
+    std::vector<double> v = r.us;
+    std::sort(v.begin(), v.end());
+    auto pct = [&](double p) { return v[std::min(v.size() - 1, (size_t)(p * v.size()))]; };
+    printf("%-13s %-11s %8.1f %8.1f %8.1f %8.1f %8.1f  %6.2fx\n", where, r.name, pct(0.5),
+           pct(0.9), pct(0.99), v.back(), v.front(), alone_p50 > 0 ? pct(0.5) / alone_p50 : 1.0);
+}
+
+/* The client's round trips; with preempt, it closes the gate first and opens it after. */
+static row client(const char *name, shared *sh, cudaStream_t s, bool preempt)
+{
+    row r{name, {}};
+    for (int i = 0; i < 20; i++) { /* warm up */
+        empty<<<1, 1, 0, s>>>();
+        CK(cudaStreamSynchronize(s));
+    }
+    for (unsigned i = 0; i < requests; i++) {
+        usleep(3000);
+        double t0 = now_us();
+        if (preempt)
+            sh->gate = CLOSED;
+        empty<<<1, 1, 0, s>>>();
+        CK(cudaStreamSynchronize(s));
+        double t1 = now_us();
+        if (preempt)
+            sh->gate = OPEN;
+        r.us.push_back(t1 - t0);
+    }
+    return r;
+}
+
+static CUdeviceptr register_gate(shared *sh)
+{
+    CK(cudaHostRegister((void *)sh, 4096, cudaHostRegisterMapped | cudaHostRegisterPortable));
+    void *dev;
+    CK(cudaHostGetDevicePointer(&dev, (void *)&sh->gate, 0));
+    return (CUdeviceptr)dev;
+}
+
+static void check_support()
+{
+    CK(cudaFree(0));
+    CUdevice d;
+    CKD(cuCtxGetDevice(&d));
+    int memops = 0, host = 0;
+    CKD(cuDeviceGetAttribute(&memops, CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS, d));
+    CKD(cuDeviceGetAttribute(&host, CU_DEVICE_ATTRIBUTE_CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM,
+                             d));
+    CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+    printf("# 64-bit stream memory operations: %d, host pointer for registered memory: %d, "
+           "SMs: %d\n",
+           memops, host, sms);
+}
+
+static const int modes[] = {1, 2, 2, 3};
+static const char *names[] = {"spin", "gated-open", "preempt", "blocked"};
+
+/* Wait-value host cost: calls per microsecond on an open gate, on an otherwise idle stream. */
+static void wait_call_cost(CUdeviceptr gate_dev)
+{
+    cudaStream_t s;
+    CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    for (int rep = 0; rep < 3; rep++) {
+        const int n = 20000;
+        double t0 = now_us();
+        for (int i = 0; i < n; i++)
+            CKD(cuStreamWaitValue64((CUstream)s, gate_dev, 1, CU_STREAM_WAIT_VALUE_GEQ));
+        double t1 = now_us();
+        CK(cudaStreamSynchronize(s));
+        double t2 = now_us();
+        for (int i = 0; i < n; i++)
+            empty<<<1, 1, 0, s>>>();
+        double t3 = now_us();
+        CK(cudaStreamSynchronize(s));
+        printf("# host cost: cuStreamWaitValue64 %.3f us per call, empty launch %.3f us per "
+               "call (%d calls each)\n",
+               (t1 - t0) / n, (t3 - t2) / n, n);
+    }
+    CK(cudaStreamDestroy(s));
+}
+
+static void two_processes(shared *sh)
+{
+    sh->gate = OPEN;
+    sh->load_mode = 0;
+    pid_t pid = fork();
+    if (pid == 0) { /* the load */
+        check_support();
+        CUdeviceptr gate_dev = register_gate(sh);
+        cudaStream_t s;
+        CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+        while (!sh->load_quit) {
+            int m = sh->load_mode;
+            if (m)
+                run_load(sh, s, gate_dev, m);
+            else
+                usleep(200);
+        }
+        _exit(0);
+    }
+    check_support();
+    cudaStream_t s;
+    CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    row alone = client("alone", sh, s, false);
+    std::vector<double> a = alone.us;
+    std::sort(a.begin(), a.end());
+    double alone_p50 = a[a.size() / 2];
+    print_row("2 processes", alone, alone_p50);
+    fflush(stdout);
+    for (int k = 0; k < 4; k++) {
+        sh->gate = modes[k] == 3 ? CLOSED : OPEN;
+        sh->load_ready = 0;
+        sh->load_mode = modes[k];
+        while (!sh->load_ready)
+            usleep(100);
+        usleep(20000);
+        row r = client(names[k], sh, s, k == 2);
+        sh->load_mode = 0;
+        usleep(20000);
+        print_row("2 processes", r, alone_p50);
+        fflush(stdout);
+    }
+    sh->load_quit = 1;
+    int status;
+    waitpid(pid, &status, 0);
+    if (!WIFEXITED(status) || WEXITSTATUS(status))
+        printf("# the load process failed (status %#x)\n", status);
+}
+
+static void *load_thread(void *arg)
+{
+    void **a = (void **)arg;
+    shared *sh = (shared *)a[0];
+    cudaStream_t s = (cudaStream_t)a[1];
+    CUdeviceptr gate_dev = (CUdeviceptr)a[2];
+    while (!sh->load_quit) {
+        int m = sh->load_mode;
+        if (m)
+            run_load(sh, s, gate_dev, m);
+        else
+            usleep(200);
+    }
+    return nullptr;
+}
+
+static void one_process(shared *sh)
+{
+    check_support();
+    CUdeviceptr gate_dev = register_gate(sh);
+    int least, greatest;
+    CK(cudaDeviceGetStreamPriorityRange(&least, &greatest));
+    cudaStream_t hi, lo;
+    CK(cudaStreamCreateWithPriority(&hi, cudaStreamNonBlocking, greatest));
+    CK(cudaStreamCreateWithPriority(&lo, cudaStreamNonBlocking, least));
+    sh->gate = OPEN;
+    sh->load_mode = 0;
+    sh->load_quit = 0;
+    pthread_t t;
+    void *args[3] = {sh, lo, (void *)gate_dev};
+    pthread_create(&t, nullptr, load_thread, args);
+    row alone = client("alone", sh, hi, false);
+    std::vector<double> a = alone.us;
+    std::sort(a.begin(), a.end());
+    double alone_p50 = a[a.size() / 2];
+    print_row("1 process", alone, alone_p50);
+    fflush(stdout);
+    for (int k = 0; k < 4; k++) {
+        sh->gate = modes[k] == 3 ? CLOSED : OPEN;
+        sh->load_ready = 0;
+        sh->load_mode = modes[k];
+        while (!sh->load_ready)
+            usleep(100);
+        usleep(20000);
+        row r = client(names[k], sh, hi, k == 2);
+        sh->load_mode = 0;
+        usleep(20000);
+        print_row("1 process", r, alone_p50);
+        fflush(stdout);
+    }
+    sh->load_quit = 1;
+    pthread_join(t, nullptr);
+    wait_call_cost(gate_dev);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc > 1)
+        spin_us = (unsigned)atoi(argv[1]);
+    if (argc > 2)
+        depth = (unsigned)atoi(argv[2]);
+    if (argc > 3)
+        requests = (unsigned)atoi(argv[3]);
+    shared *sh = (shared *)mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
+                                -1, 0);
+    if (sh == MAP_FAILED)
+        return 1;
+    printf("# client round trip (us), %u requests 3 ms apart; load: %u-us kernels on every SM, "
+           "%u deep\n",
+           requests, spin_us, depth);
+    printf("%-13s %-11s %8s %8s %8s %8s %8s  %7s\n", "where", "row", "P50", "P90", "P99", "max",
+           "min", "P50/alone");
+    two_processes(sh); /* first: the parent has not started CUDA before it forks */
+    one_process(sh);
+    return 0;
+}
