@@ -294,8 +294,7 @@ static void activate(struct xqueue *q, struct xq_ticket *t)
         }
     }
     activate_locked(q);
-    if (joining && !(atomic_load(&xq_st(q)->gate) & XQ_GATE_DECISION) &&
-        !atomic_load(&q->waiters))
+    if (joining && !(atomic_load(&xq_st(q)->gate) & XQ_GATE_DECISION) && !atomic_load(&q->waiters))
         mark_idle(q);
     xq_sched_unlock();
     if (t->timed_from_ns)
