@@ -6,8 +6,9 @@
  * The shim describes itself in core_shim (its platform and its table of entry points); the core
  * resolves the entry points, answers run-time lookups (dlsym and the runtime's proc-address
  * functions) with the same rules on every platform, maps stream handles onto XQueues with one
- * rule, registers streams, and guards the platform's completion markers. The wrapper skeleton
- * itself (observing, forwarding and tracking each call) is still each shim's.
+ * rule, registers streams, guards the platform's completion markers, and is the skeleton of
+ * every wrapper (observing, forwarding and tracking each call, by its kind: kinds.def). A
+ * platform's shim is its list of entry points, its types and its HAL.
  */
 #ifndef GPUPRIO_CORE_H
 #define GPUPRIO_CORE_H
@@ -18,6 +19,7 @@
 #include <stdint.h>
 
 #include "admission.h"
+#include "gp_bind.h"
 #include "platform.h"
 #include "xqueue.h"
 
@@ -91,5 +93,51 @@ extern __attribute__((visibility("hidden"))) _Thread_local int core_depth;
 
 /* The platform's completion markers as admission must call them (for sched_configure). */
 const struct xq_marker_ops *core_markers(void);
+
+/* ---- the wrapper skeleton (call.c) ---- */
+
+enum core_kind {
+#define CORE_KIND(name, stream) CORE_KIND_##name,
+#include "kinds.def"
+#undef CORE_KIND
+};
+
+/* One intercepted call, from before it is forwarded to after. */
+struct core_call {
+    enum core_kind kind;
+    void *stream; /* the entry's stream expression (kinds.def: a handle or a pointer) */
+    struct xqueue *q;
+    struct xq_ticket ticket;
+};
+
+/* Before forwarding the call of entry point `entry` (its index in core_shim's table) with cost
+ * key `what` (cost.h): finds its queue and admits its work, which may hold the thread. */
+void core_call_begin(struct core_call *c, enum core_kind kind, void *stream, unsigned entry,
+                     uint64_t what);
+/* After forwarding, inside the depth; ok: the runtime reported success. */
+void core_call_end(struct core_call *c, bool ok);
+
+/*
+ * The body of every generated wrapper: forward through gp_real (a function pointer, NULL when
+ * the runtime lacks the function; then whatever another library of the process defines under
+ * the name, or `unbound`), observing and tracking around it. `forward` is the expression that
+ * forwards (normally `gp_real args`); the result equals `success` when the call succeeded.
+ * Locals carry a gp_ prefix so that they cannot clash with the API lists' parameter names.
+ */
+#define CORE_WRAPPER_BODY(result_type, unbound, success, gp_real, name, kind, stream, entry, what, \
+                          args, forward)                                                           \
+    if (!gp_real) {                                                                                \
+        *(void **)&gp_real = gp_unbound_fn(name, __builtin_return_address(0));                     \
+        return gp_real ? gp_real args : unbound;                                                   \
+    }                                                                                              \
+    if (core_depth)                                                                                \
+        return gp_real args;                                                                       \
+    struct core_call gp_call;                                                                      \
+    core_call_begin(&gp_call, CORE_KIND_##kind, (void *)(stream), entry, (uint64_t)(what));        \
+    core_depth++;                                                                                  \
+    result_type gp_result = forward;                                                               \
+    core_call_end(&gp_call, gp_result == success);                                                 \
+    core_depth--;                                                                                  \
+    return gp_result;
 
 #endif /* GPUPRIO_CORE_H */

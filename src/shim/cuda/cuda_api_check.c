@@ -49,22 +49,9 @@ GP_DEPRECATED_OK_END
 #include "cuda_api.def"
 #undef CUDA_API
 
-/* 2. Kinds, and the type each kind's stream expression has. */
-#define GP_STREAM_OF_WORK CUstream
-#define GP_STREAM_OF_WORK_PT CUstream
-#define GP_STREAM_OF_WORK_IF CUstream *
-#define GP_STREAM_OF_WORK_IF_PT CUstream *
-#define GP_STREAM_OF_SYNC CUstream
-#define GP_STREAM_OF_SYNC_PT CUstream
-#define GP_STREAM_OF_EVENT_SYNC CUstream
-#define GP_STREAM_OF_DEVICE_SYNC CUstream
-#define GP_STREAM_OF_STREAM_CREATE CUstream *
-#define GP_STREAM_OF_STREAM_DESTROY CUstream
-#define GP_STREAM_OF_CAPTURE_BEGIN CUstream
-#define GP_STREAM_OF_CAPTURE_BEGIN_PT CUstream
-#define GP_STREAM_OF_CAPTURE_END CUstream
-#define GP_STREAM_OF_CAPTURE_END_PT CUstream
-#define GP_STREAM_OF_LOOKUP void **
+/* 2. Kinds (src/shim/core/kinds.def), and the type each kind's stream expression has. */
+#define CORE_CHECK_HANDLE CUstream
+#include "api_check.h"
 
 /*
  * 3. Stream expressions and argument lists. The call to the real function uses every parameter,
@@ -72,13 +59,7 @@ GP_DEPRECATED_OK_END
  */
 GP_DEPRECATED_OK_BEGIN
 #define CUDA_API(name, kind, stream, cost_key, params, args)                                       \
-    static GP_STREAM_OF_##kind stream_of_##name params                                             \
-    {                                                                                              \
-        (void)name args;                                                                           \
-        uint64_t gp_cost_key = (cost_key);                                                         \
-        (void)gp_cost_key;                                                                         \
-        return (stream);                                                                           \
-    }
+    CORE_CHECK_ENTRY(name, kind, stream, cost_key, params, args)
 #include "cuda_api.def"
 #undef CUDA_API
 GP_DEPRECATED_OK_END

@@ -77,72 +77,6 @@ static void *real_fn(enum api_index i)
     return real[i];
 }
 
-/* ---- which XQueue a call acts on ---- */
-
-enum call_kind {
-    KIND_WORK,
-    KIND_WORK_PT,
-    KIND_WORK_IF,
-    KIND_WORK_IF_PT,
-    KIND_SYNC,
-    KIND_SYNC_PT,
-    KIND_EVENT_SYNC,
-    KIND_DEVICE_SYNC,
-    KIND_STREAM_CREATE,
-    KIND_STREAM_DESTROY,
-    KIND_CAPTURE_BEGIN,
-    KIND_CAPTURE_BEGIN_PT,
-    KIND_CAPTURE_END,
-    KIND_CAPTURE_END_PT,
-    KIND_LOOKUP,
-};
-
-struct call {
-    enum call_kind kind;
-    void *stream; /* CUstream, the CUstream * of a creator, or the void ** of a lookup */
-    struct xqueue *q;
-    struct xq_ticket ticket;
-};
-
-static bool is_pt(enum call_kind kind)
-{
-    return kind == KIND_WORK_PT || kind == KIND_WORK_IF_PT || kind == KIND_CAPTURE_BEGIN_PT ||
-           kind == KIND_CAPTURE_END_PT;
-}
-
-/* Before forwarding the call of entry point `entry` (the API_ index) with cost key `what`
- * (cuda_api.def). */
-static void call_begin(struct call *c, enum call_kind kind, void *stream, unsigned entry,
-                       uint64_t what)
-{
-    c->kind = kind;
-    c->stream = stream;
-    c->q = NULL;
-    c->ticket.q = NULL;
-    c->ticket.reserved = false;
-    switch (kind) {
-    case KIND_WORK:
-    case KIND_WORK_PT:
-        c->q = core_queue_of((uintptr_t)stream, is_pt(kind));
-        xq_admit(c->q, &c->ticket, entry, what);
-        break;
-    case KIND_WORK_IF:
-    case KIND_WORK_IF_PT:
-        if (stream)
-            c->q = core_queue_of((uintptr_t)(*(CUstream *)stream), is_pt(kind));
-        xq_admit(c->q, &c->ticket, entry, what); /* no queue: nothing to admit or count */
-        break;
-    case KIND_CAPTURE_BEGIN:
-    case KIND_CAPTURE_BEGIN_PT:
-    case KIND_CAPTURE_END:
-    case KIND_CAPTURE_END_PT:
-        c->q = core_queue_of((uintptr_t)stream, is_pt(kind));
-        break;
-    default:
-        break;
-    }
-}
-
 /* ---- hardware priorities ----
  *
  * A stream created by a thread with a gpuprio priority (gpuprio_thread_set_priority), or in a
@@ -205,45 +139,6 @@ static CUresult create_cuGreenCtxStreamCreate(CUstream *phStream, CUgreenCtx gre
                                                                              flags, priority);
 }
 
-/* Runs inside the shim's depth: the driver may call its own exports from here. */
-static void call_end(struct call *c, CUresult result)
-{
-    bool ok = result == CUDA_SUCCESS;
-    switch (c->kind) {
-    case KIND_WORK:
-    case KIND_WORK_PT:
-    case KIND_WORK_IF:
-    case KIND_WORK_IF_PT:
-        xq_submitted(&c->ticket, ok);
-        break;
-    case KIND_CAPTURE_BEGIN:
-    case KIND_CAPTURE_BEGIN_PT:
-        if (ok && c->q && !atomic_exchange(&c->q->capturing, true))
-            xq_capture_begin();
-        break;
-    case KIND_CAPTURE_END:
-    case KIND_CAPTURE_END_PT:
-        /* Whatever the result, the stream no longer captures (a failed end still ends it). */
-        if (c->q && atomic_exchange(&c->q->capturing, false))
-            xq_capture_end();
-        break;
-    case KIND_STREAM_CREATE:
-        if (ok && c->stream)
-            core_stream_created((uintptr_t)(*(CUstream *)c->stream));
-        break;
-    case KIND_STREAM_DESTROY:
-        if (ok)
-            core_stream_destroyed((uintptr_t)c->stream);
-        break;
-    case KIND_LOOKUP:
-        if (ok)
-            core_hand_out(c->stream);
-        break;
-    default:
-        break;
-    }
-}
-
 /* ---- the wrappers ---- */
 
 /* How each kind forwards: the real function with the caller's arguments, except that stream
@@ -264,28 +159,14 @@ static void call_end(struct call *c, CUresult result)
 #define GP_FORWARD_CAPTURE_END_PT(name, gp_real, args) gp_real args
 #define GP_FORWARD_LOOKUP(name, gp_real, args) gp_real args
 
-/*
- * The body of every wrapper: forward through gp_real (a function pointer, NULL when the driver
- * lacks the function), observing and tracking around it. Locals carry a gp_ prefix so that they
- * cannot clash with the parameter names of cuda_api.def.
- */
+/* The body of every wrapper: the core's skeleton, forwarding as the kind says. */
 #define CUDA_API(name, kind, stream, cost_key, params, args)                                       \
     GP_EXPORT CUresult name params                                                                 \
     {                                                                                              \
         pfn_##name gp_real = (pfn_##name)real_fn(API_##name);                                      \
-        if (!gp_real) {                                                                            \
-            *(void **)&gp_real = gp_unbound_fn(#name, __builtin_return_address(0));                \
-            return gp_real ? gp_real args : CUDA_ERROR_NOT_INITIALIZED;                            \
-        }                                                                                          \
-        if (core_depth)                                                                            \
-            return gp_real args;                                                                   \
-        struct call gp_call;                                                                       \
-        call_begin(&gp_call, KIND_##kind, (void *)(stream), API_##name, (uint64_t)(cost_key));     \
-        core_depth++;                                                                              \
-        CUresult gp_result = GP_FORWARD_##kind(name, gp_real, args);                               \
-        call_end(&gp_call, gp_result);                                                             \
-        core_depth--;                                                                              \
-        return gp_result;                                                                          \
+        CORE_WRAPPER_BODY(CUresult, CUDA_ERROR_NOT_INITIALIZED, CUDA_SUCCESS, gp_real, #name,      \
+                          kind, stream, API_##name, cost_key, args,                                \
+                          GP_FORWARD_##kind(name, gp_real, args))                                  \
     }
 #include "cuda_api.def"
 #undef CUDA_API

@@ -51,27 +51,9 @@ GP_DEPRECATED_OK_END
 #include "hip_api.def"
 #undef HIP_API
 
-/* 2. Kinds, and the type each kind's stream expression has. */
-#define GP_STREAM_OF_WORK hipStream_t
-#define GP_STREAM_OF_WORK_SPT hipStream_t
-#define GP_STREAM_OF_WORK_IF hipStream_t *
-#define GP_STREAM_OF_CONFIGURE hipStream_t
-#define GP_STREAM_OF_CONFIGURED_LAUNCH hipStream_t
-#define GP_STREAM_OF_SYNC hipStream_t
-#define GP_STREAM_OF_SYNC_SPT hipStream_t
-#define GP_STREAM_OF_DEVICE_SYNC hipStream_t
-#define GP_STREAM_OF_EVENT_SYNC hipStream_t
-#define GP_STREAM_OF_STREAM_CREATE hipStream_t *
-#define GP_STREAM_OF_STREAM_DESTROY hipStream_t
-#define GP_STREAM_OF_CAPTURE hipStream_t
-#define GP_STREAM_OF_CAPTURE_SPT hipStream_t
-#define GP_STREAM_OF_CAPTURE_BEGIN hipStream_t
-#define GP_STREAM_OF_CAPTURE_BEGIN_SPT hipStream_t
-#define GP_STREAM_OF_CAPTURE_END hipStream_t
-#define GP_STREAM_OF_CAPTURE_END_SPT hipStream_t
-#define GP_STREAM_OF_LOOKUP void **
-#define GP_STREAM_OF_STREAM_INFO hipStream_t
-#define GP_STREAM_OF_STREAM_INFO_SPT hipStream_t
+/* 2. Kinds (src/shim/core/kinds.def), and the type each kind's stream expression has. */
+#define CORE_CHECK_HANDLE hipStream_t
+#include "api_check.h"
 
 /*
  * 3. Stream expressions and argument lists. The call to the real function uses every parameter,
@@ -79,13 +61,7 @@ GP_DEPRECATED_OK_END
  */
 GP_DEPRECATED_OK_BEGIN
 #define HIP_API(name, kind, stream, cost_key, params, args)                                        \
-    static GP_STREAM_OF_##kind stream_of_##name params                                             \
-    {                                                                                              \
-        (void)name args;                                                                           \
-        uint64_t gp_cost_key = (cost_key);                                                         \
-        (void)gp_cost_key;                                                                         \
-        return (stream);                                                                           \
-    }
+    CORE_CHECK_ENTRY(name, kind, stream, cost_key, params, args)
 #include "hip_api.def"
 #undef HIP_API
 GP_DEPRECATED_OK_END

@@ -81,180 +81,12 @@ static void *real_fn(enum entry_index i)
     return real[i];
 }
 
-/* ---- which XQueue a call acts on ---- */
-
-enum call_kind {
-    KIND_WORK,
-    KIND_WORK_SPT,
-    KIND_WORK_IF,
-    KIND_CONFIGURE,
-    KIND_CONFIGURED_LAUNCH,
-    KIND_SYNC,
-    KIND_SYNC_SPT,
-    KIND_DEVICE_SYNC,
-    KIND_EVENT_SYNC,
-    KIND_STREAM_CREATE,
-    KIND_STREAM_DESTROY,
-    KIND_CAPTURE,
-    KIND_CAPTURE_SPT,
-    KIND_CAPTURE_BEGIN,
-    KIND_CAPTURE_BEGIN_SPT,
-    KIND_CAPTURE_END,
-    KIND_CAPTURE_END_SPT,
-    KIND_LOOKUP,
-    KIND_STREAM_INFO,
-    KIND_STREAM_INFO_SPT,
-};
-
-/*
- * The legacy launch sequence names its stream in hipConfigureCall and puts the work on it in
- * hipLaunchByPtr, which pops the runtime's per-thread stack of configurations (pushed by
- * hipConfigureCall; nested when a launch's arguments launch kernels themselves). This stack of
- * the configured streams mirrors it, per thread. Deeper configurations than it holds are only
- * counted, and their launches go through unobserved, like a launch with nothing configured
- * (undefined in ROCm, whose stack pops empty) or one configured by __hipPushCallConfiguration,
- * which compilers never mix with hipLaunchByPtr.
- */
-#define CONFIGURED_MAX 32
-struct configured_streams {
-    void *stream[CONFIGURED_MAX];
-    size_t depth; /* configurations pushed and not yet launched, stored or not */
-};
-static _Thread_local struct configured_streams configured;
-
-static void push_configured(void *stream)
-{
-    if (configured.depth < CONFIGURED_MAX)
-        configured.stream[configured.depth] = stream;
-    configured.depth++;
-}
-
-/* Pops the latest configuration: true and its stream, or false when unknown. */
-static bool pop_configured(void **stream)
-{
-    if (configured.depth == 0)
-        return false;
-    size_t i = --configured.depth;
-    if (i >= CONFIGURED_MAX)
-        return false;
-    *stream = configured.stream[i];
-    return true;
-}
-
-struct call {
-    enum call_kind kind;
-    void *stream; /* hipStream_t, or the hipStream_t * of a creator */
-    struct xqueue *q;
-    struct xq_ticket ticket;
-};
-
-static bool is_spt(enum call_kind kind)
-{
-    return kind == KIND_WORK_SPT || kind == KIND_CAPTURE_BEGIN_SPT || kind == KIND_CAPTURE_END_SPT;
-}
-
-/* Before forwarding the call of entry point `entry` (its enum entry_index) with cost key `what`
- * (hip_api.def). */
-static void call_begin(struct call *c, enum call_kind kind, void *stream, unsigned entry,
-                       uint64_t what)
-{
-    c->kind = kind;
-    c->stream = stream;
-    c->q = NULL;
-    c->ticket.reserved = false;
-    switch (kind) {
-    case KIND_WORK:
-    case KIND_WORK_SPT:
-        c->q = core_queue_of((uintptr_t)stream, is_spt(kind));
-        xq_admit(c->q, &c->ticket, entry, what);
-        break;
-    case KIND_WORK_IF:
-        if (stream)
-            c->q = core_queue_of((uintptr_t)(*(hipStream_t *)stream), false);
-        xq_admit(c->q, &c->ticket, entry, what); /* no queue: nothing to admit or count */
-        break;
-    case KIND_CONFIGURED_LAUNCH: {
-        void *configured_stream;
-        if (pop_configured(&configured_stream))
-            c->q = core_queue_of((uintptr_t)configured_stream, false);
-        xq_admit(c->q, &c->ticket, entry, what);
-        break;
-    }
-    case KIND_CAPTURE_BEGIN:
-    case KIND_CAPTURE_BEGIN_SPT:
-    case KIND_CAPTURE_END:
-    case KIND_CAPTURE_END_SPT:
-        c->q = core_queue_of((uintptr_t)stream, is_spt(kind));
-        break;
-    default:
-        break;
-    }
-}
-
-/* Runs inside the shim's depth: the runtime may call its own exports from here. */
-static void call_end(struct call *c, hipError_t result)
-{
-    bool ok = result == hipSuccess;
-    switch (c->kind) {
-    case KIND_WORK:
-    case KIND_WORK_SPT:
-    case KIND_WORK_IF:
-    case KIND_CONFIGURED_LAUNCH:
-        xq_submitted(&c->ticket, ok);
-        break;
-    case KIND_CONFIGURE:
-        if (ok) /* a failed configuration pushes nothing, and no launch follows it */
-            push_configured(c->stream);
-        break;
-    case KIND_CAPTURE_BEGIN:
-    case KIND_CAPTURE_BEGIN_SPT:
-        if (ok && c->q && !atomic_exchange(&c->q->capturing, true))
-            xq_capture_begin();
-        break;
-    case KIND_CAPTURE_END:
-    case KIND_CAPTURE_END_SPT:
-        /* Whatever the result, the stream no longer captures (a failed end still ends it). */
-        if (c->q && atomic_exchange(&c->q->capturing, false))
-            xq_capture_end();
-        break;
-    case KIND_STREAM_CREATE:
-        if (ok)
-            core_stream_created((uintptr_t)(*(hipStream_t *)c->stream));
-        break;
-    case KIND_STREAM_DESTROY:
-        if (ok)
-            core_stream_destroyed((uintptr_t)c->stream);
-        break;
-    case KIND_LOOKUP:
-        if (ok)
-            core_hand_out(c->stream);
-        break;
-    default:
-        break;
-    }
-}
-
 /* ---- the wrappers ---- */
 
-/*
- * The body of every wrapper: forward through gp_real (a function pointer, NULL when the runtime
- * lacks the function), observing and tracking around it. Locals carry a gp_ prefix because the
- * parameter lists of hip_api.def use names such as fn.
- */
+/* The body of every wrapper: the core's skeleton, forwarding the caller's arguments. */
 #define GP_WRAPPER_BODY(gp_real, name, kind, stream, entry, what, args)                            \
-    if (!gp_real) {                                                                                \
-        *(void **)&gp_real = gp_unbound_fn(name, __builtin_return_address(0));                     \
-        return gp_real ? gp_real args : hipErrorNotInitialized;                                    \
-    }                                                                                              \
-    if (core_depth)                                                                                \
-        return gp_real args;                                                                       \
-    struct call gp_call;                                                                           \
-    call_begin(&gp_call, KIND_##kind, (void *)(stream), entry, (uint64_t)(what));                  \
-    core_depth++;                                                                                  \
-    hipError_t gp_result = gp_real args;                                                           \
-    call_end(&gp_call, gp_result);                                                                 \
-    core_depth--;                                                                                  \
-    return gp_result;
+    CORE_WRAPPER_BODY(hipError_t, hipErrorNotInitialized, hipSuccess, gp_real, name, kind, stream, \
+                      entry, what, args, gp_real args)
 
 #define HIP_API(name, kind, stream, cost_key, params, args)                                        \
     GP_EXPORT hipError_t name params                                                               \
@@ -320,13 +152,13 @@ GP_EXPORT void launch_kernel_ggl_impl_cxx(uintptr_t function, const dim3 *grid, 
         gp_real(function, grid, block, shared, stream, args);
         return;
     }
-    struct call gp_call;
-    call_begin(&gp_call, KIND_WORK, (void *)stream, CXX_LAUNCH_KERNEL_GGL_IMPL,
-               grid ? xc_launch_key((const void *)function, grid->x, grid->y, grid->z) : 0);
+    struct core_call gp_call;
+    core_call_begin(&gp_call, CORE_KIND_WORK, (void *)stream, CXX_LAUNCH_KERNEL_GGL_IMPL,
+                    grid ? xc_launch_key((const void *)function, grid->x, grid->y, grid->z) : 0);
     core_depth++;
     gp_real(function, grid, block, shared, stream, args);
     hipError_t result = real_peek_at_last_error ? real_peek_at_last_error() : hipErrorUnknown;
-    call_end(&gp_call, result);
+    core_call_end(&gp_call, result == hipSuccess);
     core_depth--;
 }
 
