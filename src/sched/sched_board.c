@@ -165,6 +165,20 @@ static bool reclaim_dead(struct device_board *d)
     return any;
 }
 
+/* A free slot of d's board; when there is none, the slots of owners that are gone are reclaimed
+ * first (the listener does so only every liveness period, and a crash storm can fill a board
+ * with them in less). NULL when the board is full of live owners. */
+static struct gp_board_slot *claim_slot(struct device_board *d)
+{
+    struct gp_board_slot *s = gp_board_claim(&d->b);
+    if (!s && reclaim_dead(d)) {
+        s = gp_board_claim(&d->b);
+        atomic_store(&d->redecide, true); /* what the dead held back is decided on again */
+        gp_board_notify(&d->b);
+    }
+    return s;
+}
+
 static void *listener_main(void *arg)
 {
     struct device_board *d = arg;
@@ -217,7 +231,7 @@ static void publish_unused(struct device_board *d)
 /* Puts the record on d's board, for as long as the process uses it; with boards_mu held. */
 static void claim_record(struct device_board *d, int device)
 {
-    struct gp_board_slot *r = gp_board_claim(&d->b);
+    struct gp_board_slot *r = claim_slot(d);
     if (!r) {
         if (!d->warned_record)
             gp_log(GP_LOG_WARN,
@@ -368,7 +382,7 @@ void sb_attach(struct xqueue *q)
     struct device_board *d = usable(q->device);
     if (!d || sb_slot_of(q))
         return;
-    struct gp_board_slot *s = gp_board_claim(&d->b);
+    struct gp_board_slot *s = claim_slot(d);
     if (!s) {
         if (!d->warned_full)
             gp_log(GP_LOG_WARN,

@@ -378,6 +378,45 @@ static void many_queues(void)
     EXPECT(wait <= WINDOW);
 }
 
+/* A board full of a dead process's slots (a crash storm leaves this within one liveness
+ * period): a process that needs a slot reclaims them at once, instead of being scheduled on its
+ * own until its listener's next look. */
+static void full_of_dead(void)
+{
+    char key[GP_BOARD_KEY_MAX];
+    snprintf(key, sizeof key, "sim:%s:00", name);
+    fflush(stdout);
+    pid_t pid = fork();
+    if (pid == 0) {
+        gp_board_self_reset();
+        struct gp_board b;
+        const char *why;
+        if (gp_board_open(key, &b, &why) != 0)
+            _exit(1);
+        for (unsigned i = 0; i < GP_BOARD_SLOTS; i++) {
+            struct gp_board_slot *s = gp_board_claim(&b);
+            if (!s)
+                _exit(2);
+            gp_board_publish(&b, s);
+        }
+        _exit(0);
+    }
+    int status;
+    EXPECT(waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    EXPECT(slots_in_use() == GP_BOARD_SLOTS);
+    struct proc high = spawn_ready("high", NULL, high_bursts);
+    struct board_use used = board_use(); /* its stream warmed up: it joined the board */
+    go(&high);
+    EXPECT(finish(&high, NULL) == 0);
+    int left = slots_in_use();
+    printf("a board full of a dead process's %u slots: a new process's first command left %d "
+           "slots in use (%d of them records), and %d after it exited\n",
+           GP_BOARD_SLOTS, used.slots, used.records, left);
+    EXPECT(used.records == 1);
+    EXPECT(used.slots == 2);
+    EXPECT(left == 0);
+}
+
 static void churn(void)
 {
     static const char *const longer[] = {"3", "saturate", "2000", "300", NULL};
@@ -427,8 +466,8 @@ static void churn(void)
 int main(int argc, char **argv)
 {
     if (argc != 4) {
-        fprintf(stderr, "usage: board_test two|three|unscheduled|kill-high|kill-low|churn|many "
-                        "WORKER SHIM\n");
+        fprintf(stderr, "usage: board_test two|three|unscheduled|kill-high|kill-low|churn|many|"
+                        "full-of-dead WORKER SHIM\n");
         return 2;
     }
     worker = argv[2];
@@ -462,6 +501,8 @@ int main(int argc, char **argv)
         churn();
     else if (!strcmp(t, "many"))
         many_queues();
+    else if (!strcmp(t, "full-of-dead"))
+        full_of_dead();
     else
         failures++, fprintf(stderr, "unknown subtest %s\n", t);
 
