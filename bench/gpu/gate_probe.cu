@@ -119,6 +119,18 @@ static void run_load(shared *sh, cudaStream_t s, CUdeviceptr gate_dev, int want)
         CK(cudaEventDestroy(e));
 }
 
+/* The load's side: runs whatever load sh->load_mode asks for, until sh->load_quit. */
+static void serve_load(shared *sh, cudaStream_t s, CUdeviceptr gate_dev)
+{
+    while (!sh->load_quit) {
+        int m = sh->load_mode;
+        if (m)
+            run_load(sh, s, gate_dev, m);
+        else
+            usleep(200);
+    }
+}
+
 struct row {
     const char *name;
     std::vector<double> us;
@@ -206,33 +218,15 @@ static void wait_call_cost(CUdeviceptr gate_dev)
     CK(cudaStreamDestroy(s));
 }
 
-static void two_processes(shared *sh)
+/* The client alone, then next to each kind of load (the load runs in another process or
+ * thread, which follows sh->load_mode). */
+static void run_rows(const char *where, shared *sh, cudaStream_t s)
 {
-    sh->gate = OPEN;
-    sh->load_mode = 0;
-    pid_t pid = fork();
-    if (pid == 0) { /* the load */
-        check_support();
-        CUdeviceptr gate_dev = register_gate(sh);
-        cudaStream_t s;
-        CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
-        while (!sh->load_quit) {
-            int m = sh->load_mode;
-            if (m)
-                run_load(sh, s, gate_dev, m);
-            else
-                usleep(200);
-        }
-        _exit(0);
-    }
-    check_support();
-    cudaStream_t s;
-    CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
     row alone = client("alone", sh, s, false);
     std::vector<double> a = alone.us;
     std::sort(a.begin(), a.end());
     double alone_p50 = a[a.size() / 2];
-    print_row("2 processes", alone, alone_p50);
+    print_row(where, alone, alone_p50);
     fflush(stdout);
     for (int k = 0; k < 4; k++) {
         sh->gate = modes[k] == 3 ? CLOSED : OPEN;
@@ -244,9 +238,28 @@ static void two_processes(shared *sh)
         row r = client(names[k], sh, s, k == 2);
         sh->load_mode = 0;
         usleep(20000);
-        print_row("2 processes", r, alone_p50);
+        print_row(where, r, alone_p50);
         fflush(stdout);
     }
+}
+
+static void two_processes(shared *sh)
+{
+    sh->gate = OPEN;
+    sh->load_mode = 0;
+    pid_t pid = fork();
+    if (pid == 0) { /* the load */
+        check_support();
+        CUdeviceptr gate_dev = register_gate(sh);
+        cudaStream_t s;
+        CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+        serve_load(sh, s, gate_dev);
+        _exit(0);
+    }
+    check_support();
+    cudaStream_t s;
+    CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    run_rows("2 processes", sh, s);
     sh->load_quit = 1;
     int status;
     waitpid(pid, &status, 0);
@@ -259,14 +272,7 @@ static void *load_thread(void *arg)
     void **a = (void **)arg;
     shared *sh = (shared *)a[0];
     cudaStream_t s = (cudaStream_t)a[1];
-    CUdeviceptr gate_dev = (CUdeviceptr)a[2];
-    while (!sh->load_quit) {
-        int m = sh->load_mode;
-        if (m)
-            run_load(sh, s, gate_dev, m);
-        else
-            usleep(200);
-    }
+    serve_load(sh, s, (CUdeviceptr)a[2]);
     return nullptr;
 }
 
@@ -285,25 +291,7 @@ static void one_process(shared *sh)
     pthread_t t;
     void *args[3] = {sh, lo, (void *)gate_dev};
     pthread_create(&t, nullptr, load_thread, args);
-    row alone = client("alone", sh, hi, false);
-    std::vector<double> a = alone.us;
-    std::sort(a.begin(), a.end());
-    double alone_p50 = a[a.size() / 2];
-    print_row("1 process", alone, alone_p50);
-    fflush(stdout);
-    for (int k = 0; k < 4; k++) {
-        sh->gate = modes[k] == 3 ? CLOSED : OPEN;
-        sh->load_ready = 0;
-        sh->load_mode = modes[k];
-        while (!sh->load_ready)
-            usleep(100);
-        usleep(20000);
-        row r = client(names[k], sh, hi, k == 2);
-        sh->load_mode = 0;
-        usleep(20000);
-        print_row("1 process", r, alone_p50);
-        fflush(stdout);
-    }
+    run_rows("1 process", sh, hi);
     sh->load_quit = 1;
     pthread_join(t, nullptr);
     wait_call_cost(gate_dev);
