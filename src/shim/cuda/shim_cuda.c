@@ -32,8 +32,6 @@
 #include "cuda_device.h"
 #include "cuda_platform.h"
 #include "cost.h"
-#include "gp_dl.h"
-#include "gp_log.h"
 #include "gp_options.h"
 #include "gp_thread.h"
 #include "gpuprio.h"

@@ -21,8 +21,6 @@
 
 #include "core.h"
 #include "cost.h"
-#include "gp_dl.h"
-#include "gp_log.h"
 #include "gp_options.h"
 #include "gp_thread.h"
 #include "hip_device.h"
