@@ -22,15 +22,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-static int failures;
-
-#define EXPECT(cond)                                                                               \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            printf("FAIL %s:%d: %s\n", __FILE__, __LINE__, #cond);                                 \
-            failures++;                                                                            \
-        }                                                                                          \
-    } while (0)
+#include "../expect.h"
 
 static void *(*libc_dlsym)(void *, const char *);
 

@@ -24,15 +24,7 @@
 /* hipGraphInstantiateWithParams is newer than the 5.2.3 headers. */
 #include "../../src/shim/hip/hip_compat_shim.h"
 
-static int failures;
-
-#define EXPECT(cond)                                                                               \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            printf("FAIL %s:%d: %s\n", __FILE__, __LINE__, #cond);                                 \
-            failures++;                                                                            \
-        }                                                                                          \
-    } while (0)
+#include "../expect.h"
 
 static uint64_t noop(hipsimLaunch *l)
 {

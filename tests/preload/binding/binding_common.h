@@ -18,16 +18,7 @@
 #include "gpuprio.h"
 #include "hipsim.h"
 
-static int failures;
-
-#define EXPECT(cond)                                                                               \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            printf("FAIL %s:%d: %s\n", __FILE__, __LINE__, #cond);                                 \
-            fflush(stdout);                                                                        \
-            failures++;                                                                            \
-        }                                                                                          \
-    } while (0)
+#include "../../expect.h"
 
 /* The public gpuprio API, found in the process (NULL members when the shim is not loaded). */
 struct gp_api {

@@ -46,15 +46,7 @@
 
 static const char *worker, *shim;
 static char dir[64], name[32], trace[128];
-static int failures;
-
-#define EXPECT(cond)                                                                               \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            printf("FAIL %s:%d: %s\n", __FILE__, __LINE__, #cond);                                 \
-            failures++;                                                                            \
-        }                                                                                          \
-    } while (0)
+#include "../../expect.h"
 
 static uint64_t now_ns(void)
 {

@@ -15,15 +15,7 @@
 #include "gpuprio.h"
 #include "hipsim.h"
 
-static int failures;
-
-#define EXPECT(cond)                                                                               \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            printf("FAIL %s:%d: %s\n", __FILE__, __LINE__, #cond);                                 \
-            failures++;                                                                            \
-        }                                                                                          \
-    } while (0)
+#include "../../expect.h"
 
 /* The file name of the object that defines addr ("" when none). */
 static const char *object_of(const void *addr)

@@ -13,16 +13,7 @@
 #include "gpuprio.h"
 #include "hipsim.h"
 
-static int failures;
-
-#define EXPECT(cond)                                                                               \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            printf("FAIL %s:%d: %s\n", __FILE__, __LINE__, #cond);                                 \
-            fflush(stdout);                                                                        \
-            failures++;                                                                            \
-        }                                                                                          \
-    } while (0)
+#include "../../expect.h"
 
 #define MUST(call)                                                                                 \
     do {                                                                                           \
