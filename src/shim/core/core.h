@@ -6,9 +6,10 @@
  * The shim describes itself in core_shim (its platform and its table of entry points); the core
  * resolves the entry points, answers run-time lookups (dlsym and the runtime's proc-address
  * functions) with the same rules on every platform, maps stream handles onto XQueues with one
- * rule, registers streams, guards the platform's completion markers, and is the skeleton of
- * every wrapper (observing, forwarding and tracking each call, by its kind: kinds.def). A
- * platform's shim is its list of entry points, its types and its HAL.
+ * rule, registers streams, guards the platform's completion markers, starts the library and
+ * resets it in a forked child (lifecycle.c), and is the skeleton of every wrapper (observing,
+ * forwarding and tracking each call, by its kind: kinds.def). A platform's shim is its list of
+ * entry points, its types and its HAL.
  */
 #ifndef GPUPRIO_CORE_H
 #define GPUPRIO_CORE_H
@@ -31,6 +32,7 @@ struct core_shim {
     void *const *wrappers;      /* the shim's function of each name */
     void **real;                /* the runtime's of each, NULL where it lacks one (core_resolve) */
     void (*resolve_more)(void); /* optional: the shim's other lookups, once, after the table's */
+    void (*load_more)(void);    /* optional: the shim's own start, after the core's (lifecycle.c) */
 };
 
 /* The library's shim, defined by its platform's shim. */

@@ -19,11 +19,10 @@
  * Applications reach the driver three ways, all covered: linked symbols (exported here), dlsym on
  * a libcuda handle (dl_override.c), and cuGetProcAddress, which is how the CUDA runtime (and so
  * PyTorch) finds every driver function. The rules for the last two are the core's, the same for
- * every platform (src/shim/core/entries.c), as are which queue a stream handle means, stream
- * registration, the depth and the markers, over CUDA's implementation of the platform contract
- * (src/hal/cuda/cuda_platform.c).
+ * every platform (src/shim/core/entries.c), as are the wrapper skeleton, which queue a stream
+ * handle means, stream registration, the depth, the markers and the library's start, over CUDA's
+ * implementation of the platform contract (src/hal/cuda/cuda_platform.c).
  */
-#include <pthread.h>
 
 #include "cuda_compat.h"
 
@@ -33,11 +32,9 @@
 #include "cuda_platform.h"
 #include "cost.h"
 #include "gp_options.h"
-#include "gp_thread.h"
 #include "gpuprio.h"
 #include "gp_priority.h"
 #include "scheduler.h"
-#include "xqueue.h"
 
 #define GP_EXPORT __attribute__((visibility("default")))
 
@@ -88,6 +85,12 @@ static void *real_fn(enum api_index i)
  */
 static bool has_process_priority;
 static int process_priority;
+
+/* At load (core_shim.load_more); a bad value was reported once, by gp_opts_load. */
+static void read_process_priority(void)
+{
+    has_process_priority = gp_opt_priority(GP_OPT_PRIORITY, &process_priority);
+}
 
 /* The CUDA priority to create a stream with instead of the default, in the current context. */
 static bool hardware_priority(int *out)
@@ -186,25 +189,5 @@ const struct core_shim core_shim = {
     .wrappers = wrappers,
     .real = real,
     .resolve_more = resolve_more,
+    .load_more = read_process_priority,
 };
-
-/* ---- lifecycle: constructors only read configuration ---- */
-
-static void after_fork_child(void)
-{
-    gp_tid_forget();
-    cudahal_platform.markers_after_fork();
-    sched_reset();
-    xq_reset();
-}
-
-__attribute__((constructor)) static void shim_load(void)
-{
-    gp_opts_load();
-    sched_configure(core_markers());
-    sched_set_device_key(cudahal_device_key);
-    /* The process's priority also picks the hardware priority of new streams (the scheduler
-     * gives it to queues); a bad value was reported once, by gp_opts_load. */
-    has_process_priority = gp_opt_priority(GP_OPT_PRIORITY, &process_priority);
-    pthread_atfork(NULL, NULL, after_fork_child);
-}

@@ -13,23 +13,19 @@
  * application sees is its own. Calls the runtime makes into its own exports come back through
  * these wrappers; a thread-local depth sends them straight through.
  *
- * What every platform's shim shares is the core's (src/shim/core/core.h): run-time lookups,
- * which queue a stream handle means, stream registration, the depth and the markers, over HIP's
- * implementation of the platform contract (src/hal/hip/hip_platform.c).
+ * What every platform's shim shares is the core's (src/shim/core/core.h): the wrapper skeleton,
+ * run-time lookups, which queue a stream handle means, stream registration, the depth, the
+ * markers and the library's start, over HIP's implementation of the platform contract
+ * (src/hal/hip/hip_platform.c).
  */
-#include <pthread.h>
 
 #include "core.h"
 #include "cost.h"
-#include "gp_options.h"
-#include "gp_thread.h"
 #include "hip_device.h"
 #include "hip_platform.h"
-#include "scheduler.h"
 #include "gpuprio.h"
 #include "hip_compat_shim.h"
 #include "hip_bind.h"
-#include "xqueue.h"
 
 #define GP_EXPORT __attribute__((visibility("default")))
 
@@ -181,21 +177,3 @@ const struct core_shim core_shim = {
     .real = real,
     .resolve_more = resolve_more,
 };
-
-/* ---- lifecycle: constructors only read configuration ---- */
-
-static void after_fork_child(void)
-{
-    gp_tid_forget();
-    hiphal_platform.markers_after_fork();
-    sched_reset();
-    xq_reset();
-}
-
-__attribute__((constructor)) static void shim_load(void)
-{
-    gp_opts_load();
-    sched_configure(core_markers());
-    sched_set_device_key(hiphal_device_key);
-    pthread_atfork(NULL, NULL, after_fork_child);
-}

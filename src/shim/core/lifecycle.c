@@ -1,0 +1,34 @@
+/*
+ * lifecycle.c - the library's start and what a forked child must forget, the same for every
+ * platform's shim.
+ *
+ * The constructor only reads configuration and hands the scheduler the platform's markers and
+ * device identity: it makes no runtime call and starts no thread (the runtime is bound on the
+ * application's first call that reaches for it, entries.c). A forked child keeps none of the
+ * parent's scheduling state: its thread ids, markers (events of the parent's runtime state),
+ * queues and board slots are the parent's.
+ */
+#include <pthread.h>
+
+#include "core.h"
+#include "gp_options.h"
+#include "gp_thread.h"
+#include "scheduler.h"
+
+static void after_fork_child(void)
+{
+    gp_tid_forget();
+    core_shim.platform->markers_after_fork();
+    sched_reset();
+    xq_reset();
+}
+
+__attribute__((constructor)) static void core_load(void)
+{
+    gp_opts_load();
+    sched_configure(core_markers());
+    sched_set_device_key(core_shim.platform->device_key);
+    if (core_shim.load_more)
+        core_shim.load_more();
+    pthread_atfork(NULL, NULL, after_fork_child);
+}
