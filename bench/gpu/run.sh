@@ -16,7 +16,8 @@
 # GPUPRIO_ROWS lists gpuprio's settings, one row each (default "W4 B250 B500 B1000"): Wn counts
 # commands only (GPUPRIO_WINDOW=n GPUPRIO_WINDOW_US=0, the behaviour before the GPU-time
 # budget), Bn keeps n microseconds of GPU time in flight (GPUPRIO_WINDOW_US=n, the default
-# command ceiling); THREAD_ROWS does the same for the one-process rows (default: GPUPRIO_ROWS).
+# command ceiling): both Level 1 (GPUPRIO_LEVEL=1); Gn is Level 2 with a gate every n
+# microseconds of predicted GPU time (GPUPRIO_GATE_US=n); THREAD_ROWS does the same for the one-process rows (default: GPUPRIO_ROWS).
 # REPEAT=n runs every co-location row n times (rows .2, .3... after the first).
 # To fit a time limit, parts can be left out: MODES="graph" (or "eager") limits the two-process
 # client modes, NO_LAUNCH=1 skips part 1, NO_THREADS=1 the one-process rows, NO_NATIVE=1 the
@@ -75,9 +76,10 @@ secs=6
 # The environment of a gpuprio setting (see GPUPRIO_ROWS above).
 setting_env() {
     case $1 in
-    W*) echo "GPUPRIO_WINDOW=${1#W} GPUPRIO_WINDOW_US=0" ;;
-    B*) echo "GPUPRIO_WINDOW_US=${1#B}" ;;
-    *) echo "bench/gpu/run.sh: unknown setting '$1' in GPUPRIO_ROWS (Wn or Bn)" >&2; exit 1 ;;
+    W*) echo "GPUPRIO_LEVEL=1 GPUPRIO_WINDOW=${1#W} GPUPRIO_WINDOW_US=0" ;;
+    B*) echo "GPUPRIO_LEVEL=1 GPUPRIO_WINDOW_US=${1#B}" ;;
+    G*) echo "GPUPRIO_LEVEL=2 GPUPRIO_GATE_US=${1#G}" ;;
+    *) echo "bench/gpu/run.sh: unknown setting '$1' in GPUPRIO_ROWS (Wn, Bn or Gn)" >&2; exit 1 ;;
     esac
 }
 repeats() { # NAME: the row's name, then the names of its repeats

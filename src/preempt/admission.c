@@ -169,24 +169,51 @@ static bool may_admit(struct xqueue *q, uint64_t g, uint64_t cost_ns, uint64_t *
     return false;
 }
 
+/* The gate word as the host sees it: a queue held by gates on the device (XQ_GATE_DEVICE) is not
+ * throttled on the host, so its in-flight limit is the runtime's. */
+static uint64_t host_view(uint64_t g)
+{
+    return (g & XQ_GATE_DEVICE) ? g & ~XQ_GATE_THROTTLED : g;
+}
+
+/*
+ * Level 2: whether a gate goes on the stream before a command of q predicted to cost cost_ns (the
+ * ticket's gate, numbered on from the last). Commands go behind the latest gate while their
+ * predicted time together stays within the bound, so a closed gate stops the queue after at most
+ * that much work; the queue's first costly command always gets one. Two threads submitting to
+ * one stream at once may both put a gate where one would do, which costs a gate, never the bound.
+ */
+static void choose_gate(struct xqueue *q, struct xq_ticket *t, uint64_t cost_ns)
+{
+    if (!cost_ns || xq_capturing())
+        return;
+    uint64_t batch = atomic_fetch_add(&q->dgate_batch_ns, cost_ns) + cost_ns;
+    if (atomic_load(&q->dgate_placed) != 0 && batch <= cfg.gate_ns)
+        return;
+    atomic_store(&q->dgate_batch_ns, cost_ns);
+    t->gate = atomic_fetch_add(&q->dgate_placed, 1) + 1;
+}
+
 /*
  * Takes a slot for t's command unless the gate keeps it out (or force). Its cost is predicted
  * and charged only while the queue is throttled, the one state where the budget applies: a
  * queue that is only tracked (nothing above it) pays no prediction and shares no counter with
  * the watcher on its launch path. A command admitted unthrottled counts as costless until it is
- * reached, even if the queue is throttled meanwhile.
+ * reached, even if the queue is throttled meanwhile. A queue held by gates is predicted for
+ * them, and charged nothing.
  */
 static bool reserve(struct xqueue *q, struct xq_ticket *t, bool force, uint64_t *retry_at)
 {
     uint64_t g = atomic_load(&xq_st(q)->gate), cost = 0;
     bool predicted = false;
     for (;;) {
-        if ((g & XQ_GATE_THROTTLED) && !predicted && t->cost_key) {
+        uint64_t h = host_view(g);
+        if ((g & (XQ_GATE_THROTTLED | XQ_GATE_DEVICE)) && !predicted && t->cost_key) {
             cost = predict_cost(q, t->cost_key);
             predicted = true;
         }
-        uint64_t charge = (g & XQ_GATE_THROTTLED) ? cost : 0;
-        if (!force && !may_admit(q, g, charge, retry_at))
+        uint64_t charge = (h & XQ_GATE_THROTTLED) ? cost : 0;
+        if (!force && !may_admit(q, h, charge, retry_at))
             return false;
         if (atomic_compare_exchange_weak(&xq_st(q)->gate, &g, g + 1)) {
             t->cost_ns = charge;
@@ -195,7 +222,24 @@ static bool reserve(struct xqueue *q, struct xq_ticket *t, bool force, uint64_t 
     }
     if (t->cost_ns)
         atomic_fetch_add(&q->cost_in_flight_ns, t->cost_ns);
+    if (g & XQ_GATE_DEVICE)
+        choose_gate(q, t, cost);
     return true;
+}
+
+void xq_gate_failed(struct xqueue *q)
+{
+    static atomic_flag warned = ATOMIC_FLAG_INIT;
+    atomic_store(&q->dgate_off, true);
+    atomic_fetch_and(&xq_st(q)->gate, ~XQ_GATE_DEVICE);
+    struct dg_line *l = atomic_load(&q->dgate);
+    if (l)
+        dg_pin(l);
+    if (!atomic_flag_test_and_set(&warned))
+        gp_log(GP_LOG_WARN,
+               "the runtime refused a gate on queue %#llx: it is held on the host only (Level 1) "
+               "from now on (this is said once)",
+               (unsigned long long)q->key.handle);
 }
 
 /* Marks q active; true when it was idle (counted here). */
@@ -307,6 +351,7 @@ bool xq_try_admit(struct xqueue *q, struct xq_ticket *t, unsigned entry, uint64_
     *retry_at = 0;
     t->q = q;
     t->reserved = false;
+    t->gate = 0;
     t->timed_from_ns = 0;
     if (!q || !cfg.enabled || atomic_load(&captures) || atomic_load(&exiting))
         return true;

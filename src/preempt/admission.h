@@ -45,6 +45,7 @@ struct xq_admission_config {
     uint64_t watchdog_ns; /* how long a wait may see no progress before it gives up */
     uint64_t poll_ns;     /* the watcher's polling period while markers are outstanding */
     uint64_t slow_ns;     /* report calls and marker queries that take longer (0: none) */
+    uint64_t gate_ns;     /* Level 2: predicted GPU time a queue puts behind one gate */
 };
 
 /* For xq_admission_hooks.activity_changed: queues of several devices changed. */
@@ -79,6 +80,7 @@ struct xq_ticket {
     bool reserved;     /* a window slot was taken */
     uint64_t cost_key; /* cost.h; 0 when the command costs nothing */
     uint64_t cost_ns;  /* charged against the budget at admission (0 unless throttled) */
+    uint64_t gate;     /* Level 2: the gate to put on the stream before the command, or 0 */
     /* Only when slow calls are reported (slow_ns): when admission began and ended, how long
      * of it went to making the queue active (the scheduling lock, the policy and the board),
      * and how long of that to waiting for the scheduling lock. */
@@ -93,6 +95,9 @@ void xq_admit(struct xqueue *q, struct xq_ticket *t, unsigned entry, uint64_t wh
  * *retry_at says when the command's cost will fit, or 0: at a completion or a decision). */
 bool xq_try_admit(struct xqueue *q, struct xq_ticket *t, unsigned entry, uint64_t what,
                   uint64_t *retry_at);
+/* The runtime refused a gate on q's stream: q is held on the host only from now on (Level 1),
+ * its gate pinned open (devgate.h), and one warning says so. */
+void xq_gate_failed(struct xqueue *q);
 /* After forwarding: ok says whether the runtime accepted the command (then it is counted). */
 void xq_submitted(struct xq_ticket *t, bool ok);
 

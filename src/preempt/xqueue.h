@@ -20,6 +20,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "devgate.h"
+
 /*
  * What identifies a stream: the handle, plus the device for handles that mean one stream per
  * device (the null stream) and the thread for handles that mean one per thread.
@@ -47,6 +49,9 @@ enum xq_priority_source {
 #define XQ_GATE_THROTTLED (UINT64_C(1) << 62)
 #define XQ_GATE_TRACKED (UINT64_C(1) << 61)
 #define XQ_GATE_DECISION (XQ_GATE_SUSPENDED | XQ_GATE_THROTTLED | XQ_GATE_TRACKED)
+/* Level 2 (devgate.h): the queue is held on the device by its gates, so it is not throttled on
+ * the host. Set by its owner's scheduler only; other processes' decisions leave it alone. */
+#define XQ_GATE_DEVICE (UINT64_C(1) << 60)
 #define XQ_GATE_IN_FLIGHT(g) ((uint32_t)(g))
 
 /*
@@ -120,6 +125,15 @@ struct xqueue {
     _Atomic uint64_t head_cost_ns, head_since_ns;
     uint64_t last_reached_ns;
     uint64_t capture_epoch_seen; /* xq_capture_epoch at the watcher's last look (watcher only) */
+
+    /* Level 2 (devgate.h): its slot's gate line and the board's region, set with st when it
+     * takes a slot (NULL without one); the number of the latest gate put on its stream, and the
+     * predicted GPU time of the commands put on it since. */
+    struct dg_line *_Atomic dgate;
+    struct dg_region *dgate_region;
+    _Atomic uint64_t dgate_placed;
+    _Atomic uint64_t dgate_batch_ns;
+    _Atomic bool dgate_off; /* the runtime refused one of its gates: Level 1 for good */
     bool watched;                /* on the watcher's list (watcher lock) */
     bool retired;                /* its stream is gone; freed once its markers are reached (mu) */
 

@@ -21,6 +21,7 @@
 #include <linux/futex.h>
 #include <pthread.h>
 #include <sched.h>
+#include <stddef.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,6 +40,10 @@
 _Static_assert(sizeof(struct xq_state) == 48, "xq_state is part of the board's layout");
 _Static_assert(sizeof(struct gp_board_slot) == 128, "board slot layout");
 _Static_assert(sizeof(struct gp_board_header) == 256, "board header layout");
+_Static_assert(sizeof(struct dg_line) == 64, "gate line layout");
+_Static_assert(offsetof(struct gp_board_file, gates) == GP_BOARD_GATES_OFFSET &&
+                   GP_BOARD_GATES_OFFSET % 4096 == 0,
+               "the gates start a page of their own");
 
 #define GP_BOARD_LOCK_MAX_NS 200000000ull
 
@@ -410,6 +415,7 @@ struct gp_board_slot *gp_board_claim(struct gp_board *b)
         while (limit < i + 1 && !atomic_compare_exchange_weak(&b->f->h.slot_limit, &limit, i + 1))
             ;
         clear_slot(s);
+        dg_reset(gp_board_gate(b, s));
         s->owner_start = me->start;
         s->incarnation = me->incarnation;
         s->pid_ns = me->pid_ns;
@@ -433,7 +439,6 @@ void gp_board_publish_record(struct gp_board *b, struct gp_board_slot *s)
 
 void gp_board_free(struct gp_board *b, struct gp_board_slot *s)
 {
-    (void)b;
     uint64_t word = atomic_load(&s->owner);
     if (!word)
         return;
@@ -443,6 +448,7 @@ void gp_board_free(struct gp_board *b, struct gp_board_slot *s)
         if (!atomic_compare_exchange_strong(&s->owner, &word, mine))
             return; /* someone else reclaimed it first */
     clear_slot(s);
+    dg_reset(gp_board_gate(b, s));
     atomic_store(&s->owner, 0);
 }
 

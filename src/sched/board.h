@@ -44,10 +44,11 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "devgate.h"
 #include "xqueue.h"
 
 #define GP_BOARD_MAGIC UINT64_C(0x64726f626f697270) /* "prioboard", little-endian, truncated */
-#define GP_BOARD_VERSION 2u
+#define GP_BOARD_VERSION 3u
 #define GP_BOARD_SLOTS 512u
 #define GP_BOARD_KEY_MAX 64
 
@@ -127,10 +128,19 @@ struct gp_board_header {
 #define GP_BOARD_LOCK_HOLDER(pid, incarnation) ((uint64_t)(pid) << 32 | (uint32_t)(incarnation))
 #define GP_BOARD_LOCK_PID(word) ((uint32_t)((word) >> 32))
 
+/* Where the gate lines start: on a page of their own, so that each process can register them
+ * with its runtime (devgate.h) without the slots. */
+#define GP_BOARD_GATES_OFFSET 69632u
+
 struct gp_board_file {
     struct gp_board_header h;
     struct gp_board_slot slots[GP_BOARD_SLOTS];
+    uint8_t to_gates[GP_BOARD_GATES_OFFSET - sizeof(struct gp_board_header) -
+                     GP_BOARD_SLOTS * sizeof(struct gp_board_slot)];
+    /* Level 2: slot i's gate is gates[i] (opened by whoever claims the slot). */
+    struct dg_line gates[GP_BOARD_SLOTS];
 };
+
 
 /* An open board (a mapping of the file). */
 struct gp_board {
@@ -138,6 +148,12 @@ struct gp_board {
     char path[256];
     _Atomic bool broken; /* its lock was held too long: this process goes on without it */
 };
+
+/* The gate line of slot s of board b. */
+static inline struct dg_line *gp_board_gate(const struct gp_board *b, const struct gp_board_slot *s)
+{
+    return &b->f->gates[s - b->f->slots];
+}
 
 /* GPUPRIO_BOARD_DIR, or /dev/shm. */
 const char *gp_board_dir(void);

@@ -49,10 +49,11 @@ static struct device_board {
     _Atomic uint32_t unused;              /* queues on the device that never joined */
     _Atomic uint32_t publishers;          /* threads storing the count into the record */
     _Atomic uint32_t record_request_seen; /* written by the listener, under the scheduling lock */
+    struct dg_region gates;               /* the board's gate lines, as this process registered them */
 } boards[SB_MAX_DEVICES];
 
 static pthread_mutex_t boards_mu = PTHREAD_MUTEX_INITIALIZER;
-static int (*device_key)(int device, char *buf, size_t size);
+static struct sb_device_ops device_ops;
 static struct sb_upcalls up;
 static bool enabled;
 static _Atomic bool stopping;
@@ -64,9 +65,9 @@ void sb_configure(const struct sb_upcalls *upcalls)
     up = *upcalls;
 }
 
-void sb_set_device_key(int (*key_fn)(int device, char *buf, size_t size))
+void sb_set_device_ops(const struct sb_device_ops *ops)
 {
-    device_key = key_fn;
+    device_ops = *ops;
 }
 
 static struct device_board *usable(int device)
@@ -330,9 +331,36 @@ static void start_listener(struct device_board *d)
         exit_hook = atexit(leave_all) == 0;
 }
 
+/* Level 2 on device's board if GPUPRIO_LEVEL allows and the device can: said once, at info. */
+static void prepare_gates(struct device_board *d, int device)
+{
+    d->gates = (struct dg_region){.base = d->b.f->gates, .lines = GP_BOARD_SLOTS};
+    if (gp_opt_uint(GP_OPT_LEVEL) < 2)
+        return;
+    int rc = device_ops.gates_prepare
+                 ? device_ops.gates_prepare(device, d->gates.base, sizeof d->b.f->gates,
+                                            &d->gates.device_base)
+                 : -ENOTSUP;
+    if (rc == 0) {
+        d->gates.ready = true;
+        gp_log(GP_LOG_INFO, "device %d: Level 2 (lower priorities are held by gates on the device)",
+               device);
+    } else {
+        gp_log(GP_LOG_INFO, "device %d: Level 1 only: %s", device,
+               rc == -ENOTSUP ? "it cannot wait on a value in host memory"
+                              : "the runtime refused to register the board's gates");
+    }
+}
+
+bool sb_gates_usable(int device)
+{
+    struct device_board *d = usable(device);
+    return d && d->gates.ready;
+}
+
 void sb_join(int device)
 {
-    if (!enabled || !device_key || device < 0 || device >= SB_MAX_DEVICES)
+    if (!enabled || !device_ops.key || device < 0 || device >= SB_MAX_DEVICES)
         return;
     struct device_board *d = &boards[device];
     gp_mutex_lock(&boards_mu, GP_RANK_BOARDS);
@@ -341,7 +369,7 @@ void sb_join(int device)
     d->tried = true;
     char key[GP_BOARD_KEY_MAX];
     const char *why = NULL;
-    if (device_key(device, key, sizeof key) != 0) {
+    if (device_ops.key(device, key, sizeof key) != 0) {
         gp_log(GP_LOG_DEBUG, "device %d has no identity: it is scheduled within the process only",
                device);
         goto out;
@@ -353,6 +381,7 @@ void sb_join(int device)
                d->b.path, why, device);
         goto out;
     }
+    prepare_gates(d, device);
     atomic_store(&d->ok, true);
     claim_record(d, device);
     start_listener(d);
@@ -400,6 +429,10 @@ void sb_attach(struct xqueue *q)
     atomic_store(&s->st.priority, atomic_load(&q->own.priority));
     atomic_store(&s->st.active, atomic_load(&q->own.active));
     atomic_store(&s->st.gate, atomic_load(&q->own.gate));
+    atomic_store(&q->dgate_placed, 0);
+    atomic_store(&q->dgate_batch_ns, 0);
+    q->dgate_region = &d->gates;
+    atomic_store(&q->dgate, gp_board_gate(&d->b, s));
     gp_board_publish(&d->b, s);
     atomic_store_explicit(&q->st, &s->st, memory_order_release);
 }
@@ -410,9 +443,10 @@ static void detach(struct xqueue *q, struct device_board *d)
     struct gp_board_slot *s = sb_slot_of(q);
     if (!s)
         return;
-    atomic_store(&q->own.gate, atomic_load(&s->st.gate) & ~XQ_GATE_DECISION);
+    atomic_store(&q->own.gate, atomic_load(&s->st.gate) & ~(XQ_GATE_DECISION | XQ_GATE_DEVICE));
     atomic_store(&q->own.priority, atomic_load(&s->st.priority));
     atomic_store_explicit(&q->st, &q->own, memory_order_release);
+    atomic_store(&q->dgate, NULL);
     gp_board_free(&d->b, s);
 }
 

@@ -13,6 +13,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "board.h"
 
@@ -29,9 +30,17 @@ struct sb_upcalls {
 
 /* Reads GPUPRIO_BOARD; the scheduler's upcalls. From the library constructor. */
 void sb_configure(const struct sb_upcalls *upcalls);
-/* device_key gives a device's stable identity (0, or negative when it has none); without it no
- * board is used. */
-void sb_set_device_key(int (*device_key)(int device, char *buf, size_t size));
+/* What the boards need of the platform (platform.h has the rules): a device's stable identity
+ * (0, or negative when it has none; without it no board is used), and preparing a board's gate
+ * lines for Level 2 (optional: without it, or when it fails, the device stays on Level 1). */
+struct sb_device_ops {
+    int (*key)(int device, char *buf, size_t size);
+    int (*gates_prepare)(int device, void *base, size_t size, uintptr_t *device_base);
+};
+void sb_set_device_ops(const struct sb_device_ops *ops);
+/* Whether queues of device may be held by gates (Level 2): GPUPRIO_LEVEL=2, a board, and the
+ * device can wait on its gate lines. */
+bool sb_gates_usable(int device);
 
 /* Joins device's board on first use (one warning if it cannot), and puts the process's record
  * on it. Without the scheduling lock: it may ask the runtime for the device's identity. */

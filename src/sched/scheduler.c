@@ -9,6 +9,7 @@
 #include "scheduler.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 
 #include "gp_log.h"
@@ -33,9 +34,10 @@ static _Thread_local int thread_priority;
  * queues, and other processes' slots on the device's board. s[i] is what the policy sees of the
  * queue that ref[i] names. */
 struct snap_ref {
-    struct xqueue *q;    /* this process's queue, or NULL */
-    struct xq_state *st; /* another process's queue's state on the board */
-    bool switched;       /* this process's queue was suspended or resumed: to be logged */
+    struct xqueue *q;     /* this process's queue, or NULL */
+    struct xq_state *st;  /* another process's queue's state on the board */
+    struct dg_line *gate; /* and its gate line */
+    bool switched;        /* this process's queue was suspended or resumed: to be logged */
 };
 static struct {
     struct sched_queue *s;
@@ -43,8 +45,9 @@ static struct {
     size_t n, cap;
 } snap;
 static int snap_device;
+static int snap_own_top; /* the highest priority of this process's queues in the snapshot */
 
-static bool push(struct sched_queue e, struct xqueue *q, struct xq_state *st)
+static bool push(struct sched_queue e, struct xqueue *q, struct xq_state *st, struct dg_line *gate)
 {
     if (snap.n == snap.cap) {
         size_t cap = snap.cap ? snap.cap * 2 : 64;
@@ -58,7 +61,7 @@ static bool push(struct sched_queue e, struct xqueue *q, struct xq_state *st)
         snap.cap = cap;
     }
     snap.s[snap.n] = e;
-    snap.ref[snap.n++] = (struct snap_ref){q, st, false};
+    snap.ref[snap.n++] = (struct snap_ref){q, st, gate, false};
     return true;
 }
 
@@ -66,11 +69,15 @@ static void collect(struct xqueue *q, void *arg)
 {
     (void)arg;
     struct xq_state *st = xq_st(q);
-    if (q->device == snap_device && !sb_leaving())
-        push((struct sched_queue){.device = q->device,
-                                  .priority = atomic_load(&st->priority),
-                                  .active = atomic_load(&st->active) != 0},
-             q, NULL);
+    if (q->device != snap_device || sb_leaving())
+        return;
+    int priority = atomic_load(&st->priority);
+    if (priority > snap_own_top)
+        snap_own_top = priority;
+    push((struct sched_queue){.device = q->device,
+                              .priority = priority,
+                              .active = atomic_load(&st->active) != 0},
+         q, NULL, NULL);
 }
 
 static void collect_board(const struct gp_board *b, int device)
@@ -85,7 +92,37 @@ static void collect_board(const struct gp_board *b, int device)
         push((struct sched_queue){.device = device,
                                   .priority = priority,
                                   .active = atomic_load(&s->st.active) != 0},
-             NULL, &s->st);
+             NULL, &s->st, gp_board_gate(b, s));
+    }
+}
+
+/*
+ * Level 2 for this process's queue: held by gates on the device (its line follows the
+ * suspension) where gates are usable, it is throttled (something above it exists) and nothing of
+ * its own process on the device ranks above it. A closed gate stops its stream, and with it
+ * whatever shares the stream's hardware queue (a HIP runtime puts several streams on one) or
+ * waits for it implicitly (the legacy null stream and the blocking streams wait for each other),
+ * which can only be queues of its own process; when none of them ranks above it, none of them
+ * may run while it is held. Any other queue is pinned open: gates already on its stream never
+ * hold it again.
+ */
+static void apply_gate(const struct sched_queue *d, struct xqueue *q)
+{
+    struct dg_line *line = atomic_load(&q->dgate);
+    if (!line)
+        return;
+    struct xq_state *st = xq_st(q);
+    if (d->throttle && d->priority >= snap_own_top && !atomic_load(&q->dgate_off) &&
+        sb_gates_usable(q->device)) {
+        atomic_fetch_or(&st->gate, XQ_GATE_DEVICE);
+        dg_unpin(line);
+        if (d->suspend)
+            dg_close(line);
+        else
+            dg_open(line);
+    } else {
+        atomic_fetch_and(&st->gate, ~XQ_GATE_DEVICE);
+        dg_pin(line);
     }
 }
 
@@ -93,7 +130,9 @@ static void collect_board(const struct gp_board *b, int device)
  * Applies the i-th decision; returns whether another process's queue was let go further (it was
  * suspended or throttled and no longer is), so that its held threads must be woken. One held
  * back further needs no wake: its threads read the gate before each command. So a queue
- * becoming active, which holds others back, makes no system call.
+ * becoming active, which holds others back, makes no system call. Gates follow suspension:
+ * another process's gate is closed or opened here (its owner pinned it open if it must not
+ * close), this process's by apply_gate.
  */
 static bool apply(size_t i)
 {
@@ -103,9 +142,14 @@ static bool apply(size_t i)
     struct snap_ref *r = &snap.ref[i];
     if (!r->q) {
         uint64_t old = xq_state_set_decision(r->st, decision);
+        if (d->suspend)
+            dg_close(r->gate);
+        else
+            dg_open(r->gate);
         return (old & ~decision & (XQ_GATE_SUSPENDED | XQ_GATE_THROTTLED)) != 0;
     }
     r->switched = ((xq_set_decision(r->q, decision) ^ decision) & XQ_GATE_SUSPENDED) != 0;
+    apply_gate(d, r->q);
     return false;
 }
 
@@ -127,6 +171,7 @@ static void decide_device(int device)
 {
     snap.n = 0;
     snap_device = device;
+    snap_own_top = INT_MIN;
     xq_foreach_joined_locked(collect, NULL);
     struct gp_board *b = sb_lock(device);
     if (b)
@@ -253,6 +298,7 @@ void sched_configure(const struct xq_marker_ops *ops)
         .poll_ns = 1000 * gp_opt_uint(GP_OPT_POLL_US),
         /* GPUPRIO_LOG=debug: where calls that held an application thread this long went. */
         .slow_ns = gp_log_on(GP_LOG_DEBUG) ? 1000 * gp_opt_uint(GP_OPT_SLOW_US) : 0,
+        .gate_ns = 1000 * gp_opt_uint(GP_OPT_GATE_US),
     };
     has_process_priority = gp_opt_priority(GP_OPT_PRIORITY, &process_priority);
     sb_configure(&(struct sb_upcalls){.changed = board_changed, .device_held = device_held});
@@ -265,9 +311,9 @@ void sched_configure(const struct xq_marker_ops *ops)
     xq_set_hooks(&(struct xq_hooks){.created = queue_created, .released = sb_released});
 }
 
-void sched_set_device_key(int (*device_key)(int device, char *buf, size_t size))
+void sched_set_device_ops(const struct sb_device_ops *ops)
 {
-    sb_set_device_key(device_key);
+    sb_set_device_ops(ops);
 }
 
 /* ---- the boards' listeners ---- */

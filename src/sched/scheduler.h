@@ -11,6 +11,7 @@
 #include "admission.h"
 #include "gpuprio.h"
 #include "policy.h"
+#include "sched_board.h"
 #include "xqueue.h"
 
 #include <stddef.h>
@@ -18,9 +19,8 @@
 /* Reads the GPUPRIO_* scheduling variables and sets the preempt layer up; from a constructor. */
 void sched_configure(const struct xq_marker_ops *ops);
 enum sched_policy sched_policy(void);
-/* How the platform names a device stably across processes (its PCI bus id): 0, or negative
- * when it cannot. Without one, no board is used. */
-void sched_set_device_key(int (*device_key)(int device, char *buf, size_t size));
+/* What the boards need of the platform: device identity and gates (sched_board.h). */
+void sched_set_device_ops(const struct sb_device_ops *ops);
 
 int sched_set_stream_priority(struct xqueue *q, int priority);
 int sched_set_thread_priority(int priority);

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum range_kind { RANGE_DEVICE, RANGE_PINNED };
+enum range_kind { RANGE_DEVICE, RANGE_PINNED, RANGE_REGISTERED };
 
 struct range {
     uintptr_t base;
@@ -131,6 +131,55 @@ hipError_t hipHostMalloc(void **ptr, size_t size, unsigned int flags)
 hipError_t hipHostFree(void *ptr)
 {
     return sim_ret(release(ptr, RANGE_PINNED));
+}
+
+/* ---- registered host memory ---- */
+
+static hipError_t host_register(void *ptr, size_t size, unsigned flags)
+{
+    sim_init();
+    if (!ptr || !size ||
+        (flags & ~(unsigned)(hipHostRegisterPortable | hipHostRegisterMapped |
+                             hipHostRegisterIoMemory)))
+        return hipErrorInvalidValue;
+    sim_lock();
+    hipError_t err = hipSuccess;
+    size_t i = range_lower_bound((uintptr_t)ptr);
+    if (range_containing(ptr) || (i < nranges && ranges[i].base < (uintptr_t)ptr + size))
+        err = hipErrorHostMemoryAlreadyRegistered;
+    else if (range_add(ptr, size, RANGE_REGISTERED) < 0)
+        err = hipErrorOutOfMemory;
+    sim_unlock();
+    return err;
+}
+
+hipError_t hipHostRegister(void *hostPtr, size_t sizeBytes, unsigned int flags)
+{
+    return sim_ret(host_register(hostPtr, sizeBytes, flags));
+}
+
+hipError_t hipHostUnregister(void *hostPtr)
+{
+    sim_init();
+    sim_lock();
+    bool ok = hostPtr && range_remove(hostPtr, RANGE_REGISTERED);
+    sim_unlock();
+    return sim_ret(ok ? hipSuccess : hipErrorHostMemoryNotRegistered);
+}
+
+hipError_t hipHostGetDevicePointer(void **devPtr, void *hstPtr, unsigned int flags)
+{
+    sim_init();
+    if (!devPtr || !hstPtr || flags)
+        return sim_ret(hipErrorInvalidValue);
+    sim_lock();
+    const struct range *r = range_containing(hstPtr);
+    bool host = r && r->kind != RANGE_DEVICE;
+    sim_unlock();
+    if (!host)
+        return sim_ret(hipErrorInvalidValue);
+    *devPtr = hstPtr; /* the simulated device sees host memory where the host does */
+    return sim_ret(hipSuccess);
 }
 
 hipError_t hipMallocAsync(void **ptr, size_t size, hipStream_t stream)

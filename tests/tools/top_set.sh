@@ -51,9 +51,10 @@ process_entry() { # FILE PID
 table_rows() { # FILE PID
     grep -v '^processes:' "$1" | grep -c " $2 tools_worker "
 }
-# Slots in use on a board file (free ones have an owner word of 0).
+# Slots in use on a board file (free ones have an owner word of 0; the 512 slots of 128 bytes
+# follow the 256-byte header, board.h).
 slots_in_use() { # BOARD
-    od -An -v -tx8 -w128 -j256 "$1" | awk '$1 != "0000000000000000"' | wc -l
+    od -An -v -tx8 -w128 -j256 -N65536 "$1" | awk '$1 != "0000000000000000"' | wc -l
 }
 wait_for() { # SECONDS COMMAND...: until COMMAND succeeds (status 0), or SECONDS passed (1)
     until=$(($(date +%s) + $1))
@@ -109,7 +110,7 @@ expect "priority (GPUPRIO_PRIORITY=low)" -10 "$(field "$tmp/top.json" priority)"
 expect "device index" 0 "$(field "$tmp/top.json" device_index)"
 device=$(field "$tmp/top.json" device)
 [ -n "$device" ] || { echo "FAIL: no device key"; fails=$((fails + 1)); }
-expect "board file" "$GPUPRIO_BOARD_DIR/gpuprio-$(id -u)-v2-$(printf %s "$device" | tr -c 'A-Za-z0-9._\n-' _)" \
+expect "board file" "$GPUPRIO_BOARD_DIR/gpuprio-$(id -u)-v3-$(printf %s "$device" | tr -c 'A-Za-z0-9._\n-' _)" \
     "$(field "$tmp/top.json" board)"
 stream=$(field "$tmp/top.json" stream)
 case $stream in 0x*[0-9a-f]) echo "ok: stream $stream" ;; *) echo "FAIL: stream '$stream'"; fails=$((fails + 1)) ;; esac

@@ -58,7 +58,8 @@ static void layout(void)
     CHECK_INT(offsetof(struct gp_board_slot, st.suspensions), 112);
     CHECK_INT(offsetof(struct gp_board_slot, pid_ns), 120);
     CHECK_INT(offsetof(struct gp_board_slot, unused_queues), 124);
-    CHECK_INT(sizeof(struct gp_board_file), 256 + 128 * GP_BOARD_SLOTS);
+    CHECK_INT(offsetof(struct gp_board_file, gates), 69632); /* a page of its own */
+    CHECK_INT(sizeof(struct gp_board_file), 69632 + 64 * GP_BOARD_SLOTS);
 }
 
 static void create_and_share(void)

@@ -1,7 +1,7 @@
 /*
  * cuda_platform.c - CUDA's implementation of the platform contract (src/shim/core/platform.h):
  * the driver's binding (cuda_bind.c), the current device, stream properties, markers
- * (cuda_marker.c) and device identity (cuda_device.c).
+ * (cuda_marker.c), device identity (cuda_device.c) and gates (cuda_gate.c).
  *
  * The driver API keeps no per-thread "last error", so these queries cannot change what the
  * application observes; none of them changes the thread's current context either.
@@ -14,6 +14,7 @@
 #include "cuda_bind.h"
 #include "cuda_compat.h"
 #include "cuda_device.h"
+#include "cuda_gate.h"
 #include "cuda_marker.h"
 #include "xqueue.h"
 
@@ -89,4 +90,6 @@ const struct gp_platform cudahal_platform = {
     .markers = {.record = marker_record, .query = cudahal_marker_query, .release = marker_release},
     .markers_after_fork = cudahal_marker_reset,
     .device_key = cudahal_device_key,
+    .gates_prepare = cudahal_gates_prepare,
+    .gate_wait = cudahal_gate_wait,
 };

@@ -6,7 +6,7 @@
  * The runtime is asked on a short-lived thread of gpuprio's own: queues appear on the
  * application's thread before the call that creates them is forwarded, and there any call of
  * ours would change what ROCm 6's hipExtGetLastError reports (docs/design.md, "Transparency"). This
- * happens once per device.
+ * happens once per device, and so does preparing a device's gates (hip_gate.c).
  */
 #include "hip_device.h"
 
@@ -18,6 +18,35 @@
 #include "hip_bind.h"
 #include "hip_compat.h"
 
+/* pthread_create's signature around hiphal_on_own_thread's job. */
+static void *run_job(void *arg)
+{
+    struct {
+        void (*fn)(void *);
+        void *arg;
+    } *job = arg;
+    job->fn(job->arg);
+    return NULL;
+}
+
+int hiphal_on_own_thread(void (*fn)(void *arg), void *arg)
+{
+    struct {
+        void (*fn)(void *);
+        void *arg;
+    } job = {fn, arg};
+    pthread_t t;
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    int rc = pthread_create(&t, NULL, run_job, &job);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (rc != 0)
+        return -rc;
+    pthread_join(t, NULL);
+    return 0;
+}
+
 struct key_job {
     hipError_t (*bus_id)(char *, int, int);
     int device;
@@ -26,11 +55,10 @@ struct key_job {
     hipError_t result;
 };
 
-static void *ask(void *arg)
+static void ask(void *arg)
 {
     struct key_job *job = arg;
     job->result = job->bus_id(job->buf, (int)job->size, job->device);
-    return NULL;
 }
 
 int hiphal_device_key(int device, char *buf, size_t size)
@@ -39,15 +67,9 @@ int hiphal_device_key(int device, char *buf, size_t size)
     job.bus_id = (hipError_t(*)(char *, int, int))hiphal_sym("hipDeviceGetPCIBusId");
     if (!job.bus_id || size < 2)
         return -ENOENT;
-    pthread_t t;
-    sigset_t all, old;
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &old);
-    int rc = pthread_create(&t, NULL, ask, &job);
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    int rc = hiphal_on_own_thread(ask, &job);
     if (rc != 0)
-        return -rc;
-    pthread_join(t, NULL);
+        return rc;
     if (job.result != hipSuccess || !buf[0])
         return -ENOENT;
     buf[size - 1] = '\0';

@@ -1,7 +1,7 @@
 /*
  * hip_platform.c - HIP's implementation of the platform contract (src/shim/core/platform.h):
  * the runtime's binding (hip_bind.c), the current device, stream properties, markers
- * (hip_marker.c) and device identity (hip_device.c).
+ * (hip_marker.c), device identity (hip_device.c) and gates (hip_gate.c).
  *
  * Under ROCm 6 every call sets the thread's "last command error" (hipExtGetLastError), so the
  * queries here are made only where they cannot fail, or cannot fail in a way the application
@@ -16,6 +16,7 @@
 #include "hip_bind.h"
 #include "hip_compat.h"
 #include "hip_device.h"
+#include "hip_gate.h"
 #include "hip_marker.h"
 #include "xqueue.h"
 
@@ -84,4 +85,6 @@ const struct gp_platform hiphal_platform = {
     .markers = {.record = marker_record, .query = hiphal_marker_query, .release = marker_release},
     .markers_after_fork = hiphal_marker_reset,
     .device_key = hiphal_device_key,
+    .gates_prepare = hiphal_gates_prepare,
+    .gate_wait = hiphal_gate_wait,
 };

@@ -68,6 +68,7 @@ void core_call_begin(struct core_call *c, enum core_kind kind, void *stream, uns
     c->q = NULL;
     c->ticket.q = NULL;
     c->ticket.reserved = false;
+    c->ticket.gate = 0;
     switch (kind) {
     case CORE_KIND_WORK:
     case CORE_KIND_WORK_PT:
@@ -96,6 +97,8 @@ void core_call_begin(struct core_call *c, enum core_kind kind, void *stream, uns
     default:
         break;
     }
+    if (c->ticket.gate)
+        core_put_gate(c->q, c->ticket.gate);
 }
 
 void core_call_end(struct core_call *c, bool ok)

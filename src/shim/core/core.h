@@ -95,6 +95,10 @@ extern __attribute__((visibility("hidden"))) _Thread_local int core_depth;
 
 /* The platform's completion markers as admission must call them (for sched_configure). */
 const struct xq_marker_ops *core_markers(void);
+/* The platform's gates_prepare, inside the depth (for the boards: sched_set_device_ops). */
+int core_gates_prepare(int device, void *base, size_t size, uintptr_t *device_base);
+/* Puts gate `number` on q's stream (admission chose it: xq_ticket.gate), inside the depth. */
+void core_put_gate(struct xqueue *q, uint64_t number);
 
 /* ---- the wrapper skeleton (call.c) ---- */
 

@@ -1,5 +1,5 @@
 /*
- * guard.c - the shim's depth, and the platform's completion markers called inside it.
+ * guard.c - the shim's depth, and the platform's completion markers and gates called inside it.
  *
  * A runtime may call its own exports (HIP's calls its own hip* functions), and the dynamic
  * linker sends those calls to the shim's wrappers like the application's. Inside a forwarded
@@ -47,4 +47,25 @@ static const struct xq_marker_ops guarded = {.record = record, .query = query, .
 const struct xq_marker_ops *core_markers(void)
 {
     return &guarded;
+}
+
+int core_gates_prepare(int device, void *base, size_t size, uintptr_t *device_base)
+{
+    core_depth++;
+    int rc = core_shim.platform->gates_prepare(device, base, size, device_base);
+    core_depth--;
+    return rc;
+}
+
+void core_put_gate(struct xqueue *q, uint64_t number)
+{
+    const struct dg_region *r = q->dgate_region;
+    struct dg_line *l = atomic_load(&q->dgate);
+    if (!l || !r || !r->ready)
+        return;
+    core_depth++;
+    int rc = core_shim.platform->gate_wait(q->key.handle, dg_device_addr(r, l), number);
+    core_depth--;
+    if (rc != 0)
+        xq_gate_failed(q);
 }

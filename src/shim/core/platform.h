@@ -24,9 +24,8 @@
  *     exports (stream_props, markers) inside its depth, so that those calls go straight through.
  *   - Results: 0 or a negative errno value, unless the comment says otherwise.
  *
- * Gates (a stream waiting on a value in host memory, how Level 2 holds work on the device) are
- * not part of the contract yet: they come with Level 2, as a new member that every platform
- * then implements. Neither platform has one to offer today.
+ * Gates (Level 2, src/preempt/devgate.h: a stream waiting on a value in host memory, which other
+ * processes write) are the last two members.
  */
 #ifndef GPUPRIO_PLATFORM_H
 #define GPUPRIO_PLATFORM_H
@@ -125,6 +124,26 @@ struct gp_platform {
      * then scheduled within the process only).
      */
     int (*device_key)(int device, char *buf, size_t size);
+
+    /* ---- gates (Level 2: src/preempt/devgate.h) ---- */
+
+    /*
+     * Prepares device for gates in [base, base + size), a page-aligned shared mapping (a board's
+     * gate lines): checks that the device can wait on a 64-bit word of registered host memory,
+     * registers the range with the runtime for every device of the process, and writes where
+     * the device sees base into *device_base. 0; -ENOTSUP: the device or runtime cannot (Level 1
+     * there); another negative value: the runtime refused. Once per board, with device_key's
+     * threads and rules (HIP prepares on a thread of its own).
+     */
+    int (*gates_prepare)(int device, void *base, size_t size, uintptr_t *device_base);
+    /*
+     * Puts a gate on stream: its later work waits until the word the device sees at device_addr
+     * is at least value (CUDA: in the wrap-around sense). On the application's thread, inside
+     * the depth, right before the application's own call on that stream is forwarded, and only
+     * after gates_prepare succeeded; it leaves the thread's error state as it found it, even
+     * when it fails. 0 or negative.
+     */
+    int (*gate_wait)(uintptr_t stream, uintptr_t device_addr, uint64_t value);
 };
 
 #endif /* GPUPRIO_PLATFORM_H */

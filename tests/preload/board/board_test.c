@@ -19,6 +19,17 @@
  * churn         200 short-lived processes of mixed priorities come and go next to two
  *               long-running ones: no slot is left behind, everyone finishes; prints how
  *               long the churn took.
+ * gate-deep     Level 2 (GPUPRIO_LEVEL, default 2): a low-priority process saturating the
+ *               device next to high-priority bursts keeps a deep queue (with GPUPRIO_LEVEL=1: at
+ *               most the window), and a high-priority kernel still waits behind at most one of
+ *               its kernels (its gate, closed on the device, stops it at its next gate; Level 1:
+ *               the window); opening resumes it: every kernel runs.
+ * gate-capture  a low-priority process whose queue is held by gates captures a graph: the graph
+ *               holds the captured kernels only (no gate), and replays them all.
+ * gate-shared   one process with a low and a critical stream on one hardware queue
+ *               (HIPSIM_HW_QUEUES=1) next to a normal-priority process: the low stream, which
+ *               the normal one holds back, must not be held by a gate, which would stop the
+ *               critical stream behind it; each critical kernel finishes within 20 ms.
  * many          two processes with 150 streams each, one of which runs (PyTorch creates its
  *               pools of streams whole): only the streams that ran hold board slots, and the
  *               high-priority process's bursts, each after 50 ms idle, keep the bound.
@@ -289,6 +300,13 @@ static void bursts_next_to(int others, const char *policy)
     }
 }
 
+/* GPUPRIO_LEVEL as the workers get it. */
+static const char *level(void)
+{
+    const char *l = getenv("GPUPRIO_LEVEL");
+    return l ? l : "2";
+}
+
 static void kill_high(void)
 {
     static const char *const hold[] = {"1", "hold", "5000000", NULL};
@@ -307,21 +325,107 @@ static void kill_high(void)
     EXPECT(finish(&low, NULL) == 0);
     read_trace();
     EXPECT(count_tag(TAG_LOW) == 100);
+    /* Starts, not submissions: at Level 2 the low process submitted everything long before,
+     * and its gate, closed by the high process, held it on the device. */
     uint64_t resumed = UINT64_MAX;
     int during_hold = 0;
     for (size_t i = 0; i < nk; i++) {
         if (k[i].tag != TAG_LOW)
             continue;
-        if (k[i].submit >= killed && k[i].submit < resumed)
-            resumed = k[i].submit;
-        during_hold += k[i].submit >= killed - 80000000u && k[i].submit < killed;
+        if (k[i].start >= killed && k[i].start < resumed)
+            resumed = k[i].start;
+        during_hold += k[i].start >= killed - 80000000u && k[i].start < killed;
     }
     double ms = resumed == UINT64_MAX ? -1 : (double)(resumed - killed) / 1e6;
-    printf("kill -9 of the active high-priority process: the low-priority one submitted again "
-           "%.1f ms later (it had submitted %d kernels in the 80 ms before)\n",
-           ms, during_hold);
+    printf("kill -9 of the active high-priority process (level %s): the low-priority one started "
+           "kernels again %.1f ms later (it had started %d kernels in the 80 ms before)\n",
+           level(), ms, during_hold);
     EXPECT(during_hold <= WINDOW); /* it really was held */
     EXPECT(ms >= 0 && ms < 100);
+}
+
+/* The most kernels of tag submitted and not yet started when a kernel of tag `above` was
+ * submitted: how deep its queue ran when something of higher priority came. */
+static int deepest(int tag, int above)
+{
+    int most = 0;
+    for (size_t i = 0; i < nk; i++) {
+        if (k[i].tag != above)
+            continue;
+        int queued = 0;
+        for (size_t j = 0; j < nk; j++)
+            queued += k[j].tag == tag && k[j].submit <= k[i].submit && k[j].start > k[i].submit;
+        if (queued > most)
+            most = queued;
+    }
+    return most;
+}
+
+static void gate_deep(void)
+{
+    bool level2 = strcmp(level(), "1") != 0;
+    struct proc high = spawn_ready("high", NULL, high_bursts);
+    struct proc low = spawn_ready("low", NULL, low_load);
+    go(&low);
+    go(&high);
+    EXPECT(finish(&high, NULL) == 0);
+    EXPECT(finish(&low, NULL) == 0);
+    read_trace();
+    EXPECT(count_tag(TAG_HIGH) == 64);
+    EXPECT(count_tag(TAG_LOW) == 500);
+    int depth = deepest(TAG_LOW, TAG_HIGH), wait = most_overtaking(TAG_HIGH);
+    printf("level %s: the low-priority queue ran up to %d kernels deep; a high-priority kernel "
+           "waited behind at most %d of its kernels (window %d)\n",
+           level(), depth, wait, WINDOW);
+    if (level2) {
+        EXPECT(depth > 8 * WINDOW);
+        EXPECT(wait <= 1);
+    } else {
+        EXPECT(depth <= WINDOW);
+        EXPECT(wait <= WINDOW);
+    }
+}
+
+static void gate_capture(void)
+{
+    static const char *const hold[] = {"1", "hold", "1000", NULL};
+    static const char *const capture[] = {"3", "capture", "6", "200", "3", NULL};
+    struct proc high = spawn_ready("high", NULL, hold); /* above it: the low queue is gated */
+    struct proc low = spawn_ready("low", NULL, capture);
+    go(&low);
+    EXPECT(expect_line(&low, "nodes 6") == 0);
+    EXPECT(finish(&low, NULL) == 0);
+    go(&high);
+    go(&high);
+    EXPECT(finish(&high, NULL) == 0);
+    read_trace();
+    EXPECT(count_tag(TAG_LOW) == 6 * 3 + 6);
+}
+
+static void gate_shared(void)
+{
+    static const char *const mixed[] = {"3", "mixed", "300", "1000", "20", NULL};
+    static const char *const normal[] = {"2", "saturate", "300", "1000", NULL};
+    setenv("HIPSIM_HW_QUEUES", "1", 1);
+    setenv("GPUPRIO_STREAM_PRIORITIES", "low,critical", 1);
+    struct proc a = spawn_ready("low", NULL, mixed);
+    unsetenv("GPUPRIO_STREAM_PRIORITIES");
+    struct proc b = spawn_ready("normal", NULL, normal);
+    go(&a);
+    usleep(5000); /* the low stream has queued what it may; then the normal process holds it */
+    go(&b);
+    EXPECT(finish(&a, NULL) == 0);
+    EXPECT(finish(&b, NULL) == 0);
+    read_trace();
+    EXPECT(count_tag(4) == 20);
+    uint64_t worst = 0;
+    for (size_t i = 0; i < nk; i++)
+        if (k[i].tag == 4 && k[i].end - k[i].submit > worst)
+            worst = k[i].end - k[i].submit;
+    printf("a critical kernel sharing a hardware queue with a held low-priority stream finished "
+           "at worst %.1f ms after it was submitted\n",
+           (double)worst / 1e6);
+    EXPECT(worst < 20000000u);
 }
 
 static void kill_low(void)
@@ -459,7 +563,7 @@ int main(int argc, char **argv)
 {
     if (argc != 4) {
         fprintf(stderr, "usage: board_test two|three|unscheduled|kill-high|kill-low|churn|many|"
-                        "full-of-dead WORKER SHIM\n");
+                        "full-of-dead|gate-deep|gate-capture|gate-shared WORKER SHIM\n");
         return 2;
     }
     worker = argv[2];
@@ -491,6 +595,12 @@ int main(int argc, char **argv)
         kill_low();
     else if (!strcmp(t, "churn"))
         churn();
+    else if (!strcmp(t, "gate-deep"))
+        gate_deep();
+    else if (!strcmp(t, "gate-capture"))
+        gate_capture();
+    else if (!strcmp(t, "gate-shared"))
+        gate_shared();
     else if (!strcmp(t, "many"))
         many_queues();
     else if (!strcmp(t, "full-of-dead"))

@@ -8,12 +8,20 @@
  *       KERNELS kernels back to back, synchronized at the end
  *   board_worker TAG hold KERNEL_US
  *       waits for a line on stdin, launches one kernel, says "launched", synchronizes
+ *   board_worker TAG capture KERNELS KERNEL_US REPLAYS
+ *       captures KERNELS kernels into a graph, says "nodes N" (the graph's), replays it REPLAYS
+ *       times, then launches KERNELS kernels directly, synchronizes
+ *   board_worker TAG mixed KERNELS KERNEL_US BURSTS
+ *       a second stream (created after the first, so GPUPRIO_STREAM_PRIORITIES can rank the
+ *       two) runs BURSTS single kernels tagged 4, 2 ms apart, each synchronized, while a thread
+ *       saturates the first stream with KERNELS kernels
  *
  * Every kernel's trace entry carries TAG << 16 | burst. The worker prints "ready" once its
  * stream exists, then waits for a line on stdin before it starts (so that a test starts the
  * work of every process at once, however slowly each process came up), and prints "done N"
  * with its stream's gpuprio priority at the end.
  */
+#include <pthread.h>
 #include <string.h>
 #include <time.h>
 
@@ -23,6 +31,22 @@ static void sleep_us(long us)
 {
     struct timespec ts = {us / 1000000, (us % 1000000) * 1000};
     nanosleep(&ts, NULL);
+}
+
+struct saturation {
+    const void *kernel;
+    hipStream_t s;
+    int kernels;
+    uint64_t ns, tag;
+};
+
+static void *saturate(void *arg)
+{
+    struct saturation *w = arg;
+    for (int i = 0; i < w->kernels; i++)
+        MUST(busy_launch(w->kernel, w->ns, w->tag, w->s));
+    MUST(hipStreamSynchronize(w->s));
+    return NULL;
 }
 
 int main(int argc, char **argv)
@@ -37,6 +61,11 @@ int main(int argc, char **argv)
     const void *kernel = busy_register();
     hipStream_t s;
     MUST(hipStreamCreate(&s));
+    hipStream_t second = NULL;
+    if (strcmp(mode, "mixed") == 0) {
+        MUST(hipStreamCreate(&second));
+        warm_up(second);
+    }
     /* Streams that never run anything, like PyTorch's pools (BOARD_WORKER_IDLE_STREAMS). */
     const char *idle = getenv("BOARD_WORKER_IDLE_STREAMS");
     for (int i = idle ? atoi(idle) : 0; i > 0; i--) {
@@ -72,6 +101,39 @@ int main(int argc, char **argv)
         printf("launched\n");
         fflush(stdout);
         MUST(hipStreamSynchronize(s));
+    } else if (strcmp(mode, "capture") == 0 && argc == 6) {
+        int kernels = atoi(argv[3]), replays = atoi(argv[5]);
+        uint64_t ns = strtoull(argv[4], NULL, 10) * 1000;
+        hipGraph_t g;
+        hipGraphExec_t ge;
+        MUST(hipStreamBeginCapture(s, hipStreamCaptureModeGlobal));
+        for (int k = 0; k < kernels; k++)
+            MUST(busy_launch(kernel, ns, tag, s));
+        MUST(hipStreamEndCapture(s, &g));
+        size_t nodes = 0;
+        MUST(hipGraphGetNodes(g, NULL, &nodes));
+        printf("nodes %zu\n", nodes);
+        fflush(stdout);
+        MUST(hipGraphInstantiate(&ge, g, NULL, NULL, 0));
+        for (int r = 0; r < replays; r++)
+            MUST(hipGraphLaunch(ge, s));
+        for (int k = 0; k < kernels; k++)
+            MUST(busy_launch(kernel, ns, tag, s));
+        MUST(hipStreamSynchronize(s));
+        MUST(hipGraphExecDestroy(ge));
+        MUST(hipGraphDestroy(g));
+    } else if (strcmp(mode, "mixed") == 0 && argc == 6) {
+        struct saturation w = {kernel, s, atoi(argv[3]), strtoull(argv[4], NULL, 10) * 1000, tag};
+        pthread_t t;
+        if (pthread_create(&t, NULL, saturate, &w) != 0)
+            return 2;
+        for (int b = atoi(argv[5]); b > 0; b--) {
+            sleep_us(2000);
+            MUST(busy_launch(kernel, w.ns, UINT64_C(4) << 16, second));
+            MUST(hipStreamSynchronize(second));
+        }
+        pthread_join(t, NULL);
+        MUST(hipStreamDestroy(second));
     } else {
         fprintf(stderr, "board_worker: bad arguments\n");
         return 2;

@@ -1,0 +1,91 @@
+/*
+ * hip_gate.c - HIP's gates (Level 2, src/preempt/devgate.h): the device waits with
+ * hipStreamWaitValue64 (hipStreamWaitValueGte, all bits) on a word of the board that every
+ * process registered with hipHostRegister.
+ *
+ * Preparing a device happens once per board, on a thread of gpuprio's own (hip_device.c says
+ * why). A gate is put on the application's thread right before its own call on the same stream,
+ * which then sets the thread's errors itself; a gate that fails must not leave an error the
+ * application's call would not have left, so the sticky error is put back to success when it was
+ * success before (hipPeekAtLastError, then hipGetLastError to clear ours).
+ */
+#include "hip_gate.h"
+
+#include <errno.h>
+#include <pthread.h>
+
+#include "hip_bind.h"
+#include "hip_compat.h"
+#include "hip_device.h"
+
+static struct {
+    hipError_t (*wait64)(hipStream_t, void *, uint64_t, unsigned, uint64_t);
+    hipError_t (*peek)(void);
+    hipError_t (*get_last)(void);
+} rt;
+static pthread_once_t rt_once = PTHREAD_ONCE_INIT;
+
+static void resolve(void)
+{
+    *(void **)&rt.wait64 = hiphal_sym("hipStreamWaitValue64");
+    *(void **)&rt.peek = hiphal_sym("hipPeekAtLastError");
+    *(void **)&rt.get_last = hiphal_sym("hipGetLastError");
+}
+
+struct prepare_job {
+    int device;
+    void *base;
+    size_t size;
+    uintptr_t device_base;
+    int result;
+};
+
+static void prepare(void *arg)
+{
+    struct prepare_job *job = arg;
+    hipError_t (*attribute)(int *, hipDeviceAttribute_t, int);
+    hipError_t (*host_register)(void *, size_t, unsigned);
+    hipError_t (*device_pointer)(void **, void *, unsigned);
+    *(void **)&attribute = hiphal_sym("hipDeviceGetAttribute");
+    *(void **)&host_register = hiphal_sym("hipHostRegister");
+    *(void **)&device_pointer = hiphal_sym("hipHostGetDevicePointer");
+    int can_wait = 0;
+    job->result = -ENOTSUP;
+    if (!attribute || !host_register || !device_pointer || !rt.wait64 || !rt.peek ||
+        !rt.get_last ||
+        attribute(&can_wait, hipDeviceAttributeCanUseStreamWaitValue, job->device) !=
+            hipSuccess ||
+        !can_wait)
+        return;
+    job->result = -EIO;
+    if (host_register(job->base, job->size, hipHostRegisterMapped | hipHostRegisterPortable) !=
+        hipSuccess)
+        return;
+    void *device_base = NULL;
+    if (device_pointer(&device_base, job->base, 0) != hipSuccess || !device_base)
+        return; /* registered for nothing: harmless, the process keeps the mapping to its end */
+    job->device_base = (uintptr_t)device_base;
+    job->result = 0;
+}
+
+int hiphal_gates_prepare(int device, void *base, size_t size, uintptr_t *device_base)
+{
+    pthread_once(&rt_once, resolve);
+    struct prepare_job job = {.device = device, .base = base, .size = size};
+    int rc = hiphal_on_own_thread(prepare, &job);
+    if (rc != 0)
+        return rc;
+    *device_base = job.device_base;
+    return job.result;
+}
+
+int hiphal_gate_wait(uintptr_t stream, uintptr_t device_addr, uint64_t value)
+{
+    hipError_t before = rt.peek();
+    if (rt.wait64((hipStream_t)stream, (void *)device_addr, value, hipStreamWaitValueGte,
+                  UINT64_MAX) == hipSuccess)
+        return 0;
+    if (before == hipSuccess)
+        rt.get_last();
+    return -EIO;
+}

@@ -1,0 +1,70 @@
+/*
+ * devgate.h - Level-2 gates: words in host memory that a queue's stream waits on, on the device,
+ * before each batch of its commands (docs/design.md, "Level 2").
+ *
+ * A gate line belongs to one queue's board slot. Its owner puts a wait-value command on the
+ * queue's stream (the platform's gate_wait: proceed once word >= n) before a batch of commands
+ * whose predicted GPU time stays under GPUPRIO_GATE_US, numbering its gates 1, 2, 3... Any
+ * process of the board that decides writes the word with plain atomic stores, so closing the
+ * gate stops the stream at its next gate on the device, with no host round trip and no call
+ * into the owner:
+ *   - open: DG_OPEN (2^62), ahead of every number a queue will ever place, and still ahead under
+ *     the wrap-around comparison of CUDA's GEQ ((int64_t)(word - n) >= 0), which an all-ones
+ *     word would fail;
+ *   - closed: the line's floor, normally 0, so that every gate not yet passed holds;
+ *   - pinned: DG_PINNED (DG_OPEN + 1), open for good: the owner's queue may not be held on the
+ *     device (it could hold a queue of its process that must run: docs/design.md), and closing
+ *     leaves it alone because it only ever replaces DG_OPEN.
+ * The floor lets a closed gate pass up to a given number (dg_raise) and stays through later
+ * closings, so gates that must be passed are never closed again.
+ */
+#ifndef GPUPRIO_DEVGATE_H
+#define GPUPRIO_DEVGATE_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#define DG_OPEN (UINT64_C(1) << 62)
+#define DG_PINNED (DG_OPEN + 1)
+
+/* One cache line, so that deciders writing one queue's gate never touch another's. */
+struct dg_line {
+    _Atomic uint64_t word;  /* what the device compares each gate's number with */
+    _Atomic uint64_t floor; /* the highest number a closed gate still lets pass */
+    uint8_t pad[48];
+};
+
+/* A region of gate lines (a board's), as this process registered it with its runtime: the
+ * device sees base + offset at device_base + offset. Set once, before queues use it. */
+struct dg_region {
+    struct dg_line *base;
+    unsigned lines;
+    bool ready; /* registered: gates may be put on streams */
+    uintptr_t device_base;
+};
+
+/* Where the device sees line l of region r. */
+static inline uintptr_t dg_device_addr(const struct dg_region *r, const struct dg_line *l)
+{
+    return r->device_base + (uintptr_t)((const char *)l - (const char *)r->base);
+}
+
+/* A slot's line for a new owner: open, floor 0 (before the slot is published). */
+void dg_reset(struct dg_line *l);
+/* Closes an open gate (a pinned one stays open). */
+void dg_close(struct dg_line *l);
+/* Opens a closed gate (a pinned one stays pinned). */
+void dg_open(struct dg_line *l);
+/* Opens for good; dg_unpin makes a pinned gate open (not closed) again. */
+void dg_pin(struct dg_line *l);
+void dg_unpin(struct dg_line *l);
+/* Lets gates numbered up to n pass, now and after any later closing. */
+void dg_raise(struct dg_line *l, uint64_t n);
+/* Whether gates of number n would hold now. */
+static inline bool dg_holds(const struct dg_line *l, uint64_t n)
+{
+    return (int64_t)(atomic_load(&((struct dg_line *)l)->word) - n) < 0;
+}
+
+#endif /* GPUPRIO_DEVGATE_H */
