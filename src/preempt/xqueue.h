@@ -134,8 +134,8 @@ struct xqueue {
     _Atomic uint64_t dgate_placed;
     _Atomic uint64_t dgate_batch_ns;
     _Atomic bool dgate_off; /* the runtime refused one of its gates: Level 1 for good */
-    bool watched;                /* on the watcher's list (watcher lock) */
-    bool retired;                /* its stream is gone; freed once its markers are reached (mu) */
+    bool watched;           /* on the watcher's list (watcher lock) */
+    bool retired;           /* its stream is gone; freed once its markers are reached (mu) */
 
     struct xqueue *next_free; /* on the registry's free list once its stream is gone */
 };

@@ -141,7 +141,6 @@ struct gp_board_file {
     struct dg_line gates[GP_BOARD_SLOTS];
 };
 
-
 /* An open board (a mapping of the file). */
 struct gp_board {
     struct gp_board_file *f;

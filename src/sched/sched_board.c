@@ -49,7 +49,7 @@ static struct device_board {
     _Atomic uint32_t unused;              /* queues on the device that never joined */
     _Atomic uint32_t publishers;          /* threads storing the count into the record */
     _Atomic uint32_t record_request_seen; /* written by the listener, under the scheduling lock */
-    struct dg_region gates;               /* the board's gate lines, as this process registered them */
+    struct dg_region gates; /* the board's gate lines, as this process registered them */
 } boards[SB_MAX_DEVICES];
 
 static pthread_mutex_t boards_mu = PTHREAD_MUTEX_INITIALIZER;

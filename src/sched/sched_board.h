@@ -66,8 +66,9 @@ void sb_attach(struct xqueue *q);
 /* The xq_hooks.released hook: q's slot is freed and the board decided again soon; a queue that
  * never joined leaves its device's unused count. */
 void sb_released(struct xqueue *q);
-/* A thread of this process is about to be held on a queue of device: from now on the device's
- * listener looks for dead processes (which may be what holds it) every LIVENESS_HELD_NS. */
+/* A thread of this process is about to be held on a queue of device, or a queue of device became
+ * gated (Level 2), so that others may hold it on the device: from now on the device's listener
+ * looks for dead processes (which may be what holds it) every LIVENESS_HELD_NS. */
 void sb_thread_held(int device);
 /* The slot q's state lives in, or NULL. */
 struct gp_board_slot *sb_slot_of(const struct xqueue *q);

@@ -114,7 +114,11 @@ static void apply_gate(const struct sched_queue *d, struct xqueue *q)
     struct xq_state *st = xq_st(q);
     if (d->throttle && d->priority >= snap_own_top && !atomic_load(&q->dgate_off) &&
         sb_gates_usable(q->device)) {
-        atomic_fetch_or(&st->gate, XQ_GATE_DEVICE);
+        /* Another process closes the gate without waking anyone, and no thread of ours may be
+         * held on the host to tell the board's listener: it must look for dead processes (which
+         * may leave the gate closed) as often as for held threads from now on. */
+        if (!(atomic_fetch_or(&st->gate, XQ_GATE_DEVICE) & XQ_GATE_DEVICE))
+            sb_thread_held(q->device);
         dg_unpin(line);
         if (d->suspend)
             dg_close(line);

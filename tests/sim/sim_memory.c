@@ -139,8 +139,8 @@ static hipError_t host_register(void *ptr, size_t size, unsigned flags)
 {
     sim_init();
     if (!ptr || !size ||
-        (flags & ~(unsigned)(hipHostRegisterPortable | hipHostRegisterMapped |
-                             hipHostRegisterIoMemory)))
+        (flags &
+         ~(unsigned)(hipHostRegisterPortable | hipHostRegisterMapped | hipHostRegisterIoMemory)))
         return hipErrorInvalidValue;
     sim_lock();
     hipError_t err = hipSuccess;
@@ -350,8 +350,8 @@ hipError_t hipMemcpyDtoDAsync(hipDeviceptr_t dst, hipDeviceptr_t src, size_t siz
     return sim_ret(copy(dst, src, sizeBytes, stream, false, false));
 }
 
-static hipError_t set(void *dst, uint32_t value, size_t elem_size, size_t count,
-                      hipStream_t stream, bool spt, bool sync)
+static hipError_t set(void *dst, uint32_t value, size_t elem_size, size_t count, hipStream_t stream,
+                      bool spt, bool sync)
 {
     sim_init();
     if (count == 0)

@@ -51,10 +51,8 @@ static void prepare(void *arg)
     *(void **)&device_pointer = hiphal_sym("hipHostGetDevicePointer");
     int can_wait = 0;
     job->result = -ENOTSUP;
-    if (!attribute || !host_register || !device_pointer || !rt.wait64 || !rt.peek ||
-        !rt.get_last ||
-        attribute(&can_wait, hipDeviceAttributeCanUseStreamWaitValue, job->device) !=
-            hipSuccess ||
+    if (!attribute || !host_register || !device_pointer || !rt.wait64 || !rt.peek || !rt.get_last ||
+        attribute(&can_wait, hipDeviceAttributeCanUseStreamWaitValue, job->device) != hipSuccess ||
         !can_wait)
         return;
     job->result = -EIO;
