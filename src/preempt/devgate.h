@@ -11,12 +11,10 @@
  *   - open: DG_OPEN (2^62), ahead of every number a queue will ever place, and still ahead under
  *     the wrap-around comparison of CUDA's GEQ ((int64_t)(word - n) >= 0), which an all-ones
  *     word would fail;
- *   - closed: the line's floor, normally 0, so that every gate not yet passed holds;
+ *   - closed: 0, so that every gate not yet passed holds;
  *   - pinned: DG_PINNED (DG_OPEN + 1), open for good: the owner's queue may not be held on the
  *     device (it could hold a queue of its process that must run: docs/design.md), and closing
  *     leaves it alone because it only ever replaces DG_OPEN.
- * The floor lets a closed gate pass up to a given number (dg_raise) and stays through later
- * closings, so gates that must be passed are never closed again.
  */
 #ifndef GPUPRIO_DEVGATE_H
 #define GPUPRIO_DEVGATE_H
@@ -30,16 +28,14 @@
 
 /* One cache line, so that deciders writing one queue's gate never touch another's. */
 struct dg_line {
-    _Atomic uint64_t word;  /* what the device compares each gate's number with */
-    _Atomic uint64_t floor; /* the highest number a closed gate still lets pass */
-    uint8_t pad[48];
+    _Atomic uint64_t word; /* what the device compares each gate's number with */
+    uint8_t reserved[56];
 };
 
 /* A region of gate lines (a board's), as this process registered it with its runtime: the
  * device sees base + offset at device_base + offset. Set once, before queues use it. */
 struct dg_region {
     struct dg_line *base;
-    unsigned lines;
     bool ready; /* registered: gates may be put on streams */
     uintptr_t device_base;
 };
@@ -50,7 +46,7 @@ static inline uintptr_t dg_device_addr(const struct dg_region *r, const struct d
     return r->device_base + (uintptr_t)((const char *)l - (const char *)r->base);
 }
 
-/* A slot's line for a new owner: open, floor 0 (before the slot is published). */
+/* A slot's line for a new owner: open (before the slot is published). */
 void dg_reset(struct dg_line *l);
 /* Closes an open gate (a pinned one stays open). */
 void dg_close(struct dg_line *l);
@@ -59,12 +55,4 @@ void dg_open(struct dg_line *l);
 /* Opens for good; dg_unpin makes a pinned gate open (not closed) again. */
 void dg_pin(struct dg_line *l);
 void dg_unpin(struct dg_line *l);
-/* Lets gates numbered up to n pass, now and after any later closing. */
-void dg_raise(struct dg_line *l, uint64_t n);
-/* Whether gates of number n would hold now. */
-static inline bool dg_holds(const struct dg_line *l, uint64_t n)
-{
-    return (int64_t)(atomic_load(&((struct dg_line *)l)->word) - n) < 0;
-}
-
 #endif /* GPUPRIO_DEVGATE_H */

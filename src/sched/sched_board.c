@@ -334,7 +334,7 @@ static void start_listener(struct device_board *d)
 /* Level 2 on device's board if GPUPRIO_LEVEL allows and the device can: said once, at info. */
 static void prepare_gates(struct device_board *d, int device)
 {
-    d->gates = (struct dg_region){.base = d->b.f->gates, .lines = GP_BOARD_SLOTS};
+    d->gates = (struct dg_region){.base = d->b.f->gates};
     if (gp_opt_uint(GP_OPT_LEVEL) < 2)
         return;
     int rc = device_ops.gates_prepare
