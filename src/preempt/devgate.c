@@ -12,14 +12,13 @@ void dg_reset(struct dg_line *l)
     atomic_store(&l->word, DG_OPEN);
 }
 
-void dg_close(struct dg_line *l)
+void dg_follow(struct dg_line *l, bool hold)
 {
-    uint64_t open = DG_OPEN;
-    atomic_compare_exchange_strong(&l->word, &open, 0);
-}
-
-void dg_open(struct dg_line *l)
-{
+    if (hold) {
+        uint64_t open = DG_OPEN;
+        atomic_compare_exchange_strong(&l->word, &open, 0);
+        return;
+    }
     uint64_t w = atomic_load(&l->word);
     while (w < DG_OPEN && !atomic_compare_exchange_weak(&l->word, &w, DG_OPEN)) {
     }

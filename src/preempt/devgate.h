@@ -48,10 +48,9 @@ static inline uintptr_t dg_device_addr(const struct dg_region *r, const struct d
 
 /* A slot's line for a new owner: open (before the slot is published). */
 void dg_reset(struct dg_line *l);
-/* Closes an open gate (a pinned one stays open). */
-void dg_close(struct dg_line *l);
-/* Opens a closed gate (a pinned one stays pinned). */
-void dg_open(struct dg_line *l);
+/* Closes an open gate (hold) or opens a closed one (!hold): what a decision's suspension says. A
+ * pinned gate stays pinned either way. */
+void dg_follow(struct dg_line *l, bool hold);
 /* Opens for good; dg_unpin makes a pinned gate open (not closed) again. */
 void dg_pin(struct dg_line *l);
 void dg_unpin(struct dg_line *l);

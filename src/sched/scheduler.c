@@ -120,10 +120,7 @@ static void apply_gate(const struct sched_queue *d, struct xqueue *q)
         if (!(atomic_fetch_or(&st->gate, XQ_GATE_DEVICE) & XQ_GATE_DEVICE))
             sb_thread_held(q->device);
         dg_unpin(line);
-        if (d->suspend)
-            dg_close(line);
-        else
-            dg_open(line);
+        dg_follow(line, d->suspend);
     } else {
         atomic_fetch_and(&st->gate, ~XQ_GATE_DEVICE);
         dg_pin(line);
@@ -146,10 +143,7 @@ static bool apply(size_t i)
     struct snap_ref *r = &snap.ref[i];
     if (!r->q) {
         uint64_t old = xq_state_set_decision(r->st, decision);
-        if (d->suspend)
-            dg_close(r->gate);
-        else
-            dg_open(r->gate);
+        dg_follow(r->gate, d->suspend);
         return (old & ~decision & (XQ_GATE_SUSPENDED | XQ_GATE_THROTTLED)) != 0;
     }
     r->switched = ((xq_set_decision(r->q, decision) ^ decision) & XQ_GATE_SUSPENDED) != 0;

@@ -18,23 +18,22 @@
 #include "hip_bind.h"
 #include "hip_compat.h"
 
+struct own_thread_job {
+    void (*fn)(void *);
+    void *arg;
+};
+
 /* pthread_create's signature around hiphal_on_own_thread's job. */
 static void *run_job(void *arg)
 {
-    struct {
-        void (*fn)(void *);
-        void *arg;
-    } *job = arg;
+    struct own_thread_job *job = arg;
     job->fn(job->arg);
     return NULL;
 }
 
 int hiphal_on_own_thread(void (*fn)(void *arg), void *arg)
 {
-    struct {
-        void (*fn)(void *);
-        void *arg;
-    } job = {fn, arg};
+    struct own_thread_job job = {fn, arg};
     pthread_t t;
     sigset_t all, old;
     sigfillset(&all);
