@@ -1,6 +1,7 @@
 # Install rules (cmake --install BUILD --prefix P), in the GNU layout:
 #   LIBDIR/libgpuprio-hip.so and libgpuprio-cuda.so (each where it is built), INCLUDEDIR/gpuprio.h,
 #   BINDIR/gpuprio, LIBDIR/pkgconfig/gpuprio.pc, LIBDIR/cmake/gpuprio/gpuprio{Config,ConfigVersion}.cmake
+#   MANDIR/man1/gpuprio.1.gz (generated from docs/cli.md), DOCDIR/README.md, DOCDIR/docs/*.md
 # The preload libraries are meant for LD_PRELOAD (gpuprio run), but programs may also link
 # them for the API (gpuprio.h); the package files serve that. Everything is relocatable: the
 # CMake package finds itself relative to its own file, the .pc file is written at install time
@@ -48,3 +49,30 @@ install(CODE "
   configure_file(\"${_pc_in}\" \"${_pc_out}\" @ONLY)
 ")
 install(FILES ${_pc_out} DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+
+# The man page gpuprio(1), generated from docs/cli.md (the manual, written in man-page structure)
+# by cmake/md2man.awk with the system's awk, so the page never drifts from the manual and the
+# build needs no pandoc. gzip -n leaves out the name and time, so the same input gives the same
+# bytes (reproducible builds); -9 because Debian wants it (lintian). gpuprio.1 stays next to it for
+# the package.man test.
+find_program(GPUPRIO_AWK NAMES awk mawk gawk REQUIRED)
+find_program(GPUPRIO_GZIP gzip REQUIRED)
+set(GPUPRIO_MAN_SOURCE ${PROJECT_SOURCE_DIR}/docs/cli.md)
+set(GPUPRIO_MAN_PAGE ${PROJECT_BINARY_DIR}/gpuprio.1)
+add_custom_command(
+  OUTPUT ${GPUPRIO_MAN_PAGE} ${GPUPRIO_MAN_PAGE}.gz
+  COMMAND sh -c "\"$1\" -v version=\"$2\" -v source=docs/cli.md -f \"$3\" \"$4\" >\"$5.tmp\" \
+                 && mv \"$5.tmp\" \"$5\" && \"$6\" -9nc \"$5\" >\"$5.gz\""
+          sh ${GPUPRIO_AWK} ${PROJECT_VERSION} ${PROJECT_SOURCE_DIR}/cmake/md2man.awk
+          ${GPUPRIO_MAN_SOURCE} ${GPUPRIO_MAN_PAGE} ${GPUPRIO_GZIP}
+  DEPENDS ${GPUPRIO_MAN_SOURCE} ${PROJECT_SOURCE_DIR}/cmake/md2man.awk
+  COMMENT "Generating the man page gpuprio.1 from docs/cli.md"
+  VERBATIM)
+add_custom_target(gpuprio-man ALL DEPENDS ${GPUPRIO_MAN_PAGE}.gz)
+install(FILES ${GPUPRIO_MAN_PAGE}.gz DESTINATION ${CMAKE_INSTALL_MANDIR}/man1)
+
+# The docs, in the layout of the source tree, so that the paths they give each other
+# (docs/cli.md, docs/configuration.md) hold under DOCDIR too.
+file(GLOB _gpuprio_docs CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/docs/*.md)
+install(FILES ${PROJECT_SOURCE_DIR}/README.md DESTINATION ${CMAKE_INSTALL_DOCDIR})
+install(FILES ${_gpuprio_docs} DESTINATION ${CMAKE_INSTALL_DOCDIR}/docs)

@@ -58,6 +58,15 @@ GPUPRIO_API int gpuprio_stream_get_priority(void *stream, int *priority);
 GPUPRIO_API int gpuprio_thread_set_priority(int priority);
 /* The calling thread's priority; -ENOENT when it has none of its own. */
 GPUPRIO_API int gpuprio_thread_get_priority(int *priority);
+/*
+ * Forgets the calling thread's priority, as if it had never set one: its null and per-thread
+ * streams and the streams it created that took the thread's priority go back to what the other
+ * sources give them (a stream's own gpuprio_stream_set_priority stays), and streams it creates
+ * from now on get no priority from the thread. Always 0 (also when it had none); afterwards
+ * gpuprio_thread_get_priority returns -ENOENT. For a scope that restores what was there before:
+ * get, set, then set back or clear.
+ */
+GPUPRIO_API int gpuprio_thread_clear_priority(void);
 
 /* What gpuprio knows about one stream (its XQueue). */
 struct gpuprio_queue_stats {

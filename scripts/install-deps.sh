@@ -2,7 +2,14 @@
 # install-deps.sh: installs what gpuprio needs to build and test on Debian 12, as root.
 # Already-installed packages are left alone, so this is cheap to run before every build.
 set -eu
-pkgs="cmake make gcc clang binutils libamdhip64-dev libamdhip64-5"
+# The build: cmake, the compilers, Debian's HIP runtime (headers, and a library that loads
+# without a GPU). Debian's python3 runs the Python package's tests (python3-venv: pip install
+# into a fresh environment; libpython3.11: the ThreadSanitizer build embeds the interpreter, as
+# its runtime cannot be preloaded into /usr/bin/python3) and parses `gpuprio metrics`
+# (python3-prometheus-client); dpkg-dev,
+# lintian, man-db and pkg-config build and check the Debian package and the installed files.
+pkgs="cmake make gcc clang binutils libamdhip64-dev libamdhip64-5
+      python3 python3-venv libpython3.11 python3-prometheus-client dpkg-dev lintian man-db pkg-config"
 missing=""
 for p in $pkgs; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing="$missing $p"

@@ -53,9 +53,10 @@ static const char help_top[] =
     "Columns: DEVICE (the device's identity, its PCI bus id), PID, COMMAND, QUEUE (stream\n"
     "handle, /thread for a per-thread queue; \"N unused\" in an --all row), PRIO (higher runs\n"
     "first), STATE (active: has work, or finished it very recently; idle: ran, now quiet), GATE\n"
-    "(the scheduler's decision: suspended, throttled, tracked or none), INFL (commands in\n"
-    "flight), SUBMIT/S (commands submitted per second; --once and --json measure over 200 ms),\n"
-    "HELD (time threads were held back).\n"
+    "(the scheduler's decision: suspended, throttled, tracked or none), LVL (where it is held\n"
+    "back: 1 on the host, 2 on the device by gates), INFL (commands in flight), SUBMIT/S\n"
+    "(commands submitted per second; --once and --json measure over 200 ms), HELD (time\n"
+    "threads were held back).\n"
     "\n"
     "Boards are read from GPUPRIO_BOARD_DIR (default /dev/shm). Exit status: 0; 1 when the\n"
     "board directory cannot be read; 2 for a bad option.\n";

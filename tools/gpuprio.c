@@ -1,9 +1,9 @@
 /*
- * gpuprio.c - the gpuprio command: dispatches to its subcommands (run, top, set) and answers
- * --help, `help CMD` and --version itself.
+ * gpuprio.c - the gpuprio command: dispatches to its subcommands (run, top, set, metrics) and
+ * answers --help, `help CMD` and --version itself.
  *
- * Each subcommand lives in its own file (cmd_run.c, cmd_top.c, cmd_set.c) with its help text;
- * docs/cli.md is the manual.
+ * Each subcommand lives in its own file (cmd_run.c, cmd_top.c, cmd_set.c, cmd_metrics.c) with
+ * its help text; docs/cli.md is the manual.
  */
 #include <stdio.h>
 #include <string.h>
@@ -23,6 +23,8 @@ static const char usage[] =
     "                 show every scheduled queue of every process, like top\n"
     "  set PID PRIORITY [--stream HANDLE]\n"
     "                 change the priority of a running process (or of one of its streams)\n"
+    "  metrics --once | --textfile DIR [--interval SECONDS]\n"
+    "                 every queue's state and counters for Prometheus (node_exporter's textfile)\n"
     "  help [COMMAND] show this text, or a command's\n"
     "\n"
     "Options:\n"
@@ -41,6 +43,7 @@ static const struct command commands[] = {
     {"run", gp_cmd_run},
     {"top", gp_cmd_top},
     {"set", gp_cmd_set},
+    {"metrics", gp_cmd_metrics},
 };
 
 static const struct command *find(const char *name)
@@ -59,7 +62,7 @@ static int help(const char *name)
     }
     const struct command *c = find(name);
     if (!c) {
-        fprintf(stderr, "gpuprio help: no command '%s' (run, top, set)\n", name);
+        fprintf(stderr, "gpuprio help: no command '%s' (run, top, set, metrics)\n", name);
         return GP_EXIT_USAGE;
     }
     /* `help CMD` is `CMD --help`: each command prints its own (run's is built from the options
@@ -91,7 +94,8 @@ int main(int argc, char **argv)
     }
     const struct command *c = find(first);
     if (!c) {
-        fprintf(stderr, "gpuprio: no command '%s' (run, top, set; gpuprio --help)\n", first);
+        fprintf(stderr, "gpuprio: no command '%s' (run, top, set, metrics; gpuprio --help)\n",
+                first);
         return GP_EXIT_USAGE;
     }
     return c->fn(argc - 1, argv + 1);

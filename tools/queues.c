@@ -1,7 +1,7 @@
 /*
- * queues.c - reads the boards (src/sched/board.h) into rows for `gpuprio top`: one row per
- * live slot whose owner still runs, and one record row per process record (the process's unused
- * queues on that device, which hold no slot).
+ * queues.c - reads the boards (src/sched/board.h) into rows for `gpuprio top` and `gpuprio
+ * metrics`: one row per live slot whose owner still runs, and one record row per process record
+ * (the process's unused queues on that device, which hold no slot).
  *
  * The tool maps each board read-only and copies each slot out without any lock: the owner may be
  * changing the slot while it is read, so the owner word and identity are read again after the
@@ -88,6 +88,9 @@ static void read_id(struct gp_slot_id *id, const struct gp_board *b, unsigned i,
     memcpy(id->comm, slot->comm, sizeof id->comm);
     id->comm[sizeof id->comm - 1] = '\0';
     id->device = slot->device;
+    /* The board's recorded owner, which the open checked against the file's: whose processes
+     * these are, with no second look at the file (which could have been replaced since). */
+    id->uid = b->f->h.uid;
 }
 
 /* Copies a process's record (slot i of b, owner word seen as word) into a new record row of s.

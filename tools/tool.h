@@ -1,6 +1,7 @@
 /*
  * tool.h - what the parts of the gpuprio command share: the subcommands' entry points and
- * help texts, the exit statuses, finding the preload libraries, and reading the boards.
+ * help texts, the exit statuses, finding the preload libraries, reading the boards, and
+ * printing what they hold (top's table and JSON, metrics' exposition format).
  *
  * The command is a thin layer over src/sched/board.h (the boards shared between processes) and
  * src/sched/priority.h (the priority scale): it holds no scheduling logic of its own.
@@ -12,11 +13,13 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <sys/types.h>
 
 /* Exit statuses of the command's own failures (run returns the command's status instead). */
-#define GP_EXIT_FAILURE 1     /* set: no such process on any board; top: boards unreadable */
-#define GP_EXIT_USAGE 2       /* a bad option or argument (set, top) */
+/* set: no such process on any board; top, metrics: boards unreadable; metrics: cannot write */
+#define GP_EXIT_FAILURE 1
+#define GP_EXIT_USAGE 2       /* a bad option or argument (set, top, metrics) */
 #define GP_EXIT_RUN_ERROR 125 /* run: the tool itself failed (like env and nice) */
 #define GP_EXIT_CANNOT_EXEC 126
 #define GP_EXIT_NOT_FOUND 127
@@ -25,6 +28,7 @@
 int gp_cmd_run(int argc, char **argv);
 int gp_cmd_top(int argc, char **argv);
 int gp_cmd_set(int argc, char **argv);
+int gp_cmd_metrics(int argc, char **argv);
 
 /* ---- shim_path.c: the preload libraries ---- */
 
@@ -53,6 +57,7 @@ struct gp_slot_id {
     uint64_t owner_start, incarnation;
     char comm[16];
     int32_t device; /* the owner's device index */
+    uint32_t uid;   /* the board's owner (the user the processes run as), as checked at open */
 };
 
 struct gp_queue_row {
@@ -111,6 +116,8 @@ uid_t gp_tool_board_uid(void);
 const char *gp_row_state(const struct gp_queue_row *r);
 /* The scheduler's decision for the queue: "suspended", "throttled", "tracked" or "none". */
 const char *gp_row_gate(const struct gp_queue_row *r);
+/* Where the queue is held back: 2 when on the device by gates (Level 2), else 1 (on the host). */
+int gp_row_level(const struct gp_queue_row *r);
 /* The line (or lines, wrapped at width columns; 0: one line) naming every process with its
  * queues shown and its unused ones; returns how many lines it printed. */
 size_t gp_print_processes(const struct gp_sample *s, size_t width);
@@ -120,6 +127,14 @@ void gp_print_table(const struct gp_sample *s, size_t max_rows, bool all);
 /* One JSON document: an array with one object per row (and per record with unused queues, with
  * all). */
 void gp_print_json(const struct gp_sample *s, bool all);
+
+/* ---- metrics_format.c: the Prometheus text exposition format ---- */
+
+/*
+ * Writes every family of `gpuprio metrics` (docs/cli.md) for s to out, in the text exposition
+ * format 0.0.4. Write errors are left for the caller to find (ferror, fflush).
+ */
+void gp_metrics_write(FILE *out, const struct gp_sample *s);
 
 /* CLOCK_MONOTONIC in nanoseconds. */
 uint64_t gp_tool_now_ns(void);

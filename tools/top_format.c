@@ -22,6 +22,11 @@ const char *gp_row_state(const struct gp_queue_row *r)
     return r->active ? "active" : "idle";
 }
 
+int gp_row_level(const struct gp_queue_row *r)
+{
+    return r->gate & XQ_GATE_DEVICE ? 2 : 1;
+}
+
 const char *gp_row_gate(const struct gp_queue_row *r)
 {
     return (r->gate & XQ_GATE_SUSPENDED)   ? "suspended"
@@ -127,10 +132,11 @@ static void json_row(const struct gp_queue_row *r, void *arg)
     struct json_ctx *c = arg;
     json_open(c, "queue", &r->id);
     printf(", \"stream\": \"0x%" PRIx64 "\", \"thread\": %" PRIu64 ", \"device_index\": %d"
-           ", \"priority\": %d, \"state\": \"%s\", \"gate\": \"%s\", \"in_flight\": %u"
-           ", \"submitted\": %" PRIu64 ", \"completed\": %" PRIu64,
+           ", \"priority\": %d, \"state\": \"%s\", \"gate\": \"%s\", \"level\": %d"
+           ", \"in_flight\": %u, \"submitted\": %" PRIu64 ", \"completed\": %" PRIu64,
            r->stream, r->thread, (int)r->id.device, (int)r->priority, gp_row_state(r),
-           gp_row_gate(r), (unsigned)XQ_GATE_IN_FLIGHT(r->gate), r->submitted, r->completed);
+           gp_row_gate(r), gp_row_level(r), (unsigned)XQ_GATE_IN_FLIGHT(r->gate), r->submitted,
+           r->completed);
     if (r->submitted_per_s >= 0)
         printf(", \"submitted_per_s\": %.1f", r->submitted_per_s);
     else
@@ -215,8 +221,8 @@ static void table_row(const struct gp_queue_row *r, void *arg)
     else
         snprintf(rate, sizeof rate, "-");
     duration(held, sizeof held, r->held_ns);
-    printf("%-16s %8" PRIu32 " %-15s %-24s %5d %-6s %-9s %5u %9s %9s\n", key, r->id.pid, comm,
-           queue, (int)r->priority, gp_row_state(r), gp_row_gate(r),
+    printf("%-16s %8" PRIu32 " %-15s %-24s %5d %-6s %-9s %3d %5u %9s %9s\n", key, r->id.pid, comm,
+           queue, (int)r->priority, gp_row_state(r), gp_row_gate(r), gp_row_level(r),
            (unsigned)XQ_GATE_IN_FLIGHT(r->gate), rate, held);
 }
 
@@ -229,14 +235,14 @@ static void table_unused(const struct gp_record_row *p, void *arg)
     printable(key, sizeof key, p->id.key);
     printable(comm, sizeof comm, p->id.comm);
     snprintf(queue, sizeof queue, "%" PRIu32 " unused", p->unused_queues);
-    printf("%-16s %8" PRIu32 " %-15s %-24s %5s %-6s %-9s %5s %9s %9s\n", key, p->id.pid, comm,
-           queue, "-", "-", "-", "-", "-", "-");
+    printf("%-16s %8" PRIu32 " %-15s %-24s %5s %-6s %-9s %3s %5s %9s %9s\n", key, p->id.pid, comm,
+           queue, "-", "-", "-", "-", "-", "-", "-");
 }
 
 void gp_print_table(const struct gp_sample *s, size_t max_rows, bool all)
 {
-    printf("%-16s %8s %-15s %-24s %5s %-6s %-9s %5s %9s %9s\n", "DEVICE", "PID", "COMMAND", "QUEUE",
-           "PRIO", "STATE", "GATE", "INFL", "SUBMIT/S", "HELD");
+    printf("%-16s %8s %-15s %-24s %5s %-6s %-9s %3s %5s %9s %9s\n", "DEVICE", "PID", "COMMAND",
+           "QUEUE", "PRIO", "STATE", "GATE", "LVL", "INFL", "SUBMIT/S", "HELD");
     struct table_ctx c = {.max_rows = max_rows};
     each_row(s, all, table_row, table_unused, &c);
     if (c.more)

@@ -93,6 +93,10 @@ struct xqueue {
     struct xq_state own;
     enum xq_priority_source priority_source; /* under the scheduling lock */
     _Atomic int waiters;                     /* threads held in admission */
+    /* The priority its sources below the owning thread's give it, and their strongest: what it
+     * returns to when that thread clears its priority (under the scheduling lock). */
+    int base_priority;
+    enum xq_priority_source base_source;
     /* It has put work on its stream (admitted a command) since it was created: only such
      * queues take part in scheduling (a board slot, decisions, expiry). Set under the
      * scheduling lock; read without it on the launch path. */

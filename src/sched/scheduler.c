@@ -267,6 +267,8 @@ static void queue_created(struct xqueue *q)
         p = env_list[env_stream];
         src = XQ_PRIO_ENV_STREAM;
     }
+    q->base_priority = p;
+    q->base_source = src;
     if (thread_has_priority && q->owner_tid == gp_tid()) {
         p = thread_priority;
         src = XQ_PRIO_THREAD;
@@ -468,6 +470,26 @@ int sched_set_thread_priority(int priority)
     xq_sched_lock();
     xq_foreach(update_owned, &(struct thread_update){gp_tid(), priority});
     decide_locked(XQ_ALL_DEVICES); /* the thread's queues may be on any device */
+    xq_sched_unlock();
+    return 0;
+}
+
+/* The thread's own queues that took its priority go back to what their other sources give. */
+static void restore_owned(struct xqueue *q, void *arg)
+{
+    if (q->owner_tid == *(const uint64_t *)arg && q->priority_source == XQ_PRIO_THREAD)
+        set_priority_locked(q, q->base_priority, q->base_source);
+}
+
+int sched_clear_thread_priority(void)
+{
+    if (!thread_has_priority)
+        return 0; /* nothing of its own: no queue took it, nothing to decide again */
+    thread_has_priority = false;
+    uint64_t tid = gp_tid();
+    xq_sched_lock();
+    xq_foreach(restore_owned, &tid);
+    decide_locked(XQ_ALL_DEVICES);
     xq_sched_unlock();
     return 0;
 }

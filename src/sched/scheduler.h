@@ -25,6 +25,9 @@ void sched_set_device_ops(const struct sb_device_ops *ops);
 int sched_set_stream_priority(struct xqueue *q, int priority);
 int sched_set_thread_priority(int priority);
 int sched_thread_priority(int *priority);
+/* Forgets the calling thread's priority: its queues and those it creates are as if it never had
+ * one. */
+int sched_clear_thread_priority(void);
 void sched_queue_stats(const struct xqueue *q, struct gpuprio_queue_stats *out);
 /* Fills out[0..max) with every queue; returns their number. */
 int sched_all_stats(struct gpuprio_queue_stats *out, size_t max);

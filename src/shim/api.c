@@ -59,6 +59,11 @@ GPUPRIO_API int gpuprio_thread_get_priority(int *priority)
     return priority ? sched_thread_priority(priority) : -EINVAL;
 }
 
+GPUPRIO_API int gpuprio_thread_clear_priority(void)
+{
+    return sched_clear_thread_priority();
+}
+
 GPUPRIO_API int gpuprio_stream_stats(void *stream, struct gpuprio_queue_stats *out)
 {
     struct xqueue *q;

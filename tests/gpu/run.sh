@@ -13,7 +13,11 @@
 #      GPT-2 small, a torch.compile model with Triton kernels): output bytes
 #      identical without the shim, with it, with scheduling at work and with hardware priorities,
 #      exit status 0; under the shim the gpuprio API must report work it saw (queue statistics
-#      in OUTDIR/torch/*.stats).
+#      in OUTDIR/torch/*.stats);
+#   5. the Python package (python/) installed with pip into a virtual environment (offline),
+#      on PyTorch's streams under the library (torch_package.py api) and without it
+#      (not-loaded), and `gpuprio metrics --once` next to a PyTorch process whose two streams
+#      got high and low through the package: both queues with their priorities and pid.
 #
 # Environment: PYTHON (default python3), NVCC (default /usr/local/cuda/bin/nvcc or nvcc on
 # PATH), NVCC_ARCH (default -arch=native), CC (default cc).
@@ -39,7 +43,7 @@ start=$(date +%s)
 # ---- 1. build ----
 # Only the CUDA library is built (a machine with CUDA only configures without the HIP parts).
 if cmake -S "$root" -B "$out/build" -DCMAKE_BUILD_TYPE=Release > "$out/build.log" 2>&1 &&
-    cmake --build "$out/build" -j"$(nproc)" --target gpuprio-cuda >> "$out/build.log" 2>&1; then
+    cmake --build "$out/build" -j"$(nproc)" --target gpuprio-cuda gpuprio >> "$out/build.log" 2>&1; then
     shim=$(find "$out/build" -name libgpuprio-cuda.so -type f | head -n 1)
 fi
 if [ -z "${shim:-}" ]; then
@@ -121,6 +125,60 @@ else
     torch_variant shim GPUPRIO_LOG=info
     torch_variant scheduled GPUPRIO_LOG=info GPUPRIO_STREAM_PRIORITIES=high,low,normal,low GPUPRIO_WINDOW=2
     torch_variant hw_priority GPUPRIO_LOG=info GPUPRIO_PRIORITY=high
+fi
+
+# ---- 5. the Python package ----
+p=$out/python
+mkdir -p "$p"
+py=$python
+rm -rf "$p/venv"
+if "$python" -m venv --system-site-packages "$p/venv" > "$p/venv.log" 2>&1 &&
+    "$p/venv/bin/pip" install --no-index --no-cache-dir "$root/python" >> "$p/venv.log" 2>&1; then
+    # PyTorch may live where a virtual environment does not look (a user site), so the checks
+    # run the interpreter that has it, on the copy pip installed.
+    site=$("$p/venv/bin/python" -c 'import gpuprio, os; print(os.path.dirname(os.path.dirname(gpuprio.__file__)))')
+    export PYTHONPATH=$site
+    pass "python: pip install --no-index ./python into a fresh virtual environment ($site)"
+else
+    fail "python: venv or pip install failed (see python/venv.log); going on from the source tree"
+    export PYTHONPATH=$root/python
+fi
+# py_check MODE [ENV...]: torch_package.py MODE, in the environment ENV, passes.
+py_check() {
+    label=$1
+    shift
+    env "$@" "$py" "$here/torch_package.py" "$label" > "$p/$label.log" 2>&1
+    rc=$?
+    if [ $rc = 0 ]; then
+        pass "python ($label): $(grep -c '^ok:' "$p/$label.log") checks"
+    else
+        fail "python ($label): exit $rc: $(grep '^FAIL' "$p/$label.log" | head -n 3 | tr '\n' ' ') (see python/$label.log)"
+    fi
+}
+py_check api LD_PRELOAD="$shim"
+py_check not-loaded
+gp=$(find "$out/build" -name gpuprio -type f -perm -u+x | head -n 1)
+if [ -z "$gp" ]; then
+    fail "metrics: the gpuprio command was not built"
+else
+    rm -f "$p/stop" "$p/ready"
+    LD_PRELOAD="$shim" "$py" "$here/torch_package.py" serve "$p/stop" "$p/ready" > "$p/serve.log" 2>&1 &
+    sp=$!
+    i=0
+    while [ ! -e "$p/ready" ] && kill -0 $sp 2>/dev/null && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done
+    "$gp" metrics --once > "$p/metrics.prom" 2> "$p/metrics.err"
+    mrc=$?
+    touch "$p/stop"
+    wait $sp
+    src=$?
+    read -r spid _ < "$p/ready" 2>/dev/null || spid=none
+    hi=$(grep -c "^gpuprio_queue_priority{.*pid=\"$spid\".*} 10$" "$p/metrics.prom")
+    lo=$(grep -c "^gpuprio_queue_priority{.*pid=\"$spid\".*} -10$" "$p/metrics.prom")
+    if [ $mrc = 0 ] && [ $src = 0 ] && [ "$hi" -ge 1 ] && [ "$lo" -ge 1 ]; then
+        pass "metrics: PyTorch's high and low streams (pid $spid) with their priorities"
+    else
+        fail "metrics: status $mrc, serve $src, high rows $hi, low rows $lo (see python/metrics.prom, serve.log)"
+    fi
 fi
 
 note "$failed failed, $(($(date +%s) - start)) s"

@@ -1,6 +1,7 @@
 #!/bin/sh
 # help.sh - the gpuprio command's help and version: gpuprio --help, gpuprio help CMD,
-# gpuprio CMD --help (all exit 0 on stdout), gpuprio --version, and unknown commands (status 2).
+# gpuprio CMD --help (all exit 0 on stdout; run, top, set, metrics), gpuprio --version, and
+# unknown commands and bad arguments (status 2).
 #
 #   help.sh GPUPRIO VERSION
 set -u
@@ -21,12 +22,13 @@ check() { # WHAT PATTERN ARGS... : exit 0, PATTERN on stdout
 check "--help" "^Usage: gpuprio COMMAND" "$gpuprio" --help
 check "-h" "^Usage: gpuprio COMMAND" "$gpuprio" -h
 check "help" "^Usage: gpuprio COMMAND" "$gpuprio" help
-for cmd in run top set; do
+for cmd in run top set metrics; do
     check "help $cmd" "^Usage: gpuprio $cmd" "$gpuprio" help $cmd
     check "$cmd --help" "^Usage: gpuprio $cmd" "$gpuprio" $cmd --help
 done
 check "--version" "^gpuprio $version\$" "$gpuprio" --version
-for args in "" "frobnicate" "help frobnicate" "top --bogus" "top -d 0" "set 1" "set x high"; do
+for args in "" "frobnicate" "help frobnicate" "top --bogus" "top -d 0" "set 1" "set x high" "metrics" \
+    "metrics --bogus" "metrics --once --interval 1"; do
     # shellcheck disable=SC2086
     "$gpuprio" $args >/dev/null 2>&1
     rc=$?

@@ -1,8 +1,8 @@
 #!/bin/sh
-# install.sh - cmake --install into a temporary prefix, then use what was installed: the
-# installed gpuprio preloads the installed library (also after the whole tree is moved),
-# pkg-config finds gpuprio.pc, and a small CMake project finds the package (find_package), builds
-# against gpuprio::headers and gpuprio::hip, and runs.
+# install.sh - cmake --install into a temporary prefix, then use what was installed: the man
+# page is there and man renders it, the installed gpuprio preloads the installed library (also
+# after the whole tree is moved), pkg-config finds gpuprio.pc, and a small CMake project finds the
+# package (find_package), builds against gpuprio::headers and gpuprio::hip, and runs.
 #
 #   install.sh CMAKE BUILD_DIR LIBDIR CC SANITIZE_FLAGS TOOLS_CHILD
 #
@@ -30,6 +30,30 @@ for f in bin/gpuprio "$libdir/libgpuprio-hip.so" include/gpuprio.h "$libdir/pkgc
     [ -f "$prefix/$f" ] && echo "ok: installed $f" || { echo "FAIL: $f not installed"; fails=$((fails + 1)); }
 done
 [ -x "$prefix/bin/gpuprio" ] || { echo "FAIL: bin/gpuprio not executable"; fails=$((fails + 1)); }
+
+# The man page (generated from docs/cli.md; GNUInstallDirs' MANDIR is share/man), and man renders
+# it from the installed tree.
+man_page=$prefix/share/man/man1/gpuprio.1.gz
+if [ -f "$man_page" ]; then
+    echo "ok: installed share/man/man1/gpuprio.1.gz"
+    if command -v man >/dev/null 2>&1; then
+        text=$(env -u MANPATH MANPAGER=cat PAGER=cat MANWIDTH=80 man -l "$man_page" 2>&1)
+        case "$text" in
+        *"GPUPRIO(1)"*"NAME"*"gpuprio - "*) echo "ok: man -l renders the installed page" ;;
+        *)
+            echo "FAIL: man -l $man_page: $(printf '%s\n' "$text" | head -n 5)"
+            fails=$((fails + 1))
+            ;;
+        esac
+        expect "MANPATH finds the installed page" "$man_page" \
+            "$(MANPATH=$prefix/share/man man -w gpuprio 2>&1)"
+    else
+        echo "skipped: man is not installed"
+    fi
+else
+    echo "FAIL: share/man/man1/gpuprio.1.gz not installed"
+    fails=$((fails + 1))
+fi
 
 # The installed command preloads the installed library, by absolute path.
 preloaded() { # PREFIX: what LD_PRELOAD the command run by PREFIX/bin/gpuprio sees

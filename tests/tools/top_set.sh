@@ -116,6 +116,7 @@ stream=$(field "$tmp/top.json" stream)
 case $stream in 0x*[0-9a-f]) echo "ok: stream $stream" ;; *) echo "FAIL: stream '$stream'"; fails=$((fails + 1)) ;; esac
 case $(field "$tmp/top.json" state) in active | idle) echo "ok: state" ;; *) echo "FAIL: state"; fails=$((fails + 1)) ;; esac
 case $(field "$tmp/top.json" gate) in suspended | throttled | tracked | none) echo "ok: gate" ;; *) echo "FAIL: gate"; fails=$((fails + 1)) ;; esac
+case $(field "$tmp/top.json" level) in 1 | 2) echo "ok: level" ;; *) echo "FAIL: level"; fails=$((fails + 1)) ;; esac
 case $(field "$tmp/top.json" in_flight) in [0-9]*) echo "ok: in_flight" ;; *) echo "FAIL: in_flight"; fails=$((fails + 1)) ;; esac
 case $(field "$tmp/top.json" submitted) in [1-9]*) echo "ok: submitted" ;; *) echo "FAIL: submitted"; fails=$((fails + 1)) ;; esac
 case $(field "$tmp/top.json" submitted_per_s) in [1-9]*) echo "ok: submitted_per_s" ;; *) echo "FAIL: submitted_per_s: $(field "$tmp/top.json" submitted_per_s)"; fails=$((fails + 1)) ;; esac
@@ -130,6 +131,8 @@ board=$(field "$tmp/top.json" board)
 echo "top --once:"
 cat "$tmp/top.txt"
 expect "table row" 1 "$(table_rows "$tmp/top.txt" "$pid")"
+expect "table heading" "PRIO STATE GATE LVL INFL" "$(grep -o 'PRIO *STATE *GATE *LVL *INFL' "$tmp/top.txt" | tr -s ' ')"
+expect "table: LVL of the queue" 1 "$(grep -v '^processes:' "$tmp/top.txt" | grep " $pid tools_worker " | grep -Ec ' (suspended|throttled|tracked|none) +[12] +[0-9]+ ')"
 expect "processes line" "$pid tools_worker (1 queue, 20 unused)" "$(process_entry "$tmp/top.txt" "$pid")"
 # --all: one more row, with the count; in JSON, one more object.
 "$gpuprio" top --once --all >"$tmp/all.txt" 2>/dev/null
