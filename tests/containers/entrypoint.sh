@@ -102,11 +102,6 @@ grep -q '^priority -10$' "$tmp/low.out" && echo "ok: the low container's stream 
     { echo "FAIL: low.out: $(cat "$tmp/low.out")"; fails=$((fails + 1)); }
 (container -- "$gpuprio" run -p high -- "$worker" "$tmp/never" 1) >"$tmp/gaveup.out" 2>&1
 expect "a program's own failure status passes through (3)" 3 $?
-for f in "$tmp"/*.err; do
-    if grep -q . "$f"; then
-        echo "note: $(basename "$f"):"
-        cat "$f"
-    fi
-done
-[ $fails = 0 ] || { echo "$fails check(s) failed"; exit 1; }
-echo "all checks passed"
+show_stderr "$tmp" high low plain
+[ $fails = 0 ] && echo "all passed" || echo "$fails FAILED"
+[ $fails = 0 ]

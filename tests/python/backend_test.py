@@ -20,14 +20,8 @@ import tarfile
 import tempfile
 import zipfile
 
-failures = 0
-
-
-def expect(cond, what):
-    global failures
-    if not cond:
-        failures += 1
-        print("FAIL", what, flush=True)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from check import expect, finish  # noqa: E402
 
 
 def main():
@@ -108,8 +102,7 @@ def main():
                    f"the editable wheel points at the source tree: {pth}")
             expect("gpuprio/__init__.py" not in zf.namelist(), "and holds no copy of it")
 
-    print("FAILED" if failures else "OK")
-    return 1 if failures else 0
+    return finish()
 
 
 if __name__ == "__main__":

@@ -13,14 +13,8 @@ import sys
 
 import gpuprio
 
-failures = 0
-
-
-def expect(cond, what):
-    global failures
-    if not cond:
-        failures += 1
-        print("FAIL", what, flush=True)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from check import expect, finish  # noqa: E402
 
 
 if len(sys.argv) > 1:
@@ -88,5 +82,4 @@ except ValueError as e:
     expect(gpuprio.PRIORITY_ACCEPTED in str(e), "the ValueError says what is accepted")
 
 expect("torch" not in sys.modules, "torch was not imported")
-print("FAILED" if failures else "OK")
-sys.exit(1 if failures else 0)
+sys.exit(finish())

@@ -25,14 +25,8 @@ import threading
 sys.path.insert(0, sys.argv[1])
 import gpuprio  # noqa: E402
 
-failures = 0
-
-
-def expect(cond, what):
-    global failures
-    if not cond:
-        failures += 1
-        print("FAIL", what, flush=True)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from check import expect, finish  # noqa: E402
 
 
 def raises(exc, call, what, contains=None):
@@ -259,5 +253,4 @@ for s in (a, b, inside):
     must(hip.hipStreamDestroy(s), "hipStreamDestroy")
 expect("torch" not in sys.modules, "torch was never imported")
 print(f"{len(all_queues)} queues seen")
-print("FAILED" if failures else "OK")
-sys.exit(1 if failures else 0)
+sys.exit(finish())

@@ -235,12 +235,7 @@ expect "worker status" 0 $?
 wait "$pid2"
 expect "second worker status" 0 $?
 pid= pid2=
-for f in worker worker2; do
-    if [ -s "$tmp/$f.err" ]; then
-        echo "$f's stderr:"
-        cat "$tmp/$f.err"
-    fi
-done
+show_stderr "$tmp" worker worker2
 
 [ $fails = 0 ] && echo "all passed" || echo "$fails FAILED"
 [ $fails = 0 ]

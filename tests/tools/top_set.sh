@@ -240,12 +240,7 @@ pid=
 expect "worker's own priority" "priority 10" "$(grep '^priority' "$tmp/worker.out")"
 expect "worker's unused streams' priority" "unused priority 10" "$(grep '^unused' "$tmp/worker.out")"
 expect "every slot freed at exit" 0 "$(slots_in_use "$board")"
-for f in worker worker2 worker3 worker4; do
-    if [ -s "$tmp/$f.err" ]; then
-        echo "$f's stderr:"
-        cat "$tmp/$f.err"
-    fi
-done
+show_stderr "$tmp" worker worker2 worker3 worker4
 
 [ $fails = 0 ] && echo "all passed" || echo "$fails FAILED"
 [ $fails = 0 ]
