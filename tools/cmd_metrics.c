@@ -25,7 +25,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <math.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -144,14 +143,10 @@ static int parse(int argc, char **argv, struct metrics_opts *o)
             const char *v = option_value(argc, argv, &i, "--interval");
             if (!v)
                 return usage_error("--interval needs a number of seconds");
-            char *end;
-            errno = 0;
-            double d = strtod(v, &end);
-            if (errno || end == v || *end || !isfinite(d) || d < MIN_INTERVAL || d > MAX_INTERVAL)
+            if (!gp_parse_seconds(v, MIN_INTERVAL, MAX_INTERVAL, &o->interval))
                 return usage_error("'%s' is not an interval; accepted: seconds from 0.1 to 86400 "
                                    "(fractions allowed)",
                                    v);
-            o->interval = d;
         } else {
             return usage_error("unknown argument '%s'; %s", a, forms);
         }
@@ -163,18 +158,6 @@ static int parse(int argc, char **argv, struct metrics_opts *o)
     if (!o->interval)
         o->interval = DEFAULT_INTERVAL;
     return o->dir ? check_dir(o->dir) : 0;
-}
-
-/* Takes a sample, reporting a board directory that cannot be read. 0 or GP_EXIT_FAILURE. */
-static int sample(struct gp_sample *s, struct gp_reported *seen)
-{
-    int rc = gp_sample_take(s, seen);
-    if (rc < 0) {
-        fprintf(stderr, "gpuprio metrics: cannot read the board directory %s: %s\n", gp_board_dir(),
-                strerror(-rc));
-        return GP_EXIT_FAILURE;
-    }
-    return 0;
 }
 
 /* Writes s to out and flushes it: 0, or the negative errno value of the first failure. */
@@ -257,7 +240,7 @@ static int once(const struct metrics_opts *o)
 {
     struct gp_sample s = {0};
     struct gp_reported seen = {0};
-    int rc = sample(&s, &seen);
+    int rc = gp_sample_or_report(&s, &seen, "metrics");
     if (!rc && !o->dir && (rc = write_all(stdout, &s)) < 0) {
         fprintf(stderr, "gpuprio metrics: cannot write to standard output: %s\n", strerror(-rc));
         rc = GP_EXIT_FAILURE;
@@ -282,7 +265,7 @@ static int repeat(const struct metrics_opts *o)
     bool written = false, failing = false;
     int rc;
     for (;;) {
-        if ((rc = sample(&s, &seen)))
+        if ((rc = gp_sample_or_report(&s, &seen, "metrics")))
             break;
         int w = write_textfile(o->dir, &s);
         if (w < 0 && !written) {

@@ -17,7 +17,6 @@
  */
 #include <errno.h>
 #include <inttypes.h>
-#include <math.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -106,27 +105,8 @@ static int parse(int argc, char **argv, struct top_opts *o)
             value = a + 2;
         else
             return usage_error("unknown argument '%s'", a);
-        if (value) {
-            char *end;
-            errno = 0;
-            double d = strtod(value, &end);
-            if (errno || end == value || *end || !isfinite(d) || d < 0.1 || d > 3600)
-                return usage_error("'%s' is not a delay; accepted: seconds from 0.1 to 3600",
-                                   value);
-            o->delay = d;
-        }
-    }
-    return 0;
-}
-
-/* Takes a sample and reports a directory that cannot be read. 0 or GP_EXIT_FAILURE. */
-static int sample(struct gp_sample *s, struct gp_reported *seen)
-{
-    int rc = gp_sample_take(s, seen);
-    if (rc < 0) {
-        fprintf(stderr, "gpuprio top: cannot read the board directory %s: %s\n", gp_board_dir(),
-                strerror(-rc));
-        return GP_EXIT_FAILURE;
+        if (value && !gp_parse_seconds(value, 0.1, 3600, &o->delay))
+            return usage_error("'%s' is not a delay; accepted: seconds from 0.1 to 3600", value);
     }
     return 0;
 }
@@ -142,10 +122,10 @@ static int once(const struct top_opts *o)
 {
     struct gp_sample a = {0}, b = {0};
     struct gp_reported seen = {0};
-    int rc = sample(&a, &seen);
+    int rc = gp_sample_or_report(&a, &seen, "top");
     if (!rc) {
         sleep_ns(ONCE_INTERVAL_NS);
-        rc = sample(&b, &seen);
+        rc = gp_sample_or_report(&b, &seen, "top");
     }
     if (!rc) {
         gp_sample_rates(&b, &a);
@@ -210,10 +190,10 @@ static int live(const struct top_opts *o)
 
     struct gp_sample prev = {0}, cur = {0};
     struct gp_reported seen = {0};
-    int rc = sample(&prev, &seen);
+    int rc = gp_sample_or_report(&prev, &seen, "top");
     uint64_t wait = ONCE_INTERVAL_NS; /* the first frame: a rate over 200 ms */
     while (!rc && !stop && !wait_key(tty, wait)) {
-        if ((rc = sample(&cur, &seen)))
+        if ((rc = gp_sample_or_report(&cur, &seen, "top")))
             break;
         gp_sample_rates(&cur, &prev);
         struct winsize ws;

@@ -9,6 +9,7 @@
  * are single words, so each is consistent on its own.
  */
 #include <errno.h>
+#include <math.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +26,17 @@ uint64_t gp_tool_now_ns(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+bool gp_parse_seconds(const char *text, double min, double max, double *out)
+{
+    char *end;
+    errno = 0;
+    double d = strtod(text, &end);
+    if (errno || end == text || *end || !isfinite(d) || d < min || d > max)
+        return false;
+    *out = d;
+    return true;
 }
 
 uid_t gp_tool_board_uid(void)
@@ -206,6 +218,17 @@ int gp_sample_take(struct gp_sample *s, struct gp_reported *seen)
     if (s->nrec)
         qsort(s->records, s->nrec, sizeof *s->records, by_record);
     return rc;
+}
+
+int gp_sample_or_report(struct gp_sample *s, struct gp_reported *seen, const char *command)
+{
+    int rc = gp_sample_take(s, seen);
+    if (rc < 0) {
+        fprintf(stderr, "gpuprio %s: cannot read the board directory %s: %s\n", command,
+                gp_board_dir(), strerror(-rc));
+        return GP_EXIT_FAILURE;
+    }
+    return 0;
 }
 
 static bool same_queue(const struct gp_queue_row *a, const struct gp_queue_row *b)

@@ -100,6 +100,9 @@ struct gp_reported {
  * errno value (the directory cannot be read; a missing directory is no boards).
  */
 int gp_sample_take(struct gp_sample *s, struct gp_reported *seen);
+/* gp_sample_take for a command: a directory that cannot be read is reported on stderr as
+ * "gpuprio COMMAND: ..."; 0 or GP_EXIT_FAILURE. */
+int gp_sample_or_report(struct gp_sample *s, struct gp_reported *seen, const char *command);
 /* Sets each row's submitted_per_s from the same queue's row in prev. */
 void gp_sample_rates(struct gp_sample *cur, const struct gp_sample *prev);
 void gp_sample_free(struct gp_sample *s);
@@ -138,5 +141,8 @@ void gp_metrics_write(FILE *out, const struct gp_sample *s);
 
 /* CLOCK_MONOTONIC in nanoseconds. */
 uint64_t gp_tool_now_ns(void);
+/* Parses a number of seconds (fractions allowed) from min to max into *out; false when text is
+ * anything else. */
+bool gp_parse_seconds(const char *text, double min, double max, double *out);
 
 #endif /* GPUPRIO_TOOL_H */
