@@ -15,16 +15,11 @@
 # The workers run on one simulated device shared through HIPSIM_SHARED.
 set -u
 gpuprio=$1 worker=$2 shim=$3
-tmp=$(mktemp -d)
-name=containers-$$-$(date +%s%N)
-high= low= plain=
-cleanup() {
-    for p in $high $low $plain; do kill -9 "$p" 2>/dev/null; done
-    rm -rf "$tmp"
-    rm -f "/dev/shm/hipsim-$(id -u)-$name-0"
-}
-trap cleanup EXIT
 . "$(dirname "$0")/../tools/expect.sh"
+sandbox containers
+high= low= plain=
+cleanup() { sandbox_cleanup $high $low $plain; }
+trap cleanup EXIT
 
 shared=$tmp/run-gpuprio # the host directory both containers mount
 mkdir -m 700 "$shared"

@@ -1,8 +1,12 @@
-# expect.sh - sourced by the gpuprio command's test scripts (run.sh, top_set.sh, install.sh):
+# expect.sh - sourced by the shell tests of the command, the package and the containers:
 # one check that counts failures in $fails. POSIX sh.
 #
 #   expect WHAT EXPECTED ACTUAL    prints "ok: WHAT", or a FAIL line naming both values
 #   show_stderr DIR NAME...        prints DIR/NAME.err of each NAME whose file is not empty
+#   sandbox PREFIX                 sets tmp (a new directory) and name (PREFIX, unique), for a
+#                                  simulated device shared as HIPSIM_SHARED=$name
+#   sandbox_cleanup PID...         kills the PIDs still there, removes $tmp and the device's
+#                                  shared memory (call it from the script's EXIT trap)
 fails=0
 
 expect() { # WHAT EXPECTED ACTUAL
@@ -14,13 +18,26 @@ expect() { # WHAT EXPECTED ACTUAL
     fi
 }
 
+# sh has no local variables: the functions' own are prefixed, so that none overwrites a
+# script's (name, tmp, dir...).
 show_stderr() { # DIR NAME...
-    dir=$1
+    _ss_dir=$1
     shift
-    for name in "$@"; do
-        if [ -s "$dir/$name.err" ]; then
-            echo "$name's stderr:"
-            cat "$dir/$name.err"
+    for _ss_name in "$@"; do
+        if [ -s "$_ss_dir/$_ss_name.err" ]; then
+            echo "$_ss_name's stderr:"
+            cat "$_ss_dir/$_ss_name.err"
         fi
     done
+}
+
+sandbox() { # PREFIX
+    tmp=$(mktemp -d)
+    name=$1-$$-$(date +%s%N)
+}
+
+sandbox_cleanup() { # PID...
+    for _sc_pid in "$@"; do kill -9 "$_sc_pid" 2>/dev/null; done
+    rm -rf "$tmp"
+    rm -f "/dev/shm/hipsim-$(id -u)-$name-0"
 }

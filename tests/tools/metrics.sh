@@ -24,20 +24,15 @@ gpuprio=$1 worker=$2 shim=$3 sample=$4
 here=$(dirname "$0")
 py=/usr/bin/python3
 check="$py $here/prom_check.py"
-tmp=$(mktemp -d)
-name=metrics-$$-$(date +%s%N)
+. "$here/expect.sh"
+sandbox metrics
 pid= pid2= mpid=
-cleanup() {
-    for p in $pid $pid2 $mpid; do kill -9 "$p" 2>/dev/null; done
-    rm -rf "$tmp"
-    rm -f "/dev/shm/hipsim-$(id -u)-$name-0"
-}
+cleanup() { sandbox_cleanup $pid $pid2 $mpid; }
 trap cleanup EXIT
 export GPUPRIO_BOARD_DIR=$tmp/boards
 mkdir -m 700 "$GPUPRIO_BOARD_DIR"
 unset GPUPRIO_POLICY GPUPRIO_WINDOW GPUPRIO_STREAM_PRIORITIES
 
-. "$here/expect.sh"
 if ! $py -c 'import prometheus_client.parser' 2>/dev/null; then
     echo "FAIL: $py cannot import prometheus_client: install python3-prometheus-client" \
         "(scripts/install-deps.sh does)"

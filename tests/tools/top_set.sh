@@ -18,20 +18,15 @@
 # join a board), with GPUPRIO_BOARD_DIR a private directory: nothing else is on their boards.
 set -u
 gpuprio=$1 worker=$2 shim=$3
-tmp=$(mktemp -d)
-name=tools-$$-$(date +%s%N)
+. "$(dirname "$0")/expect.sh"
+sandbox tools
 pid= pid2= pid3= pid4=
-cleanup() {
-    for p in $pid $pid2 $pid3 $pid4; do kill -9 "$p" 2>/dev/null; done
-    rm -rf "$tmp"
-    rm -f "/dev/shm/hipsim-$(id -u)-$name-0"
-}
+cleanup() { sandbox_cleanup $pid $pid2 $pid3 $pid4; }
 trap cleanup EXIT
 export GPUPRIO_BOARD_DIR=$tmp/boards
 mkdir -m 700 "$GPUPRIO_BOARD_DIR"
 unset GPUPRIO_POLICY GPUPRIO_WINDOW GPUPRIO_STREAM_PRIORITIES
 
-. "$(dirname "$0")/expect.sh"
 # A field of the JSON object on the line of the worker's pid (top prints one object a line).
 field() { # FILE NAME
     grep "\"pid\": $pid," "$1" | sed -n "s/.*\"$2\": \\(\"[^\"]*\"\\|[^,}]*\\).*/\\1/p" | tr -d '"'
