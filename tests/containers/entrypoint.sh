@@ -56,16 +56,11 @@ listed() {
     GPUPRIO_BOARD_DIR=$shared "$gpuprio" top --once --json >"$tmp/top.json" 2>"$tmp/top.err" || return 1
     for p in $high $low $plain; do grep -q "\"pid\": $p," "$tmp/top.json" || return 1; done
 }
-i=0
-until listed; do
-    i=$((i + 1))
-    if [ $i -ge 150 ]; then
-        echo "FAIL: gpuprio top never listed the three entrypoint pids ($high $low $plain):"
-        cat "$tmp/top.json" "$tmp/top.err" "$tmp"/*.out "$tmp"/*.err
-        exit 1
-    fi
-    sleep 0.1
-done
+if ! wait_for 15 listed; then
+    echo "FAIL: gpuprio top never listed the three entrypoint pids ($high $low $plain):"
+    cat "$tmp/top.json" "$tmp/top.err" "$tmp"/*.out "$tmp"/*.err
+    exit 1
+fi
 echo "ok: the three containers' entrypoint pids are on the shared directory's board"
 field() { # PID NAME
     grep "\"pid\": $1," "$tmp/top.json" | sed -n "s/.*\"$2\": \\(\"[^\"]*\"\\|[^,}]*\\).*/\\1/p" | tr -d '"'

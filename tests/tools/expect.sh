@@ -3,6 +3,7 @@
 #
 #   expect WHAT EXPECTED ACTUAL    prints "ok: WHAT", or a FAIL line naming both values
 #   show_stderr DIR NAME...        prints DIR/NAME.err of each NAME whose file is not empty
+#   wait_for SECONDS COMMAND...    until COMMAND succeeds (0), or SECONDS passed (1)
 #   sandbox PREFIX                 sets tmp (a new directory) and name (PREFIX, unique), for a
 #                                  simulated device shared as HIPSIM_SHARED=$name
 #   sandbox_cleanup PID...         kills the PIDs still there, removes $tmp and the device's
@@ -40,4 +41,13 @@ sandbox_cleanup() { # PID...
     for _sc_pid in "$@"; do kill -9 "$_sc_pid" 2>/dev/null; done
     rm -rf "$tmp"
     rm -f "/dev/shm/hipsim-$(id -u)-$name-0"
+}
+
+wait_for() { # SECONDS COMMAND...
+    _wf_until=$(($(date +%s) + $1))
+    shift
+    while ! "$@"; do
+        [ "$(date +%s)" -lt $_wf_until ] || return 1
+        sleep 0.05
+    done
 }

@@ -54,14 +54,6 @@ prom_check() { # WHAT FILE [OPTIONS...]
 others() { # DIR
     ls -A "$1" | grep -vx gpuprio.prom | tr '\n' ' '
 }
-wait_for() { # SECONDS COMMAND...: until COMMAND succeeds (status 0), or SECONDS passed (1)
-    until=$(($(date +%s) + $1))
-    shift
-    while ! "$@"; do
-        [ "$(date +%s)" -lt $until ] || return 1
-        sleep 0.05
-    done
-}
 # Whether `gpuprio metrics --once` lists a queue of each pid given.
 listed() { # PID...
     "$gpuprio" metrics --once >"$tmp/listed.prom" 2>/dev/null || return 1

@@ -51,14 +51,6 @@ table_rows() { # FILE PID
 slots_in_use() { # BOARD
     od -An -v -tx8 -w128 -j256 -N65536 "$1" | awk '$1 != "0000000000000000"' | wc -l
 }
-wait_for() { # SECONDS COMMAND...: until COMMAND succeeds (status 0), or SECONDS passed (1)
-    until=$(($(date +%s) + $1))
-    shift
-    while ! "$@"; do
-        [ "$(date +%s)" -lt $until ] || return 1
-        sleep 0.05
-    done
-}
 slots_are() { # BOARD N
     [ "$(slots_in_use "$1")" = "$2" ]
 }
