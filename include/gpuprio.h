@@ -74,7 +74,8 @@ struct gpuprio_queue_stats {
     uint64_t thread;      /* the thread of a per-thread queue (null or per-thread stream), or 0 */
     int device;           /* the device the stream belongs to */
     unsigned flags;       /* the stream's creation flags (e.g. non-blocking) */
-    int stream_priority;  /* the priority given at creation (HIP: -1 high .. 1 low) */
+    int stream_priority;  /* the priority the application gave at creation (HIP: -1 high .. 1
+                           * low; 0 where it gave none, whatever gpuprio created it with) */
     int priority;         /* gpuprio's priority (higher runs first) */
     int suspended;        /* 1 while the scheduler holds the queue back */
     unsigned in_flight;   /* commands admitted and not yet reached on the device */

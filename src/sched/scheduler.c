@@ -30,6 +30,20 @@ static int requested_priority;
 static _Thread_local bool thread_has_priority;
 static _Thread_local int thread_priority;
 
+/* The GPUPRIO_STREAM_PRIORITIES place the calling thread's stream creation took
+ * (sched_stream_creating), for the queue it creates; -1 when none is taken. */
+static _Thread_local int creating_index = -1;
+/* The highest priority the process was given so far, by any source but the streams' own creation
+ * priorities (sched_highest_priority); at least normal. */
+static _Atomic int highest_given = GPUPRIO_PRIORITY_NORMAL;
+
+static void note_given(int priority)
+{
+    int seen = atomic_load(&highest_given);
+    while (priority > seen && !atomic_compare_exchange_weak(&highest_given, &seen, priority))
+        continue;
+}
+
 /* What the policy decides on for one device (under the scheduling lock): this process's
  * queues, and other processes' slots on the device's board. s[i] is what the policy sees of the
  * queue that ref[i] names. */
@@ -248,7 +262,11 @@ static void join_named_locked(struct xqueue *q)
 static void queue_created(struct xqueue *q)
 {
     bool created_stream = q->key.device < 0;
-    int env_stream = created_stream ? atomic_fetch_add(&streams_created, 1) : -1;
+    int env_stream = -1;
+    if (created_stream) {
+        env_stream = creating_index >= 0 ? creating_index : atomic_fetch_add(&streams_created, 1);
+        creating_index = -1;
+    }
     sb_join(q->device);
     sb_queue_created(q);
     xq_sched_lock();
@@ -301,6 +319,11 @@ void sched_configure(const struct xq_marker_ops *ops)
         .gate_ns = 1000 * gp_opt_uint(GP_OPT_GATE_US),
     };
     has_process_priority = gp_opt_priority(GP_OPT_PRIORITY, &process_priority);
+    if (has_process_priority)
+        note_given(process_priority);
+    const int *env_list;
+    for (int i = gp_opt_priority_list(GP_OPT_STREAM_PRIORITIES, &env_list); i-- > 0;)
+        note_given(env_list[i]);
     sb_configure(&(struct sb_upcalls){.changed = board_changed, .device_held = device_held});
     xq_admission_configure(
         &cfg, ops,
@@ -357,6 +380,7 @@ static void apply_request(struct xqueue *q, void *arg)
         has_requested_priority = true;
         requested_priority = priority;
     }
+    note_given(priority);
     r->changed = true;
 }
 
@@ -379,6 +403,7 @@ static bool apply_process_request(int device)
     xq_foreach(set_requested, &priority);
     has_requested_priority = true;
     requested_priority = priority;
+    note_given(priority);
     sb_record_applied(device, priority);
     return true;
 }
@@ -442,6 +467,7 @@ int sched_set_stream_priority(struct xqueue *q, int priority)
 {
     if (!gp_priority_valid(priority))
         return -EINVAL;
+    note_given(priority);
     xq_sched_lock();
     set_priority_locked(q, priority, XQ_PRIO_STREAM);
     join_named_locked(q);
@@ -467,6 +493,7 @@ int sched_set_thread_priority(int priority)
         return -EINVAL;
     thread_has_priority = true;
     thread_priority = priority;
+    note_given(priority);
     xq_sched_lock();
     xq_foreach(update_owned, &(struct thread_update){gp_tid(), priority});
     decide_locked(XQ_ALL_DEVICES); /* the thread's queues may be on any device */
@@ -492,6 +519,47 @@ int sched_clear_thread_priority(void)
     decide_locked(XQ_ALL_DEVICES);
     xq_sched_unlock();
     return 0;
+}
+
+int sched_stream_creating(int *priority)
+{
+    int index = atomic_fetch_add(&streams_created, 1);
+    creating_index = index;
+    bool has = has_process_priority;
+    int p = process_priority;
+    const int *env_list;
+    if (index < gp_opt_priority_list(GP_OPT_STREAM_PRIORITIES, &env_list)) {
+        p = env_list[index];
+        has = true;
+    }
+    if (thread_has_priority) {
+        p = thread_priority;
+        has = true;
+    }
+    xq_sched_lock(); /* the board's listener sets the requested priority under it */
+    if (has_requested_priority) {
+        p = requested_priority;
+        has = true;
+    }
+    xq_sched_unlock();
+    if (!has)
+        return -ENOENT;
+    *priority = p;
+    return 0;
+}
+
+void sched_stream_not_created(void)
+{
+    int index = creating_index;
+    creating_index = -1;
+    /* The place goes back unless a later creation took the next one meanwhile. */
+    if (index >= 0)
+        atomic_compare_exchange_strong(&streams_created, &(int){index + 1}, index);
+}
+
+int sched_highest_priority(void)
+{
+    return atomic_load(&highest_given);
 }
 
 int sched_thread_priority(int *priority)

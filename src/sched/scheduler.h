@@ -28,6 +28,19 @@ int sched_thread_priority(int *priority);
 /* Forgets the calling thread's priority: its queues and those it creates are as if it never had
  * one. */
 int sched_clear_thread_priority(void);
+/*
+ * The calling thread is about to create a stream (before the runtime's call): the priority
+ * gpuprio's own sources will give it (GPUPRIO_STREAM_PRIORITIES by creation order, the thread's,
+ * the process's, `gpuprio set`), or -ENOENT when none does and the stream keeps its creation
+ * priority. Takes the stream's place in GPUPRIO_STREAM_PRIORITIES, so that the queue registered
+ * for it on this thread gets the same entry whatever other threads create meanwhile;
+ * sched_stream_not_created gives the place back when the runtime's call failed.
+ */
+int sched_stream_creating(int *priority);
+void sched_stream_not_created(void);
+/* The highest priority the process was given so far by its environment, the API or `gpuprio
+ * set` (streams' creation priorities aside), or normal when that is higher. */
+int sched_highest_priority(void);
 void sched_queue_stats(const struct xqueue *q, struct gpuprio_queue_stats *out);
 /* Fills out[0..max) with every queue; returns their number. */
 int sched_all_stats(struct gpuprio_queue_stats *out, size_t max);

@@ -23,6 +23,7 @@
 #define GP_PRIORITY .type = GP_OPT_TYPE_PRIORITY
 #define GP_PRIORITY_LIST(n) .type = GP_OPT_TYPE_PRIORITY_LIST, .max = (n)
 #define GP_PATH(words) .type = GP_OPT_TYPE_PATH, .accepted = (words)
+#define GP_AMOUNT(hi, u) .type = GP_OPT_TYPE_AMOUNT, .max = (hi), .unit = (u)
 #define GP_RUN(flag, letter, metavar)                                                              \
     .run_flag = (flag), .run_short = (letter), .run_metavar = (metavar)
 #define GP_NO_RUN .run_flag = NULL
@@ -35,7 +36,7 @@ static const struct gp_opt_desc table[GP_OPT_COUNT] = {
 
 static struct {
     bool loaded;
-    bool set; /* priority, list: a valid value was given */
+    bool set; /* priority, list, amount: a valid value was given */
     union gp_opt_value v;
     char *owned; /* path: our copy of the text, which the application may change */
 } values[GP_OPT_COUNT];
@@ -81,6 +82,22 @@ int gp_opt_parse(enum gp_opt id, const char *text, union gp_opt_value *out)
     case GP_OPT_TYPE_PATH:
         v.str = text;
         break;
+    case GP_OPT_TYPE_AMOUNT: {
+        size_t n = strlen(text);
+        char number[32];
+        v.amount.percent = text[n - 1] == '%';
+        if (v.amount.percent)
+            n--;
+        if (n == 0 || n >= sizeof number)
+            return -EINVAL;
+        memcpy(number, text, n);
+        number[n] = '\0';
+        uint64_t u;
+        if (!gp_parse_uint(number, 0, v.amount.percent ? 100 : d->max, &u))
+            return -EINVAL;
+        v.amount.value = (uint32_t)u;
+        break;
+    }
     }
     if (out)
         *out = v;
@@ -113,6 +130,9 @@ int gp_opt_accepted(enum gp_opt id, char *buf, size_t size)
                         (unsigned long long)d->max);
     case GP_OPT_TYPE_PATH:
         return snprintf(buf, size, "%s", d->accepted);
+    case GP_OPT_TYPE_AMOUNT:
+        return snprintf(buf, size, "a whole number of %s from 0 to %llu or a percentage from 0%% to 100%%", d->unit,
+                        (unsigned long long)d->max);
     }
     return 0;
 }
@@ -202,6 +222,14 @@ int gp_opt_priority_list(enum gp_opt id, const int **out)
     const union gp_opt_value *v = value(id);
     *out = v->list.v;
     return values[id].set ? v->list.n : 0;
+}
+
+bool gp_opt_amount(enum gp_opt id, struct gp_amount *out)
+{
+    const union gp_opt_value *v = value(id);
+    if (values[id].set)
+        *out = v->amount;
+    return values[id].set;
 }
 
 const char *gp_opt_str(enum gp_opt id)

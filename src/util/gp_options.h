@@ -26,6 +26,13 @@ enum gp_opt_type {
     GP_OPT_TYPE_PRIORITY,
     GP_OPT_TYPE_PRIORITY_LIST,
     GP_OPT_TYPE_PATH,
+    GP_OPT_TYPE_AMOUNT,
+};
+
+/* An amount of something the device has, as a count or as a share of what it has. */
+struct gp_amount {
+    uint32_t value;
+    bool percent; /* value is a percentage (0..100) */
 };
 
 /* The most priorities a list option may hold (each list's own maximum is at most this). */
@@ -36,8 +43,9 @@ struct gp_opt_desc {
     const char *name; /* GPUPRIO_... */
     enum gp_opt_type type;
     const char *def;            /* the default as text; NULL: unset */
-    uint64_t min, max;          /* uint: the range; priority list: max is the most items */
-    const char *unit;           /* uint: what the number counts */
+    uint64_t min, max;          /* uint: the range; priority list: the most items; amount: the
+                                 * largest count */
+    const char *unit;           /* uint, amount: what the number counts */
     const char *const *choices; /* choice: the words, NULL-terminated */
     const char *accepted;       /* path: what is expected, in words */
     const char *run_flag;       /* `gpuprio run --FLAG` sets it; NULL: no option does */
@@ -55,7 +63,8 @@ union gp_opt_value {
         int n;
         int v[GP_OPT_LIST_MAX];
     } list;          /* priority list */
-    const char *str; /* path: the text parsed (not copied) */
+    const char *str;         /* path: the text parsed (not copied) */
+    struct gp_amount amount; /* amount */
 };
 
 const struct gp_opt_desc *gp_opt_desc(enum gp_opt id);
@@ -84,6 +93,8 @@ int gp_opt_choice(enum gp_opt id);
 bool gp_opt_priority(enum gp_opt id, int *out);
 /* The number of priorities the variable gives (0: unset or invalid); *out points at them. */
 int gp_opt_priority_list(enum gp_opt id, const int **out);
+/* Whether the variable gives an amount (it is set and valid); *out is the amount if so. */
+bool gp_opt_amount(enum gp_opt id, struct gp_amount *out);
 /* The text, or the default, or NULL when neither is set. */
 const char *gp_opt_str(enum gp_opt id);
 

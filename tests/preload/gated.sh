@@ -25,7 +25,7 @@ while ! grep -q ready "$dir/worker.out" 2>/dev/null && [ $i -lt 500 ]; do
     i=$((i + 1))
 done
 echo go >&3
-GPUPRIO_PRIORITY=low sh "$here/../conformance/run.sh" "$prog" "$expected" "$shim"
+GPUPRIO_PRIORITY=low GPUPRIO_HW_PRIORITY=off sh "$here/../conformance/run.sh" "$prog" "$expected" "$shim"
 status=$?
 kill "$worker_pid" 2>/dev/null
 wait "$worker_pid" 2>/dev/null

@@ -86,6 +86,9 @@ static const struct {
     {"stream-unordered", SIM_FAULT_STREAM_UNORDERED},
     {"drop-launch", SIM_FAULT_DROP_LAUNCH},
     {"wait-value-ignored", SIM_FAULT_WAIT_VALUE_IGNORED},
+    {"priority-ignored", SIM_FAULT_PRIORITY_IGNORED},
+    {"pools-shared", SIM_FAULT_POOLS_SHARED},
+    {"cu-mask-ignored", SIM_FAULT_CU_MASK_IGNORED},
 };
 
 static enum sim_fault env_fault(void)
@@ -108,7 +111,7 @@ static void sim_init_once(void)
     struct sim_config *c = &sim.cfg;
     c->devices = env_int("HIPSIM_DEVICES", 1, 1, SIM_MAX_DEVICES);
     c->hw_queues = env_int("HIPSIM_HW_QUEUES", 4, 1, SIM_MAX_HW_QUEUES);
-    c->compute_slots = env_int("HIPSIM_COMPUTE_SLOTS", 1, 1, 64);
+    c->compute_slots = env_int("HIPSIM_COMPUTE_SLOTS", 1, 1, SIM_MAX_SLOTS);
     env_str("HIPSIM_SHARED", c->shared_name, sizeof c->shared_name);
     env_str("HIPSIM_TRACE", c->trace_path, sizeof c->trace_path);
     c->fault = env_fault();
@@ -116,7 +119,7 @@ static void sim_init_once(void)
     for (int d = 0; d < c->devices; d++) {
         struct sim_device *dev = &sim.dev[d];
         dev->index = d;
-        for (int q = 0; q < c->hw_queues; q++) {
+        for (int q = 0; q < SIM_HWQ_TOTAL; q++) {
             pthread_cond_init(&dev->hwq[q].cv, NULL);
             dev->hwq[q].device = d;
             dev->hwq[q].index = q;
@@ -131,7 +134,7 @@ static void sim_init_once(void)
         null->device = d;
         null->kind = SIM_STREAM_NULL;
         null->refs = 1;
-        null->hw_queue = (int)(dev->next_hw_queue++ % (unsigned)c->hw_queues);
+        null->hw_queue = (int)(dev->next_hw_queue[SIM_POOL_NORMAL]++ % (unsigned)c->hw_queues);
         dev->null_stream = null;
         null->next = dev->streams;
         dev->streams = null;
@@ -171,7 +174,7 @@ static void sim_after_fork_child(void)
     for (int d = 0; d < sim.cfg.devices; d++) {
         struct sim_device *dev = &sim.dev[d];
         dev->pending = 0;
-        for (int q = 0; q < sim.cfg.hw_queues; q++) {
+        for (int q = 0; q < SIM_HWQ_TOTAL; q++) {
             struct sim_hw_queue *hq = &dev->hwq[q];
             for (struct sim_cmd *c = hq->head; c; c = c->next)
                 c->done = true;

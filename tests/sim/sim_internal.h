@@ -21,7 +21,24 @@
 #include "hipsim.h"
 
 #define SIM_MAX_DEVICES 16
-#define SIM_MAX_HW_QUEUES 64
+#define SIM_MAX_HW_QUEUES 64 /* per priority pool (HIPSIM_HW_QUEUES) */
+/* Hardware queues are pooled per stream priority, as clr pools them (docs/simulator.md): pool
+ * p's queues are hwq[p * SIM_MAX_HW_QUEUES ...], normal first so that a program that never asks
+ * for a priority sees the queue indices it always did. Streams with a CU mask get a queue of
+ * their own, from SIM_MAX_MASKED_QUEUES after the pools. */
+enum sim_pool { SIM_POOL_NORMAL, SIM_POOL_HIGH, SIM_POOL_LOW, SIM_POOLS };
+#define SIM_MAX_MASKED_QUEUES 64
+#define SIM_MASKED_QUEUE_BASE (SIM_POOLS * SIM_MAX_HW_QUEUES)
+#define SIM_HWQ_TOTAL (SIM_MASKED_QUEUE_BASE + SIM_MAX_MASKED_QUEUES)
+#define SIM_MAX_SLOTS 64
+
+/* A hardware queue's priority, in HIP's terms (-1 most urgent): its pool's; a masked stream's
+ * queue is of normal priority, as hipExtStreamCreateWithCUMask's streams are. */
+static inline int sim_hw_queue_priority(int hw_queue)
+{
+    int pool = hw_queue / SIM_MAX_HW_QUEUES;
+    return pool == SIM_POOL_HIGH ? -1 : pool == SIM_POOL_LOW ? 1 : 0;
+}
 #define SIM_UNUSED(x) ((void)(x))
 
 /* ---- configuration and faults (sim_core.c) ---- */
@@ -41,6 +58,9 @@ enum sim_fault {
     SIM_FAULT_STREAM_UNORDERED,
     SIM_FAULT_DROP_LAUNCH,
     SIM_FAULT_WAIT_VALUE_IGNORED,
+    SIM_FAULT_PRIORITY_IGNORED, /* compute slots granted in ticket order, whatever the priority */
+    SIM_FAULT_POOLS_SHARED,     /* streams of every priority share the normal pool's queues */
+    SIM_FAULT_CU_MASK_IGNORED,  /* kernels of a masked stream may use every slot */
 };
 
 struct sim_config {
@@ -135,6 +155,8 @@ struct ihipStream_t {
     unsigned flags;
     int priority;
     int hw_queue;
+    bool masked;      /* created by hipExtStreamCreateWithCUMask */
+    uint64_t cu_mask; /* then the mask it was given (its first 64 bits: the slots, or CUs) */
     enum sim_stream_kind kind;
     int refs;         /* the live handle plus each queued command */
     unsigned pending; /* queued commands not yet complete */
@@ -154,8 +176,9 @@ struct sim_slots;
 
 struct sim_device {
     int index;
-    struct sim_hw_queue hwq[SIM_MAX_HW_QUEUES];
-    unsigned next_hw_queue;
+    struct sim_hw_queue hwq[SIM_HWQ_TOTAL];
+    unsigned next_hw_queue[SIM_POOLS]; /* round-robin within each pool */
+    bool masked_queue_used[SIM_MAX_MASKED_QUEUES];
     unsigned stream_unordered_next; /* SIM_FAULT_STREAM_UNORDERED */
     struct ihipStream_t *null_stream;
     struct ihipStream_t *streams;
@@ -207,8 +230,19 @@ void sim_wait_all_devices(void);
 
 /* ---- compute slots (sim_slots.c); called without the lock ---- */
 
+/* What a kernel asks of the device: its hardware queue's priority (HIP's terms: -1 most urgent,
+ * 1 least), the slots it may use, and how many it can fill at most (width >= 1). */
+struct sim_slot_request {
+    int priority;
+    uint64_t mask;
+    unsigned width;
+};
 struct sim_slots *sim_slots_open(int device, int nslots, const char *shared_name);
-uint64_t sim_slots_acquire(struct sim_slots *slots);
+/* The device's compute slots (a shared device's may differ from HIPSIM_COMPUTE_SLOTS). */
+unsigned sim_slots_count(const struct sim_slots *slots);
+/* Waits for the kernel's turn: returns its ticket, and in *held the slots it was given. */
+uint64_t sim_slots_acquire(struct sim_slots *slots, const struct sim_slot_request *r,
+                           uint64_t *held);
 void sim_slots_release(struct sim_slots *slots, uint64_t ticket);
 
 /* ---- the processes that share a device (sim_peer.c) ---- */
@@ -238,6 +272,10 @@ hipError_t sim_ret(hipError_t err);
  * not a live stream of this runtime.
  */
 hipError_t sim_stream_resolve(hipStream_t handle, bool spt, struct ihipStream_t **out);
+/* The slots a stream's kernels may use on its device (its mask, or all of them). */
+uint64_t sim_stream_slots(const struct ihipStream_t *s);
+/* Every slot of a device. */
+uint64_t sim_device_slots(int device);
 void sim_stream_unref(struct ihipStream_t *s);
 int sim_current_device(void);
 

@@ -490,9 +490,23 @@ void sim_kernel_run(struct sim_cmd *c)
             args[i] = c->u.kernel.argbuf + k->offset[i];
     }
 
-    uint64_t ticket = sim_slots_acquire(slots);
+    /* The kernel's blocks fill the slots its stream may use, one each, as a kernel's work
+     * groups spread over the CUs of its queue's mask. Its duration is the kernel function's on
+     * as many slots as it could fill on the whole device; on fewer it takes proportionally
+     * longer (work groups in waves, as a fluid). */
+    uint64_t blocks = (uint64_t)l.grid.x * l.grid.y * l.grid.z;
+    uint64_t mask = sim_stream_slots(c->stream);
+    unsigned nslots = sim_slots_count(slots), usable = (unsigned)__builtin_popcountll(mask);
+    unsigned full = blocks < nslots ? (unsigned)blocks : nslots;
+    struct sim_slot_request req = {
+        .priority = sim.cfg.fault == SIM_FAULT_PRIORITY_IGNORED ? 0 : sim_hw_queue_priority(c->hw_queue),
+        .mask = mask,
+        .width = blocks < usable ? (unsigned)blocks : usable,
+    };
+    uint64_t held;
+    uint64_t ticket = sim_slots_acquire(slots, &req, &held);
     c->start_ns = sim_now_ns();
-    uint64_t duration = k->fn(&l);
+    uint64_t duration = k->fn(&l) * full / (unsigned)__builtin_popcountll(held);
     sleep_until(c->start_ns + duration);
     c->end_ns = sim_now_ns();
     sim_slots_release(slots, ticket);

@@ -1,11 +1,17 @@
 /*
- * sim_slots.c - the compute slots of a device, granted in ticket order.
+ * sim_slots.c - the compute slots of a device (its CUs), and the dispatcher that grants them.
  *
- * A kernel takes a ticket when it reaches the head of its hardware queue; ticket t runs once
- * fewer than nslots tickets before it are unfinished. Tickets are granted with no regard to
- * priority, which is what makes a latency-critical kernel wait behind best-effort ones. The
- * table lives in private memory, or, with HIPSIM_SHARED, in a file in /dev/shm that several
- * processes map, so that they contend for one device.
+ * A kernel takes a ticket when it reaches the head of its hardware queue, saying its queue's
+ * priority, the slots it may use (its stream's CU mask) and how many it can fill (its width).
+ * The dispatcher works as AMD's does (docs/simulator.md, "Hardware model"): it looks at the
+ * waiting kernels by queue priority, most urgent first, and in ticket order within a priority;
+ * each one that finds a free slot it may use starts on all such free slots up to its width, and
+ * holds them until it ends: running kernels are never preempted, and a kernel that finds no
+ * free slot in its mask does not hold up those behind it that do. With the default single slot
+ * and streams of one priority this is plain ticket order, which is what makes a latency-critical
+ * kernel wait behind best-effort ones. The table lives in private memory, or, with
+ * HIPSIM_SHARED, in a file in /dev/shm that several processes map, so that they contend for one
+ * device (queue priorities compare across processes, as the hardware scheduler's do).
  *
  * A process that shares the table may end at any instruction: returning from main ends its
  * hardware-queue threads wherever they are, and so does SIGKILL. Nothing it leaves may block the
@@ -45,15 +51,15 @@
 
 #define SLOTS_DIR "/dev/shm"
 #define SLOTS_MAGIC 0x48495053u /* "HIPS" */
-#define SLOTS_VERSION 2u
+#define SLOTS_VERSION 3u
 #define SLOTS_RING 1024u
 #define SLOTS_WAIT_MS 10
 #define SLOTS_REAP_MS 10
-/* Processes looked at per reap, the oldest tickets' first: enough, as only the first nslots
- * (at most 64) unfinished tickets can stand in anyone's way. */
+/* Processes looked at per reap, the oldest tickets' first: a dead one among them is found on the
+ * first reap, one further back on a later reap, once those before it were freed. */
 #define SLOTS_REAP_MAX 64
 
-enum { TICKET_FREE, TICKET_TAKEN };
+enum { TICKET_FREE, TICKET_WAITING, TICKET_RUNNING };
 
 /* Ticket t's entry is ring[t % SLOTS_RING]; it speaks for t only while its ticket field is t. */
 struct ticket_entry {
@@ -61,6 +67,10 @@ struct ticket_entry {
     _Atomic uint64_t start; /* the holder's start time (sim_peer.c) */
     _Atomic int32_t pid;
     _Atomic int32_t state;
+    _Atomic int32_t priority; /* the request's (struct sim_slot_request) */
+    _Atomic uint32_t width;
+    _Atomic uint64_t mask;
+    _Atomic uint64_t held; /* the slots it runs on, once RUNNING */
 };
 
 struct sim_slots {
@@ -332,21 +342,59 @@ static void wait_turn(struct sim_slots *s, uint64_t *reap_at)
     slots_wait(s);
 }
 
-/* Whether ticket t may run: fewer than nslots tickets before it are unfinished. */
-static bool granted(struct sim_slots *s, uint64_t t)
+static uint64_t all_slots(const struct sim_slots *s)
 {
-    uint32_t ahead = 0;
-    for (uint64_t k = atomic_load(&s->oldest); k < t; k++)
-        if (unfinished(s, k) && ++ahead >= s->nslots)
-            return false;
-    return true;
+    return s->nslots >= 64 ? ~UINT64_C(0) : (UINT64_C(1) << s->nslots) - 1;
 }
 
-uint64_t sim_slots_acquire(struct sim_slots *s)
+unsigned sim_slots_count(const struct sim_slots *s)
+{
+    return s->nslots;
+}
+
+/* The lowest `width` slots of avail. */
+static uint64_t lowest_slots(uint64_t avail, uint32_t width)
+{
+    uint64_t take = 0;
+    for (; avail && width; width--) {
+        uint64_t bit = avail & -avail;
+        take |= bit;
+        avail &= ~bit;
+    }
+    return take;
+}
+
+/* Whether the waiting ticket t may start now, and on which slots (0: not yet). The dispatch the
+ * header describes is replayed over every waiting ticket; t starts when it gets slots. Priorities
+ * are HIP's (-1, 0, 1) or, under SIM_FAULT_PRIORITY_IGNORED, all equal. */
+static uint64_t granted(struct sim_slots *s, uint64_t t)
+{
+    uint64_t free_slots = all_slots(s), first = atomic_load(&s->oldest),
+             next = atomic_load(&s->next_ticket);
+    for (uint64_t k = first; k < next; k++)
+        if (unfinished(s, k) && atomic_load(&entry_of(s, k)->state) == TICKET_RUNNING)
+            free_slots &= ~atomic_load(&entry_of(s, k)->held);
+    for (int32_t prio = -1; prio <= 1 && free_slots; prio++) {
+        for (uint64_t k = first; k < next && free_slots; k++) {
+            struct ticket_entry *e = entry_of(s, k);
+            if (!unfinished(s, k) || atomic_load(&e->state) != TICKET_WAITING ||
+                atomic_load(&e->priority) != prio)
+                continue;
+            uint64_t take = lowest_slots(free_slots & atomic_load(&e->mask), atomic_load(&e->width));
+            if (k == t)
+                return take;
+            free_slots &= ~take;
+        }
+    }
+    return 0;
+}
+
+uint64_t sim_slots_acquire(struct sim_slots *s, const struct sim_slot_request *r, uint64_t *held)
 {
     struct sim_peer me;
     sim_peer_self(&me);
-    uint64_t reap_at = 0, t;
+    int32_t prio = r->priority < -1 ? -1 : r->priority > 1 ? 1 : r->priority;
+    uint64_t mask = r->mask & all_slots(s), reap_at = 0, t, take;
     slots_lock(s);
     /* The ring is full while the entry the next ticket needs still speaks for an unfinished one. */
     while ((t = atomic_load(&s->next_ticket)) >= SLOTS_RING && unfinished(s, t - SLOTS_RING))
@@ -357,11 +405,18 @@ uint64_t sim_slots_acquire(struct sim_slots *s)
     atomic_store(&e->ticket, t);
     atomic_store(&e->pid, me.pid);
     atomic_store(&e->start, me.start);
-    atomic_store(&e->state, TICKET_TAKEN);
+    atomic_store(&e->priority, prio);
+    atomic_store(&e->mask, mask ? mask : all_slots(s));
+    atomic_store(&e->width, r->width ? r->width : 1);
+    atomic_store(&e->held, 0);
+    atomic_store(&e->state, TICKET_WAITING);
     atomic_store(&s->next_ticket, t + 1);
-    while (!granted(s, t))
+    while (!(take = granted(s, t)))
         wait_turn(s, &reap_at);
+    atomic_store(&e->held, take);
+    atomic_store(&e->state, TICKET_RUNNING);
     slots_unlock(s);
+    *held = take;
     return t;
 }
 

@@ -40,29 +40,75 @@ hipError_t hipGetDevice(int *device)
     return sim_ret(hipSuccess);
 }
 
+/* The pool of a stream priority (HIP's terms, already clamped to -1..1). */
+static enum sim_pool pool_of(int priority)
+{
+    if (sim.cfg.fault == SIM_FAULT_POOLS_SHARED || priority == 0)
+        return SIM_POOL_NORMAL;
+    return priority < 0 ? SIM_POOL_HIGH : SIM_POOL_LOW;
+}
+
+/* A hardware queue for a new stream: the next of its priority's pool, or, for a stream with a CU
+ * mask, one of its own (-1 when none is left). */
+static int hw_queue_for(struct sim_device *dev, int priority, bool masked)
+{
+    if (masked) {
+        for (int i = 0; i < SIM_MAX_MASKED_QUEUES; i++)
+            if (!dev->masked_queue_used[i]) {
+                dev->masked_queue_used[i] = true;
+                return SIM_MASKED_QUEUE_BASE + i;
+            }
+        return -1;
+    }
+    enum sim_pool pool = pool_of(priority);
+    unsigned i = dev->next_hw_queue[pool]++ % (unsigned)sim.cfg.hw_queues;
+    return (int)(pool * SIM_MAX_HW_QUEUES + i);
+}
+
+/* cu_mask: NULL, or the mask of a stream created with one. */
 static struct ihipStream_t *stream_new(int device, unsigned flags, int priority,
-                                       enum sim_stream_kind kind)
+                                       const uint64_t *cu_mask, enum sim_stream_kind kind)
 {
     struct ihipStream_t *s = calloc(1, sizeof *s);
     if (!s)
         return NULL;
     struct sim_device *dev = &sim.dev[device];
-    s->id = ++sim.next_stream_id;
     s->device = device;
     s->flags = flags;
     s->priority = priority;
+    s->masked = cu_mask != NULL;
+    s->cu_mask = cu_mask ? *cu_mask : 0;
     s->kind = kind;
     s->refs = 1;
-    s->hw_queue = (int)(dev->next_hw_queue++ % (unsigned)sim.cfg.hw_queues);
-    if (sim_handle_add(s, SIM_H_STREAM) < 0) {
+    s->hw_queue = hw_queue_for(dev, priority, s->masked);
+    if (s->hw_queue < 0 || sim_handle_add(s, SIM_H_STREAM) < 0) {
+        if (s->hw_queue >= SIM_MASKED_QUEUE_BASE)
+            dev->masked_queue_used[s->hw_queue - SIM_MASKED_QUEUE_BASE] = false;
         free(s);
         return NULL;
     }
+    s->id = ++sim.next_stream_id;
     s->next = dev->streams;
     if (dev->streams)
         dev->streams->prev = s;
     dev->streams = s;
     return s;
+}
+
+uint64_t sim_device_slots(int device)
+{
+    unsigned n = sim_slots_count(sim.dev[device].slots);
+    return n >= 64 ? ~UINT64_C(0) : (UINT64_C(1) << n) - 1;
+}
+
+uint64_t sim_stream_slots(const struct ihipStream_t *s)
+{
+    uint64_t all = sim_device_slots(s->device);
+    uint64_t mask = s->cu_mask & all;
+    /* As clr: a mask that leaves no CU of the device is not applied. */
+    if (!s->masked || !mask || sim.cfg.fault == SIM_FAULT_CU_MASK_IGNORED)
+        return all;
+    return mask;
 }
 
 /* Takes s off its device's list and out of the registry; its queued work still runs. */
@@ -87,6 +133,8 @@ void sim_stream_unref(struct ihipStream_t *s)
     if (--s->refs > 0)
         return;
     sim_cmd_unref(s->last);
+    if (s->hw_queue >= SIM_MASKED_QUEUE_BASE)
+        sim.dev[s->device].masked_queue_used[s->hw_queue - SIM_MASKED_QUEUE_BASE] = false;
     free(s);
 }
 
@@ -117,7 +165,7 @@ static hipError_t per_thread_stream(int device, struct ihipStream_t **out)
                                      ? &shared_per_thread[device]
                                      : &per_thread[device];
     if (!*slot) {
-        *slot = stream_new(device, 0, 0, SIM_STREAM_PER_THREAD);
+        *slot = stream_new(device, 0, 0, NULL, SIM_STREAM_PER_THREAD);
         if (!*slot)
             return hipErrorOutOfMemory;
         if (sim.cfg.fault != SIM_FAULT_PER_THREAD_SHARED) {
@@ -146,7 +194,8 @@ hipError_t sim_stream_resolve(hipStream_t handle, bool spt, struct ihipStream_t 
 
 /* ---- creation and destruction ---- */
 
-static hipError_t stream_create(hipStream_t *stream, unsigned flags, int priority)
+static hipError_t stream_create(hipStream_t *stream, unsigned flags, int priority,
+                                const uint64_t *cu_mask)
 {
     sim_init();
     if (!stream)
@@ -158,7 +207,7 @@ static hipError_t stream_create(hipStream_t *stream, unsigned flags, int priorit
     if (priority < -1)
         priority = -1;
     sim_lock();
-    struct ihipStream_t *s = stream_new(current_device, flags, priority, SIM_STREAM_USER);
+    struct ihipStream_t *s = stream_new(current_device, flags, priority, cu_mask, SIM_STREAM_USER);
     sim_unlock();
     if (!s)
         return sim_ret(hipErrorOutOfMemory);
@@ -168,19 +217,22 @@ static hipError_t stream_create(hipStream_t *stream, unsigned flags, int priorit
 
 hipError_t hipStreamCreate(hipStream_t *stream)
 {
-    return stream_create(stream, hipStreamDefault, 0);
+    return stream_create(stream, hipStreamDefault, 0, NULL);
 }
 
 hipError_t hipStreamCreateWithFlags(hipStream_t *stream, unsigned int flags)
 {
-    return stream_create(stream, flags, 0);
+    return stream_create(stream, flags, 0, NULL);
 }
 
 hipError_t hipStreamCreateWithPriority(hipStream_t *stream, unsigned int flags, int priority)
 {
-    return stream_create(stream, flags, priority);
+    return stream_create(stream, flags, priority, NULL);
 }
 
+/* As clr: a blocking stream of normal priority, on a hardware queue of its own. Bits past the
+ * simulator's 64 slots are dropped; a mask with none of the device's slots is kept as given, and
+ * its kernels then use every slot (sim_stream_slots). */
 hipError_t hipExtStreamCreateWithCUMask(hipStream_t *stream, uint32_t cuMaskSize,
                                         const uint32_t *cuMask)
 {
@@ -188,7 +240,37 @@ hipError_t hipExtStreamCreateWithCUMask(hipStream_t *stream, uint32_t cuMaskSize
         sim_init();
         return sim_ret(hipErrorInvalidValue);
     }
-    return stream_create(stream, hipStreamDefault, 0);
+    uint64_t mask = cuMask[0];
+    if (cuMaskSize > 1)
+        mask |= (uint64_t)cuMask[1] << 32;
+    return stream_create(stream, hipStreamDefault, 0, &mask);
+}
+
+/* As clr: NULL mask or fewer words than the device's CUs need: hipErrorInvalidValue; the null
+ * and per-thread streams, and a stream without a mask, report every CU; a masked stream its
+ * mask, limited to the device's CUs (all of them when that leaves none). */
+hipError_t hipExtStreamGetCUMask(hipStream_t stream, uint32_t cuMaskSize, uint32_t *cuMask)
+{
+    sim_init();
+    if (!cuMask)
+        return sim_ret(hipErrorInvalidValue);
+    sim_lock();
+    int device = current_device;
+    unsigned n = sim_slots_count(sim.dev[device].slots);
+    uint32_t words = (n + 31) / 32;
+    hipError_t err = hipErrorInvalidValue;
+    struct ihipStream_t *s = NULL;
+    if (cuMaskSize >= words)
+        err = stream == NULL || stream == hipStreamPerThread
+                  ? hipSuccess
+                  : sim_stream_resolve(stream, false, &s);
+    if (err == hipSuccess) {
+        uint64_t mask = s ? sim_stream_slots(s) : sim_device_slots(device);
+        for (uint32_t i = 0; i < words; i++)
+            cuMask[i] = (uint32_t)(mask >> (32 * i));
+    }
+    sim_unlock();
+    return sim_ret(err);
 }
 
 hipError_t hipDeviceGetStreamPriorityRange(int *leastPriority, int *greatestPriority)

@@ -426,6 +426,7 @@ static void test_table(void)
                    (d->max >= 1 && d->max <= GP_OPT_LIST_MAX)) &&
              ok;
         ok = CHECK(d->type != GP_OPT_TYPE_PATH || (d->accepted && d->accepted[0])) && ok;
+        ok = CHECK(d->type != GP_OPT_TYPE_AMOUNT || (d->max >= 1 && d->unit)) && ok;
         if (d->run_flag) {
             ok = CHECK(d->run_metavar && d->run_metavar[0]) && ok;
             ok = CHECK(strcmp(d->run_flag, "shim") != 0 && strcmp(d->run_flag, "help") != 0) && ok;
@@ -478,6 +479,11 @@ static bool reads_as(enum gp_opt id, const union gp_opt_value *v)
     }
     case GP_OPT_TYPE_PATH:
         return gp_opt_str(id) && strcmp(gp_opt_str(id), v->str) == 0;
+    case GP_OPT_TYPE_AMOUNT: {
+        struct gp_amount a;
+        return gp_opt_amount(id, &a) && a.value == v->amount.value &&
+               a.percent == v->amount.percent;
+    }
     }
     return false;
 }
@@ -522,6 +528,9 @@ static void probe_one(const char *value, void *arg)
             good = check_int_at(gp_opt_priority_list(r->id, &l), 0, __FILE__, __LINE__,
                                 "no priorities") &&
                    good;
+        } else if (d->type == GP_OPT_TYPE_AMOUNT) {
+            struct gp_amount a;
+            good = check_at(!gp_opt_amount(r->id, &a), __FILE__, __LINE__, "unset") && good;
         }
     }
     if (!good)
@@ -594,8 +603,9 @@ static void test_options_read(void)
     setenv("GPUPRIO_POLICY", "fifo", 1);
     setenv("GPUPRIO_PRIORITY", "urgent", 1);
     setenv("GPUPRIO_STREAM_PRIORITIES", "high,,low", 1);
+    setenv("GPUPRIO_CU_RESERVE", "2.5%", 1);
     out = load_captured();
-    CHECK_INT(count_lines(out), 4);
+    CHECK_INT(count_lines(out), 5);
     CHECK(strstr(out, "gpuprio: warn: GPUPRIO_WINDOW='0' is not a whole number of commands from "
                       "1 to 1024; using 16\n") != NULL);
     CHECK(strstr(out, "gpuprio: warn: GPUPRIO_POLICY='fifo' is not one of hpf, passthrough; "
@@ -607,12 +617,16 @@ static void test_options_read(void)
                       "comma-separated list of at most 64 priorities, each idle, low, normal, "
                       "high, critical, or an integer from -1000 to 1000 (higher runs first); "
                       "ignored\n") != NULL);
-    if (count_lines(out) != 4)
+    CHECK(strstr(out, "gpuprio: warn: GPUPRIO_CU_RESERVE='2.5%' is not a whole number of compute "
+                      "units from 0 to 65535 or a percentage from 0% to 100%; ignored\n") != NULL);
+    if (count_lines(out) != 5)
         fprintf(stderr, "  stderr was \"%s\"\n", out);
     CHECK(gp_opt_uint(GP_OPT_WINDOW) == 16);
     CHECK_INT(gp_opt_choice(GP_OPT_POLICY), SCHED_POLICY_HPF);
     CHECK(!gp_opt_priority(GP_OPT_PRIORITY, &p));
     CHECK_INT(gp_opt_priority_list(GP_OPT_STREAM_PRIORITIES, &list), 0);
+    struct gp_amount reserve;
+    CHECK(!gp_opt_amount(GP_OPT_CU_RESERVE, &reserve));
     /* GPUPRIO_LOG is read first: at error, the others' warnings are not written. */
     setenv("GPUPRIO_LOG", "error", 1);
     out = load_captured();

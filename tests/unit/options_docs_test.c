@@ -101,6 +101,10 @@ static void expected_cells(enum gp_opt id, char *def, size_t def_size, char *acc
     case GP_OPT_TYPE_PATH:
         snprintf(accepted, acc_size, "%s", d->accepted);
         break;
+    case GP_OPT_TYPE_AMOUNT:
+        snprintf(accepted, acc_size, "0 to %llu, or a percentage `P%%` from 0 to 100",
+                 (unsigned long long)d->max);
+        break;
     }
 }
 

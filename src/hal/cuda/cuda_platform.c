@@ -23,6 +23,7 @@ static struct {
     CUresult (*stream_get_flags)(CUstream, unsigned int *);
     CUresult (*stream_get_priority)(CUstream, int *);
     CUresult (*stream_get_device)(CUstream, CUdevice *); /* CUDA 12.8 and later */
+    CUresult (*priority_range)(int *, int *);
 } drv;
 static pthread_once_t drv_once = PTHREAD_ONCE_INIT;
 
@@ -32,6 +33,7 @@ static void resolve(void)
     *(void **)&drv.stream_get_flags = cudahal_sym("cuStreamGetFlags");
     *(void **)&drv.stream_get_priority = cudahal_sym("cuStreamGetPriority");
     *(void **)&drv.stream_get_device = cudahal_sym("cuStreamGetDevice");
+    *(void **)&drv.priority_range = cudahal_sym("cuCtxGetStreamPriorityRange");
 }
 
 /* The device of the current context: none without a context, or before cuInit. */
@@ -64,6 +66,15 @@ static void stream_props(uintptr_t stream, struct gp_stream_props *out)
     }
 }
 
+/* The current context's range; without one the creator fails too. */
+static int priority_range(int *least, int *greatest)
+{
+    pthread_once(&drv_once, resolve);
+    if (!drv.priority_range || drv.priority_range(least, greatest) != CUDA_SUCCESS)
+        return -ENOTSUP;
+    return 0;
+}
+
 /* The marker's context is the stream's, found by cuda_marker.c: the queue's handle is enough. */
 static void *marker_record(const struct xqueue *q)
 {
@@ -87,6 +98,7 @@ const struct gp_platform cudahal_platform = {
                 .legacy = (uintptr_t)CU_STREAM_LEGACY,
                 .per_thread = (uintptr_t)CU_STREAM_PER_THREAD},
     .stream_props = stream_props,
+    .priority_range = priority_range,
     .markers = {.record = marker_record, .query = cudahal_marker_query, .release = marker_release},
     .markers_after_fork = cudahal_marker_reset,
     .device_key = cudahal_device_key,

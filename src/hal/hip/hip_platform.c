@@ -5,8 +5,8 @@
  *
  * Under ROCm 6 every call sets the thread's "last command error" (hipExtGetLastError), so the
  * queries here are made only where they cannot fail, or cannot fail in a way the application
- * would see: hipGetDevice before forwarding (the application's own call sets the error after
- * it), stream properties right after the stream was created.
+ * would see: hipGetDevice and the priority range before forwarding (the application's own call
+ * sets the error after it), stream properties right after the stream was created.
  */
 #include "hip_platform.h"
 
@@ -25,6 +25,7 @@ static struct {
     hipError_t (*stream_get_flags)(hipStream_t, unsigned *);
     hipError_t (*stream_get_priority)(hipStream_t, int *);
     hipError_t (*stream_get_device)(hipStream_t, hipDevice_t *);
+    hipError_t (*priority_range)(int *, int *);
 } rt;
 static pthread_once_t rt_once = PTHREAD_ONCE_INIT;
 
@@ -34,6 +35,7 @@ static void resolve(void)
     *(void **)&rt.stream_get_flags = hiphal_sym("hipStreamGetFlags");
     *(void **)&rt.stream_get_priority = hiphal_sym("hipStreamGetPriority");
     *(void **)&rt.stream_get_device = hiphal_sym("hipStreamGetDevice");
+    *(void **)&rt.priority_range = hiphal_sym("hipDeviceGetStreamPriorityRange");
 }
 
 /* hipGetDevice fails only where the application's own call will fail too (no device). */
@@ -60,6 +62,15 @@ static void stream_props(uintptr_t stream, struct gp_stream_props *out)
         out->device = device;
 }
 
+/* Never fails in ROCm (the range is the runtime's, not the device's). */
+static int priority_range(int *least, int *greatest)
+{
+    pthread_once(&rt_once, resolve);
+    if (!rt.priority_range || rt.priority_range(least, greatest) != hipSuccess)
+        return -ENOTSUP;
+    return 0;
+}
+
 /* Events belong to a device, so the pools are per device: the queue's. */
 static void *marker_record(const struct xqueue *q)
 {
@@ -82,6 +93,7 @@ const struct gp_platform hiphal_platform = {
                 .legacy = (uintptr_t)hipStreamLegacy,
                 .per_thread = (uintptr_t)hipStreamPerThread},
     .stream_props = stream_props,
+    .priority_range = priority_range,
     .markers = {.record = marker_record, .query = hiphal_marker_query, .release = marker_release},
     .markers_after_fork = hiphal_marker_reset,
     .device_key = hiphal_device_key,

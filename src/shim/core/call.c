@@ -4,8 +4,8 @@
  *
  * Before: find the queue the call acts on and, for work, admit it (which may hold the thread).
  * After, inside the depth (the runtime may call its own exports from here): hand the command
- * over to be followed, register or forget streams, note captures, hand out wrappers from
- * lookups. Which of these a call gets follows only from its kind (kinds.def).
+ * over to be followed, register or forget streams (whose creation the shim's creators may adjust
+ * in between: creation.c), note captures, hand out wrappers from lookups. Which of these a call gets follows only from its kind (kinds.def).
  *
  * The legacy launch sequence names its stream in one call (CONFIGURE: hipConfigureCall) and
  * puts the work on it in another (CONFIGURED_LAUNCH: hipLaunchByPtr), which pops the runtime's
@@ -94,6 +94,9 @@ void core_call_begin(struct core_call *c, enum core_kind kind, void *stream, uns
     case CORE_KIND_CAPTURE_END_PT:
         c->q = core_queue_of((uintptr_t)stream, is_pt(kind));
         break;
+    case CORE_KIND_STREAM_CREATE:
+        core_creation_begin();
+        break;
     default:
         break;
     }
@@ -127,8 +130,10 @@ void core_call_end(struct core_call *c, bool ok)
             xq_capture_end();
         break;
     case CORE_KIND_STREAM_CREATE:
-        if (ok && c->stream)
+        ok = ok && c->stream;
+        if (ok)
             core_stream_created(handle_at(c->stream));
+        core_creation_end(ok);
         break;
     case CORE_KIND_STREAM_DESTROY:
         if (ok)

@@ -32,7 +32,6 @@ struct core_shim {
     void *const *wrappers;      /* the shim's function of each name */
     void **real;                /* the runtime's of each, NULL where it lacks one (core_resolve) */
     void (*resolve_more)(void); /* optional: the shim's other lookups, once, after the table's */
-    void (*load_more)(void);    /* optional: the shim's own start, after the core's (lifecycle.c) */
 };
 
 /* The library's shim, defined by its platform's shim. */
@@ -84,6 +83,34 @@ void core_stream_created(uintptr_t stream);
 /* The runtime destroyed stream: its XQueue is forgotten. */
 void core_stream_destroyed(uintptr_t stream);
 
+/* ---- streams being created (creation.c) ---- */
+
+/*
+ * What gpuprio knows about the stream the calling thread is creating, from before its creator is
+ * forwarded to after (STREAM_CREATE calls): the priority its queue will get from gpuprio's own
+ * sources (sched_stream_creating), for the shims' creators, which may create the stream with a
+ * matching hardware priority or CU mask where the application did not choose one.
+ */
+struct core_creation {
+    bool has_priority; /* gpuprio gives it one; else it keeps its creation priority */
+    int priority;
+    /* The shim created it other than the application asked (set by its creators): its queue
+     * takes its creation priority as the application's, the default, not the one gpuprio chose,
+     * which would outlive the source it came from (a thread's priority, since cleared). */
+    bool adjusted;
+};
+extern _Thread_local struct core_creation core_creating;
+
+void core_creation_begin(void);
+void core_creation_end(bool ok);
+/* The priority the stream will have on gpuprio's scale, when the application does not choose
+ * one at creation: gpuprio's, or normal. */
+int core_creation_priority(void);
+/* The runtime's stream priority to create it with instead of the default: above normal the
+ * greatest, below normal the least (and the creation counts as adjusted). False to leave it
+ * alone: GPUPRIO_HW_PRIORITY=off, no gpuprio priority, normal, or no range from the runtime. */
+bool core_hw_priority(int *out);
+
 /* ---- the depth and the markers (guard.c) ---- */
 
 /*
@@ -122,6 +149,36 @@ void core_call_begin(struct core_call *c, enum core_kind kind, void *stream, uns
                      uint64_t what);
 /* After forwarding, inside the depth; ok: the runtime reported success. */
 void core_call_end(struct core_call *c, bool ok);
+
+/*
+ * How a wrapper of each kind forwards (CORE_WRAPPER_BODY's `forward`): the runtime's function
+ * with the caller's arguments, except that stream creators go through the shim's create_NAME,
+ * which may create the stream with a hardware priority or CU mask (creation.c) and is called
+ * only when the runtime has NAME. A kind missing here is a compile error in every wrapper of it.
+ */
+#define CORE_FORWARD(kind, name, gp_real, args) CORE_FORWARD_##kind(name, gp_real, args)
+#define CORE_FORWARD_AS_CALLED(name, gp_real, args) gp_real args
+#define CORE_FORWARD_STREAM_CREATE(name, gp_real, args) create_##name args
+#define CORE_FORWARD_WORK CORE_FORWARD_AS_CALLED
+#define CORE_FORWARD_WORK_PT CORE_FORWARD_AS_CALLED
+#define CORE_FORWARD_WORK_IF CORE_FORWARD_AS_CALLED
+#define CORE_FORWARD_WORK_IF_PT CORE_FORWARD_AS_CALLED
+#define CORE_FORWARD_CONFIGURE CORE_FORWARD_AS_CALLED
+#define CORE_FORWARD_CONFIGURED_LAUNCH CORE_FORWARD_AS_CALLED
+#define CORE_FORWARD_SYNC CORE_FORWARD_AS_CALLED
+#define CORE_FORWARD_SYNC_PT CORE_FORWARD_AS_CALLED
+#define CORE_FORWARD_EVENT_SYNC CORE_FORWARD_AS_CALLED
+#define CORE_FORWARD_DEVICE_SYNC CORE_FORWARD_AS_CALLED
+#define CORE_FORWARD_STREAM_DESTROY CORE_FORWARD_AS_CALLED
+#define CORE_FORWARD_STREAM_INFO CORE_FORWARD_AS_CALLED
+#define CORE_FORWARD_STREAM_INFO_PT CORE_FORWARD_AS_CALLED
+#define CORE_FORWARD_CAPTURE CORE_FORWARD_AS_CALLED
+#define CORE_FORWARD_CAPTURE_PT CORE_FORWARD_AS_CALLED
+#define CORE_FORWARD_CAPTURE_BEGIN CORE_FORWARD_AS_CALLED
+#define CORE_FORWARD_CAPTURE_BEGIN_PT CORE_FORWARD_AS_CALLED
+#define CORE_FORWARD_CAPTURE_END CORE_FORWARD_AS_CALLED
+#define CORE_FORWARD_CAPTURE_END_PT CORE_FORWARD_AS_CALLED
+#define CORE_FORWARD_LOOKUP CORE_FORWARD_AS_CALLED
 
 /*
  * The body of every generated wrapper: forward through gp_real (a function pointer, NULL when

@@ -29,7 +29,5 @@ __attribute__((constructor)) static void core_load(void)
     sched_configure(core_markers());
     sched_set_device_ops(&(struct sb_device_ops){.key = core_shim.platform->device_key,
                                                  .gates_prepare = core_gates_prepare});
-    if (core_shim.load_more)
-        core_shim.load_more();
     pthread_atfork(NULL, NULL, after_fork_child);
 }

@@ -99,6 +99,13 @@ struct gp_platform {
      * device, which the creators use); never fails.
      */
     void (*stream_props)(uintptr_t stream, struct gp_stream_props *out);
+    /*
+     * The runtime's stream priorities on the calling thread's current device: *least (the
+     * least urgent, which the default is or is above) and *greatest (the most urgent, a lower
+     * number). On the application's thread, before a stream creator is forwarded: a query that
+     * cannot fail where the creator can succeed. 0, or -ENOTSUP when the runtime cannot say.
+     */
+    int (*priority_range)(int *least, int *greatest);
 
     /* ---- completion markers ---- */
 

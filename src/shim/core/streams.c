@@ -38,6 +38,8 @@ void core_stream_created(uintptr_t stream)
 {
     struct gp_stream_props props;
     core_shim.platform->stream_props(stream, &props);
+    if (core_creating.adjusted)
+        props.priority = 0; /* the application's: it chose none (core.h) */
     struct xq_key key = {stream, -1, 0};
     if (!xq_create(&key, props.device, props.flags, props.priority, gp_tid()))
         gp_log(GP_LOG_WARN, "out of memory: stream %p is not scheduled", (void *)stream);

@@ -31,10 +31,7 @@
 #include "cuda_device.h"
 #include "cuda_platform.h"
 #include "cost.h"
-#include "gp_options.h"
 #include "gpuprio.h"
-#include "gp_priority.h"
-#include "scheduler.h"
 
 #define GP_EXPORT __attribute__((visibility("default")))
 
@@ -58,14 +55,6 @@ static const char *const api_names[API_COUNT] = {
 #undef CUDA_API
 
 static void *real[API_COUNT];
-/* The driver's stream priority range, for hardware priorities (below). */
-static CUresult (*real_priority_range)(int *, int *);
-
-static void resolve_more(void)
-{
-    *(void **)&real_priority_range = cudahal_sym("cuCtxGetStreamPriorityRange");
-}
-
 static void *real_fn(enum api_index i)
 {
     core_resolve();
@@ -74,40 +63,14 @@ static void *real_fn(enum api_index i)
 
 /* ---- hardware priorities ----
  *
- * A stream created by a thread with a gpuprio priority (gpuprio_thread_set_priority), or in a
- * process with one (GPUPRIO_PRIORITY), is created with the CUDA priority that matches it, so the
- * GPU itself prefers it at block granularity over the process's other streams: above normal
- * gets the context's greatest priority, below normal its least (CUDA's default), normal is left
- * alone. Only where the application did not choose: cuStreamCreate, and the creators with a
- * priority argument when it is 0 (the default, which is what PyTorch passes for its ordinary
- * streams). The application sees the stream's real priority in cuStreamGetPriority: this is the
- * one observable change gpuprio makes on purpose (docs/cuda-coverage.md).
+ * A stream the application creates without choosing a priority (cuStreamCreate, and the
+ * creators with a priority argument when it is 0: the default, which is what PyTorch passes for
+ * its ordinary streams) is created with the CUDA priority that matches the priority gpuprio
+ * gives it (src/shim/core/creation.c), so the GPU itself prefers it at block granularity over
+ * the process's other streams. The application sees the stream's real priority in
+ * cuStreamGetPriority: this is the one observable change gpuprio makes on purpose
+ * (docs/cuda-coverage.md); GPUPRIO_HW_PRIORITY=off leaves it out.
  */
-static bool has_process_priority;
-static int process_priority;
-
-/* At load (core_shim.load_more); a bad value was reported once, by gp_opts_load. */
-static void read_process_priority(void)
-{
-    has_process_priority = gp_opt_priority(GP_OPT_PRIORITY, &process_priority);
-}
-
-/* The CUDA priority to create a stream with instead of the default, in the current context. */
-static bool hardware_priority(int *out)
-{
-    int p;
-    if (sched_thread_priority(&p) != 0) {
-        if (!has_process_priority)
-            return false;
-        p = process_priority;
-    }
-    int least = 0, greatest = 0;
-    if (p == GPUPRIO_PRIORITY_NORMAL || !real_priority_range ||
-        real_priority_range(&least, &greatest) != CUDA_SUCCESS)
-        return false;
-    *out = p > GPUPRIO_PRIORITY_NORMAL ? greatest : least;
-    return true;
-}
 
 /* The creators' forwarding, one per STREAM_CREATE entry of cuda_api.def (a new creator without
  * one is a compile error). Called only when the real function exists. */
@@ -115,7 +78,7 @@ static CUresult create_cuStreamCreate(CUstream *phStream, unsigned int Flags)
 {
     pfn_cuStreamCreateWithPriority with_priority = real_fn(API_cuStreamCreateWithPriority);
     int hw;
-    if (with_priority && hardware_priority(&hw))
+    if (with_priority && core_hw_priority(&hw))
         return with_priority(phStream, Flags, hw);
     return ((pfn_cuStreamCreate)real_fn(API_cuStreamCreate))(phStream, Flags);
 }
@@ -124,7 +87,7 @@ static CUresult create_cuStreamCreateWithPriority(CUstream *phStream, unsigned i
                                                   int priority)
 {
     int hw;
-    if (priority == 0 && hardware_priority(&hw))
+    if (priority == 0 && core_hw_priority(&hw))
         priority = hw;
     return ((pfn_cuStreamCreateWithPriority)real_fn(API_cuStreamCreateWithPriority))(
         phStream, flags, priority);
@@ -134,7 +97,7 @@ static CUresult create_cuGreenCtxStreamCreate(CUstream *phStream, CUgreenCtx gre
                                               unsigned int flags, int priority)
 {
     int hw;
-    if (priority == 0 && hardware_priority(&hw))
+    if (priority == 0 && core_hw_priority(&hw))
         priority = hw;
     return ((pfn_cuGreenCtxStreamCreate)real_fn(API_cuGreenCtxStreamCreate))(phStream, greenCtx,
                                                                              flags, priority);
@@ -142,32 +105,14 @@ static CUresult create_cuGreenCtxStreamCreate(CUstream *phStream, CUgreenCtx gre
 
 /* ---- the wrappers ---- */
 
-/* How each kind forwards: the real function with the caller's arguments, except that stream
- * creators go through their create_ function (hardware priorities). */
-#define GP_FORWARD_WORK(name, gp_real, args) gp_real args
-#define GP_FORWARD_WORK_PT(name, gp_real, args) gp_real args
-#define GP_FORWARD_WORK_IF(name, gp_real, args) gp_real args
-#define GP_FORWARD_WORK_IF_PT(name, gp_real, args) gp_real args
-#define GP_FORWARD_SYNC(name, gp_real, args) gp_real args
-#define GP_FORWARD_SYNC_PT(name, gp_real, args) gp_real args
-#define GP_FORWARD_EVENT_SYNC(name, gp_real, args) gp_real args
-#define GP_FORWARD_DEVICE_SYNC(name, gp_real, args) gp_real args
-#define GP_FORWARD_STREAM_CREATE(name, gp_real, args) create_##name args
-#define GP_FORWARD_STREAM_DESTROY(name, gp_real, args) gp_real args
-#define GP_FORWARD_CAPTURE_BEGIN(name, gp_real, args) gp_real args
-#define GP_FORWARD_CAPTURE_BEGIN_PT(name, gp_real, args) gp_real args
-#define GP_FORWARD_CAPTURE_END(name, gp_real, args) gp_real args
-#define GP_FORWARD_CAPTURE_END_PT(name, gp_real, args) gp_real args
-#define GP_FORWARD_LOOKUP(name, gp_real, args) gp_real args
-
-/* The body of every wrapper: the core's skeleton, forwarding as the kind says. */
+/* The body of every wrapper: the core's skeleton, forwarding as the kind says (core.h). */
 #define CUDA_API(name, kind, stream, cost_key, params, args)                                       \
     GP_EXPORT CUresult name params                                                                 \
     {                                                                                              \
         pfn_##name gp_real = (pfn_##name)real_fn(API_##name);                                      \
         CORE_WRAPPER_BODY(CUresult, CUDA_ERROR_NOT_INITIALIZED, CUDA_SUCCESS, gp_real, #name,      \
                           kind, stream, API_##name, cost_key, args,                                \
-                          GP_FORWARD_##kind(name, gp_real, args))                                  \
+                          CORE_FORWARD(kind, name, gp_real, args))                                  \
     }
 #include "cuda_api.def"
 #undef CUDA_API
@@ -188,6 +133,4 @@ const struct core_shim core_shim = {
     .names = api_names,
     .wrappers = wrappers,
     .real = real,
-    .resolve_more = resolve_more,
-    .load_more = read_process_priority,
 };

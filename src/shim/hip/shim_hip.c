@@ -4,7 +4,9 @@
  * Every wrapper is generated from hip_api.def and does the same three things: observe (find
  * the call's XQueue), forward the call to the application's own runtime on the calling thread
  * with the caller's arguments, and track its effect (count submitted work, register and forget
- * streams). Nothing is deferred, copied or re-issued (docs/design.md, "Transparency").
+ * streams). Nothing is deferred, copied or re-issued (docs/design.md, "Transparency"). The
+ * deliberate changes are in how streams the application creates without choosing a priority or
+ * a CU mask are created (see "stream creation" below).
  *
  * The application's view of errors must not change. Under ROCm 6 every call sets the thread's
  * "last command error" (hipExtGetLastError) and every failing call the sticky last error. So the
@@ -26,6 +28,8 @@
 #include "gpuprio.h"
 #include "hip_compat_shim.h"
 #include "hip_bind.h"
+#include "hip_reserve.h"
+#include "scheduler.h"
 
 #define GP_EXPORT __attribute__((visibility("default")))
 
@@ -75,18 +79,109 @@ static void *real_fn(enum entry_index i)
     return real[i];
 }
 
+/* ---- stream creation ----
+ *
+ * A stream the application creates without choosing a priority (hipStreamCreate,
+ * hipStreamCreateWithFlags, hipStreamCreateWithPriority with 0, HIP's normal) or a CU mask is
+ * created as the priority gpuprio gives it asks (src/shim/core/creation.c):
+ *   - below the highest priority the process was given, with GPUPRIO_CU_RESERVE set, confined to
+ *     the CUs the reservation leaves (hip_reserve.c), through hipExtStreamCreateWithCUMask. That
+ *     creator makes blocking streams of normal priority only, so only a blocking stream can be
+ *     masked; a non-blocking one gets the hardware priority below instead;
+ *   - otherwise with the matching hardware priority (hipStreamCreateWithPriority), which puts it
+ *     on a hardware queue of that priority: the command processor dispatches from the most
+ *     urgent queues first, across processes too.
+ * The application sees both in hipStreamGetPriority and hipExtStreamGetCUMask; streams it created
+ * with a priority or mask of its own keep them. docs/hip-coverage.md has the details.
+ */
+/* How a stream the application creates without a priority or mask of its own is created. */
+struct creation {
+    enum { AS_CALLED, MASKED, PRIORITIZED } how;
+    int hw_priority;                       /* PRIORITIZED */
+    uint32_t mask[HIPHAL_RESERVE_WORDS], words; /* MASKED */
+};
+
+static void creation_for(unsigned flags, struct creation *c)
+{
+    c->how = AS_CALLED;
+    if (flags == hipStreamDefault && real_fn(API_hipExtStreamCreateWithCUMask) &&
+        core_creation_priority() < sched_highest_priority() &&
+        hiphal_reserve_mask(core_shim.platform->current_device(), c->mask, &c->words)) {
+        c->how = MASKED;
+        core_creating.adjusted = true;
+    }
+    else if (real_fn(API_hipStreamCreateWithPriority) && core_hw_priority(&c->hw_priority))
+        c->how = PRIORITIZED;
+}
+
+/* Creates the stream as c says, unless it says AS_CALLED (then: 1). */
+static int create_as(const struct creation *c, hipStream_t *stream, unsigned flags,
+                     hipError_t *result)
+{
+    if (c->how == MASKED)
+        *result = ((pfn_hipExtStreamCreateWithCUMask)real_fn(API_hipExtStreamCreateWithCUMask))(
+            stream, c->words, c->mask);
+    else if (c->how == PRIORITIZED)
+        *result = ((pfn_hipStreamCreateWithPriority)real_fn(API_hipStreamCreateWithPriority))(
+            stream, flags, c->hw_priority);
+    return c->how == AS_CALLED;
+}
+
+/* The creators' forwarding, one per STREAM_CREATE entry of hip_api.def (core.h's
+ * CORE_FORWARD). Called only when the real function exists. */
+static hipError_t create_hipStreamCreate(hipStream_t *stream)
+{
+    struct creation c;
+    hipError_t result;
+    creation_for(hipStreamDefault, &c);
+    if (create_as(&c, stream, hipStreamDefault, &result))
+        result = ((pfn_hipStreamCreate)real_fn(API_hipStreamCreate))(stream);
+    return result;
+}
+
+static hipError_t create_hipStreamCreateWithFlags(hipStream_t *stream, unsigned int flags)
+{
+    struct creation c;
+    hipError_t result;
+    creation_for(flags, &c);
+    if (create_as(&c, stream, flags, &result))
+        result = ((pfn_hipStreamCreateWithFlags)real_fn(API_hipStreamCreateWithFlags))(stream, flags);
+    return result;
+}
+
+static hipError_t create_hipStreamCreateWithPriority(hipStream_t *stream, unsigned int flags,
+                                                     int priority)
+{
+    struct creation c = {.how = AS_CALLED};
+    hipError_t result;
+    if (priority == 0) /* HIP's normal: the application did not choose */
+        creation_for(flags, &c);
+    if (create_as(&c, stream, flags, &result))
+        result = ((pfn_hipStreamCreateWithPriority)real_fn(API_hipStreamCreateWithPriority))(
+            stream, flags, priority);
+    return result;
+}
+
+static hipError_t create_hipExtStreamCreateWithCUMask(hipStream_t *stream, uint32_t cuMaskSize,
+                                                      const uint32_t *cuMask)
+{
+    return ((pfn_hipExtStreamCreateWithCUMask)real_fn(API_hipExtStreamCreateWithCUMask))(
+        stream, cuMaskSize, cuMask);
+}
+
 /* ---- the wrappers ---- */
 
-/* The body of every wrapper: the core's skeleton, forwarding the caller's arguments. */
-#define GP_WRAPPER_BODY(gp_real, name, kind, stream, entry, what, args)                            \
+/* The body of every wrapper: the core's skeleton, forwarding as the kind says (core.h). */
+#define GP_WRAPPER_BODY(gp_real, name, kind, stream, entry, what, args, forward)                   \
     CORE_WRAPPER_BODY(hipError_t, hipErrorNotInitialized, hipSuccess, gp_real, name, kind, stream, \
-                      entry, what, args, gp_real args)
+                      entry, what, args, forward)
 
 #define HIP_API(name, kind, stream, cost_key, params, args)                                        \
     GP_EXPORT hipError_t name params                                                               \
     {                                                                                              \
         pfn_##name gp_real = (pfn_##name)real_fn(API_##name);                                      \
-        GP_WRAPPER_BODY(gp_real, #name, kind, stream, API_##name, cost_key, args)                  \
+        GP_WRAPPER_BODY(gp_real, #name, kind, stream, API_##name, cost_key, args,                  \
+                        CORE_FORWARD(kind, name, gp_real, args))                                   \
     }
 #include "hip_api.def"
 #undef HIP_API
@@ -106,9 +201,10 @@ GP_EXPORT hipError_t ext_module_launch_cxx EXT_MODULE_LAUNCH_PARAMS, uint32_t fl
 GP_EXPORT hipError_t ext_module_launch_cxx EXT_MODULE_LAUNCH_PARAMS, uint32_t flags)
 {
     pfn_ext_module_launch gp_real = (pfn_ext_module_launch)real_fn(CXX_EXT_MODULE_LAUNCH);
+#define GP_ARGS (f, gx, gy, gz, lx, ly, lz, shared, stream, params, extra, start, stop, flags)
     GP_WRAPPER_BODY(gp_real, HIP_EXT_MODULE_LAUNCH_KERNEL_CXX, WORK, stream, CXX_EXT_MODULE_LAUNCH,
-                    xc_launch_key(f, gx, gy, gz),
-                    (f, gx, gy, gz, lx, ly, lz, shared, stream, params, extra, start, stop, flags))
+                    xc_launch_key(f, gx, gy, gz), GP_ARGS, gp_real GP_ARGS)
+#undef GP_ARGS
 }
 
 GP_EXPORT hipError_t hcc_module_launch_cxx EXT_MODULE_LAUNCH_PARAMS)
@@ -116,9 +212,10 @@ GP_EXPORT hipError_t hcc_module_launch_cxx EXT_MODULE_LAUNCH_PARAMS)
 GP_EXPORT hipError_t hcc_module_launch_cxx EXT_MODULE_LAUNCH_PARAMS)
 {
     pfn_hcc_module_launch gp_real = (pfn_hcc_module_launch)real_fn(CXX_HCC_MODULE_LAUNCH);
+#define GP_ARGS (f, gx, gy, gz, lx, ly, lz, shared, stream, params, extra, start, stop)
     GP_WRAPPER_BODY(gp_real, HIP_HCC_MODULE_LAUNCH_KERNEL_CXX, WORK, stream, CXX_HCC_MODULE_LAUNCH,
-                    xc_launch_key(f, gx, gy, gz),
-                    (f, gx, gy, gz, lx, ly, lz, shared, stream, params, extra, start, stop))
+                    xc_launch_key(f, gx, gy, gz), GP_ARGS, gp_real GP_ARGS)
+#undef GP_ARGS
 }
 
 /*

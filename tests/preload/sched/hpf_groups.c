@@ -14,7 +14,13 @@
  *
  *   hpf_groups WINDOW          (under LD_PRELOAD of the shim with GPUPRIO_WINDOW=WINDOW)
  *   hpf_groups --violated N    the same run, expected to break the bound (GPUPRIO_POLICY=
- *                              passthrough): shows that the check can fail
+ *                              passthrough, GPUPRIO_HW_PRIORITY=off): shows that the check can
+ *                              fail
+ *   hpf_groups --hardware N    the same run with hardware priorities alone (GPUPRIO_POLICY=
+ *                              passthrough): the streams were created with the HIP priorities
+ *                              of their threads' (greatest, default, least), on hardware queues
+ *                              of those priorities, and the simulated device's dispatcher, which
+ *                              prefers the more urgent queues, keeps the bound by itself
  */
 #include <pthread.h>
 #include <string.h>
@@ -128,8 +134,9 @@ static int most_overtaking(const hipsimTraceEntry *e, size_t n, int first, int e
 int main(int argc, char **argv)
 {
     bool expect_violation = argc == 3 && strcmp(argv[1], "--violated") == 0;
-    if (argc != 2 && !expect_violation) {
-        fprintf(stderr, "usage: hpf_groups WINDOW | hpf_groups --violated WINDOW\n");
+    bool hardware = argc == 3 && strcmp(argv[1], "--hardware") == 0;
+    if (argc != 2 && !expect_violation && !hardware) {
+        fprintf(stderr, "usage: hpf_groups [--violated | --hardware] WINDOW\n");
         return 2;
     }
     int window = atoi(argv[argc - 1]);
@@ -170,6 +177,16 @@ int main(int argc, char **argv)
     if (expect_violation) {
         EXPECT(worst_burst > window);
         EXPECT(low_ahead > window);
+    } else if (hardware) {
+        EXPECT(worst_burst <= window);
+        EXPECT(low_ahead <= window);
+        for (int t = 0; t < THREADS; t++) {
+            int hip_priority = 99;
+            MUST(hipStreamGetPriority(streams[t], &hip_priority));
+            EXPECT(hip_priority == (group_priority(t) > GPUPRIO_PRIORITY_NORMAL   ? -1
+                                    : group_priority(t) < GPUPRIO_PRIORITY_NORMAL ? 1
+                                                                                  : 0));
+        }
     } else {
         EXPECT(worst_burst <= window);
         EXPECT(low_ahead <= window);

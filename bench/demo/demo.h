@@ -1,0 +1,212 @@
+/*
+ * demo.h - gpuprio-demo: why GPU streams need priorities that the device honours, and what
+ * gpuprio does about it. The types and functions the demo's files share.
+ *
+ * What it shows. A latency-critical (LC) service issues requests at a fixed rate; each request is a
+ * few short kernels on the service's own stream. Next to it, one or more best-effort (BE) jobs
+ * (training, batch inference) each keep the device saturated with long kernels on their own
+ * stream. Alone, an LC request takes about the sum of its kernels. Sharing the device natively, it
+ * takes many times longer: the device grants compute to whichever hardware queue asked first
+ * (docs/simulator.md: compute slots in FIFO ticket order, stream priority ignored), so every LC
+ * kernel waits behind the BE kernels queued ahead of it, even though the LC stream was created
+ * with the greatest priority. The same workloads then run under gpuprio (LD_PRELOAD of
+ * libgpuprio-hip.so, HPF policy: docs/scheduler.md), with its default settings (an in-flight
+ * budget of GPU time, learned per kernel) and with in-flight windows that count commands only
+ * (GPUPRIO_WINDOW of 1, 2, 4 and 8 with GPUPRIO_WINDOW_US=0), which trade the LC tail against BE
+ * throughput. A second table has three priority groups, like the field report: the LC client
+ * (high), a second client LC2 with the same requests (normal), and a BE worker (low). A third
+ * table runs the same workloads the way they are deployed, as separate processes on one device
+ * that the processes share, where gpuprio schedules across them through its board
+ * (docs/board.md).
+ *
+ * How. Everything runs on the simulated HIP device of tests/sim (no GPU): kernels are host
+ * functions that return their simulated duration. The program never calls gpuprio: like an
+ * unmodified application it only creates its streams with priorities. Each row of the tables is
+ * a scenario, and a scenario is data; the files are split along that line, so that adding or
+ * changing a row touches the data only, and measuring never mixes with printing:
+ *   scenarios.c  the rows: workloads, stream priorities, gpuprio or not and its settings,
+ *                simulator settings, kernel shapes, baselines, the table each belongs to;
+ *   workload.c   the child: runs one row's workloads (or one of them) in a process and prints
+ *                its result as one "RESULT_TAG key=value ..." line;
+ *   result.c     that line, both ways, and adding up the lines of a row's processes;
+ *   rows.c       the parent: runs each row in processes of its own and collects their lines;
+ *   report.c     the header, the tables (or CSV) and the notes, from the collected results;
+ *   main.c       the command line: one row here (--scenario), or all of them.
+ * The child and the parent are the same program (/proc/self/exe --scenario ID ...): a row's
+ * environment (LD_PRELOAD, GPUPRIO_* and simulator settings) can only be set before a process
+ * starts, and the shim and the simulator read theirs once.
+ */
+#ifndef GPUPRIO_DEMO_H
+#define GPUPRIO_DEMO_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* The shim preloaded into gpuprio rows: an absolute path, given by bench/CMakeLists.txt. */
+#ifndef GPUPRIO_SHIM_PATH
+#error "GPUPRIO_SHIM_PATH (the absolute path of libgpuprio-hip.so) must be defined"
+#endif
+
+#define BE_INFLIGHT 8                    /* BE kernels each worker keeps in flight */
+#define BE_LEAD_NS (50ull * 1000 * 1000) /* BE starts this long before the window opens */
+#define LC2_OFFSET_NS (500ull * 1000)    /* LC2's requests are due this long after LC's */
+/* Cross-process rows: time from every process being ready to BE's start (t0 - BE_LEAD_NS), for
+ * the parent's t0 to reach the children through their stdin, even on a busy machine. */
+#define PROCS_START_NS (20ull * 1000 * 1000)
+#define MAX_BE_WORKERS 8
+#define MAX_ITEMS (2 + MAX_BE_WORKERS)   /* streams (and processes) of a row: LC, LC2, BE ... */
+#define RESULT_TAG "GPUPRIO_DEMO_RESULT" /* first word of the child's result line */
+#define LC_BASELINE "lc-alone" /* the row LC (and LC2) latency ratios refer to by default */
+#define BE_BASELINE "be-alone" /* the row BE throughput ratios refer to by default */
+
+/* ---- scenarios (scenarios.c) ---- */
+
+typedef enum demo_prio {
+    PRIO_DEFAULT,  /* hipStreamCreateWithFlags: no priority requested */
+    PRIO_GREATEST, /* hipStreamCreateWithPriority with the device's greatest (most urgent) */
+    PRIO_MIDDLE,   /* hipStreamCreateWithPriority with the middle of the range (HIP's normal, 0) */
+    PRIO_LEAST     /* hipStreamCreateWithPriority with the device's least */
+} demo_prio;
+
+typedef enum demo_table {
+    TABLE_LC_BE,  /* LC next to BE workers */
+    TABLE_GROUPS, /* three priority groups: LC, LC2, BE */
+    TABLE_PROCS,  /* the workloads in separate processes on one shared device */
+    NTABLES
+} demo_table;
+
+/* One row. Every field left out (zero, NULL) means what the rows had before it existed, so a
+ * row names only what sets it apart. */
+typedef struct scenario {
+    const char *id;         /* --scenario ID */
+    const char *title;      /* first column of the table */
+    demo_table table;       /* the table the row is printed in */
+    bool lc;                /* run the latency-critical client */
+    bool lc2;               /* run the second client (LC2: same requests, LC2_OFFSET_NS later) */
+    int be_workers;         /* saturating best-effort workers (0..MAX_BE_WORKERS) */
+    demo_prio lc_prio;      /* priority the LC stream asks for */
+    demo_prio lc2_prio;     /* priority the LC2 stream asks for */
+    demo_prio be_prio;      /* priority each BE stream asks for */
+    bool split;             /* each workload in a process of its own (LC, LC2, each BE worker),
+                             * all on one shared simulated device */
+    bool gpuprio;           /* runs with LD_PRELOAD=GPUPRIO_SHIM_PATH (the child checks it) */
+    const char *const *env; /* NULL, or "NAME=VALUE" (set) / "NAME" (unset) entries for the
+                             * row's process, NULL-terminated */
+    /* NULL, or simulator settings such as "HIPSIM_COMPUTE_SLOTS=8", in the form of env and
+     * applied (and checked) like it, in native and gpuprio rows alike, and in every process of a
+     * cross-process row. Kept apart from env, which is gpuprio's configuration: the ratio
+     * columns compare only rows with the same simulator settings. */
+    const char *const *sim_env;
+    unsigned lc_blocks; /* grid.x of each LC and LC2 kernel; 0: 1 */
+    unsigned be_blocks; /* grid.x of each BE kernel; 0: 1 */
+    unsigned be_us;     /* simulated duration of a BE kernel, microseconds; 0: --be-us */
+    /* The rows the ratio columns refer to, by id; NULL: LC_BASELINE, BE_BASELINE. A ratio is
+     * "-" where the baseline ran other kernels for that workload (blocks, BE duration) or other
+     * simulator settings (sim_env): then give the row a baseline that matches. */
+    const char *lc_baseline; /* for "P99 vs alone" and "LC2 vs alone" */
+    const char *be_baseline; /* for "BE vs alone" */
+} scenario;
+
+extern const scenario demo_scenarios[];
+extern const size_t demo_nscenarios;
+extern const char *const demo_table_titles[NTABLES];
+
+/* The row with this id, or NULL. */
+const scenario *demo_find_scenario(const char *id);
+
+/* The workloads one child runs: all of its row's, or, in a cross-process row, one of them. */
+typedef enum demo_role { ROLE_ALL, ROLE_LC, ROLE_LC2, ROLE_BE, NROLES } demo_role;
+
+extern const char *const demo_role_names[NROLES]; /* (rows.c) the words of --role */
+
+/* ---- options (main.c) ---- */
+
+typedef struct options {
+    double seconds; /* measured window per row */
+    double rate;    /* LC requests per second */
+    int kernels;    /* kernels per LC request */
+    double lc_us;   /* simulated duration of an LC kernel */
+    double be_us;   /* simulated duration of a BE kernel (rows that set no be_us) */
+    bool csv;
+    const char *scenario; /* run this one row here and print its result line */
+    demo_role role;       /* with scenario: the workload of a cross-process row to run here */
+} options;
+
+/* A setting's value (an environment variable's, or NULL) as a number in 1..65535, else dflt. */
+unsigned demo_setting_uint(const char *value, unsigned dflt);
+
+/* The grid.x of a kernel from a row's lc_blocks or be_blocks. */
+static inline unsigned demo_blocks(unsigned blocks)
+{
+    return blocks ? blocks : 1;
+}
+
+/* The simulated duration of the row's BE kernels, microseconds. */
+static inline double demo_be_us(const scenario *sc, const options *o)
+{
+    return sc->be_us ? (double)sc->be_us : o->be_us;
+}
+
+/* ---- results (result.c) ---- */
+
+/* One client's requests due in the window (all of them completed). */
+typedef struct client_result {
+    uint64_t reqs;
+    uint64_t p50_ns;
+    uint64_t p99_ns;
+    uint64_t max_ns;
+    uint64_t max_late_ns; /* worst delay between a request's due time and its first launch */
+} client_result;
+
+#define RESULT_STRING_LEN 96 /* size of each text field */
+
+/* What one row measured, carried from the child to the parent as "key=value" words. */
+typedef struct row_result {
+    uint64_t window_ns;      /* measured window */
+    uint64_t slots;          /* compute slots of the device (HIPSIM_COMPUTE_SLOTS) */
+    client_result lc;        /* the LC client */
+    client_result lc2;       /* the LC2 client (three-group rows) */
+    uint64_t be_kernels;     /* BE kernels (all workers) completed inside the window */
+    uint64_t be_busy_ns;     /* be_kernels x simulated BE kernel duration */
+    uint64_t be_suspensions; /* gpuprio rows: times gpuprio suspended a BE stream (all of them) */
+    char hwq[RESULT_STRING_LEN]; /* stream -> hardware queue, e.g. "LC:1,BE:2,BE:3" */
+    /* gpuprio rows: stream -> gpuprio priority, e.g. "LC:10,BE:-10"; native rows: "" */
+    char prio[RESULT_STRING_LEN];
+} row_result;
+
+void demo_print_result_line(FILE *f, const scenario *sc, row_result *r);
+/* Parses a child's output (modified): finds the result line for `id`; false if absent or
+ * malformed. */
+bool demo_parse_result_line(char *text, const char *id, row_result *r);
+/* Adds one process's result of a cross-process row to the row's. */
+void demo_merge_result(row_result *into, row_result *part);
+/* Appends "WHO:value" to a comma-separated list (hwq, prio). */
+void demo_append_item(char *buf, size_t size, const char *who, int value);
+/* Splits a list "WHO:value,WHO:value" into who[] and v[]; returns the count. */
+int demo_parse_items(const char *list, char who[][8], int *v, int max);
+/* Whether the gpuprio priorities in prio ("LC:10,LC2:0,BE:-10") are distinct and in the order
+ * LC > LC2 > BE. */
+bool demo_prio_ordered(const char *prio);
+
+/* ---- running ---- */
+
+/* (workload.c) Runs the row, or with o->role one workload of a cross-process row, in this
+ * process and prints its result line on stdout; exits on failure. */
+int demo_run_scenario(const scenario *sc, const options *o);
+
+/* (rows.c) Runs every row in processes of its own: ok[i] and res[i] for demo_scenarios[i].
+ * False if it could not run them at all; an interrupted run ends the program by its signal. */
+bool demo_run_rows(const options *o, const char *argv0, row_result *res, bool *ok);
+
+/* ---- reporting (report.c) ---- */
+
+/* What runs, the settings and the rows: before the rows run. */
+void demo_print_header(FILE *f, const options *o, const char *argv0);
+/* The tables (or, with --csv, one CSV) of every row's results. */
+void demo_print_tables(FILE *f, const options *o, const row_result *res, const bool *ok);
+/* What the columns are relative to, and per row: queues, priorities, suspensions, warnings. */
+void demo_print_notes(FILE *f, const options *o, const row_result *res, const bool *ok);
+
+#endif

@@ -1,0 +1,83 @@
+/*
+ * scenarios.c - the rows of gpuprio-demo's tables, as data.
+ *
+ * A row says what runs (the LC client, LC2, BE workers), which stream priority each workload
+ * asks for, whether gpuprio is preloaded and with which GPUPRIO_* settings, which simulator
+ * settings and kernel shapes it runs with, which rows its ratios refer to, and the table it is
+ * printed in (struct scenario in demo.h says what each field means and what leaving it out
+ * does). Nothing else in the demo names a row except the two default baselines (LC_BASELINE,
+ * BE_BASELINE): adding one is adding a line here, and the header, the tables, the CSV, --help
+ * and --scenario follow. Rows are printed in the order they stand here, each in its table.
+ *
+ * The workloads and their stream priorities are the same in native and gpuprio rows (the WL_*
+ * macros), so that a native row and its gpuprio rows differ only in gpuprio. The program checks
+ * the table when it starts (ids unique, baselines known, BE workers in range).
+ */
+#include "demo.h"
+
+#include <string.h>
+
+/* The workloads, and the stream priorities they ask for: the same in native and gpuprio rows. */
+#define WL_LC .lc = true, .lc_prio = PRIO_GREATEST
+#define WL_LC2 .lc2 = true, .lc2_prio = PRIO_MIDDLE
+#define WL_BE(n) .be_workers = (n), .be_prio = PRIO_LEAST
+#define WL_GROUPS .table = TABLE_GROUPS, WL_LC, WL_LC2, WL_BE(1) /* the second table */
+#define SPLIT .table = TABLE_PROCS, .split = true /* one process per workload: the third table */
+/* A gpuprio row with the given GPUPRIO_* settings. */
+#define GPUPRIO(settings) .gpuprio = true, .env = (settings)
+
+/* gpuprio's settings per row. "default" unsets GPUPRIO_WINDOW and GPUPRIO_WINDOW_US, so an
+ * inherited one cannot leak in: the row shows what an unconfigured deployment gets (500 us of
+ * GPU time in flight, at most 16 commands, grace 150 us). The W rows count commands only. */
+static const char *const gp_default[] = {"GPUPRIO_WINDOW", "GPUPRIO_WINDOW_US", NULL};
+static const char *const gp_w1[] = {"GPUPRIO_WINDOW=1", "GPUPRIO_WINDOW_US=0", NULL};
+static const char *const gp_w2[] = {"GPUPRIO_WINDOW=2", "GPUPRIO_WINDOW_US=0", NULL};
+static const char *const gp_w4[] = {"GPUPRIO_WINDOW=4", "GPUPRIO_WINDOW_US=0", NULL};
+static const char *const gp_w8[] = {"GPUPRIO_WINDOW=8", "GPUPRIO_WINDOW_US=0", NULL};
+
+/* clang-format off */
+const scenario demo_scenarios[] = {
+    /* Baselines, native: the ratio columns refer to these two. */
+    {.id = "lc-alone",   .title = "LC alone",               WL_LC},
+    {.id = "be-alone",   .title = "BE alone",               WL_BE(1)},
+    /* LC next to one, then two BE workers: native, gpuprio's defaults, windows 1, 2, 4, 8. */
+    {.id = "lc-1be",     .title = "LC + 1 BE",              WL_LC, WL_BE(1)},
+    {.id = "lc-1be-gp",  .title = "LC + 1 BE, gpuprio",     WL_LC, WL_BE(1), GPUPRIO(gp_default)},
+    {.id = "lc-1be-w1",  .title = "LC + 1 BE, gpuprio W=1", WL_LC, WL_BE(1), GPUPRIO(gp_w1)},
+    {.id = "lc-1be-w2",  .title = "LC + 1 BE, gpuprio W=2", WL_LC, WL_BE(1), GPUPRIO(gp_w2)},
+    {.id = "lc-1be-w4",  .title = "LC + 1 BE, gpuprio W=4", WL_LC, WL_BE(1), GPUPRIO(gp_w4)},
+    {.id = "lc-1be-w8",  .title = "LC + 1 BE, gpuprio W=8", WL_LC, WL_BE(1), GPUPRIO(gp_w8)},
+    {.id = "lc-2be",     .title = "LC + 2 BE",              WL_LC, WL_BE(2)},
+    {.id = "lc-2be-gp",  .title = "LC + 2 BE, gpuprio",     WL_LC, WL_BE(2), GPUPRIO(gp_default)},
+    {.id = "lc-2be-w1",  .title = "LC + 2 BE, gpuprio W=1", WL_LC, WL_BE(2), GPUPRIO(gp_w1)},
+    {.id = "lc-2be-w2",  .title = "LC + 2 BE, gpuprio W=2", WL_LC, WL_BE(2), GPUPRIO(gp_w2)},
+    {.id = "lc-2be-w4",  .title = "LC + 2 BE, gpuprio W=4", WL_LC, WL_BE(2), GPUPRIO(gp_w4)},
+    {.id = "lc-2be-w8",  .title = "LC + 2 BE, gpuprio W=8", WL_LC, WL_BE(2), GPUPRIO(gp_w8)},
+    /* Three priority groups (LC high, LC2 normal, BE low): native, gpuprio's defaults, W=1. */
+    {.id = "3groups",    .title = "3 groups",               WL_GROUPS},
+    {.id = "3groups-gp", .title = "3 groups, gpuprio",      WL_GROUPS, GPUPRIO(gp_default)},
+    {.id = "3groups-w1", .title = "3 groups, gpuprio W=1",  WL_GROUPS, GPUPRIO(gp_w1)},
+    /* The same workloads as separate processes on one shared device: native, gpuprio's defaults. */
+    {.id = "lc-1be-2p",     .title = "LC + 1 BE, 2 processes",          WL_LC, WL_BE(1), SPLIT},
+    {.id = "lc-1be-2p-gp",  .title = "LC + 1 BE, 2 processes, gpuprio", WL_LC, WL_BE(1), SPLIT,
+                            GPUPRIO(gp_default)},
+    {.id = "3groups-3p",    .title = "3 groups, 3 processes",  WL_LC, WL_LC2, WL_BE(1), SPLIT},
+    {.id = "3groups-3p-gp", .title = "3 groups, 3 processes, gpuprio", WL_LC, WL_LC2, WL_BE(1),
+                            SPLIT, GPUPRIO(gp_default)},
+};
+/* clang-format on */
+const size_t demo_nscenarios = sizeof demo_scenarios / sizeof demo_scenarios[0];
+
+const char *const demo_table_titles[NTABLES] = {
+    [TABLE_LC_BE] = "LC next to BE workers",
+    [TABLE_GROUPS] = "Three priority groups: LC (high), LC2 (normal), BE (low)",
+    [TABLE_PROCS] = "Across processes: each workload in its own process, one shared device",
+};
+
+const scenario *demo_find_scenario(const char *id)
+{
+    for (size_t i = 0; i < demo_nscenarios; i++)
+        if (strcmp(demo_scenarios[i].id, id) == 0)
+            return &demo_scenarios[i];
+    return NULL;
+}

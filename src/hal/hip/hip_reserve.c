@@ -1,0 +1,160 @@
+/*
+ * hip_reserve.c - GPUPRIO_CU_RESERVE on HIP (docs/configuration.md, "Hardware levers").
+ *
+ * AMD's command processor runs every process's queues side by side, and a kernel cannot be
+ * preempted once its work groups hold the CUs. Reserving some CUs that lower-priority streams
+ * never use lets an urgent kernel start at once, whatever runs beside it: a bound no admission
+ * or gate can give against long kernels. The runtime's lever is a stream's CU mask
+ * (hipExtStreamCreateWithCUMask); this module works out, per device, the mask that leaves the
+ * reserved CUs out.
+ *
+ * The mask starts from the device's own (hipExtStreamGetCUMask of the null stream: every CU, or
+ * those ROC_GLOBAL_CU_MASK leaves the process), so a restriction the user made stays. The
+ * reserved CUs are spread evenly over the enabled ones rather than taken from one end: CUs are
+ * numbered across shader engines, and a mask that keeps each engine busy keeps the lower
+ * priorities' throughput. A count or percentage that would leave them no CU, a device with more
+ * CUs than a mask here holds, or a runtime without CU masks: one warning naming the variable and
+ * what is accepted, and no reservation on that device. The queries run on a thread of gpuprio's
+ * own, so a failing one cannot change the application's last error.
+ */
+#include "hip_reserve.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "gp_log.h"
+#include "gp_options.h"
+#include "hip_bind.h"
+#include "hip_compat.h"
+#include "hip_device.h"
+
+#define MAX_DEVICES 64
+
+enum reserve_state { UNKNOWN, NONE, MASKED };
+
+static struct {
+    enum reserve_state state;
+    uint32_t words;
+    uint32_t mask[HIPHAL_RESERVE_WORDS];
+} devices[MAX_DEVICES];
+static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+
+/* What the device says, from its own thread. */
+struct device_query {
+    int device;
+    int cus;
+    uint32_t words;
+    uint32_t mask[HIPHAL_RESERVE_WORDS];
+    bool ok;
+};
+
+static void query_device(void *arg)
+{
+    struct device_query *q = arg;
+    hipError_t (*set_device)(int) = hiphal_sym("hipSetDevice");
+    hipError_t (*attribute)(int *, hipDeviceAttribute_t, int) = hiphal_sym("hipDeviceGetAttribute");
+    hipError_t (*get_mask)(hipStream_t, uint32_t, uint32_t *) = hiphal_sym("hipExtStreamGetCUMask");
+    q->ok = set_device && attribute && get_mask && set_device(q->device) == hipSuccess &&
+            attribute(&q->cus, hipDeviceAttributeMultiprocessorCount, q->device) == hipSuccess &&
+            q->cus > 0 && q->cus <= HIPHAL_RESERVE_MAX_CUS;
+    if (!q->ok)
+        return;
+    q->words = ((uint32_t)q->cus + 31) / 32;
+    q->ok = get_mask(NULL, q->words, q->mask) == hipSuccess;
+}
+
+static unsigned popcount(const uint32_t *mask, uint32_t words)
+{
+    unsigned n = 0;
+    for (uint32_t i = 0; i < words; i++)
+        n += (unsigned)__builtin_popcount(mask[i]);
+    return n;
+}
+
+/* Clears `reserve` of the `enabled` set bits of mask, one near the middle of each of `reserve`
+ * equal runs of them. */
+static void clear_spread(uint32_t *mask, uint32_t words, unsigned enabled, unsigned reserve)
+{
+    unsigned seen = 0, next = 0;
+    uint64_t target = (uint64_t)enabled / (2 * reserve);
+    for (uint32_t bit = 0; bit < words * 32 && next < reserve; bit++) {
+        uint32_t m = UINT32_C(1) << (bit % 32);
+        if (!(mask[bit / 32] & m))
+            continue;
+        if (seen == target) {
+            mask[bit / 32] &= ~m;
+            next++;
+            target = (2 * (uint64_t)next + 1) * enabled / (2 * reserve);
+        }
+        seen++;
+    }
+}
+
+static const char *setting(char *buf, size_t size, const struct gp_amount *a)
+{
+    snprintf(buf, size, "%u%s", (unsigned)a->value, a->percent ? "%" : "");
+    return buf;
+}
+
+/* Works device's mask out (mu held). */
+static void prepare(int device, const struct gp_amount *amount)
+{
+    char text[24];
+    devices[device].state = NONE;
+    if (!hiphal_sym("hipExtStreamCreateWithCUMask")) {
+        gp_log(GP_LOG_WARN,
+               "GPUPRIO_CU_RESERVE=%s: the HIP runtime has no hipExtStreamCreateWithCUMask, so "
+               "streams cannot be confined to CUs; no compute units are reserved",
+               setting(text, sizeof text, amount));
+        return;
+    }
+    struct device_query q = {.device = device};
+    if (hiphal_on_own_thread(query_device, &q) != 0 || !q.ok) {
+        gp_log(GP_LOG_WARN,
+               "GPUPRIO_CU_RESERVE=%s: cannot read device %d's compute units and CU mask from the "
+               "HIP runtime (devices of at most %d CUs are supported); no compute units are "
+               "reserved there",
+               setting(text, sizeof text, amount), device, HIPHAL_RESERVE_MAX_CUS);
+        return;
+    }
+    unsigned enabled = popcount(q.mask, q.words);
+    unsigned reserve = amount->percent ? (amount->value * enabled + 99) / 100 : amount->value;
+    if (reserve == 0)
+        return;
+    if (reserve >= enabled) {
+        gp_log(GP_LOG_WARN,
+               "GPUPRIO_CU_RESERVE=%s: device %d has %u compute units for this process; accepted: "
+               "a count below %u or a percentage that leaves at least one; no compute units are "
+               "reserved there",
+               setting(text, sizeof text, amount), device, enabled, enabled);
+        return;
+    }
+    clear_spread(q.mask, q.words, enabled, reserve);
+    memcpy(devices[device].mask, q.mask, sizeof q.mask);
+    devices[device].words = q.words;
+    devices[device].state = MASKED;
+    gp_log(GP_LOG_INFO,
+           "device %d: %u of its %u compute units reserved for the process's highest priority "
+           "(GPUPRIO_CU_RESERVE=%s)",
+           device, reserve, enabled, setting(text, sizeof text, amount));
+}
+
+bool hiphal_reserve_mask(int device, uint32_t *mask, uint32_t *words)
+{
+    struct gp_amount amount;
+    if (device < 0 || !gp_opt_amount(GP_OPT_CU_RESERVE, &amount) || amount.value == 0)
+        return false;
+    if (device >= MAX_DEVICES)
+        return false;
+    pthread_mutex_lock(&mu);
+    if (devices[device].state == UNKNOWN)
+        prepare(device, &amount);
+    bool masked = devices[device].state == MASKED;
+    if (masked) {
+        *words = devices[device].words;
+        memcpy(mask, devices[device].mask, *words * sizeof *mask);
+    }
+    pthread_mutex_unlock(&mu);
+    return masked;
+}
