@@ -6,10 +6,11 @@
  * few short kernels on the service's own stream. Next to it, one or more best-effort (BE) jobs
  * (training, batch inference) each keep the device saturated with long kernels on their own
  * stream. Alone, an LC request takes about the sum of its kernels. Sharing the device natively, it
- * takes many times longer: the device grants compute to whichever hardware queue asked first
- * (docs/simulator.md: compute slots in FIFO ticket order, stream priority ignored), so every LC
- * kernel waits behind the BE kernels queued ahead of it, even though the LC stream was created
- * with the greatest priority. The same workloads then run under gpuprio (LD_PRELOAD of
+ * takes longer: the simulated device dispatches as AMD's does (docs/simulator.md), the most
+ * urgent waiting hardware queue first, but it never preempts a running kernel, and among queues
+ * of one priority it goes in the order they asked, so every LC kernel waits for the BE kernel
+ * that runs, and, where the streams did not ask for different priorities, for those queued
+ * ahead of it too. The same workloads then run under gpuprio (LD_PRELOAD of
  * libgpuprio-hip.so, HPF policy: docs/scheduler.md), with its default settings (an in-flight
  * budget of GPU time, learned per kernel) and with in-flight windows that count commands only
  * (GPUPRIO_WINDOW of 1, 2, 4 and 8 with GPUPRIO_WINDOW_US=0), which trade the LC tail against BE
@@ -17,17 +18,18 @@
  * (high), a second client LC2 with the same requests (normal), and a BE worker (low). A third
  * table runs the same workloads the way they are deployed, as separate processes on one device
  * that the processes share, where gpuprio schedules across them through its board
- * (docs/board.md).
+ * (docs/board.md). A fourth table pits the hardware levers (stream priorities, reserved CUs:
+ * docs/configuration.md) against admission, next to BE kernels as wide as the device and 2 or
+ * 8 ms long, which only reserved CUs keep from the LC tail.
  *
  * How. Everything runs on the simulated HIP device of tests/sim (no GPU): kernels are host
  * functions that return their simulated duration. The program never calls gpuprio: like an
- * unmodified application it only creates its streams with priorities. Each row of the tables is
- * a scenario, and a scenario is data; the files are split along that line, so that adding or
- * changing a row touches the data only, and measuring never mixes with printing:
- *   scenarios.c  the rows: workloads, stream priorities, gpuprio or not and its settings,
- *                simulator settings, kernel shapes, baselines, the table each belongs to;
- *   workload.c   the child: runs one row's workloads (or one of them) in a process and prints
- *                its result as one "RESULT_TAG key=value ..." line;
+ * unmodified application it only creates its streams, with priorities or without. Each row of the
+ * tables is a scenario, and a scenario is data; the files are split along that line, so that adding
+ * or changing a row touches the data only, and measuring never mixes with printing: scenarios.c the
+ * rows: workloads, stream priorities, gpuprio or not and its settings, simulator settings, kernel
+ * shapes, baselines, the table each belongs to; workload.c   the child: runs one row's workloads
+ * (or one of them) in a process and prints its result as one "RESULT_TAG key=value ..." line;
  *   result.c     that line, both ways, and adding up the lines of a row's processes;
  *   rows.c       the parent: runs each row in processes of its own and collects their lines;
  *   report.c     the header, the tables (or CSV) and the notes, from the collected results;
@@ -74,6 +76,7 @@ typedef enum demo_table {
     TABLE_LC_BE,  /* LC next to BE workers */
     TABLE_GROUPS, /* three priority groups: LC, LC2, BE */
     TABLE_PROCS,  /* the workloads in separate processes on one shared device */
+    TABLE_LEVERS, /* long BE kernels on 8 CUs: the hardware levers against admission */
     NTABLES
 } demo_table;
 
@@ -107,6 +110,10 @@ typedef struct scenario {
      * simulator settings (sim_env): then give the row a baseline that matches. */
     const char *lc_baseline; /* for "P99 vs alone" and "LC2 vs alone" */
     const char *be_baseline; /* for "BE vs alone" */
+    /* Streams are created blocking (hipStreamCreate, or hipStreamCreateWithPriority with
+     * hipStreamDefault) instead of non-blocking: only such streams can be given a CU mask
+     * (GPUPRIO_CU_RESERVE). The demo puts nothing on the null stream, so nothing else changes. */
+    bool blocking;
 } scenario;
 
 extern const scenario demo_scenarios[];

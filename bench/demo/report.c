@@ -365,7 +365,9 @@ void demo_print_header(FILE *f, const options *o, const char *argv0)
     fprintf(f,
             "  Streams are non-blocking, created LC, LC2, BE 1, BE 2, before any thread starts.\n"
             "  Each asks for a stream priority: LC the device's greatest, LC2 the middle, BE the\n"
-            "  least (gpuprio maps HIP's -1, 0, 1 onto high 10, normal 0, low -10).\n"
+            "  least (gpuprio maps HIP's -1, 0, 1 onto high 10, normal 0, low -10). In the levers\n"
+            "  table streams are blocking and ask for none: gpuprio gives LC high and BE low\n"
+            "  (GPUPRIO_STREAM_PRIORITIES=high,low), and each row turns some levers on.\n"
             "  Measured window per row: [t0, t0 + %g s).\n",
             o->seconds);
     fprintf(
@@ -383,7 +385,8 @@ void demo_print_header(FILE *f, const options *o, const char *argv0)
     print_env_setting(f, "HIPSIM_TRACE", NULL);
     print_env_setting(f, "HIPSIM_FAULT", NULL);
     fprintf(f,
-            "\n  Compute slots are granted in FIFO ticket order; stream priority is ignored.\n"
+            "\n  Compute slots go to the most urgent waiting hardware queue first, then in ticket\n"
+            "  order; a running kernel is never preempted (docs/simulator.md).\n"
             "  Rows run with timer slack 1 ns (prctl), so simulated durations overshoot less.\n");
     fprintf(f,
             "gpuprio rows: LD_PRELOAD=%s\n"

@@ -35,6 +35,29 @@ static const char *const gp_w2[] = {"GPUPRIO_WINDOW=2", "GPUPRIO_WINDOW_US=0", N
 static const char *const gp_w4[] = {"GPUPRIO_WINDOW=4", "GPUPRIO_WINDOW_US=0", NULL};
 static const char *const gp_w8[] = {"GPUPRIO_WINDOW=8", "GPUPRIO_WINDOW_US=0", NULL};
 
+/* The levers table: a device of 8 CUs (compute slots), BE kernels as wide as it, of 2 or 8 ms,
+ * LC kernels of one block. Streams ask for no priority (as PyTorch's ordinary ones) and are
+ * blocking, so gpuprio can give them one: GPUPRIO_STREAM_PRIORITIES names LC high and BE low
+ * (creation order), and each row turns on some levers only. */
+static const char *const sim_8cus[] = {"HIPSIM_COMPUTE_SLOTS=8", NULL};
+#define LEVERS(be_kernel_us)                                                                       \
+    .table = TABLE_LEVERS, .sim_env = sim_8cus, .be_blocks = 8, .be_us = (be_kernel_us),           \
+    .lc_prio = PRIO_DEFAULT, .be_prio = PRIO_DEFAULT, .blocking = true,                            \
+    .lc_baseline = "levers-lc-alone"
+#define LEVERS_BE(be_kernel_us) LEVERS(be_kernel_us), .be_baseline = "levers-be" #be_kernel_us
+#define LEVERS_PRIORITIES "GPUPRIO_STREAM_PRIORITIES=high,low"
+#define LV_LC .lc = true
+#define LV_BE .be_workers = 1
+/* Admission alone (Level 1, no hardware priority); hardware priority alone (admission off);
+ * reserved CUs alone; everything at its default with 25% of the CUs reserved. */
+static const char *const lv_admission[] = {LEVERS_PRIORITIES, "GPUPRIO_HW_PRIORITY=off",
+                                           "GPUPRIO_WINDOW", "GPUPRIO_WINDOW_US", NULL};
+static const char *const lv_hw[] = {LEVERS_PRIORITIES, "GPUPRIO_POLICY=passthrough", NULL};
+static const char *const lv_reserve[] = {LEVERS_PRIORITIES, "GPUPRIO_POLICY=passthrough",
+                                         "GPUPRIO_HW_PRIORITY=off", "GPUPRIO_CU_RESERVE=25%", NULL};
+static const char *const lv_all[] = {LEVERS_PRIORITIES, "GPUPRIO_CU_RESERVE=25%", "GPUPRIO_WINDOW",
+                                     "GPUPRIO_WINDOW_US", NULL};
+
 /* clang-format off */
 const scenario demo_scenarios[] = {
     /* Baselines, native: the ratio columns refer to these two. */
@@ -64,6 +87,30 @@ const scenario demo_scenarios[] = {
     {.id = "3groups-3p",    .title = "3 groups, 3 processes",  WL_LC, WL_LC2, WL_BE(1), SPLIT},
     {.id = "3groups-3p-gp", .title = "3 groups, 3 processes, gpuprio", WL_LC, WL_LC2, WL_BE(1),
                             SPLIT, GPUPRIO(gp_default)},
+    /* The hardware levers (8 CUs, BE kernels 8 wide): alone, then next to 2 ms and 8 ms BE
+     * kernels natively, with admission alone, hardware priorities alone, 25% of the CUs
+     * reserved alone, and all of them. */
+    {.id = "levers-lc-alone", .title = "LC alone, 8 CUs",             LV_LC, LEVERS(0)},
+    {.id = "levers-be2000",   .title = "BE alone, 2 ms kernels",      LV_BE, LEVERS_BE(2000)},
+    {.id = "levers-be8000",   .title = "BE alone, 8 ms kernels",      LV_BE, LEVERS_BE(8000)},
+    {.id = "levers-2",        .title = "LC + BE 2 ms",                LV_LC, LV_BE, LEVERS_BE(2000)},
+    {.id = "levers-2-adm",    .title = "LC + BE 2 ms, admission",     LV_LC, LV_BE, LEVERS_BE(2000),
+                              GPUPRIO(lv_admission)},
+    {.id = "levers-2-hw",     .title = "LC + BE 2 ms, HW priority",   LV_LC, LV_BE, LEVERS_BE(2000),
+                              GPUPRIO(lv_hw)},
+    {.id = "levers-2-cu",     .title = "LC + BE 2 ms, 25% CUs",       LV_LC, LV_BE, LEVERS_BE(2000),
+                              GPUPRIO(lv_reserve)},
+    {.id = "levers-2-all",    .title = "LC + BE 2 ms, all + 25% CUs", LV_LC, LV_BE, LEVERS_BE(2000),
+                              GPUPRIO(lv_all)},
+    {.id = "levers-8",        .title = "LC + BE 8 ms",                LV_LC, LV_BE, LEVERS_BE(8000)},
+    {.id = "levers-8-adm",    .title = "LC + BE 8 ms, admission",     LV_LC, LV_BE, LEVERS_BE(8000),
+                              GPUPRIO(lv_admission)},
+    {.id = "levers-8-hw",     .title = "LC + BE 8 ms, HW priority",   LV_LC, LV_BE, LEVERS_BE(8000),
+                              GPUPRIO(lv_hw)},
+    {.id = "levers-8-cu",     .title = "LC + BE 8 ms, 25% CUs",       LV_LC, LV_BE, LEVERS_BE(8000),
+                              GPUPRIO(lv_reserve)},
+    {.id = "levers-8-all",    .title = "LC + BE 8 ms, all + 25% CUs", LV_LC, LV_BE, LEVERS_BE(8000),
+                              GPUPRIO(lv_all)},
 };
 /* clang-format on */
 const size_t demo_nscenarios = sizeof demo_scenarios / sizeof demo_scenarios[0];
@@ -72,6 +119,7 @@ const char *const demo_table_titles[NTABLES] = {
     [TABLE_LC_BE] = "LC next to BE workers",
     [TABLE_GROUPS] = "Three priority groups: LC (high), LC2 (normal), BE (low)",
     [TABLE_PROCS] = "Across processes: each workload in its own process, one shared device",
+    [TABLE_LEVERS] = "Hardware levers: BE kernels as wide as the device (8 CUs), 2 and 8 ms long",
 };
 
 const scenario *demo_find_scenario(const char *id)

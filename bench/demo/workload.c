@@ -5,8 +5,10 @@
  * Priorities. Like an unmodified application, the child only creates its streams with
  * hipStreamCreateWithPriority: LC with the device's greatest priority, LC2 with the middle of the
  * range, BE with the least (the simulator's range is 1 .. -1, which gpuprio maps onto low -10,
- * normal 0, high 10). Natively the device ignores them. Whether the row measures what its title
- * says is checked here, in the process that measures, because this is also what runs when
+ * normal 0, high 10); in the levers table it asks for none, and gpuprio gives them theirs
+ * (GPUPRIO_STREAM_PRIORITIES). Natively the simulated device prefers the more urgent hardware
+ * queue, as AMD's does, but never preempts a running kernel. Whether the row measures what its
+ * title says is checked here, in the process that measures, because this is also what runs when
  * someone starts `--scenario ID` by hand: the shim must be loaded exactly in gpuprio rows
  * (gpuprio_version found with dlsym), the process must have the row's GPUPRIO_* and simulator
  * settings, and in a gpuprio row the streams must have got distinct gpuprio priorities in the
@@ -270,13 +272,14 @@ static void *be_thread(void *arg)
     return NULL;
 }
 
-static hipStream_t create_stream(demo_prio p, int least, int greatest)
+static hipStream_t create_stream(demo_prio p, bool blocking, int least, int greatest)
 {
     hipStream_t s = NULL;
+    unsigned flags = blocking ? hipStreamDefault : hipStreamNonBlocking;
     if (p == PRIO_DEFAULT)
-        CHECK(hipStreamCreateWithFlags(&s, hipStreamNonBlocking));
+        CHECK(hipStreamCreateWithFlags(&s, flags));
     else
-        CHECK(hipStreamCreateWithPriority(&s, hipStreamNonBlocking,
+        CHECK(hipStreamCreateWithPriority(&s, flags,
                                           p == PRIO_GREATEST ? greatest
                                           : p == PRIO_LEAST  ? least
                                                              : (least + greatest) / 2));
@@ -376,17 +379,17 @@ int demo_run_scenario(const scenario *sc, const options *o)
     memset(&r, 0, sizeof r);
     if (sc->lc) {
         client_init(&lc_w, &c, 0, 0, lat_cap);
-        lc_w.stream = create_stream(sc->lc_prio, least, greatest);
+        lc_w.stream = create_stream(sc->lc_prio, sc->blocking, least, greatest);
         demo_append_item(r.hwq, sizeof r.hwq, "LC", hipsimStreamHwQueue(lc_w.stream));
     }
     if (sc->lc2) {
         client_init(&lc2_w, &c, MAX_BE_WORKERS + 1, LC2_OFFSET_NS, lat_cap);
-        lc2_w.stream = create_stream(sc->lc2_prio, least, greatest);
+        lc2_w.stream = create_stream(sc->lc2_prio, sc->blocking, least, greatest);
         demo_append_item(r.hwq, sizeof r.hwq, "LC2", hipsimStreamHwQueue(lc2_w.stream));
     }
     for (int i = 0; i < sc->be_workers; i++) {
         be_w[i] = (be_worker){.ctx = &c, .tag = (uint64_t)i + 1};
-        be_w[i].stream = create_stream(sc->be_prio, least, greatest);
+        be_w[i].stream = create_stream(sc->be_prio, sc->blocking, least, greatest);
         demo_append_item(r.hwq, sizeof r.hwq, "BE", hipsimStreamHwQueue(be_w[i].stream));
     }
 

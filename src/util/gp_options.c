@@ -131,8 +131,9 @@ int gp_opt_accepted(enum gp_opt id, char *buf, size_t size)
     case GP_OPT_TYPE_PATH:
         return snprintf(buf, size, "%s", d->accepted);
     case GP_OPT_TYPE_AMOUNT:
-        return snprintf(buf, size, "a whole number of %s from 0 to %llu or a percentage from 0%% to 100%%", d->unit,
-                        (unsigned long long)d->max);
+        return snprintf(buf, size,
+                        "a whole number of %s from 0 to %llu or a percentage from 0%% to 100%%",
+                        d->unit, (unsigned long long)d->max);
     }
     return 0;
 }

@@ -245,17 +245,23 @@ static dim3 dim(uint32_t x, uint32_t y, uint32_t z)
 hipError_t hipLaunchKernel(const void *function_address, dim3 numBlocks, dim3 dimBlocks,
                            void **args, size_t sharedMemBytes, hipStream_t stream)
 {
-    return launch(&(struct launch_args){.function = function_address, .grid = numBlocks,
-                                        .block = dimBlocks, .args = args,
-                                        .shared_mem = sharedMemBytes, .stream = stream});
+    return launch(&(struct launch_args){.function = function_address,
+                                        .grid = numBlocks,
+                                        .block = dimBlocks,
+                                        .args = args,
+                                        .shared_mem = sharedMemBytes,
+                                        .stream = stream});
 }
 
 hipError_t hipLaunchKernel_spt(const void *function_address, dim3 numBlocks, dim3 dimBlocks,
                                void **args, size_t sharedMemBytes, hipStream_t stream)
 {
-    return launch(&(struct launch_args){.function = function_address, .grid = numBlocks,
-                                        .block = dimBlocks, .args = args,
-                                        .shared_mem = sharedMemBytes, .stream = stream,
+    return launch(&(struct launch_args){.function = function_address,
+                                        .grid = numBlocks,
+                                        .block = dimBlocks,
+                                        .args = args,
+                                        .shared_mem = sharedMemBytes,
+                                        .stream = stream,
                                         .spt = true});
 }
 
@@ -264,18 +270,25 @@ hipError_t hipExtLaunchKernel(const void *function_address, dim3 numBlocks, dim3
                               hipEvent_t startEvent, hipEvent_t stopEvent, int flags)
 {
     SIM_UNUSED(flags);
-    return launch(&(struct launch_args){.function = function_address, .grid = numBlocks,
-                                        .block = dimBlocks, .args = args,
-                                        .shared_mem = sharedMemBytes, .stream = stream,
-                                        .start = startEvent, .stop = stopEvent});
+    return launch(&(struct launch_args){.function = function_address,
+                                        .grid = numBlocks,
+                                        .block = dimBlocks,
+                                        .args = args,
+                                        .shared_mem = sharedMemBytes,
+                                        .stream = stream,
+                                        .start = startEvent,
+                                        .stop = stopEvent});
 }
 
 hipError_t hipLaunchCooperativeKernel(const void *f, dim3 gridDim, dim3 blockDimX,
                                       void **kernelParams, unsigned int sharedMemBytes,
                                       hipStream_t stream)
 {
-    return launch(&(struct launch_args){.function = f, .grid = gridDim, .block = blockDimX,
-                                        .args = kernelParams, .shared_mem = sharedMemBytes,
+    return launch(&(struct launch_args){.function = f,
+                                        .grid = gridDim,
+                                        .block = blockDimX,
+                                        .args = kernelParams,
+                                        .shared_mem = sharedMemBytes,
                                         .stream = stream});
 }
 
@@ -283,9 +296,13 @@ hipError_t hipLaunchCooperativeKernel_spt(const void *f, dim3 gridDim, dim3 bloc
                                           void **kernelParams, uint32_t sharedMemBytes,
                                           hipStream_t hStream)
 {
-    return launch(&(struct launch_args){.function = f, .grid = gridDim, .block = blockDim,
-                                        .args = kernelParams, .shared_mem = sharedMemBytes,
-                                        .stream = hStream, .spt = true});
+    return launch(&(struct launch_args){.function = f,
+                                        .grid = gridDim,
+                                        .block = blockDim,
+                                        .args = kernelParams,
+                                        .shared_mem = sharedMemBytes,
+                                        .stream = hStream,
+                                        .spt = true});
 }
 
 hipError_t hipLaunchKernelExC(const hipLaunchConfig_t *config, const void *fPtr, void **args)
@@ -294,8 +311,10 @@ hipError_t hipLaunchKernelExC(const hipLaunchConfig_t *config, const void *fPtr,
         sim_init();
         return sim_ret(hipErrorInvalidValue);
     }
-    return launch(&(struct launch_args){.function = fPtr, .grid = config->gridDim,
-                                        .block = config->blockDim, .args = args,
+    return launch(&(struct launch_args){.function = fPtr,
+                                        .grid = config->gridDim,
+                                        .block = config->blockDim,
+                                        .args = args,
                                         .shared_mem = config->dynamicSmemBytes,
                                         .stream = config->stream});
 }
@@ -306,10 +325,13 @@ hipError_t hipModuleLaunchKernel(hipFunction_t f, unsigned int gridDimX, unsigne
                                  unsigned int sharedMemBytes, hipStream_t stream,
                                  void **kernelParams, void **extra)
 {
-    return launch(&(struct launch_args){
-        .function = f, .grid = dim(gridDimX, gridDimY, gridDimZ),
-        .block = dim(blockDimX, blockDimY, blockDimZ), .shared_mem = sharedMemBytes,
-        .stream = stream, .args = kernelParams, .extra = extra});
+    return launch(&(struct launch_args){.function = f,
+                                        .grid = dim(gridDimX, gridDimY, gridDimZ),
+                                        .block = dim(blockDimX, blockDimY, blockDimZ),
+                                        .shared_mem = sharedMemBytes,
+                                        .stream = stream,
+                                        .args = kernelParams,
+                                        .extra = extra});
 }
 
 /* Global work sizes are in work items; the grid is global / local in each dimension. */
@@ -322,10 +344,15 @@ static hipError_t ext_module_launch(hipFunction_t f, uint32_t gx, uint32_t gy, u
         sim_init();
         return sim_ret(hipErrorInvalidConfiguration);
     }
-    return launch(&(struct launch_args){
-        .function = f, .grid = dim(gx / lx, gy / ly, gz / lz), .block = dim(lx, ly, lz),
-        .shared_mem = shared_mem, .stream = stream, .args = params, .extra = extra,
-        .start = start, .stop = stop});
+    return launch(&(struct launch_args){.function = f,
+                                        .grid = dim(gx / lx, gy / ly, gz / lz),
+                                        .block = dim(lx, ly, lz),
+                                        .shared_mem = shared_mem,
+                                        .stream = stream,
+                                        .args = params,
+                                        .extra = extra,
+                                        .start = start,
+                                        .stop = stop});
 }
 
 hipError_t hipExtModuleLaunchKernel(hipFunction_t f, uint32_t globalWorkSizeX,
@@ -336,16 +363,16 @@ hipError_t hipExtModuleLaunchKernel(hipFunction_t f, uint32_t globalWorkSizeX,
                                     hipEvent_t startEvent, hipEvent_t stopEvent, uint32_t flags)
 {
     SIM_UNUSED(flags);
-    return ext_module_launch(f, globalWorkSizeX, globalWorkSizeY, globalWorkSizeZ,
-                             localWorkSizeX, localWorkSizeY, localWorkSizeZ, sharedMemBytes,
-                             hStream, kernelParams, extra, startEvent, stopEvent);
+    return ext_module_launch(f, globalWorkSizeX, globalWorkSizeY, globalWorkSizeZ, localWorkSizeX,
+                             localWorkSizeY, localWorkSizeZ, sharedMemBytes, hStream, kernelParams,
+                             extra, startEvent, stopEvent);
 }
 
 /* The C++ names of hip_ext.h, which ROCm exports beside the C one. */
-hipError_t sim_ext_module_launch_kernel_cxx(hipFunction_t, uint32_t, uint32_t, uint32_t,
-                                            uint32_t, uint32_t, uint32_t, size_t, hipStream_t,
-                                            void **, void **, hipEvent_t, hipEvent_t, uint32_t)
-    __asm__(HIP_EXT_MODULE_LAUNCH_KERNEL_CXX);
+hipError_t sim_ext_module_launch_kernel_cxx(hipFunction_t, uint32_t, uint32_t, uint32_t, uint32_t,
+                                            uint32_t, uint32_t, size_t, hipStream_t, void **,
+                                            void **, hipEvent_t, hipEvent_t,
+                                            uint32_t) __asm__(HIP_EXT_MODULE_LAUNCH_KERNEL_CXX);
 hipError_t sim_ext_module_launch_kernel_cxx(hipFunction_t f, uint32_t gx, uint32_t gy, uint32_t gz,
                                             uint32_t lx, uint32_t ly, uint32_t lz,
                                             size_t shared_mem, hipStream_t stream, void **params,
@@ -357,10 +384,10 @@ hipError_t sim_ext_module_launch_kernel_cxx(hipFunction_t f, uint32_t gx, uint32
                              stop);
 }
 
-hipError_t sim_hcc_module_launch_kernel_cxx(hipFunction_t, uint32_t, uint32_t, uint32_t,
-                                            uint32_t, uint32_t, uint32_t, size_t, hipStream_t,
-                                            void **, void **, hipEvent_t, hipEvent_t)
-    __asm__(HIP_HCC_MODULE_LAUNCH_KERNEL_CXX);
+hipError_t sim_hcc_module_launch_kernel_cxx(hipFunction_t, uint32_t, uint32_t, uint32_t, uint32_t,
+                                            uint32_t, uint32_t, size_t, hipStream_t, void **,
+                                            void **, hipEvent_t,
+                                            hipEvent_t) __asm__(HIP_HCC_MODULE_LAUNCH_KERNEL_CXX);
 hipError_t sim_hcc_module_launch_kernel_cxx(hipFunction_t f, uint32_t gx, uint32_t gy, uint32_t gz,
                                             uint32_t lx, uint32_t ly, uint32_t lz,
                                             size_t shared_mem, hipStream_t stream, void **params,
@@ -376,8 +403,11 @@ void sim_launch_kernel_ggl_impl(uintptr_t, const dim3 *, const dim3 *, uint32_t,
 void sim_launch_kernel_ggl_impl(uintptr_t function, const dim3 *grid, const dim3 *block,
                                 uint32_t shared_mem, hipStream_t stream, void **args)
 {
-    launch(&(struct launch_args){.function = (const void *)function, .grid = *grid,
-                                 .block = *block, .args = args, .shared_mem = shared_mem,
+    launch(&(struct launch_args){.function = (const void *)function,
+                                 .grid = *grid,
+                                 .block = *block,
+                                 .args = args,
+                                 .shared_mem = shared_mem,
                                  .stream = stream});
 }
 
@@ -499,7 +529,8 @@ void sim_kernel_run(struct sim_cmd *c)
     unsigned nslots = sim_slots_count(slots), usable = (unsigned)__builtin_popcountll(mask);
     unsigned full = blocks < nslots ? (unsigned)blocks : nslots;
     struct sim_slot_request req = {
-        .priority = sim.cfg.fault == SIM_FAULT_PRIORITY_IGNORED ? 0 : sim_hw_queue_priority(c->hw_queue),
+        .priority =
+            sim.cfg.fault == SIM_FAULT_PRIORITY_IGNORED ? 0 : sim_hw_queue_priority(c->hw_queue),
         .mask = mask,
         .width = blocks < usable ? (unsigned)blocks : usable,
     };

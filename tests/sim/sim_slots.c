@@ -380,7 +380,8 @@ static uint64_t granted(struct sim_slots *s, uint64_t t)
             if (!unfinished(s, k) || atomic_load(&e->state) != TICKET_WAITING ||
                 atomic_load(&e->priority) != prio)
                 continue;
-            uint64_t take = lowest_slots(free_slots & atomic_load(&e->mask), atomic_load(&e->width));
+            uint64_t take =
+                lowest_slots(free_slots & atomic_load(&e->mask), atomic_load(&e->width));
             if (k == t)
                 return take;
             free_slots &= ~take;

@@ -387,8 +387,7 @@ static hipError_t stream_get(hipStream_t stream, bool spt, enum stream_property 
     struct ihipStream_t *s;
     hipError_t err = sim_stream_resolve(stream, spt, &s);
     if (err == hipSuccess)
-        *out = what == PROP_FLAGS ? (int)s->flags : what == PROP_PRIORITY ? s->priority
-                                                                           : s->device;
+        *out = what == PROP_FLAGS ? (int)s->flags : what == PROP_PRIORITY ? s->priority : s->device;
     sim_unlock();
     return sim_ret(err);
 }

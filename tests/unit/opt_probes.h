@@ -98,9 +98,9 @@ static inline void opt_probes(const struct gp_opt_desc *d, void (*fn)(const char
         fn("with space", arg);
         break;
     case GP_OPT_TYPE_AMOUNT: {
-        static const char *const a[] = {"0",   "1",    "0%",   "1%",  "25%", "100%", "101%",
-                                        "%",   "25 %", "-1%",  "25%%", "%25", "2.5%", "1e2%",
-                                        " 5%", "5% ",  "0x1%", "-1"};
+        static const char *const a[] = {"0",    "1",    "0%",   "1%",  "25%",  "100%",
+                                        "101%", "%",    "25 %", "-1%", "25%%", "%25",
+                                        "2.5%", "1e2%", " 5%",  "5% ", "0x1%", "-1"};
         for (size_t i = 0; i < sizeof a / sizeof a[0]; i++)
             fn(a[i], arg);
         snprintf(v, sizeof v, "%llu", (unsigned long long)d->max);

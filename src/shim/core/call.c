@@ -5,7 +5,8 @@
  * Before: find the queue the call acts on and, for work, admit it (which may hold the thread).
  * After, inside the depth (the runtime may call its own exports from here): hand the command
  * over to be followed, register or forget streams (whose creation the shim's creators may adjust
- * in between: creation.c), note captures, hand out wrappers from lookups. Which of these a call gets follows only from its kind (kinds.def).
+ * in between: creation.c), note captures, hand out wrappers from lookups. Which of these a call
+ * gets follows only from its kind (kinds.def).
  *
  * The legacy launch sequence names its stream in one call (CONFIGURE: hipConfigureCall) and
  * puts the work on it in another (CONFIGURED_LAUNCH: hipLaunchByPtr), which pops the runtime's

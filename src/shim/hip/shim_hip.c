@@ -97,7 +97,7 @@ static void *real_fn(enum entry_index i)
 /* How a stream the application creates without a priority or mask of its own is created. */
 struct creation {
     enum { AS_CALLED, MASKED, PRIORITIZED } how;
-    int hw_priority;                       /* PRIORITIZED */
+    int hw_priority;                            /* PRIORITIZED */
     uint32_t mask[HIPHAL_RESERVE_WORDS], words; /* MASKED */
 };
 
@@ -109,8 +109,7 @@ static void creation_for(unsigned flags, struct creation *c)
         hiphal_reserve_mask(core_shim.platform->current_device(), c->mask, &c->words)) {
         c->how = MASKED;
         core_creating.adjusted = true;
-    }
-    else if (real_fn(API_hipStreamCreateWithPriority) && core_hw_priority(&c->hw_priority))
+    } else if (real_fn(API_hipStreamCreateWithPriority) && core_hw_priority(&c->hw_priority))
         c->how = PRIORITIZED;
 }
 
@@ -132,7 +131,7 @@ static int create_as(const struct creation *c, hipStream_t *stream, unsigned fla
 static hipError_t create_hipStreamCreate(hipStream_t *stream)
 {
     struct creation c;
-    hipError_t result;
+    hipError_t result = hipErrorUnknown;
     creation_for(hipStreamDefault, &c);
     if (create_as(&c, stream, hipStreamDefault, &result))
         result = ((pfn_hipStreamCreate)real_fn(API_hipStreamCreate))(stream);
@@ -142,10 +141,11 @@ static hipError_t create_hipStreamCreate(hipStream_t *stream)
 static hipError_t create_hipStreamCreateWithFlags(hipStream_t *stream, unsigned int flags)
 {
     struct creation c;
-    hipError_t result;
+    hipError_t result = hipErrorUnknown;
     creation_for(flags, &c);
     if (create_as(&c, stream, flags, &result))
-        result = ((pfn_hipStreamCreateWithFlags)real_fn(API_hipStreamCreateWithFlags))(stream, flags);
+        result =
+            ((pfn_hipStreamCreateWithFlags)real_fn(API_hipStreamCreateWithFlags))(stream, flags);
     return result;
 }
 
@@ -153,7 +153,7 @@ static hipError_t create_hipStreamCreateWithPriority(hipStream_t *stream, unsign
                                                      int priority)
 {
     struct creation c = {.how = AS_CALLED};
-    hipError_t result;
+    hipError_t result = hipErrorUnknown;
     if (priority == 0) /* HIP's normal: the application did not choose */
         creation_for(flags, &c);
     if (create_as(&c, stream, flags, &result))

@@ -66,8 +66,8 @@ static int hip_of(int gp)
     do {                                                                                           \
         int got_hw = hw_priority(s);                                                               \
         unsigned got_mask = cu_mask(s);                                                            \
-        if (!CHECK(got_hw == (hw) && got_mask == (mask)))                                         \
-            printf("  priority %d, mask 0x%x; expected %d, 0x%x\n", got_hw, got_mask, (hw),      \
+        if (!CHECK(got_hw == (hw) && got_mask == (mask)))                                          \
+            printf("  priority %d, mask 0x%x; expected %d, 0x%x\n", got_hw, got_mask, (hw),        \
                    (unsigned)(mask));                                                              \
     } while (0)
 
@@ -76,11 +76,11 @@ static void by_list(void)
 {
     hipStream_t s[7];
     MUST(hipStreamCreate(&s[0]));                                  /* high */
-    MUST(hipStreamCreateWithFlags(&s[1], hipStreamNonBlocking));    /* low */
-    MUST(hipStreamCreateWithPriority(&s[2], hipStreamDefault, 0));  /* normal */
-    MUST(hipStreamCreateWithPriority(&s[3], hipStreamDefault, 1));  /* critical, asked 1 */
+    MUST(hipStreamCreateWithFlags(&s[1], hipStreamNonBlocking));   /* low */
+    MUST(hipStreamCreateWithPriority(&s[2], hipStreamDefault, 0)); /* normal */
+    MUST(hipStreamCreateWithPriority(&s[3], hipStreamDefault, 1)); /* critical, asked 1 */
     uint32_t four = 0x0f;
-    MUST(hipExtStreamCreateWithCUMask(&s[4], 1, &four));            /* idle, its own mask */
+    MUST(hipExtStreamCreateWithCUMask(&s[4], 1, &four)); /* idle, its own mask */
     /* A creation that fails takes no place in the list. */
     hipStream_t bad;
     EXPECT(hipStreamCreateWithFlags(&bad, 0x80) == hipErrorInvalidValue);
@@ -96,9 +96,9 @@ static void by_list(void)
     CHECK_STREAM(s[4], 0, 0x0fu);   /* and its mask */
     CHECK_STREAM(s[5], -1, ALL_CUS);
     CHECK_STREAM(s[6], 1, ALL_CUS);
-    static const int want[] = {GPUPRIO_PRIORITY_HIGH,     GPUPRIO_PRIORITY_LOW,
-                               GPUPRIO_PRIORITY_NORMAL,   GPUPRIO_PRIORITY_CRITICAL,
-                               GPUPRIO_PRIORITY_IDLE,     GPUPRIO_PRIORITY_HIGH,
+    static const int want[] = {GPUPRIO_PRIORITY_HIGH,   GPUPRIO_PRIORITY_LOW,
+                               GPUPRIO_PRIORITY_NORMAL, GPUPRIO_PRIORITY_CRITICAL,
+                               GPUPRIO_PRIORITY_IDLE,   GPUPRIO_PRIORITY_HIGH,
                                GPUPRIO_PRIORITY_LOW};
     for (int i = 0; i < 7; i++) {
         if (!CHECK(gp_priority(s[i]) == want[i]))
