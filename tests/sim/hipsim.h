@@ -10,15 +10,19 @@
  *     same kernel by name in any module loaded with `hipModuleLoadData`. A handle that was not
  *     registered in *this* runtime instance fails with hipErrorInvalidDeviceFunction, exactly the
  *     symptom of launching through a second copy of the runtime.
- *   - the kernel's simulated duration: the kernel function returns it in nanoseconds. The device
- *     holds one compute slot for at least that long (the work itself runs first, on the slot).
+ *   - the kernel's simulated duration: the kernel function returns it in nanoseconds, as it would
+ *     take on as many compute slots as its blocks could fill; the device holds the slots it got
+ *     for that long, longer on fewer (the work itself runs first). docs/simulator.md has the
+ *     dispatcher's rules (queue priorities, CU masks).
  *   - a trace of executed kernels with start and end timestamps (CLOCK_MONOTONIC, so timestamps
  *     of different processes on one machine compare).
  *
  * Configuration (environment, read once at first use):
  *   HIPSIM_DEVICES=N        number of devices (1..16, default 1)
- *   HIPSIM_HW_QUEUES=N      hardware queues per device that streams share round-robin (1..64, 4)
- *   HIPSIM_COMPUTE_SLOTS=N  kernels that run at once per device (1..64, default 1)
+ *   HIPSIM_HW_QUEUES=N      hardware queues per stream priority per device, which streams of
+ *                           that priority share round-robin (1..64, default 4)
+ *   HIPSIM_COMPUTE_SLOTS=N  compute slots (CUs) per device: a kernel takes as many as its blocks
+ *                           and its stream's CU mask allow (1..64, default 1: one kernel at once)
  *   HIPSIM_SHARED=NAME      share the compute slots of each device with every process that sets the
  *                           same NAME, without '/' (a segment /dev/shm/hipsim-UID-NAME-DEV), so
  *                           processes contend for one simulated device
