@@ -255,6 +255,35 @@ static void join_named_locked(struct xqueue *q)
     decide_locked(q->device);
 }
 
+/* The sources below a thread's priority, over what *p and *src say so far (weaker): the
+ * process's (GPUPRIO_PRIORITY), then the queue's place in GPUPRIO_STREAM_PRIORITIES (-1: none). */
+static void apply_env_sources(int env_stream, int *p, enum xq_priority_source *src)
+{
+    if (has_process_priority) {
+        *p = process_priority;
+        *src = XQ_PRIO_ENV_PROCESS;
+    }
+    const int *env_list; /* GPUPRIO_STREAM_PRIORITIES, as the options table holds it */
+    if (env_stream >= 0 && env_stream < gp_opt_priority_list(GP_OPT_STREAM_PRIORITIES, &env_list)) {
+        *p = env_list[env_stream];
+        *src = XQ_PRIO_ENV_STREAM;
+    }
+}
+
+/* The sources from the thread's priority up (a queue of the calling thread, or created by it):
+ * its priority, then `gpuprio set`'s for the process. Under the scheduling lock. */
+static void apply_thread_sources(bool own_thread, int *p, enum xq_priority_source *src)
+{
+    if (thread_has_priority && own_thread) {
+        *p = thread_priority;
+        *src = XQ_PRIO_THREAD;
+    }
+    if (has_requested_priority) {
+        *p = requested_priority;
+        *src = XQ_PRIO_STREAM;
+    }
+}
+
 /* A new queue: its priority from the strongest source that has one. It takes no part in
  * scheduling until it runs something (queue_joining): PyTorch creates whole pools of streams
  * that never do. Its device's board is opened now, outside the scheduling lock, as that may ask
@@ -276,25 +305,10 @@ static void queue_created(struct xqueue *q)
         p = gp_priority_from_stream_priority(q->stream_priority);
         src = XQ_PRIO_STREAM_CREATION;
     }
-    if (has_process_priority) {
-        p = process_priority;
-        src = XQ_PRIO_ENV_PROCESS;
-    }
-    const int *env_list; /* GPUPRIO_STREAM_PRIORITIES, as the options table holds it */
-    if (env_stream >= 0 && env_stream < gp_opt_priority_list(GP_OPT_STREAM_PRIORITIES, &env_list)) {
-        p = env_list[env_stream];
-        src = XQ_PRIO_ENV_STREAM;
-    }
+    apply_env_sources(env_stream, &p, &src);
     q->base_priority = p;
     q->base_source = src;
-    if (thread_has_priority && q->owner_tid == gp_tid()) {
-        p = thread_priority;
-        src = XQ_PRIO_THREAD;
-    }
-    if (has_requested_priority) {
-        p = requested_priority;
-        src = XQ_PRIO_STREAM;
-    }
+    apply_thread_sources(q->owner_tid == gp_tid(), &p, &src);
     set_priority_locked(q, p, src);
     if (src == XQ_PRIO_ENV_STREAM) /* named by the user: it takes part at once */
         join_named_locked(q);
@@ -523,26 +537,14 @@ int sched_clear_thread_priority(void)
 
 int sched_stream_creating(int *priority)
 {
-    int index = atomic_fetch_add(&streams_created, 1);
-    creating_index = index;
-    bool has = has_process_priority;
-    int p = process_priority;
-    const int *env_list;
-    if (index < gp_opt_priority_list(GP_OPT_STREAM_PRIORITIES, &env_list)) {
-        p = env_list[index];
-        has = true;
-    }
-    if (thread_has_priority) {
-        p = thread_priority;
-        has = true;
-    }
+    creating_index = atomic_fetch_add(&streams_created, 1);
+    int p = GPUPRIO_PRIORITY_NORMAL;
+    enum xq_priority_source src = XQ_PRIO_DEFAULT;
+    apply_env_sources(creating_index, &p, &src);
     xq_sched_lock(); /* the board's listener sets the requested priority under it */
-    if (has_requested_priority) {
-        p = requested_priority;
-        has = true;
-    }
+    apply_thread_sources(true, &p, &src);
     xq_sched_unlock();
-    if (!has)
+    if (src == XQ_PRIO_DEFAULT)
         return -ENOENT;
     *priority = p;
     return 0;

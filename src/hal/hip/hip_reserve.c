@@ -28,6 +28,7 @@
 #include "hip_bind.h"
 #include "hip_compat.h"
 #include "hip_device.h"
+#include "hip_platform.h"
 
 #define MAX_DEVICES 64
 
@@ -140,12 +141,13 @@ static void prepare(int device, const struct gp_amount *amount)
            device, reserve, enabled, setting(text, sizeof text, amount));
 }
 
-bool hiphal_reserve_mask(int device, uint32_t *mask, uint32_t *words)
+bool hiphal_reserve_mask(uint32_t *mask, uint32_t *words)
 {
     struct gp_amount amount;
-    if (device < 0 || !gp_opt_amount(GP_OPT_CU_RESERVE, &amount) || amount.value == 0)
+    if (!gp_opt_amount(GP_OPT_CU_RESERVE, &amount) || amount.value == 0)
         return false;
-    if (device >= MAX_DEVICES)
+    int device = hiphal_platform.current_device();
+    if (device < 0 || device >= MAX_DEVICES)
         return false;
     pthread_mutex_lock(&mu);
     if (devices[device].state == UNKNOWN)

@@ -106,7 +106,7 @@ static void creation_for(unsigned flags, struct creation *c)
     c->how = AS_CALLED;
     if (flags == hipStreamDefault && real_fn(API_hipExtStreamCreateWithCUMask) &&
         core_creation_priority() < sched_highest_priority() &&
-        hiphal_reserve_mask(core_shim.platform->current_device(), c->mask, &c->words)) {
+        hiphal_reserve_mask(c->mask, &c->words)) {
         c->how = MASKED;
         core_creating.adjusted = true;
     } else if (real_fn(API_hipStreamCreateWithPriority) && core_hw_priority(&c->hw_priority))

@@ -56,12 +56,6 @@ static int gp_priority(hipStream_t s)
     return p;
 }
 
-/* The HIP priority a gpuprio priority asks for. */
-static int hip_of(int gp)
-{
-    return gp > GPUPRIO_PRIORITY_NORMAL ? -1 : gp < GPUPRIO_PRIORITY_NORMAL ? 1 : 0;
-}
-
 #define CHECK_STREAM(s, hw, mask)                                                                  \
     do {                                                                                           \
         int got_hw = hw_priority(s);                                                               \
@@ -168,7 +162,7 @@ static void race(void)
         pthread_join(t[i], NULL);
         int gp = gp_priority(raced[i]);
         high += gp == GPUPRIO_PRIORITY_HIGH;
-        if (!CHECK(hw_priority(raced[i]) == hip_of(gp)))
+        if (!CHECK(hw_priority(raced[i]) == hip_priority_of(gp)))
             printf("  stream %d: gpuprio priority %d, HIP priority %d\n", i, gp,
                    hw_priority(raced[i]));
     }

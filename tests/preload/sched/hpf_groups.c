@@ -183,9 +183,7 @@ int main(int argc, char **argv)
         for (int t = 0; t < THREADS; t++) {
             int hip_priority = 99;
             MUST(hipStreamGetPriority(streams[t], &hip_priority));
-            EXPECT(hip_priority == (group_priority(t) > GPUPRIO_PRIORITY_NORMAL   ? -1
-                                    : group_priority(t) < GPUPRIO_PRIORITY_NORMAL ? 1
-                                                                                  : 0));
+            EXPECT(hip_priority == hip_priority_of(group_priority(t)));
         }
     } else {
         EXPECT(worst_burst <= window);

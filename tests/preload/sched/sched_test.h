@@ -53,6 +53,13 @@ static inline struct gp_api gp_api_find(void)
     return a;
 }
 
+/* The HIP stream priority gpuprio creates a stream of gpuprio priority p with (hardware
+ * priorities: greatest above normal, least below, the default at normal). */
+static inline int hip_priority_of(int p)
+{
+    return p > GPUPRIO_PRIORITY_NORMAL ? -1 : p < GPUPRIO_PRIORITY_NORMAL ? 1 : 0;
+}
+
 /* The stream's stats once gpuprio has seen all its work finish (gpuprio_stream_drain). */
 static inline struct gpuprio_queue_stats settled_stats(const struct gp_api *api, void *stream)
 {
