@@ -148,6 +148,7 @@ static int read_slot(struct gp_sample *s, const struct gp_board *b, unsigned i)
     r->held_ns = atomic_load(&slot->st.held_ns);
     r->suspensions = atomic_load(&slot->st.suspensions);
     r->submitted_per_s = -1;
+    r->cus = (struct xq_cus){slot->cu_usable, slot->cu_total, slot->cu_mask};
     /* Still the same owner's slot? Otherwise what was copied may be half someone else's. */
     if (atomic_load(&slot->owner) == word && atomic_load(&slot->incarnation) == incarnation)
         s->n++;

@@ -16,6 +16,8 @@
 #include <stdio.h>
 #include <sys/types.h>
 
+#include "xqueue.h"
+
 /* Exit statuses of the command's own failures (run returns the command's status instead). */
 /* set: no such process on any board; top, metrics: boards unreadable; metrics: cannot write */
 #define GP_EXIT_FAILURE 1
@@ -68,6 +70,7 @@ struct gp_queue_row {
     uint64_t gate;
     uint64_t submitted, completed, held_ns, suspensions;
     double submitted_per_s; /* since the previous sample of the same queue; -1 when unknown */
+    struct xq_cus cus;
 };
 
 /* A process's record on a board (one per process and board): its queues there that never ran

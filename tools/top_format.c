@@ -35,6 +35,23 @@ const char *gp_row_gate(const struct gp_queue_row *r)
                                            : "none";
 }
 
+/* Its CU mask's kind for JSON, or NULL: not known. */
+static const char *cu_mask_name(const struct gp_queue_row *r)
+{
+    switch (r->cus.mask) {
+    case XQ_CU_ALL:
+        return "all";
+    case XQ_CU_MASKED:
+        return "masked";
+    case XQ_CU_RESERVED:
+        return "reserved";
+    case XQ_CU_UNMASKABLE:
+        return "unmaskable";
+    default:
+        return NULL;
+    }
+}
+
 /* The length of the valid UTF-8 sequence at s (1 to 4), or 0. */
 static size_t utf8_len(const unsigned char *s)
 {
@@ -142,6 +159,16 @@ static void json_row(const struct gp_queue_row *r, void *arg)
     else
         fputs(", \"submitted_per_s\": null", stdout);
     printf(", \"held_ns\": %" PRIu64 ", \"suspensions\": %" PRIu64, r->held_ns, r->suspensions);
+    const char *cu_mask = cu_mask_name(r);
+    if (cu_mask)
+        printf(", \"cu_mask\": \"%s\"", cu_mask);
+    else
+        fputs(", \"cu_mask\": null", stdout);
+    if (r->cus.total)
+        printf(", \"cu_usable\": %u, \"cu_total\": %u", (unsigned)r->cus.usable,
+               (unsigned)r->cus.total);
+    else
+        fputs(", \"cu_usable\": null, \"cu_total\": null", stdout);
     const struct gp_record_row *p = record_of(c->s, r);
     if (p)
         printf(", \"unused_queues\": %" PRIu32 "}", p->unused_queues);
@@ -205,11 +232,26 @@ static bool fits(struct table_ctx *c)
     return true;
 }
 
+/* The CUS column: "-" (not known), "all", "6/8" (masked; "6/8*" by GPUPRIO_CU_RESERVE), "null"
+ * (the null or a per-thread stream, which cannot be masked). */
+static void cus_text(char *buf, size_t size, const struct xq_cus *cus)
+{
+    if (cus->mask == XQ_CU_ALL)
+        snprintf(buf, size, "all");
+    else if (cus->mask == XQ_CU_UNMASKABLE)
+        snprintf(buf, size, "null");
+    else if ((cus->mask == XQ_CU_MASKED || cus->mask == XQ_CU_RESERVED) && cus->total)
+        snprintf(buf, size, "%u/%u%s", (unsigned)cus->usable, (unsigned)cus->total,
+                 cus->mask == XQ_CU_RESERVED ? "*" : "");
+    else
+        snprintf(buf, size, "-");
+}
+
 static void table_row(const struct gp_queue_row *r, void *arg)
 {
     if (!fits(arg))
         return;
-    char key[17], comm[16], queue[48], rate[24], held[24];
+    char key[17], comm[16], queue[48], rate[24], held[24], cus[24];
     printable(key, sizeof key, r->id.key);
     printable(comm, sizeof comm, r->id.comm);
     if (r->thread)
@@ -221,9 +263,10 @@ static void table_row(const struct gp_queue_row *r, void *arg)
     else
         snprintf(rate, sizeof rate, "-");
     duration(held, sizeof held, r->held_ns);
-    printf("%-16s %8" PRIu32 " %-15s %-24s %5d %-6s %-9s %3d %5u %9s %9s\n", key, r->id.pid, comm,
-           queue, (int)r->priority, gp_row_state(r), gp_row_gate(r), gp_row_level(r),
-           (unsigned)XQ_GATE_IN_FLIGHT(r->gate), rate, held);
+    cus_text(cus, sizeof cus, &r->cus);
+    printf("%-16s %8" PRIu32 " %-15s %-24s %5d %-6s %-9s %3d %5u %9s %9s %s\n", key, r->id.pid,
+           comm, queue, (int)r->priority, gp_row_state(r), gp_row_gate(r), gp_row_level(r),
+           (unsigned)XQ_GATE_IN_FLIGHT(r->gate), rate, held, cus);
 }
 
 /* A process's unused queues on a device: one row, as a count (they have no slot each). */
@@ -235,14 +278,14 @@ static void table_unused(const struct gp_record_row *p, void *arg)
     printable(key, sizeof key, p->id.key);
     printable(comm, sizeof comm, p->id.comm);
     snprintf(queue, sizeof queue, "%" PRIu32 " unused", p->unused_queues);
-    printf("%-16s %8" PRIu32 " %-15s %-24s %5s %-6s %-9s %3s %5s %9s %9s\n", key, p->id.pid, comm,
-           queue, "-", "-", "-", "-", "-", "-", "-");
+    printf("%-16s %8" PRIu32 " %-15s %-24s %5s %-6s %-9s %3s %5s %9s %9s %s\n", key, p->id.pid,
+           comm, queue, "-", "-", "-", "-", "-", "-", "-", "-");
 }
 
 void gp_print_table(const struct gp_sample *s, size_t max_rows, bool all)
 {
-    printf("%-16s %8s %-15s %-24s %5s %-6s %-9s %3s %5s %9s %9s\n", "DEVICE", "PID", "COMMAND",
-           "QUEUE", "PRIO", "STATE", "GATE", "LVL", "INFL", "SUBMIT/S", "HELD");
+    printf("%-16s %8s %-15s %-24s %5s %-6s %-9s %3s %5s %9s %9s %s\n", "DEVICE", "PID",
+           "COMMAND", "QUEUE", "PRIO", "STATE", "GATE", "LVL", "INFL", "SUBMIT/S", "HELD", "CUS");
     struct table_ctx c = {.max_rows = max_rows};
     each_row(s, all, table_row, table_unused, &c);
     if (c.more)

@@ -179,7 +179,7 @@ static void put_free(struct xqueue *q)
 }
 
 /* Adds a new XQueue for key; the write lock is held. */
-static struct xqueue *add(const struct xq_key *key, int device, unsigned flags, int stream_priority,
+static struct xqueue *add(const struct xq_key *key, const struct xq_stream_props *props,
                           uint64_t owner_tid)
 {
     if ((used + 1) * 2 > cap && grow() < 0)
@@ -195,9 +195,10 @@ static struct xqueue *add(const struct xq_key *key, int device, unsigned flags, 
     }
     memset(q, 0, sizeof *q);
     q->key = *key;
-    q->device = device;
-    q->flags = flags;
-    q->stream_priority = stream_priority;
+    q->device = props->device;
+    q->flags = props->flags;
+    q->stream_priority = props->priority;
+    q->cus = props->cus;
     q->owner_tid = owner_tid;
     q->markers = ring;
     q->markers.head = q->markers.count = 0;
@@ -265,12 +266,12 @@ void xq_release(struct xqueue *q)
     put_free(q);
 }
 
-struct xqueue *xq_create(const struct xq_key *key, int device, unsigned flags, int stream_priority,
+struct xqueue *xq_create(const struct xq_key *key, const struct xq_stream_props *props,
                          uint64_t owner_tid)
 {
     gp_rwlock_wrlock(&lock, GP_RANK_REGISTRY);
     remove_locked(key);
-    struct xqueue *q = add(key, device, flags, stream_priority, owner_tid);
+    struct xqueue *q = add(key, props, owner_tid);
     gp_rwlock_unlock(&lock, GP_RANK_REGISTRY);
     return created(q);
 }
@@ -320,7 +321,7 @@ static void note_thread_queue(const struct xq_key *key)
     tq->keys[tq->n++] = *key;
 }
 
-struct xqueue *xq_get_thread_queue(const struct xq_key *key)
+struct xqueue *xq_get_thread_queue(const struct xq_key *key, uint8_t cu_mask)
 {
     struct xqueue *q = xq_find(key);
     if (q)
@@ -328,7 +329,8 @@ struct xqueue *xq_get_thread_queue(const struct xq_key *key)
     gp_rwlock_wrlock(&lock, GP_RANK_REGISTRY);
     struct slot *s = lookup(key);
     bool is_new = !s;
-    q = s ? s->q : add(key, key->device, 0, 0, key->tid);
+    q = s ? s->q : add(key, &(struct xq_stream_props){.device = key->device, .cus.mask = cu_mask},
+                       key->tid);
     gp_rwlock_unlock(&lock, GP_RANK_REGISTRY);
     if (!is_new || !q)
         return q;

@@ -42,6 +42,30 @@ enum xq_priority_source {
     XQ_PRIO_STREAM,          /* gpuprio_stream_set_priority */
 };
 
+/*
+ * The compute units a stream's kernels may use (HIP's CU masks, docs/configuration.md "Hardware
+ * levers"), as `gpuprio top` shows them: fixed when the stream is created.
+ */
+enum xq_cu_mask {
+    XQ_CU_UNKNOWN = 0, /* the platform cannot say (CUDA) */
+    XQ_CU_ALL,         /* every CU of the device */
+    XQ_CU_MASKED,      /* fewer, by the application's mask or the process's (ROC_GLOBAL_CU_MASK) */
+    XQ_CU_RESERVED,    /* fewer, by gpuprio (GPUPRIO_CU_RESERVE) */
+    XQ_CU_UNMASKABLE,       /* a null or per-thread stream, which no mask can be given */
+};
+struct xq_cus {
+    uint16_t usable, total; /* 0 when not known */
+    uint8_t mask;           /* enum xq_cu_mask */
+};
+
+/* A stream's properties, in the runtime's own terms, as the platform reads them back. */
+struct xq_stream_props {
+    int device;     /* the device the stream belongs to */
+    unsigned flags; /* its creation flags (non-blocking...) */
+    int priority;   /* its priority as created (HIP and CUDA alike: lower is more urgent) */
+    struct xq_cus cus;
+};
+
 /* The gate word: in-flight commands (reserved at admission), and the scheduler's decision:
  * suspended (admit nothing), throttled (admit up to the in-flight window), tracked (follow
  * commands with markers; without any of the three bits a queue is not scheduled at all). */
@@ -84,6 +108,7 @@ struct xqueue {
     int device;
     unsigned flags;
     int stream_priority; /* as given at creation, in the runtime's own terms */
+    struct xq_cus cus;
     uint64_t owner_tid;  /* the thread that created the stream, or the per-thread queue's */
 
     /* Scheduling state: the queue's own (own), or its slot's on the device's board (board.h),
@@ -182,14 +207,15 @@ static inline struct xq_state *xq_st(const struct xqueue *q)
     return atomic_load_explicit(&((struct xqueue *)q)->st, memory_order_acquire);
 }
 
-/* The calling thread's XQueue for key (a null or per-thread stream's), created on first use and
- * forgotten when the thread exits (NULL only when out of memory). */
-struct xqueue *xq_get_thread_queue(const struct xq_key *key);
+/* The calling thread's XQueue for key (a null or per-thread stream's), created on first use (with
+ * cu_mask, an enum xq_cu_mask) and forgotten when the thread exits (NULL only when out of
+ * memory). */
+struct xqueue *xq_get_thread_queue(const struct xq_key *key, uint8_t cu_mask);
 /* The XQueue for key if it exists. */
 struct xqueue *xq_find(const struct xq_key *key);
 /* Registers a stream just created by thread owner_tid; replaces any XQueue left for a reused
  * handle. */
-struct xqueue *xq_create(const struct xq_key *key, int device, unsigned flags, int stream_priority,
+struct xqueue *xq_create(const struct xq_key *key, const struct xq_stream_props *props,
                          uint64_t owner_tid);
 /* Forgets the stream. Its XQueue's memory stays valid (queues are never freed while the process
  * runs, so a racing thread never touches freed memory) and is reused only once its markers have

@@ -38,7 +38,7 @@
 
 /* The layout is the file format: a change here is a new GP_BOARD_VERSION. */
 _Static_assert(sizeof(struct xq_state) == 48, "xq_state is part of the board's layout");
-_Static_assert(sizeof(struct gp_board_slot) == 128, "board slot layout");
+_Static_assert(sizeof(struct gp_board_slot) == 136, "board slot layout");
 _Static_assert(sizeof(struct gp_board_header) == 256, "board header layout");
 _Static_assert(sizeof(struct dg_line) == 64, "gate line layout");
 _Static_assert(offsetof(struct gp_board_file, gates) == GP_BOARD_GATES_OFFSET &&
@@ -388,6 +388,8 @@ static void clear_slot(struct gp_board_slot *s)
     s->stream = s->thread = 0;
     s->device = -1;
     s->flags = 0;
+    s->cu_usable = s->cu_total = 0;
+    s->cu_mask = 0;
     memset(s->comm, 0, sizeof s->comm);
     atomic_store(&s->request, 0);
     atomic_store(&s->request_seq, 0);

@@ -48,7 +48,7 @@
 #include "xqueue.h"
 
 #define GP_BOARD_MAGIC UINT64_C(0x64726f626f697270) /* "prioboard", little-endian, truncated */
-#define GP_BOARD_VERSION 3u
+#define GP_BOARD_VERSION 4u
 #define GP_BOARD_SLOTS 512u
 #define GP_BOARD_KEY_MAX 64
 
@@ -97,6 +97,10 @@ struct gp_board_slot {
     /* In a record: the owner's queues on this device that never joined scheduling (created, no
      * command yet, not named), which hold no slot. 0 in a queue's slot. */
     _Atomic uint32_t unused_queues;
+    /* The compute units the stream's kernels may use (xqueue.h's struct xq_cus); 0 in a record. */
+    uint16_t cu_usable, cu_total;
+    uint8_t cu_mask; /* enum xq_cu_mask */
+    uint8_t reserved[3];
 };
 
 struct gp_board_header {
@@ -130,7 +134,7 @@ struct gp_board_header {
 
 /* Where the gate lines start: on a page of their own, so that each process can register them
  * with its runtime (devgate.h) without the slots. */
-#define GP_BOARD_GATES_OFFSET 69632u
+#define GP_BOARD_GATES_OFFSET 73728u
 
 struct gp_board_file {
     struct gp_board_header h;

@@ -425,6 +425,9 @@ void sb_attach(struct xqueue *q)
     s->thread = q->key.tid;
     s->device = q->device;
     s->flags = q->flags;
+    s->cu_usable = q->cus.usable;
+    s->cu_total = q->cus.total;
+    s->cu_mask = q->cus.mask;
     atomic_store(&q->request_seen, 0);
     atomic_store(&s->st.priority, atomic_load(&q->own.priority));
     atomic_store(&s->st.active, atomic_load(&q->own.active));

@@ -8,9 +8,9 @@
  * the running stream, and "unused priority N" when every unused stream has N (else "unused
  * priorities" and the list).
  *
- *   tools_worker STOPFILE SECONDS [UNUSED [run|idle|exec]]
+ *   tools_worker STOPFILE SECONDS [UNUSED [run|null|idle|exec]]
  *
- * Mode idle runs nothing at all: none of its queues joins scheduling, so the process is on the
+ * Mode null runs as run does, and launches each kernel on the null stream too. Mode idle runs nothing at all: none of its queues joins scheduling, so the process is on the
  * board through its record only. Mode exec creates the UNUSED streams, prints "exec" and executes
  * itself in mode idle with 2 unused streams: the same pid, a new image, whose listener must
  * reclaim the record the first image left.
@@ -32,7 +32,7 @@
 int main(int argc, char **argv)
 {
     if (argc < 3 || argc > 5) {
-        fprintf(stderr, "usage: tools_worker STOPFILE SECONDS [UNUSED [run|idle|exec]]\n");
+        fprintf(stderr, "usage: tools_worker STOPFILE SECONDS [UNUSED [run|null|idle|exec]]\n");
         return 2;
     }
     const char *stop = argv[1];
@@ -54,13 +54,18 @@ int main(int argc, char **argv)
         perror("tools_worker: exec");
         return 1;
     }
-    bool run = strcmp(mode, "run") == 0;
+    bool null_too = strcmp(mode, "null") == 0;
+    bool run = strcmp(mode, "run") == 0 || null_too;
     const void *kernel = busy_register();
     hipStream_t s = NULL;
     if (run) {
         MUST(hipStreamCreate(&s));
         MUST(busy_launch(kernel, KERNEL_NS, 1, s));
         MUST(hipStreamSynchronize(s));
+    }
+    if (null_too) {
+        MUST(busy_launch(kernel, KERNEL_NS, 1, NULL));
+        MUST(hipStreamSynchronize(NULL));
     }
     printf("ready\n");
     fflush(stdout);
@@ -75,9 +80,14 @@ int main(int argc, char **argv)
             usleep(10000);
             continue;
         }
-        for (int k = 0; k < BATCH; k++)
+        for (int k = 0; k < BATCH; k++) {
             MUST(busy_launch(kernel, KERNEL_NS, 1, s));
+            if (null_too)
+                MUST(busy_launch(kernel, KERNEL_NS, 1, NULL));
+        }
         MUST(hipStreamSynchronize(s));
+        if (null_too)
+            MUST(hipStreamSynchronize(NULL));
     }
     if (run) {
         int priority = -9999;

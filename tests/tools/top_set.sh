@@ -4,6 +4,11 @@
 # process itself then reports; unknown processes and streams fail with status 1, bad priorities
 # with 2, and an unreadable board is reported once and skipped.
 #
+# CU masks: the worker runs low with GPUPRIO_CU_RESERVE=2 on a device of 8 CUs, so its stream is
+# confined to 6 (cu_mask "reserved", "6/8*" in the table); a worker of normal priority without a
+# reservation shows its created stream on every CU ("all") and its null stream as one that
+# cannot be masked ("unmaskable", "null").
+#
 # Unused queues (streams created that never ran, which hold no slot): a worker with 20 of them
 # and one running stream shows one queue row and 20 unused, in the processes line of
 # `top --once` and in `--json`; `--all` adds a row (an object) with the count; `gpuprio set`
@@ -20,8 +25,8 @@ set -u
 gpuprio=$1 worker=$2 shim=$3
 . "$(dirname "$0")/expect.sh"
 sandbox tools
-pid= pid2= pid3= pid4=
-cleanup() { sandbox_cleanup $pid $pid2 $pid3 $pid4; }
+pid= pid2= pid3= pid4= pid5=
+cleanup() { sandbox_cleanup $pid $pid2 $pid3 $pid4 $pid5; }
 trap cleanup EXIT
 export GPUPRIO_BOARD_DIR=$tmp/boards
 mkdir -m 700 "$GPUPRIO_BOARD_DIR"
@@ -46,10 +51,10 @@ process_entry() { # FILE PID
 table_rows() { # FILE PID
     grep -v '^processes:' "$1" | grep -c " $2 tools_worker "
 }
-# Slots in use on a board file (free ones have an owner word of 0; the 512 slots of 128 bytes
+# Slots in use on a board file (free ones have an owner word of 0; the 512 slots of 136 bytes
 # follow the 256-byte header, board.h).
 slots_in_use() { # BOARD
-    od -An -v -tx8 -w128 -j256 -N65536 "$1" | awk '$1 != "0000000000000000"' | wc -l
+    od -An -v -tx8 -w136 -j256 -N69632 "$1" | awk '$1 != "0000000000000000"' | wc -l
 }
 slots_are() { # BOARD N
     [ "$(slots_in_use "$1")" = "$2" ]
@@ -62,8 +67,8 @@ ready() { # FILE
 head -c 100 /dev/zero >"$GPUPRIO_BOARD_DIR/gpuprio-$(id -u)-garbage"
 chmod 600 "$GPUPRIO_BOARD_DIR/gpuprio-$(id -u)-garbage"
 
-export HIPSIM_SHARED=$name
-GPUPRIO_PRIORITY=low LD_PRELOAD=$shim "$worker" "$tmp/stop" 60 20 \
+export HIPSIM_SHARED=$name HIPSIM_COMPUTE_SLOTS=8
+GPUPRIO_PRIORITY=low GPUPRIO_CU_RESERVE=2 LD_PRELOAD=$shim "$worker" "$tmp/stop" 60 20 \
     >"$tmp/worker.out" 2>"$tmp/worker.err" &
 pid=$!
 
@@ -97,7 +102,7 @@ expect "priority (GPUPRIO_PRIORITY=low)" -10 "$(field "$tmp/top.json" priority)"
 expect "device index" 0 "$(field "$tmp/top.json" device_index)"
 device=$(field "$tmp/top.json" device)
 [ -n "$device" ] || { echo "FAIL: no device key"; fails=$((fails + 1)); }
-expect "board file" "$GPUPRIO_BOARD_DIR/gpuprio-$(id -u)-v3-$(printf %s "$device" | tr -c 'A-Za-z0-9._\n-' _)" \
+expect "board file" "$GPUPRIO_BOARD_DIR/gpuprio-$(id -u)-v4-$(printf %s "$device" | tr -c 'A-Za-z0-9._\n-' _)" \
     "$(field "$tmp/top.json" board)"
 stream=$(field "$tmp/top.json" stream)
 case $stream in 0x*[0-9a-f]) echo "ok: stream $stream" ;; *) echo "FAIL: stream '$stream'"; fails=$((fails + 1)) ;; esac
@@ -111,6 +116,9 @@ case $(field "$tmp/top.json" held_ns) in [0-9]*) echo "ok: held_ns" ;; *) echo "
 expect "the garbage board reported once" 1 "$(grep -c "gpuprio-$(id -u)-garbage.*skipped" "$tmp/top.json.err")"
 expect "kind" queue "$(field "$tmp/top.json" kind)"
 expect "unused queues in JSON" 20 "$(field "$tmp/top.json" unused_queues)"
+expect "cu_mask (GPUPRIO_CU_RESERVE=2)" reserved "$(field "$tmp/top.json" cu_mask)"
+expect "cu_usable" 6 "$(field "$tmp/top.json" cu_usable)"
+expect "cu_total" 8 "$(field "$tmp/top.json" cu_total)"
 board=$(field "$tmp/top.json" board)
 
 # The table shows it too: one row, and the processes line above it counts the 20 unused.
@@ -121,6 +129,26 @@ expect "table row" 1 "$(table_rows "$tmp/top.txt" "$pid")"
 expect "table heading" "PRIO STATE GATE LVL INFL" "$(grep -o 'PRIO *STATE *GATE *LVL *INFL' "$tmp/top.txt" | tr -s ' ')"
 expect "table: LVL of the queue" 1 "$(grep -v '^processes:' "$tmp/top.txt" | grep " $pid tools_worker " | grep -Ec ' (suspended|throttled|tracked|none) +[12] +[0-9]+ ')"
 expect "processes line" "$pid tools_worker (1 queue, 20 unused)" "$(process_entry "$tmp/top.txt" "$pid")"
+expect "table heading: CUS last" "HELD CUS" "$(grep -o 'HELD *CUS$' "$tmp/top.txt" | tr -s ' ')"
+expect "table: CUS of the reserved stream" "6/8*" "$(grep -v '^processes:' "$tmp/top.txt" | grep " $pid tools_worker " | awk '{print $NF}')"
+
+# A worker on its created stream and the null stream, without a reservation.
+LD_PRELOAD=$shim "$worker" "$tmp/stop5" 60 0 null >"$tmp/worker5.out" 2>"$tmp/worker5.err" &
+pid5=$!
+wait_for 10 ready "$tmp/worker5.out" || echo "FAIL: the null-stream worker never got ready"
+top_json "$tmp/null.json"
+grep "\"pid\": $pid5," "$tmp/null.json"
+expect "null-stream worker: two queues" 2 "$(grep -c "\"pid\": $pid5," "$tmp/null.json")"
+expect "created stream: every CU" 1 \
+    "$(grep "\"pid\": $pid5," "$tmp/null.json" | grep '"thread": 0,' | grep -c '"cu_mask": "all", "cu_usable": 8, "cu_total": 8')"
+expect "null stream: cannot be masked" 1 \
+    "$(grep "\"pid\": $pid5," "$tmp/null.json" | grep -v '"thread": 0,' | grep -c '"cu_mask": "unmaskable", "cu_usable": null, "cu_total": null')"
+"$gpuprio" top --once >"$tmp/null.txt" 2>/dev/null
+expect "table: CUS of the two" "all null" "$(grep -v '^processes:' "$tmp/null.txt" | grep " $pid5 tools_worker " | awk '{print $NF}' | sort | tr '\n' ' ' | sed 's/ $//')"
+touch "$tmp/stop5"
+wait "$pid5"
+expect "null-stream worker: status" 0 $?
+pid5=
 # --all: one more row, with the count; in JSON, one more object.
 "$gpuprio" top --once --all >"$tmp/all.txt" 2>/dev/null
 echo "top --once --all:"
@@ -227,7 +255,7 @@ pid=
 expect "worker's own priority" "priority 10" "$(grep '^priority' "$tmp/worker.out")"
 expect "worker's unused streams' priority" "unused priority 10" "$(grep '^unused' "$tmp/worker.out")"
 expect "every slot freed at exit" 0 "$(slots_in_use "$board")"
-show_stderr "$tmp" worker worker2 worker3 worker4
+show_stderr "$tmp" worker worker2 worker3 worker4 worker5
 
 [ $fails = 0 ] && echo "all passed" || echo "$fails FAILED"
 [ $fails = 0 ]

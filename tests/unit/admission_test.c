@@ -91,7 +91,7 @@ static void reach(struct xqueue *q, unsigned n)
 
 static struct xqueue *new_queue(uintptr_t handle, uint64_t decision)
 {
-    struct xqueue *q = xq_create(&(struct xq_key){handle, -1, 0}, 0, 0, 0, 1);
+    struct xqueue *q = xq_create(&(struct xq_key){handle, -1, 0}, &(struct xq_stream_props){0}, 1);
     xq_sched_lock();
     xq_set_decision(q, decision);
     xq_sched_unlock();
@@ -272,7 +272,7 @@ static void activity(void)
 {
     fake_now += 10 * GRACE; /* the queues of the cases before go idle first */
     watcher.expire_idle(fake_now);
-    struct xqueue *q = xq_create(&(struct xq_key){0x600, -1, 0}, 3, 0, 0, 1);
+    struct xqueue *q = xq_create(&(struct xq_key){0x600, -1, 0}, &(struct xq_stream_props){.device = 3}, 1);
     xq_sched_lock();
     xq_set_decision(q, XQ_GATE_THROTTLED | XQ_GATE_TRACKED);
     xq_sched_unlock();

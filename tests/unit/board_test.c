@@ -37,7 +37,7 @@ static void layout(void)
     CHECK_INT(offsetof(struct gp_board_header, lock), 104);
     CHECK_INT(offsetof(struct gp_board_header, lock_sleepers), 112);
     CHECK_INT(offsetof(struct gp_board_header, slot_limit), 116);
-    CHECK_INT(sizeof(struct gp_board_slot), 128);
+    CHECK_INT(sizeof(struct gp_board_slot), 136);
     CHECK_INT(offsetof(struct gp_board_slot, owner), 0);
     CHECK_INT(offsetof(struct gp_board_slot, owner_start), 8);
     CHECK_INT(offsetof(struct gp_board_slot, incarnation), 16);
@@ -58,8 +58,11 @@ static void layout(void)
     CHECK_INT(offsetof(struct gp_board_slot, st.suspensions), 112);
     CHECK_INT(offsetof(struct gp_board_slot, pid_ns), 120);
     CHECK_INT(offsetof(struct gp_board_slot, unused_queues), 124);
-    CHECK_INT(offsetof(struct gp_board_file, gates), 69632); /* a page of its own */
-    CHECK_INT(sizeof(struct gp_board_file), 69632 + 64 * GP_BOARD_SLOTS);
+    CHECK_INT(offsetof(struct gp_board_slot, cu_usable), 128);
+    CHECK_INT(offsetof(struct gp_board_slot, cu_total), 130);
+    CHECK_INT(offsetof(struct gp_board_slot, cu_mask), 132);
+    CHECK_INT(offsetof(struct gp_board_file, gates), 73728); /* a page of its own */
+    CHECK_INT(sizeof(struct gp_board_file), 73728 + 64 * GP_BOARD_SLOTS);
 }
 
 static void create_and_share(void)

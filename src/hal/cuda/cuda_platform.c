@@ -46,12 +46,12 @@ static int current_device(void)
     return (int)device;
 }
 
-static void stream_props(uintptr_t stream, struct gp_stream_props *out)
+static void stream_props(uintptr_t stream, struct xq_stream_props *out)
 {
     pthread_once(&drv_once, resolve);
     CUstream s = (CUstream)stream;
     CUdevice device = 0;
-    *out = (struct gp_stream_props){0};
+    *out = (struct xq_stream_props){0};
     if (drv.stream_get_flags)
         drv.stream_get_flags(s, &out->flags);
     if (drv.stream_get_priority)

@@ -18,6 +18,7 @@
 #include "hip_device.h"
 #include "hip_gate.h"
 #include "hip_marker.h"
+#include "hip_reserve.h"
 #include "xqueue.h"
 
 static struct {
@@ -48,18 +49,19 @@ static int current_device(void)
     return device;
 }
 
-static void stream_props(uintptr_t stream, struct gp_stream_props *out)
+static void stream_props(uintptr_t stream, struct xq_stream_props *out)
 {
     pthread_once(&rt_once, resolve);
     hipStream_t s = (hipStream_t)stream;
     hipDevice_t device = 0;
-    *out = (struct gp_stream_props){0};
+    *out = (struct xq_stream_props){0};
     if (rt.stream_get_flags)
         rt.stream_get_flags(s, &out->flags);
     if (rt.stream_get_priority)
         rt.stream_get_priority(s, &out->priority);
     if (rt.stream_get_device && rt.stream_get_device(s, &device) == hipSuccess)
         out->device = device;
+    hiphal_stream_cus(s, out->device, &out->cus);
 }
 
 /* Never fails in ROCm (the range is the runtime's, not the device's). */
@@ -92,6 +94,7 @@ const struct gp_platform hiphal_platform = {
     .streams = {.null = 0,
                 .legacy = (uintptr_t)hipStreamLegacy,
                 .per_thread = (uintptr_t)hipStreamPerThread},
+    .special_cu_mask = XQ_CU_UNMASKABLE,
     .stream_props = stream_props,
     .priority_range = priority_range,
     .markers = {.record = marker_record, .query = hiphal_marker_query, .release = marker_release},

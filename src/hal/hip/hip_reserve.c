@@ -16,6 +16,9 @@
  * CUs than a mask here holds, or a runtime without CU masks: one warning naming the variable and
  * what is accepted, and no reservation on that device. The queries run on a thread of gpuprio's
  * own, so a failing one cannot change the application's last error.
+ *
+ * It also reads back the CUs of each stream created, for `gpuprio top`: on the creating thread
+ * right after the creator succeeded, where the queries cannot fail.
  */
 #include "hip_reserve.h"
 
@@ -139,6 +142,37 @@ static void prepare(int device, const struct gp_amount *amount)
            "device %d: %u of its %u compute units reserved for the process's highest priority "
            "(GPUPRIO_CU_RESERVE=%s)",
            device, reserve, enabled, setting(text, sizeof text, amount));
+}
+
+static struct {
+    hipError_t (*attribute)(int *, hipDeviceAttribute_t, int);
+    hipError_t (*get_mask)(hipStream_t, uint32_t, uint32_t *);
+} rt;
+static pthread_once_t rt_once = PTHREAD_ONCE_INIT;
+
+static void resolve(void)
+{
+    *(void **)&rt.attribute = hiphal_sym("hipDeviceGetAttribute");
+    *(void **)&rt.get_mask = hiphal_sym("hipExtStreamGetCUMask");
+}
+
+void hiphal_stream_cus(hipStream_t stream, int device, struct xq_cus *out)
+{
+    pthread_once(&rt_once, resolve);
+    int cus = 0;
+    uint32_t mask[HIPHAL_RESERVE_WORDS];
+    *out = (struct xq_cus){0};
+    if (!rt.attribute || !rt.get_mask ||
+        rt.attribute(&cus, hipDeviceAttributeMultiprocessorCount, device) != hipSuccess ||
+        cus <= 0 || cus > HIPHAL_RESERVE_MAX_CUS)
+        return;
+    uint32_t words = ((uint32_t)cus + 31) / 32;
+    if (rt.get_mask(stream, words, mask) != hipSuccess)
+        return;
+    unsigned usable = popcount(mask, words);
+    *out = (struct xq_cus){.usable = (uint16_t)usable,
+                           .total = (uint16_t)cus,
+                           .mask = usable < (unsigned)cus ? XQ_CU_MASKED : XQ_CU_ALL};
 }
 
 bool hiphal_reserve_mask(uint32_t *mask, uint32_t *words)

@@ -1,12 +1,15 @@
 /*
  * hip_reserve.h - GPUPRIO_CU_RESERVE on HIP: the CU mask that keeps reserved compute units free
- * of lower-priority streams.
+ * of lower-priority streams, and the CUs a created stream may use.
  */
 #ifndef GPUPRIO_HIP_RESERVE_H
 #define GPUPRIO_HIP_RESERVE_H
 
 #include <stdbool.h>
 #include <stdint.h>
+
+#include "hip_compat.h"
+#include "xqueue.h"
 
 /* The most CUs a device may have for a reservation (a larger one gets none, with a warning). */
 #define HIPHAL_RESERVE_MAX_CUS 1024
@@ -20,5 +23,12 @@
  * made is reported once, and the device gets none.
  */
 bool hiphal_reserve_mask(uint32_t *mask, uint32_t *words);
+
+/*
+ * The CUs of stream, a stream just created on device by the calling thread, as the runtime
+ * reports them (XQ_CU_ALL or XQ_CU_MASKED; all 0 when it cannot say). Right after the creator
+ * succeeded, where the queries cannot fail.
+ */
+void hiphal_stream_cus(hipStream_t stream, int device, struct xq_cus *out);
 
 #endif /* GPUPRIO_HIP_RESERVE_H */

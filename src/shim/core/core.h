@@ -98,6 +98,7 @@ struct core_creation {
      * takes its creation priority as the application's, the default, not the one gpuprio chose,
      * which would outlive the source it came from (a thread's priority, since cleared). */
     bool adjusted;
+    bool cu_reserved; /* the shim created it with the CU mask of GPUPRIO_CU_RESERVE */
 };
 extern _Thread_local struct core_creation core_creating;
 

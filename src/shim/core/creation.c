@@ -24,6 +24,7 @@ void core_creation_begin(void)
 {
     core_creating.has_priority = sched_stream_creating(&core_creating.priority) == 0;
     core_creating.adjusted = false;
+    core_creating.cu_reserved = false;
 }
 
 void core_creation_end(bool ok)

@@ -36,13 +36,6 @@
 #include "admission.h"
 #include "gp_bind.h"
 
-/* A stream's properties, in the runtime's own terms (stream_props). */
-struct gp_stream_props {
-    int device;     /* the device the stream belongs to */
-    unsigned flags; /* its creation flags (non-blocking...) */
-    int priority;   /* its priority as created (HIP and CUDA alike: lower is more urgent) */
-};
-
 /*
  * The handles that name no created stream. Queues are keyed by them (src/shim/core/streams.c
  * has the one rule for both platforms): the null and the legacy handle mean the legacy null
@@ -91,14 +84,18 @@ struct gp_platform {
     int (*current_device)(void);
     /* The special handles, as the application passes them. */
     struct gp_stream_handles streams;
+    /* What the compute units of the streams the special handles name are (enum xq_cu_mask):
+     * XQ_CU_UNMASKABLE where created streams can be masked and these cannot, else XQ_CU_UNKNOWN. */
+    uint8_t special_cu_mask;
     /*
      * Fills *out with the properties of stream, a stream the runtime just created on the
      * calling thread. On the application's thread, inside the core's depth, right after the
      * creator succeeded (so the queries succeed too, and leave the same error state). Where the
      * runtime cannot say, the platform's best answer (CUDA before 12.8: the current context's
-     * device, which the creators use); never fails.
+     * device, which the creators use; cus all 0 where it has no CU masks); never fails. The cus
+     * are XQ_CU_ALL or XQ_CU_MASKED: the core knows whether the mask is gpuprio's.
      */
-    void (*stream_props)(uintptr_t stream, struct gp_stream_props *out);
+    void (*stream_props)(uintptr_t stream, struct xq_stream_props *out);
     /*
      * The runtime's stream priorities on the calling thread's current device: *least (the
      * least urgent, which the default is or is above) and *greatest (the most urgent, a lower

@@ -31,17 +31,19 @@ struct xqueue *core_queue_of(uintptr_t handle, bool per_thread_default)
         return NULL;
     key.device = device;
     key.tid = gp_tid();
-    return xq_get_thread_queue(&key);
+    return xq_get_thread_queue(&key, p->special_cu_mask);
 }
 
 void core_stream_created(uintptr_t stream)
 {
-    struct gp_stream_props props;
+    struct xq_stream_props props;
     core_shim.platform->stream_props(stream, &props);
     if (core_creating.adjusted)
         props.priority = 0; /* the application's: it chose none (core.h) */
+    if (core_creating.cu_reserved && props.cus.mask == XQ_CU_MASKED)
+        props.cus.mask = XQ_CU_RESERVED;
     struct xq_key key = {stream, -1, 0};
-    if (!xq_create(&key, props.device, props.flags, props.priority, gp_tid()))
+    if (!xq_create(&key, &props, gp_tid()))
         gp_log(GP_LOG_WARN, "out of memory: stream %p is not scheduled", (void *)stream);
 }
 

@@ -108,7 +108,7 @@ static void creation_for(unsigned flags, struct creation *c)
         core_creation_priority() < sched_highest_priority() &&
         hiphal_reserve_mask(c->mask, &c->words)) {
         c->how = MASKED;
-        core_creating.adjusted = true;
+        core_creating.adjusted = core_creating.cu_reserved = true;
     } else if (real_fn(API_hipStreamCreateWithPriority) && core_hw_priority(&c->hw_priority))
         c->how = PRIORITIZED;
 }
