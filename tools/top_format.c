@@ -284,8 +284,8 @@ static void table_unused(const struct gp_record_row *p, void *arg)
 
 void gp_print_table(const struct gp_sample *s, size_t max_rows, bool all)
 {
-    printf("%-16s %8s %-15s %-24s %5s %-6s %-9s %3s %5s %9s %9s %s\n", "DEVICE", "PID",
-           "COMMAND", "QUEUE", "PRIO", "STATE", "GATE", "LVL", "INFL", "SUBMIT/S", "HELD", "CUS");
+    printf("%-16s %8s %-15s %-24s %5s %-6s %-9s %3s %5s %9s %9s %s\n", "DEVICE", "PID", "COMMAND",
+           "QUEUE", "PRIO", "STATE", "GATE", "LVL", "INFL", "SUBMIT/S", "HELD", "CUS");
     struct table_ctx c = {.max_rows = max_rows};
     each_row(s, all, table_row, table_unused, &c);
     if (c.more)

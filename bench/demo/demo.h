@@ -20,7 +20,8 @@
  * that the processes share, where gpuprio schedules across them through its board
  * (docs/board.md). A fourth table pits the hardware levers (stream priorities, reserved CUs:
  * docs/configuration.md) against admission, next to BE kernels as wide as the device and 2 or
- * 8 ms long, which only reserved CUs keep from the LC tail.
+ * 8 ms long, which only reserved CUs keep from the LC tail, in one process and across two (Level 1
+ * and Level 2 there).
  *
  * How. Everything runs on the simulated HIP device of tests/sim (no GPU): kernels are host
  * functions that return their simulated duration. The program never calls gpuprio: like an
@@ -80,6 +81,9 @@ typedef enum demo_table {
     NTABLES
 } demo_table;
 
+/* The workloads one child runs: all of its row's, or, in a cross-process row, one of them. */
+typedef enum demo_role { ROLE_ALL, ROLE_LC, ROLE_LC2, ROLE_BE, NROLES } demo_role;
+
 /* One row. Every field left out (zero, NULL) means what the rows had before it existed, so a
  * row names only what sets it apart. */
 typedef struct scenario {
@@ -97,6 +101,10 @@ typedef struct scenario {
     bool gpuprio;           /* runs with LD_PRELOAD=GPUPRIO_SHIM_PATH (the child checks it) */
     const char *const *env; /* NULL, or "NAME=VALUE" (set) / "NAME" (unset) entries for the
                              * row's process, NULL-terminated */
+    /* Cross-process rows: entries of env's form for the processes of one role only, applied after
+     * env (for example each process's GPUPRIO_PRIORITY, where GPUPRIO_STREAM_PRIORITIES, which
+     * counts a process's own streams, cannot tell the processes apart). */
+    const char *const *role_env[NROLES];
     /* NULL, or simulator settings such as "HIPSIM_COMPUTE_SLOTS=8", in the form of env and
      * applied (and checked) like it, in native and gpuprio rows alike, and in every process of a
      * cross-process row. Kept apart from env, which is gpuprio's configuration: the ratio
@@ -119,12 +127,10 @@ typedef struct scenario {
 extern const scenario demo_scenarios[];
 extern const size_t demo_nscenarios;
 extern const char *const demo_table_titles[NTABLES];
+extern const char *const demo_table_names[NTABLES]; /* the words of --table */
 
 /* The row with this id, or NULL. */
 const scenario *demo_find_scenario(const char *id);
-
-/* The workloads one child runs: all of its row's, or, in a cross-process row, one of them. */
-typedef enum demo_role { ROLE_ALL, ROLE_LC, ROLE_LC2, ROLE_BE, NROLES } demo_role;
 
 extern const char *const demo_role_names[NROLES]; /* (rows.c) the words of --role */
 
@@ -139,7 +145,11 @@ typedef struct options {
     bool csv;
     const char *scenario; /* run this one row here and print its result line */
     demo_role role;       /* with scenario: the workload of a cross-process row to run here */
+    int table;            /* --table: only this table's rows and their baselines; -1: all */
 } options;
+
+/* Whether row i runs (and is reported) under o's --table. */
+bool demo_row_selected(const options *o, size_t i);
 
 /* A setting's value (an environment variable's, or NULL) as a number in 1..65535, else dflt. */
 unsigned demo_setting_uint(const char *value, unsigned dflt);

@@ -275,12 +275,14 @@ static void print_table(FILE *f, const row_cells *cells, demo_table table)
 }
 
 /* Prints every row with every column as CSV (a cell that does not apply is empty). */
-static void print_csv(FILE *f, const row_cells *cells)
+static void print_csv(FILE *f, const options *o, const row_cells *cells)
 {
     for (size_t j = 0; j < NCOLUMNS; j++)
         fprintf(f, "%s%s", j ? "," : "", columns[j].key);
     fprintf(f, "\n");
     for (size_t i = 0; i < demo_nscenarios; i++) {
+        if (!demo_row_selected(o, i))
+            continue;
         for (size_t j = 0; j < NCOLUMNS; j++)
             fprintf(f, "%s%s", j ? "," : "", cells[i][j]);
         fprintf(f, "\n");
@@ -302,10 +304,12 @@ void demo_print_tables(FILE *f, const options *o, const row_result *res, const b
             columns[j].cell(cells[i][j], CELL_LEN, &c);
     }
     if (o->csv) {
-        print_csv(f, cells);
+        print_csv(f, o, cells);
     } else {
-        for (int t = 0; t < NTABLES; t++) {
-            if (t)
+        for (int t = 0, printed = 0; t < NTABLES; t++) {
+            if (o->table >= 0 && t != o->table)
+                continue;
+            if (printed++)
                 fprintf(f, "\n");
             print_table(f, cells, (demo_table)t);
         }
@@ -418,6 +422,8 @@ void demo_print_header(FILE *f, const options *o, const char *argv0)
             title_w = (int)strlen(demo_scenarios[i].title);
     for (size_t i = 0; i < demo_nscenarios; i++) {
         const scenario *sc = &demo_scenarios[i];
+        if (!demo_row_selected(o, i))
+            continue;
         fprintf(f, "  %-*s  %-*s  runs:", id_w, sc->id, title_w, sc->title);
         if (sc->lc)
             fprintf(f, " LC (%s)", prio_name(sc->lc_prio));
@@ -439,6 +445,11 @@ void demo_print_header(FILE *f, const options *o, const char *argv0)
         if (sc->gpuprio)
             fprintf(f, "; gpuprio");
         print_entries(f, ": ", sc->env);
+        for (int role = 0; role < NROLES; role++)
+            if (sc->role_env[role]) {
+                fprintf(f, "; %s process", demo_role_names[role]);
+                print_entries(f, ": ", sc->role_env[role]);
+            }
         if (sc->sim_env)
             fprintf(f, "; simulator");
         print_entries(f, ": ", sc->sim_env);
@@ -497,7 +508,7 @@ void demo_print_notes(FILE *f, const options *o, const row_result *res, const bo
     bool own_terms = false;
     for (size_t i = 0; i < demo_nscenarios; i++) {
         const scenario *sc = &demo_scenarios[i];
-        if (!has_own_terms(sc))
+        if (!has_own_terms(sc) || !demo_row_selected(o, i))
             continue;
         if (!own_terms)
             fprintf(f,
@@ -520,6 +531,8 @@ void demo_print_notes(FILE *f, const options *o, const row_result *res, const bo
     for (size_t i = 0; i < demo_nscenarios; i++) {
         const scenario *sc = &demo_scenarios[i];
         const row_result *r = &res[i];
+        if (!demo_row_selected(o, i))
+            continue;
         fprintf(f, "  %-*s  %s", id_w, sc->id, ok[i] ? r->hwq : "FAILED");
         if (ok[i] && sc->gpuprio) {
             fprintf(f, "  priorities %s", r->prio);

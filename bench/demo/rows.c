@@ -6,16 +6,16 @@
  * is read once per process: LD_PRELOAD of the shim (gpuprio rows: GPUPRIO_SHIM_PATH, the
  * absolute path of the shim built next to the demo), gpuprio's GPUPRIO_* settings and the
  * simulator's HIPSIM_* ones. The child gets the parent's environment with the row's entries
- * applied (scenario.env, then scenario.sim_env, then LD_PRELOAD), and the parent keeps only its
- * one result line (result.c); the child's stderr passes through, so its own diagnostics reach
- * the user as they are.
+ * applied (scenario.env, then the role's role_env, then scenario.sim_env, then LD_PRELOAD), and
+ * the parent keeps only its one result line (result.c); the child's stderr passes through, so its
+ * own diagnostics reach the user as they are.
  *
  * Cross-process rows. The parent starts one child per workload (--scenario ID --role lc|lc2|be,
- * each BE worker a process of its own), all with the same environment: the row's entries as
- * above, HIPSIM_SHARED set to a name unique to the run and row, so their simulated devices share
- * one set of compute slots (tests/sim/hipsim.h) and have a PCI bus id, which gpuprio keys its
- * board by, and GPUPRIO_BOARD_DIR pointing at a private directory that the parent creates and
- * removes, so the demo leaves no board behind (it removes the simulator's segments after each
+ * each BE worker a process of its own), all with the same environment but for their role_env: the
+ * row's entries as above, HIPSIM_SHARED set to a name unique to the run and row, so their simulated
+ * devices share one set of compute slots (tests/sim/hipsim.h) and have a PCI bus id, which gpuprio
+ * keys its board by, and GPUPRIO_BOARD_DIR pointing at a private directory that the parent creates
+ * and removes, so the demo leaves no board behind (it removes the simulator's segments after each
  * row too). Each child creates its one stream, warms up and prints "ready"; once all are ready,
  * the parent writes one t0 (CLOCK_MONOTONIC, which all processes share) to their stdin, so the
  * windows coincide. A BE process runs until its stdin closes, which the parent does once the
@@ -65,14 +65,15 @@ static bool named_in(const char *kv, const char *const *const *lists, size_t nli
     return false;
 }
 
-/* environ with the row's entries applied: its own (env), its simulator settings (sim_env),
- * LD_PRELOAD of the shim for a gpuprio row, then `more` (NULL-terminated, or NULL: the parent's
- * settings for a cross-process row). "NAME=VALUE" is set (replacing any of the same name),
- * "NAME" unset. Caller frees. */
-static char **row_environment(const scenario *sc, const char *const *more)
+/* environ with the row's entries applied: its own (env), the role's (role_env), its simulator
+ * settings (sim_env), LD_PRELOAD of the shim for a gpuprio row, then `more` (NULL-terminated, or
+ * NULL: the parent's settings for a cross-process row). "NAME=VALUE" is set (replacing any of
+ * the same name), "NAME" unset. Caller frees. */
+static char **row_environment(const scenario *sc, demo_role role, const char *const *more)
 {
     static const char *const preload[] = {"LD_PRELOAD=" GPUPRIO_SHIM_PATH, NULL};
-    const char *const *const lists[] = {sc->env, sc->sim_env, sc->gpuprio ? preload : NULL, more};
+    const char *const *const lists[] = {sc->env, sc->role_env[role], sc->sim_env,
+                                        sc->gpuprio ? preload : NULL, more};
     const size_t nlists = sizeof lists / sizeof lists[0];
     size_t n = 0, extra = 0;
     while (environ[n])
@@ -248,8 +249,7 @@ static bool run_row(const scenario *sc, const options *o, const char *argv0,
     for (int i = 0; sc->split && i < sc->be_workers && n < MAX_ITEMS; i++)
         ch[n++].role = ROLE_BE;
 
-    char **envp = row_environment(sc, more);
-    bool ok = envp != NULL;
+    bool ok = true;
     size_t started = 0;
     while (ok && started < n) {
         demo_role role = ch[started].role;
@@ -257,11 +257,12 @@ static bool run_row(const scenario *sc, const options *o, const char *argv0,
             argv[role_arg] = "--role";
             argv[role_arg + 1] = (char *)(uintptr_t)demo_role_names[role];
         }
-        ok = spawn_child(argv, envp, sc->split, &ch[started]);
+        char **envp = row_environment(sc, role, more);
+        ok = envp && spawn_child(argv, envp, sc->split, &ch[started]);
+        free(envp);
         ch[started].role = role;
         started += ok;
     }
-    free(envp);
 
     /* Read every child's output as it comes, and reap each as soon as it ends: the simulator (and
      * gpuprio's board) free a dead process's share of the device only once it is no zombie.
@@ -379,6 +380,8 @@ bool demo_run_rows(const options *o, const char *argv0, row_result *res, bool *o
 
     for (size_t i = 0; i < demo_nscenarios && !interrupted; i++) {
         const scenario *sc = &demo_scenarios[i];
+        if (!demo_row_selected(o, i))
+            continue;
         char shared[64];
         snprintf(shared, sizeof shared, "gpuprio-demo-%d-%zu", (int)getpid(), i);
         char shared_env[80];

@@ -57,6 +57,21 @@ static const char *const lv_reserve[] = {LEVERS_PRIORITIES, "GPUPRIO_POLICY=pass
                                          "GPUPRIO_HW_PRIORITY=off", "GPUPRIO_CU_RESERVE=25%", NULL};
 static const char *const lv_all[] = {LEVERS_PRIORITIES, "GPUPRIO_CU_RESERVE=25%", "GPUPRIO_WINDOW",
                                      "GPUPRIO_WINDOW_US", NULL};
+/* Across processes (LC and BE each in a process of its own), where each process's priority is
+ * its GPUPRIO_PRIORITY, and gpuprio holds BE back through the board: Level 1 (admission on the
+ * host) or Level 2 (gates on the device, the default there). */
+static const char *const lv_lc_high[] = {"GPUPRIO_PRIORITY=high", NULL};
+static const char *const lv_be_low[] = {"GPUPRIO_PRIORITY=low", NULL};
+#define LV_2P .split = true, .role_env = {[ROLE_LC] = lv_lc_high, [ROLE_BE] = lv_be_low}
+static const char *const lv2p_l1[] = {"GPUPRIO_LEVEL=1", "GPUPRIO_HW_PRIORITY=off",
+                                      "GPUPRIO_WINDOW", "GPUPRIO_WINDOW_US", NULL};
+static const char *const lv2p_l2[] = {"GPUPRIO_LEVEL=2", "GPUPRIO_HW_PRIORITY=off",
+                                      "GPUPRIO_WINDOW", "GPUPRIO_WINDOW_US", NULL};
+static const char *const lv2p_hw[] = {"GPUPRIO_POLICY=passthrough", NULL};
+static const char *const lv2p_reserve[] = {"GPUPRIO_POLICY=passthrough", "GPUPRIO_HW_PRIORITY=off",
+                                           "GPUPRIO_CU_RESERVE=25%", NULL};
+static const char *const lv2p_all[] = {"GPUPRIO_LEVEL=2", "GPUPRIO_CU_RESERVE=25%",
+                                       "GPUPRIO_WINDOW", "GPUPRIO_WINDOW_US", NULL};
 
 /* clang-format off */
 const scenario demo_scenarios[] = {
@@ -111,6 +126,20 @@ const scenario demo_scenarios[] = {
                               GPUPRIO(lv_reserve)},
     {.id = "levers-8-all",    .title = "LC + BE 8 ms, all + 25% CUs", LV_LC, LV_BE, LEVERS_BE(8000),
                               GPUPRIO(lv_all)},
+    /* The same next to 8 ms BE kernels, LC and BE in processes of their own: natively, Level 1
+     * and Level 2 alone, hardware priorities alone, reserved CUs alone, and all. */
+    {.id = "levers-8-2p",     .title = "LC + BE 8 ms, 2 processes",   LV_LC, LV_BE, LEVERS_BE(8000),
+                              .split = true},
+    {.id = "levers-8-2p-l1",  .title = "LC + BE 8 ms, 2 processes, Level 1",LV_LC, LV_BE, LEVERS_BE(8000),
+                              LV_2P, GPUPRIO(lv2p_l1)},
+    {.id = "levers-8-2p-l2",  .title = "LC + BE 8 ms, 2 processes, Level 2",LV_LC, LV_BE, LEVERS_BE(8000),
+                              LV_2P, GPUPRIO(lv2p_l2)},
+    {.id = "levers-8-2p-hw",  .title = "LC + BE 8 ms, 2 processes, HW priority",LV_LC, LV_BE, LEVERS_BE(8000),
+                              LV_2P, GPUPRIO(lv2p_hw)},
+    {.id = "levers-8-2p-cu",  .title = "LC + BE 8 ms, 2 processes, 25% CUs",LV_LC, LV_BE, LEVERS_BE(8000),
+                              LV_2P, GPUPRIO(lv2p_reserve)},
+    {.id = "levers-8-2p-all", .title = "LC + BE 8 ms, 2 processes, all + 25% CUs", LV_LC, LV_BE,
+                              LEVERS_BE(8000), LV_2P, GPUPRIO(lv2p_all)},
 };
 /* clang-format on */
 const size_t demo_nscenarios = sizeof demo_scenarios / sizeof demo_scenarios[0];
@@ -121,6 +150,32 @@ const char *const demo_table_titles[NTABLES] = {
     [TABLE_PROCS] = "Across processes: each workload in its own process, one shared device",
     [TABLE_LEVERS] = "Hardware levers: BE kernels as wide as the device (8 CUs), 2 and 8 ms long",
 };
+
+const char *const demo_table_names[NTABLES] = {
+    [TABLE_LC_BE] = "lc-be",
+    [TABLE_GROUPS] = "groups",
+    [TABLE_PROCS] = "procs",
+    [TABLE_LEVERS] = "levers",
+};
+
+bool demo_row_selected(const options *o, size_t i)
+{
+    const scenario *sc = &demo_scenarios[i];
+    if (o->table < 0 || sc->table == (demo_table)o->table)
+        return true;
+    /* A baseline of a selected row runs too, so that its ratios can be worked out. */
+    for (size_t j = 0; j < demo_nscenarios; j++) {
+        const scenario *r = &demo_scenarios[j];
+        if (r->table != (demo_table)o->table)
+            continue;
+        const char *lc = r->lc_baseline ? r->lc_baseline : LC_BASELINE;
+        const char *be = r->be_baseline ? r->be_baseline : BE_BASELINE;
+        if (((r->lc || r->lc2) && strcmp(lc, sc->id) == 0) ||
+            (r->be_workers && strcmp(be, sc->id) == 0))
+            return true;
+    }
+    return false;
+}
 
 const scenario *demo_find_scenario(const char *id)
 {

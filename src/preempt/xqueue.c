@@ -329,8 +329,9 @@ struct xqueue *xq_get_thread_queue(const struct xq_key *key, uint8_t cu_mask)
     gp_rwlock_wrlock(&lock, GP_RANK_REGISTRY);
     struct slot *s = lookup(key);
     bool is_new = !s;
-    q = s ? s->q : add(key, &(struct xq_stream_props){.device = key->device, .cus.mask = cu_mask},
-                       key->tid);
+    q = s ? s->q
+          : add(key, &(struct xq_stream_props){.device = key->device, .cus.mask = cu_mask},
+                key->tid);
     gp_rwlock_unlock(&lock, GP_RANK_REGISTRY);
     if (!is_new || !q)
         return q;

@@ -51,7 +51,7 @@ enum xq_cu_mask {
     XQ_CU_ALL,         /* every CU of the device */
     XQ_CU_MASKED,      /* fewer, by the application's mask or the process's (ROC_GLOBAL_CU_MASK) */
     XQ_CU_RESERVED,    /* fewer, by gpuprio (GPUPRIO_CU_RESERVE) */
-    XQ_CU_UNMASKABLE,       /* a null or per-thread stream, which no mask can be given */
+    XQ_CU_UNMASKABLE,  /* a null or per-thread stream, which no mask can be given */
 };
 struct xq_cus {
     uint16_t usable, total; /* 0 when not known */
@@ -109,7 +109,7 @@ struct xqueue {
     unsigned flags;
     int stream_priority; /* as given at creation, in the runtime's own terms */
     struct xq_cus cus;
-    uint64_t owner_tid;  /* the thread that created the stream, or the per-thread queue's */
+    uint64_t owner_tid; /* the thread that created the stream, or the per-thread queue's */
 
     /* Scheduling state: the queue's own (own), or its slot's on the device's board (board.h),
      * where other processes' deciders set its gate too. Switched only under the scheduling

@@ -10,10 +10,11 @@
  *
  *   tools_worker STOPFILE SECONDS [UNUSED [run|null|idle|exec]]
  *
- * Mode null runs as run does, and launches each kernel on the null stream too. Mode idle runs nothing at all: none of its queues joins scheduling, so the process is on the
- * board through its record only. Mode exec creates the UNUSED streams, prints "exec" and executes
- * itself in mode idle with 2 unused streams: the same pid, a new image, whose listener must
- * reclaim the record the first image left.
+ * Mode null runs as run does, and launches each kernel on the null stream too. Mode idle runs
+ * nothing at all: none of its queues joins scheduling, so the process is on the board through its
+ * record only. Mode exec creates the UNUSED streams, prints "exec" and executes itself in mode idle
+ * with 2 unused streams: the same pid, a new image, whose listener must reclaim the record the
+ * first image left.
  *
  * It prints "ready" once its stream has run a kernel (so it is on the board), or in mode idle
  * once its streams exist. Exit status: 0, or 3 when it gave up waiting for STOPFILE.

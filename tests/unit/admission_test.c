@@ -272,7 +272,8 @@ static void activity(void)
 {
     fake_now += 10 * GRACE; /* the queues of the cases before go idle first */
     watcher.expire_idle(fake_now);
-    struct xqueue *q = xq_create(&(struct xq_key){0x600, -1, 0}, &(struct xq_stream_props){.device = 3}, 1);
+    struct xqueue *q =
+        xq_create(&(struct xq_key){0x600, -1, 0}, &(struct xq_stream_props){.device = 3}, 1);
     xq_sched_lock();
     xq_set_decision(q, XQ_GATE_THROTTLED | XQ_GATE_TRACKED);
     xq_sched_unlock();
