@@ -44,6 +44,18 @@ static struct {
 } devices[MAX_DEVICES];
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 
+static struct {
+    hipError_t (*attribute)(int *, hipDeviceAttribute_t, int);
+    hipError_t (*get_mask)(hipStream_t, uint32_t, uint32_t *);
+} rt;
+static pthread_once_t rt_once = PTHREAD_ONCE_INIT;
+
+static void resolve(void)
+{
+    *(void **)&rt.attribute = hiphal_sym("hipDeviceGetAttribute");
+    *(void **)&rt.get_mask = hiphal_sym("hipExtStreamGetCUMask");
+}
+
 /* What the device says, from its own thread. */
 struct device_query {
     int device;
@@ -57,15 +69,14 @@ static void query_device(void *arg)
 {
     struct device_query *q = arg;
     hipError_t (*set_device)(int) = hiphal_sym("hipSetDevice");
-    hipError_t (*attribute)(int *, hipDeviceAttribute_t, int) = hiphal_sym("hipDeviceGetAttribute");
-    hipError_t (*get_mask)(hipStream_t, uint32_t, uint32_t *) = hiphal_sym("hipExtStreamGetCUMask");
-    q->ok = set_device && attribute && get_mask && set_device(q->device) == hipSuccess &&
-            attribute(&q->cus, hipDeviceAttributeMultiprocessorCount, q->device) == hipSuccess &&
+    pthread_once(&rt_once, resolve);
+    q->ok = set_device && rt.attribute && rt.get_mask && set_device(q->device) == hipSuccess &&
+            rt.attribute(&q->cus, hipDeviceAttributeMultiprocessorCount, q->device) == hipSuccess &&
             q->cus > 0 && q->cus <= HIPHAL_RESERVE_MAX_CUS;
     if (!q->ok)
         return;
     q->words = ((uint32_t)q->cus + 31) / 32;
-    q->ok = get_mask(NULL, q->words, q->mask) == hipSuccess;
+    q->ok = rt.get_mask(NULL, q->words, q->mask) == hipSuccess;
 }
 
 static unsigned popcount(const uint32_t *mask, uint32_t words)
@@ -142,18 +153,6 @@ static void prepare(int device, const struct gp_amount *amount)
            "device %d: %u of its %u compute units reserved for the process's highest priority "
            "(GPUPRIO_CU_RESERVE=%s)",
            device, reserve, enabled, setting(text, sizeof text, amount));
-}
-
-static struct {
-    hipError_t (*attribute)(int *, hipDeviceAttribute_t, int);
-    hipError_t (*get_mask)(hipStream_t, uint32_t, uint32_t *);
-} rt;
-static pthread_once_t rt_once = PTHREAD_ONCE_INIT;
-
-static void resolve(void)
-{
-    *(void **)&rt.attribute = hiphal_sym("hipDeviceGetAttribute");
-    *(void **)&rt.get_mask = hiphal_sym("hipExtStreamGetCUMask");
 }
 
 void hiphal_stream_cus(hipStream_t stream, int device, struct xq_cus *out)
