@@ -131,6 +131,8 @@ extern const char *const demo_table_names[NTABLES]; /* the words of --table */
 
 /* The row with this id, or NULL. */
 const scenario *demo_find_scenario(const char *id);
+/* The row a row's LC (be false) or BE (be true) ratios refer to, or NULL if there is none. */
+const scenario *demo_baseline_row(const scenario *sc, bool be);
 
 extern const char *const demo_role_names[NROLES]; /* (rows.c) the words of --role */
 

@@ -42,13 +42,6 @@ static const char *prio_name(demo_prio p)
 
 /* ---- baselines ---- */
 
-/* The row a row's LC (be false) or BE (be true) ratios refer to, or NULL if there is none. */
-static const scenario *baseline_row(const scenario *sc, bool be)
-{
-    const char *id = be ? sc->be_baseline : sc->lc_baseline;
-    return demo_find_scenario(id ? id : be ? BE_BASELINE : LC_BASELINE);
-}
-
 /* Whether two NULL-terminated lists (NULL: empty) have the same entries, in any order. */
 static bool same_entries(const char *const *a, const char *const *b)
 {
@@ -84,7 +77,7 @@ static bool comparable(const scenario *sc, const scenario *base, bool be, const 
 static const row_result *baseline_result(const scenario *sc, bool be, const options *o,
                                          const row_result *res, const bool *ok)
 {
-    const scenario *base = baseline_row(sc, be);
+    const scenario *base = demo_baseline_row(sc, be);
     if (!base || !comparable(sc, base, be, o))
         return NULL;
     size_t i = (size_t)(base - demo_scenarios);
@@ -487,7 +480,7 @@ static bool has_own_terms(const scenario *sc)
 static void print_ratio_terms(FILE *f, const char *what, const scenario *sc, bool be,
                               const options *o)
 {
-    const scenario *base = baseline_row(sc, be);
+    const scenario *base = demo_baseline_row(sc, be);
     if (!base)
         fprintf(f, "  %s - (no baseline)", what);
     else if (!comparable(sc, base, be, o))

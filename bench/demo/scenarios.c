@@ -168,13 +168,17 @@ bool demo_row_selected(const options *o, size_t i)
         const scenario *r = &demo_scenarios[j];
         if (r->table != (demo_table)o->table)
             continue;
-        const char *lc = r->lc_baseline ? r->lc_baseline : LC_BASELINE;
-        const char *be = r->be_baseline ? r->be_baseline : BE_BASELINE;
-        if (((r->lc || r->lc2) && strcmp(lc, sc->id) == 0) ||
-            (r->be_workers && strcmp(be, sc->id) == 0))
+        if (((r->lc || r->lc2) && demo_baseline_row(r, false) == sc) ||
+            (r->be_workers && demo_baseline_row(r, true) == sc))
             return true;
     }
     return false;
+}
+
+const scenario *demo_baseline_row(const scenario *sc, bool be)
+{
+    const char *id = be ? sc->be_baseline : sc->lc_baseline;
+    return demo_find_scenario(id ? id : be ? BE_BASELINE : LC_BASELINE);
 }
 
 const scenario *demo_find_scenario(const char *id)
