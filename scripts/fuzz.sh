@@ -16,11 +16,6 @@ fi
 count=$1
 first=${2:-$(od -An -N4 -tu4 /dev/urandom | tr -d ' ')}
 case $count$first in *[!0-9]*) echo "$0: N and FIRST_SEED are numbers" >&2; exit 2 ;; esac
-dir=${BUILD_DIR:-build-test/gcc}
-if [ ! -x "$dir/tests/fuzz/fuzz_prog" ]; then
-    sh scripts/install-deps.sh
-    cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-    cmake --build "$dir" -j "$(nproc 2>/dev/null || echo 2)" >/dev/null
-fi
+. scripts/test-tree.sh
 echo "fuzz: seeds $first.. ($count)"
 exec sh tests/fuzz/fuzz.sh "$dir/tests/fuzz/fuzz_prog" "$dir/src/libgpuprio-hip.so" "$first" "$count"

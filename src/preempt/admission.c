@@ -261,10 +261,12 @@ static bool mark_idle(struct xqueue *q)
     return true;
 }
 
-/* With the scheduling lock held. */
+/* With the scheduling lock held. A queue that another process marked stalled (XQ_GATE_STALLED)
+ * and that moves again holds others back again from here on. */
 static void activate_locked(struct xqueue *q)
 {
-    if (mark_active(q))
+    bool was_stalled = atomic_fetch_and(&xq_st(q)->gate, ~XQ_GATE_STALLED) & XQ_GATE_STALLED;
+    if (mark_active(q) || was_stalled)
         hooks.activity_changed(q->device);
 }
 
@@ -373,7 +375,7 @@ bool xq_try_admit(struct xqueue *q, struct xq_ticket *t, unsigned entry, uint64_
     }
     if (!reserve(q, t, false, retry_at))
         return false;
-    if (!atomic_load(&xq_st(q)->active))
+    if (!atomic_load(&xq_st(q)->active) || (atomic_load(&xq_st(q)->gate) & XQ_GATE_STALLED))
         activate(q, t);
     admitted(t);
     return true;
@@ -389,7 +391,7 @@ void xq_admit(struct xqueue *q, struct xq_ticket *t, unsigned entry, uint64_t wh
     admitted(t);
 }
 
-/* Gives back n slots of q, of commands predicted to cost cost_ns. */
+/* Gives back n slots of q, of commands predicted to cost cost_ns; without any lock held. */
 static void free_slots(struct xqueue *q, unsigned n, uint64_t cost_ns, uint64_t now)
 {
     if (cost_ns)
@@ -397,6 +399,11 @@ static void free_slots(struct xqueue *q, unsigned n, uint64_t cost_ns, uint64_t 
     uint64_t before = atomic_fetch_sub(&xq_st(q)->gate, n);
     if (XQ_GATE_IN_FLIGHT(before) == n)
         atomic_store(&q->last_done_ns, now);
+    if (before & XQ_GATE_STALLED) { /* it moved: it holds others back again */
+        xq_sched_lock();
+        activate_locked(q);
+        xq_sched_unlock();
+    }
 }
 
 /* Room for one more marker (q->mu held); false when memory ran out. */

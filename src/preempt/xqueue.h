@@ -76,6 +76,10 @@ struct xq_stream_props {
 /* Level 2 (devgate.h): the queue is held on the device by its gates, so it is not throttled on
  * the host. Set by its owner's scheduler only; other processes' decisions leave it alone. */
 #define XQ_GATE_DEVICE (UINT64_C(1) << 60)
+/* Another process saw the queue active with no command submitted or completed for
+ * GPUPRIO_WATCHDOG_MS (its process stopped, or hung): decisions take it for idle, so that it holds
+ * nobody back, until it moves again and its owner clears the bit (sched_board.c). */
+#define XQ_GATE_STALLED (UINT64_C(1) << 59)
 #define XQ_GATE_IN_FLIGHT(g) ((uint32_t)(g))
 
 /*

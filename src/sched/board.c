@@ -237,6 +237,8 @@ static int check_and_map(int fd, bool writable, bool own, struct gp_board *b, co
         return -EINVAL;
     }
     b->f = p;
+    b->dev = st.st_dev;
+    b->ino = st.st_ino;
     atomic_store(&b->broken, false);
     return 0;
 }
@@ -367,7 +369,8 @@ int gp_board_list(const char *dir, uid_t uid, int (*fn)(const char *path, void *
         }
         n++;
     }
-    qsort(names, n, sizeof *names, by_name);
+    if (n) /* names is NULL without any: not for qsort */
+        qsort(names, n, sizeof *names, by_name);
     for (size_t i = 0; i < n && !rc; i++) {
         char path[PATH_MAX];
         snprintf(path, sizeof path, "%s/%s", dir, names[i]);
@@ -452,6 +455,20 @@ void gp_board_free(struct gp_board *b, struct gp_board_slot *s)
     clear_slot(s);
     dg_reset(gp_board_gate(b, s));
     atomic_store(&s->owner, 0);
+}
+
+bool gp_board_linked(const struct gp_board *b)
+{
+    struct stat st;
+    return lstat(b->path, &st) == 0 && st.st_dev == b->dev && st.st_ino == b->ino;
+}
+
+bool gp_board_remove_unused(struct gp_board *b)
+{
+    for (unsigned i = 0; i < gp_board_slots_used(b); i++)
+        if (atomic_load(&b->f->slots[i].owner))
+            return false;
+    return gp_board_linked(b) && unlink(b->path) == 0;
 }
 
 /* ---- lock and notification ---- */

@@ -149,6 +149,8 @@ struct gp_board_file {
 struct gp_board {
     struct gp_board_file *f;
     char path[256];
+    dev_t dev; /* the file's identity, to tell whether path still names it */
+    ino_t ino;
     _Atomic bool broken; /* its lock was held too long: this process goes on without it */
 };
 
@@ -218,6 +220,16 @@ void gp_board_free(struct gp_board *b, struct gp_board_slot *s);
  */
 int gp_board_lock(struct gp_board *b);
 void gp_board_unlock(struct gp_board *b);
+
+/*
+ * The last process to leave a board removes its file (board.md, "The file"), so that nothing is
+ * left behind once nobody uses the device. Both calls need the lock. gp_board_remove_unused
+ * unlinks the file when no slot is in use and its path still names it; true when it did. A
+ * process that joins checks gp_board_linked once it holds a slot (its record), and opens the
+ * board again if the file was removed in between: after that, the slot keeps it linked.
+ */
+bool gp_board_remove_unused(struct gp_board *b);
+bool gp_board_linked(const struct gp_board *b);
 
 /* Something changed: bumps the sequence word and wakes every process waiting on it. */
 void gp_board_notify(struct gp_board *b);

@@ -166,6 +166,56 @@ static bool reclaim_dead(struct device_board *d)
     return any;
 }
 
+/* ---- stalled queues ---- */
+
+/*
+ * A queue of another process that stays active while nothing of it is submitted or completed for
+ * GPUPRIO_WATCHDOG_MS holds every queue below it on the device back for as long: its process was
+ * stopped (SIGSTOP, a debugger) or hangs, and so does its watcher, which would make it idle. The
+ * listener of a process that has queues held back watches the active slots of others for that,
+ * and marks such a queue stalled (XQ_GATE_STALLED): decisions take it for idle until it moves
+ * again and its owner clears the mark (admission.c). This is the watchdog across processes: the
+ * host wait's own watchdog counts other processes' completions as progress, so one process's
+ * progress could keep a stopped one's hold alive forever, and a gate closed on the device has no
+ * watchdog at all. Like the host's, it cannot tell a hang from a single kernel that runs longer.
+ */
+struct stall_watch {
+    uint64_t owner, incarnation; /* whose queue the slot held when last seen */
+    uint64_t moves;              /* its submitted and completed commands then */
+    uint64_t since;              /* when they last changed */
+};
+
+static bool mark_stalled(struct device_board *d, struct stall_watch *seen, uint64_t now)
+{
+    static uint64_t watchdog_ns;
+    if (!watchdog_ns)
+        watchdog_ns = 1000000 * gp_opt_uint(GP_OPT_WATCHDOG_MS);
+    bool any = false;
+    for (unsigned i = 0; i < gp_board_slots_used(&d->b); i++) {
+        struct gp_board_slot *s = &d->b.f->slots[i];
+        struct stall_watch *w = &seen[i];
+        uint64_t owner = atomic_load(&s->owner), incarnation = atomic_load(&s->incarnation);
+        uint64_t moves = atomic_load(&s->st.submitted) + atomic_load(&s->st.completed);
+        if (GP_SLOT_STATE(owner) != GP_SLOT_LIVE || !sb_foreign(s) ||
+            !atomic_load(&s->st.active) || (atomic_load(&s->st.gate) & XQ_GATE_STALLED) ||
+            owner != w->owner || incarnation != w->incarnation || moves != w->moves) {
+            *w = (struct stall_watch){owner, incarnation, moves, now};
+            continue;
+        }
+        if (now - w->since < watchdog_ns)
+            continue;
+        atomic_fetch_or(&s->st.gate, XQ_GATE_STALLED);
+        w->since = now;
+        any = true;
+        gp_log(GP_LOG_INFO,
+               "queue %#llx of process %u on %s was active with nothing submitted or completed "
+               "for %llu ms: it holds nobody back until it moves again",
+               (unsigned long long)s->stream, GP_SLOT_OWNER(owner), d->b.path,
+               (unsigned long long)(watchdog_ns / 1000000));
+    }
+    return any;
+}
+
 /* A free slot of d's board; when there is none, the slots of owners that are gone are reclaimed
  * first (the listener does so only every liveness period, and a crash storm can fill a board
  * with them in less). NULL when the board is full of live owners. */
@@ -187,6 +237,7 @@ static void *listener_main(void *arg)
     prctl(PR_SET_NAME, (unsigned long)"gpuprio-board", 0, 0, 0);
     uint32_t seen = atomic_load(&d->b.f->h.seq);
     uint64_t next_check = 0;
+    struct stall_watch *watch = calloc(GP_BOARD_SLOTS, sizeof *watch); /* NULL: not watched */
     while (!atomic_load(&stopping)) {
         bool held = up.device_held(device);
         atomic_store(&d->dozing, !held);
@@ -206,9 +257,12 @@ static void *listener_main(void *arg)
         if (now >= next_check) {
             next_check = now + (held ? LIVENESS_HELD_NS : LIVENESS_IDLE_NS);
             decide |= reclaim_dead(d);
+            if (held && watch)
+                decide |= mark_stalled(d, watch, now);
         }
         up.changed(device, decide);
     }
+    free(watch);
     return NULL;
 }
 
@@ -313,6 +367,44 @@ void sb_record_applied(int device, int priority)
 
 /* ---- joining and leaving ---- */
 
+/*
+ * The last process to leave a board removes its file (gp_board_remove_unused). One that opened
+ * the file just before may have claimed its record in it after the removal: whether the file is
+ * still there is asked under the lock, which the remover held from its look at the slots to the
+ * unlink, once the record is claimed (from then on, the record keeps the file). Without a record
+ * (a full board) there is nothing to ask: such a board is not removed while it is full.
+ */
+static bool still_there(struct device_board *d)
+{
+    if (!atomic_load(&d->record) || gp_board_lock(&d->b) != 0)
+        return true;
+    bool linked = gp_board_linked(&d->b);
+    gp_board_unlock(&d->b);
+    return linked;
+}
+
+static void drop_record(struct device_board *d)
+{
+    struct gp_board_slot *r = atomic_exchange(&d->record, NULL);
+    while (atomic_load(&d->publishers))
+        sched_yield();
+    if (r)
+        gp_board_free(&d->b, r);
+}
+
+/* At exit, after our slots were freed: removes the board if nobody else uses it (dead owners'
+ * slots reclaimed first). */
+static void remove_if_last(struct device_board *d)
+{
+    reclaim_dead(d);
+    if (gp_board_lock(&d->b) != 0)
+        return;
+    if (gp_board_remove_unused(&d->b))
+        gp_log(GP_LOG_DEBUG, "removed the board %s: this process was the last to use it",
+               d->b.path);
+    gp_board_unlock(&d->b);
+}
+
 static void leave_all(void);
 
 static void start_listener(struct device_board *d)
@@ -374,16 +466,22 @@ void sb_join(int device)
                device);
         goto out;
     }
-    if (gp_board_open(key, &d->b, &why) != 0) {
-        gp_log(GP_LOG_WARN,
-               "the board %s %s; device %d is scheduled within this process only "
-               "(GPUPRIO_BOARD=off does that without this warning)",
-               d->b.path, why, device);
-        goto out;
+    for (int tries = 1;; tries++) {
+        if (gp_board_open(key, &d->b, &why) != 0) {
+            gp_log(GP_LOG_WARN,
+                   "the board %s %s; device %d is scheduled within this process only "
+                   "(GPUPRIO_BOARD=off does that without this warning)",
+                   d->b.path, why, device);
+            goto out;
+        }
+        claim_record(d, device);
+        if (tries == 3 || still_there(d))
+            break;
+        drop_record(d);
+        gp_board_close(&d->b);
     }
     prepare_gates(d, device);
     atomic_store(&d->ok, true);
-    claim_record(d, device);
     start_listener(d);
 out:
     gp_mutex_unlock(&boards_mu, GP_RANK_BOARDS);
@@ -539,8 +637,10 @@ static void leave_all(void)
     free_own_slots();
     xq_sched_unlock();
     for (int i = 0; i < SB_MAX_DEVICES; i++)
-        if (atomic_load(&boards[i].ok))
+        if (atomic_load(&boards[i].ok)) {
             up.changed(i, true);
+            remove_if_last(&boards[i]);
+        }
 }
 
 void sb_reset(void)

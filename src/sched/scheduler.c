@@ -79,6 +79,12 @@ static bool push(struct sched_queue e, struct xqueue *q, struct xq_state *st, st
     return true;
 }
 
+/* Whether a queue counts as active in decisions: a stalled one holds nobody back (xqueue.h). */
+static bool counts_active(const struct xq_state *st)
+{
+    return atomic_load(&st->active) && !(atomic_load(&st->gate) & XQ_GATE_STALLED);
+}
+
 static void collect(struct xqueue *q, void *arg)
 {
     (void)arg;
@@ -88,9 +94,7 @@ static void collect(struct xqueue *q, void *arg)
     int priority = atomic_load(&st->priority);
     if (priority > snap_own_top)
         snap_own_top = priority;
-    push((struct sched_queue){.device = q->device,
-                              .priority = priority,
-                              .active = atomic_load(&st->active) != 0},
+    push((struct sched_queue){.device = q->device, .priority = priority, .active = counts_active(st)},
          q, NULL, NULL);
 }
 
@@ -103,9 +107,8 @@ static void collect_board(const struct gp_board *b, int device)
         int priority = atomic_load(&s->st.priority);
         if (!gp_priority_valid(priority))
             continue; /* not a value any gpuprio writes: ignore it rather than obey it */
-        push((struct sched_queue){.device = device,
-                                  .priority = priority,
-                                  .active = atomic_load(&s->st.active) != 0},
+        push((struct sched_queue){.device = device, .priority = priority,
+                                  .active = counts_active(&s->st)},
              NULL, &s->st, gp_board_gate(b, s));
     }
 }

@@ -252,8 +252,9 @@ struct sim_peer {
     uint64_t start; /* the process's start time, in clock ticks since boot; 0: unknown */
 };
 void sim_peer_self(struct sim_peer *me);
-/* Whether the process pid that started at start (0: unknown) has ended; a zombie has. */
-bool sim_peer_gone(int32_t pid, uint64_t start);
+/* Whether the process pid that started at start (0: unknown) has ended (a zombie has) or is
+ * stopped: either way it does not run its kernels, and what it holds of a device must be freed. */
+bool sim_peer_absent(int32_t pid, uint64_t start);
 
 /* ---- trace (sim_core.c); called without the lock ---- */
 

@@ -8,6 +8,10 @@
  * time (field 22 of /proc/PID/stat, in clock ticks since boot), and a process is gone when
  * /proc has no such pid, when it is a zombie, or when its start time differs. Without /proc,
  * kill(pid, 0) is the fallback.
+ *
+ * A stopped process (SIGSTOP, a debugger) is absent as well, though not gone: a real device runs
+ * what a stopped process queued on without it, while here its kernels are its own threads, which
+ * are stopped with it.
  */
 #include "sim_internal.h"
 
@@ -64,7 +68,7 @@ void sim_peer_self(struct sim_peer *me)
     *me = cached;
 }
 
-bool sim_peer_gone(int32_t pid, uint64_t start)
+bool sim_peer_absent(int32_t pid, uint64_t start)
 {
     if (pid <= 0)
         return true;
@@ -74,6 +78,6 @@ bool sim_peer_gone(int32_t pid, uint64_t start)
     if (rc == -ENOENT)
         return true;
     if (rc == 0)
-        return state == 'Z' || state == 'X' || state == 'x' || (start && now_start != start);
+        return strchr("ZXxTt", state) || (start && now_start != start);
     return kill(pid, 0) < 0 && errno == ESRCH;
 }

@@ -28,6 +28,10 @@
  *   - a waiter that has waited SLOTS_REAP_MS, and again every SLOTS_REAP_MS, frees the tickets
  *     of processes that have ended (sim_peer.c: zombies and reused pids included); a dead
  *     process's waiting ticket thus counts as if its kernel ran in no time;
+ *   - so does a waiter with the tickets of a stopped process (SIGSTOP), whose kernels a real
+ *     device would run on without it: its running kernels end there, and its waiting ones give
+ *     way. Resumed, its threads find their tickets freed: a waiting one takes a new ticket, and
+ *     releasing a freed one does nothing;
  *   - the file is built under a temporary name and linked into place, so that a creator that
  *     dies leaves at most a stray temporary file, never a device that is half set up.
  * A process that execs keeps its pid and start time: the new image frees the old image's
@@ -284,9 +288,10 @@ static bool same_peer(const struct sim_peer *a, const struct sim_peer *b)
     return a->pid == b->pid && a->start == b->start;
 }
 
-/* Frees the tickets of processes that have ended. Asking /proc about them is too slow to do
- * while every process waits for the lock, so the lock is taken twice around it. */
-static void reap_dead(struct sim_slots *s)
+/* Frees the tickets of processes that have ended or are stopped (sim_peer_absent). Asking /proc
+ * about them is too slow to do while every process waits for the lock, so the lock is taken twice
+ * around it. */
+static void reap_absent(struct sim_slots *s)
 {
     struct sim_peer me, peers[SLOTS_REAP_MAX];
     int n = 0, dead = 0;
@@ -306,7 +311,7 @@ static void reap_dead(struct sim_slots *s)
     }
     slots_unlock(s);
     for (int i = 0; i < n; i++)
-        if (sim_peer_gone(peers[i].pid, peers[i].start))
+        if (sim_peer_absent(peers[i].pid, peers[i].start))
             peers[dead++] = peers[i];
     if (!dead)
         return;
@@ -335,7 +340,7 @@ static void wait_turn(struct sim_slots *s, uint64_t *reap_at)
     } else if (now >= *reap_at) {
         *reap_at = now + SLOTS_REAP_MS * 1000000ull;
         slots_unlock(s);
-        reap_dead(s);
+        reap_absent(s);
         slots_lock(s);
         return; /* the reap may have made way: look again before sleeping */
     }
@@ -395,25 +400,30 @@ uint64_t sim_slots_acquire(struct sim_slots *s, const struct sim_slot_request *r
     struct sim_peer me;
     sim_peer_self(&me);
     int32_t prio = r->priority < -1 ? -1 : r->priority > 1 ? 1 : r->priority;
-    uint64_t mask = r->mask & all_slots(s), reap_at = 0, t, take;
+    uint64_t mask = r->mask & all_slots(s), reap_at = 0, t, take = 0;
+    struct ticket_entry *e;
     slots_lock(s);
-    /* The ring is full while the entry the next ticket needs still speaks for an unfinished one. */
-    while ((t = atomic_load(&s->next_ticket)) >= SLOTS_RING && unfinished(s, t - SLOTS_RING))
-        wait_turn(s, &reap_at);
-    /* The entry first, then the counter: a process that dies in between leaves an entry that
-     * speaks for a ticket not yet issued, which the next taker overwrites. */
-    struct ticket_entry *e = entry_of(s, t);
-    atomic_store(&e->ticket, t);
-    atomic_store(&e->pid, me.pid);
-    atomic_store(&e->start, me.start);
-    atomic_store(&e->priority, prio);
-    atomic_store(&e->mask, mask ? mask : all_slots(s));
-    atomic_store(&e->width, r->width ? r->width : 1);
-    atomic_store(&e->held, 0);
-    atomic_store(&e->state, TICKET_WAITING);
-    atomic_store(&s->next_ticket, t + 1);
-    while (!(take = granted(s, t)))
-        wait_turn(s, &reap_at);
+    do {
+        /* The ring is full while the entry the next ticket needs still speaks for an unfinished
+         * one. */
+        while ((t = atomic_load(&s->next_ticket)) >= SLOTS_RING && unfinished(s, t - SLOTS_RING))
+            wait_turn(s, &reap_at);
+        /* The entry first, then the counter: a process that dies in between leaves an entry
+         * that speaks for a ticket not yet issued, which the next taker overwrites. */
+        e = entry_of(s, t);
+        atomic_store(&e->ticket, t);
+        atomic_store(&e->pid, me.pid);
+        atomic_store(&e->start, me.start);
+        atomic_store(&e->priority, prio);
+        atomic_store(&e->mask, mask ? mask : all_slots(s));
+        atomic_store(&e->width, r->width ? r->width : 1);
+        atomic_store(&e->held, 0);
+        atomic_store(&e->state, TICKET_WAITING);
+        atomic_store(&s->next_ticket, t + 1);
+        /* Freed while the process was stopped: it queues again, behind those that went on. */
+        while (unfinished(s, t) && !(take = granted(s, t)))
+            wait_turn(s, &reap_at);
+    } while (!unfinished(s, t));
     atomic_store(&e->held, take);
     atomic_store(&e->state, TICKET_RUNNING);
     slots_unlock(s);

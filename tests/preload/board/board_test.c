@@ -16,6 +16,9 @@
  *               watchdog, because it notices the dead owner's slot and reclaims it.
  * kill-low      a low-priority process killed while suspended: the high-priority one does
  *               not notice (it finishes every burst within the bound).
+ * stop-high     the high-priority process stopped (SIGSTOP) for 800 ms in the middle of its
+ *               bursts: the low-priority one goes on after the watchdog (200 ms), not after the
+ *               stop; once continued, the high-priority process holds it back again.
  * churn         200 short-lived processes of mixed priorities come and go next to two
  *               long-running ones: no slot is left behind, everyone finishes; prints how
  *               long the churn took.
@@ -344,6 +347,57 @@ static void kill_high(void)
     EXPECT(ms >= 0 && ms < 100);
 }
 
+/*
+ * The high-priority process stopped (SIGSTOP) in the middle of its bursts, which keeps its queue
+ * active: the low-priority process is held only until another process's listener finds the queue
+ * stalled (GPUPRIO_WATCHDOG_MS, 200 here, plus its 20-ms look), not for the whole stop; and once
+ * the high-priority process continues, its queue holds the low one back again (the stall mark is
+ * cleared when it moves).
+ */
+static void stop_high(void)
+{
+    /* Back to back: its queue is active throughout, the stop included. */
+    static const char *const bursts[] = {"1", "burst", "40", "4", "1000", "0", NULL};
+    setenv("GPUPRIO_WATCHDOG_MS", "200", 1);
+    struct proc high = spawn_ready("high", NULL, bursts);
+    struct proc low = spawn_ready("low", NULL, low_load);
+    unsetenv("GPUPRIO_WATCHDOG_MS");
+    go(&low);
+    go(&high);
+    usleep(40000);
+    uint64_t stopped = now_ns();
+    kill(high.pid, SIGSTOP);
+    usleep(800000);
+    uint64_t resumed = now_ns();
+    kill(high.pid, SIGCONT);
+    EXPECT(finish(&high, NULL) == 0);
+    EXPECT(finish(&low, NULL) == 0);
+    read_trace();
+    EXPECT(count_tag(TAG_HIGH) == 160);
+    EXPECT(count_tag(TAG_LOW) == 500);
+    uint64_t low_again = UINT64_MAX;
+    int held_after = 0;
+    for (size_t i = 0; i < nk; i++) {
+        if (k[i].tag == TAG_LOW && k[i].start >= stopped && k[i].start < low_again)
+            low_again = k[i].start;
+        if (k[i].tag != TAG_HIGH || k[i].submit < resumed + 50000000u)
+            continue;
+        /* Submitted once the high process had run on for 50 ms: the low one is held again. */
+        int overtaking = 0;
+        for (size_t j = 0; j < nk; j++)
+            overtaking += k[j].tag == TAG_LOW && k[j].start >= k[i].submit && k[j].start < k[i].start;
+        if (overtaking > held_after)
+            held_after = overtaking;
+    }
+    double ms = low_again == UINT64_MAX ? -1 : (double)(low_again - stopped) / 1e6;
+    printf("SIGSTOP of the high-priority process in its bursts (level %s): the low-priority one "
+           "started kernels again %.1f ms later (watchdog 200 ms); after SIGCONT, a high-priority "
+           "kernel waited behind at most %d of its kernels (window %d)\n",
+           level(), ms, held_after, WINDOW);
+    EXPECT(ms >= 150 && ms < 200 + 150);
+    EXPECT(held_after <= WINDOW);
+}
+
 /* The most kernels of tag submitted and not yet started when a kernel of tag `above` was
  * submitted: how deep its queue ran when something of higher priority came. */
 static int deepest(int tag, int above)
@@ -562,7 +616,7 @@ static void churn(void)
 int main(int argc, char **argv)
 {
     if (argc != 4) {
-        fprintf(stderr, "usage: board_test two|three|unscheduled|kill-high|kill-low|churn|many|"
+        fprintf(stderr, "usage: board_test two|three|unscheduled|kill-high|kill-low|stop-high|churn|many|"
                         "full-of-dead|gate-deep|gate-capture|gate-shared WORKER SHIM\n");
         return 2;
     }
@@ -593,6 +647,8 @@ int main(int argc, char **argv)
         kill_high();
     else if (!strcmp(t, "kill-low"))
         kill_low();
+    else if (!strcmp(t, "stop-high"))
+        stop_high();
     else if (!strcmp(t, "churn"))
         churn();
     else if (!strcmp(t, "gate-deep"))

@@ -1,7 +1,8 @@
 #!/bin/sh
 # refused.sh WORKER SHIM: a board that is not right (another version, the wrong size, garbage,
 # open to others, another owner, a symbolic link planted at its path) is refused with exactly
-# one warning naming it, and the program runs on as without a board: same output, exit 0.
+# one warning naming it, and the program runs on as without a board: same output, exit 0. A
+# good board is removed by the last process to leave it (and a refused one is left alone).
 set -u
 worker=$1 shim=$2
 dir=$(mktemp -d /tmp/gpuprio-refused-XXXXXX)
@@ -25,8 +26,23 @@ run() { # NAME: runs the worker under the shim; checks output, status and the on
 }
 run "a new board" 0
 board=$(echo "$dir"/gpuprio-"$(id -u)"-v*-sim_"${name}"_00) # the version is in its name
-[ -f "$board" ] || { echo "FAIL: no board was created at $board"; exit 1; }
+[ -e "$board" ] && { echo "FAIL: the last process to use $board left it behind"; exit 1; }
+# A good board to spoil: copied while a process holds it (hold: it waits for a second line).
+mkfifo "$dir/in"
+LD_PRELOAD=$shim GPUPRIO_PRIORITY=high "$worker" 1 hold 100 <"$dir/in" >"$dir/held" 2>&1 &
+holder=$!
+exec 3>"$dir/in"
+echo go >&3
+tries=0
+until grep -q ready "$dir/held" || [ $tries = 200 ]; do sleep 0.05; tries=$((tries + 1)); done
+board=$(echo "$dir"/gpuprio-"$(id -u)"-v*-sim_"${name}"_00)
+[ -f "$board" ] || { echo "FAIL: no board was created at $board"; kill $holder; exit 1; }
 cp "$board" "$dir/good"
+echo go >&3
+exec 3>&-
+wait $holder || { echo "FAIL: the process holding the board failed:"; cat "$dir/held"; exit 1; }
+[ -e "$board" ] && { echo "FAIL: the last process to use $board left it behind"; exit 1; }
+echo "ok the last process to leave the board removed it"
 fresh() { rm -f "$board"; cp "$dir/good" "$board"; chmod 600 "$board"; }
 
 fresh; printf '\377' | dd of="$board" bs=1 seek=8 conv=notrunc 2>/dev/null

@@ -1,0 +1,555 @@
+/*
+ * chaos.c - processes of a shared simulated device that die, stop and come and go around each
+ * other (issue 16). Every process is a chaos_worker under the shim, on one board in a private
+ * directory, with HIPSIM_SHARED naming one device with two compute slots.
+ *
+ *   chaos chaos STEPS WORKER SHIM TOOL
+ *       Four workers (mode run) of random priorities and levels work while, for STEPS steps of
+ *       100 to 300 ms, this driver kills random ones with SIGKILL, stops others with SIGSTOP
+ *       for 1 to 1.6 s (longer than the bound below, so a hold that lasts as long as a stop is
+ *       caught) and resumes them, and starts new ones to keep four, and now and then asks
+ *       `TOOL top --json --all` what it shows. Checks:
+ *         - every worker not killed exits 0 having found every result right;
+ *         - no HIP call of any worker took longer than GPUPRIO_WATCHDOG_MS plus the reclaim
+ *           time plus a margin (HELD_BOUND_MS: the worker leaves out calls during which it was
+ *           stopped itself);
+ *         - top never shows a process that had ended and been reaped before top started;
+ *         - after the last worker exits, no board slot and no file is left in the board
+ *           directory.
+ *   chaos brief COUNT WORKER SHIM TOOL
+ *       COUNT short-lived workers, eight at a time, end in every way (mode brief: return from
+ *       main, exit() from a thread, a signal raised, abort(); and SIGKILL from here while they
+ *       work) next to a long-running one: each exit status is the one its way of ending gives;
+ *       after every 100 of them, board use goes back to the long-running worker's slots within
+ *       3 s (the dead's slots are reclaimed: no growth); the long-running worker is right; and
+ *       nothing is left behind at the end.
+ *
+ * CHAOS_SEED (default 1) seeds every random choice here and in the workers; a failure prints it.
+ * Output: one line per finding, then a summary line and OK or FAILED (exit status 1).
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "board.h"
+
+#define WORKERS 4
+#define WATCHDOG_MS 250
+/* The reclaim time: a held process looks for dead owners every 20 ms (sched_board.c); then the
+ * margin for the workers' own bursts and a slow machine (TSan). */
+#define HELD_BOUND_MS (WATCHDOG_MS + 20 + 230)
+#define STOP_MIN_MS 1000
+#define STOP_SPREAD_MS 600
+#define FINISH_LIMIT_S 120
+
+static const char *worker, *shim, *tool;
+static char dir[64], name[32];
+static unsigned seed, first_seed;
+static int failures;
+
+#define FAIL(...)                                                                                  \
+    do {                                                                                           \
+        failures++;                                                                                \
+        printf("FAIL: " __VA_ARGS__);                                                              \
+        printf(" (CHAOS_SEED=%u)\n", first_seed);                                                        \
+    } while (0)
+
+static uint64_t now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+static unsigned rnd(unsigned n)
+{
+    return (unsigned)rand_r(&seed) % n;
+}
+
+static void sleep_ms(unsigned ms)
+{
+    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+/* ---- workers ---- */
+
+enum end { END_RUN, END_RETURN, END_THREAD_EXIT, END_SIGNAL, END_ABORT, END_KILLED };
+static const char *const end_how[] = {"run", "return", "thread-exit", "signal", "abort", "wait"};
+
+struct worker {
+    pid_t pid;
+    enum end end;
+    const char *priority, *level;
+    bool stopped, killed;
+    uint64_t resume_at;
+    char log[96];
+};
+
+static const char *const priorities[] = {"critical", "high", "normal", "low", "idle"};
+
+/* Starts a worker of the given priority (NULL: a random one) and a random level, with its output
+ * in a file of the board directory; pid -1 on failure. */
+static struct worker spawn(enum end end, int rounds, const char *priority)
+{
+    static unsigned serial;
+    struct worker w = {.end = end, .priority = priority ? priority : priorities[rnd(5)],
+                       .level = rnd(2) ? "2" : "1"};
+    snprintf(w.log, sizeof w.log, "%s/worker-%u.log", dir, serial++);
+    char arg[16];
+    snprintf(arg, sizeof arg, "%d", rounds);
+    fflush(stdout);
+    w.pid = fork();
+    if (w.pid == 0) {
+        int fd = open(w.log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+        if (fd < 0 || dup2(fd, 1) < 0 || dup2(fd, 2) < 0)
+            _exit(126);
+        setenv("LD_PRELOAD", shim, 1);
+        setenv("GPUPRIO_PRIORITY", w.priority, 1);
+        setenv("GPUPRIO_LEVEL", w.level, 1);
+        if (end == END_RUN)
+            execl(worker, worker, "run", arg, (char *)NULL);
+        else
+            execl(worker, worker, "brief", end == END_KILLED ? "wait" : end_how[end], (char *)NULL);
+        _exit(127);
+    }
+    if (w.pid < 0)
+        FAIL("fork: %s", strerror(errno));
+    return w;
+}
+
+/* What the worker's status should have been, as waitpid reports it. */
+static bool status_as_chosen(const struct worker *w, int st)
+{
+    switch (w->end) {
+    case END_RUN:
+        return WIFEXITED(st) && WEXITSTATUS(st) == 0;
+    case END_RETURN:
+        return WIFEXITED(st) && WEXITSTATUS(st) == 7;
+    case END_THREAD_EXIT:
+        return WIFEXITED(st) && WEXITSTATUS(st) == 5;
+    case END_SIGNAL:
+        return WIFSIGNALED(st) && WTERMSIG(st) == SIGTERM;
+    case END_ABORT:
+        return WIFSIGNALED(st) && WTERMSIG(st) == SIGABRT;
+    case END_KILLED:
+        return WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL;
+    }
+    return false;
+}
+
+static void describe_status(int st, char *buf, size_t size)
+{
+    if (WIFEXITED(st))
+        snprintf(buf, size, "exit %d", WEXITSTATUS(st));
+    else if (WIFSIGNALED(st))
+        snprintf(buf, size, "signal %d", WTERMSIG(st));
+    else
+        snprintf(buf, size, "status %#x", st);
+}
+
+/* The longest call a finished run worker reported, in us; -1 when it did not finish right (and
+ * the log then says why: printed here). */
+static long finished_run(const struct worker *w)
+{
+    FILE *f = fopen(w->log, "r");
+    char line[256];
+    long held = -1;
+    while (f && fgets(line, sizeof line, f)) {
+        unsigned long us;
+        int rounds;
+        if (sscanf(line, "done %d held_max_us %lu", &rounds, &us) == 2) {
+            held = (long)us;
+            if (us > HELD_BOUND_MS * 1000ul)
+                printf("  worker %d: %s", (int)w->pid, line);
+        }
+        else if (!strncmp(line, "WRONG", 5) || !strncmp(line, "FATAL", 5) ||
+                 !strncmp(line, "==", 2) || strstr(line, "runtime error"))
+            printf("  worker %d: %s", (int)w->pid, line);
+    }
+    if (f)
+        fclose(f);
+    return held;
+}
+
+/* Dead workers already reaped, for the check of what top shows. */
+static pid_t reaped[4096];
+static size_t nreaped;
+
+static void forget_reaped(pid_t pid) /* a new worker got a reaped worker's pid */
+{
+    for (size_t i = 0; i < nreaped; i++)
+        if (reaped[i] == pid)
+            reaped[i] = reaped[--nreaped];
+}
+
+static long held_max_us;
+static unsigned ended_run, ended_killed, ended_other;
+
+/* Checks a worker that ended with status st. */
+static void ended(struct worker *w, int st)
+{
+    char got[32];
+    describe_status(st, got, sizeof got);
+    if (w->killed) {
+        ended_killed++;
+        if (!(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL))
+            FAIL("worker %d was killed, yet ended with %s", (int)w->pid, got);
+    } else if (!status_as_chosen(w, st)) {
+        FAIL("worker %d (%s, %s, level %s) ended with %s, not as it chose", (int)w->pid,
+             end_how[w->end], w->priority, w->level, got);
+        finished_run(w);
+    } else if (w->end == END_RUN) {
+        ended_run++;
+        long held = finished_run(w);
+        if (held < 0)
+            FAIL("worker %d (%s, level %s) did not say it finished", (int)w->pid, w->priority,
+                 w->level);
+        else if (held > (long)HELD_BOUND_MS * 1000)
+            FAIL("worker %d (%s, level %s): a call took %.1f ms (bound %d ms)", (int)w->pid,
+                 w->priority, w->level, held / 1e3, HELD_BOUND_MS);
+        if (held > held_max_us)
+            held_max_us = held;
+    } else {
+        ended_other++;
+    }
+    if (nreaped < sizeof reaped / sizeof reaped[0])
+        reaped[nreaped++] = w->pid;
+    w->pid = 0;
+}
+
+/* Reaps the workers of ws that ended (all of them with wait); how many are still there. */
+static int reap(struct worker *ws, int n, bool wait)
+{
+    int left = 0;
+    for (int i = 0; i < n; i++) {
+        if (ws[i].pid <= 0)
+            continue;
+        int st;
+        pid_t got = waitpid(ws[i].pid, &st, wait ? 0 : WNOHANG);
+        if (got == ws[i].pid)
+            ended(&ws[i], st);
+        else
+            left++;
+    }
+    return left;
+}
+
+/* ---- what is left ---- */
+
+static char board_path[256];
+
+static void find_board_path(void)
+{
+    char key[GP_BOARD_KEY_MAX];
+    snprintf(key, sizeof key, "sim:%s:00", name);
+    setenv("GPUPRIO_BOARD_DIR", dir, 1);
+    if (gp_board_path(key, board_path, sizeof board_path) != 0)
+        board_path[0] = 0;
+}
+
+/* Slots in use on the board (claimed, live or records, dead owners' included) by others than
+ * process except (0: by anyone); 0 without a board, -1 when it cannot be read. */
+static int slots_in_use(pid_t except)
+{
+    struct gp_board b;
+    const char *why;
+    if (gp_board_open_file(board_path, false, &b, &why) != 0)
+        return errno == ENOENT ? 0 : -1;
+    int n = 0;
+    for (unsigned i = 0; i < GP_BOARD_SLOTS; i++)
+    {
+        uint64_t word = atomic_load(&b.f->slots[i].owner);
+        n += word != 0 && GP_SLOT_OWNER(word) != (uint32_t)except;
+    }
+    gp_board_close(&b);
+    return n;
+}
+
+/* Files in the board directory other than the workers' logs. */
+static int files_left(void)
+{
+    DIR *d = opendir(dir);
+    int n = 0;
+    for (struct dirent *e; d && (e = readdir(d));) {
+        if (e->d_name[0] == '.' || !strncmp(e->d_name, "worker-", 7))
+            continue;
+        printf("  left in the board directory: %s\n", e->d_name);
+        n++;
+    }
+    if (d)
+        closedir(d);
+    return n;
+}
+
+/* Says who holds the slots in use on the board, for a failure. */
+static void show_slots(void)
+{
+    struct gp_board b;
+    const char *why;
+    if (gp_board_open_file(board_path, false, &b, &why) != 0)
+        return;
+    for (unsigned i = 0; i < GP_BOARD_SLOTS; i++) {
+        uint64_t word = atomic_load(&b.f->slots[i].owner);
+        if (word)
+            printf("  slot %u: process %u, state %u (%s), stream %#llx\n", i, GP_SLOT_OWNER(word),
+                   GP_SLOT_STATE(word),
+                   gp_board_owner_alive(&b.f->slots[i]) ? "alive" : "gone",
+                   (unsigned long long)b.f->slots[i].stream);
+    }
+    gp_board_close(&b);
+}
+
+static void check_nothing_left(void)
+{
+    int slots = slots_in_use(0), files = files_left();
+    printf("after the last process: %d board slots in use, %d files left\n", slots, files);
+    if (slots != 0)
+        FAIL("%d board slots left in use", slots);
+    if (files != 0)
+        FAIL("%d files left in %s", files, dir);
+}
+
+/* The resident memory of process pid in KiB, or -1. */
+static long resident_kib(pid_t pid)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/statm", (int)pid);
+    FILE *f = fopen(path, "r");
+    long size, pages = -1;
+    if (f && fscanf(f, "%ld %ld", &size, &pages) != 2)
+        pages = -1;
+    if (f)
+        fclose(f);
+    return pages < 0 ? -1 : pages * (sysconf(_SC_PAGESIZE) / 1024);
+}
+
+/* ---- top ---- */
+
+/* Runs TOOL top --json --all; fails for every pid it shows that was reaped before it ran. */
+static void check_top(void)
+{
+    size_t dead_before = nreaped;
+    pid_t dead[4096];
+    memcpy(dead, reaped, dead_before * sizeof *dead);
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "'%s' top --json --all", tool);
+    FILE *p = popen(cmd, "r");
+    if (!p) {
+        FAIL("cannot run %s", cmd);
+        return;
+    }
+    char buf[1 << 16];
+    size_t len = fread(buf, 1, sizeof buf - 1, p);
+    buf[len] = 0;
+    int st = pclose(p);
+    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+        FAIL("gpuprio top exited with status %#x", st);
+    for (const char *at = buf; (at = strstr(at, "\"pid\": ")); at++) {
+        long pid = strtol(at + 7, NULL, 10);
+        for (size_t i = 0; i < dead_before; i++)
+            if (dead[i] == pid)
+                FAIL("gpuprio top showed process %ld, which had ended", pid);
+    }
+}
+
+/* ---- the tests ---- */
+
+static void chaos(int steps)
+{
+    struct worker ws[WORKERS] = {{0}};
+    unsigned kills = 0, stops = 0, starts = 0, tops = 0;
+    for (int step = 0; step < steps; step++) {
+        reap(ws, WORKERS, false);
+        uint64_t now = now_ms();
+        for (int i = 0; i < WORKERS; i++)
+            if (ws[i].pid > 0 && ws[i].stopped && now >= ws[i].resume_at) {
+                kill(ws[i].pid, SIGCONT);
+                ws[i].stopped = false;
+            }
+        for (int i = 0; i < WORKERS; i++)
+            if (ws[i].pid <= 0) {
+                ws[i] = spawn(END_RUN, 200 + (int)rnd(400), NULL);
+                forget_reaped(ws[i].pid);
+                starts++;
+            }
+        struct worker *w = &ws[rnd(WORKERS)];
+        switch (rnd(4)) {
+        case 0: /* SIGKILL, stopped or not */
+            if (w->pid > 0 && !w->killed) {
+                w->killed = true;
+                kill(w->pid, SIGKILL);
+                kills++;
+            }
+            break;
+        case 1:
+            if (w->pid > 0 && !w->killed && !w->stopped) {
+                w->stopped = true;
+                w->resume_at = now + STOP_MIN_MS + rnd(STOP_SPREAD_MS);
+                kill(w->pid, SIGSTOP);
+                stops++;
+            }
+            break;
+        case 2:
+            check_top();
+            tops++;
+            break;
+        default:
+            break;
+        }
+        sleep_ms(100 + rnd(200));
+    }
+    for (int i = 0; i < WORKERS; i++)
+        if (ws[i].pid > 0 && ws[i].stopped)
+            kill(ws[i].pid, SIGCONT);
+    uint64_t limit = now_ms() + FINISH_LIMIT_S * 1000u;
+    while (reap(ws, WORKERS, false) > 0 && now_ms() < limit)
+        sleep_ms(20);
+    for (int i = 0; i < WORKERS; i++)
+        if (ws[i].pid > 0) {
+            FAIL("worker %d (%s, level %s) still runs %d s after the chaos ended", (int)ws[i].pid,
+                 ws[i].priority, ws[i].level, FINISH_LIMIT_S);
+            ws[i].killed = true;
+            kill(ws[i].pid, SIGKILL);
+        }
+    reap(ws, WORKERS, true);
+    check_top();
+    printf("chaos: %d steps, %u workers started, %u killed, %u stopped and resumed, %u finished "
+           "right; top ran %u times; the longest HIP call %.1f ms (bound %d ms)\n",
+           steps, starts, kills, stops, ended_run, tops + 1, held_max_us / 1e3, HELD_BOUND_MS);
+    check_nothing_left();
+}
+
+/* Waits until no board slot is in use but process except's, or limit_ms passed; how many others
+ * are in use then (*waited_ms: how long it took). */
+static int settle(pid_t except, unsigned limit_ms, unsigned *waited_ms)
+{
+    uint64_t from = now_ms();
+    int used;
+    while ((used = slots_in_use(except)) > 0 && now_ms() - from < limit_ms)
+        sleep_ms(20);
+    *waited_ms = (unsigned)(now_ms() - from);
+    return used;
+}
+
+static void brief(int count)
+{
+    enum { AT_ONCE = 8, BATCH = 100 };
+    /* Dead processes' slots are reclaimed by the survivors' listeners, every second while none of
+     * their threads is held (sched_board.c). */
+    const unsigned settle_limit_ms = 3000;
+    char stop[128];
+    snprintf(stop, sizeof stop, "%s/worker-stop", dir);
+    setenv("CHAOS_STOPFILE", stop, 1);
+    struct worker lasting = spawn(END_RUN, 0, "critical");
+    unsetenv("CHAOS_STOPFILE");
+    struct worker ws[AT_ONCE] = {{0}};
+    int started = 0, most_left = 0;
+    unsigned kills = 0, slowest_ms = 0;
+    long rss_first = -1, rss_last = -1;
+    while (started < count) {
+        int batch_end = started + BATCH < count ? started + BATCH : count;
+        while (started < batch_end || reap(ws, AT_ONCE, false) > 0) {
+            reap(ws, AT_ONCE, false);
+            for (int i = 0; i < AT_ONCE && started < batch_end; i++)
+                if (ws[i].pid <= 0) {
+                    ws[i] = spawn((enum end)(END_RETURN + started++ % 5), 0, NULL);
+                    forget_reaped(ws[i].pid);
+                }
+            for (int i = 0; i < AT_ONCE; i++)
+                if (ws[i].pid > 0 && ws[i].end == END_KILLED && !ws[i].killed && rnd(3) == 0) {
+                    ws[i].killed = true;
+                    kill(ws[i].pid, SIGKILL);
+                    kills++;
+                }
+            sleep_ms(1 + rnd(4));
+        }
+        unsigned waited;
+        int left = settle(lasting.pid, settle_limit_ms, &waited);
+        if (left > most_left)
+            most_left = left;
+        if (waited > slowest_ms)
+            slowest_ms = waited;
+        rss_last = resident_kib(lasting.pid);
+        if (rss_first < 0)
+            rss_first = rss_last;
+        if (left != 0) {
+            show_slots();
+            FAIL("after %d processes, %d board slots of processes other than the long-running "
+                 "one were in use %u ms later",
+                 started, left, waited);
+        }
+    }
+    int fd = open(stop, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+    if (fd >= 0)
+        close(fd);
+    reap(&lasting, 1, true);
+    unlink(stop);
+    printf("brief: %d processes (%u killed, the others ended as they chose) next to a "
+           "long-running one: after every %d, board use was back to its slots alone within %u ms "
+           "(%d others at most); its resident memory %ld KiB after the first %d, %ld KiB after "
+           "the last\n",
+           count, kills, BATCH, slowest_ms, most_left, rss_first, BATCH, rss_last);
+    check_nothing_left();
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 6 || (strcmp(argv[1], "chaos") && strcmp(argv[1], "brief"))) {
+        fprintf(stderr, "usage: chaos chaos|brief N WORKER SHIM TOOL\n");
+        return 2;
+    }
+    worker = argv[3];
+    shim = argv[4];
+    tool = argv[5];
+    const char *s = getenv("CHAOS_SEED");
+    seed = first_seed = s ? (unsigned)strtoul(s, NULL, 10) : 1;
+    char seed_text[16];
+    snprintf(seed_text, sizeof seed_text, "%u", seed);
+    setenv("CHAOS_SEED", seed_text, 1);
+    snprintf(dir, sizeof dir, "/tmp/gpuprio-chaos-XXXXXX");
+    if (!mkdtemp(dir)) {
+        perror("mkdtemp");
+        return 2;
+    }
+    snprintf(name, sizeof name, "chaos%d", (int)getpid());
+    setenv("HIPSIM_SHARED", name, 1);
+    setenv("HIPSIM_COMPUTE_SLOTS", "2", 1);
+    setenv("GPUPRIO_BOARD_DIR", dir, 1);
+    char watchdog[16];
+    snprintf(watchdog, sizeof watchdog, "%d", WATCHDOG_MS);
+    setenv("GPUPRIO_WATCHDOG_MS", watchdog, 1);
+    find_board_path();
+    signal(SIGPIPE, SIG_IGN);
+
+    if (!strcmp(argv[1], "chaos"))
+        chaos(atoi(argv[2]));
+    else
+        brief(atoi(argv[2]));
+
+    char segment[128];
+    snprintf(segment, sizeof segment, "/hipsim-%u-%s-0", (unsigned)getuid(), name);
+    shm_unlink(segment);
+    if (failures || getenv("CHAOS_KEEP")) {
+        printf("kept %s (the workers' logs)\n", dir);
+    } else {
+        char cmd[128];
+        snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+        if (system(cmd) != 0)
+            printf("could not remove %s\n", dir);
+    }
+    printf("%s\n", failures ? "FAILED" : "OK");
+    return failures != 0;
+}
