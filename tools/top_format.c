@@ -19,7 +19,9 @@
 
 const char *gp_row_state(const struct gp_queue_row *r)
 {
-    return r->active ? "active" : "idle";
+    if (!r->active)
+        return "idle";
+    return r->gate & XQ_GATE_STALLED ? "stalled" : "active";
 }
 
 int gp_row_level(const struct gp_queue_row *r)

@@ -56,12 +56,14 @@ static pthread_mutex_t boards_mu = PTHREAD_MUTEX_INITIALIZER;
 static struct sb_device_ops device_ops;
 static struct sb_upcalls up;
 static bool enabled;
+static uint64_t watchdog_ns; /* GPUPRIO_WATCHDOG_MS: when an active queue counts as stalled */
 static _Atomic bool stopping;
 static bool exit_hook;
 
 void sb_configure(const struct sb_upcalls *upcalls)
 {
     enabled = gp_opt_choice(GP_OPT_BOARD) == 0; /* on */
+    watchdog_ns = 1000000 * gp_opt_uint(GP_OPT_WATCHDOG_MS);
     up = *upcalls;
 }
 
@@ -187,18 +189,15 @@ struct stall_watch {
 
 static bool mark_stalled(struct device_board *d, struct stall_watch *seen, uint64_t now)
 {
-    static uint64_t watchdog_ns;
-    if (!watchdog_ns)
-        watchdog_ns = 1000000 * gp_opt_uint(GP_OPT_WATCHDOG_MS);
     bool any = false;
     for (unsigned i = 0; i < gp_board_slots_used(&d->b); i++) {
         struct gp_board_slot *s = &d->b.f->slots[i];
         struct stall_watch *w = &seen[i];
         uint64_t owner = atomic_load(&s->owner), incarnation = atomic_load(&s->incarnation);
         uint64_t moves = atomic_load(&s->st.submitted) + atomic_load(&s->st.completed);
-        if (GP_SLOT_STATE(owner) != GP_SLOT_LIVE || !sb_foreign(s) ||
-            !atomic_load(&s->st.active) || (atomic_load(&s->st.gate) & XQ_GATE_STALLED) ||
-            owner != w->owner || incarnation != w->incarnation || moves != w->moves) {
+        if (GP_SLOT_STATE(owner) != GP_SLOT_LIVE || !sb_foreign(s) || !atomic_load(&s->st.active) ||
+            (atomic_load(&s->st.gate) & XQ_GATE_STALLED) || owner != w->owner ||
+            incarnation != w->incarnation || moves != w->moves) {
             *w = (struct stall_watch){owner, incarnation, moves, now};
             continue;
         }

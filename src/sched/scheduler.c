@@ -94,7 +94,9 @@ static void collect(struct xqueue *q, void *arg)
     int priority = atomic_load(&st->priority);
     if (priority > snap_own_top)
         snap_own_top = priority;
-    push((struct sched_queue){.device = q->device, .priority = priority, .active = counts_active(st)},
+    push((struct sched_queue){.device = q->device,
+                              .priority = priority,
+                              .active = counts_active(st)},
          q, NULL, NULL);
 }
 
@@ -107,7 +109,8 @@ static void collect_board(const struct gp_board *b, int device)
         int priority = atomic_load(&s->st.priority);
         if (!gp_priority_valid(priority))
             continue; /* not a value any gpuprio writes: ignore it rather than obey it */
-        push((struct sched_queue){.device = device, .priority = priority,
+        push((struct sched_queue){.device = device,
+                                  .priority = priority,
                                   .active = counts_active(&s->st)},
              NULL, &s->st, gp_board_gate(b, s));
     }

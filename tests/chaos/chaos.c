@@ -63,7 +63,7 @@ static int failures;
     do {                                                                                           \
         failures++;                                                                                \
         printf("FAIL: " __VA_ARGS__);                                                              \
-        printf(" (CHAOS_SEED=%u)\n", first_seed);                                                        \
+        printf(" (CHAOS_SEED=%u)\n", first_seed);                                                  \
     } while (0)
 
 static uint64_t now_ms(void)
@@ -105,7 +105,8 @@ static const char *const priorities[] = {"critical", "high", "normal", "low", "i
 static struct worker spawn(enum end end, int rounds, const char *priority)
 {
     static unsigned serial;
-    struct worker w = {.end = end, .priority = priority ? priority : priorities[rnd(5)],
+    struct worker w = {.end = end,
+                       .priority = priority ? priority : priorities[rnd(5)],
                        .level = rnd(2) ? "2" : "1"};
     snprintf(w.log, sizeof w.log, "%s/worker-%u.log", dir, serial++);
     char arg[16];
@@ -174,9 +175,8 @@ static long finished_run(const struct worker *w)
             held = (long)us;
             if (us > HELD_BOUND_MS * 1000ul)
                 printf("  worker %d: %s", (int)w->pid, line);
-        }
-        else if (!strncmp(line, "WRONG", 5) || !strncmp(line, "FATAL", 5) ||
-                 !strncmp(line, "==", 2) || strstr(line, "runtime error"))
+        } else if (!strncmp(line, "WRONG", 5) || !strncmp(line, "FATAL", 5) ||
+                   !strncmp(line, "==", 2) || strstr(line, "runtime error"))
             printf("  worker %d: %s", (int)w->pid, line);
     }
     if (f)
@@ -269,8 +269,7 @@ static int slots_in_use(pid_t except)
     if (gp_board_open_file(board_path, false, &b, &why) != 0)
         return errno == ENOENT ? 0 : -1;
     int n = 0;
-    for (unsigned i = 0; i < GP_BOARD_SLOTS; i++)
-    {
+    for (unsigned i = 0; i < GP_BOARD_SLOTS; i++) {
         uint64_t word = atomic_load(&b.f->slots[i].owner);
         n += word != 0 && GP_SLOT_OWNER(word) != (uint32_t)except;
     }
@@ -305,8 +304,7 @@ static void show_slots(void)
         uint64_t word = atomic_load(&b.f->slots[i].owner);
         if (word)
             printf("  slot %u: process %u, state %u (%s), stream %#llx\n", i, GP_SLOT_OWNER(word),
-                   GP_SLOT_STATE(word),
-                   gp_board_owner_alive(&b.f->slots[i]) ? "alive" : "gone",
+                   GP_SLOT_STATE(word), gp_board_owner_alive(&b.f->slots[i]) ? "alive" : "gone",
                    (unsigned long long)b.f->slots[i].stream);
     }
     gp_board_close(&b);
@@ -338,6 +336,8 @@ static long resident_kib(pid_t pid)
 
 /* ---- top ---- */
 
+static unsigned stalled_rows; /* queues top showed stalled (a stopped worker's that held others) */
+
 /* Runs TOOL top --json --all; fails for every pid it shows that was reaped before it ran. */
 static void check_top(void)
 {
@@ -357,6 +357,8 @@ static void check_top(void)
     int st = pclose(p);
     if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
         FAIL("gpuprio top exited with status %#x", st);
+    for (const char *at = buf; (at = strstr(at, "\"state\": \"stalled\"")); at++)
+        stalled_rows++;
     for (const char *at = buf; (at = strstr(at, "\"pid\": ")); at++) {
         long pid = strtol(at + 7, NULL, 10);
         for (size_t i = 0; i < dead_before; i++)
@@ -427,8 +429,10 @@ static void chaos(int steps)
     reap(ws, WORKERS, true);
     check_top();
     printf("chaos: %d steps, %u workers started, %u killed, %u stopped and resumed, %u finished "
-           "right; top ran %u times; the longest HIP call %.1f ms (bound %d ms)\n",
-           steps, starts, kills, stops, ended_run, tops + 1, held_max_us / 1e3, HELD_BOUND_MS);
+           "right; top ran %u times (%u rows of stalled queues); the longest HIP call %.1f ms "
+           "(bound %d ms)\n",
+           steps, starts, kills, stops, ended_run, tops + 1, stalled_rows, held_max_us / 1e3,
+           HELD_BOUND_MS);
     check_nothing_left();
 }
 

@@ -9,17 +9,16 @@
  *       pinned memory, a synchronization, a comparison with what the host computed, and a gap
  *       of 1 to 5 ms, so that lower priorities get their turns. Prints "ready" once both streams
  *       ran something (they are on the board), then at the end
- *       "done ROUNDS held_max_us N in CALL": the longest any one HIP call took, leaving out calls during
- *       which the process was stopped and resumed (SIGSTOP/SIGCONT: it counts SIGCONTs).
- *       With CHAOS_STOPFILE set, the threads also stop once that file exists (ROUNDS 0: only
- *       then), and ROUNDS in the last line is the rounds the first thread ran.
- *       A wrong result prints "WRONG ..." and exits 1; a HIP error, "FATAL ..." and exits 1.
- *   chaos_worker brief HOW
- *       Creates two streams, runs a few kernels on each and ends with kernels still queued, as
- *       HOW says ("wait": it goes on launching and synchronizing until it is killed): "return" returns 7 from main, "thread-exit" calls exit(5) from a second thread
- *       while the first waits in a synchronization, "signal" raises SIGTERM (whose default action
- *       ends it), "abort" calls abort() (SIGABRT, whose handler gpuprio must not take over).
- *       The exit status tells chaos.c that the process ended as it chose, not as gpuprio did.
+ *       "done ROUNDS held_max_us N in CALL": the longest any one HIP call took, leaving out calls
+ * during which the process was stopped and resumed (SIGSTOP/SIGCONT: it counts SIGCONTs). With
+ * CHAOS_STOPFILE set, the threads also stop once that file exists (ROUNDS 0: only then), and ROUNDS
+ * in the last line is the rounds the first thread ran. A wrong result prints "WRONG ..." and exits
+ * 1; a HIP error, "FATAL ..." and exits 1. chaos_worker brief HOW Creates two streams, runs a few
+ * kernels on each and ends with kernels still queued, as HOW says ("wait": it goes on launching and
+ * synchronizing until it is killed): "return" returns 7 from main, "thread-exit" calls exit(5) from
+ * a second thread while the first waits in a synchronization, "signal" raises SIGTERM (whose
+ * default action ends it), "abort" calls abort() (SIGABRT, whose handler gpuprio must not take
+ * over). The exit status tells chaos.c that the process ended as it chose, not as gpuprio did.
  *
  * Every random choice comes from CHAOS_SEED (and the pid), so a failing run can be repeated.
  */
@@ -31,7 +30,8 @@
 #define WORDS 8
 #define THREADS 2
 
-static const void *k_mad; /* chaos_mad(uint32_t *dst, uint32_t v, uint64_t ns): dst[0] = dst[0] * 3 + v */
+static const void
+    *k_mad; /* chaos_mad(uint32_t *dst, uint32_t v, uint64_t ns): dst[0] = dst[0] * 3 + v */
 
 static uint64_t kernel_mad(hipsimLaunch *l)
 {
@@ -48,7 +48,8 @@ static hipError_t launch_mad(hipStream_t s, uint32_t *dst, uint32_t v, uint64_t 
 
 static _Atomic unsigned resumed; /* SIGCONTs received */
 static _Atomic uint64_t held_max_ns;
-static const char *_Atomic held_max_call; /* the call that took held_max_ns (roughly: not atomic with it) */
+static const char
+    *_Atomic held_max_call; /* the call that took held_max_ns (roughly: not atomic with it) */
 
 static void on_cont(int sig)
 {
@@ -118,8 +119,8 @@ static void *run_rounds(void *arg)
         TIMED(hipMemcpyAsync(r->host, r->dev, sizeof r->model, hipMemcpyDeviceToHost, s));
         TIMED(hipStreamSynchronize(s));
         if (memcmp(r->host, r->model, sizeof r->model) != 0) {
-            printf("WRONG thread %d round %d: word 0 is %u, expected %u\n", r->t, round,
-                   r->host[0], r->model[0]);
+            printf("WRONG thread %d round %d: word 0 is %u, expected %u\n", r->t, round, r->host[0],
+                   r->model[0]);
             fflush(stdout);
             _exit(1);
         }
@@ -138,8 +139,8 @@ static int run(int rounds, unsigned seed)
     struct runner r[THREADS];
     pthread_t th[THREADS];
     for (int t = 0; t < THREADS; t++) {
-        r[t] = (struct runner){.t = t, .rounds = rounds, .seed = seed + 7919u * (unsigned)t,
-                               .warmed = &warmed};
+        r[t] = (struct runner){
+            .t = t, .rounds = rounds, .seed = seed + 7919u * (unsigned)t, .warmed = &warmed};
         MUST(hipStreamCreateWithFlags(&r[t].s, t ? hipStreamDefault : hipStreamNonBlocking));
         MUST(hipMalloc((void **)&r[t].dev, sizeof r[t].model));
         MUST(hipMemset(r[t].dev, 0, sizeof r[t].model));

@@ -28,6 +28,12 @@ trap 'exit 130' INT TERM HUP
 mkdir -m 700 "$tmp/boards"
 limit=${FUZZ_TIMEOUT:-60}
 
+# A shim the loader cannot preload would make every mode the native one, and pass.
+if LD_PRELOAD="$shim" "$prog" 1 --list 2>&1 >/dev/null | grep -q 'cannot be preloaded'; then
+    echo "fuzz.sh: the loader cannot preload $shim" >&2
+    exit 2
+fi
+
 # The scheduling settings of a seed, one per line (VAR=VALUE).
 settings() { # SEED
     st_seed=$1

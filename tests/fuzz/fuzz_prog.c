@@ -29,6 +29,8 @@
 #include <dlfcn.h>
 #include <stdbool.h>
 
+#include "fuzz_plan.h"
+
 #define MAX_THREADS 3
 #define MAX_STREAMS 6 /* 0: null, 1: per-thread, 2..: created */
 #define WORDS 4       /* device words each stream owns */
@@ -64,7 +66,6 @@ struct op {
     uint32_t value;    /* what it writes, adds, or which sub-case */
     uint64_t ns;       /* a kernel's simulated duration */
     int reps;          /* graph launches, kernels in a capture */
-    bool skip;
 };
 
 struct thread_plan {
@@ -74,26 +75,12 @@ struct thread_plan {
 };
 
 static struct op ops[MAX_OPS];
+static bool skipped[MAX_OPS]; /* --skip */
 static int nops;
 static struct thread_plan plans[MAX_THREADS];
 static int nthreads;
 
 /* ---- the program from the seed ------------------------------------------------------------- */
-
-static uint64_t rng_state;
-
-static uint64_t next_random(void)
-{
-    uint64_t z = (rng_state += UINT64_C(0x9e3779b97f4a7c15));
-    z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
-    z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
-    return z ^ (z >> 31);
-}
-
-static int below(int n)
-{
-    return (int)(next_random() % (uint64_t)n);
-}
 
 static bool blocking(const struct thread_plan *p, int s)
 {
@@ -107,67 +94,48 @@ static int nonblocking_stream(const struct thread_plan *p)
     for (int s = 2; s < p->streams; s++)
         if (!blocking(p, s))
             found[n++] = s;
-    return n ? found[below(n)] : -1;
+    return n ? found[fuzz_below(n)] : -1;
 }
 
 static enum op_kind draw_kind(void)
 {
-    unsigned total = 0;
+    unsigned weights[OP_COUNT];
     for (int k = 0; k < OP_COUNT; k++)
-        total += kinds[k].weight;
-    unsigned r = (unsigned)(next_random() % total);
-    for (int k = 0; k < OP_COUNT; k++) {
-        if (r < kinds[k].weight)
-            return (enum op_kind)k;
-        r -= kinds[k].weight;
-    }
-    return OP_KERNEL;
+        weights[k] = kinds[k].weight;
+    return (enum op_kind)fuzz_weighted(weights, OP_COUNT);
 }
 
 static void generate(uint64_t seed)
 {
-    rng_state = seed;
-    nthreads = 1 + below(MAX_THREADS);
+    fuzz_rng_state = seed;
+    nthreads = 1 + fuzz_below(MAX_THREADS);
     for (int t = 0; t < nthreads; t++) {
         struct thread_plan *p = &plans[t];
-        p->streams = 2 + 2 + below(MAX_STREAMS - 3);
+        p->streams = 2 + 2 + fuzz_below(MAX_STREAMS - 3);
         for (int s = 2; s < p->streams; s++) {
-            p->kind[s] = (enum stream_kind)below(NKINDS);
-            p->priority_pick[s] = below(3);
+            p->kind[s] = (enum stream_kind)fuzz_below(NKINDS);
+            p->priority_pick[s] = fuzz_below(3);
         }
     }
-    nops = 24 + below(MAX_OPS - 24);
+    nops = 24 + fuzz_below(MAX_OPS - 24);
     for (int i = 0; i < nops; i++) {
         struct op *o = &ops[i];
-        o->thread = below(nthreads);
+        o->thread = fuzz_below(nthreads);
         const struct thread_plan *p = &plans[o->thread];
         o->kind = draw_kind();
-        o->stream = below(p->streams);
-        o->other = (o->stream + 1 + below(p->streams - 1)) % p->streams;
-        o->word = below(WORDS);
-        o->count = 1 + below(WORDS - o->word);
-        o->value = (uint32_t)next_random();
-        o->ns = (uint64_t)below(5) * 20000; /* 0 to 80 us */
-        o->reps = 1 + below(3);
+        o->stream = fuzz_below(p->streams);
+        o->other = (o->stream + 1 + fuzz_below(p->streams - 1)) % p->streams;
+        o->word = fuzz_below(WORDS);
+        o->count = 1 + fuzz_below(WORDS - o->word);
+        o->value = (uint32_t)fuzz_random();
+        o->ns = (uint64_t)fuzz_below(5) * 20000; /* 0 to 80 us */
+        o->reps = 1 + fuzz_below(3);
         if (o->kind == OP_CAPTURE && (o->stream = nonblocking_stream(p)) < 0)
-            o->kind = OP_KERNEL, o->stream = below(p->streams);
+            o->kind = OP_KERNEL, o->stream = fuzz_below(p->streams);
     }
 }
 
 /* "I,J,K": marks those operations skipped. False on a bad list. */
-static bool parse_skip(const char *list)
-{
-    while (*list) {
-        char *end;
-        long i = strtol(list, &end, 10);
-        if (end == list || i < 0 || i >= nops || (*end && *end != ','))
-            return false;
-        ops[i].skip = true;
-        list = *end ? end + 1 : end;
-    }
-    return true;
-}
-
 static void describe(FILE *f, int i)
 {
     const struct op *o = &ops[i];
@@ -197,7 +165,7 @@ static void list_program(uint64_t seed)
         printf("\n");
     }
     for (int i = 0; i < nops; i++)
-        if (!ops[i].skip)
+        if (!skipped[i])
             describe(stdout, i);
 }
 
@@ -476,7 +444,7 @@ static void *thread_main(void *arg)
     memset(r->model, 0, sizeof r->model);
 
     for (int i = 0; i < nops; i++)
-        if (ops[i].thread == r->t && !ops[i].skip)
+        if (ops[i].thread == r->t && !skipped[i])
             run_op(r, i);
 
     for (int s = 0; s < p->streams; s++)
@@ -497,29 +465,13 @@ static void *thread_main(void *arg)
 
 int main(int argc, char **argv)
 {
-    if (argc < 2) {
-        fprintf(stderr, "usage: fuzz_prog SEED [--skip I,J,...] [--list]\n");
+    uint64_t seed;
+    bool list;
+    if (fuzz_seed("fuzz_prog", argc, argv, &seed))
         return 2;
-    }
-    char *end;
-    uint64_t seed = strtoull(argv[1], &end, 10);
-    if (*end || end == argv[1]) {
-        fprintf(stderr, "fuzz_prog: SEED must be a number, not %s\n", argv[1]);
-        return 2;
-    }
     generate(seed);
-    bool list = false;
-    for (int a = 2; a < argc; a++) {
-        if (strcmp(argv[a], "--list") == 0) {
-            list = true;
-        } else if (strcmp(argv[a], "--skip") == 0 && a + 1 < argc && parse_skip(argv[a + 1])) {
-            a++;
-        } else {
-            fprintf(stderr, "fuzz_prog: bad argument %s (accepted: --skip I,J,... --list)\n",
-                    argv[a]);
-            return 2;
-        }
-    }
+    if (fuzz_options("fuzz_prog", argc, argv, nops, skipped, &list))
+        return 2;
     if (list) {
         list_program(seed);
         return 0;

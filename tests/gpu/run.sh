@@ -17,7 +17,10 @@
 #   5. the Python package (python/) installed with pip into a virtual environment (offline),
 #      on PyTorch's streams under the library (torch_package.py api) and without it
 #      (not-loaded), and `gpuprio metrics --once` next to a PyTorch process whose two streams
-#      got high and low through the package: both queues with their priorities and pid.
+#      got high and low through the package: both queues with their priorities and pid;
+#   6. stop_check.py: a high-priority PyTorch process stopped (SIGSTOP) for 2 s holds a low one
+#      back for about GPUPRIO_WATCHDOG_MS, not 2 s; and no board is left in /dev/shm at the end
+#      (the last process to leave removes it).
 #
 # Environment: PYTHON (default python3), NVCC (default /usr/local/cuda/bin/nvcc or nvcc on
 # PATH), NVCC_ARCH (default -arch=native), CC (default cc).
@@ -180,6 +183,46 @@ else
         fail "metrics: status $mrc, serve $src, high rows $hi, low rows $lo (see python/metrics.prom, serve.log)"
     fi
 fi
+
+# ---- 6. a stopped high-priority process ----
+# The high one runs bursts back to back, so the low one is held all the time; stopped (SIGSTOP)
+# for 2 s, it must hold the low one only until GPUPRIO_WATCHDOG_MS (300 ms) and its listener's
+# look: the low one's matmuls run again within 300 + 400 ms of the stop. Both end normally (the
+# low one last, so it removes the board): nothing is left in /dev/shm.
+s6=$out/stop
+mkdir -p "$s6"
+# exec: $! is then the Python process itself, which SIGSTOP must reach.
+run6() { LD_PRELOAD="$shim" GPUPRIO_WATCHDOG_MS=300 GPUPRIO_LOG=info exec "$python" "$here/stop_check.py" "$@"; }
+wait_file() { n=0; until [ -e "$1" ] || [ $n = 600 ]; do sleep 0.1; n=$((n + 1)); done; }
+GPUPRIO_PRIORITY=low run6 low "$s6/low.ready" "$s6/low.stop" "$s6/low.ends" > "$s6/low.log" 2>&1 &
+lpid=$!
+wait_file "$s6/low.ready"
+GPUPRIO_PRIORITY=high run6 high "$s6/high.ready" "$s6/high.stop" > "$s6/high.log" 2>&1 &
+hpid=$!
+wait_file "$s6/high.ready"
+sleep 1
+stopped=$(date +%s.%N)
+kill -STOP $hpid
+sleep 2
+continued=$(date +%s.%N)
+kill -CONT $hpid
+sleep 0.5
+touch "$s6/high.stop"
+wait $hpid
+hrc=$?
+touch "$s6/low.stop"
+wait $lpid
+lrc=$?
+verdict=$("$python" "$here/stop_check.py" judge "$s6/low.ends" "$stopped" "$continued" 300 2>&1)
+jrc=$?
+if [ $lrc = 0 ] && [ $hrc = 0 ] && [ $jrc = 0 ] &&
+    grep -q 'holds nobody back until it moves again' "$s6/low.log"; then
+    pass "stopped: high stopped 2 s, watchdog 300 ms: $verdict"
+else
+    fail "stopped: low status $lrc, high status $hrc: $verdict (see stop/*.log)"
+fi
+left=$(ls /dev/shm | grep '^gpuprio-')
+[ -z "$left" ] || fail "boards left in /dev/shm after the last process: $left"
 
 note "$failed failed, $(($(date +%s) - start)) s"
 exit $failed

@@ -385,7 +385,8 @@ static void stop_high(void)
         /* Submitted once the high process had run on for 50 ms: the low one is held again. */
         int overtaking = 0;
         for (size_t j = 0; j < nk; j++)
-            overtaking += k[j].tag == TAG_LOW && k[j].start >= k[i].submit && k[j].start < k[i].start;
+            overtaking +=
+                k[j].tag == TAG_LOW && k[j].start >= k[i].submit && k[j].start < k[i].start;
         if (overtaking > held_after)
             held_after = overtaking;
     }
@@ -616,8 +617,9 @@ static void churn(void)
 int main(int argc, char **argv)
 {
     if (argc != 4) {
-        fprintf(stderr, "usage: board_test two|three|unscheduled|kill-high|kill-low|stop-high|churn|many|"
-                        "full-of-dead|gate-deep|gate-capture|gate-shared WORKER SHIM\n");
+        fprintf(stderr,
+                "usage: board_test two|three|unscheduled|kill-high|kill-low|stop-high|churn|many|"
+                "full-of-dead|gate-deep|gate-capture|gate-shared WORKER SHIM\n");
         return 2;
     }
     worker = argv[2];
