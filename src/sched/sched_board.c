@@ -215,6 +215,18 @@ static bool mark_stalled(struct device_board *d, struct stall_watch *seen, uint6
     return any;
 }
 
+/* Whether a queue of ours on d's board is suspended. */
+static bool own_suspended(struct device_board *d)
+{
+    for (unsigned i = 0; i < gp_board_slots_used(&d->b); i++) {
+        struct gp_board_slot *s = &d->b.f->slots[i];
+        if (GP_SLOT_STATE(atomic_load(&s->owner)) == GP_SLOT_LIVE && !sb_foreign(s) &&
+            (atomic_load(&s->st.gate) & XQ_GATE_SUSPENDED))
+            return true;
+    }
+    return false;
+}
+
 /* A free slot of d's board; when there is none, the slots of owners that are gone are reclaimed
  * first (the listener does so only every liveness period, and a crash storm can fill a board
  * with them in less). NULL when the board is full of live owners. */
@@ -235,7 +247,7 @@ static void *listener_main(void *arg)
     int device = (int)(d - boards);
     prctl(PR_SET_NAME, (unsigned long)"gpuprio-board", 0, 0, 0);
     uint32_t seen = atomic_load(&d->b.f->h.seq);
-    uint64_t next_check = 0;
+    uint64_t next_check = 0, held_since = 0;
     struct stall_watch *watch = calloc(GP_BOARD_SLOTS, sizeof *watch); /* NULL: not watched */
     while (!atomic_load(&stopping)) {
         bool held = up.device_held(device);
@@ -258,6 +270,13 @@ static void *listener_main(void *arg)
             decide |= reclaim_dead(d);
             if (held && watch)
                 decide |= mark_stalled(d, watch, now);
+            /* The decision that suspends us may be stale: a process stopped between a queue of
+             * its going idle and its deciding leaves it in our gate, and nobody may decide again
+             * (everyone below it suspended by it, each one's own watchdog resetting the others').
+             * Suspended for longer than the watchdog, we decide again on every look. */
+            bool suspended = held && own_suspended(d);
+            held_since = !suspended ? 0 : held_since ? held_since : now;
+            decide |= held_since && now - held_since >= watchdog_ns;
         }
         up.changed(device, decide);
     }
