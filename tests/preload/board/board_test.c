@@ -359,7 +359,11 @@ static void stop_high(void)
     /* Back to back: its queue is active throughout, the stop included. */
     static const char *const bursts[] = {"1", "burst", "40", "4", "1000", "0", NULL};
     setenv("GPUPRIO_WATCHDOG_MS", "200", 1);
+    /* A long grace keeps it active between its bursts however slow its host code is (TSan), so
+     * that the stop finds it active. */
+    setenv("GPUPRIO_GRACE_US", "50000", 1);
     struct proc high = spawn_ready("high", NULL, bursts);
+    unsetenv("GPUPRIO_GRACE_US");
     struct proc low = spawn_ready("low", NULL, low_load);
     unsetenv("GPUPRIO_WATCHDOG_MS");
     go(&low);
