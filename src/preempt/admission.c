@@ -265,7 +265,9 @@ static bool mark_idle(struct xqueue *q)
  * and that moves again holds others back again from here on. */
 static void activate_locked(struct xqueue *q)
 {
-    bool was_stalled = atomic_fetch_and(&xq_st(q)->gate, ~XQ_GATE_STALLED) & XQ_GATE_STALLED;
+    /* Read first: activation must not write the gate's cache line for a mark that is rare. */
+    bool was_stalled = (atomic_load(&xq_st(q)->gate) & XQ_GATE_STALLED) &&
+                       (atomic_fetch_and(&xq_st(q)->gate, ~XQ_GATE_STALLED) & XQ_GATE_STALLED);
     if (mark_active(q) || was_stalled)
         hooks.activity_changed(q->device);
 }

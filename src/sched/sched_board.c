@@ -215,18 +215,6 @@ static bool mark_stalled(struct device_board *d, struct stall_watch *seen, uint6
     return any;
 }
 
-/* Whether a queue of ours on d's board is suspended. */
-static bool own_suspended(struct device_board *d)
-{
-    for (unsigned i = 0; i < gp_board_slots_used(&d->b); i++) {
-        struct gp_board_slot *s = &d->b.f->slots[i];
-        if (GP_SLOT_STATE(atomic_load(&s->owner)) == GP_SLOT_LIVE && !sb_foreign(s) &&
-            (atomic_load(&s->st.gate) & XQ_GATE_SUSPENDED))
-            return true;
-    }
-    return false;
-}
-
 /* A free slot of d's board; when there is none, the slots of owners that are gone are reclaimed
  * first (the listener does so only every liveness period, and a crash storm can fill a board
  * with them in less). NULL when the board is full of live owners. */
@@ -250,7 +238,7 @@ static void *listener_main(void *arg)
     uint64_t next_check = 0, held_since = 0;
     struct stall_watch *watch = calloc(GP_BOARD_SLOTS, sizeof *watch); /* NULL: not watched */
     while (!atomic_load(&stopping)) {
-        bool held = up.device_held(device);
+        bool suspended, held = up.device_held(device, &suspended);
         atomic_store(&d->dozing, !held);
         uint32_t now_seq = gp_board_wait(&d->b, seen, held ? LIVENESS_HELD_NS : LIVENESS_IDLE_NS);
         atomic_store(&d->dozing, false);
@@ -262,7 +250,7 @@ static void *listener_main(void *arg)
             xq_wake_waiters();
         }
         uint64_t now = gp_now_ns();
-        held = up.device_held(device);
+        held = up.device_held(device, &suspended);
         if (held && next_check > now + LIVENESS_HELD_NS)
             next_check = now; /* held since the last check was planned: look at once */
         if (now >= next_check) {
@@ -274,7 +262,6 @@ static void *listener_main(void *arg)
              * its going idle and its deciding leaves it in our gate, and nobody may decide again
              * (everyone below it suspended by it, each one's own watchdog resetting the others').
              * Suspended for longer than the watchdog, we decide again on every look. */
-            bool suspended = held && own_suspended(d);
             held_since = !suspended ? 0 : held_since ? held_since : now;
             decide |= held_since && now - held_since >= watchdog_ns;
         }

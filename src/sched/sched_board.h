@@ -24,8 +24,9 @@
 struct sb_upcalls {
     /* Applies priority requests found in device's slots; decides again if any (or if asked). */
     void (*changed)(int device, bool decide);
-    /* Whether any of this process's queues on device is held back (so dead owners matter). */
-    bool (*device_held)(int device);
+    /* Whether any of this process's queues on device is held back (so dead owners matter), and
+     * in *suspended whether one is suspended (not only throttled). */
+    bool (*device_held)(int device, bool *suspended);
 };
 
 /* Reads GPUPRIO_BOARD; the scheduler's upcalls. From the library constructor. */

@@ -322,7 +322,7 @@ static void queue_created(struct xqueue *q)
 }
 
 static void board_changed(int device, bool decide);
-static bool device_held(int device);
+static bool device_held(int device, bool *suspended);
 
 void sched_configure(const struct xq_marker_ops *ops)
 {
@@ -459,22 +459,24 @@ static void board_changed(int device, bool decide)
 
 struct held_scan {
     int device;
-    bool held;
+    bool held, suspended;
 };
 
 static void note_held(struct xqueue *q, void *arg)
 {
     struct held_scan *h = arg;
-    if (q->device == h->device &&
-        ((atomic_load(&xq_st(q)->gate) & (XQ_GATE_SUSPENDED | XQ_GATE_THROTTLED)) ||
-         atomic_load(&q->waiters)))
-        h->held = true;
+    if (q->device != h->device)
+        return;
+    uint64_t gate = atomic_load(&xq_st(q)->gate);
+    h->held |= (gate & (XQ_GATE_SUSPENDED | XQ_GATE_THROTTLED)) || atomic_load(&q->waiters);
+    h->suspended |= (gate & XQ_GATE_SUSPENDED) != 0;
 }
 
-static bool device_held(int device)
+static bool device_held(int device, bool *suspended)
 {
     struct held_scan h = {.device = device};
     xq_foreach_joined(note_held, &h);
+    *suspended = h.suspended;
     return h.held;
 }
 

@@ -30,22 +30,6 @@
 #define WORDS 8
 #define THREADS 2
 
-static const void
-    *k_mad; /* chaos_mad(uint32_t *dst, uint32_t v, uint64_t ns): dst[0] = dst[0] * 3 + v */
-
-static uint64_t kernel_mad(hipsimLaunch *l)
-{
-    uint32_t *dst = CONF_ARG(l, 0, uint32_t *);
-    dst[0] = dst[0] * 3u + CONF_ARG(l, 1, uint32_t);
-    return CONF_ARG(l, 2, uint64_t);
-}
-
-static hipError_t launch_mad(hipStream_t s, uint32_t *dst, uint32_t v, uint64_t ns)
-{
-    void *args[] = {&dst, &v, &ns};
-    return conf_launch(k_mad, s, args);
-}
-
 static _Atomic unsigned resumed; /* SIGCONTs received */
 static _Atomic uint64_t held_max_ns;
 static const char
@@ -99,7 +83,7 @@ static unsigned rnd(unsigned *seed, unsigned n)
 static void *run_rounds(void *arg)
 {
     struct runner *r = arg;
-    TIMED(launch_mad(r->s, r->dev, 1, 0));
+    TIMED(conf_launch_mad(r->s, r->dev, 1, 0));
     TIMED(hipStreamSynchronize(r->s));
     r->model[0] = 1;
     pthread_barrier_wait(r->warmed);
@@ -113,7 +97,7 @@ static void *run_rounds(void *arg)
         for (unsigned k = 1 + rnd(&r->seed, 3); k > 0; k--) {
             unsigned w = rnd(&r->seed, WORDS);
             uint32_t v = (uint32_t)rand_r(&r->seed);
-            TIMED(launch_mad(s, r->dev + w, v, 50000 + 50000 * (uint64_t)rnd(&r->seed, 4)));
+            TIMED(conf_launch_mad(s, r->dev + w, v, 50000 + 50000 * (uint64_t)rnd(&r->seed, 4)));
             r->model[w] = r->model[w] * 3u + v;
         }
         TIMED(hipMemcpyAsync(r->host, r->dev, sizeof r->model, hipMemcpyDeviceToHost, s));
@@ -180,7 +164,7 @@ static int brief(const char *how)
     for (int i = 0; i < 2; i++) {
         MUST(hipStreamCreate(&brief_streams[i]));
         for (int k = 0; k < 4; k++)
-            MUST(launch_mad(brief_streams[i], dev + i, (uint32_t)k, 200000));
+            MUST(conf_launch_mad(brief_streams[i], dev + i, (uint32_t)k, 200000));
     }
     if (!strcmp(how, "return"))
         return 7;
@@ -192,7 +176,7 @@ static int brief(const char *how)
     }
     if (!strcmp(how, "wait"))
         for (uint32_t v = 0;; v++) {
-            MUST(launch_mad(brief_streams[v % 2], dev, v, 100000));
+            MUST(conf_launch_mad(brief_streams[v % 2], dev, v, 100000));
             MUST(hipStreamSynchronize(brief_streams[(v + 1) % 2]));
         }
     if (!strcmp(how, "signal"))
@@ -211,8 +195,6 @@ int main(int argc, char **argv)
         return 2;
     }
     conf_init();
-    static const size_t mad_sz[] = {sizeof(uint32_t *), sizeof(uint32_t), sizeof(uint64_t)};
-    k_mad = conf_register("chaos_mad", kernel_mad, 3, mad_sz);
     const char *seed_env = getenv("CHAOS_SEED");
     unsigned seed = (unsigned)(seed_env ? strtoul(seed_env, NULL, 10) : 1) ^ (unsigned)getpid();
     stop_file = getenv("CHAOS_STOPFILE");

@@ -175,6 +175,15 @@ static inline uint64_t conf_kernel_copy_add(hipsimLaunch *l)
     return 0;
 }
 
+/* conf_mad(uint32_t *dst, uint32_t v, uint64_t ns): dst[0] = dst[0] * 3 + v, for ns; the result
+ * depends on the order of every such kernel on dst (the fuzzer's and the chaos tests' models). */
+static inline uint64_t conf_kernel_mad(hipsimLaunch *l)
+{
+    uint32_t *dst = CONF_ARG(l, 0, uint32_t *);
+    dst[0] = dst[0] * 3u + CONF_ARG(l, 1, uint32_t);
+    return CONF_ARG(l, 2, uint64_t);
+}
+
 /* conf_flag(atomic_int *flag, int value, uint64_t ns): *flag = value, visible to main at once. */
 static inline uint64_t conf_kernel_flag(hipsimLaunch *l)
 {
@@ -190,7 +199,7 @@ static inline uint64_t conf_kernel_probe(hipsimLaunch *l)
 }
 
 typedef struct conf_kernels {
-    const void *log, *sleep, *fill, *add, *copy_add, *flag, *probe;
+    const void *log, *sleep, *fill, *add, *copy_add, *flag, *probe, *mad;
 } conf_kernels;
 
 static conf_kernels conf_k;
@@ -217,6 +226,7 @@ static inline void conf_init(void)
     static const size_t copy_add_sz[] = {sizeof(int *), sizeof(const int *), sizeof(int)};
     static const size_t flag_sz[] = {sizeof(atomic_int *), sizeof(int), sizeof(uint64_t)};
     static const size_t probe_sz[] = {sizeof(atomic_int *), sizeof(atomic_int *)};
+    static const size_t mad_sz[] = {sizeof(uint32_t *), sizeof(uint32_t), sizeof(uint64_t)};
     setvbuf(stdout, NULL, _IOLBF, 0);
     conf_k.log = conf_register("conf_log", conf_kernel_log, 3, log_sz);
     conf_k.sleep = conf_register("conf_sleep", conf_kernel_sleep, 1, sleep_sz);
@@ -225,6 +235,7 @@ static inline void conf_init(void)
     conf_k.copy_add = conf_register("conf_copy_add", conf_kernel_copy_add, 3, copy_add_sz);
     conf_k.flag = conf_register("conf_flag", conf_kernel_flag, 3, flag_sz);
     conf_k.probe = conf_register("conf_probe", conf_kernel_probe, 2, probe_sz);
+    conf_k.mad = conf_register("conf_mad", conf_kernel_mad, 3, mad_sz);
 }
 
 static inline dim3 conf_dim(unsigned x)
@@ -243,6 +254,12 @@ static inline hipError_t conf_launch_log(hipStream_t s, conf_log *log, int value
 {
     void *args[] = {&log, &value, &ns};
     return conf_launch(conf_k.log, s, args);
+}
+
+static inline hipError_t conf_launch_mad(hipStream_t s, uint32_t *dst, uint32_t v, uint64_t ns)
+{
+    void *args[] = {&dst, &v, &ns};
+    return conf_launch(conf_k.mad, s, args);
 }
 
 static inline hipError_t conf_launch_sleep(hipStream_t s, uint64_t ns)

@@ -54,14 +54,13 @@ enum op_kind {
         OP_COUNT
 };
 
-static const struct {
-    const char *text;
-    unsigned weight;
-} kinds[OP_COUNT] = {
-#define AS_ENTRY(name, weight, text) {text, weight},
-    FUZZ_CUDA_OPS(AS_ENTRY)
-#undef AS_ENTRY
-};
+#define AS_TEXT(name, weight, text) text,
+static const char *const kind_texts[OP_COUNT] = {FUZZ_CUDA_OPS(AS_TEXT)};
+#undef AS_TEXT
+/* How often each kind is drawn (fuzz_weighted). */
+#define AS_WEIGHT(name, weight, text) weight,
+static const unsigned kind_weights[OP_COUNT] = {FUZZ_CUDA_OPS(AS_WEIGHT)};
+#undef AS_WEIGHT
 
 enum stream_kind { CREATE, CREATE_NONBLOCKING, WITH_PRIORITY, NKINDS };
 static const char *const stream_kind_names[NKINDS] = {
@@ -88,14 +87,6 @@ static int nthreads;
 
 /* ---- the program from the seed ---- */
 
-static enum op_kind draw_kind(void)
-{
-    unsigned weights[OP_COUNT];
-    for (int k = 0; k < OP_COUNT; k++)
-        weights[k] = kinds[k].weight;
-    return (enum op_kind)fuzz_weighted(weights, OP_COUNT);
-}
-
 static void plan(uint64_t seed)
 {
     fuzz_rng_state = seed;
@@ -113,7 +104,7 @@ static void plan(uint64_t seed)
     for (int i = 0; i < nops; i++) {
         struct op *o = &ops[i];
         o->thread = fuzz_below(nthreads);
-        o->kind = draw_kind();
+        o->kind = (enum op_kind)fuzz_weighted(kind_weights, OP_COUNT);
         o->stream = fuzz_below(plans[o->thread].streams);
         o->word = fuzz_below(WORDS);
         o->count = 1 + fuzz_below(WORDS - o->word);
@@ -125,7 +116,7 @@ static void describe(FILE *f, int i)
 {
     const struct op *o = &ops[i];
     fprintf(f, "%d: thread %d %s, stream %d word %d count %d value %u\n", i, o->thread,
-            kinds[o->kind].text, o->stream, o->word, o->count, o->value);
+            kind_texts[o->kind], o->stream, o->word, o->count, o->value);
 }
 
 /* ---- running it ---- */

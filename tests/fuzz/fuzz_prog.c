@@ -43,11 +43,14 @@ enum op_kind {
     OP_COUNT
 };
 
-static const struct {
-    const char *name;
-    unsigned weight;
-} kinds[OP_COUNT] = {
-#define FUZZ_OP(name, weight, text) {text, weight},
+static const char *const kind_names[OP_COUNT] = {
+#define FUZZ_OP(name, weight, text) text,
+#include "operations.def"
+#undef FUZZ_OP
+};
+/* How often each kind is drawn (fuzz_weighted). */
+static const unsigned kind_weights[OP_COUNT] = {
+#define FUZZ_OP(name, weight, text) weight,
 #include "operations.def"
 #undef FUZZ_OP
 };
@@ -97,14 +100,6 @@ static int nonblocking_stream(const struct thread_plan *p)
     return n ? found[fuzz_below(n)] : -1;
 }
 
-static enum op_kind draw_kind(void)
-{
-    unsigned weights[OP_COUNT];
-    for (int k = 0; k < OP_COUNT; k++)
-        weights[k] = kinds[k].weight;
-    return (enum op_kind)fuzz_weighted(weights, OP_COUNT);
-}
-
 static void generate(uint64_t seed)
 {
     fuzz_rng_state = seed;
@@ -122,7 +117,7 @@ static void generate(uint64_t seed)
         struct op *o = &ops[i];
         o->thread = fuzz_below(nthreads);
         const struct thread_plan *p = &plans[o->thread];
-        o->kind = draw_kind();
+        o->kind = (enum op_kind)fuzz_weighted(kind_weights, OP_COUNT);
         o->stream = fuzz_below(p->streams);
         o->other = (o->stream + 1 + fuzz_below(p->streams - 1)) % p->streams;
         o->word = fuzz_below(WORDS);
@@ -139,7 +134,7 @@ static void generate(uint64_t seed)
 static void describe(FILE *f, int i)
 {
     const struct op *o = &ops[i];
-    fprintf(f, "%d: thread %d %s stream %d", i, o->thread, kinds[o->kind].name, o->stream);
+    fprintf(f, "%d: thread %d %s stream %d", i, o->thread, kind_names[o->kind], o->stream);
     switch (o->kind) {
     case OP_COPY:
     case OP_WAIT_VALUE:
@@ -170,22 +165,6 @@ static void list_program(uint64_t seed)
 }
 
 /* ---- running it ---------------------------------------------------------------------------- */
-
-static const void
-    *k_mad; /* fuzz_mad(uint32_t *dst, uint32_t v, uint64_t ns): *dst = *dst * 3 + v */
-
-static uint64_t kernel_mad(hipsimLaunch *l)
-{
-    uint32_t *dst = CONF_ARG(l, 0, uint32_t *);
-    dst[0] = dst[0] * 3u + CONF_ARG(l, 1, uint32_t);
-    return CONF_ARG(l, 2, uint64_t);
-}
-
-static hipError_t launch_mad(hipStream_t s, uint32_t *dst, uint32_t v, uint64_t ns)
-{
-    void *args[] = {&dst, &v, &ns};
-    return conf_launch(k_mad, s, args);
-}
 
 static int (*set_thread_priority)(int);
 static int (*set_stream_priority)(hipStream_t, int);
@@ -244,7 +223,7 @@ static void run_op(struct thread_run *r, int i)
     size_t bytes = (size_t)o->count * sizeof(uint32_t);
     switch (o->kind) {
     case OP_KERNEL:
-        SHOW_IN(r, i, "hipLaunchKernel", launch_mad(s, w, o->value, o->ns));
+        SHOW_IN(r, i, "hipLaunchKernel", conf_launch_mad(s, w, o->value, o->ns));
         m[0] = m[0] * 3u + o->value;
         break;
     case OP_MEMSET: {
@@ -303,7 +282,7 @@ static void run_op(struct thread_run *r, int i)
         MUST(hipEventCreate(&a));
         MUST(hipEventCreate(&b));
         SHOW_IN(r, i, "hipEventRecord(a)", hipEventRecord(a, s));
-        SHOW_IN(r, i, "hipLaunchKernel", launch_mad(s, w, o->value, o->ns));
+        SHOW_IN(r, i, "hipLaunchKernel", conf_launch_mad(s, w, o->value, o->ns));
         SHOW_IN(r, i, "hipEventRecord(b)", hipEventRecord(b, s));
         SHOW_IN(r, i, "hipEventSynchronize(b)", hipEventSynchronize(b));
         SHOW_IN(r, i, "hipEventQuery(a)", hipEventQuery(a));
@@ -332,7 +311,7 @@ static void run_op(struct thread_run *r, int i)
                 hipStreamWriteValue32(other, &flags[i], 1, 0));
         SHOW_IN(r, i, "hipStreamWaitValue32",
                 hipStreamWaitValue32(s, &flags[i], 1, hipStreamWaitValueGte, 0xffffffffu));
-        SHOW_IN(r, i, "hipLaunchKernel", launch_mad(s, w, o->value, o->ns));
+        SHOW_IN(r, i, "hipLaunchKernel", conf_launch_mad(s, w, o->value, o->ns));
         m[0] = m[0] * 3u + o->value;
         break;
     case OP_CAPTURE: {
@@ -341,7 +320,7 @@ static void run_op(struct thread_run *r, int i)
         SHOW_IN(r, i, "hipStreamBeginCapture(ThreadLocal)",
                 hipStreamBeginCapture(s, hipStreamCaptureModeThreadLocal));
         for (int k = 0; k < o->reps; k++)
-            SHOW_IN(r, i, "hipLaunchKernel(captured)", launch_mad(s, w, o->value + k, o->ns));
+            SHOW_IN(r, i, "hipLaunchKernel(captured)", conf_launch_mad(s, w, o->value + k, o->ns));
         SHOW_IN(r, i, "hipStreamEndCapture", hipStreamEndCapture(s, &g));
         SHOW_IN(r, i, "hipGraphInstantiate", hipGraphInstantiate(&ge, g, NULL, NULL, 0));
         for (int n = 0; n < o->reps; n++) {
@@ -478,8 +457,6 @@ int main(int argc, char **argv)
     }
 
     conf_init();
-    static const size_t mad_sz[] = {sizeof(uint32_t *), sizeof(uint32_t), sizeof(uint64_t)};
-    k_mad = conf_register("fuzz_mad", kernel_mad, 3, mad_sz);
     *(void **)&set_thread_priority = dlsym(RTLD_DEFAULT, "gpuprio_thread_set_priority");
     *(void **)&set_stream_priority = dlsym(RTLD_DEFAULT, "gpuprio_stream_set_priority");
     MUST(hipHostMalloc((void **)&pinned, MAX_OPS * WORDS * sizeof(uint32_t), 0));
