@@ -195,6 +195,15 @@ static void forget_reaped(pid_t pid) /* a new worker got a reaped worker's pid *
             reaped[i] = reaped[--nreaped];
 }
 
+/* CHAOS_HOLD_BOUND=report: a call over HELD_BOUND_MS is printed, not failed. For the TSan build,
+ * whose host code runs several times slower: there the workers of higher priority stay active
+ * most of the time, and strict priority legitimately holds the lowest ones for longer. */
+static bool hold_bound_reported_only(void)
+{
+    const char *v = getenv("CHAOS_HOLD_BOUND");
+    return v && strcmp(v, "report") == 0;
+}
+
 static long held_max_us;
 static unsigned ended_run, ended_killed, ended_other;
 
@@ -217,9 +226,13 @@ static void ended(struct worker *w, int st)
         if (held < 0)
             FAIL("worker %d (%s, level %s) did not say it finished", (int)w->pid, w->priority,
                  w->level);
-        else if (held > (long)HELD_BOUND_MS * 1000)
+        else if (held > (long)HELD_BOUND_MS * 1000 && !hold_bound_reported_only())
             FAIL("worker %d (%s, level %s): a call took %.1f ms (bound %d ms)", (int)w->pid,
                  w->priority, w->level, held / 1e3, HELD_BOUND_MS);
+        else if (held > (long)HELD_BOUND_MS * 1000)
+            printf("worker %d (%s, level %s): a call took %.1f ms (bound %d ms, reported only: "
+                   "CHAOS_HOLD_BOUND=report)\n",
+                   (int)w->pid, w->priority, w->level, held / 1e3, HELD_BOUND_MS);
         if (held > held_max_us)
             held_max_us = held;
     } else {
