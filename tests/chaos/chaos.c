@@ -384,10 +384,6 @@ static void check_top(void)
 
 static void chaos(int steps)
 {
-    /* CHAOS_STOPS=0: no SIGSTOP (CI, until the rare long hold next to a stopped process that
-     * docs/testing.md describes is understood; board.stopped and gate.stopped test stops). */
-    const char *stops_env = getenv("CHAOS_STOPS");
-    bool stopping = !stops_env || strcmp(stops_env, "0") != 0;
     struct worker ws[WORKERS] = {{0}};
     unsigned kills = 0, stops = 0, starts = 0, tops = 0;
     for (int step = 0; step < steps; step++) {
@@ -414,7 +410,7 @@ static void chaos(int steps)
             }
             break;
         case 1:
-            if (stopping && w->pid > 0 && !w->killed && !w->stopped) {
+            if (w->pid > 0 && !w->killed && !w->stopped) {
                 w->stopped = true;
                 w->resume_at = now + STOP_MIN_MS + rnd(STOP_SPREAD_MS);
                 kill(w->pid, SIGSTOP);

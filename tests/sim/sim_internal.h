@@ -240,19 +240,24 @@ struct sim_slot_request {
 struct sim_slots *sim_slots_open(int device, int nslots, const char *shared_name);
 /* The device's compute slots (a shared device's may differ from HIPSIM_COMPUTE_SLOTS). */
 unsigned sim_slots_count(const struct sim_slots *slots);
-/* Waits for the kernel's turn: returns its ticket, and in *held the slots it was given. */
+/* Waits for the kernel's turn: returns its ticket, and in *held the slots it was given, which
+ * sim_slots_release gives back. */
 uint64_t sim_slots_acquire(struct sim_slots *slots, const struct sim_slot_request *r,
                            uint64_t *held);
-void sim_slots_release(struct sim_slots *slots, uint64_t ticket);
+void sim_slots_release(struct sim_slots *slots, uint64_t ticket, uint64_t held);
 
 /* ---- the processes that share a device (sim_peer.c) ---- */
 
+/* Start times are kept to their low bits, so that a pid and its start fit in a word with room to
+ * spare (sim_slots.c's tags): a reused pid whose process started a multiple of 2^16 clock ticks
+ * (about 11 minutes) after the first is taken for it. */
+#define SIM_PEER_START_MASK ((UINT64_C(1) << 16) - 1)
 struct sim_peer {
     int32_t pid;
-    uint64_t start; /* the process's start time, in clock ticks since boot; 0: unknown */
+    uint64_t start; /* the process's start time in clock ticks since boot, low bits; 0: unknown */
 };
 void sim_peer_self(struct sim_peer *me);
-/* Whether the process pid that started at start (0: unknown) has ended (a zombie has) or is
+/* Whether the process pid that started at start (low bits, 0: unknown) has ended (a zombie has) or is
  * stopped: either way it does not run its kernels, and what it holds of a device must be freed. */
 bool sim_peer_absent(int32_t pid, uint64_t start);
 

@@ -540,6 +540,6 @@ void sim_kernel_run(struct sim_cmd *c)
     uint64_t duration = k->fn(&l) * full / (unsigned)__builtin_popcountll(held);
     sleep_until(c->start_ns + duration);
     c->end_ns = sim_now_ns();
-    sim_slots_release(slots, ticket);
+    sim_slots_release(slots, ticket, held);
     sim_trace_record(c, k->name, l.tag);
 }

@@ -63,7 +63,7 @@ void sim_peer_self(struct sim_peer *me)
         if (proc_stat(pid, &state, &start) != 0)
             start = 0; /* unknown: only the pid is compared */
         cached.pid = pid;
-        cached.start = start;
+        cached.start = start & SIM_PEER_START_MASK;
     }
     *me = cached;
 }
@@ -78,6 +78,6 @@ bool sim_peer_absent(int32_t pid, uint64_t start)
     if (rc == -ENOENT)
         return true;
     if (rc == 0)
-        return strchr("ZXxTt", state) || (start && now_start != start);
+        return strchr("ZXxTt", state) || (start && (now_start & SIM_PEER_START_MASK) != start);
     return kill(pid, 0) < 0 && errno == ESRCH;
 }

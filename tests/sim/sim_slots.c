@@ -13,29 +13,40 @@
  * HIPSIM_SHARED, in a file in /dev/shm that several processes map, so that they contend for one
  * device (queue priorities compare across processes, as the hardware scheduler's do).
  *
- * A process that shares the table may end at any instruction: returning from main ends its
- * hardware-queue threads wherever they are, and so does SIGKILL. Nothing it leaves may block the
- * others for good, so:
- *   - the mutex is robust: the next locker gets EOWNERDEAD and goes on;
- *   - the table makes sense after any prefix of an update, so going on needs no repair: every
- *     word is _Atomic (each store is whole, and stores stay in program order), a ticket's entry
- *     is written before the counter that issues the ticket, and whether a ticket is unfinished
- *     is read from its own entry, never from counters that two stores would keep in step;
- *   - waiters sleep on a futex on `seq`, which every finished ticket bumps, for at most
- *     SLOTS_WAIT_MS. Never on a process-shared condition variable: glibc's has no robust mode,
- *     and one whose process died inside a wait or a broadcast leaves its internal lock or
- *     group counts behind, blocking every other process forever (issue 21);
- *   - a waiter that has waited SLOTS_REAP_MS, and again every SLOTS_REAP_MS, frees the tickets
- *     of processes that have ended (sim_peer.c: zombies and reused pids included); a dead
- *     process's waiting ticket thus counts as if its kernel ran in no time;
- *   - so does a waiter with the tickets of a stopped process (SIGSTOP), whose kernels a real
- *     device would run on without it: its running kernels end there, and its waiting ones give
- *     way. Resumed, its threads find their tickets freed: a waiting one takes a new ticket, and
- *     releasing a freed one does nothing;
+ * The dispatcher of a real device is not a process: nothing a process does (dying, being
+ * stopped) can stall it for the others. Here every process runs the dispatch itself, on the
+ * shared table, so the table takes no lock at all: a process stopped (SIGSTOP) or killed while
+ * it held one would stall every other process's kernels until it went on, which no GPU does.
+ * Instead every change is one compare-and-swap on one word, and every word says whose it is:
+ *   - a ticket's entry has a tag (ticket, holder, state) changed only by CAS; its other fields
+ *     are written by the holder between claiming the entry (CLAIMED) and opening it for dispatch
+ *     (WAITING), and readers check that the tag did not change while they read them;
+ *   - each slot has an owner word, the tag of the kernel running on it or 0; a kernel takes its
+ *     slots one by one by CAS from 0 (giving back what it took when one was taken first), then
+ *     frees its entry; it gives them back by CAS from its own tag, so a slot freed meanwhile by
+ *     someone else stays theirs;
+ *   - a ticket is issued by claiming the entry (CAS), then counting it (CAS on next_ticket,
+ *     which anyone who finds the entry claimed does too), so a taker stopped in between holds up
+ *     nobody;
+ *   - waiters sleep on a futex on `seq`, which every change of slots bumps, for at most
+ *     SLOTS_WAIT_MS; the value is read before looking, so a change made while looking ends the
+ *     sleep at once. Never on a process-shared condition variable or mutex (issue 21);
+ *   - a waiter that has waited SLOTS_REAP_MS, and again every SLOTS_REAP_MS, frees the entries and
+ *     slots of processes that have ended or are stopped (sim_peer.c: zombies and reused pids
+ *     included), by CAS from the word it found, so it never frees what was taken again since.
+ *     A real device runs what a stopped process queued on without it; here its kernels are its
+ *     threads, stopped with it, so its running kernels end there and its waiting ones give way.
+ *     Resumed, its threads find their entries freed: a waiting one takes a new ticket, and giving
+ *     back slots taken since by others does nothing;
  *   - the file is built under a temporary name and linked into place, so that a creator that
  *     dies leaves at most a stray temporary file, never a device that is half set up.
+ * One race is left, and taken: a taker stopped after claiming an entry and before writing its
+ * fields, whose claim is freed and whose entry is claimed again by a ticket SLOTS_RING later,
+ * overwrites that ticket's priority, mask and width with its own when it resumes (it then finds
+ * its claim gone and takes another ticket): a kernel dispatched with another's request, never a
+ * slot lost or held twice.
  * A process that execs keeps its pid and start time: the new image frees the old image's
- * tickets when it opens the device.
+ * entries and slots when it opens the device.
  */
 #include "sim_internal.h"
 
@@ -55,7 +66,8 @@
 
 #define SLOTS_DIR "/dev/shm"
 #define SLOTS_MAGIC 0x48495053u /* "HIPS" */
-#define SLOTS_VERSION 3u
+#define SLOTS_VERSION 4u
+#define SLOTS_MAX 64 /* slots are bits of a uint64_t mask */
 #define SLOTS_RING 1024u
 #define SLOTS_WAIT_MS 10
 #define SLOTS_REAP_MS 10
@@ -63,18 +75,19 @@
  * first reap, one further back on a later reap, once those before it were freed. */
 #define SLOTS_REAP_MAX 64
 
-enum { TICKET_FREE, TICKET_WAITING, TICKET_RUNNING };
+/* A tag: bits 0-1 the state, 2-23 the holder's pid (Linux pids are below 2^22), 24-39 the low
+ * bits of its start time (sim_peer.c), 40-63 the low bits of the ticket (enough to tell apart
+ * the tickets that share an entry of the ring over 2^14 turns). */
+enum { TICKET_FREE, TICKET_CLAIMED, TICKET_WAITING, SLOT_RUNNING };
+#define TAG_PID_MASK ((UINT64_C(1) << 22) - 1)
+#define TAG_START_MASK SIM_PEER_START_MASK
+#define TAG_TICKET_SHIFT 40
 
-/* Ticket t's entry is ring[t % SLOTS_RING]; it speaks for t only while its ticket field is t. */
 struct ticket_entry {
-    _Atomic uint64_t ticket;
-    _Atomic uint64_t start; /* the holder's start time (sim_peer.c) */
-    _Atomic int32_t pid;
-    _Atomic int32_t state;
+    _Atomic uint64_t tag;
     _Atomic int32_t priority; /* the request's (struct sim_slot_request) */
     _Atomic uint32_t width;
     _Atomic uint64_t mask;
-    _Atomic uint64_t held; /* the slots it runs on, once RUNNING */
 };
 
 struct sim_slots {
@@ -82,12 +95,38 @@ struct sim_slots {
     uint32_t version;
     uint32_t size;
     uint32_t nslots;
-    pthread_mutex_t mu;   /* robust; guards the fields below, seq aside */
-    _Atomic uint32_t seq; /* bumped when tickets finish; waiters sleep on it */
+    _Atomic uint32_t seq; /* bumped when slots are taken or freed; waiters sleep on it */
     _Atomic uint64_t next_ticket;
-    _Atomic uint64_t oldest; /* no ticket below it is unfinished */
-    struct ticket_entry ring[SLOTS_RING];
+    _Atomic uint64_t oldest;              /* no ticket below it is unfinished */
+    _Atomic uint64_t owner[SLOTS_MAX];    /* the tag of the kernel running on slot i, or 0 */
+    struct ticket_entry ring[SLOTS_RING]; /* ticket t's entry is ring[t % SLOTS_RING] */
 };
+
+static uint64_t tag_of(uint64_t t, const struct sim_peer *holder, unsigned state)
+{
+    return t << TAG_TICKET_SHIFT | (holder->start & TAG_START_MASK) << 24 |
+           ((uint64_t)holder->pid & TAG_PID_MASK) << 2 | state;
+}
+
+static unsigned tag_state(uint64_t tag)
+{
+    return (unsigned)(tag & 3);
+}
+
+static bool tag_is_ticket(uint64_t tag, uint64_t t)
+{
+    return tag >> TAG_TICKET_SHIFT == (t << TAG_TICKET_SHIFT) >> TAG_TICKET_SHIFT;
+}
+
+static struct sim_peer tag_holder(uint64_t tag)
+{
+    return (struct sim_peer){(int32_t)(tag >> 2 & TAG_PID_MASK), tag >> 24 & TAG_START_MASK};
+}
+
+static bool same_peer(const struct sim_peer *a, const struct sim_peer *b)
+{
+    return a->pid == b->pid && a->start == b->start;
+}
 
 static long futex(_Atomic uint32_t *word, int op, uint32_t val, const struct timespec *timeout)
 {
@@ -96,33 +135,13 @@ static long futex(_Atomic uint32_t *word, int op, uint32_t val, const struct tim
 
 static void slots_init(struct sim_slots *s, int nslots)
 {
-    pthread_mutexattr_t ma;
-    pthread_mutexattr_init(&ma);
-    pthread_mutexattr_setpshared(&ma, PTHREAD_PROCESS_SHARED);
-    pthread_mutexattr_setrobust(&ma, PTHREAD_MUTEX_ROBUST);
-    pthread_mutex_init(&s->mu, &ma);
-    pthread_mutexattr_destroy(&ma);
     s->version = SLOTS_VERSION;
     s->size = sizeof *s;
-    s->nslots = (uint32_t)nslots;
+    s->nslots = (uint32_t)(nslots > SLOTS_MAX ? SLOTS_MAX : nslots);
+    /* Ticket 0 would have the tag of a blank entry. */
+    atomic_store(&s->next_ticket, 1);
+    atomic_store(&s->oldest, 1);
     atomic_store(&s->magic, SLOTS_MAGIC);
-}
-
-static void slots_lock(struct sim_slots *s)
-{
-    int rc = pthread_mutex_lock(&s->mu);
-    if (rc == EOWNERDEAD) /* nothing to repair: see the header */
-        rc = pthread_mutex_consistent(&s->mu);
-    if (rc != 0) {
-        /* Cannot happen while every locker marks a dead holder's lock consistent. */
-        fprintf(stderr, "hipsim: the compute slots' lock failed: %s\n", strerror(rc));
-        abort();
-    }
-}
-
-static void slots_unlock(struct sim_slots *s)
-{
-    pthread_mutex_unlock(&s->mu);
 }
 
 static struct ticket_entry *entry_of(struct sim_slots *s, uint64_t t)
@@ -130,44 +149,55 @@ static struct ticket_entry *entry_of(struct sim_slots *s, uint64_t t)
     return &s->ring[t % SLOTS_RING];
 }
 
-/* Whether the issued ticket t is unfinished; the lock is held. */
+/* Whether the issued ticket t is unfinished: its entry is claimed or waiting for it. */
 static bool unfinished(struct sim_slots *s, uint64_t t)
 {
-    struct ticket_entry *e = entry_of(s, t);
-    return atomic_load(&e->ticket) == t && atomic_load(&e->state) != TICKET_FREE;
+    uint64_t tag = atomic_load(&entry_of(s, t)->tag);
+    return tag_is_ticket(tag, t) && tag_state(tag) != TICKET_FREE;
 }
 
-/* After tickets finished, with the lock held: moves oldest up and bumps seq (wake() then wakes
- * the waiters, after the unlock, so that they do not wake into a held lock). */
-static void finished(struct sim_slots *s)
+/* Moves oldest past the finished tickets; losing the race to another mover only leaves it lower,
+ * which is still true (a finished ticket never becomes unfinished). */
+static void advance_oldest(struct sim_slots *s)
 {
-    uint64_t next = atomic_load(&s->next_ticket), t = atomic_load(&s->oldest);
+    uint64_t from = atomic_load(&s->oldest), next = atomic_load(&s->next_ticket), t = from;
     while (t < next && !unfinished(s, t))
         t++;
-    atomic_store(&s->oldest, t);
-    atomic_fetch_add(&s->seq, 1);
+    if (t != from)
+        atomic_compare_exchange_strong(&s->oldest, &from, t);
 }
 
-static void wake(struct sim_slots *s)
+/* After slots were taken or freed: those waiting look again. */
+static void changed(struct sim_slots *s)
 {
+    atomic_fetch_add(&s->seq, 1);
     futex(&s->seq, FUTEX_WAKE, INT_MAX, NULL);
 }
 
 /* ---- opening ---- */
 
-/* Tickets of this pid are an earlier image's (before an exec), as this image has taken none. */
+/* Entries and slots of this pid are an earlier image's (before an exec), as this image has taken
+ * none. */
 static void forget_own(struct sim_slots *s)
 {
     struct sim_peer me;
     sim_peer_self(&me);
-    slots_lock(s);
     uint64_t next = atomic_load(&s->next_ticket);
-    for (uint64_t t = atomic_load(&s->oldest); t < next; t++)
-        if (unfinished(s, t) && atomic_load(&entry_of(s, t)->pid) == me.pid)
-            atomic_store(&entry_of(s, t)->state, TICKET_FREE);
-    finished(s);
-    slots_unlock(s);
-    wake(s);
+    for (uint64_t t = atomic_load(&s->oldest); t < next; t++) {
+        struct ticket_entry *e = entry_of(s, t);
+        uint64_t tag = atomic_load(&e->tag);
+        struct sim_peer holder = tag_holder(tag);
+        if (unfinished(s, t) && same_peer(&holder, &me))
+            atomic_compare_exchange_strong(&e->tag, &tag, tag & ~UINT64_C(3));
+    }
+    for (unsigned i = 0; i < s->nslots; i++) {
+        uint64_t tag = atomic_load(&s->owner[i]);
+        struct sim_peer holder = tag_holder(tag);
+        if (tag && same_peer(&holder, &me))
+            atomic_compare_exchange_strong(&s->owner[i], &tag, 0);
+    }
+    advance_oldest(s);
+    changed(s);
 }
 
 static struct sim_slots *slots_private(int nslots)
@@ -272,79 +302,81 @@ struct sim_slots *sim_slots_open(int device, int nslots, const char *shared_name
 
 /* ---- waiting ---- */
 
-/* Sleeps until a ticket finishes, or for SLOTS_WAIT_MS at most; the lock is held before and
- * after. A ticket that finishes after seq was read here makes the futex return at once. */
-static void slots_wait(struct sim_slots *s)
+/* Adds tag's holder to peers (n of them so far, at most SLOTS_REAP_MAX) unless it is there or me.
+ */
+static void note_holder(struct sim_peer *peers, int *n, uint64_t tag, const struct sim_peer *me)
 {
-    uint32_t seen = atomic_load(&s->seq);
-    slots_unlock(s);
-    struct timespec ts = {0, SLOTS_WAIT_MS * 1000000L};
-    futex(&s->seq, FUTEX_WAIT, seen, &ts);
-    slots_lock(s);
+    struct sim_peer p = tag_holder(tag);
+    if (same_peer(&p, me) || *n == SLOTS_REAP_MAX)
+        return;
+    for (int i = 0; i < *n; i++)
+        if (same_peer(&peers[i], &p))
+            return;
+    peers[(*n)++] = p;
 }
 
-static bool same_peer(const struct sim_peer *a, const struct sim_peer *b)
+static bool among(const struct sim_peer *peers, int n, uint64_t tag)
 {
-    return a->pid == b->pid && a->start == b->start;
+    struct sim_peer p = tag_holder(tag);
+    for (int i = 0; i < n; i++)
+        if (same_peer(&peers[i], &p))
+            return true;
+    return false;
 }
 
-/* Frees the tickets of processes that have ended or are stopped (sim_peer_absent). Asking /proc
- * about them is too slow to do while every process waits for the lock, so the lock is taken twice
- * around it. */
+/* Frees the entries and slots of processes that have ended or are stopped (sim_peer_absent):
+ * first the holders are gathered, then /proc is asked about each, then what they hold is freed
+ * by CAS from the tag found, so what was freed and taken again meanwhile stays taken. */
 static void reap_absent(struct sim_slots *s)
 {
     struct sim_peer me, peers[SLOTS_REAP_MAX];
-    int n = 0, dead = 0;
+    int n = 0, absent = 0;
     sim_peer_self(&me);
-    slots_lock(s);
-    uint64_t next = atomic_load(&s->next_ticket);
-    for (uint64_t t = atomic_load(&s->oldest); t < next && n < SLOTS_REAP_MAX; t++) {
-        struct ticket_entry *e = entry_of(s, t);
-        struct sim_peer p = {atomic_load(&e->pid), atomic_load(&e->start)};
-        if (!unfinished(s, t) || same_peer(&p, &me))
-            continue;
-        int i = 0;
-        while (i < n && !same_peer(&peers[i], &p))
-            i++;
-        if (i == n)
-            peers[n++] = p;
+    for (unsigned i = 0; i < s->nslots; i++) {
+        uint64_t tag = atomic_load(&s->owner[i]);
+        if (tag)
+            note_holder(peers, &n, tag, &me);
     }
-    slots_unlock(s);
+    uint64_t next = atomic_load(&s->next_ticket);
+    for (uint64_t t = atomic_load(&s->oldest); t < next; t++)
+        if (unfinished(s, t))
+            note_holder(peers, &n, atomic_load(&entry_of(s, t)->tag), &me);
     for (int i = 0; i < n; i++)
         if (sim_peer_absent(peers[i].pid, peers[i].start))
-            peers[dead++] = peers[i];
-    if (!dead)
+            peers[absent++] = peers[i];
+    if (!absent)
         return;
-    slots_lock(s);
+    for (unsigned i = 0; i < s->nslots; i++) {
+        uint64_t tag = atomic_load(&s->owner[i]);
+        if (tag && among(peers, absent, tag))
+            atomic_compare_exchange_strong(&s->owner[i], &tag, 0);
+    }
     next = atomic_load(&s->next_ticket);
     for (uint64_t t = atomic_load(&s->oldest); t < next; t++) {
         struct ticket_entry *e = entry_of(s, t);
-        struct sim_peer p = {atomic_load(&e->pid), atomic_load(&e->start)};
-        for (int i = 0; i < dead && unfinished(s, t); i++)
-            if (same_peer(&peers[i], &p))
-                atomic_store(&e->state, TICKET_FREE);
+        uint64_t tag = atomic_load(&e->tag);
+        if (unfinished(s, t) && among(peers, absent, tag))
+            atomic_compare_exchange_strong(&e->tag, &tag, tag & ~UINT64_C(3));
     }
-    finished(s);
-    slots_unlock(s);
-    wake(s);
+    advance_oldest(s);
+    changed(s);
 }
 
-/* One wait for a turn, the lock held before and after; once the caller has waited until
- * *reap_at (SLOTS_REAP_MS after its first wait, then every SLOTS_REAP_MS), it looks for dead
- * processes instead of sleeping. */
-static void wait_turn(struct sim_slots *s, uint64_t *reap_at)
+/* One wait for a turn, given the value of seq read before the caller looked; once the caller has
+ * waited until *reap_at (SLOTS_REAP_MS after its first wait, then every SLOTS_REAP_MS), it looks
+ * for absent processes instead of sleeping. */
+static void wait_turn(struct sim_slots *s, uint32_t seen, uint64_t *reap_at)
 {
     uint64_t now = sim_now_ns();
     if (!*reap_at) {
         *reap_at = now + SLOTS_REAP_MS * 1000000ull;
     } else if (now >= *reap_at) {
         *reap_at = now + SLOTS_REAP_MS * 1000000ull;
-        slots_unlock(s);
         reap_absent(s);
-        slots_lock(s);
         return; /* the reap may have made way: look again before sleeping */
     }
-    slots_wait(s);
+    struct timespec ts = {0, SLOTS_WAIT_MS * 1000000L};
+    futex(&s->seq, FUTEX_WAIT, seen, &ts);
 }
 
 static uint64_t all_slots(const struct sim_slots *s)
@@ -374,19 +406,21 @@ static uint64_t lowest_slots(uint64_t avail, uint32_t width)
  * are HIP's (-1, 0, 1) or, under SIM_FAULT_PRIORITY_IGNORED, all equal. */
 static uint64_t granted(struct sim_slots *s, uint64_t t)
 {
-    uint64_t free_slots = all_slots(s), first = atomic_load(&s->oldest),
-             next = atomic_load(&s->next_ticket);
-    for (uint64_t k = first; k < next; k++)
-        if (unfinished(s, k) && atomic_load(&entry_of(s, k)->state) == TICKET_RUNNING)
-            free_slots &= ~atomic_load(&entry_of(s, k)->held);
+    uint64_t free_slots = 0, first = atomic_load(&s->oldest), next = atomic_load(&s->next_ticket);
+    for (unsigned i = 0; i < s->nslots; i++)
+        if (!atomic_load(&s->owner[i]))
+            free_slots |= UINT64_C(1) << i;
     for (int32_t prio = -1; prio <= 1 && free_slots; prio++) {
         for (uint64_t k = first; k < next && free_slots; k++) {
             struct ticket_entry *e = entry_of(s, k);
-            if (!unfinished(s, k) || atomic_load(&e->state) != TICKET_WAITING ||
+            uint64_t tag = atomic_load(&e->tag);
+            if (!tag_is_ticket(tag, k) || tag_state(tag) != TICKET_WAITING ||
                 atomic_load(&e->priority) != prio)
                 continue;
             uint64_t take =
                 lowest_slots(free_slots & atomic_load(&e->mask), atomic_load(&e->width));
+            if (atomic_load(&e->tag) != tag) /* finished (or freed) while read */
+                continue;
             if (k == t)
                 return take;
             free_slots &= ~take;
@@ -395,49 +429,111 @@ static uint64_t granted(struct sim_slots *s, uint64_t t)
     return 0;
 }
 
+/* Takes the slots of take for the kernel tagged running, all or none. */
+static bool take_slots(struct sim_slots *s, uint64_t take, uint64_t running)
+{
+    for (uint64_t left = take; left; left &= left - 1) {
+        unsigned i = (unsigned)__builtin_ctzll(left);
+        uint64_t none = 0;
+        if (!atomic_compare_exchange_strong(&s->owner[i], &none, running)) {
+            for (uint64_t back = take & ~left; back; back &= back - 1) {
+                uint64_t mine = running;
+                atomic_compare_exchange_strong(&s->owner[__builtin_ctzll(back)], &mine, 0);
+            }
+            return false;
+        }
+    }
+    return true;
+}
+
+/* Gives back the slots of held that still belong to the kernel tagged running. */
+static void give_slots(struct sim_slots *s, uint64_t held, uint64_t running)
+{
+    for (; held; held &= held - 1) {
+        uint64_t mine = running;
+        atomic_compare_exchange_strong(&s->owner[__builtin_ctzll(held)], &mine, 0);
+    }
+}
+
+static bool own_all(struct sim_slots *s, uint64_t held, uint64_t running)
+{
+    for (; held; held &= held - 1)
+        if (atomic_load(&s->owner[__builtin_ctzll(held)]) != running)
+            return false;
+    return true;
+}
+
+/* Issues a ticket for the request and opens it for dispatch; returns it. */
+static uint64_t take_ticket(struct sim_slots *s, const struct sim_peer *me, int32_t prio,
+                            uint64_t mask, uint32_t width, uint64_t *reap_at)
+{
+    for (;;) {
+        uint32_t seen = atomic_load(&s->seq);
+        uint64_t t = atomic_load(&s->next_ticket);
+        struct ticket_entry *e = entry_of(s, t);
+        uint64_t tag = atomic_load(&e->tag);
+        if (tag_is_ticket(tag, t)) { /* claimed by a taker that has not counted it yet */
+            atomic_compare_exchange_strong(&s->next_ticket, &t, t + 1);
+            continue;
+        }
+        if (tag_state(tag) != TICKET_FREE) { /* the ring is full: it speaks for t - SLOTS_RING */
+            wait_turn(s, seen, reap_at);
+            continue;
+        }
+        uint64_t claimed = tag_of(t, me, TICKET_CLAIMED);
+        if (!atomic_compare_exchange_strong(&e->tag, &tag, claimed))
+            continue;
+        uint64_t counted = t;
+        atomic_compare_exchange_strong(&s->next_ticket, &counted, t + 1);
+        atomic_store(&e->priority, prio);
+        atomic_store(&e->mask, mask);
+        atomic_store(&e->width, width);
+        if (atomic_compare_exchange_strong(&e->tag, &claimed, tag_of(t, me, TICKET_WAITING)))
+            return t;
+        /* Freed while this process was stopped: it takes another, behind those that went on. */
+    }
+}
+
 uint64_t sim_slots_acquire(struct sim_slots *s, const struct sim_slot_request *r, uint64_t *held)
 {
     struct sim_peer me;
     sim_peer_self(&me);
     int32_t prio = r->priority < -1 ? -1 : r->priority > 1 ? 1 : r->priority;
-    uint64_t mask = r->mask & all_slots(s), reap_at = 0, t, take = 0;
-    struct ticket_entry *e;
-    slots_lock(s);
-    do {
-        /* The ring is full while the entry the next ticket needs still speaks for an unfinished
-         * one. */
-        while ((t = atomic_load(&s->next_ticket)) >= SLOTS_RING && unfinished(s, t - SLOTS_RING))
-            wait_turn(s, &reap_at);
-        /* The entry first, then the counter: a process that dies in between leaves an entry
-         * that speaks for a ticket not yet issued, which the next taker overwrites. */
-        e = entry_of(s, t);
-        atomic_store(&e->ticket, t);
-        atomic_store(&e->pid, me.pid);
-        atomic_store(&e->start, me.start);
-        atomic_store(&e->priority, prio);
-        atomic_store(&e->mask, mask ? mask : all_slots(s));
-        atomic_store(&e->width, r->width ? r->width : 1);
-        atomic_store(&e->held, 0);
-        atomic_store(&e->state, TICKET_WAITING);
-        atomic_store(&s->next_ticket, t + 1);
-        /* Freed while the process was stopped: it queues again, behind those that went on. */
-        while (unfinished(s, t) && !(take = granted(s, t)))
-            wait_turn(s, &reap_at);
-    } while (!unfinished(s, t));
-    atomic_store(&e->held, take);
-    atomic_store(&e->state, TICKET_RUNNING);
-    slots_unlock(s);
-    *held = take;
-    return t;
+    uint64_t mask = r->mask & all_slots(s), reap_at = 0;
+    mask = mask ? mask : all_slots(s);
+    for (;;) {
+        uint64_t t = take_ticket(s, &me, prio, mask, r->width ? r->width : 1, &reap_at);
+        struct ticket_entry *e = entry_of(s, t);
+        uint64_t waiting = tag_of(t, &me, TICKET_WAITING), running = tag_of(t, &me, SLOT_RUNNING);
+        for (;;) {
+            uint32_t seen = atomic_load(&s->seq);
+            if (atomic_load(&e->tag) != waiting)
+                break; /* freed while this process was stopped */
+            uint64_t take = granted(s, t);
+            if (take && take_slots(s, take, running)) {
+                bool freed_here =
+                    atomic_compare_exchange_strong(&e->tag, &waiting, waiting & ~UINT64_C(3));
+                /* Else a reaper freed the entry while this process was stopped after taking
+                 * the slots, and may have freed them as well. */
+                if (freed_here || own_all(s, take, running)) {
+                    advance_oldest(s);
+                    changed(s);
+                    *held = take;
+                    return t;
+                }
+                give_slots(s, take, running);
+                changed(s);
+                break;
+            }
+            wait_turn(s, seen, &reap_at);
+        }
+    }
 }
 
-void sim_slots_release(struct sim_slots *s, uint64_t ticket)
+void sim_slots_release(struct sim_slots *s, uint64_t ticket, uint64_t held)
 {
-    slots_lock(s);
-    struct ticket_entry *e = entry_of(s, ticket);
-    if (atomic_load(&e->ticket) == ticket)
-        atomic_store(&e->state, TICKET_FREE);
-    finished(s);
-    slots_unlock(s);
-    wake(s);
+    struct sim_peer me;
+    sim_peer_self(&me);
+    give_slots(s, held, tag_of(ticket, &me, SLOT_RUNNING));
+    changed(s);
 }
