@@ -9,7 +9,8 @@
  *       pinned memory, a synchronization, a comparison with what the host computed, and a gap
  *       of 1 to 5 ms, so that lower priorities get their turns. Prints "ready" once both streams
  *       ran something (they are on the board), then at the end
- *       "done ROUNDS held_max_us N in CALL": the longest any one HIP call took, leaving out calls
+ *       "done ROUNDS held_max_us N from_ms T in CALL": the longest any one HIP call took (and
+ *       when it started, CLOCK_MONOTONIC), leaving out calls
  * during which the process was stopped and resumed (SIGSTOP/SIGCONT: it counts SIGCONTs). With
  * CHAOS_STOPFILE set, the threads also stop once that file exists (ROUNDS 0: only then), and ROUNDS
  * in the last line is the rounds the first thread ran. A wrong result prints "WRONG ..." and exits
@@ -32,6 +33,7 @@
 
 static _Atomic unsigned resumed; /* SIGCONTs received */
 static _Atomic uint64_t held_max_ns;
+static _Atomic uint64_t held_max_from; /* when that call started (CLOCK_MONOTONIC, ns; roughly) */
 static const char
     *_Atomic held_max_call; /* the call that took held_max_ns (roughly: not atomic with it) */
 
@@ -60,6 +62,7 @@ static uint64_t now_ns(void)
         while (atomic_load(&resumed) == timed_resumed && timed_took > timed_max)                   \
             if (atomic_compare_exchange_weak(&held_max_ns, &timed_max, timed_took)) {              \
                 atomic_store(&held_max_call, #call);                                               \
+                atomic_store(&held_max_from, timed_from);                                          \
                 break;                                                                             \
             }                                                                                      \
     } while (0)
@@ -141,8 +144,9 @@ static int run(int rounds, unsigned seed)
         MUST(hipHostFree(r[t].host));
     }
     const char *call = atomic_load(&held_max_call);
-    printf("done %d held_max_us %llu in %s\n", r[0].rounds,
-           (unsigned long long)(atomic_load(&held_max_ns) / 1000), call ? call : "none");
+    printf("done %d held_max_us %llu from_ms %llu in %s\n", r[0].rounds,
+           (unsigned long long)(atomic_load(&held_max_ns) / 1000),
+           (unsigned long long)(atomic_load(&held_max_from) / 1000000), call ? call : "none");
     return 0;
 }
 
