@@ -116,6 +116,9 @@ static int read_record(struct gp_sample *s, const struct gp_board *b, unsigned i
         return -ENOMEM;
     read_id(&r->id, b, i, word, incarnation);
     r->unused_queues = atomic_load(&slot->unused_queues);
+    r->mps = slot->mps;
+    r->mps_share = slot->mps_share;
+    r->mps_sms = slot->cu_usable;
     if (atomic_load(&slot->owner) == word && atomic_load(&slot->incarnation) == incarnation)
         s->nrec++;
     return 0;

@@ -146,6 +146,21 @@ static void json_open(struct json_ctx *c, const char *kind, const struct gp_slot
     json_string(id->comm);
 }
 
+/* Whether the process is an MPS client on the device, from its record (null: not known). */
+static void json_mps(const struct gp_record_row *p)
+{
+    fputs(", \"mps\": ", stdout);
+    fputs(!p || p->mps == GP_MPS_UNKNOWN ? "null"
+          : p->mps == GP_MPS_CLIENT      ? "true"
+                                         : "false",
+          stdout);
+    if (p && p->mps == GP_MPS_CLIENT && p->mps_share)
+        printf(", \"mps_share\": %u, \"mps_sms\": %u", (unsigned)p->mps_share,
+               (unsigned)p->mps_sms);
+    else
+        fputs(", \"mps_share\": null, \"mps_sms\": null", stdout);
+}
+
 static void json_row(const struct gp_queue_row *r, void *arg)
 {
     struct json_ctx *c = arg;
@@ -173,17 +188,21 @@ static void json_row(const struct gp_queue_row *r, void *arg)
         fputs(", \"cu_usable\": null, \"cu_total\": null", stdout);
     const struct gp_record_row *p = record_of(c->s, r);
     if (p)
-        printf(", \"unused_queues\": %" PRIu32 "}", p->unused_queues);
+        printf(", \"unused_queues\": %" PRIu32, p->unused_queues);
     else
-        fputs(", \"unused_queues\": null}", stdout);
+        fputs(", \"unused_queues\": null", stdout);
+    json_mps(p);
+    putchar('}');
 }
 
 static void json_unused(const struct gp_record_row *p, void *arg)
 {
     struct json_ctx *c = arg;
     json_open(c, "unused", &p->id);
-    printf(", \"device_index\": %d, \"unused_queues\": %" PRIu32 "}", (int)p->id.device,
+    printf(", \"device_index\": %d, \"unused_queues\": %" PRIu32, (int)p->id.device,
            p->unused_queues);
+    json_mps(p);
+    putchar('}');
 }
 
 void gp_print_json(const struct gp_sample *s, bool all)
@@ -300,7 +319,9 @@ struct process_sum {
     char comm[16];
     size_t queues;
     uint64_t unused;
-    bool counted; /* it has a record: its unused queues are known */
+    bool counted;                /* it has a record: its unused queues are known */
+    bool mps;                    /* a record says it is an MPS client */
+    unsigned mps_share, mps_sms; /* and the share and SMs MPS lets it use, when it limits it */
 };
 
 static struct process_sum *process_of(struct process_sum *ps, size_t *n, uint32_t pid,
@@ -335,8 +356,16 @@ size_t gp_print_processes(const struct gp_sample *s, size_t width)
         process_of(ps, &n, s->rows[i].id.pid, s->rows[i].id.comm)->queues++;
     for (size_t i = 0; i < s->nrec; i++) {
         struct process_sum *p = process_of(ps, &n, s->records[i].id.pid, s->records[i].id.comm);
-        p->unused += s->records[i].unused_queues;
+        const struct gp_record_row *r = &s->records[i];
+        p->unused += r->unused_queues;
         p->counted = true;
+        if (r->mps == GP_MPS_CLIENT) {
+            p->mps = true;
+            if (r->mps_share) {
+                p->mps_share = r->mps_share;
+                p->mps_sms = r->mps_sms;
+            }
+        }
     }
     qsort(ps, n, sizeof *ps, by_pid);
     fputs(lead, stdout);
@@ -345,16 +374,15 @@ size_t gp_print_processes(const struct gp_sample *s, size_t width)
         fputs(" none", stdout);
     }
     for (size_t i = 0; i < n; i++) {
-        char entry[96];
-        int len;
+        char entry[128], unused[32] = "", mps[40] = "";
         if (ps[i].counted)
-            len =
-                snprintf(entry, sizeof entry, " %" PRIu32 " %s (%zu queue%s, %" PRIu64 " unused)%s",
-                         ps[i].pid, ps[i].comm, ps[i].queues, ps[i].queues == 1 ? "" : "s",
-                         ps[i].unused, i + 1 < n ? "," : "");
-        else
-            len = snprintf(entry, sizeof entry, " %" PRIu32 " %s (%zu queue%s)%s", ps[i].pid,
-                           ps[i].comm, ps[i].queues, ps[i].queues == 1 ? "" : "s",
+            snprintf(unused, sizeof unused, ", %" PRIu64 " unused", ps[i].unused);
+        if (ps[i].mps_share)
+            snprintf(mps, sizeof mps, ", MPS %u%%: %u SMs", ps[i].mps_share, ps[i].mps_sms);
+        else if (ps[i].mps)
+            snprintf(mps, sizeof mps, ", MPS");
+        int len = snprintf(entry, sizeof entry, " %" PRIu32 " %s (%zu queue%s%s%s)%s", ps[i].pid,
+                           ps[i].comm, ps[i].queues, ps[i].queues == 1 ? "" : "s", unused, mps,
                            i + 1 < n ? "," : "");
         if (width && i && column + (size_t)len > width) {
             printf("\n%*s", (int)(sizeof lead - 1), "");

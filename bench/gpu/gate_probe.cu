@@ -18,6 +18,15 @@
  *                 waits on a semaphore hold on to the GPU?
  * and the host cost of one cuStreamWaitValue64 call on an open gate. Prints one table.
  *
+ * With two processes, GATE_PROBE_CLIENT_PRIO and GATE_PROBE_LOAD_PRIO give the client's and the
+ * load's stream priorities ("greatest", "least" or a number; default the runtime's default): under
+ * MPS (docs/mps.md) hardware priorities compare across processes. GATE_PROBE_ONE=0 leaves out the
+ * one-process rows. GATE_PROBE_BLOCK_US=B makes the load fill every SM (two blocks of 1024
+ * threads per SM, the most threads an SM holds, so that no other kernel's block fits beside
+ * them) with blocks of B microseconds, SPIN_US / B waves of them per kernel: the hardware then
+ * can start the client only when a block ends, at best (under MPS, with the client's stream
+ * of higher priority) after the rest of one block.
+ *
  * Build: nvcc -O2 -arch=native bench/gpu/gate_probe.cu -o gate_probe -lcuda
  * Run:   ./gate_probe [SPIN_US [DEPTH [REQUESTS]]]   (defaults 400 16 300)
  */
@@ -28,6 +37,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <ctime>
 #include <pthread.h>
 #include <sys/mman.h>
@@ -84,7 +94,17 @@ static double now_us()
 }
 
 static int sms;
-static unsigned spin_us = 400, depth = 16, requests = 300;
+static unsigned spin_us = 400, depth = 16, requests = 300, block_us;
+
+/* One load kernel on s: every block spins spin_us, or (GATE_PROBE_BLOCK_US) block_us in waves
+ * that fill every SM. */
+static void launch_load(cudaStream_t s)
+{
+    if (block_us)
+        spin<<<sms * 2 * std::max(1u, spin_us / block_us), 1024, 0, s>>>(1000ull * block_us);
+    else
+        spin<<<sms * 4, 128, 0, s>>>(1000ull * spin_us);
+}
 
 /* The load: kernels of spin_us over every SM, depth deep, each behind a gate when gated; when
  * blocked, only a wait on the closed gate (and a kernel behind it) is queued. Runs until mode
@@ -94,10 +114,9 @@ static void run_load(shared *sh, cudaStream_t s, CUdeviceptr gate_dev, int want)
     std::vector<cudaEvent_t> ev(depth);
     for (auto &e : ev)
         CK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
-    unsigned long long ns = 1000ull * spin_us;
     if (want == 3) {
         CKD(cuStreamWaitValue64((CUstream)s, gate_dev, 1, CU_STREAM_WAIT_VALUE_GEQ));
-        spin<<<sms * 4, 128, 0, s>>>(ns);
+        launch_load(s);
         sh->load_ready = 1;
         while (sh->load_mode == want)
             usleep(100);
@@ -110,7 +129,7 @@ static void run_load(shared *sh, cudaStream_t s, CUdeviceptr gate_dev, int want)
                 CK(cudaEventSynchronize(e));
             if (want == 2)
                 CKD(cuStreamWaitValue64((CUstream)s, gate_dev, 1, CU_STREAM_WAIT_VALUE_GEQ));
-            spin<<<sms * 4, 128, 0, s>>>(ns);
+            launch_load(s);
             CK(cudaEventRecord(e, s));
         }
     }
@@ -181,14 +200,15 @@ static void check_support()
     CK(cudaFree(0));
     CUdevice d;
     CKD(cuCtxGetDevice(&d));
-    int memops = 0, host = 0;
+    int memops = 0, host = 0, mps = -1;
     CKD(cuDeviceGetAttribute(&memops, CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS, d));
     CKD(cuDeviceGetAttribute(&host, CU_DEVICE_ATTRIBUTE_CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM,
                              d));
     CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+    cuDeviceGetAttribute(&mps, (CUdevice_attribute)133 /* CU_DEVICE_ATTRIBUTE_MPS_ENABLED */, d);
     printf("# 64-bit stream memory operations: %d, host pointer for registered memory: %d, "
-           "SMs: %d\n",
-           memops, host, sms);
+           "SMs: %d, MPS: %d\n",
+           memops, host, sms, mps);
 }
 
 static const int modes[] = {1, 2, 2, 3};
@@ -243,6 +263,25 @@ static void run_rows(const char *where, shared *sh, cudaStream_t s)
     }
 }
 
+/* A stream of the priority the environment variable names (see the header). */
+static cudaStream_t stream_of(const char *env)
+{
+    const char *v = getenv(env);
+    int least, greatest, prio = 0;
+    CK(cudaDeviceGetStreamPriorityRange(&least, &greatest));
+    if (v && !strcmp(v, "greatest"))
+        prio = greatest;
+    else if (v && !strcmp(v, "least"))
+        prio = least;
+    else if (v)
+        prio = atoi(v);
+    cudaStream_t s;
+    CK(cudaStreamCreateWithPriority(&s, cudaStreamNonBlocking, prio));
+    CK(cudaStreamGetPriority(s, &prio));
+    printf("# %s: stream priority %d (range %d..%d)\n", env, prio, least, greatest);
+    return s;
+}
+
 static void two_processes(shared *sh)
 {
     sh->gate = OPEN;
@@ -251,14 +290,13 @@ static void two_processes(shared *sh)
     if (pid == 0) { /* the load */
         check_support();
         CUdeviceptr gate_dev = register_gate(sh);
-        cudaStream_t s;
-        CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+        cudaStream_t s = stream_of("GATE_PROBE_LOAD_PRIO");
+        fflush(stdout);
         serve_load(sh, s, gate_dev);
         _exit(0);
     }
     check_support();
-    cudaStream_t s;
-    CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    cudaStream_t s = stream_of("GATE_PROBE_CLIENT_PRIO");
     run_rows("2 processes", sh, s);
     sh->load_quit = 1;
     int status;
@@ -305,16 +343,23 @@ int main(int argc, char **argv)
         depth = (unsigned)atoi(argv[2]);
     if (argc > 3)
         requests = (unsigned)atoi(argv[3]);
+    if (getenv("GATE_PROBE_BLOCK_US"))
+        block_us = (unsigned)atoi(getenv("GATE_PROBE_BLOCK_US"));
     shared *sh = (shared *)mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
                                 -1, 0);
     if (sh == MAP_FAILED)
         return 1;
     printf("# client round trip (us), %u requests 3 ms apart; load: %u-us kernels on every SM, "
-           "%u deep\n",
+           "%u deep",
            requests, spin_us, depth);
+    if (block_us)
+        printf(", filling every SM with %u-us blocks", block_us);
+    putchar('\n');
     printf("%-13s %-11s %8s %8s %8s %8s %8s  %7s\n", "where", "row", "P50", "P90", "P99", "max",
            "min", "P50/alone");
     two_processes(sh); /* first: the parent has not started CUDA before it forks */
-    one_process(sh);
+    const char *one = getenv("GATE_PROBE_ONE");
+    if (!one || strcmp(one, "0"))
+        one_process(sh);
     return 0;
 }

@@ -17,7 +17,11 @@
 # commands only (GPUPRIO_WINDOW=n GPUPRIO_WINDOW_US=0, the behaviour before the GPU-time
 # budget), Bn keeps n microseconds of GPU time in flight (GPUPRIO_WINDOW_US=n, the default
 # command ceiling): both Level 1 (GPUPRIO_LEVEL=1); Gn is Level 2 with a gate every n
-# microseconds of predicted GPU time (GPUPRIO_GATE_US=n); THREAD_ROWS does the same for the one-process rows (default: GPUPRIO_ROWS).
+# microseconds of predicted GPU time (GPUPRIO_GATE_US=n); Rn reserves n% of the device for the
+# client (GPUPRIO_CU_RESERVE=n%: under MPS the load, below normal, may use the rest; on AMD,
+# CU masks), at the default level; THREAD_ROWS does the same for the one-process rows (default:
+# GPUPRIO_ROWS). Under MPS (scripts/with-mps.sh bench/gpu/run.sh ..., docs/mps.md) every row's
+# processes are MPS clients.
 # REPEAT=n runs every co-location row n times (rows .2, .3... after the first).
 # To fit a time limit, parts can be left out: MODES="graph" (or "eager") limits the two-process
 # client modes, NO_LAUNCH=1 skips part 1, NO_THREADS=1 the one-process rows, NO_NATIVE=1 the
@@ -26,7 +30,9 @@
 # call (alone under gpuprio, and next to an idle low-priority process). LOAD=train makes the
 # load a ResNet-50 training step instead of inference, LOAD=spin a synthetic load of
 # SPIN_US-microsecond kernels (default 200) whose trace breaks the preemption latency down
-# (table.py), and LOAD=idle a process whose stream runs nothing.
+# (table.py), and LOAD=idle a process whose stream runs nothing. THIRD=infer|train|spin adds a
+# third process to every two-process row: a load of that kind at normal priority (between the
+# client and the load); the table's load columns stay the (low) load's.
 set -u
 out=${1:?usage: run.sh OUTDIR [quick]}
 quick=${2:-}
@@ -79,7 +85,8 @@ setting_env() {
     W*) echo "GPUPRIO_LEVEL=1 GPUPRIO_WINDOW=${1#W} GPUPRIO_WINDOW_US=0" ;;
     B*) echo "GPUPRIO_LEVEL=1 GPUPRIO_WINDOW_US=${1#B}" ;;
     G*) echo "GPUPRIO_LEVEL=2 GPUPRIO_GATE_US=${1#G}" ;;
-    *) echo "bench/gpu/run.sh: unknown setting '$1' in GPUPRIO_ROWS (Wn, Bn or Gn)" >&2; exit 1 ;;
+    R*) echo "GPUPRIO_CU_RESERVE=${1#R}%" ;;
+    *) echo "bench/gpu/run.sh: unknown setting '$1' in GPUPRIO_ROWS (Wn, Bn, Gn or Rn)" >&2; exit 1 ;;
     esac
 }
 repeats() { # NAME: the row's name, then the names of its repeats
@@ -98,6 +105,15 @@ row() { # NAME ENV-FOR-CLIENT ENV-FOR-LOAD CLIENT-ARGS LOAD-ARGS: two processes
 one_row() {
     d=$rows/$1
     mkdir -p "$d"
+    if [ -n "${THIRD:-}" ]; then
+        # The third process: a load of kind THIRD between the two (normal priority where the
+        # load is low), warmed up before the others start; its result is load2.json.
+        env $(echo "$3" | sed 's/GPUPRIO_PRIORITY=low/GPUPRIO_PRIORITY=normal/') $py \
+            bench/gpu/colocation.py load --kind "$THIRD" --stop-file "$d/stop" \
+            --ready-file "$d/ready2" --out "$d/load2.json" >"$d/load2.log" 2>&1 &
+        tp=$!
+        while [ ! -e "$d/ready2" ] && kill -0 $tp 2>/dev/null; do sleep 0.2; done
+    fi
     env $3 $py bench/gpu/colocation.py load $5 --stop-file "$d/stop" --ready-file "$d/ready" \
         --out "$d/load.json" >"$d/load.log" 2>&1 &
     lp=$!
@@ -107,8 +123,10 @@ one_row() {
         --wait-file "$d/ready" --wait-pid $lp >"$d/client.log" 2>&1
     touch "$d/stop"
     wait $lp
+    [ -z "${THIRD:-}" ] || wait $tp
     failed "$d" client.json client.log
     failed "$d" load.json load.log
+    [ -z "${THIRD:-}" ] || failed "$d" load2.json load2.log
     table
 }
 failed() { # DIR RESULT LOG: a side that wrote no result shows the end of its log
@@ -143,6 +161,8 @@ load=${LOAD:-infer}
 load_args="--kind $load"
 [ "$load" = spin ] && load_args="$load_args --spin-us ${SPIN_US:-200}"
 modes=${MODES:-graph eager}
+np=2proc
+[ -z "${THIRD:-}" ] || np=3proc-$THIRD
 settings=${GPUPRIO_ROWS:-W4 B250 B500 B1000}
 [ -n "$quick" ] && modes=graph settings=B500
 for s in $settings ${THREAD_ROWS:-}; do setting_env "$s" >/dev/null || exit 1; done
@@ -160,13 +180,13 @@ if [ -z "${NO_CALL:-}" ]; then
 fi
 for m in $modes; do
     if [ -z "${NO_NATIVE:-}" ]; then
-        row "10-2proc-$m-native" "X=1" "X=1" "--mode $m" "$load_args"
-        [ -n "${NO_STREAMPRIO:-}" ] || row "11-2proc-$m-streamprio" "X=1" "X=1" "--mode $m --stream-priorities" \
+        row "10-$np-$m-native" "X=1" "X=1" "--mode $m" "$load_args"
+        [ -n "${NO_STREAMPRIO:-}" ] || row "11-$np-$m-streamprio" "X=1" "X=1" "--mode $m --stream-priorities" \
             "$load_args --stream-priorities"
     fi
     for s in $settings; do
         e=$(setting_env "$s")
-        row "12-2proc-$m-gpuprio-$s" "$P GPUPRIO_PRIORITY=high $e" "$P GPUPRIO_PRIORITY=low $e" \
+        row "12-$np-$m-gpuprio-$s" "$P GPUPRIO_PRIORITY=high $e" "$P GPUPRIO_PRIORITY=low $e" \
             "--mode $m" "$load_args"
     done
 done

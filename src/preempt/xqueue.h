@@ -58,6 +58,16 @@ struct xq_cus {
     uint8_t mask;           /* enum xq_cu_mask */
 };
 
+/* What NVIDIA's Multi-Process Service does with a device's work in this process (docs/mps.md),
+ * as the platform reads it (platform.h's mps). */
+struct xq_mps {
+    int client;         /* 1: an MPS client, 0: not, -1: the runtime cannot say */
+    bool shared_queues; /* its clients share hardware work queues (GPUs before Volta) */
+    /* The share of the device MPS lets the client use (CUDA_MPS_ACTIVE_THREAD_PERCENTAGE), in
+     * percent, and the SMs that is: 0 when it may use every SM (or the runtime cannot say). */
+    unsigned share, sms;
+};
+
 /* A stream's properties, in the runtime's own terms, as the platform reads them back. */
 struct xq_stream_props {
     int device;     /* the device the stream belongs to */

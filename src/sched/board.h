@@ -97,11 +97,19 @@ struct gp_board_slot {
     /* In a record: the owner's queues on this device that never joined scheduling (created, no
      * command yet, not named), which hold no slot. 0 in a queue's slot. */
     _Atomic uint32_t unused_queues;
-    /* The compute units the stream's kernels may use (xqueue.h's struct xq_cus); 0 in a record. */
+    /* The compute units the stream's kernels may use (xqueue.h's struct xq_cus). In a record:
+     * cu_usable is the SMs MPS lets the owner use when it limits it (xqueue.h's struct xq_mps),
+     * else 0, and the others are 0. */
     uint16_t cu_usable, cu_total;
     uint8_t cu_mask; /* enum xq_cu_mask */
-    uint8_t reserved[3];
+    /* In a record: whether the owner is an MPS client on the device (enum gp_record_mps), and the
+     * share of the device MPS lets it use, in percent (0: all). 0 in a queue's slot, and in
+     * records of libraries before them (unknown). */
+    uint8_t mps, mps_share;
+    uint8_t reserved[1];
 };
+
+enum gp_record_mps { GP_MPS_UNKNOWN = 0, GP_MPS_NOT_CLIENT = 1, GP_MPS_CLIENT = 2 };
 
 struct gp_board_header {
     uint64_t magic;

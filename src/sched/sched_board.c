@@ -23,6 +23,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -50,6 +51,7 @@ static struct device_board {
     _Atomic uint32_t publishers;          /* threads storing the count into the record */
     _Atomic uint32_t record_request_seen; /* written by the listener, under the scheduling lock */
     struct dg_region gates; /* the board's gate lines, as this process registered them */
+    struct xq_mps mps;      /* whether the process is an MPS client on the device */
 } boards[SB_MAX_DEVICES];
 
 static pthread_mutex_t boards_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -302,6 +304,9 @@ static void claim_record(struct device_board *d, int device)
         return;
     }
     r->device = device;
+    r->mps = d->mps.client < 0 ? GP_MPS_UNKNOWN : d->mps.client ? GP_MPS_CLIENT : GP_MPS_NOT_CLIENT;
+    r->mps_share = (uint8_t)(d->mps.share > 100 ? 0 : d->mps.share);
+    r->cu_usable = (uint16_t)(d->mps.sms > UINT16_MAX ? UINT16_MAX : d->mps.sms);
     atomic_store(&r->st.priority, GP_RECORD_NO_PRIORITY);
     atomic_store(&d->record_request_seen, 0);
     gp_board_publish_record(&d->b, r);
@@ -434,7 +439,10 @@ static void prepare_gates(struct device_board *d, int device)
     d->gates = (struct dg_region){.base = d->b.f->gates};
     if (gp_opt_uint(GP_OPT_LEVEL) < 2)
         return;
-    int rc = device_ops.gates_prepare
+    /* A client waiting at a closed gate holds its hardware queue; where MPS clients share them,
+     * that could hold another client of equal or higher priority (docs/mps.md). */
+    int rc = d->mps.client == 1 && d->mps.shared_queues ? -EXDEV
+             : device_ops.gates_prepare
                  ? device_ops.gates_prepare(device, d->gates.base, sizeof d->b.f->gates,
                                             &d->gates.device_base)
                  : -ENOTSUP;
@@ -444,9 +452,27 @@ static void prepare_gates(struct device_board *d, int device)
                device);
     } else {
         gp_log(GP_LOG_INFO, "device %d: Level 1 only: %s", device,
-               rc == -ENOTSUP ? "it cannot wait on a value in host memory"
-                              : "the runtime refused to register the board's gates");
+               rc == -EXDEV     ? "an MPS client on a GPU before Volta shares hardware work queues "
+                                  "with the other clients, and a closed gate could hold theirs"
+               : rc == -ENOTSUP ? "it cannot wait on a value in host memory"
+                                : "the runtime refused to register the board's gates");
     }
+}
+
+/* Whether the process is an MPS client on device: said once, at info, board or not. */
+static void learn_mps(struct device_board *d, int device)
+{
+    d->mps = (struct xq_mps){.client = -1};
+    if (!device_ops.mps || device_ops.mps(device, &d->mps) != 0 || d->mps.client != 1)
+        return;
+    char limit[96] = "";
+    if (d->mps.share)
+        snprintf(limit, sizeof limit, "; MPS limits this process to %u%% of the device: %u SMs",
+                 d->mps.share, d->mps.sms);
+    gp_log(GP_LOG_INFO,
+           "device %d: this process is an MPS client: stream priorities compare across "
+           "processes%s",
+           device, limit);
 }
 
 bool sb_gates_usable(int device)
@@ -457,13 +483,16 @@ bool sb_gates_usable(int device)
 
 void sb_join(int device)
 {
-    if (!enabled || !device_ops.key || device < 0 || device >= SB_MAX_DEVICES)
+    if (!device_ops.key || device < 0 || device >= SB_MAX_DEVICES)
         return;
     struct device_board *d = &boards[device];
     gp_mutex_lock(&boards_mu, GP_RANK_BOARDS);
     if (d->tried || atomic_load(&stopping))
         goto out;
     d->tried = true;
+    learn_mps(d, device);
+    if (!enabled)
+        goto out;
     char key[GP_BOARD_KEY_MAX];
     const char *why = NULL;
     if (device_ops.key(device, key, sizeof key) != 0) {

@@ -37,6 +37,8 @@ void sb_configure(const struct sb_upcalls *upcalls);
 struct sb_device_ops {
     int (*key)(int device, char *buf, size_t size);
     int (*gates_prepare)(int device, void *base, size_t size, uintptr_t *device_base);
+    /* Optional: whether the process is an MPS client on device (platform.h's mps). */
+    int (*mps)(int device, struct xq_mps *out);
 };
 void sb_set_device_ops(const struct sb_device_ops *ops);
 /* Whether queues of device may be held by gates (Level 2): GPUPRIO_LEVEL=2, a board, and the
@@ -44,7 +46,8 @@ void sb_set_device_ops(const struct sb_device_ops *ops);
 bool sb_gates_usable(int device);
 
 /* Joins device's board on first use (one warning if it cannot), and puts the process's record
- * on it. Without the scheduling lock: it may ask the runtime for the device's identity. */
+ * on it; learns first whether the process is an MPS client there (with or without a board). Without
+ * the scheduling lock: it may ask the runtime for the device's identity. */
 void sb_join(int device);
 
 /* The xq_hooks.created hook's part: q counts among its device's unused queues (those that never

@@ -79,3 +79,10 @@ int gp_priority_from_stream_priority(int stream_priority)
            : p > GPUPRIO_PRIORITY_MAX ? GPUPRIO_PRIORITY_MAX
                                       : (int)p;
 }
+
+int gp_priority_to_stream_priority(int p, int least, int greatest)
+{
+    int step = GPUPRIO_PRIORITY_HIGH,
+        s = p >= 0 ? -((p + step / 2) / step) : (-p + step / 2) / step;
+    return s > least ? least : s < greatest ? greatest : s;
+}

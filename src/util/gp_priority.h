@@ -16,6 +16,12 @@ int gp_priority_parse_list(const char *text, int *out, int max);
 /* A runtime's stream priority (HIP: -1 high, 0 normal, 1 low; lower is more urgent) on
  * gpuprio's scale: one named level per step. */
 int gp_priority_from_stream_priority(int stream_priority);
+/* The inverse: the stream priority of gpuprio priority p, one step per named level (-p / 10,
+ * rounded to the nearest), clamped into the runtime's range [greatest, least]. The same function
+ * of p in every process, so that stream priorities compare across processes where the hardware
+ * compares them (MPS: docs/mps.md), and a stream the application created with a priority maps
+ * back to the gpuprio priority it was given. */
+int gp_priority_to_stream_priority(int p, int least, int greatest);
 /* Whether p is within the scale. */
 int gp_priority_valid(int p);
 

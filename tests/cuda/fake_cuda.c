@@ -10,10 +10,17 @@
  * at once on the calling thread: a "kernel" is a host function void f(void **kernelParams)
  * passed as the CUfunction, a copy is a memcpy on host memory. cuGetProcAddress_v2 hands out the
  * library's own exported functions, picking the _v2 and _ptsz/_ptds variants like the driver.
+ *
+ * Device identity, device attributes, NVIDIA's Multi-Process Service (MPS) and the stream memory
+ * operations of gpuprio's gates are opt-in, by environment (below, "Device facts"): without any
+ * FAKE_CUDA_* variable a device has no PCI bus id, so gpuprio uses no board, exactly as when the
+ * fake had none of these functions, and every older test sees what it always saw.
  */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -72,10 +79,14 @@ static CUcontext stream_ctx(CUstream s)
     return s->magic == STREAM_MAGIC ? s->ctx : NULL;
 }
 
+static void read_start_environment(void);
+static pthread_once_t start_once = PTHREAD_ONCE_INIT;
+
 EXPORT CUresult cuInit(unsigned int Flags)
 {
     if (Flags != 0)
         return CUDA_ERROR_INVALID_VALUE;
+    pthread_once(&start_once, read_start_environment);
     atomic_store(&initialized, true);
     return CUDA_SUCCESS;
 }
@@ -119,6 +130,127 @@ EXPORT CUresult cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev)
 EXPORT CUresult cuDevicePrimaryCtxRelease_v2(CUdevice dev)
 {
     return dev < 0 || dev >= DEVICES ? CUDA_ERROR_INVALID_DEVICE : CUDA_SUCCESS;
+}
+
+/*
+ * ---- Device facts (opt-in): what gpuprio asks to find a device's board, its gates and MPS ----
+ *
+ *   FAKE_CUDA_BUS_ID=ID     device N's PCI bus id is "ID:NN", so processes share a board; it also
+ *                           makes 64-bit stream memory operations available (gates, Level 2).
+ *                           Unset: cuDeviceGetPCIBusId fails (no identity: no board).
+ *   FAKE_CUDA_MPS=0|1       the process is (1) or is not (0) an MPS client. Unset: the MPS
+ *                           attribute is unknown, as to a driver older than it.
+ *   FAKE_CUDA_CC_MAJOR=N    compute capability major (default 9: Hopper).
+ *   FAKE_CUDA_SMS=N         multiprocessors per device (default 132: an H100 SXM).
+ *
+ * What a real H100 with driver 580 does, and the fake copies: the MPS attribute and SM-count
+ * execution-affinity support are 1 under MPS and 0 without; an MPS client's SM limit comes from
+ * CUDA_MPS_ACTIVE_THREAD_PERCENTAGE as the environment had it when cuInit ran (set later, it has
+ * no effect), and without MPS the variable is ignored.
+ */
+
+/* CU_DEVICE_ATTRIBUTE_MPS_ENABLED, by number: older headers do not name it. */
+#define ATTRIBUTE_MPS_ENABLED 133
+
+/* CUDA_MPS_ACTIVE_THREAD_PERCENTAGE at the first cuInit, 1..100; 0: none. */
+static int start_sm_percent;
+
+/* A variable as an int in [min, max], or def when unset or not such a number. */
+static int env_int(const char *name, int min, int max, int def)
+{
+    const char *text = getenv(name);
+    char *end;
+    long v = text && *text ? strtol(text, &end, 10) : 0;
+    return text && *text && !*end && v >= min && v <= max ? (int)v : def;
+}
+
+static void read_start_environment(void)
+{
+    start_sm_percent = env_int("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE", 1, 100, 0);
+}
+
+/* FAKE_CUDA_MPS: 1 or 0; -1 when unset. */
+static int mps_mode(void)
+{
+    const char *v = getenv("FAKE_CUDA_MPS");
+    return v ? strcmp(v, "1") == 0 : -1;
+}
+
+/* The SMs the process may use: under MPS with a share (read at cuInit), the share of them,
+ * rounded down to whole pairs as an H100 with driver 580 does (75% of 132: 98; 50%: 66). The
+ * driver then reports that count as the device's in its attributes too. */
+static int sm_count(void)
+{
+    int sms = env_int("FAKE_CUDA_SMS", 1, 100000, 132);
+    if (mps_mode() == 1 && start_sm_percent)
+        sms = (sms * start_sm_percent / 100) & ~1;
+    return sms;
+}
+
+#define NEED_DEVICE(dev)                                                                           \
+    do {                                                                                           \
+        if (!atomic_load(&initialized))                                                            \
+            return CUDA_ERROR_NOT_INITIALIZED;                                                     \
+        if ((dev) < 0 || (dev) >= DEVICES)                                                         \
+            return CUDA_ERROR_INVALID_DEVICE;                                                      \
+    } while (0)
+
+EXPORT CUresult cuDeviceGetPCIBusId(char *pciBusId, int len, CUdevice dev)
+{
+    const char *id = getenv("FAKE_CUDA_BUS_ID");
+    /* Not CUDA_ERROR_NOT_FOUND or the like: any failure means "no identity" to gpuprio. */
+    if (!id)
+        return CUDA_ERROR_NOT_SUPPORTED;
+    NEED_DEVICE(dev);
+    if (!pciBusId || len <= 0)
+        return CUDA_ERROR_INVALID_VALUE;
+    int n = snprintf(pciBusId, (size_t)len, "%s:%02d", id, (int)dev);
+    return n >= 0 && n < len ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+
+EXPORT CUresult cuDeviceGetAttribute(int *pi, CUdevice_attribute attrib, CUdevice dev)
+{
+    NEED_DEVICE(dev);
+    if (!pi)
+        return CUDA_ERROR_INVALID_VALUE;
+    switch ((int)attrib) {
+    case ATTRIBUTE_MPS_ENABLED:
+        if (mps_mode() < 0)
+            return CUDA_ERROR_INVALID_VALUE;
+        *pi = mps_mode();
+        return CUDA_SUCCESS;
+    case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR:
+        *pi = env_int("FAKE_CUDA_CC_MAJOR", 1, 100, 9);
+        return CUDA_SUCCESS;
+    case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT:
+        *pi = sm_count();
+        return CUDA_SUCCESS;
+    case CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS:
+        /* Tied to the bus id so that gates (which need a board) come with the board only. */
+        *pi = getenv("FAKE_CUDA_BUS_ID") != NULL;
+        return CUDA_SUCCESS;
+    default:
+        return CUDA_ERROR_INVALID_VALUE;
+    }
+}
+
+EXPORT CUresult cuDeviceGetExecAffinitySupport(int *pi, CUexecAffinityType type, CUdevice dev)
+{
+    NEED_DEVICE(dev);
+    if (!pi)
+        return CUDA_ERROR_INVALID_VALUE;
+    *pi = mps_mode() == 1 && type == CU_EXEC_AFFINITY_TYPE_SM_COUNT;
+    return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuCtxGetExecAffinity(CUexecAffinityParam *pExecAffinity, CUexecAffinityType type)
+{
+    NEED_CONTEXT();
+    if (!pExecAffinity || type != CU_EXEC_AFFINITY_TYPE_SM_COUNT)
+        return CUDA_ERROR_INVALID_VALUE;
+    pExecAffinity->type = type;
+    pExecAffinity->param.smCount.val = (unsigned)sm_count();
+    return CUDA_SUCCESS;
 }
 
 EXPORT CUresult cuCtxSetCurrent(CUcontext ctx)
@@ -301,6 +433,86 @@ EXPORT CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dstDevice, const void *srcHost,
     return CUDA_SUCCESS;
 }
 
+/* Host memory is device memory here: registering only checks its arguments, and a registered
+ * range's device address is its host address. */
+EXPORT CUresult cuMemHostRegister_v2(void *p, size_t bytesize, unsigned int Flags)
+{
+    NEED_CONTEXT();
+    const unsigned known = CU_MEMHOSTREGISTER_PORTABLE | CU_MEMHOSTREGISTER_DEVICEMAP |
+                           CU_MEMHOSTREGISTER_IOMEMORY | CU_MEMHOSTREGISTER_READ_ONLY;
+    if (!p || !bytesize || (Flags & ~known))
+        return CUDA_ERROR_INVALID_VALUE;
+    return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuMemHostUnregister(void *p)
+{
+    NEED_CONTEXT();
+    return p ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+
+EXPORT CUresult cuMemHostGetDevicePointer_v2(CUdeviceptr *pdptr, void *p, unsigned int Flags)
+{
+    NEED_CONTEXT();
+    if (!pdptr || !p || Flags != 0)
+        return CUDA_ERROR_INVALID_VALUE;
+    *pdptr = (CUdeviceptr)(uintptr_t)p;
+    return CUDA_SUCCESS;
+}
+
+/* How many stream waits were queued, and how many of them would have held their stream when
+ * queued: tests read them with fake_cuda_gate_waits and fake_cuda_gate_would_wait. */
+static atomic_int gate_waits, gate_would_wait;
+
+EXPORT int fake_cuda_gate_waits(void);
+EXPORT int fake_cuda_gate_waits(void)
+{
+    return atomic_load(&gate_waits);
+}
+
+EXPORT int fake_cuda_gate_would_wait(void);
+EXPORT int fake_cuda_gate_would_wait(void)
+{
+    return atomic_load(&gate_would_wait);
+}
+
+/*
+ * Commands run at once on the calling thread, so a wait that blocked would never be released by
+ * the stream's later work: it is counted and passes. The word is read atomically, since other
+ * processes write gpuprio's gate words in shared memory meanwhile.
+ */
+EXPORT CUresult cuStreamWaitValue64_v2(CUstream stream, CUdeviceptr addr, cuuint64_t value,
+                                       unsigned int flags)
+{
+    NEED_CONTEXT();
+    if (!stream_ctx(stream))
+        return CUDA_ERROR_INVALID_HANDLE;
+    if (!addr || (addr & 7))
+        return CUDA_ERROR_INVALID_VALUE;
+    cuuint64_t word = atomic_load((_Atomic cuuint64_t *)(uintptr_t)addr);
+    bool passes;
+    switch (flags & ~(unsigned)CU_STREAM_WAIT_VALUE_FLUSH) {
+    case CU_STREAM_WAIT_VALUE_GEQ: /* in the wrap-around sense, as the driver compares */
+        passes = (int64_t)(word - value) >= 0;
+        break;
+    case CU_STREAM_WAIT_VALUE_EQ:
+        passes = word == value;
+        break;
+    case CU_STREAM_WAIT_VALUE_AND:
+        passes = (word & value) != 0;
+        break;
+    case CU_STREAM_WAIT_VALUE_NOR:
+        passes = ~(word | value) != 0;
+        break;
+    default:
+        return CUDA_ERROR_INVALID_VALUE;
+    }
+    atomic_fetch_add(&gate_waits, 1);
+    if (!passes)
+        atomic_fetch_add(&gate_would_wait, 1);
+    return CUDA_SUCCESS;
+}
+
 EXPORT CUresult cuEventCreate(CUevent *phEvent, unsigned int Flags)
 {
     NEED_CONTEXT();
@@ -407,6 +619,10 @@ EXPORT CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaVers
     X(cuDeviceGet)                                                                                 \
     X(cuDevicePrimaryCtxRetain)                                                                    \
     X(cuDevicePrimaryCtxRelease_v2)                                                                \
+    X(cuDeviceGetPCIBusId)                                                                         \
+    X(cuDeviceGetAttribute)                                                                        \
+    X(cuDeviceGetExecAffinitySupport)                                                              \
+    X(cuCtxGetExecAffinity)                                                                        \
     X(cuCtxSetCurrent)                                                                             \
     X(cuCtxGetCurrent)                                                                             \
     X(cuCtxPushCurrent_v2)                                                                         \
@@ -425,6 +641,10 @@ EXPORT CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaVers
     X(cuLaunchKernel)                                                                              \
     X(cuLaunchKernel_ptsz)                                                                         \
     X(cuMemcpyHtoDAsync_v2)                                                                        \
+    X(cuMemHostRegister_v2)                                                                        \
+    X(cuMemHostUnregister)                                                                         \
+    X(cuMemHostGetDevicePointer_v2)                                                                \
+    X(cuStreamWaitValue64_v2)                                                                      \
     X(cuEventCreate)                                                                               \
     X(cuEventRecord)                                                                               \
     X(cuEventQuery)                                                                                \

@@ -1,6 +1,6 @@
 #!/bin/sh
 # tests/gpu/run.sh OUTDIR - the CUDA shim on a real NVIDIA GPU (CUDA 13, nvcc, PyTorch), about
-# two to three minutes on an H100. Everything is written under OUTDIR; summary.txt has one line
+# three to four minutes on an H100. Everything is written under OUTDIR; summary.txt has one line
 # per check, and the exit status is the number of failed checks (0: all passed).
 #
 #   1. builds libgpuprio-cuda.so (cmake, Release) into OUTDIR/build;
@@ -20,7 +20,11 @@
 #      got high and low through the package: both queues with their priorities and pid;
 #   6. stop_check.py: a high-priority PyTorch process stopped (SIGSTOP) for 2 s holds a low one
 #      back for about GPUPRIO_WATCHDOG_MS, not 2 s; and no board is left in /dev/shm at the end
-#      (the last process to leave removes it).
+#      (the last process to leave removes it);
+#   7. under MPS (mps_pass.sh, with an MPS control daemon of its own): the conformance ports and
+#      torch_identical.py at high priority identical to their runs without the shim, the shim
+#      says it is an MPS client, GPUPRIO_CU_RESERVE=25% limits a low process to 75% of the SMs;
+#      the daemon is gone afterwards.
 #
 # Environment: PYTHON (default python3), NVCC (default /usr/local/cuda/bin/nvcc or nvcc on
 # PATH), NVCC_ARCH (default -arch=native), CC (default cc).
@@ -223,6 +227,27 @@ else
 fi
 left=$(ls /dev/shm | grep '^gpuprio-')
 [ -z "$left" ] || fail "boards left in /dev/shm after the last process: $left"
+
+# ---- 7. under MPS ----
+# tests/gpu/mps_pass.sh under an MPS control daemon of its own (scripts/with-mps.sh), which must
+# be gone afterwards. No GPU setting is changed.
+m=$out/mps
+mkdir -p "$m"
+if ! command -v nvidia-cuda-mps-control > /dev/null 2>&1; then
+    fail "mps: nvidia-cuda-mps-control is not installed"
+else
+    MPS_KEEP_LOG=$m "$root/scripts/with-mps.sh" sh "$here/mps_pass.sh" "$m" "$shim" "$out/bin" \
+        "$python" > "$m/pass.log" 2>&1
+    mrc=$?
+    cat "$m/summary.txt" >> "$out/summary.txt" 2> /dev/null
+    failed=$((failed + $(grep -c '^FAIL' "$m/summary.txt" 2> /dev/null || echo 1)))
+    [ $mrc = 0 ] || fail "mps: with-mps.sh exits $mrc (see mps/pass.log)"
+    if pgrep -f '^nvidia-cuda-mps-(control|server)' > /dev/null 2>&1; then
+        fail "mps: an MPS daemon is left: $(pgrep -af '^nvidia-cuda-mps' | tr '\n' ' ')"
+    else
+        pass "mps: the daemon stopped afterwards"
+    fi
+fi
 
 note "$failed failed, $(($(date +%s) - start)) s"
 exit $failed

@@ -61,6 +61,8 @@ static void layout(void)
     CHECK_INT(offsetof(struct gp_board_slot, cu_usable), 128);
     CHECK_INT(offsetof(struct gp_board_slot, cu_total), 130);
     CHECK_INT(offsetof(struct gp_board_slot, cu_mask), 132);
+    CHECK_INT(offsetof(struct gp_board_slot, mps), 133);
+    CHECK_INT(offsetof(struct gp_board_slot, mps_share), 134);
     CHECK_INT(offsetof(struct gp_board_file, gates), 73728); /* a page of its own */
     CHECK_INT(sizeof(struct gp_board_file), 73728 + 64 * GP_BOARD_SLOTS);
 }

@@ -3,7 +3,8 @@
  * GPU runtime. gp_priority_parse (level names in any case, surrounding spaces and tabs, integers
  * at and beyond -1000/1000, garbage, very long strings, NULL), gp_priority_parse_list (one and
  * several items, empty items, trailing commas, the item limit, no write past it),
- * gp_priority_from_stream_priority (HIP's -1/0/1 and clamping) and gp_priority_valid.
+ * gp_priority_from_stream_priority (HIP's -1/0/1 and clamping), its inverse
+ * gp_priority_to_stream_priority, and gp_priority_valid.
  */
 #include <errno.h>
 #include <limits.h>
@@ -296,6 +297,44 @@ static void test_from_stream_priority(void)
     CHECK_INT(bad, 0);
 }
 
+static void test_to_stream_priority(void)
+{
+    /* CUDA's range (least 0, greatest -5 on an H100): normal and below share the default. */
+    CHECK_INT(gp_priority_to_stream_priority(GPUPRIO_PRIORITY_IDLE, 0, -5), 0);
+    CHECK_INT(gp_priority_to_stream_priority(GPUPRIO_PRIORITY_LOW, 0, -5), 0);
+    CHECK_INT(gp_priority_to_stream_priority(GPUPRIO_PRIORITY_NORMAL, 0, -5), 0);
+    CHECK_INT(gp_priority_to_stream_priority(GPUPRIO_PRIORITY_HIGH, 0, -5), -1);
+    CHECK_INT(gp_priority_to_stream_priority(GPUPRIO_PRIORITY_CRITICAL, 0, -5), -2);
+    CHECK_INT(gp_priority_to_stream_priority(50, 0, -5), -5);
+    CHECK_INT(gp_priority_to_stream_priority(GPUPRIO_PRIORITY_MAX, 0, -5), -5);
+    /* HIP's (least 1, greatest -1). */
+    CHECK_INT(gp_priority_to_stream_priority(GPUPRIO_PRIORITY_IDLE, 1, -1), 1);
+    CHECK_INT(gp_priority_to_stream_priority(GPUPRIO_PRIORITY_LOW, 1, -1), 1);
+    CHECK_INT(gp_priority_to_stream_priority(GPUPRIO_PRIORITY_NORMAL, 1, -1), 0);
+    CHECK_INT(gp_priority_to_stream_priority(GPUPRIO_PRIORITY_HIGH, 1, -1), -1);
+    CHECK_INT(gp_priority_to_stream_priority(GPUPRIO_PRIORITY_CRITICAL, 1, -1), -1);
+    CHECK_INT(gp_priority_to_stream_priority(GPUPRIO_PRIORITY_MIN, 1, -1), 1);
+    /* Nearest step: 4 is normal's, 5 and 14 high's, -5 low's. */
+    CHECK_INT(gp_priority_to_stream_priority(4, 0, -5), 0);
+    CHECK_INT(gp_priority_to_stream_priority(5, 0, -5), -1);
+    CHECK_INT(gp_priority_to_stream_priority(14, 0, -5), -1);
+    CHECK_INT(gp_priority_to_stream_priority(-5, 1, -1), 1);
+
+    /* The inverse of gp_priority_from_stream_priority within a wide range, never out of range,
+     * and a higher priority never gets a less urgent stream priority. */
+    int bad = 0, prev = INT_MAX;
+    for (int s = -100; s <= 100; s++)
+        if (gp_priority_to_stream_priority(gp_priority_from_stream_priority(s), 100, -100) != s)
+            bad++;
+    for (int p = GPUPRIO_PRIORITY_MIN; p <= GPUPRIO_PRIORITY_MAX; p++) {
+        int s = gp_priority_to_stream_priority(p, 1, -1);
+        if (s < -1 || s > 1 || s > prev)
+            bad++;
+        prev = s;
+    }
+    CHECK_INT(bad, 0);
+}
+
 static void test_valid(void)
 {
     CHECK(gp_priority_valid(0));
@@ -328,6 +367,7 @@ int main(void)
     test_parse_garbage();
     test_parse_list();
     test_from_stream_priority();
+    test_to_stream_priority();
     test_valid();
     return check_finish("unit.priority");
 }

@@ -1,7 +1,7 @@
 /*
  * cuda_platform.c - CUDA's implementation of the platform contract (src/shim/core/platform.h):
  * the driver's binding (cuda_bind.c), the current device, stream properties, markers
- * (cuda_marker.c), device identity (cuda_device.c) and gates (cuda_gate.c).
+ * (cuda_marker.c), device identity (cuda_device.c), gates (cuda_gate.c) and MPS (cuda_mps.c).
  *
  * The driver API keeps no per-thread "last error", so these queries cannot change what the
  * application observes; none of them changes the thread's current context either.
@@ -16,6 +16,7 @@
 #include "cuda_device.h"
 #include "cuda_gate.h"
 #include "cuda_marker.h"
+#include "cuda_mps.h"
 #include "xqueue.h"
 
 static struct {
@@ -104,4 +105,6 @@ const struct gp_platform cudahal_platform = {
     .device_key = cudahal_device_key,
     .gates_prepare = cudahal_gates_prepare,
     .gate_wait = cudahal_gate_wait,
+    .before_runtime = cudahal_mps_before_runtime,
+    .mps = cudahal_mps,
 };

@@ -125,6 +125,8 @@ extern __attribute__((visibility("hidden"))) _Thread_local int core_depth;
 const struct xq_marker_ops *core_markers(void);
 /* The platform's gates_prepare, inside the depth (for the boards: sched_set_device_ops). */
 int core_gates_prepare(int device, void *base, size_t size, uintptr_t *device_base);
+/* The platform's mps, inside the depth (likewise; only where the platform has one). */
+int core_mps(int device, struct xq_mps *out);
 /* Puts gate `number` on q's stream (admission chose it: xq_ticket.gate), inside the depth. */
 void core_put_gate(struct xqueue *q, uint64_t number);
 

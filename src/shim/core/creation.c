@@ -6,15 +6,19 @@
  * order, the creating thread's, the process's, `gpuprio set`), which the hardware should know
  * too: a stream the application created without choosing a priority is created with the runtime's
  * stream priority that matches it, so that the device itself prefers it where it can (CUDA at
- * block granularity inside a process; AMD's command processor across processes too). The
- * priority is worked out before the creator is forwarded, and its place in
+ * block granularity inside a process and across MPS clients; AMD's command processor across
+ * processes too). The priority is worked out before the creator is forwarded, and its place in
  * GPUPRIO_STREAM_PRIORITIES is taken then (sched_stream_creating), so that the queue registered
  * after the call gets the same priority whatever other threads create meanwhile. The mapping is
- * coarse on purpose: above normal the greatest, below normal the least, normal the runtime's
- * default, as gpuprio's levels do not line up with any runtime's few.
+ * one fixed function of the priority and the device's range (gp_priority_to_stream_priority:
+ * one stream priority per named level, high -1, critical -2, clamped into the range), never of
+ * what else runs: a stream keeps its priority for life, so a mapping by rank among the
+ * priorities present would give two processes of one priority different levels once others
+ * came and went. Normal keeps the runtime's default.
  */
 #include "core.h"
 #include "gp_options.h"
+#include "gp_priority.h"
 #include "gpuprio.h"
 #include "scheduler.h"
 
@@ -47,7 +51,7 @@ bool core_hw_priority(int *out)
         !core_shim.platform->priority_range ||
         core_shim.platform->priority_range(&least, &greatest) != 0)
         return false;
-    *out = p > GPUPRIO_PRIORITY_NORMAL ? greatest : least;
+    *out = gp_priority_to_stream_priority(p, least, greatest);
     core_creating.adjusted = true;
     return true;
 }

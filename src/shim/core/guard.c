@@ -57,6 +57,14 @@ int core_gates_prepare(int device, void *base, size_t size, uintptr_t *device_ba
     return rc;
 }
 
+int core_mps(int device, struct xq_mps *out)
+{
+    core_depth++;
+    int rc = core_shim.platform->mps(device, out);
+    core_depth--;
+    return rc;
+}
+
 void core_put_gate(struct xqueue *q, uint64_t number)
 {
     const struct dg_region *r = q->dgate_region;

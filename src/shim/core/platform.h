@@ -148,6 +148,21 @@ struct gp_platform {
      * when it fails. 0 or negative.
      */
     int (*gate_wait)(uintptr_t stream, uintptr_t device_addr, uint64_t value);
+
+    /* ---- sharing the device with other processes' work (docs/mps.md) ---- */
+
+    /*
+     * Optional. From the library constructor, before the runtime is found: settles what the
+     * runtime reads only when it starts (CUDA: a lower-priority MPS client's share of SMs).
+     * Reads the environment and may change it; calls nothing in the runtime.
+     */
+    void (*before_runtime)(void);
+    /*
+     * Optional. Whether device's work runs beside other processes' in one context (CUDA's MPS),
+     * so that stream priorities compare across processes, into *out. Once per device, with
+     * device_key's threads and rules. 0, or -ENOTSUP when the runtime cannot say.
+     */
+    int (*mps)(int device, struct xq_mps *out);
 };
 
 #endif /* GPUPRIO_PLATFORM_H */
