@@ -105,18 +105,21 @@ row() { # NAME ENV-FOR-CLIENT ENV-FOR-LOAD CLIENT-ARGS LOAD-ARGS: two processes
 one_row() {
     d=$rows/$1
     mkdir -p "$d"
+    env $3 $py bench/gpu/colocation.py load $5 --stop-file "$d/stop" --ready-file "$d/ready" \
+        --out "$d/load.json" >"$d/load.log" 2>&1 &
+    lp=$!
     if [ -n "${THIRD:-}" ]; then
         # The third process: a load of kind THIRD between the two (normal priority where the
-        # load is low), warmed up before the others start; its result is load2.json.
+        # load is low); its result is load2.json. It starts once the load is warmed up: under
+        # strict priority a low load never gets to warm up next to a busier one (on the H100 the
+        # row then waited for it for good, the client waiting for the load's ready file).
+        while [ ! -e "$d/ready" ] && kill -0 $lp 2>/dev/null; do sleep 0.2; done
         env $(echo "$3" | sed 's/GPUPRIO_PRIORITY=low/GPUPRIO_PRIORITY=normal/') $py \
             bench/gpu/colocation.py load --kind "$THIRD" --stop-file "$d/stop" \
             --ready-file "$d/ready2" --out "$d/load2.json" >"$d/load2.log" 2>&1 &
         tp=$!
         while [ ! -e "$d/ready2" ] && kill -0 $tp 2>/dev/null; do sleep 0.2; done
     fi
-    env $3 $py bench/gpu/colocation.py load $5 --stop-file "$d/stop" --ready-file "$d/ready" \
-        --out "$d/load.json" >"$d/load.log" 2>&1 &
-    lp=$!
     # The client builds and warms up while the load does, and starts its window once the load
     # is ready (it gives up if the load died first).
     env $2 $py bench/gpu/colocation.py client $4 --seconds $secs --out "$d/client.json" \
