@@ -7,19 +7,26 @@
  *       every third round), run ROUNDS rounds of: 1 to 3 kernels that each update words of a
  *       device buffer in an order-sensitive way (w = w * 3 + v), a copy of the buffer back to
  *       pinned memory, a synchronization, a comparison with what the host computed, and a gap
- *       of 1 to 5 ms, so that lower priorities get their turns. Prints "ready" once both streams
- *       ran something (they are on the board), then at the end
- *       "done ROUNDS held_max_us N from_ms T in CALL": the longest any one HIP call took (and
- *       when it started, CLOCK_MONOTONIC), leaving out calls
- * during which the process was stopped and resumed (SIGSTOP/SIGCONT: it counts SIGCONTs). With
- * CHAOS_STOPFILE set, the threads also stop once that file exists (ROUNDS 0: only then), and ROUNDS
- * in the last line is the rounds the first thread ran. A wrong result prints "WRONG ..." and exits
- * 1; a HIP error, "FATAL ..." and exits 1. chaos_worker brief HOW Creates two streams, runs a few
- * kernels on each and ends with kernels still queued, as HOW says ("wait": it goes on launching and
- * synchronizing until it is killed): "return" returns 7 from main, "thread-exit" calls exit(5) from
- * a second thread while the first waits in a synchronization, "signal" raises SIGTERM (whose
- * default action ends it), "abort" calls abort() (SIGABRT, whose handler gpuprio must not take
- * over). The exit status tells chaos.c that the process ended as it chose, not as gpuprio did.
+ *       of 1 to 5 ms, so that lower priorities get their turns. Prints "ready" once both
+ *       streams ran something (they are on the board), then at the end
+ *           done ROUNDS held_max_us N from_ms T in CALL
+ *       the longest any one HIP call took, when it started (CLOCK_MONOTONIC) and which call it
+ *       was, leaving out calls during which the process was stopped and resumed (SIGSTOP and
+ *       SIGCONT: it counts SIGCONTs). With CHAOS_STOPFILE set, the threads also stop once that
+ *       file exists (ROUNDS 0: only then), and ROUNDS in the last line is the rounds the first
+ *       thread ran. A wrong result prints "WRONG ..." and exits 1; a HIP error, "FATAL ..." and
+ *       exits 1.
+ *
+ *   chaos_worker brief HOW
+ *       Creates two streams, runs a few kernels on each and ends with kernels still queued, as
+ *       HOW says:
+ *           wait         goes on launching and synchronizing until it is killed
+ *           return       returns 7 from main
+ *           thread-exit  calls exit(5) from a second thread while the first waits in a
+ *                        synchronization
+ *           signal       raises SIGTERM (whose default action ends it)
+ *           abort        calls abort() (SIGABRT, whose handler gpuprio must not take over)
+ *       The exit status tells chaos.c that the process ended as it chose, not as gpuprio did.
  *
  * Every random choice comes from CHAOS_SEED (and the pid), so a failing run can be repeated.
  */

@@ -34,6 +34,7 @@
 
 #include <cuda.h>
 
+#include "cuda_must.h"
 #include "gpuprio.h"
 
 /* The per-thread form, declared by cuda.h only under CUDA_API_PER_THREAD_DEFAULT_STREAM. */
@@ -46,16 +47,6 @@ typedef CUresult (*launch_fn)(CUfunction, unsigned int, unsigned int, unsigned i
                               unsigned int, unsigned int, unsigned int, CUstream, void **, void **);
 
 static int failures;
-
-/* A call the program depends on: on failure, say so on stdout and exit 1. */
-#define MUST(call)                                                                                 \
-    do {                                                                                           \
-        CUresult must_r = (call);                                                                  \
-        if (must_r != CUDA_SUCCESS) {                                                              \
-            printf("FATAL: %s -> %d\n", #call, (int)must_r);                                       \
-            exit(1);                                                                               \
-        }                                                                                          \
-    } while (0)
 
 /* A check of what the shim saw (stderr only, so that stdout stays the application's). */
 #define EXPECT(cond)                                                                               \

@@ -14,18 +14,8 @@
  * while the process lives. Exits 0; a failed call prints FATAL and exits 1.
  */
 #include <stdio.h>
-#include <stdlib.h>
 
-#include <cuda.h>
-
-#define MUST(call)                                                                                 \
-    do {                                                                                           \
-        CUresult must_r = (call);                                                                  \
-        if (must_r != CUDA_SUCCESS) {                                                              \
-            printf("FATAL: %s -> %d\n", #call, (int)must_r);                                       \
-            exit(1);                                                                               \
-        }                                                                                          \
-    } while (0)
+#include "cuda_must.h"
 
 /* The fake driver's "kernel" (a host function as the CUfunction): adds params[1] to *params[0]. */
 static void add_kernel(void **params)

@@ -174,6 +174,35 @@ static void changed(struct sim_slots *s)
     futex(&s->seq, FUTEX_WAKE, INT_MAX, NULL);
 }
 
+static bool among(const struct sim_peer *peers, int n, uint64_t tag)
+{
+    struct sim_peer p = tag_holder(tag);
+    for (int i = 0; i < n; i++)
+        if (same_peer(&peers[i], &p))
+            return true;
+    return false;
+}
+
+/* Frees the ticket entries and slots held by any of peers, by CAS from the tag found, so what was
+ * freed and taken again meanwhile stays taken. */
+static void free_held_by(struct sim_slots *s, const struct sim_peer *peers, int n)
+{
+    for (unsigned i = 0; i < s->nslots; i++) {
+        uint64_t tag = atomic_load(&s->owner[i]);
+        if (tag && among(peers, n, tag))
+            atomic_compare_exchange_strong(&s->owner[i], &tag, 0);
+    }
+    uint64_t next = atomic_load(&s->next_ticket);
+    for (uint64_t t = atomic_load(&s->oldest); t < next; t++) {
+        struct ticket_entry *e = entry_of(s, t);
+        uint64_t tag = atomic_load(&e->tag);
+        if (unfinished(s, t) && among(peers, n, tag))
+            atomic_compare_exchange_strong(&e->tag, &tag, tag & ~UINT64_C(3));
+    }
+    advance_oldest(s);
+    changed(s);
+}
+
 /* ---- opening ---- */
 
 /* Entries and slots of this pid are an earlier image's (before an exec), as this image has taken
@@ -182,22 +211,7 @@ static void forget_own(struct sim_slots *s)
 {
     struct sim_peer me;
     sim_peer_self(&me);
-    uint64_t next = atomic_load(&s->next_ticket);
-    for (uint64_t t = atomic_load(&s->oldest); t < next; t++) {
-        struct ticket_entry *e = entry_of(s, t);
-        uint64_t tag = atomic_load(&e->tag);
-        struct sim_peer holder = tag_holder(tag);
-        if (unfinished(s, t) && same_peer(&holder, &me))
-            atomic_compare_exchange_strong(&e->tag, &tag, tag & ~UINT64_C(3));
-    }
-    for (unsigned i = 0; i < s->nslots; i++) {
-        uint64_t tag = atomic_load(&s->owner[i]);
-        struct sim_peer holder = tag_holder(tag);
-        if (tag && same_peer(&holder, &me))
-            atomic_compare_exchange_strong(&s->owner[i], &tag, 0);
-    }
-    advance_oldest(s);
-    changed(s);
+    free_held_by(s, &me, 1);
 }
 
 static struct sim_slots *slots_private(int nslots)
@@ -307,26 +321,12 @@ struct sim_slots *sim_slots_open(int device, int nslots, const char *shared_name
 static void note_holder(struct sim_peer *peers, int *n, uint64_t tag, const struct sim_peer *me)
 {
     struct sim_peer p = tag_holder(tag);
-    if (same_peer(&p, me) || *n == SLOTS_REAP_MAX)
-        return;
-    for (int i = 0; i < *n; i++)
-        if (same_peer(&peers[i], &p))
-            return;
-    peers[(*n)++] = p;
-}
-
-static bool among(const struct sim_peer *peers, int n, uint64_t tag)
-{
-    struct sim_peer p = tag_holder(tag);
-    for (int i = 0; i < n; i++)
-        if (same_peer(&peers[i], &p))
-            return true;
-    return false;
+    if (!same_peer(&p, me) && *n < SLOTS_REAP_MAX && !among(peers, *n, tag))
+        peers[(*n)++] = p;
 }
 
 /* Frees the entries and slots of processes that have ended or are stopped (sim_peer_absent):
- * first the holders are gathered, then /proc is asked about each, then what they hold is freed
- * by CAS from the tag found, so what was freed and taken again meanwhile stays taken. */
+ * first the holders are gathered, then /proc is asked about each, then what they hold is freed. */
 static void reap_absent(struct sim_slots *s)
 {
     struct sim_peer me, peers[SLOTS_REAP_MAX];
@@ -344,22 +344,8 @@ static void reap_absent(struct sim_slots *s)
     for (int i = 0; i < n; i++)
         if (sim_peer_absent(peers[i].pid, peers[i].start))
             peers[absent++] = peers[i];
-    if (!absent)
-        return;
-    for (unsigned i = 0; i < s->nslots; i++) {
-        uint64_t tag = atomic_load(&s->owner[i]);
-        if (tag && among(peers, absent, tag))
-            atomic_compare_exchange_strong(&s->owner[i], &tag, 0);
-    }
-    next = atomic_load(&s->next_ticket);
-    for (uint64_t t = atomic_load(&s->oldest); t < next; t++) {
-        struct ticket_entry *e = entry_of(s, t);
-        uint64_t tag = atomic_load(&e->tag);
-        if (unfinished(s, t) && among(peers, absent, tag))
-            atomic_compare_exchange_strong(&e->tag, &tag, tag & ~UINT64_C(3));
-    }
-    advance_oldest(s);
-    changed(s);
+    if (absent)
+        free_held_by(s, peers, absent);
 }
 
 /* One wait for a turn, given the value of seq read before the caller looked; once the caller has
@@ -429,23 +415,6 @@ static uint64_t granted(struct sim_slots *s, uint64_t t)
     return 0;
 }
 
-/* Takes the slots of take for the kernel tagged running, all or none. */
-static bool take_slots(struct sim_slots *s, uint64_t take, uint64_t running)
-{
-    for (uint64_t left = take; left; left &= left - 1) {
-        unsigned i = (unsigned)__builtin_ctzll(left);
-        uint64_t none = 0;
-        if (!atomic_compare_exchange_strong(&s->owner[i], &none, running)) {
-            for (uint64_t back = take & ~left; back; back &= back - 1) {
-                uint64_t mine = running;
-                atomic_compare_exchange_strong(&s->owner[__builtin_ctzll(back)], &mine, 0);
-            }
-            return false;
-        }
-    }
-    return true;
-}
-
 /* Gives back the slots of held that still belong to the kernel tagged running. */
 static void give_slots(struct sim_slots *s, uint64_t held, uint64_t running)
 {
@@ -453,6 +422,20 @@ static void give_slots(struct sim_slots *s, uint64_t held, uint64_t running)
         uint64_t mine = running;
         atomic_compare_exchange_strong(&s->owner[__builtin_ctzll(held)], &mine, 0);
     }
+}
+
+/* Takes the slots of take for the kernel tagged running, all or none. */
+static bool take_slots(struct sim_slots *s, uint64_t take, uint64_t running)
+{
+    for (uint64_t left = take; left; left &= left - 1) {
+        unsigned i = (unsigned)__builtin_ctzll(left);
+        uint64_t none = 0;
+        if (!atomic_compare_exchange_strong(&s->owner[i], &none, running)) {
+            give_slots(s, take & ~left, running);
+            return false;
+        }
+    }
+    return true;
 }
 
 static bool own_all(struct sim_slots *s, uint64_t held, uint64_t running)

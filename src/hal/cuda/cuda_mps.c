@@ -29,6 +29,7 @@
 
 #include "cuda_bind.h"
 #include "cuda_compat.h"
+#include "gp_config.h"
 #include "gp_log.h"
 #include "gp_options.h"
 #include "gpuprio.h"
@@ -42,7 +43,6 @@
  * client. */
 static struct {
     struct gp_amount reserve;
-    unsigned set;  /* the share it set (percent), 0: none */
     unsigned kept; /* the user's own share, as tight as the reserve's or tighter, 0: none */
     bool applies;  /* the reserve applies to this process (normal priority or below) */
 } share;
@@ -50,9 +50,8 @@ static struct {
 /* A percentage 1..100 in text, or 0. */
 static unsigned percent_of(const char *text)
 {
-    char *end;
-    unsigned long v = text ? strtoul(text, &end, 10) : 0;
-    return text && *text && !*end && v >= 1 && v <= 100 ? (unsigned)v : 0;
+    uint64_t v;
+    return text && gp_parse_uint(text, 1, 100, &v) ? (unsigned)v : 0;
 }
 
 void cudahal_mps_before_runtime(void)
@@ -79,8 +78,8 @@ void cudahal_mps_before_runtime(void)
     }
     char text[4];
     snprintf(text, sizeof text, "%u", want);
-    if (setenv(SHARE_VAR, text, 1) == 0 && setenv(SHARE_SET_VAR, text, 1) == 0)
-        share.set = want;
+    if (setenv(SHARE_VAR, text, 1) == 0)
+        setenv(SHARE_SET_VAR, text, 1);
 }
 
 /* Once per process, in a client: what became of GPUPRIO_CU_RESERVE, where it could not be applied
