@@ -22,7 +22,8 @@
 # CU masks), at the default level; THREAD_ROWS does the same for the one-process rows (default:
 # GPUPRIO_ROWS). Under MPS (scripts/with-mps.sh bench/gpu/run.sh ..., docs/mps.md) every row's
 # processes are MPS clients.
-# REPEAT=n runs every co-location row n times (rows .2, .3... after the first).
+# REPEAT=n runs every co-location row n times (rows .2, .3... after the first); CALL_REPEAT=n
+# runs the rows that measure the client's call (below) n times in turn.
 # To fit a time limit, parts can be left out: MODES="graph" (or "eager") limits the two-process
 # client modes, NO_LAUNCH=1 skips part 1, NO_THREADS=1 the one-process rows, NO_NATIVE=1 the
 # native rows (standalone rows always run), NO_STREAMPRIO=1 the native rows with stream
@@ -175,11 +176,22 @@ for m in graph $modes; do
 done
 if [ -z "${NO_CALL:-}" ]; then
     # What being scheduled costs the client without GPU contention: alone under gpuprio, and
-    # next to a process whose only stream runs nothing (table.py's "call" column).
-    ALONE_ENV="$P GPUPRIO_PRIORITY=high" alone 01-alone-client-graph-gpuprio client --mode graph \
-        --seconds $secs
-    row "02-2proc-graph-gpuprio-idle" "$P GPUPRIO_PRIORITY=high" "$P GPUPRIO_PRIORITY=low" \
-        "--mode graph" "--kind idle"
+    # next to a process whose only stream runs nothing (table.py's "call" column). With
+    # CALL_REPEAT=n the three (alone natively too) run n times in turn, so that the host's drift
+    # between rows falls on each of them alike.
+    r=1
+    while [ $r -le "${CALL_REPEAT:-1}" ]; do
+        sfx=
+        [ $r -eq 1 ] || sfx=.$r
+        [ $r -eq 1 ] || alone "00-alone-client-graph$sfx" client --mode graph --seconds $secs
+        ALONE_ENV="$P GPUPRIO_PRIORITY=high" alone "01-alone-client-graph-gpuprio$sfx" client \
+            --mode graph --seconds $secs
+        for name in $(repeats "02-2proc-graph-gpuprio-idle$sfx"); do
+            one_row "$name" "$P GPUPRIO_PRIORITY=high" "$P GPUPRIO_PRIORITY=low" "--mode graph" \
+                "--kind idle"
+        done
+        r=$((r + 1))
+    done
 fi
 for m in $modes; do
     if [ -z "${NO_NATIVE:-}" ]; then

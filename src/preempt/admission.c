@@ -20,7 +20,9 @@
 #include "admission.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <sys/resource.h>
 #include <time.h>
 
 #include "cost.h"
@@ -100,6 +102,7 @@ void xq_admission_configure(const struct xq_admission_config *config,
         hooks.now_ns = gp_now_ns;
     if (!marker_ops.record)
         cfg.enabled = false;
+    xq_sched_timing(cfg.slow_ns != 0);
     init_cv();
     xq_watcher_configure(
         &(struct xq_watcher_config){.poll_ns = cfg.poll_ns, .slow_ns = cfg.slow_ns}, &marker_ops,
@@ -330,9 +333,14 @@ static void admitted(struct xq_ticket *t)
  */
 static void activate(struct xqueue *q, struct xq_ticket *t)
 {
-    xq_sched_lock();
-    if (t->timed_from_ns)
+    struct rusage before;
+    if (t->timed_from_ns) {
+        getrusage(RUSAGE_THREAD, &before);
+        xq_sched_lock_activating(&t->lock);
         t->lock_wait_ns = now_ns() - t->timed_from_ns;
+    } else {
+        xq_sched_lock_activating(NULL);
+    }
     bool joining = !atomic_load(&q->joined);
     if (joining) {
         hooks.joining(q);
@@ -341,12 +349,20 @@ static void activate(struct xqueue *q, struct xq_ticket *t)
             return; /* out of memory: it stays out of scheduling */
         }
     }
+    uint64_t deciding = t->timed_from_ns ? now_ns() : 0;
     activate_locked(q);
+    if (deciding)
+        t->decide_ns = now_ns() - deciding;
     if (joining && !(atomic_load(&xq_st(q)->gate) & XQ_GATE_DECISION) && !atomic_load(&q->waiters))
         mark_idle(q);
     xq_sched_unlock();
-    if (t->timed_from_ns)
+    if (t->timed_from_ns) {
         t->activation_ns = now_ns() - t->timed_from_ns;
+        struct rusage after;
+        getrusage(RUSAGE_THREAD, &after);
+        t->switches = (after.ru_nvcsw - before.ru_nvcsw) + (after.ru_nivcsw - before.ru_nivcsw);
+        t->faults = (after.ru_minflt - before.ru_minflt) + (after.ru_majflt - before.ru_majflt);
+    }
 }
 
 bool xq_try_admit(struct xqueue *q, struct xq_ticket *t, unsigned entry, uint64_t what,
@@ -365,7 +381,7 @@ bool xq_try_admit(struct xqueue *q, struct xq_ticket *t, unsigned entry, uint64_
     uint64_t cost_key = xc_command_key(entry, what);
     t->cost_key = cost_key == XC_NO_GPU_TIME ? 0 : cost_key; /* 0: costless, nothing learned */
     t->cost_ns = 0;
-    t->activation_ns = t->lock_wait_ns = 0;
+    t->activation_ns = t->lock_wait_ns = t->decide_ns = 0;
     if (cfg.slow_ns)
         t->timed_from_ns = now_ns();
     if (!joined) {
@@ -432,16 +448,27 @@ static void report_if_slow(const struct xq_ticket *t, uint64_t returned_ns)
     uint64_t now = now_ns(), us = 1000;
     if (now - t->timed_from_ns < cfg.slow_ns)
         return;
+    char activating[256] = "";
+    if (t->activation_ns)
+        snprintf(
+            activating, sizeof activating,
+            "; activating: %llu us deciding, %llu us waiting for the lock (held by %s, "
+            "for %llu us before; handed over in %llu us, %s), %ld context switches, %ld "
+            "page faults",
+            (unsigned long long)(t->decide_ns / us), (unsigned long long)(t->lock.wait_ns / us),
+            t->lock.holder ? t->lock.holder : "nobody", (unsigned long long)(t->lock.held_ns / us),
+            (unsigned long long)(t->lock.handover_ns / us), t->lock.slept ? "slept" : "spun",
+            t->switches, t->faults);
     gp_log(GP_LOG_DEBUG,
            "a call on queue %#llx took %llu us: %llu admitting it (%llu of them activating the "
            "queue, %llu of those waiting for the scheduling lock), %llu in the runtime, %llu "
-           "recording and handing over its marker",
+           "recording and handing over its marker%s",
            (unsigned long long)t->q->key.handle,
            (unsigned long long)((now - t->timed_from_ns) / us),
            (unsigned long long)((t->admitted_ns - t->timed_from_ns) / us),
            (unsigned long long)(t->activation_ns / us), (unsigned long long)(t->lock_wait_ns / us),
            (unsigned long long)((returned_ns - t->admitted_ns) / us),
-           (unsigned long long)((now - returned_ns) / us));
+           (unsigned long long)((now - returned_ns) / us), activating);
 }
 
 static void submitted(struct xq_ticket *t, bool ok);

@@ -83,8 +83,12 @@ struct xq_ticket {
     uint64_t gate;     /* Level 2: the gate to put on the stream before the command, or 0 */
     /* Only when slow calls are reported (slow_ns): when admission began and ended, how long
      * of it went to making the queue active (the scheduling lock, the policy and the board),
-     * and how long of that to waiting for the scheduling lock. */
-    uint64_t timed_from_ns, admitted_ns, activation_ns, lock_wait_ns;
+     * and how long of that to reaching the scheduling lock (from when admission began) and to
+     * deciding; what the lock was held by; the thread's context switches and page faults while
+     * it activated the queue (the host's share of a slow activation). */
+    uint64_t timed_from_ns, admitted_ns, activation_ns, lock_wait_ns, decide_ns;
+    struct xq_lock_wait lock;
+    long switches, faults;
 };
 
 /* Before forwarding a call that puts work on q's stream: entry point `entry` (the shim's own

@@ -163,6 +163,7 @@ static void *watcher_main(void *arg)
     (void)arg;
     prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
     prctl(PR_SET_NAME, (unsigned long)"gpuprio-watch", 0, 0, 0);
+    xq_sched_thread_role("the watcher");
     struct xqueue **snapshot = NULL;
     size_t snapshot_cap = 0;
     uint64_t next_expiry = 0;

@@ -17,6 +17,7 @@
 #include "gp_clock.h"
 #include "gp_grow.h"
 #include "gp_lockrank.h"
+#include "gp_thread.h"
 
 struct slot {
     struct xqueue *q; /* NULL: empty; &tombstone: deleted */
@@ -40,13 +41,90 @@ void xq_set_hooks(const struct xq_hooks *h)
     hooks = *h;
 }
 
+/* Who holds the scheduling lock and since when, kept only while slow calls are reported
+ * (xq_sched_timing): read racily by a thread about to wait, which is enough for a report. */
+static _Atomic bool timing;
+static _Atomic(const char *) holder;
+static _Atomic uint64_t holder_since_ns, released_ns;
+static _Thread_local const char *thread_role;
+
+void xq_sched_timing(bool on)
+{
+    atomic_store(&timing, on);
+}
+
+void xq_sched_thread_role(const char *role)
+{
+    thread_role = role;
+}
+
+static void note_holder(void)
+{
+    if (!atomic_load_explicit(&timing, memory_order_relaxed))
+        return;
+    atomic_store_explicit(&holder, thread_role ? thread_role : "an application thread",
+                          memory_order_relaxed);
+    atomic_store_explicit(&holder_since_ns, gp_now_ns(), memory_order_relaxed);
+}
+
 void xq_sched_lock(void)
 {
     gp_mutex_lock(&sched_mu, GP_RANK_SCHED);
+    note_holder();
+}
+
+/*
+ * How long an activating thread spins for the scheduling lock before it sleeps. Decisions hold
+ * the lock for microseconds (nothing holds it for a pass over every queue), but a thread that
+ * went to sleep on it was measured on the H100 host to wake 30-100 us after the holder let go
+ * (docs/benchmarks.md, tenth run): a queue becoming active spins through a hold instead.
+ */
+#define ACTIVATION_SPIN_NS 50000u
+
+static bool lock_spinning(void)
+{
+    if (pthread_mutex_trylock(&sched_mu) == 0)
+        return true;
+    uint64_t until = gp_now_ns() + ACTIVATION_SPIN_NS;
+    do {
+        for (int i = 0; i < 16; i++)
+            gp_cpu_relax();
+        if (pthread_mutex_trylock(&sched_mu) == 0)
+            return true;
+    } while (gp_now_ns() < until);
+    return false;
+}
+
+void xq_sched_lock_activating(struct xq_lock_wait *w)
+{
+    gp_rank_acquire(GP_RANK_SCHED);
+    if (!w) {
+        if (!lock_spinning())
+            pthread_mutex_lock(&sched_mu);
+        note_holder();
+        return;
+    }
+    *w = (struct xq_lock_wait){.holder = NULL};
+    if (pthread_mutex_trylock(&sched_mu) != 0) {
+        uint64_t from = gp_now_ns(),
+                 since = atomic_load_explicit(&holder_since_ns, memory_order_relaxed);
+        w->holder = atomic_load_explicit(&holder, memory_order_relaxed);
+        w->held_ns = since && since < from ? from - since : 0;
+        w->slept = !lock_spinning();
+        if (w->slept)
+            pthread_mutex_lock(&sched_mu);
+        uint64_t now = gp_now_ns(),
+                 released = atomic_load_explicit(&released_ns, memory_order_relaxed);
+        w->wait_ns = now - from;
+        w->handover_ns = released > from && released < now ? now - released : 0;
+    }
+    note_holder();
 }
 
 void xq_sched_unlock(void)
 {
+    if (atomic_load_explicit(&timing, memory_order_relaxed))
+        atomic_store_explicit(&released_ns, gp_now_ns(), memory_order_relaxed);
     gp_mutex_unlock(&sched_mu, GP_RANK_SCHED);
 }
 
@@ -54,10 +132,11 @@ void xq_sched_wait(pthread_cond_t *cv, uint64_t deadline_ns)
 {
     if (!deadline_ns) {
         pthread_cond_wait(cv, &sched_mu);
-        return;
+    } else {
+        struct timespec ts = gp_timespec_at(deadline_ns);
+        pthread_cond_timedwait(cv, &sched_mu, &ts);
     }
-    struct timespec ts = gp_timespec_at(deadline_ns);
-    pthread_cond_timedwait(cv, &sched_mu, &ts);
+    note_holder(); /* retaken */
 }
 
 void xq_lock_markers(struct xqueue *q)

@@ -190,6 +190,23 @@ struct xqueue {
  */
 void xq_sched_lock(void);
 void xq_sched_unlock(void);
+
+/* GPUPRIO_LOG=debug with slow calls reported: the lock then notes who holds it (the thread's role,
+ * "an application thread" unless it named one) and since when, so that a call that waited for
+ * it can say behind what. Off, the lock notes nothing. */
+void xq_sched_timing(bool on);
+void xq_sched_thread_role(const char *role);
+struct xq_lock_wait {
+    uint64_t wait_ns;     /* how long it waited (0: the lock was free) */
+    const char *holder;   /* who held it then (NULL: it was free) */
+    uint64_t held_ns;     /* for how long the holder had held it when the wait began */
+    uint64_t handover_ns; /* from the holder's letting go to this thread's having it */
+    bool slept;           /* it waited longer than it spins, and slept */
+};
+/* xq_sched_lock for a thread that makes its queue active: it spins through a short hold rather
+ * than sleep, as a sleeping thread wakes late. With w (slow calls reported), says there what it
+ * waited for. */
+void xq_sched_lock_activating(struct xq_lock_wait *w);
 /* Waits on cv with the scheduling lock held, until deadline_ns (gp_now_ns; 0: no deadline). */
 void xq_sched_wait(pthread_cond_t *cv, uint64_t deadline_ns);
 

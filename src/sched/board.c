@@ -484,6 +484,13 @@ static bool holder_gone(uint64_t word)
     return !pid_runs(pid, NULL);
 }
 
+static _Thread_local struct gp_board_wait last_wait;
+
+struct gp_board_wait gp_board_last_wait(void)
+{
+    return last_wait;
+}
+
 int gp_board_lock(struct gp_board *b)
 {
     if (atomic_load(&b->broken))
@@ -491,25 +498,28 @@ int gp_board_lock(struct gp_board *b)
     struct gp_board_header *h = &b->f->h;
     const struct gp_board_owner *me = gp_board_self();
     const uint64_t mine = GP_BOARD_LOCK_HOLDER(me->pid, me->incarnation);
-    uint64_t start = 0;
+    uint64_t waiting_from = 0;
     gp_rank_acquire(GP_RANK_BOARD);
+    last_wait = (struct gp_board_wait){0, 0};
     for (int spins = 0;; spins++) {
         uint64_t v = 0;
         if (atomic_compare_exchange_strong(&h->lock, &v, mine))
-            return 0;
+            break;
+        uint64_t now = now_ns();
+        if (!waiting_from) {
+            waiting_from = now;
+            last_wait.holder_pid = GP_BOARD_LOCK_PID(v);
+        }
         if (spins < 64) {
             sched_yield();
             continue;
         }
         if (holder_gone(v)) {
             if (atomic_compare_exchange_strong(&h->lock, &v, mine))
-                return 0;
+                break;
             continue;
         }
-        uint64_t now = now_ns();
-        if (!start)
-            start = now;
-        if (now - start > GP_BOARD_LOCK_MAX_NS) {
+        if (now - waiting_from > GP_BOARD_LOCK_MAX_NS) {
             atomic_store(&b->broken, true);
             gp_rank_release(GP_RANK_BOARD);
             return -ETIMEDOUT;
@@ -524,6 +534,9 @@ int gp_board_lock(struct gp_board *b)
         }
         atomic_fetch_sub(&h->lock_sleepers, 1);
     }
+    if (waiting_from)
+        last_wait.ns = now_ns() - waiting_from;
+    return 0;
 }
 
 void gp_board_unlock(struct gp_board *b)

@@ -228,6 +228,13 @@ void gp_board_free(struct gp_board *b, struct gp_board_slot *s);
  */
 int gp_board_lock(struct gp_board *b);
 void gp_board_unlock(struct gp_board *b);
+/* What the calling thread's latest gp_board_lock waited for: how long, and the holder's pid when
+ * the wait began (both 0: the lock was free). For GPUPRIO_LOG=debug reports. */
+struct gp_board_wait {
+    uint64_t ns;
+    uint32_t holder_pid;
+};
+struct gp_board_wait gp_board_last_wait(void);
 
 /*
  * The last process to leave a board removes its file (board.md, "The file"), so that nothing is

@@ -236,6 +236,7 @@ static void *listener_main(void *arg)
     struct device_board *d = arg;
     int device = (int)(d - boards);
     prctl(PR_SET_NAME, (unsigned long)"gpuprio-board", 0, 0, 0);
+    xq_sched_thread_role("a board listener");
     uint32_t seen = atomic_load(&d->b.f->h.seq);
     uint64_t next_check = 0, held_since = 0;
     struct stall_watch *watch = calloc(GP_BOARD_SLOTS, sizeof *watch); /* NULL: not watched */

@@ -19,6 +19,7 @@
 #include "sched_board.h"
 
 static enum sched_policy policy = SCHED_POLICY_HPF;
+static uint64_t slow_ns; /* GPUPRIO_LOG=debug: waits this long are reported (0: none) */
 static bool has_process_priority;
 static int process_priority;
 static _Atomic int streams_created;
@@ -192,6 +193,7 @@ static void decide_device(int device)
     snap_own_top = INT_MIN;
     xq_foreach_joined_locked(collect, NULL);
     struct gp_board *b = sb_lock(device);
+    struct gp_board_wait waited = b ? gp_board_last_wait() : (struct gp_board_wait){0, 0};
     if (b)
         collect_board(b, device);
     sched_policy_decide(policy, snap.s, snap.n);
@@ -201,6 +203,11 @@ static void decide_device(int device)
     if (b)
         sb_unlock(b, others_let_go);
     log_switched();
+    if (slow_ns && waited.ns >= slow_ns)
+        gp_log(GP_LOG_DEBUG,
+               "deciding on device %d waited %llu us for its board's lock (held by "
+               "process %u)",
+               device, (unsigned long long)(waited.ns / 1000), waited.holder_pid);
 }
 
 static void note_device(struct xqueue *q, void *arg)
@@ -338,6 +345,7 @@ void sched_configure(const struct xq_marker_ops *ops)
         .slow_ns = gp_log_on(GP_LOG_DEBUG) ? 1000 * gp_opt_uint(GP_OPT_SLOW_US) : 0,
         .gate_ns = 1000 * gp_opt_uint(GP_OPT_GATE_US),
     };
+    slow_ns = cfg.slow_ns;
     has_process_priority = gp_opt_priority(GP_OPT_PRIORITY, &process_priority);
     if (has_process_priority)
         note_given(process_priority);

@@ -6,9 +6,12 @@
  * nanosecond, without threads or timing.
  */
 #include <pthread.h>
+#include <sched.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "admission.h"
 #include "check.h"
@@ -297,6 +300,77 @@ static void activity(void)
     CHECK_INT(activity_device, 3);
 }
 
+/* ---- the slow-call report ---- */
+
+struct lock_holder {
+    pid_t waiter;          /* the thread that will wait for the lock */
+    _Atomic bool holding;  /* the holder has the lock */
+    _Atomic bool about_to; /* the waiter is about to take it */
+};
+
+/* Whether thread tid of this process sleeps (state S in /proc: blocked, here in the lock). */
+static bool sleeping(pid_t tid)
+{
+    char path[64], stat[512];
+    snprintf(path, sizeof path, "/proc/self/task/%d/stat", (int)tid);
+    FILE *f = fopen(path, "r");
+    size_t n = f ? fread(stat, 1, sizeof stat - 1, f) : 0;
+    if (f)
+        fclose(f);
+    stat[n] = 0;
+    const char *end = strrchr(stat, ')');
+    return end && end[1] == ' ' && end[2] == 'S';
+}
+
+/* Holds the scheduling lock, in a role of its own, until the waiter sleeps waiting for it. */
+static void *hold_lock(void *arg)
+{
+    struct lock_holder *h = arg;
+    xq_sched_thread_role("the test's holder");
+    xq_sched_lock();
+    atomic_store(&h->holding, true);
+    struct timespec ms = {0, 1000000};
+    for (int i = 0; i < 10000 && !(atomic_load(&h->about_to) && sleeping(h->waiter)); i++)
+        nanosleep(&ms, NULL);
+    xq_sched_unlock();
+    return NULL;
+}
+
+/* With slow calls reported, an activation says what it waited for: the holder's role and how
+ * long, that it spun and then slept, how long the hand-over took, and that the thread was
+ * switched out meanwhile; an activation that found the lock free says nobody held it. */
+static void slow_report(struct xq_admission_config cfg, const struct xq_admission_hooks *hooks)
+{
+    cfg.slow_ns = 1;
+    xq_admission_configure(&cfg, &(struct xq_marker_ops){record, query, release}, hooks);
+    struct xqueue *free_q = new_queue(0x700, XQ_GATE_THROTTLED | XQ_GATE_TRACKED);
+    struct xqueue *held_q = new_queue(0x701, XQ_GATE_THROTTLED | XQ_GATE_TRACKED);
+    struct xq_ticket t;
+    uint64_t retry_at;
+
+    CHECK(xq_try_admit(free_q, &t, 7, 1, &retry_at));
+    xq_submitted(&t, true);
+    CHECK(t.activation_ns || t.timed_from_ns); /* it was timed */
+    CHECK(t.lock.holder == NULL);
+    CHECK_INT(t.lock.wait_ns, 0);
+
+    struct lock_holder h = {.waiter = gettid()};
+    pthread_t holder;
+    CHECK(pthread_create(&holder, NULL, hold_lock, &h) == 0);
+    while (!atomic_load(&h.holding))
+        sched_yield();
+    atomic_store(&h.about_to, true);
+    CHECK(xq_try_admit(held_q, &t, 7, 1, &retry_at));
+    xq_submitted(&t, true);
+    pthread_join(holder, NULL);
+    CHECK(t.lock.holder && strcmp(t.lock.holder, "the test's holder") == 0);
+    CHECK(t.lock.wait_ns > 0);
+    CHECK(t.lock.held_ns > 0);
+    CHECK(t.lock.slept); /* it spun for longer than the spin allows, then slept */
+    CHECK(t.lock.handover_ns > 0 && t.lock.handover_ns <= t.lock.wait_ns);
+    CHECK(t.switches >= 1); /* it slept in the lock */
+}
+
 int main(void)
 {
     struct xq_admission_config cfg = {
@@ -307,9 +381,9 @@ int main(void)
         .watchdog_ns = 500000000u,
         .poll_ns = 20 * US,
     };
-    xq_admission_configure(
-        &cfg, &(struct xq_marker_ops){record, query, release},
-        &(struct xq_admission_hooks){.activity_changed = activity_changed, .now_ns = clock_now});
+    const struct xq_admission_hooks hooks = {.activity_changed = activity_changed,
+                                             .now_ns = clock_now};
+    xq_admission_configure(&cfg, &(struct xq_marker_ops){record, query, release}, &hooks);
     CHECK(watcher.completed && watcher.expire_idle);
     unknown_costs();
     learned_costs();
@@ -318,5 +392,6 @@ int main(void)
     unfollowed();
     activity();
     CHECK(watched > 0);
+    slow_report(cfg, &hooks);
     return check_finish("unit.admission");
 }
