@@ -403,6 +403,65 @@ static void stop_high(void)
     EXPECT(held_after <= WINDOW);
 }
 
+/*
+ * Priority inversion across processes: the high-priority process waits on the device for a word
+ * that the low-priority one writes from its stream, behind 20 kernels of its own. The waiting
+ * keeps the high queue active, so it holds the low one back (at Level 2 by a closed gate on the
+ * device, at Level 1 on the host) from the very work it waits for. With the watchdog at a minute
+ * the high process is still waiting after two seconds: the inversion is real. With 300 ms, the
+ * low process's listener finds the high queue active and not moving, marks it stalled, and the
+ * low one runs on, writes, and the high one goes on.
+ */
+static bool inverted(const char *watchdog, long *waited_ms)
+{
+    char word[128];
+    snprintf(word, sizeof word, "%s/word", dir);
+    int fd = open(word, O_RDWR | O_CREAT | O_TRUNC, 0600);
+    EXPECT(fd >= 0 && ftruncate(fd, 4096) == 0);
+    close(fd);
+    const char *const await[] = {"1", "await", word, NULL};
+    const char *const signal_after[] = {"3", "signal", "20", "10000", word, NULL};
+    setenv("GPUPRIO_WATCHDOG_MS", watchdog, 1);
+    struct proc high = spawn_ready("high", NULL, await);
+    struct proc low = spawn_ready("low", NULL, signal_after);
+    unsetenv("GPUPRIO_WATCHDOG_MS");
+    go(&low);
+    usleep(30000); /* its kernels and its write are submitted */
+    go(&high);
+    bool finished = true;
+    if (strcmp(watchdog, "60000") == 0) {
+        usleep(2000000);
+        finished = waitpid(high.pid, NULL, WNOHANG) != 0;
+        kill(high.pid, SIGKILL);
+        kill(low.pid, SIGKILL);
+        finish(&high, NULL);
+        finish(&low, NULL);
+        return finished;
+    }
+    char line[64];
+    *waited_ms = -1;
+    while (high.out && fgets(line, sizeof line, high.out))
+        sscanf(line, "waited %ld ms", waited_ms);
+    EXPECT(finish(&high, NULL) == 0);
+    EXPECT(finish(&low, NULL) == 0);
+    return finished;
+}
+
+static void inversion(void)
+{
+    long waited = -1;
+    bool without = inverted("60000", &waited);
+    printf("level %s, watchdog 60 s: the high-priority process %s after 2 s\n", level(),
+           without ? "finished" : "was still waiting");
+    EXPECT(!without);
+    inverted("300", &waited);
+    printf("level %s, watchdog 300 ms: the high-priority process waited %ld ms for the low one's "
+           "write behind its 200 ms of kernels\n",
+           level(), waited);
+    EXPECT(waited >= 300); /* held until the watchdog */
+    EXPECT(waited < 300 + 200 + 5000);
+}
+
 /* The most kernels of tag submitted and not yet started when a kernel of tag `above` was
  * submitted: how deep its queue ran when something of higher priority came. */
 static int deepest(int tag, int above)
@@ -623,7 +682,7 @@ int main(int argc, char **argv)
     if (argc != 4) {
         fprintf(stderr,
                 "usage: board_test two|three|unscheduled|kill-high|kill-low|stop-high|churn|many|"
-                "full-of-dead|gate-deep|gate-capture|gate-shared WORKER SHIM\n");
+                "full-of-dead|gate-deep|gate-capture|gate-shared|inversion WORKER SHIM\n");
         return 2;
     }
     worker = argv[2];
@@ -667,6 +726,8 @@ int main(int argc, char **argv)
         many_queues();
     else if (!strcmp(t, "full-of-dead"))
         full_of_dead();
+    else if (!strcmp(t, "inversion"))
+        inversion();
     else
         failures++, fprintf(stderr, "unknown subtest %s\n", t);
 

@@ -15,15 +15,24 @@
  *       a second stream (created after the first, so GPUPRIO_STREAM_PRIORITIES can rank the
  *       two) runs BURSTS single kernels tagged 4, 2 ms apart, each synchronized, while a thread
  *       saturates the first stream with KERNELS kernels
+ *   board_worker TAG signal KERNELS KERNEL_US FILE
+ *       KERNELS kernels, then a write of 1 from the stream (hipStreamWriteValue32) to the first
+ *       word of FILE, mapped shared and registered with the runtime; synchronized at the end
+ *   board_worker TAG await FILE
+ *       the stream waits on the device (hipStreamWaitValue32) until FILE's first word is 1, then
+ *       runs a 1-ms kernel; synchronized; says "waited N ms" (from the wait's submission)
  *
  * Every kernel's trace entry carries TAG << 16 | burst. The worker prints "ready" once its
  * stream exists, then waits for a line on stdin before it starts (so that a test starts the
  * work of every process at once, however slowly each process came up), and prints "done N"
  * with its stream's gpuprio priority at the end.
  */
+#include <fcntl.h>
 #include <pthread.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "../sched/sched_test.h"
 
@@ -39,6 +48,30 @@ struct saturation {
     int kernels;
     uint64_t ns, tag;
 };
+
+/* FILE's first word, mapped shared with every process that maps it, as the device sees it. */
+static uint32_t *shared_word(const char *file)
+{
+    int fd = open(file, O_RDWR);
+    void *p = fd < 0 ? MAP_FAILED : mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (fd >= 0)
+        close(fd);
+    if (p == MAP_FAILED) {
+        perror(file);
+        exit(2);
+    }
+    void *dev;
+    MUST(hipHostRegister(p, 4096, hipHostRegisterMapped));
+    MUST(hipHostGetDevicePointer(&dev, p, 0));
+    return dev;
+}
+
+static uint64_t ms_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
 
 static void *saturate(void *arg)
 {
@@ -134,6 +167,21 @@ int main(int argc, char **argv)
         }
         pthread_join(t, NULL);
         MUST(hipStreamDestroy(second));
+    } else if (strcmp(mode, "signal") == 0 && argc == 6) {
+        uint32_t *word = shared_word(argv[5]);
+        uint64_t ns = strtoull(argv[4], NULL, 10) * 1000;
+        for (int k = atoi(argv[3]); k > 0; k--)
+            MUST(busy_launch(kernel, ns, tag, s));
+        MUST(hipStreamWriteValue32(s, word, 1, 0));
+        MUST(hipStreamSynchronize(s));
+    } else if (strcmp(mode, "await") == 0 && argc == 4) {
+        uint32_t *word = shared_word(argv[3]);
+        uint64_t from = ms_now();
+        MUST(hipStreamWaitValue32(s, word, 1, hipStreamWaitValueGte, UINT32_MAX));
+        MUST(busy_launch(kernel, 1000000, tag, s));
+        MUST(hipStreamSynchronize(s));
+        printf("waited %llu ms\n", (unsigned long long)(ms_now() - from));
+        fflush(stdout);
     } else {
         fprintf(stderr, "board_worker: bad arguments\n");
         return 2;
