@@ -24,7 +24,11 @@
 #   7. under MPS (mps_pass.sh, with an MPS control daemon of its own): the conformance ports and
 #      torch_identical.py at high priority identical to their runs without the shim, the shim
 #      says it is an MPS client, GPUPRIO_CU_RESERVE=25% limits a low process to 75% of the SMs;
-#      the daemon is gone afterwards.
+#      the daemon is gone afterwards;
+#   8. gated: in_order and torch_identical.py at low priority next to a high-priority process
+#      that runs bursts of matmuls 20 ms apart, so that their queues are held by gates on the
+#      device (Level 2, closed in every burst): outputs identical to the native runs, and
+#      PyTorch's queues were at Level 2 and suspended (their statistics).
 #
 # Environment: PYTHON (default python3), NVCC (default /usr/local/cuda/bin/nvcc or nvcc on
 # PATH), NVCC_ARCH (default -arch=native), CC (default cc).
@@ -195,6 +199,7 @@ fi
 # low one last, so it removes the board): nothing is left in /dev/shm.
 s6=$out/stop
 mkdir -p "$s6"
+rm -f "$s6/low.ready" "$s6/low.stop" "$s6/high.ready" "$s6/high.stop" "$s6/low.ends" # a rerun's
 # exec: $! is then the Python process itself, which SIGSTOP must reach.
 run6() { LD_PRELOAD="$shim" GPUPRIO_WATCHDOG_MS=300 GPUPRIO_LOG=info exec "$python" "$here/stop_check.py" "$@"; }
 wait_file() { n=0; until [ -e "$1" ] || [ $n = 600 ]; do sleep 0.1; n=$((n + 1)); done; }
@@ -240,13 +245,40 @@ else
         "$python" > "$m/pass.log" 2>&1
     mrc=$?
     cat "$m/summary.txt" >> "$out/summary.txt" 2> /dev/null
-    failed=$((failed + $(grep -c '^FAIL' "$m/summary.txt" 2> /dev/null || echo 1)))
+    # grep -c prints 0 (and fails) when there is none, nothing when the file is missing.
+    nfail=$(grep -c '^FAIL' "$m/summary.txt" 2> /dev/null)
+    failed=$((failed + ${nfail:-1}))
     [ $mrc = 0 ] || fail "mps: with-mps.sh exits $mrc (see mps/pass.log)"
     if pgrep -f '^nvidia-cuda-mps-(control|server)' > /dev/null 2>&1; then
         fail "mps: an MPS daemon is left: $(pgrep -af '^nvidia-cuda-mps' | tr '\n' ' ')"
     else
         pass "mps: the daemon stopped afterwards"
     fi
+fi
+
+# ---- 8. gated next to a bursting process ----
+# The in_order port only: the other two look at streams "after N ms", which holding a queue may
+# legitimately change (as in the HIP suite's gate.conformance).
+g=$out/gated
+mkdir -p "$g"
+rm -f "$g/high.ready" "$g/high.stop"
+GPUPRIO_PRIORITY=high LD_PRELOAD="$shim" "$python" "$here/stop_check.py" high "$g/high.ready" \
+    "$g/high.stop" 20 > "$g/high.log" 2>&1 &
+hpid=$!
+wait_file "$g/high.ready"
+compare in_order gated GPUPRIO_LOG=info GPUPRIO_PRIORITY=low
+suspended=none
+if [ "$(cat "$t/native.rc" 2> /dev/null)" = 0 ]; then
+    torch_variant gated GPUPRIO_LOG=info GPUPRIO_PRIORITY=low
+    suspended=$(sed -n 's/^total suspensions //p' "$t/gated.stats" 2> /dev/null)
+fi
+touch "$g/high.stop"
+wait $hpid
+hrc=$?
+if [ $hrc = 0 ] && grep -q 'Level 2' "$t/gated.log" && [ "${suspended:-0}" -gt 0 ] 2> /dev/null; then
+    pass "gated: PyTorch's queues at Level 2, suspended $suspended times by the bursting process"
+else
+    fail "gated: high status $hrc, PyTorch's queues suspended ${suspended:-?} times (see gated/high.log, torch/gated.log)"
 fi
 
 note "$failed failed, $(($(date +%s) - start)) s"

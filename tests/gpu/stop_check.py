@@ -1,11 +1,14 @@
 """stop_check.py - two PyTorch processes under libgpuprio-cuda.so on one GPU, for run.sh step 6:
 a stopped high-priority process holds a low-priority one back only until the low one's board
 listener finds its queue stalled (GPUPRIO_WATCHDOG_MS), not for as long as it is stopped
-(docs/board.md, "Stopped and hung processes").
+(docs/board.md, "Stopped and hung processes"). Step 8 uses the high role, with gaps, as the
+bursting neighbour of programs whose queues gates hold.
 
-  stop_check.py high READY STOP      bursts of twelve 4096x4096 matmuls, each burst synchronized,
-                                     back to back (so the low one is held all the time) until
-                                     the file STOP exists; touches READY after the first burst
+  stop_check.py high READY STOP [GAP_MS]
+                                     bursts of twelve 4096x4096 matmuls, each burst synchronized,
+                                     back to back (so the low one is held all the time), or
+                                     GAP_MS apart, until the file STOP exists; touches READY
+                                     after the first burst
   stop_check.py low READY STOP OUT  2048x2048 matmuls, each synchronized, from when it touches
                                      READY (after a warm-up) until the file STOP exists (60 s at
                                      most); writes the wall-clock time each one ended to OUT, one
@@ -22,7 +25,7 @@ import sys
 import time
 
 
-def high(ready, stop):
+def high(ready, stop, gap_ms=0.0):
     import torch
 
     a = torch.randn(4096, 4096, device="cuda")
@@ -33,6 +36,8 @@ def high(ready, stop):
         torch.cuda.synchronize()
         if not os.path.exists(ready):
             open(ready, "w").close()
+        if gap_ms:
+            time.sleep(gap_ms / 1e3)
 
 
 def low(ready, stop, out):
@@ -68,7 +73,7 @@ def judge(out, stopped, continued, watchdog_ms):
 if __name__ == "__main__":
     role = sys.argv[1]
     if role == "high":
-        high(sys.argv[2], sys.argv[3])
+        high(sys.argv[2], sys.argv[3], float(sys.argv[4]) if len(sys.argv) > 4 else 0.0)
     elif role == "low":
         low(sys.argv[2], sys.argv[3], sys.argv[4])
     else:

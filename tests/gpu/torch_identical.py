@@ -153,15 +153,17 @@ def gpuprio_stats(path):
     n = stats(None, 0)
     arr = (QueueStats * max(n, 1))()
     n = min(stats(arr, n), n)
-    total = 0
+    total = suspensions = 0
     with open(path, "w") as f:
         f.write(f"{n} queues\n")
         for q in arr[:n]:
             total += q.submitted
+            suspensions += q.suspensions
             f.write(f"stream {q.stream:#x} thread {q.thread} device {q.device} flags {q.flags} "
                     f"stream_priority {q.stream_priority} priority {q.priority} "
                     f"submitted {q.submitted} completed {q.completed} held_ns {q.held_ns}\n")
         f.write(f"total submitted {total}\n")
+        f.write(f"total suspensions {suspensions}\n")
     return total
 
 
