@@ -447,6 +447,39 @@ static bool inverted(const char *watchdog, long *waited_ms)
     return finished;
 }
 
+/*
+ * Priority inheritance within a process: a high-priority stream waits for an event recorded on a
+ * low-priority stream of its own process, and the null stream waits for both, next to a
+ * normal-priority process that bursts. The low stream is never gated (something of its process
+ * ranks above it), so what the high stream waits for is never behind a closed gate: every round
+ * ends in milliseconds although the watchdog that would otherwise end such a wait is a minute.
+ */
+static void inheritance(void)
+{
+    static const char *const depend[] = {"3", "depend", "10", "4", "2000", NULL};
+    static const char *const bursts[] = {"2", "burst", "30", "2", "1000", "5000", NULL};
+    setenv("GPUPRIO_WATCHDOG_MS", "60000", 1);
+    setenv("GPUPRIO_STREAM_PRIORITIES", "low,high", 1);
+    struct proc a = spawn_ready("normal", NULL, depend);
+    unsetenv("GPUPRIO_STREAM_PRIORITIES");
+    struct proc b = spawn_ready("normal", NULL, bursts);
+    unsetenv("GPUPRIO_WATCHDOG_MS");
+    go(&b);
+    go(&a);
+    char line[64];
+    long slowest = -1;
+    while (a.out && fgets(line, sizeof line, a.out))
+        sscanf(line, "slowest %ld ms", &slowest);
+    EXPECT(finish(&a, NULL) == 0);
+    EXPECT(finish(&b, NULL) == 0);
+    read_trace();
+    EXPECT(count_tag(4) == 10 && count_tag(5) == 10 && count_tag(TAG_LOW) == 40);
+    printf("level %s: a high-priority stream waiting on its process's low-priority one (and the "
+           "null stream on both), next to a bursting process: slowest round %ld ms\n",
+           level(), slowest);
+    EXPECT(slowest >= 0 && slowest < 5000);
+}
+
 static void inversion(void)
 {
     long waited = -1;
@@ -680,9 +713,10 @@ static void churn(void)
 int main(int argc, char **argv)
 {
     if (argc != 4) {
-        fprintf(stderr,
-                "usage: board_test two|three|unscheduled|kill-high|kill-low|stop-high|churn|many|"
-                "full-of-dead|gate-deep|gate-capture|gate-shared|inversion WORKER SHIM\n");
+        fprintf(
+            stderr,
+            "usage: board_test two|three|unscheduled|kill-high|kill-low|stop-high|churn|many|"
+            "full-of-dead|gate-deep|gate-capture|gate-shared|inversion|inheritance WORKER SHIM\n");
         return 2;
     }
     worker = argv[2];
@@ -728,6 +762,8 @@ int main(int argc, char **argv)
         full_of_dead();
     else if (!strcmp(t, "inversion"))
         inversion();
+    else if (!strcmp(t, "inheritance"))
+        inheritance();
     else
         failures++, fprintf(stderr, "unknown subtest %s\n", t);
 

@@ -15,6 +15,11 @@
  *       a second stream (created after the first, so GPUPRIO_STREAM_PRIORITIES can rank the
  *       two) runs BURSTS single kernels tagged 4, 2 ms apart, each synchronized, while a thread
  *       saturates the first stream with KERNELS kernels
+ *   board_worker TAG depend ROUNDS KERNELS KERNEL_US
+ *       a second stream (created after the first, as in mixed) depends on the first: each round
+ *       launches KERNELS kernels on the first stream, records an event there, has the second
+ *       stream wait for it and run a kernel tagged 4, runs a kernel tagged 5 on the null stream
+ *       (which waits for both), and synchronizes the device; says "slowest N ms" (a round's)
  *   board_worker TAG signal KERNELS KERNEL_US FILE
  *       KERNELS kernels, then a write of 1 from the stream (hipStreamWriteValue32) to the first
  *       word of FILE, mapped shared and registered with the runtime; synchronized at the end
@@ -95,7 +100,7 @@ int main(int argc, char **argv)
     hipStream_t s;
     MUST(hipStreamCreate(&s));
     hipStream_t second = NULL;
-    if (strcmp(mode, "mixed") == 0) {
+    if (strcmp(mode, "mixed") == 0 || strcmp(mode, "depend") == 0) {
         MUST(hipStreamCreate(&second));
         warm_up(second);
     }
@@ -167,6 +172,27 @@ int main(int argc, char **argv)
         }
         pthread_join(t, NULL);
         MUST(hipStreamDestroy(second));
+    } else if (strcmp(mode, "depend") == 0 && argc == 6) {
+        int kernels = atoi(argv[4]);
+        uint64_t ns = strtoull(argv[5], NULL, 10) * 1000, slowest = 0;
+        hipEvent_t e;
+        MUST(hipEventCreateWithFlags(&e, hipEventDisableTiming));
+        for (int r = atoi(argv[3]); r > 0; r--) {
+            uint64_t from = ms_now();
+            for (int k = 0; k < kernels; k++)
+                MUST(busy_launch(kernel, ns, tag, s));
+            MUST(hipEventRecord(e, s));
+            MUST(hipStreamWaitEvent(second, e, 0));
+            MUST(busy_launch(kernel, ns, UINT64_C(4) << 16, second));
+            MUST(busy_launch(kernel, ns, UINT64_C(5) << 16, NULL));
+            MUST(hipDeviceSynchronize());
+            if (ms_now() - from > slowest)
+                slowest = ms_now() - from;
+        }
+        MUST(hipEventDestroy(e));
+        MUST(hipStreamDestroy(second));
+        printf("slowest %llu ms\n", (unsigned long long)slowest);
+        fflush(stdout);
     } else if (strcmp(mode, "signal") == 0 && argc == 6) {
         uint32_t *word = shared_word(argv[5]);
         uint64_t ns = strtoull(argv[4], NULL, 10) * 1000;
