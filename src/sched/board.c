@@ -6,11 +6,12 @@
  * the holder's library image (pid and incarnation): a waiter that finds the holder gone takes
  * the lock over (what the holder protected is recomputed by every decision anyway), and one that
  * waited GP_BOARD_LOCK_MAX_NS for a live holder gives the board up rather than stall the
- * application. A holder of this very image is one of our own threads, alive by definition: it
- * is waited for like any other. (Taking the lock over from our own pid once let a reclaim on the
- * board listener run inside another thread's decision, and its unlock opened the lock to every
- * process while the decider was still inside.) Sleepers wait on a separate futex word, so the
- * holder word can be 64 bits wide.
+ * application, until one look a second later finds the lock free (a process stopped while it
+ * held the lock, and continued). A holder of this very image is one of our own threads, alive by
+ * definition: it is waited for like any other. (Taking the lock over from our own pid once let a
+ * reclaim on the board listener run inside another thread's decision, and its unlock opened the
+ * lock to every process while the decider was still inside.) Sleepers wait on a separate futex
+ * word, so the holder word can be 64 bits wide.
  */
 #include "board.h"
 
@@ -46,6 +47,7 @@ _Static_assert(offsetof(struct gp_board_file, gates) == GP_BOARD_GATES_OFFSET &&
                "the gates start a page of their own");
 
 #define GP_BOARD_LOCK_MAX_NS 200000000ull
+#define GP_BOARD_RETRY_NS 1000000000ull
 
 static uint64_t now_ns(void)
 {
@@ -240,6 +242,7 @@ static int check_and_map(int fd, bool writable, bool own, struct gp_board *b, co
     b->dev = st.st_dev;
     b->ino = st.st_ino;
     atomic_store(&b->broken, false);
+    atomic_store(&b->retry_at_ns, 0);
     return 0;
 }
 
@@ -491,9 +494,26 @@ struct gp_board_wait gp_board_last_wait(void)
     return last_wait;
 }
 
+/* On a broken board: whether the calling thread is the one to look at the lock again now. */
+static bool time_to_retry(struct gp_board *b)
+{
+    uint64_t at = atomic_load(&b->retry_at_ns), now = now_ns();
+    return now >= at &&
+           atomic_compare_exchange_strong(&b->retry_at_ns, &at, now + GP_BOARD_RETRY_NS);
+}
+
+static int give_up(struct gp_board *b)
+{
+    atomic_store(&b->retry_at_ns, now_ns() + GP_BOARD_RETRY_NS);
+    atomic_store(&b->broken, true);
+    gp_rank_release(GP_RANK_BOARD);
+    return -ETIMEDOUT;
+}
+
 int gp_board_lock(struct gp_board *b)
 {
-    if (atomic_load(&b->broken))
+    bool retrying = atomic_load(&b->broken);
+    if (retrying && !time_to_retry(b))
         return -ETIMEDOUT;
     struct gp_board_header *h = &b->f->h;
     const struct gp_board_owner *me = gp_board_self();
@@ -510,6 +530,11 @@ int gp_board_lock(struct gp_board *b)
             waiting_from = now;
             last_wait.holder_pid = GP_BOARD_LOCK_PID(v);
         }
+        if (retrying) { /* one look, no wait: the holder may still be stuck */
+            if (holder_gone(v) && atomic_compare_exchange_strong(&h->lock, &v, mine))
+                break;
+            return give_up(b);
+        }
         if (spins < 64) {
             sched_yield();
             continue;
@@ -519,11 +544,8 @@ int gp_board_lock(struct gp_board *b)
                 break;
             continue;
         }
-        if (now - waiting_from > GP_BOARD_LOCK_MAX_NS) {
-            atomic_store(&b->broken, true);
-            gp_rank_release(GP_RANK_BOARD);
-            return -ETIMEDOUT;
-        }
+        if (now - waiting_from > GP_BOARD_LOCK_MAX_NS)
+            return give_up(b);
         /* Counted as a sleeper before the holder word is read again: an unlock either sees the
          * count and bumps lock_wake, or happened before that read, which then sees it free. */
         uint32_t wake = atomic_load(&h->lock_wake);
@@ -536,6 +558,8 @@ int gp_board_lock(struct gp_board *b)
     }
     if (waiting_from)
         last_wait.ns = now_ns() - waiting_from;
+    if (retrying)
+        atomic_store(&b->broken, false);
     return 0;
 }
 

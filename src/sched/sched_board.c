@@ -23,6 +23,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,7 +42,9 @@ static struct device_board {
     bool tried;
     _Atomic bool ok;
     bool listening;
-    bool warned_full, warned_record, warned_broken;
+    bool warned_full, warned_record;
+    bool warned_broken;      /* said that the board was given up (under the scheduling lock) */
+    _Atomic bool say_usable; /* taken back since: to be said once the board is unlocked */
     _Atomic bool redecide;
     _Atomic bool dozing; /* the listener sleeps the long period: nothing of ours was held */
     struct gp_board b;
@@ -605,20 +608,31 @@ struct gp_board *sb_lock(int device)
         if (d && atomic_load(&d->b.broken) && !d->warned_broken) {
             d->warned_broken = true;
             gp_log(GP_LOG_WARN,
-                   "the board %s stayed locked by another live process for too long; device %d "
-                   "is scheduled within this process only from now on",
+                   "the board %s stayed locked by another live process for too long (stopped "
+                   "while it held the lock?); device %d is scheduled within this process only "
+                   "until the lock is free again (looked at every second)",
                    d->b.path, device);
         }
         return NULL;
+    }
+    if (d->warned_broken) {
+        d->warned_broken = false;
+        atomic_store(&d->say_usable, true);
     }
     return &d->b;
 }
 
 void sb_unlock(struct gp_board *b, bool changed)
 {
+    struct device_board *d = (struct device_board *)((char *)b - offsetof(struct device_board, b));
     gp_board_unlock(b);
     if (changed)
         gp_board_notify(b);
+    if (atomic_exchange(&d->say_usable, false))
+        gp_log(GP_LOG_WARN,
+               "the board %s is free again; device %d is scheduled across "
+               "processes again",
+               b->path, (int)(d - boards));
 }
 
 static void detach_one(struct xqueue *q, void *arg)

@@ -203,12 +203,26 @@ static void dead_owners(void)
         CHECK(!gp_board_owner_alive(s));
         gp_board_free(&b, s);
     }
-    /* A live process holding the lock too long: the board is given up, not waited for. */
+    /* A live process holding the lock too long: the board is given up, not waited for; a look a
+     * second later (and not before) takes it back once the holder let go, and one that finds it
+     * still held keeps it given up. */
     atomic_store(&b.f->h.lock, GP_BOARD_LOCK_HOLDER(getppid(), 1));
     CHECK_INT(gp_board_lock(&b), -ETIMEDOUT);
     CHECK(b.broken);
     CHECK_INT(gp_board_lock(&b), -ETIMEDOUT);
+    struct timespec retry = {1, 100000000};
+    nanosleep(&retry, NULL);
+    CHECK_INT(gp_board_lock(&b), -ETIMEDOUT); /* the look: still held */
+    CHECK(b.broken);
     atomic_store(&b.f->h.lock, 0);
+    CHECK_INT(gp_board_lock(&b), -ETIMEDOUT); /* free now, but the next look is a second away */
+    nanosleep(&retry, NULL);
+    CHECK_INT(gp_board_lock(&b), 0);
+    CHECK(!b.broken);
+    CHECK_INT(atomic_load(&b.f->h.lock), mine);
+    gp_board_unlock(&b);
+    CHECK_INT(gp_board_lock(&b), 0); /* and it waits for holders again, as before */
+    gp_board_unlock(&b);
     gp_board_close(&b);
 }
 

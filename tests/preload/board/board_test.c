@@ -59,6 +59,7 @@
 #define TAG_LOW 3
 
 static const char *worker, *shim;
+static bool stderr_to_file; /* workers write stderr to DIR/PID.err (stderr_of) */
 static char dir[64], name[32], trace[128];
 #include "../../expect.h"
 
@@ -87,6 +88,13 @@ static struct proc spawn(const char *priority, const char *policy, const char *c
     if (p.pid == 0) {
         dup2(out[1], 1);
         dup2(in[0], 0);
+        if (stderr_to_file) {
+            char err[128];
+            snprintf(err, sizeof err, "%s/%d.err", dir, (int)getpid());
+            int fd = open(err, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+            if (fd >= 0)
+                dup2(fd, 2);
+        }
         close(out[0]);
         close(in[1]);
         setenv("LD_PRELOAD", shim, 1);
@@ -104,6 +112,23 @@ static struct proc spawn(const char *priority, const char *policy, const char *c
     p.out = fdopen(out[0], "r");
     p.in = in[1];
     return p;
+}
+
+/* Whether the stderr a worker wrote (with stderr_to_file) has `says` in it; also copies it to
+ * this test's stderr. */
+static bool stderr_of(const struct proc *p, const char *says)
+{
+    char path[128], line[512];
+    snprintf(path, sizeof path, "%s/%d.err", dir, (int)p->pid);
+    FILE *f = fopen(path, "r");
+    bool found = false;
+    while (f && fgets(line, sizeof line, f)) {
+        fputs(line, stderr);
+        found |= strstr(line, says) != NULL;
+    }
+    if (f)
+        fclose(f);
+    return found;
 }
 
 /* Reads the worker's next line; 0 when it says what was expected. */
@@ -191,13 +216,14 @@ static int count_tag(int tag)
  * reaching the runtime and starting. Once it was submitted its queue was active, and every
  * lower queue on the device, in any process, was suspended: only what each had in flight, at
  * most the window, could start ahead of it. Tags are priorities: 1 high, 2 normal, 3 low (4: a
- * high-priority process that is not the one measured, so not lower).
+ * high-priority process that is not the one measured, so not lower). Over the kernels of tag
+ * submitted from `from` until `until`.
  */
-static int most_overtaking(int tag)
+static int most_overtaking_within(int tag, uint64_t from, uint64_t until)
 {
     int most = 0;
     for (size_t i = 0; i < nk; i++) {
-        if (k[i].tag != tag)
+        if (k[i].tag != tag || k[i].submit < from || k[i].submit >= until)
             continue;
         enum { PIDS = 64 };
         int pid[PIDS], count[PIDS], npids = 0;
@@ -223,6 +249,11 @@ static int most_overtaking(int tag)
         }
     }
     return most;
+}
+
+static int most_overtaking(int tag)
+{
+    return most_overtaking_within(tag, 0, UINT64_MAX);
 }
 
 /* ---- the board ---- */
@@ -257,6 +288,18 @@ static struct board_use board_use(void)
     }
     gp_board_close(&b);
     return u;
+}
+
+/* The subtest's board, opened writable (the test plays a process that holds its lock); 0. */
+static int open_board(struct gp_board *b)
+{
+    char path[256];
+    char key[GP_BOARD_KEY_MAX];
+    const char *why;
+    snprintf(key, sizeof key, "sim:%s:00", name);
+    if (gp_board_path(key, path, sizeof path) != 0)
+        return -1;
+    return gp_board_open_file(path, true, b, &why);
 }
 
 /* Slots in use on the subtest's board (0 when there is none). */
@@ -445,6 +488,60 @@ static bool inverted(const char *watchdog, long *waited_ms)
     EXPECT(finish(&high, NULL) == 0);
     EXPECT(finish(&low, NULL) == 0);
     return finished;
+}
+
+/*
+ * A live process holds the board's lock for 500 ms (as one stopped while it held it would; the
+ * test plays it, with its own pid): the high-priority worker gives the board up after 200 ms
+ * (it says so), schedules within itself meanwhile, and takes the board back at its next look once
+ * the lock is free (once a second; it says so too): from then on its kernels wait behind at most
+ * the window of the low one's again.
+ */
+static void lock_stuck(void)
+{
+    static const char *const bursts[] = {"1", "burst", "250", "2", "1000", "8000", NULL};
+    static const char *const saturate[] = {"3", "saturate", "5000", "1000", NULL};
+    stderr_to_file = true;
+    /* Without the simulated device's priority dispatch, which alone keeps the high kernels
+     * ahead when the processes schedule each on its own. */
+    setenv("GPUPRIO_HW_PRIORITY", "off", 1);
+    struct proc high = spawn_ready("high", NULL, bursts);
+    struct proc low = spawn_ready("low", NULL, saturate);
+    unsetenv("GPUPRIO_HW_PRIORITY");
+    stderr_to_file = false;
+    go(&low);
+    go(&high);
+    usleep(200000);
+    struct gp_board b;
+    EXPECT(open_board(&b) == 0);
+    uint64_t held = GP_BOARD_LOCK_HOLDER((uint32_t)getpid(), 12345), none = 0;
+    while (!atomic_compare_exchange_weak(&b.f->h.lock, &none, held))
+        none = 0;
+    uint64_t locked = now_ns();
+    usleep(500000);
+    atomic_store(&b.f->h.lock, 0);
+    uint64_t freed = now_ns();
+    gp_board_close(&b);
+    EXPECT(finish(&high, NULL) == 0);
+    EXPECT(finish(&low, NULL) == 0);
+    read_trace();
+    EXPECT(count_tag(TAG_HIGH) == 500);
+    EXPECT(count_tag(TAG_LOW) == 5000);
+    EXPECT(stderr_of(&high, "stayed locked by another live process for too long"));
+    EXPECT(stderr_of(&high, "is scheduled across processes again"));
+    (void)stderr_of(&low, "");
+    uint64_t back = freed + 1200000000u;
+    int during = most_overtaking_within(TAG_HIGH, locked + 300000000u, freed);
+    int after = most_overtaking_within(TAG_HIGH, back, UINT64_MAX);
+    int later = 0;
+    for (size_t i = 0; i < nk; i++)
+        later += k[i].tag == TAG_HIGH && k[i].submit >= back;
+    printf("level %s: the board's lock held %.0f ms by a live process: a high-priority kernel "
+           "waited behind up to %d low-priority ones meanwhile, and from 1.2 s after it was "
+           "freed behind at most %d (window %d; %d high-priority kernels then)\n",
+           level(), (double)(freed - locked) / 1e6, during, after, WINDOW, later);
+    EXPECT(later >= 20);
+    EXPECT(after <= WINDOW);
 }
 
 /*
@@ -713,10 +810,11 @@ static void churn(void)
 int main(int argc, char **argv)
 {
     if (argc != 4) {
-        fprintf(
-            stderr,
-            "usage: board_test two|three|unscheduled|kill-high|kill-low|stop-high|churn|many|"
-            "full-of-dead|gate-deep|gate-capture|gate-shared|inversion|inheritance WORKER SHIM\n");
+        fprintf(stderr,
+                "usage: board_test two|three|unscheduled|kill-high|kill-low|stop-high|churn|many|"
+                "full-of-dead|gate-deep|gate-capture|gate-shared|inversion|inheritance|lock-stuck "
+                "WORKER "
+                "SHIM\n");
         return 2;
     }
     worker = argv[2];
@@ -764,6 +862,8 @@ int main(int argc, char **argv)
         inversion();
     else if (!strcmp(t, "inheritance"))
         inheritance();
+    else if (!strcmp(t, "lock-stuck"))
+        lock_stuck();
     else
         failures++, fprintf(stderr, "unknown subtest %s\n", t);
 
