@@ -299,9 +299,10 @@ static void wait_for_admission(struct xqueue *q, struct xq_ticket *t)
             if (!atomic_flag_test_and_set(&watchdog_warned))
                 gp_log(GP_LOG_WARN,
                        "a thread waited %llu ms to submit to queue %#llx while no GPU "
-                       "work completed; letting it through. The application probably makes a "
-                       "stream wait for something it does later (GPUPRIO_WATCHDOG_MS sets the "
-                       "wait; this is said once)",
+                       "work completed; letting it through. Either a process of higher "
+                       "priority is stopped or hung (gpuprio top then shows its queue stalled), or "
+                       "the application makes a stream wait for something it does later "
+                       "(GPUPRIO_WATCHDOG_MS sets the wait; this is said once)",
                        (unsigned long long)(cfg.watchdog_ns / 1000000),
                        (unsigned long long)q->key.handle);
             reserve(q, t, true, &retry_at);
