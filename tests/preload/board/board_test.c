@@ -154,6 +154,17 @@ static void go(struct proc *p)
     EXPECT(write(p->in, "go\n", 3) == 3);
 }
 
+/* Reads the worker's lines until it ends; the number in the last that matches format (one %ld),
+ * or -1. */
+static long said(struct proc *p, const char *format)
+{
+    char line[64];
+    long v = -1;
+    while (p->out && fgets(line, sizeof line, p->out))
+        sscanf(line, format, &v);
+    return v;
+}
+
 /* Waits for the worker; its exit status, or 128 + signal. */
 static int finish(struct proc *p, int *priority)
 {
@@ -481,10 +492,7 @@ static bool inverted(const char *watchdog, long *waited_ms)
         finish(&low, NULL);
         return finished;
     }
-    char line[64];
-    *waited_ms = -1;
-    while (high.out && fgets(line, sizeof line, high.out))
-        sscanf(line, "waited %ld ms", waited_ms);
+    *waited_ms = said(&high, "waited %ld ms");
     EXPECT(finish(&high, NULL) == 0);
     EXPECT(finish(&low, NULL) == 0);
     return finished;
@@ -563,10 +571,7 @@ static void inheritance(void)
     unsetenv("GPUPRIO_WATCHDOG_MS");
     go(&b);
     go(&a);
-    char line[64];
-    long slowest = -1;
-    while (a.out && fgets(line, sizeof line, a.out))
-        sscanf(line, "slowest %ld ms", &slowest);
+    long slowest = said(&a, "slowest %ld ms");
     EXPECT(finish(&a, NULL) == 0);
     EXPECT(finish(&b, NULL) == 0);
     read_trace();
