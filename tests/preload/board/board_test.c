@@ -502,12 +502,12 @@ static bool inverted(const char *watchdog, long *waited_ms)
  * A live process holds the board's lock for 500 ms (as one stopped while it held it would; the
  * test plays it, with its own pid): the high-priority worker gives the board up after 200 ms
  * (it says so), schedules within itself meanwhile, and takes the board back at its next look once
- * the lock is free (once a second; it says so too): from then on its kernels wait behind at most
- * the window of the low one's again.
+ * the lock is free (once a second; it says so too): from then on (2.5 s after, for a loaded host)
+ * its kernels wait behind at most the window of the low one's again.
  */
 static void lock_stuck(void)
 {
-    static const char *const bursts[] = {"1", "burst", "250", "2", "1000", "8000", NULL};
+    static const char *const bursts[] = {"1", "burst", "400", "2", "1000", "8000", NULL};
     static const char *const saturate[] = {"3", "saturate", "5000", "1000", NULL};
     stderr_to_file = true;
     /* Without the simulated device's priority dispatch, which alone keeps the high kernels
@@ -533,19 +533,20 @@ static void lock_stuck(void)
     EXPECT(finish(&high, NULL) == 0);
     EXPECT(finish(&low, NULL) == 0);
     read_trace();
-    EXPECT(count_tag(TAG_HIGH) == 500);
+    EXPECT(count_tag(TAG_HIGH) == 800);
     EXPECT(count_tag(TAG_LOW) == 5000);
     EXPECT(stderr_of(&high, "stayed locked by another live process for too long"));
     EXPECT(stderr_of(&high, "is scheduled across processes again"));
     (void)stderr_of(&low, "");
-    uint64_t back = freed + 1200000000u;
+    /* Each process looks once a second; a loaded host (TSan on two cores) slows the looks. */
+    uint64_t back = freed + 2500000000u;
     int during = most_overtaking_within(TAG_HIGH, locked + 300000000u, freed);
     int after = most_overtaking_within(TAG_HIGH, back, UINT64_MAX);
     int later = 0;
     for (size_t i = 0; i < nk; i++)
         later += k[i].tag == TAG_HIGH && k[i].submit >= back;
     printf("level %s: the board's lock held %.0f ms by a live process: a high-priority kernel "
-           "waited behind up to %d low-priority ones meanwhile, and from 1.2 s after it was "
+           "waited behind up to %d low-priority ones meanwhile, and from 2.5 s after it was "
            "freed behind at most %d (window %d; %d high-priority kernels then)\n",
            level(), (double)(freed - locked) / 1e6, during, after, WINDOW, later);
     EXPECT(later >= 20);
