@@ -609,8 +609,8 @@ struct gp_board *sb_lock(int device)
             d->warned_broken = true;
             gp_log(GP_LOG_WARN,
                    "the board %s stayed locked by another live process for too long (stopped "
-                   "while it held the lock?); device %d is scheduled within this process only "
-                   "until the lock is free again (looked at every second)",
+                   "while it held the lock?); on device %d this process decides for its own "
+                   "queues only until the lock is free again (looked at every second)",
                    d->b.path, device);
         }
         return NULL;
@@ -622,17 +622,27 @@ struct gp_board *sb_lock(int device)
     return &d->b;
 }
 
+struct gp_board *sb_given_up(int device)
+{
+    struct device_board *d = usable(device);
+    return d && atomic_load(&d->b.broken) ? &d->b : NULL;
+}
+
 void sb_unlock(struct gp_board *b, bool changed)
 {
     struct device_board *d = (struct device_board *)((char *)b - offsetof(struct device_board, b));
     gp_board_unlock(b);
     if (changed)
         gp_board_notify(b);
-    if (atomic_exchange(&d->say_usable, false))
+    if (atomic_exchange(&d->say_usable, false)) {
+        /* What every process decided meanwhile saw only its own side: all decide again. */
+        atomic_store(&d->redecide, true);
+        gp_board_notify(b);
         gp_log(GP_LOG_WARN,
                "the board %s is free again; device %d is scheduled across "
                "processes again",
                b->path, (int)(d - boards));
+    }
 }
 
 static void detach_one(struct xqueue *q, void *arg)

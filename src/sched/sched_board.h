@@ -79,6 +79,10 @@ struct gp_board_slot *sb_slot_of(const struct xqueue *q);
 
 /* The board of device, locked for a decision, or NULL (none, or given up on). */
 struct gp_board *sb_lock(int device);
+/* The board of device given up on (its lock held too long), to be read without the lock, or
+ * NULL: a decision then still sees the other processes' queues for its own, and writes nothing
+ * of theirs. */
+struct gp_board *sb_given_up(int device);
 /* changed: another process's queue was let go further, so its held threads must look again. */
 void sb_unlock(struct gp_board *b, bool changed);
 /* Whether a live slot belongs to another process (or an earlier image of this one). */

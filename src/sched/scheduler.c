@@ -149,20 +149,23 @@ static void apply_gate(const struct sched_queue *d, struct xqueue *q)
 }
 
 /*
- * Applies the i-th decision; returns whether another process's queue was let go further (it was
- * suspended or throttled and no longer is), so that its held threads must be woken. One held
- * back further needs no wake: its threads read the gate before each command. So a queue
+ * Applies the i-th decision (another process's only with the board locked); returns whether
+ * another process's queue was let go further (it was suspended or throttled and no longer is),
+ * so that its held threads must be woken. One held back further needs no wake: its threads read
+ * the gate before each command. So a queue
  * becoming active, which holds others back, makes no system call. Gates follow suspension:
  * another process's gate is closed or opened here (its owner pinned it open if it must not
  * close), this process's by apply_gate.
  */
-static bool apply(size_t i)
+static bool apply(size_t i, bool board_locked)
 {
     const struct sched_queue *d = &snap.s[i];
     uint64_t decision = (d->suspend ? XQ_GATE_SUSPENDED : 0) |
                         (d->throttle ? XQ_GATE_THROTTLED : 0) | (d->track ? XQ_GATE_TRACKED : 0);
     struct snap_ref *r = &snap.ref[i];
     if (!r->q) {
+        if (!board_locked)
+            return false; /* a board given up on: read, not written */
         uint64_t old = xq_state_set_decision(r->st, decision);
         dg_follow(r->gate, d->suspend);
         return (old & ~decision & (XQ_GATE_SUSPENDED | XQ_GATE_THROTTLED)) != 0;
@@ -193,14 +196,17 @@ static void decide_device(int device)
     snap_own_top = INT_MIN;
     xq_foreach_joined_locked(collect, NULL);
     struct gp_board *b = sb_lock(device);
+    bool locked = b != NULL;
     struct gp_board_wait waited = b ? gp_board_last_wait() : (struct gp_board_wait){0, 0};
+    if (!b)
+        b = sb_given_up(device); /* our own queues still see the others' */
     if (b)
         collect_board(b, device);
     sched_policy_decide(policy, snap.s, snap.n);
     bool others_let_go = false;
     for (size_t i = 0; i < snap.n; i++)
-        others_let_go |= apply(i);
-    if (b)
+        others_let_go |= apply(i, locked);
+    if (locked)
         sb_unlock(b, others_let_go);
     log_switched();
     if (slow_ns && waited.ns >= slow_ns)
