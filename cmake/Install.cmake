@@ -33,10 +33,19 @@ install(FILES ${PROJECT_BINARY_DIR}/gpuprioConfig.cmake
               ${PROJECT_BINARY_DIR}/gpuprioConfigVersion.cmake
         DESTINATION ${GPUPRIO_CMAKE_DIR})
 
-# pkg-config: written when installing, so that it names the prefix given to cmake --install.
+# pkg-config: written when installing, so that it names the prefix given to cmake --install, and
+# names a preload variable for each library built (escaped twice: for this string, then for the
+# install script's).
 set(_pc_in ${PROJECT_SOURCE_DIR}/cmake/gpuprio.pc.in)
 set(_pc_out ${PROJECT_BINARY_DIR}/gpuprio.pc)
+set(_pc_preloads "")
+foreach(_platform hip cuda)
+  if(TARGET gpuprio-${_platform})
+    string(APPEND _pc_preloads "preload_${_platform}=\\\${libdir}/libgpuprio-${_platform}.so\\n")
+  endif()
+endforeach()
 install(CODE "
+  set(GPUPRIO_PC_PRELOADS \"${_pc_preloads}\")
   set(GPUPRIO_PC_PREFIX \"\${CMAKE_INSTALL_PREFIX}\")
   set(GPUPRIO_PC_LIBDIR \"${CMAKE_INSTALL_LIBDIR}\")
   set(GPUPRIO_PC_INCLUDEDIR \"${CMAKE_INSTALL_INCLUDEDIR}\")

@@ -86,8 +86,13 @@ if command -v pkg-config >/dev/null 2>&1; then
     expect "pkg-config --libs" "-L$prefix/$libdir" "$(pkg-config --libs gpuprio | sed 's/ *$//')"
     expect "pkg-config --modversion" "$("$prefix/bin/gpuprio" --version | sed 's/^gpuprio //')" \
         "$(pkg-config --modversion gpuprio)"
-    expect "pkg-config preload_hip" "$prefix/$libdir/libgpuprio-hip.so" \
-        "$(pkg-config --variable=preload_hip gpuprio)"
+    # A preload variable for each library installed, and none for a library that is not.
+    for platform in hip cuda; do
+        lib=$prefix/$libdir/libgpuprio-$platform.so
+        [ -f "$lib" ] || lib=
+        expect "pkg-config preload_$platform" "$lib" \
+            "$(pkg-config --variable=preload_$platform gpuprio)"
+    done
 else
     echo "skipped: pkg-config is not installed"
 fi
