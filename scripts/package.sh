@@ -37,9 +37,17 @@ if [ -z "${SOURCE_DATE_EPOCH:-}" ] && command -v git >/dev/null 2>&1 &&
     export SOURCE_DATE_EPOCH
 fi
 
+# Debian's hardening flags (stack protector, fortified functions, read-only relocations, binding
+# at load time), as a Debian build would take them from dpkg-buildflags (dpkg-dev, needed above).
+export DEB_BUILD_MAINT_OPTIONS=hardening=+all
+cflags="$(dpkg-buildflags --get CFLAGS) $(dpkg-buildflags --get CPPFLAGS)"
+ldflags=$(dpkg-buildflags --get LDFLAGS)
+
 mkdir -p "$build"
 "$cmake" -S "$src" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_INSTALL_PREFIX=/usr \
-    -DGPUPRIO_TESTS=OFF -DGPUPRIO_SANITIZE= "$@" >"$build/package-configure.log" 2>&1 || {
+    -DGPUPRIO_TESTS=OFF -DGPUPRIO_SANITIZE= "-DCMAKE_C_FLAGS=$cflags" \
+    "-DCMAKE_SHARED_LINKER_FLAGS=$ldflags" "-DCMAKE_EXE_LINKER_FLAGS=$ldflags" \
+    "$@" >"$build/package-configure.log" 2>&1 || {
     cat "$build/package-configure.log" >&2
     echo "package.sh: configuring $build failed" >&2
     exit 1

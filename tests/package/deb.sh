@@ -124,6 +124,14 @@ for f in "$root/usr/bin/gpuprio" "$root/usr/lib/$ma"/libgpuprio-*.so; do
         echo "ok: $n is stripped"
     fi
 done
+# Built with Debian's hardening flags (package.sh): read-only relocations, binding at load time,
+# fortified functions.
+for f in "$root/usr/bin/gpuprio" "$root/usr/lib/$ma"/libgpuprio-*.so; do
+    n=${f#"$root"}
+    check "$n: RELRO" sh -c "readelf -lW '$f' | grep -q GNU_RELRO"
+    check "$n: BIND_NOW" sh -c "readelf -dW '$f' | grep -q BIND_NOW"
+    check "$n: fortified functions" sh -c "readelf --dyn-syms -W '$f' | grep -q '_chk@'"
+done
 for f in "$root/usr/lib/$ma"/libgpuprio-*.so; do
     if out=$(sh "$src/tests/preload/check-needed.sh" "$f" 2>&1); then
         echo "ok: ${f#"$root"}: $(echo "$out" | head -n 1)"
