@@ -335,13 +335,11 @@ static void admitted(struct xq_ticket *t)
 static void activate(struct xqueue *q, struct xq_ticket *t)
 {
     struct rusage before;
-    if (t->timed_from_ns) {
+    if (t->timed_from_ns)
         getrusage(RUSAGE_THREAD, &before);
-        xq_sched_lock_activating(&t->lock);
+    xq_sched_lock_activating(&t->lock);
+    if (t->timed_from_ns)
         t->lock_wait_ns = now_ns() - t->timed_from_ns;
-    } else {
-        xq_sched_lock_activating(NULL);
-    }
     bool joining = !atomic_load(&q->joined);
     if (joining) {
         hooks.joining(q);

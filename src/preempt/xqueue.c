@@ -81,10 +81,9 @@ void xq_sched_lock(void)
  */
 #define ACTIVATION_SPIN_NS 50000u
 
+/* After a failed trylock: whether the lock was taken within the spin. */
 static bool lock_spinning(void)
 {
-    if (pthread_mutex_trylock(&sched_mu) == 0)
-        return true;
     uint64_t until = gp_now_ns() + ACTIVATION_SPIN_NS;
     do {
         for (int i = 0; i < 16; i++)
@@ -98,12 +97,6 @@ static bool lock_spinning(void)
 void xq_sched_lock_activating(struct xq_lock_wait *w)
 {
     gp_rank_acquire(GP_RANK_SCHED);
-    if (!w) {
-        if (!lock_spinning())
-            pthread_mutex_lock(&sched_mu);
-        note_holder();
-        return;
-    }
     *w = (struct xq_lock_wait){.holder = NULL};
     if (pthread_mutex_trylock(&sched_mu) != 0) {
         uint64_t from = gp_now_ns(),

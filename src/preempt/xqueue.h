@@ -204,8 +204,8 @@ struct xq_lock_wait {
     bool slept;           /* it waited longer than it spins, and slept */
 };
 /* xq_sched_lock for a thread that makes its queue active: it spins through a short hold rather
- * than sleep, as a sleeping thread wakes late. With w (slow calls reported), says there what it
- * waited for. */
+ * than sleep, as a sleeping thread wakes late. Says in *w what it waited for (the holder's role
+ * and times only while slow calls are reported; the clock is read only when it had to wait). */
 void xq_sched_lock_activating(struct xq_lock_wait *w);
 /* Waits on cv with the scheduling lock held, until deadline_ns (gp_now_ns; 0: no deadline). */
 void xq_sched_wait(pthread_cond_t *cv, uint64_t deadline_ns);

@@ -241,7 +241,6 @@ static int check_and_map(int fd, bool writable, bool own, struct gp_board *b, co
     b->f = p;
     b->dev = st.st_dev;
     b->ino = st.st_ino;
-    atomic_store(&b->broken, false);
     atomic_store(&b->retry_at_ns, 0);
     return 0;
 }
@@ -494,7 +493,12 @@ struct gp_board_wait gp_board_last_wait(void)
     return last_wait;
 }
 
-/* On a broken board: whether the calling thread is the one to look at the lock again now. */
+bool gp_board_given_up(const struct gp_board *b)
+{
+    return atomic_load(&b->retry_at_ns) != 0;
+}
+
+/* On a board given up: whether the calling thread is the one to look at the lock again now. */
 static bool time_to_retry(struct gp_board *b)
 {
     uint64_t at = atomic_load(&b->retry_at_ns), now = now_ns();
@@ -505,14 +509,13 @@ static bool time_to_retry(struct gp_board *b)
 static int give_up(struct gp_board *b)
 {
     atomic_store(&b->retry_at_ns, now_ns() + GP_BOARD_RETRY_NS);
-    atomic_store(&b->broken, true);
     gp_rank_release(GP_RANK_BOARD);
     return -ETIMEDOUT;
 }
 
 int gp_board_lock(struct gp_board *b)
 {
-    bool retrying = atomic_load(&b->broken);
+    bool retrying = gp_board_given_up(b);
     if (retrying && !time_to_retry(b))
         return -ETIMEDOUT;
     struct gp_board_header *h = &b->f->h;
@@ -559,7 +562,7 @@ int gp_board_lock(struct gp_board *b)
     if (waiting_from)
         last_wait.ns = now_ns() - waiting_from;
     if (retrying)
-        atomic_store(&b->broken, false);
+        atomic_store(&b->retry_at_ns, 0);
     return 0;
 }
 

@@ -159,10 +159,8 @@ struct gp_board {
     char path[256];
     dev_t dev; /* the file's identity, to tell whether path still names it */
     ino_t ino;
-    /* Its lock was held too long by a live process (stopped while it held it, say): this
-     * process goes on without the board, and looks at the lock again once per
-     * GP_BOARD_RETRY_NS (retry_at_ns: when next), taking the board back once it is free. */
-    _Atomic bool broken;
+    /* 0, or the board is given up (gp_board_given_up) and this is when gp_board_lock looks at
+     * the lock again. */
     _Atomic uint64_t retry_at_ns;
 };
 
@@ -227,12 +225,15 @@ void gp_board_free(struct gp_board *b, struct gp_board_slot *s);
 
 /*
  * The decision lock, exclusive between every thread of every process. 0, or -ETIMEDOUT when a
- * live holder kept it for too long (the board is then marked broken). A holder found gone (its
- * process dead, or an earlier image of this pid, before an exec) is replaced. On a broken board
- * it fails at once, except for one look per GP_BOARD_RETRY_NS, which takes the lock (and clears
- * broken) if it is free or its holder gone, and never waits.
+ * live holder kept it for too long (the board is then given up). A holder found gone (its
+ * process dead, or an earlier image of this pid, before an exec) is replaced. On a board given
+ * up it fails at once, except for one look per GP_BOARD_RETRY_NS, which takes the lock (and the
+ * board back) if it is free or its holder gone, and never waits.
  */
 int gp_board_lock(struct gp_board *b);
+/* Whether b is given up: its lock was held too long by a live process (stopped while it held it,
+ * say), and this process goes on without it until a look finds the lock free. */
+bool gp_board_given_up(const struct gp_board *b);
 void gp_board_unlock(struct gp_board *b);
 /* What the calling thread's latest gp_board_lock waited for: how long, and the holder's pid when
  * the wait began (both 0: the lock was free). For GPUPRIO_LOG=debug reports. */

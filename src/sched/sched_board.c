@@ -23,7 +23,6 @@
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
-#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,7 +42,7 @@ static struct device_board {
     _Atomic bool ok;
     bool listening;
     bool warned_full, warned_record;
-    bool warned_broken;      /* said that the board was given up (under the scheduling lock) */
+    bool warned_given_up;    /* said that the board was given up (under the scheduling lock) */
     _Atomic bool say_usable; /* taken back since: to be said once the board is unlocked */
     _Atomic bool redecide;
     _Atomic bool dozing; /* the listener sleeps the long period: nothing of ours was held */
@@ -605,8 +604,8 @@ struct gp_board *sb_lock(int device)
 {
     struct device_board *d = usable(device);
     if (!d || gp_board_lock(&d->b) != 0) {
-        if (d && atomic_load(&d->b.broken) && !d->warned_broken) {
-            d->warned_broken = true;
+        if (d && gp_board_given_up(&d->b) && !d->warned_given_up) {
+            d->warned_given_up = true;
             gp_log(GP_LOG_WARN,
                    "the board %s stayed locked by another live process for too long (stopped "
                    "while it held the lock?); on device %d this process decides for its own "
@@ -615,8 +614,8 @@ struct gp_board *sb_lock(int device)
         }
         return NULL;
     }
-    if (d->warned_broken) {
-        d->warned_broken = false;
+    if (d->warned_given_up) {
+        d->warned_given_up = false;
         atomic_store(&d->say_usable, true);
     }
     return &d->b;
@@ -625,23 +624,22 @@ struct gp_board *sb_lock(int device)
 struct gp_board *sb_given_up(int device)
 {
     struct device_board *d = usable(device);
-    return d && atomic_load(&d->b.broken) ? &d->b : NULL;
+    return d && gp_board_given_up(&d->b) ? &d->b : NULL;
 }
 
-void sb_unlock(struct gp_board *b, bool changed)
+void sb_unlock(int device, bool changed)
 {
-    struct device_board *d = (struct device_board *)((char *)b - offsetof(struct device_board, b));
-    gp_board_unlock(b);
+    struct device_board *d = &boards[device];
+    gp_board_unlock(&d->b);
     if (changed)
-        gp_board_notify(b);
+        gp_board_notify(&d->b);
     if (atomic_exchange(&d->say_usable, false)) {
         /* What every process decided meanwhile saw only its own side: all decide again. */
         atomic_store(&d->redecide, true);
-        gp_board_notify(b);
+        gp_board_notify(&d->b);
         gp_log(GP_LOG_WARN,
-               "the board %s is free again; device %d is scheduled across "
-               "processes again",
-               b->path, (int)(d - boards));
+               "the board %s is free again; device %d is scheduled across processes again",
+               d->b.path, device);
     }
 }
 

@@ -83,8 +83,9 @@ struct gp_board *sb_lock(int device);
  * NULL: a decision then still sees the other processes' queues for its own, and writes nothing
  * of theirs. */
 struct gp_board *sb_given_up(int device);
-/* changed: another process's queue was let go further, so its held threads must look again. */
-void sb_unlock(struct gp_board *b, bool changed);
+/* Unlocks device's board after sb_lock; changed: another process's queue was let go further, so
+ * its held threads must look again. */
+void sb_unlock(int device, bool changed);
 /* Whether a live slot belongs to another process (or an earlier image of this one). */
 bool sb_foreign(const struct gp_board_slot *s);
 /* Whether device has a board this process uses. */

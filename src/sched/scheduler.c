@@ -207,7 +207,7 @@ static void decide_device(int device)
     for (size_t i = 0; i < snap.n; i++)
         others_let_go |= apply(i, locked);
     if (locked)
-        sb_unlock(b, others_let_go);
+        sb_unlock(device, others_let_go);
     log_switched();
     if (slow_ns && waited.ns >= slow_ns)
         gp_log(GP_LOG_DEBUG,

@@ -208,17 +208,17 @@ static void dead_owners(void)
      * still held keeps it given up. */
     atomic_store(&b.f->h.lock, GP_BOARD_LOCK_HOLDER(getppid(), 1));
     CHECK_INT(gp_board_lock(&b), -ETIMEDOUT);
-    CHECK(b.broken);
+    CHECK(gp_board_given_up(&b));
     CHECK_INT(gp_board_lock(&b), -ETIMEDOUT);
     struct timespec retry = {1, 100000000};
     nanosleep(&retry, NULL);
     CHECK_INT(gp_board_lock(&b), -ETIMEDOUT); /* the look: still held */
-    CHECK(b.broken);
+    CHECK(gp_board_given_up(&b));
     atomic_store(&b.f->h.lock, 0);
     CHECK_INT(gp_board_lock(&b), -ETIMEDOUT); /* free now, but the next look is a second away */
     nanosleep(&retry, NULL);
     CHECK_INT(gp_board_lock(&b), 0);
-    CHECK(!b.broken);
+    CHECK(!gp_board_given_up(&b));
     CHECK_INT(atomic_load(&b.f->h.lock), mine);
     gp_board_unlock(&b);
     CHECK_INT(gp_board_lock(&b), 0); /* and it waits for holders again, as before */
@@ -274,7 +274,7 @@ static void own_threads_excluded(void)
     pthread_join(thread, NULL);
     CHECK(atomic_load(&t.locked));
     CHECK(!t.holder_was_inside);
-    CHECK(!b.broken);
+    CHECK(!gp_board_given_up(&b));
     CHECK_INT(atomic_load(&b.f->h.lock), 0);
     gp_board_close(&b);
 }
