@@ -133,7 +133,7 @@ static int read_slot(struct gp_sample *s, const struct gp_board *b, unsigned i)
     if (!GP_SLOT_PUBLISHED(word))
         return 0;
     uint64_t incarnation = atomic_load(&slot->incarnation);
-    if (!gp_board_owner_alive(slot))
+    if (!gp_board_owner_alive(b, slot))
         return 0;
     if (GP_SLOT_STATE(word) == GP_SLOT_PROCESS)
         return read_record(s, b, i, word, incarnation);

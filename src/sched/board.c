@@ -84,11 +84,16 @@ int gp_board_path(const char *key, char *buf, size_t size)
 
 /* ---- who owns a slot ---- */
 
-/* A process's state letter and start time from /proc/PID/stat; 0, or -errno (-ENOENT: gone). */
+/* A process's state letter and start time from /proc/PID/stat (pid 0: the calling process's,
+ * /proc/self, which is right even where /proc is another pid namespace's); 0, or -errno
+ * (-ENOENT: gone). */
 static int proc_stat(uint32_t pid, char *state, uint64_t *start)
 {
     char path[64], buf[1024];
-    snprintf(path, sizeof path, "/proc/%u/stat", pid);
+    if (pid)
+        snprintf(path, sizeof path, "/proc/%u/stat", pid);
+    else
+        snprintf(path, sizeof path, "/proc/self/stat");
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return -errno;
@@ -126,7 +131,7 @@ static void self_init(void)
     self.pid = (uint32_t)getpid();
     self.pid_ns = pid_namespace();
     char state;
-    if (proc_stat(self.pid, &state, &self.start) != 0)
+    if (proc_stat(0, &state, &self.start) != 0)
         self.start = 0;
     if (getrandom(&self.incarnation, sizeof self.incarnation, GRND_NONBLOCK) !=
         (ssize_t)sizeof self.incarnation)
@@ -173,17 +178,46 @@ static bool pid_runs(uint32_t pid, uint64_t *start)
     return !(kill((pid_t)pid, 0) != 0 && errno == ESRCH); /* no /proc: ask the kernel */
 }
 
-bool gp_board_owner_alive(const struct gp_board_slot *s)
+/* The liveness lock of slot s: its first byte in the board file. */
+static struct flock slot_lock(const struct gp_board *b, const struct gp_board_slot *s, short type)
+{
+    return (struct flock){.l_type = type,
+                          .l_whence = SEEK_SET,
+                          .l_start = (off_t)((const char *)s - (const char *)b->f),
+                          .l_len = 1};
+}
+
+/* 1 when another open file description holds the slot's liveness lock, 0 when none does, or
+ * -errno when the kernel cannot tell. */
+static int slot_locked(const struct gp_board *b, const struct gp_board_slot *s)
+{
+    struct flock l = slot_lock(b, s, F_WRLCK);
+    if (b->fd < 0)
+        return -EBADF;
+    if (fcntl(b->fd, F_OFD_GETLK, &l) != 0)
+        return -errno;
+    return l.l_type != F_UNLCK;
+}
+
+bool gp_board_owner_alive(const struct gp_board *b, const struct gp_board_slot *s)
 {
     const struct gp_board_owner *me = gp_board_self();
     uint64_t word = atomic_load(&s->owner);
     uint32_t pid = GP_SLOT_OWNER(word);
     if (!pid)
         return false;
-    if (s->pid_ns != me->pid_ns)
+    bool same_ns = s->pid_ns == me->pid_ns;
+    if (same_ns && pid == me->pid && s->incarnation == me->incarnation)
+        return true; /* our own: our lock does not conflict with itself, so it cannot tell */
+    if (atomic_load(&s->liveness_lock)) {
+        int locked = slot_locked(b, s);
+        if (locked >= 0)
+            return locked;
+    }
+    if (!same_ns)
         return true; /* another pid namespace: its pids mean nothing here */
     if (pid == me->pid)
-        return s->incarnation == me->incarnation;
+        return false; /* an earlier image of this process, before an exec */
     uint64_t start = s->owner_start;
     if (!pid_runs(pid, &start))
         return false;
@@ -239,6 +273,7 @@ static int check_and_map(int fd, bool writable, bool own, struct gp_board *b, co
         return -EINVAL;
     }
     b->f = p;
+    b->fd = fd;
     b->dev = st.st_dev;
     b->ino = st.st_ino;
     atomic_store(&b->retry_at_ns, 0);
@@ -294,6 +329,7 @@ static const char *open_failure(int err)
 int gp_board_open(const char *key, struct gp_board *b, const char **why)
 {
     memset(b, 0, sizeof *b);
+    b->fd = -1;
     *why = "has a path that is too long";
     if (gp_board_path(key, b->path, sizeof b->path) != 0)
         return -ENAMETOOLONG;
@@ -311,13 +347,15 @@ int gp_board_open(const char *key, struct gp_board *b, const char **why)
         return -errno;
     }
     int rc = check_and_map(fd, true, true, b, why);
-    close(fd);
+    if (rc != 0)
+        close(fd);
     return rc;
 }
 
 int gp_board_open_file(const char *path, bool writable, struct gp_board *b, const char **why)
 {
     memset(b, 0, sizeof *b);
+    b->fd = -1;
     snprintf(b->path, sizeof b->path, "%s", path);
     int fd = open(path, (writable ? O_RDWR : O_RDONLY) | O_NOFOLLOW | O_CLOEXEC);
     if (fd < 0) {
@@ -325,15 +363,19 @@ int gp_board_open_file(const char *path, bool writable, struct gp_board *b, cons
         return -errno;
     }
     int rc = check_and_map(fd, writable, false, b, why);
-    close(fd);
+    if (rc != 0)
+        close(fd);
     return rc;
 }
 
 void gp_board_close(struct gp_board *b)
 {
-    if (b->f)
-        munmap(b->f, sizeof *b->f);
+    if (!b->f)
+        return;
+    munmap(b->f, sizeof *b->f);
+    close(b->fd);
     b->f = NULL;
+    b->fd = -1;
 }
 
 static int by_name(const void *a, const void *b)
@@ -406,6 +448,7 @@ static void clear_slot(struct gp_board_slot *s)
     atomic_store(&s->st.held_ns, 0);
     atomic_store(&s->st.suspensions, 0);
     atomic_store(&s->unused_queues, 0);
+    atomic_store(&s->liveness_lock, 0);
 }
 
 struct gp_board_slot *gp_board_claim(struct gp_board *b)
@@ -423,6 +466,8 @@ struct gp_board_slot *gp_board_claim(struct gp_board *b)
             ;
         clear_slot(s);
         dg_reset(gp_board_gate(b, s));
+        struct flock l = slot_lock(b, s, F_RDLCK);
+        atomic_store(&s->liveness_lock, fcntl(b->fd, F_OFD_SETLK, &l) == 0);
         s->owner_start = me->start;
         s->incarnation = me->incarnation;
         s->pid_ns = me->pid_ns;
@@ -449,13 +494,23 @@ void gp_board_free(struct gp_board *b, struct gp_board_slot *s)
     uint64_t word = atomic_load(&s->owner);
     if (!word)
         return;
-    /* A dead owner's slot is first taken over, so that nobody claims it half cleared. */
-    uint64_t mine = (uint64_t)gp_board_self()->pid << 32 | GP_SLOT_CLAIMED;
-    if (GP_SLOT_OWNER(word) != gp_board_self()->pid || s->incarnation != self.incarnation)
-        if (!atomic_compare_exchange_strong(&s->owner, &word, mine))
-            return; /* someone else reclaimed it first */
+    /* Taken over first (a dead owner's, or back to claimed if ours), so that nobody claims it half
+     * cleared, and nobody judges it by its lock once that is gone: a claimed slot is judged by
+     * its pid alone. Ours is unlocked before it is free, so that a thread of ours claiming it
+     * again keeps its new lock. */
+    const struct gp_board_owner *me = gp_board_self();
+    bool own = GP_SLOT_OWNER(word) == me->pid && s->incarnation == me->incarnation &&
+               s->pid_ns == me->pid_ns;
+    uint64_t mine = (uint64_t)me->pid << 32 | GP_SLOT_CLAIMED;
+    if (word != mine && !atomic_compare_exchange_strong(&s->owner, &word, mine))
+        return; /* someone else reclaimed it first */
+    bool locked = own && atomic_load(&s->liveness_lock);
     clear_slot(s);
     dg_reset(gp_board_gate(b, s));
+    if (locked) {
+        struct flock l = slot_lock(b, s, F_UNLCK);
+        fcntl(b->fd, F_OFD_SETLK, &l);
+    }
     atomic_store(&s->owner, 0);
 }
 
@@ -475,15 +530,24 @@ bool gp_board_remove_unused(struct gp_board *b)
 
 /* ---- lock and notification ---- */
 
-/* Whether the holder named by a lock word can never unlock: its process is gone, or it is an
- * earlier image of this pid (an exec since). Our own image's holders are threads that run. */
-static bool holder_gone(uint64_t word)
+/* Whether the holder named by a lock word can never unlock. It is judged by its slots when it
+ * has one (it takes the lock after claiming its record), which tell a process of another pid
+ * namespace with our pid from an earlier image of ours; else by its pid: gone, or ours (an earlier
+ * image, before an exec). Our own image's holders are threads that run. */
+static bool holder_gone(const struct gp_board *b, uint64_t word)
 {
     const struct gp_board_owner *me = gp_board_self();
     uint32_t pid = GP_BOARD_LOCK_PID(word);
-    if (pid == me->pid)
-        return word != GP_BOARD_LOCK_HOLDER(me->pid, me->incarnation);
-    return !pid_runs(pid, NULL);
+    if (word == GP_BOARD_LOCK_HOLDER(me->pid, me->incarnation))
+        return false;
+    for (unsigned i = 0; i < gp_board_slots_used(b); i++) {
+        const struct gp_board_slot *s = &b->f->slots[i];
+        uint64_t owner = atomic_load(&s->owner);
+        if (GP_SLOT_PUBLISHED(owner) && GP_SLOT_OWNER(owner) == pid &&
+            GP_BOARD_LOCK_HOLDER(pid, s->incarnation) == word)
+            return !gp_board_owner_alive(b, s);
+    }
+    return pid == me->pid || !pid_runs(pid, NULL);
 }
 
 static _Thread_local struct gp_board_wait last_wait;
@@ -534,7 +598,7 @@ int gp_board_lock(struct gp_board *b)
             last_wait.holder_pid = GP_BOARD_LOCK_PID(v);
         }
         if (retrying) { /* one look, no wait: the holder may still be stuck */
-            if (holder_gone(v) && atomic_compare_exchange_strong(&h->lock, &v, mine))
+            if (holder_gone(b, v) && atomic_compare_exchange_strong(&h->lock, &v, mine))
                 break;
             return give_up(b);
         }
@@ -542,7 +606,7 @@ int gp_board_lock(struct gp_board *b)
             sched_yield();
             continue;
         }
-        if (holder_gone(v)) {
+        if (holder_gone(b, v)) {
             if (atomic_compare_exchange_strong(&h->lock, &v, mine))
                 break;
             continue;

@@ -106,7 +106,9 @@ struct gp_board_slot {
      * share of the device MPS lets it use, in percent (0: all). 0 in a queue's slot, and in
      * records of libraries before them (unknown). */
     uint8_t mps, mps_share;
-    uint8_t reserved[1];
+    /* 1 while the owner holds an open-file-description read lock on the slot's first byte
+     * (gp_board_owner_alive); 0 in slots of libraries before it, judged by pid alone. */
+    _Atomic uint8_t liveness_lock;
 };
 
 enum gp_record_mps { GP_MPS_UNKNOWN = 0, GP_MPS_NOT_CLIENT = 1, GP_MPS_CLIENT = 2 };
@@ -156,6 +158,7 @@ struct gp_board_file {
 /* An open board (a mapping of the file). */
 struct gp_board {
     struct gp_board_file *f;
+    int fd; /* the file, kept open for its slots' liveness locks (gp_board_owner_alive) */
     char path[256];
     dev_t dev; /* the file's identity, to tell whether path still names it */
     ino_t ino;
@@ -202,9 +205,16 @@ struct gp_board_owner {
 /* This library image's identity (computed once; again in the child of fork). */
 const struct gp_board_owner *gp_board_self(void);
 void gp_board_self_reset(void);
-/* Whether a live slot's owner still runs (the same process, and the same library image when
- * the pid is ours). */
-bool gp_board_owner_alive(const struct gp_board_slot *s);
+/*
+ * Whether a live slot's owner still runs. An owner holds a lock on its slot's first byte (an
+ * open file description's lock on the board file, taken through b->fd) for as long as it owns
+ * the slot, which the kernel drops when the process dies or execs (the file is close-on-exec): a
+ * slot that says its owner holds one is alive exactly while someone does, from any pid
+ * namespace. Otherwise (a library before the locks, or a lock the kernel refused) the owner is
+ * judged by pid and start time, which only its own pid namespace can do: from another, it is
+ * alive. This image's own slots are alive; those of an earlier image of this pid are not.
+ */
+bool gp_board_owner_alive(const struct gp_board *b, const struct gp_board_slot *s);
 
 /* How many slots from the first a scan must look at (slot_limit, trusted only up to the
  * board's size). */

@@ -129,14 +129,15 @@ struct alive_cache {
     unsigned n;
 };
 
-static bool live_owner_alive(struct alive_cache *c, const struct gp_board_slot *s, uint32_t pid)
+static bool live_owner_alive(struct alive_cache *c, const struct gp_board *b,
+                             const struct gp_board_slot *s, uint32_t pid)
 {
     uint64_t start = s->owner_start, incarnation = s->incarnation;
     for (unsigned i = 0; i < c->n; i++)
         if (c->seen[i].pid == pid && c->seen[i].start == start &&
             c->seen[i].incarnation == incarnation)
             return true;
-    if (!gp_board_owner_alive(s))
+    if (!gp_board_owner_alive(b, s))
         return false;
     if (c->n < sizeof c->seen / sizeof c->seen[0])
         c->seen[c->n++] = (struct alive_owner){pid, start, incarnation};
@@ -155,7 +156,7 @@ static bool reclaim_dead(struct device_board *d)
         /* A claimed slot is being filled in: only a vanished pid is proof of death. A record is
          * judged like a queue's slot: by its owner's identity, so an exec'd image's goes too. */
         bool dead = GP_SLOT_PUBLISHED(word)
-                        ? !live_owner_alive(&alive, s, GP_SLOT_OWNER(word))
+                        ? !live_owner_alive(&alive, &d->b, s, GP_SLOT_OWNER(word))
                         : s->pid_ns == gp_board_self()->pid_ns &&
                               kill((pid_t)GP_SLOT_OWNER(word), 0) != 0 && errno == ESRCH;
         if (!dead || gp_board_lock(&d->b) != 0)

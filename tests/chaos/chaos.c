@@ -445,7 +445,7 @@ static void show_slots(void)
         uint64_t word = atomic_load(&b.f->slots[i].owner);
         if (word)
             printf("  slot %u: process %u, state %u (%s), stream %#llx\n", i, GP_SLOT_OWNER(word),
-                   GP_SLOT_STATE(word), gp_board_owner_alive(&b.f->slots[i]) ? "alive" : "gone",
+                   GP_SLOT_STATE(word), gp_board_owner_alive(&b, &b.f->slots[i]) ? "alive" : "gone",
                    (unsigned long long)b.f->slots[i].stream);
     }
     gp_board_close(&b);

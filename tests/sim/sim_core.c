@@ -327,11 +327,14 @@ void sim_trace_record(const struct sim_cmd *cmd, const char *name, uint64_t tag)
     pthread_mutex_unlock(&trace_lock);
 
     if (fd >= 0) {
+        /* By the pid /proc shows, as peers know each other: unique across pid namespaces. */
+        struct sim_peer me;
+        sim_peer_self(&me);
         char line[256];
         int n =
             snprintf(line, sizeof line,
                      "%d %d %" PRIu64 " %d %s %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 "\n",
-                     (int)getpid(), e.device, e.stream_id, e.hw_queue, e.name, e.tag, e.start_ns,
+                     (int)me.pid, e.device, e.stream_id, e.hw_queue, e.name, e.tag, e.start_ns,
                      e.end_ns, e.submit_ns);
         /* One write per line with O_APPEND keeps lines of concurrent processes whole. */
         if (n > 0 && write(fd, line, (size_t)n) < 0)

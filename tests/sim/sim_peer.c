@@ -52,18 +52,33 @@ static int proc_stat(int32_t pid, char *state, uint64_t *start)
     return 0;
 }
 
+/* The calling process's pid as /proc shows it, which is what its peers look it up by: getpid()'s
+ * unless /proc belongs to another pid namespace (a process unshared into a new one and still
+ * seeing its parent's /proc, as tenant.namespace runs them). */
+static int32_t proc_pid(void)
+{
+    char link[32];
+    ssize_t n = readlink("/proc/self", link, sizeof link - 1);
+    if (n <= 0)
+        return (int32_t)getpid();
+    link[n] = '\0';
+    return (int32_t)strtol(link, NULL, 10);
+}
+
 void sim_peer_self(struct sim_peer *me)
 {
     /* Per thread, so that no lock is needed; again after fork, when the pid changes. */
     static _Thread_local struct sim_peer cached;
-    int32_t pid = (int32_t)getpid();
-    if (cached.pid != pid) {
+    static _Thread_local pid_t cached_for;
+    if (cached_for != getpid()) {
+        int32_t pid = proc_pid();
         char state;
         uint64_t start = 0;
         if (proc_stat(pid, &state, &start) != 0)
             start = 0; /* unknown: only the pid is compared */
         cached.pid = pid;
         cached.start = start & SIM_PEER_START_MASK;
+        cached_for = getpid();
     }
     *me = cached;
 }

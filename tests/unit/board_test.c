@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -63,6 +64,7 @@ static void layout(void)
     CHECK_INT(offsetof(struct gp_board_slot, cu_mask), 132);
     CHECK_INT(offsetof(struct gp_board_slot, mps), 133);
     CHECK_INT(offsetof(struct gp_board_slot, mps_share), 134);
+    CHECK_INT(offsetof(struct gp_board_slot, liveness_lock), 135);
     CHECK_INT(offsetof(struct gp_board_file, gates), 73728); /* a page of its own */
     CHECK_INT(sizeof(struct gp_board_file), 73728 + 64 * GP_BOARD_SLOTS);
 }
@@ -98,7 +100,7 @@ static void create_and_share(void)
     CHECK_INT(GP_SLOT_STATE(atomic_load(&t->owner)), GP_SLOT_LIVE);
     CHECK_INT(GP_SLOT_OWNER(atomic_load(&t->owner)), getpid());
     CHECK_INT(t->stream, 0x1234);
-    CHECK(gp_board_owner_alive(t));
+    CHECK(gp_board_owner_alive(&b, t));
 
     /* Priority requests reach the owner's slot; a pid with no slot is -ESRCH. */
     uint32_t seq = atomic_load(&t->request_seq);
@@ -123,7 +125,7 @@ static void create_and_share(void)
         CHECK_INT(GP_SLOT_STATE(atomic_load(&rb->owner)), GP_SLOT_PROCESS);
         CHECK(GP_SLOT_PUBLISHED(atomic_load(&rb->owner)));
         CHECK(!GP_SLOT_PUBLISHED(atomic_load(&a.f->slots[GP_BOARD_SLOTS - 1].owner)));
-        CHECK(gp_board_owner_alive(rb));
+        CHECK(gp_board_owner_alive(&b, rb));
         CHECK_INT(gp_board_request(&b, (uint32_t)getpid(), false, 0, 20), 1 + 7);
         CHECK_INT(atomic_load(&r->request), 20);
         CHECK(atomic_load(&r->request_seq) & GP_REQUEST_PROCESS);
@@ -151,6 +153,15 @@ static void create_and_share(void)
     gp_board_close(&b);
 }
 
+/* In the child of fork, as the shim does there: this image's identity again, the board opened
+ * again (its own file, and its own liveness locks), and a slot claimed. NULL when it cannot. */
+static struct gp_board_slot *claim_as_child(const char *key, struct gp_board *own)
+{
+    const char *why;
+    gp_board_self_reset();
+    return gp_board_open(key, own, &why) == 0 ? gp_board_claim(own) : NULL;
+}
+
 static void dead_owners(void)
 {
     struct gp_board b;
@@ -158,13 +169,13 @@ static void dead_owners(void)
     CHECK_INT(gp_board_open("dead", &b, &why), 0);
     pid_t child = fork();
     if (child == 0) {
-        gp_board_self_reset(); /* what the shim does in the child of fork */
-        struct gp_board_slot *s = gp_board_claim(&b);
+        struct gp_board own;
+        struct gp_board_slot *s = claim_as_child("dead", &own);
         if (s)
-            gp_board_publish(&b, s);
+            gp_board_publish(&own, s);
         const struct gp_board_owner *me = gp_board_self();
         atomic_store(&b.f->h.lock, GP_BOARD_LOCK_HOLDER(me->pid, me->incarnation)); /* dies in it */
-        _exit(s ? 0 : 1);
+        _exit(s && s->liveness_lock ? 0 : 1);
     }
     int status;
     waitpid(child, &status, 0);
@@ -175,7 +186,7 @@ static void dead_owners(void)
             dead = &b.f->slots[i];
     CHECK(dead != NULL);
     if (dead) {
-        CHECK(!gp_board_owner_alive(dead));
+        CHECK(!gp_board_owner_alive(&b, dead));
         gp_board_free(&b, dead); /* reclaimed by whoever noticed */
         CHECK_INT(atomic_load(&dead->owner), 0);
     }
@@ -200,7 +211,8 @@ static void dead_owners(void)
         gp_board_publish(&b, s);
         atomic_store(&s->owner, (uint64_t)1 << 32 | GP_SLOT_LIVE);
         s->incarnation = 1;
-        CHECK(!gp_board_owner_alive(s));
+        s->liveness_lock = 0; /* judged by pid, as a library before the locks wrote it */
+        CHECK(!gp_board_owner_alive(&b, s));
         gp_board_free(&b, s);
     }
     /* A live process holding the lock too long: the board is given up, not waited for; a look a
@@ -223,6 +235,104 @@ static void dead_owners(void)
     gp_board_unlock(&b);
     CHECK_INT(gp_board_lock(&b), 0); /* and it waits for holders again, as before */
     gp_board_unlock(&b);
+    gp_board_close(&b);
+}
+
+/*
+ * A process of another pid namespace (a container sharing the board directory) is judged by its
+ * slot's liveness lock, not by its pid, which may be ours (every container's first process is
+ * pid 1): alive while it runs, its lock not taken over even though its pid is this process's;
+ * dead once killed, and its lock then taken over. A slot without the lock (a library before it)
+ * stays alive from another namespace, as before.
+ */
+static void other_namespace(void)
+{
+    struct gp_board b;
+    const char *why;
+    CHECK_INT(gp_board_open("namespace", &b, &why), 0);
+    uint32_t parent = (uint32_t)getpid();
+    int ready[2];
+    CHECK_INT(pipe(ready), 0);
+    pid_t child = fork();
+    if (child == 0) {
+        struct gp_board own;
+        struct gp_board_slot *s = claim_as_child("namespace", &own);
+        if (!s || !s->liveness_lock)
+            _exit(1);
+        atomic_store(&s->pid_ns, gp_board_self()->pid_ns + 1);
+        atomic_store(&s->owner, (uint64_t)parent << 32 | GP_SLOT_LIVE); /* its pid there is ours */
+        atomic_store(&own.f->h.lock, GP_BOARD_LOCK_HOLDER(parent, s->incarnation));
+        (void)!write(ready[1], "r", 1);
+        pause();
+        _exit(0);
+    }
+    char c;
+    CHECK_INT(read(ready[0], &c, 1), 1);
+    struct gp_board_slot *theirs = NULL;
+    for (unsigned i = 0; i < gp_board_slots_used(&b); i++)
+        if (b.f->slots[i].incarnation != gp_board_self()->incarnation &&
+            GP_SLOT_OWNER(atomic_load(&b.f->slots[i].owner)) == parent)
+            theirs = &b.f->slots[i];
+    if (!CHECK(theirs != NULL)) {
+        kill(child, SIGKILL);
+        waitpid(child, NULL, 0);
+        gp_board_close(&b);
+        return;
+    }
+    CHECK(gp_board_owner_alive(&b, theirs));
+    CHECK_INT(gp_board_lock(&b), -ETIMEDOUT); /* a live holder: waited for, then given up */
+    kill(child, SIGKILL);
+    waitpid(child, NULL, 0);
+    CHECK(!gp_board_owner_alive(&b, theirs));
+    struct timespec retry = {1, 100000000};
+    nanosleep(&retry, NULL);
+    const struct gp_board_owner *me = gp_board_self();
+    CHECK_INT(gp_board_lock(&b), 0); /* the dead holder's lock is taken over */
+    CHECK_INT(atomic_load(&b.f->h.lock), GP_BOARD_LOCK_HOLDER(me->pid, me->incarnation));
+    gp_board_unlock(&b);
+    theirs->liveness_lock = 0;
+    CHECK(gp_board_owner_alive(&b, theirs));
+    gp_board_free(&b, theirs);
+    CHECK_INT(atomic_load(&theirs->owner), 0);
+    close(ready[0]);
+    close(ready[1]);
+    gp_board_close(&b);
+}
+
+/*
+ * A process that execs a program without gpuprio keeps its pid and start time, but not the board
+ * file (close-on-exec), and with it its slots' liveness locks: its slots are dead while it runs.
+ */
+static void exec_without_gpuprio(void)
+{
+    struct gp_board b;
+    const char *why;
+    CHECK_INT(gp_board_open("exec", &b, &why), 0);
+    pid_t child = fork();
+    if (child == 0) {
+        struct gp_board own;
+        struct gp_board_slot *s = claim_as_child("exec", &own);
+        if (!s)
+            _exit(1);
+        gp_board_publish(&own, s);
+        execl("/bin/sleep", "sleep", "10", (char *)NULL);
+        _exit(127);
+    }
+    struct gp_board_slot *theirs = NULL;
+    struct timespec ms = {0, 1000000};
+    for (int i = 0; i < 2000 && !theirs; i++, nanosleep(&ms, NULL))
+        for (unsigned j = 0; j < gp_board_slots_used(&b); j++)
+            if (atomic_load(&b.f->slots[j].owner) == ((uint64_t)child << 32 | GP_SLOT_LIVE))
+                theirs = &b.f->slots[j];
+    bool dead = false;
+    for (int i = 0; i < 2000 && theirs && !(dead = !gp_board_owner_alive(&b, theirs)); i++)
+        nanosleep(&ms, NULL);
+    CHECK(theirs != NULL && dead);
+    CHECK_INT(kill(child, 0), 0); /* while the process runs on */
+    kill(child, SIGKILL);
+    waitpid(child, NULL, 0);
+    if (theirs)
+        gp_board_free(&b, theirs);
     gp_board_close(&b);
 }
 
@@ -412,11 +522,13 @@ int main(void)
     layout();
     create_and_share();
     dead_owners();
+    other_namespace();
+    exec_without_gpuprio();
     own_threads_excluded();
     waking();
     int n = 0;
     CHECK_INT(gp_board_list(dir, geteuid(), count_board, &n), 0);
-    CHECK_INT(n, 4); /* 0000:c1:00.0, dead, threads, wake; nothing hidden */
+    CHECK_INT(n, 6); /* 0000:c1:00.0, dead, namespace, exec, threads, wake; nothing hidden */
     refusals();
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);

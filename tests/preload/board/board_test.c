@@ -36,10 +36,17 @@
  * many          two processes with 150 streams each, one of which runs (PyTorch creates its
  *               pools of streams whole): only the streams that ran hold board slots, and the
  *               high-priority process's bursts, each after 50 ms idle, keep the bound.
+ * ns-two, ns-kill-high
+ *               two and kill-high with each worker in a pid namespace of its own (`unshare
+ *               --pid`, as containers sharing the board directory run), where each is pid 1 and
+ *               none can see the others' pids: they schedule together, and a killed one is
+ *               recognised as dead (by its slots' liveness locks) and reclaimed within 100 ms.
+ *               Exits 77 (skipped) where pid namespaces cannot be created.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -60,6 +67,7 @@
 
 static const char *worker, *shim;
 static bool stderr_to_file; /* workers write stderr to DIR/PID.err (stderr_of) */
+static bool in_namespaces;  /* each worker in a pid namespace of its own (ns-*) */
 static char dir[64], name[32], trace[128];
 #include "../../expect.h"
 
@@ -97,14 +105,25 @@ static struct proc spawn(const char *priority, const char *policy, const char *c
         }
         close(out[0]);
         close(in[1]);
-        setenv("LD_PRELOAD", shim, 1);
+        if (!in_namespaces) /* else only the worker, not unshare, has the shim */
+            setenv("LD_PRELOAD", shim, 1);
         setenv("GPUPRIO_PRIORITY", priority, 1);
         if (policy)
             setenv("GPUPRIO_POLICY", policy, 1);
-        const char *argv[10] = {worker};
+        /* In a pid namespace of its own, it is its namespace's pid 1, and dies with unshare. */
+        char preload[PATH_MAX + 16];
+        snprintf(preload, sizeof preload, "LD_PRELOAD=%s", shim);
+        const char *const unshared[] = {"unshare", "--pid", "--fork", "--kill-child",
+                                        "--",      "env",   preload};
+        const char *argv[16];
+        int n = 0;
+        for (size_t i = 0; in_namespaces && i < sizeof unshared / sizeof *unshared; i++)
+            argv[n++] = unshared[i];
+        argv[n++] = worker;
         for (int i = 0; args[i] && i < 8; i++)
-            argv[i + 1] = args[i];
-        execv(worker, (char *const *)argv);
+            argv[n++] = args[i];
+        argv[n] = NULL;
+        execvp(argv[0], (char *const *)argv);
         _exit(127);
     }
     close(out[1]);
@@ -855,6 +874,14 @@ int main(int argc, char **argv)
     signal(SIGPIPE, SIG_IGN);
 
     const char *t = argv[1];
+    if (!strncmp(t, "ns-", 3)) {
+        if (system("unshare --pid --fork --kill-child true") != 0) {
+            printf("SKIPPED: pid namespaces cannot be created here (unshare --pid, as root)\n");
+            return 77;
+        }
+        in_namespaces = true;
+        t += 3;
+    }
     if (!strcmp(t, "two"))
         bursts_next_to(1, NULL);
     else if (!strcmp(t, "three"))
