@@ -22,6 +22,7 @@
 #include <time.h>
 
 #include "board.h"
+#include "gp_conf.h"
 #include "gp_priority.h"
 #include "tool.h"
 
@@ -114,6 +115,19 @@ static int ask_board(const char *path, void *arg)
     return 0;
 }
 
+/* The priority the owners of b's processes take when asked for priority: the cap of b's user
+ * where the configuration file sets one below it (gp_conf.h), with *line where (if line). */
+static int effective(int priority, const struct gp_board *b, unsigned *line)
+{
+    int cap;
+    unsigned at;
+    if (gp_conf_cap(gp_conf_get(), (uid_t)b->f->h.uid, &cap, &at) != 0 || cap >= priority)
+        return priority;
+    if (line)
+        *line = at;
+    return cap;
+}
+
 /* How many of the asked slots and records have not applied the priority yet; *queues: how many
  * queues they stand for (a record, for the unused queues it counts). */
 static int pending(const struct set_ctx *c, int *queues)
@@ -123,7 +137,8 @@ static int pending(const struct set_ctx *c, int *queues)
     for (size_t j = 0; j < c->n; j++)
         for (unsigned i = 0; i < GP_BOARD_SLOTS; i++) {
             const struct gp_board_slot *s = &c->boards[j].f->slots[i];
-            if (!matches(c->req, s) || atomic_load(&s->st.priority) == c->req->priority)
+            if (!matches(c->req, s) ||
+                atomic_load(&s->st.priority) == effective(c->req->priority, &c->boards[j], NULL))
                 continue;
             left++;
             if (GP_SLOT_STATE(atomic_load(&s->owner)) == GP_SLOT_PROCESS) {
@@ -191,7 +206,7 @@ int gp_cmd_set(int argc, char **argv)
     if (rc)
         return rc < 0 ? 0 : rc;
     struct set_ctx c = {.req = &req};
-    rc = gp_board_list(gp_board_dir(), gp_tool_board_uid(), ask_board, &c);
+    rc = gp_board_list(gp_board_dir(), gp_tool_board_uid(true), ask_board, &c);
     if (rc < 0 && rc != -ENOENT) {
         fprintf(stderr, "gpuprio set: cannot read the board directory %s: %s\n", gp_board_dir(),
                 strerror(-rc));
@@ -221,9 +236,14 @@ int gp_cmd_set(int argc, char **argv)
                 "within a second (it applies requests while its GPU library runs)\n",
                 (unsigned)req.pid, queues_left, c.asked, c.asked == 1 ? "" : "s", req.priority);
     else
-        printf("%u (%s): priority %d on %d queue%s%s\n", (unsigned)req.pid, c.comm, req.priority,
-               c.asked, c.asked == 1 ? "" : "s",
+        printf("%u (%s): priority %d on %d queue%s%s\n", (unsigned)req.pid, c.comm,
+               c.n ? effective(req.priority, &c.boards[0], NULL) : req.priority, c.asked,
+               c.asked == 1 ? "" : "s",
                req.stream_only ? "" : " and the queues it creates from now on");
+    unsigned line = 0;
+    if (c.n && effective(req.priority, &c.boards[0], &line) != req.priority)
+        printf("  (priority %d is above the cap of its user, set in %s line %u)\n", req.priority,
+               gp_conf_get()->path, line);
     rc = 0;
 out:
     for (size_t i = 0; i < c.n; i++)

@@ -39,9 +39,9 @@ bool gp_parse_seconds(const char *text, double min, double max, double *out)
     return true;
 }
 
-uid_t gp_tool_board_uid(void)
+uid_t gp_tool_board_uid(bool to_write)
 {
-    return geteuid() == 0 ? (uid_t)-1 : geteuid();
+    return geteuid() == 0 || (!to_write && gp_board_shared()) ? (uid_t)-1 : geteuid();
 }
 
 bool gp_reported_once(struct gp_reported *seen, const char *path)
@@ -213,7 +213,7 @@ int gp_sample_take(struct gp_sample *s, struct gp_reported *seen)
     s->nrec = 0;
     s->boards = 0;
     struct take_ctx t = {s, seen};
-    int rc = gp_board_list(gp_board_dir(), gp_tool_board_uid(), take_board, &t);
+    int rc = gp_board_list(gp_board_dir(), gp_tool_board_uid(false), take_board, &t);
     s->taken_ns = gp_tool_now_ns();
     if (rc == -ENOENT)
         rc = 0; /* no board directory: no boards */

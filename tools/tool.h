@@ -116,8 +116,9 @@ void gp_reported_free(struct gp_reported *seen);
 /* Whether path was reported before; records it if not. */
 bool gp_reported_once(struct gp_reported *seen, const char *path);
 
-/* The uid whose boards the tool looks at: the caller's, or every user's ((uid_t)-1) as root. */
-uid_t gp_tool_board_uid(void);
+/* The uid whose boards the tool looks at: the caller's, or every user's ((uid_t)-1) as root, and
+ * (unless it is to write them) on the shared board directory (gp_conf.h). */
+uid_t gp_tool_board_uid(bool to_write);
 
 /* ---- top_format.c: printing rows ---- */
 

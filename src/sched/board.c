@@ -34,6 +34,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "gp_conf.h"
 #include "gp_lockrank.h"
 #include "gp_options.h"
 
@@ -63,23 +64,50 @@ static long futex(_Atomic uint32_t *word, int op, uint32_t val, const struct tim
 
 const char *gp_board_dir(void)
 {
-    return gp_opt_str(GP_OPT_BOARD_DIR);
+    const char *shared = gp_conf_shared_dir();
+    return shared ? shared : gp_opt_str(GP_OPT_BOARD_DIR);
 }
 
-int gp_board_path(const char *key, char *buf, size_t size)
+bool gp_board_shared(void)
 {
-    char safe[GP_BOARD_KEY_MAX];
+    return gp_conf_shared_dir() != NULL;
+}
+
+/* The device key as it appears in file names. */
+static void safe_key(const char *key, char safe[GP_BOARD_KEY_MAX])
+{
     size_t i = 0;
-    for (; key[i] && i < sizeof safe - 1; i++) {
+    for (; key[i] && i < GP_BOARD_KEY_MAX - 1; i++) {
         char c = key[i];
         bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
                   c == '.' || c == '_' || c == '-';
         safe[i] = ok ? c : '_';
     }
     safe[i] = '\0';
+}
+
+int gp_board_path(const char *key, char *buf, size_t size)
+{
+    char safe[GP_BOARD_KEY_MAX];
+    safe_key(key, safe);
     int n = snprintf(buf, size, "%s/gpuprio-%u-v%u-%s", gp_board_dir(), (unsigned)geteuid(),
                      GP_BOARD_VERSION, safe);
     return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
+}
+
+bool gp_board_name_of(const char *name, const char *key, uid_t *uid)
+{
+    char safe[GP_BOARD_KEY_MAX], suffix[GP_BOARD_KEY_MAX + 16];
+    safe_key(key, safe);
+    snprintf(suffix, sizeof suffix, "-v%u-%s", GP_BOARD_VERSION, safe);
+    if (strncmp(name, "gpuprio-", 8) != 0 || name[8] < '0' || name[8] > '9')
+        return false;
+    char *end;
+    unsigned long id = strtoul(name + 8, &end, 10);
+    if (strcmp(end, suffix) != 0 || id > UINT32_MAX)
+        return false;
+    *uid = (uid_t)id;
+    return true;
 }
 
 /* ---- who owns a slot ---- */
@@ -237,13 +265,17 @@ static int check_and_map(int fd, bool writable, bool own, struct gp_board *b, co
         *why = "is not a regular file";
         return -EINVAL;
     }
-    /* Root may look at every user's boards (gpuprio top), but uses only its own. */
-    if (st.st_uid != geteuid() && (own || geteuid() != 0)) {
+    /* Root may look at every user's boards (gpuprio top), and everyone at every board of the
+     * shared directory, but each uses only its own. */
+    if (st.st_uid != geteuid() && (own || (geteuid() != 0 && (writable || !gp_board_shared())))) {
         *why = "belongs to another user";
         return -EPERM;
     }
-    if (st.st_mode & 077) {
-        *why = "is open to other users (its mode must be 0600)";
+    /* On the shared directory every admitted user reads every board: writable by its owner
+     * only. */
+    if (gp_board_shared() ? (st.st_mode & 022) != 0 : (st.st_mode & 077) != 0) {
+        *why = gp_board_shared() ? "is writable by other users (its mode must be 0644)"
+                                 : "is open to other users (its mode must be 0600)";
         return -EPERM;
     }
     if (st.st_size != (off_t)sizeof(struct gp_board_file)) {
@@ -295,7 +327,7 @@ static int create(const char *path, const char *key)
         return -errno;
     int rc = 0;
     struct gp_board_file *f = MAP_FAILED;
-    if (fchmod(fd, 0600) != 0 || ftruncate(fd, sizeof *f) != 0) {
+    if (fchmod(fd, gp_board_shared() ? 0644 : 0600) != 0 || ftruncate(fd, sizeof *f) != 0) {
         rc = -errno;
         goto out;
     }
@@ -651,6 +683,25 @@ void gp_board_notify(struct gp_board *b)
 {
     atomic_fetch_add(&b->f->h.seq, 1);
     futex(&b->f->h.seq, FUTEX_WAKE, INT_MAX, NULL);
+}
+
+void gp_board_poke(const struct gp_board *b)
+{
+    futex(&b->f->h.seq, FUTEX_WAKE, INT_MAX, NULL);
+}
+
+bool gp_board_set_summary(struct gp_board *b, uint64_t summary)
+{
+    if (atomic_load(&b->f->h.summary) == summary)
+        return false;
+    atomic_store(&b->f->h.summary, summary);
+    atomic_fetch_add(&b->f->h.summary_seq, 1);
+    return true;
+}
+
+void gp_board_summary_wake(struct gp_board *b)
+{
+    futex(&b->f->h.summary_seq, FUTEX_WAKE, INT_MAX, NULL);
 }
 
 uint32_t gp_board_wait(struct gp_board *b, uint32_t seen, uint64_t timeout_ns)

@@ -135,8 +135,16 @@ struct gp_board_header {
     /* Every slot ever claimed is below it: scans stop there, so they cost what the most queues
      * that ran at once take, not the board's size. Only grows. */
     _Atomic uint32_t slot_limit;
-    uint8_t reserved[136];
+    /* For other users reading this board (gp_board_shared): the highest priority of its live
+     * queues and of its active ones (GP_BOARD_SUMMARY), as its last decision saw them, and a
+     * futex bumped whenever that changes, which their listeners wait on. Only the maxima matter
+     * to a decision elsewhere: a queue is held by any higher one that is there or active. */
+    _Atomic uint64_t summary;
+    _Atomic uint32_t summary_seq;
+    uint8_t reserved[124];
 };
+#define GP_BOARD_SUMMARY(top_live, top_active)                                                     \
+    ((uint64_t)(uint32_t)(top_live) << 32 | (uint32_t)(top_active))
 /* The lock word of the library image with this pid and incarnation (gp_board_owner). The
  * incarnation is odd, so the word is never 0. */
 #define GP_BOARD_LOCK_HOLDER(pid, incarnation) ((uint64_t)(pid) << 32 | (uint32_t)(incarnation))
@@ -173,8 +181,12 @@ static inline struct dg_line *gp_board_gate(const struct gp_board *b, const stru
     return &b->f->gates[s - b->f->slots];
 }
 
-/* GPUPRIO_BOARD_DIR, or /dev/shm. */
+/* The board directory: the configuration file's shared one (gp_conf.h) where it admits the user,
+ * else GPUPRIO_BOARD_DIR, or /dev/shm. */
 const char *gp_board_dir(void);
+/* Whether the board directory is the shared one: boards there are readable by every user (mode
+ * 0644), and each user's processes read the other admitted users' boards. */
+bool gp_board_shared(void);
 /* The board's path for the calling user and device key, into buf. 0 or -ENAMETOOLONG. */
 int gp_board_path(const char *key, char *buf, size_t size);
 
@@ -265,6 +277,17 @@ bool gp_board_linked(const struct gp_board *b);
 
 /* Something changed: bumps the sequence word and wakes every process waiting on it. */
 void gp_board_notify(struct gp_board *b);
+/* Wakes whoever waits on b's sequence word without changing it (b may be mapped read-only: another
+ * user's board), so that they look for what is new: a board of another user appeared. */
+void gp_board_poke(const struct gp_board *b);
+/* With the lock held: stores the board's summary; true when it changed, and the summary futex
+ * must then be woken (gp_board_summary_wake, after unlocking). */
+bool gp_board_set_summary(struct gp_board *b, uint64_t summary);
+void gp_board_summary_wake(struct gp_board *b);
+
+/* Whether name (a file name in the board directory) is a board of device key, and whose: its
+ * uid into *uid. */
+bool gp_board_name_of(const char *name, const char *key, uid_t *uid);
 /* Waits until the sequence word differs from seen, or timeout_ns passed; returns the word. */
 uint32_t gp_board_wait(struct gp_board *b, uint32_t seen, uint64_t timeout_ns);
 

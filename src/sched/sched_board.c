@@ -33,6 +33,7 @@
 #include "gp_lockrank.h"
 #include "gp_log.h"
 #include "gp_options.h"
+#include "tenants.h"
 
 #define LIVENESS_HELD_NS 20000000ull
 #define LIVENESS_IDLE_NS 1000000000ull
@@ -52,8 +53,9 @@ static struct device_board {
     _Atomic uint32_t unused;              /* queues on the device that never joined */
     _Atomic uint32_t publishers;          /* threads storing the count into the record */
     _Atomic uint32_t record_request_seen; /* written by the listener, under the scheduling lock */
-    struct dg_region gates; /* the board's gate lines, as this process registered them */
-    struct xq_mps mps;      /* whether the process is an MPS client on the device */
+    struct dg_region gates;   /* the board's gate lines, as this process registered them */
+    struct xq_mps mps;        /* whether the process is an MPS client on the device */
+    struct tn_device tenants; /* other users' boards of the device (shared directory only) */
 } boards[SB_MAX_DEVICES];
 
 static pthread_mutex_t boards_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -243,10 +245,13 @@ static void *listener_main(void *arg)
     uint32_t seen = atomic_load(&d->b.f->h.seq);
     uint64_t next_check = 0, held_since = 0;
     struct stall_watch *watch = calloc(GP_BOARD_SLOTS, sizeof *watch); /* NULL: not watched */
+    bool watching_others = false; /* another user's queue is taken for stalled: look often */
     while (!atomic_load(&stopping)) {
-        bool suspended, held = up.device_held(device, &suspended);
+        bool suspended, held = up.device_held(device, &suspended), poked;
+        bool often = held || watching_others;
         atomic_store(&d->dozing, !held);
-        uint32_t now_seq = gp_board_wait(&d->b, seen, held ? LIVENESS_HELD_NS : LIVENESS_IDLE_NS);
+        uint32_t now_seq =
+            tn_wait(&d->tenants, &d->b, seen, often ? LIVENESS_HELD_NS : LIVENESS_IDLE_NS, &poked);
         atomic_store(&d->dozing, false);
         if (atomic_load(&stopping))
             break;
@@ -255,12 +260,15 @@ static void *listener_main(void *arg)
             seen = now_seq;
             xq_wake_waiters();
         }
+        /* Another user's board moved, or a new one poked us (it appeared). */
+        decide |= tn_summaries_moved(&d->tenants) || (poked && tn_refresh(&d->tenants, false));
         uint64_t now = gp_now_ns();
         held = up.device_held(device, &suspended);
-        if (held && next_check > now + LIVENESS_HELD_NS)
+        if ((held || watching_others) && next_check > now + LIVENESS_HELD_NS)
             next_check = now; /* held since the last check was planned: look at once */
         if (now >= next_check) {
-            next_check = now + (held ? LIVENESS_HELD_NS : LIVENESS_IDLE_NS);
+            decide |= tn_look(&d->tenants, now, watchdog_ns, &watching_others);
+            next_check = now + (held || watching_others ? LIVENESS_HELD_NS : LIVENESS_IDLE_NS);
             decide |= reclaim_dead(d);
             if (held && watch)
                 decide |= mark_stalled(d, watch, now);
@@ -519,6 +527,8 @@ void sb_join(int device)
         gp_board_close(&d->b);
     }
     prepare_gates(d, device);
+    snprintf(d->tenants.key, sizeof d->tenants.key, "%s", key);
+    tn_refresh(&d->tenants, true); /* the others' listeners list the directory again */
     atomic_store(&d->ok, true);
     start_listener(d);
 out:
@@ -622,18 +632,30 @@ struct gp_board *sb_lock(int device)
     return &d->b;
 }
 
+void sb_foreach_tenant_queue(int device,
+                             void (*fn)(struct xq_state *st, int priority, bool active, void *arg),
+                             void *arg)
+{
+    struct device_board *d = usable(device);
+    if (d)
+        tn_foreach_queue(&d->tenants, fn, arg);
+}
+
 struct gp_board *sb_given_up(int device)
 {
     struct device_board *d = usable(device);
     return d && gp_board_given_up(&d->b) ? &d->b : NULL;
 }
 
-void sb_unlock(int device, bool changed)
+void sb_unlock(int device, bool changed, uint64_t summary)
 {
     struct device_board *d = &boards[device];
+    bool summary_moved = gp_board_shared() && gp_board_set_summary(&d->b, summary);
     gp_board_unlock(&d->b);
     if (changed)
         gp_board_notify(&d->b);
+    if (summary_moved)
+        gp_board_summary_wake(&d->b);
     if (atomic_exchange(&d->say_usable, false)) {
         /* What every process decided meanwhile saw only its own side: all decide again. */
         atomic_store(&d->redecide, true);
@@ -706,8 +728,10 @@ void sb_reset(void)
     pthread_mutex_init(&boards_mu, NULL);
     for (int i = 0; i < SB_MAX_DEVICES; i++) {
         struct device_board *d = &boards[i];
-        if (atomic_load(&d->ok))
+        if (atomic_load(&d->ok)) {
             gp_board_close(&d->b);
+            tn_close(&d->tenants);
+        }
         memset(d, 0, sizeof *d);
     }
     atomic_store(&stopping, false);

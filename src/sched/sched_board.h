@@ -84,8 +84,14 @@ struct gp_board *sb_lock(int device);
  * of theirs. */
 struct gp_board *sb_given_up(int device);
 /* Unlocks device's board after sb_lock; changed: another process's queue was let go further, so
- * its held threads must look again. */
-void sb_unlock(int device, bool changed);
+ * its held threads must look again. summary: the board's (GP_BOARD_SUMMARY) as the decision saw
+ * it, published for other users on the shared directory (tenants.h). */
+void sb_unlock(int device, bool changed, uint64_t summary);
+/* Calls fn for each queue of other users' boards of device that holds this user's back, with its
+ * priority within its user's cap (tenants.h); with the scheduling lock held. */
+void sb_foreach_tenant_queue(int device,
+                             void (*fn)(struct xq_state *st, int priority, bool active, void *arg),
+                             void *arg);
 /* Whether a live slot belongs to another process (or an earlier image of this one). */
 bool sb_foreign(const struct gp_board_slot *s);
 /* Whether device has a board this process uses. */

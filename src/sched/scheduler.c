@@ -11,7 +11,9 @@
 #include <errno.h>
 #include <limits.h>
 #include <stdlib.h>
+#include <unistd.h>
 
+#include "gp_conf.h"
 #include "gp_log.h"
 #include "gp_options.h"
 #include "gp_thread.h"
@@ -38,6 +40,25 @@ static _Thread_local int creating_index = -1;
  * priorities (sched_highest_priority); at least normal. */
 static _Atomic int highest_given = GPUPRIO_PRIORITY_NORMAL;
 
+/* The highest priority the administrator lets this process's user use (gp_conf.h), if any. */
+static bool has_cap;
+static int user_cap;
+static unsigned cap_line;
+static _Atomic bool cap_said;
+
+/* A priority as given by source, within the cap; the first one above it is said once. */
+static int capped(int priority, const char *source)
+{
+    if (!has_cap || priority <= user_cap)
+        return priority;
+    if (!atomic_exchange(&cap_said, true))
+        gp_log(GP_LOG_WARN,
+               "priority %d from %s is above the cap of this user, %d, set in %s line %u: %d is "
+               "used instead (and for every priority above it)",
+               priority, source, user_cap, gp_conf_get()->path, cap_line, user_cap);
+    return user_cap;
+}
+
 static void note_given(int priority)
 {
     int seen = atomic_load(&highest_given);
@@ -50,8 +71,9 @@ static void note_given(int priority)
  * queue that ref[i] names. */
 struct snap_ref {
     struct xqueue *q;     /* this process's queue, or NULL */
-    struct xq_state *st;  /* another process's queue's state on the board */
-    struct dg_line *gate; /* and its gate line */
+    struct xq_state *st;  /* another process's queue's state on a board */
+    struct dg_line *gate; /* and its gate line, on our user's board; NULL on another user's,
+                             which is read only (tenants.h) */
     bool switched;        /* this process's queue was suspended or resumed: to be logged */
 };
 static struct {
@@ -60,7 +82,8 @@ static struct {
     size_t n, cap;
 } snap;
 static int snap_device;
-static int snap_own_top; /* the highest priority of this process's queues in the snapshot */
+static int snap_own_top;    /* the highest priority of this process's queues in the snapshot */
+static int snap_tenant_top; /* and of other users' queues (tenants.h) */
 
 static bool push(struct sched_queue e, struct xqueue *q, struct xq_state *st, struct dg_line *gate)
 {
@@ -101,6 +124,31 @@ static void collect(struct xqueue *q, void *arg)
          q, NULL, NULL);
 }
 
+/* Another user's queue (tenants.h): decided with, never written. */
+static void collect_tenant(struct xq_state *st, int priority, bool active, void *arg)
+{
+    if (priority > snap_tenant_top)
+        snap_tenant_top = priority;
+    push((struct sched_queue){.device = snap_device, .priority = priority, .active = active}, NULL,
+         st, NULL);
+    (void)arg;
+}
+
+/* Our user's side of the device as the decision saw it, for other users (board.h). */
+static uint64_t summary(void)
+{
+    int32_t top_live = INT32_MIN, top_active = INT32_MIN;
+    for (size_t i = 0; i < snap.n; i++) {
+        if (!snap.ref[i].q && !snap.ref[i].gate)
+            continue; /* another user's */
+        if (snap.s[i].priority > top_live)
+            top_live = snap.s[i].priority;
+        if (snap.s[i].active && snap.s[i].priority > top_active)
+            top_active = snap.s[i].priority;
+    }
+    return GP_BOARD_SUMMARY(top_live, top_active);
+}
+
 static void collect_board(const struct gp_board *b, int device)
 {
     for (unsigned i = 0; i < gp_board_slots_used(b); i++) {
@@ -124,8 +172,10 @@ static void collect_board(const struct gp_board *b, int device)
  * whatever shares the stream's hardware queue (a HIP runtime puts several streams on one) or
  * waits for it implicitly (the legacy null stream and the blocking streams wait for each other),
  * which can only be queues of its own process; when none of them ranks above it, none of them
- * may run while it is held. Any other queue is pinned open: gates already on its stream never
- * hold it again.
+ * may run while it is held. Nor may another user's queue rank above it: that user's decisions
+ * cannot close our gates, our listener does once it wakes, and meanwhile an ungated queue runs
+ * deep; throttled on the host, it has at most the window in flight (tenants.h). Any other queue
+ * is pinned open: gates already on its stream never hold it again.
  */
 static void apply_gate(const struct sched_queue *d, struct xqueue *q)
 {
@@ -133,8 +183,8 @@ static void apply_gate(const struct sched_queue *d, struct xqueue *q)
     if (!line)
         return;
     struct xq_state *st = xq_st(q);
-    if (d->throttle && d->priority >= snap_own_top && !atomic_load(&q->dgate_off) &&
-        sb_gates_usable(q->device)) {
+    if (d->throttle && d->priority >= snap_own_top && d->priority >= snap_tenant_top &&
+        !atomic_load(&q->dgate_off) && sb_gates_usable(q->device)) {
         /* Another process closes the gate without waking anyone, and no thread of ours may be
          * held on the host to tell the board's listener: it must look for dead processes (which
          * may leave the gate closed) as often as for held threads from now on. */
@@ -164,8 +214,8 @@ static bool apply(size_t i, bool board_locked)
                         (d->throttle ? XQ_GATE_THROTTLED : 0) | (d->track ? XQ_GATE_TRACKED : 0);
     struct snap_ref *r = &snap.ref[i];
     if (!r->q) {
-        if (!board_locked)
-            return false; /* a board given up on: read, not written */
+        if (!board_locked || !r->gate)
+            return false; /* a board given up on, or another user's: read, not written */
         uint64_t old = xq_state_set_decision(r->st, decision);
         dg_follow(r->gate, d->suspend);
         return (old & ~decision & (XQ_GATE_SUSPENDED | XQ_GATE_THROTTLED)) != 0;
@@ -193,7 +243,7 @@ static void decide_device(int device)
 {
     snap.n = 0;
     snap_device = device;
-    snap_own_top = INT_MIN;
+    snap_own_top = snap_tenant_top = INT_MIN;
     xq_foreach_joined_locked(collect, NULL);
     struct gp_board *b = sb_lock(device);
     bool locked = b != NULL;
@@ -202,12 +252,13 @@ static void decide_device(int device)
         b = sb_given_up(device); /* our own queues still see the others' */
     if (b)
         collect_board(b, device);
+    sb_foreach_tenant_queue(device, collect_tenant, NULL);
     sched_policy_decide(policy, snap.s, snap.n);
     bool others_let_go = false;
     for (size_t i = 0; i < snap.n; i++)
         others_let_go |= apply(i, locked);
     if (locked)
-        sb_unlock(device, others_let_go);
+        sb_unlock(device, others_let_go, summary());
     log_switched();
     if (slow_ns && waited.ns >= slow_ns)
         gp_log(GP_LOG_DEBUG,
@@ -284,7 +335,7 @@ static void apply_env_sources(int env_stream, int *p, enum xq_priority_source *s
     }
     const int *env_list; /* GPUPRIO_STREAM_PRIORITIES, as the options table holds it */
     if (env_stream >= 0 && env_stream < gp_opt_priority_list(GP_OPT_STREAM_PRIORITIES, &env_list)) {
-        *p = env_list[env_stream];
+        *p = capped(env_list[env_stream], "GPUPRIO_STREAM_PRIORITIES");
         *src = XQ_PRIO_ENV_STREAM;
     }
 }
@@ -321,7 +372,8 @@ static void queue_created(struct xqueue *q)
     int p = GPUPRIO_PRIORITY_NORMAL;
     enum xq_priority_source src = XQ_PRIO_DEFAULT;
     if (created_stream && q->stream_priority) {
-        p = gp_priority_from_stream_priority(q->stream_priority);
+        p = capped(gp_priority_from_stream_priority(q->stream_priority),
+                   "the stream's creation priority");
         src = XQ_PRIO_STREAM_CREATION;
     }
     apply_env_sources(env_stream, &p, &src);
@@ -352,12 +404,13 @@ void sched_configure(const struct xq_marker_ops *ops)
         .gate_ns = 1000 * gp_opt_uint(GP_OPT_GATE_US),
     };
     slow_ns = cfg.slow_ns;
+    has_cap = gp_conf_cap(gp_conf_get(), geteuid(), &user_cap, &cap_line) == 0;
     has_process_priority = gp_opt_priority(GP_OPT_PRIORITY, &process_priority);
     if (has_process_priority)
-        note_given(process_priority);
+        note_given(process_priority = capped(process_priority, "GPUPRIO_PRIORITY"));
     const int *env_list;
     for (int i = gp_opt_priority_list(GP_OPT_STREAM_PRIORITIES, &env_list); i-- > 0;)
-        note_given(env_list[i]);
+        note_given(capped(env_list[i], "GPUPRIO_STREAM_PRIORITIES"));
     sb_configure(&(struct sb_upcalls){.changed = board_changed, .device_held = device_held});
     xq_admission_configure(
         &cfg, ops,
@@ -407,6 +460,7 @@ static void apply_request(struct xqueue *q, void *arg)
     int priority = atomic_load(&s->request);
     if (!gp_priority_valid(priority))
         return;
+    priority = capped(priority, "gpuprio set");
     gp_log(GP_LOG_INFO, "priority of queue %#llx set to %d from outside (gpuprio set)",
            (unsigned long long)q->key.handle, priority);
     set_priority_locked(q, priority, XQ_PRIO_STREAM);
@@ -433,6 +487,7 @@ static bool apply_process_request(int device)
     int priority;
     if (!sb_record_request(device, &priority) || !gp_priority_valid(priority))
         return false;
+    priority = capped(priority, "gpuprio set");
     gp_log(GP_LOG_INFO, "priority of every queue set to %d from outside (gpuprio set)", priority);
     xq_foreach(set_requested, &priority);
     has_requested_priority = true;
@@ -503,6 +558,7 @@ int sched_set_stream_priority(struct xqueue *q, int priority)
 {
     if (!gp_priority_valid(priority))
         return -EINVAL;
+    priority = capped(priority, "gpuprio_stream_set_priority");
     note_given(priority);
     xq_sched_lock();
     set_priority_locked(q, priority, XQ_PRIO_STREAM);
@@ -527,6 +583,7 @@ int sched_set_thread_priority(int priority)
 {
     if (!gp_priority_valid(priority))
         return -EINVAL;
+    priority = capped(priority, "gpuprio_thread_set_priority");
     thread_has_priority = true;
     thread_priority = priority;
     note_given(priority);

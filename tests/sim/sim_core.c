@@ -113,6 +113,7 @@ static void sim_init_once(void)
     c->hw_queues = env_int("HIPSIM_HW_QUEUES", 4, 1, SIM_MAX_HW_QUEUES);
     c->compute_slots = env_int("HIPSIM_COMPUTE_SLOTS", 1, 1, SIM_MAX_SLOTS);
     env_str("HIPSIM_SHARED", c->shared_name, sizeof c->shared_name);
+    c->shared_users = env_int("HIPSIM_SHARED_USERS", 0, 0, 1) == 1;
     env_str("HIPSIM_TRACE", c->trace_path, sizeof c->trace_path);
     c->fault = env_fault();
 
@@ -124,7 +125,7 @@ static void sim_init_once(void)
             dev->hwq[q].device = d;
             dev->hwq[q].index = q;
         }
-        dev->slots = sim_slots_open(d, c->compute_slots, c->shared_name);
+        dev->slots = sim_slots_open(d, c->compute_slots, c->shared_name, c->shared_users);
         struct ihipStream_t *null = calloc(1, sizeof *null);
         if (!null || !dev->slots) {
             fprintf(stderr, "hipsim: out of memory at initialization\n");

@@ -68,6 +68,7 @@ struct sim_config {
     int hw_queues;
     int compute_slots;
     char shared_name[64]; /* empty: slots are private to the process */
+    bool shared_users;    /* HIPSIM_SHARED_USERS=1: every user shares it, as a real GPU */
     char trace_path[256];
     enum sim_fault fault;
 };
@@ -237,7 +238,8 @@ struct sim_slot_request {
     uint64_t mask;
     unsigned width;
 };
-struct sim_slots *sim_slots_open(int device, int nslots, const char *shared_name);
+struct sim_slots *sim_slots_open(int device, int nslots, const char *shared_name,
+                                 bool shared_users);
 /* The device's compute slots (a shared device's may differ from HIPSIM_COMPUTE_SLOTS). */
 unsigned sim_slots_count(const struct sim_slots *slots);
 /* Waits for the kernel's turn: returns its ticket, and in *held the slots it was given, which
@@ -257,8 +259,9 @@ struct sim_peer {
     uint64_t start; /* the process's start time in clock ticks since boot, low bits; 0: unknown */
 };
 void sim_peer_self(struct sim_peer *me);
-/* Whether the process pid that started at start (low bits, 0: unknown) has ended (a zombie has) or is
- * stopped: either way it does not run its kernels, and what it holds of a device must be freed. */
+/* Whether the process pid that started at start (low bits, 0: unknown) has ended (a zombie has) or
+ * is stopped: either way it does not run its kernels, and what it holds of a device must be freed.
+ */
 bool sim_peer_absent(int32_t pid, uint64_t start);
 
 /* ---- trace (sim_core.c); called without the lock ---- */

@@ -224,7 +224,7 @@ static struct sim_slots *slots_private(int nslots)
 
 /* Builds the device in a private file and links it to path, so that no process ever maps one
  * that is half set up; 0, -EEXIST when another process was first (fine), or -errno. */
-static int slots_create(const char *path, int nslots)
+static int slots_create(const char *path, int nslots, bool shared_users)
 {
     char tmp[PATH_MAX];
     int n = snprintf(tmp, sizeof tmp, "%s.%d.%llx.tmp", path, (int)getpid(),
@@ -236,7 +236,7 @@ static int slots_create(const char *path, int nslots)
         return -errno;
     int rc = 0;
     struct sim_slots *s;
-    if (ftruncate(fd, sizeof *s) < 0) {
+    if ((shared_users && fchmod(fd, 0666) < 0) || ftruncate(fd, sizeof *s) < 0) {
         rc = -errno;
         goto out;
     }
@@ -254,17 +254,20 @@ out:
     return rc;
 }
 
-static struct sim_slots *slots_shared(int device, int nslots, const char *name)
+static struct sim_slots *slots_shared(int device, int nslots, const char *name, bool shared_users)
 {
     char path[PATH_MAX];
     if (strchr(name, '/')) {
         fprintf(stderr, "hipsim: HIPSIM_SHARED=%s: the name may not contain '/'\n", name);
         return NULL;
     }
-    snprintf(path, sizeof path, SLOTS_DIR "/hipsim-%u-%s-%d", (unsigned)getuid(), name, device);
+    if (shared_users)
+        snprintf(path, sizeof path, SLOTS_DIR "/hipsim-all-%s-%d", name, device);
+    else
+        snprintf(path, sizeof path, SLOTS_DIR "/hipsim-%u-%s-%d", (unsigned)getuid(), name, device);
     int fd = open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
     if (fd < 0 && errno == ENOENT) {
-        int rc = slots_create(path, nslots);
+        int rc = slots_create(path, nslots, shared_users);
         if (rc != 0 && rc != -EEXIST) {
             fprintf(stderr, "hipsim: cannot create shared device %s: %s\n", path, strerror(-rc));
             return NULL;
@@ -278,7 +281,8 @@ static struct sim_slots *slots_shared(int device, int nslots, const char *name)
     struct sim_slots *s = NULL;
     const char *bad = NULL;
     struct stat st;
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != getuid() || (st.st_mode & 077))
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) ||
+        (!shared_users && (st.st_uid != getuid() || (st.st_mode & 077))))
         bad = "is not a file of this user's alone (mode 0600)";
     else if (st.st_size != (off_t)sizeof *s)
         bad = "has another size";
@@ -303,10 +307,10 @@ static struct sim_slots *slots_shared(int device, int nslots, const char *name)
     return s;
 }
 
-struct sim_slots *sim_slots_open(int device, int nslots, const char *shared_name)
+struct sim_slots *sim_slots_open(int device, int nslots, const char *shared_name, bool shared_users)
 {
     if (shared_name && shared_name[0]) {
-        struct sim_slots *s = slots_shared(device, nslots, shared_name);
+        struct sim_slots *s = slots_shared(device, nslots, shared_name, shared_users);
         if (s)
             return s;
         fprintf(stderr, "hipsim: device %d is private to this process\n", device);

@@ -38,6 +38,8 @@ static void layout(void)
     CHECK_INT(offsetof(struct gp_board_header, lock), 104);
     CHECK_INT(offsetof(struct gp_board_header, lock_sleepers), 112);
     CHECK_INT(offsetof(struct gp_board_header, slot_limit), 116);
+    CHECK_INT(offsetof(struct gp_board_header, summary), 120);
+    CHECK_INT(offsetof(struct gp_board_header, summary_seq), 128);
     CHECK_INT(sizeof(struct gp_board_slot), 136);
     CHECK_INT(offsetof(struct gp_board_slot, owner), 0);
     CHECK_INT(offsetof(struct gp_board_slot, owner_start), 8);

@@ -45,9 +45,12 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -59,6 +62,7 @@
 #include <unistd.h>
 
 #include "board.h"
+#include "gpuprio.h"
 
 #define WINDOW 2
 #define TAG_HIGH 1
@@ -68,6 +72,7 @@
 static const char *worker, *shim;
 static bool stderr_to_file; /* workers write stderr to DIR/PID.err (stderr_of) */
 static bool in_namespaces;  /* each worker in a pid namespace of its own (ns-*) */
+static uid_t spawn_uid;     /* workers run as this user (0: as the test) */
 static char dir[64], name[32], trace[128];
 #include "../../expect.h"
 
@@ -105,6 +110,9 @@ static struct proc spawn(const char *priority, const char *policy, const char *c
         }
         close(out[0]);
         close(in[1]);
+        if (spawn_uid &&
+            (setgroups(0, NULL) != 0 || setgid(spawn_uid) != 0 || setuid(spawn_uid) != 0))
+            _exit(126);
         if (!in_namespaces) /* else only the worker, not unshare, has the shim */
             setenv("LD_PRELOAD", shim, 1);
         setenv("GPUPRIO_PRIORITY", priority, 1);
@@ -185,14 +193,20 @@ static long said(struct proc *p, const char *format)
 }
 
 /* Waits for the worker; its exit status, or 128 + signal. */
+/* What a worker said at its end: its stream's time held on the host and suspensions. */
+static unsigned long long last_held_us, last_suspensions;
+
 static int finish(struct proc *p, int *priority)
 {
     char line[64];
     if (priority)
         *priority = INT32_MIN;
-    while (p->out && fgets(line, sizeof line, p->out))
+    last_held_us = last_suspensions = 0;
+    while (p->out && fgets(line, sizeof line, p->out)) {
         if (priority)
             sscanf(line, "done %d", priority);
+        sscanf(line, "held %llu us, suspended %llu times", &last_held_us, &last_suspensions);
+    }
     int st = 0;
     waitpid(p->pid, &st, 0);
     if (p->out)
@@ -847,6 +861,295 @@ static void churn(void)
     EXPECT(wait <= WINDOW);
 }
 
+/* ---- tenants: users scheduling together on the shared board directory (gp_conf.h) ---- */
+
+/* Two users without accounts: the tests run as root, which may become any uid. */
+#define USER_A 4241u
+#define USER_B 4242u
+static char conf[160], shared[160];
+
+/* The shared directory (root's, sticky, as the file requires), the simulated device shared by
+ * every user, and the trace and the subtest's directory open to them. */
+static void tenants_setup(void)
+{
+    snprintf(shared, sizeof shared, "%s/shared", dir);
+    snprintf(conf, sizeof conf, "%s/gpuprio.conf", dir);
+    EXPECT(chmod(dir, 0755) == 0);
+    EXPECT(mkdir(shared, 0700) == 0 && chmod(shared, 01777) == 0);
+    setenv("HIPSIM_SHARED_USERS", "1", 1);
+    setenv("GPUPRIO_CONFIG", conf, 1);
+    setenv("GPUPRIO_BOARD_DIR", shared, 1); /* each user's own board there without the file */
+}
+
+/* The configuration file: the shared directory and text; NULL: no file. A fresh trace too. */
+static void write_conf(const char *text)
+{
+    unlink(conf);
+    if (text) {
+        FILE *f = fopen(conf, "w");
+        if (f) {
+            fprintf(f, "# written by board_test\nboard_dir = %s\n%s", shared, text);
+            fclose(f);
+        }
+        EXPECT(chmod(conf, 0644) == 0);
+    }
+    int fd = open(trace, O_WRONLY | O_CREAT | O_TRUNC, 0666);
+    EXPECT(fd >= 0 && fchmod(fd, 0666) == 0);
+    close(fd);
+}
+
+/* A bursting process of one user (the one measured, priority its_priority) next to a saturating
+ * process of the other (at load_priority): the first's largest wait behind the other's kernels,
+ * its suspensions (into *suspended), and the load's priority as it ended with (into *load_at). */
+static int users_side_by_side(const char *its_priority, const char *load_priority,
+                              unsigned long long *suspended, int *load_at)
+{
+    spawn_uid = USER_A;
+    struct proc bursts = spawn_ready(its_priority, NULL, high_bursts);
+    spawn_uid = USER_B;
+    struct proc load = spawn_ready(load_priority, NULL, low_load);
+    spawn_uid = 0;
+    go(&load);
+    go(&bursts);
+    EXPECT(finish(&bursts, NULL) == 0);
+    *suspended = last_suspensions;
+    EXPECT(finish(&load, load_at) == 0);
+    read_trace();
+    EXPECT(count_tag(TAG_HIGH) == 64);
+    EXPECT(count_tag(TAG_LOW) == 500);
+    return most_overtaking(TAG_HIGH);
+}
+
+/*
+ * Two users: without the file each schedules alone (the high-priority bursts wait behind more
+ * than the window of the other user's kernels); with it they schedule together, as two processes
+ * of one user do (board.two's bound).
+ */
+static void tenant_two(void)
+{
+    tenants_setup();
+    /* Without hardware stream priorities, which let the high-priority kernels past the other
+     * user's queue on their own (the simulator grants slots by them). */
+    setenv("GPUPRIO_HW_PRIORITY", "off", 1);
+    unsigned long long suspended;
+    int at;
+    write_conf(NULL);
+    int apart = users_side_by_side("high", "low", &suspended, &at);
+    write_conf("");
+    int together = users_side_by_side("high", "low", &suspended, &at);
+    printf("users %u (high) and %u (low): a high-priority kernel waited behind at most %d of the "
+           "other user's kernels without the configuration file, %d with it (window %d)\n",
+           USER_A, USER_B, apart, together, WINDOW);
+    EXPECT(apart > WINDOW);
+    EXPECT(together <= WINDOW);
+}
+
+struct forger {
+    char path[256];
+    _Atomic bool stop;
+    int writes;
+};
+
+/* The capped user editing its own board: every queue of it says critical, every millisecond. */
+static void *forge(void *arg)
+{
+    struct forger *f = arg;
+    struct gp_board b;
+    const char *why;
+    while (!atomic_load(&f->stop)) {
+        if (gp_board_open_file(f->path, true, &b, &why) == 0) {
+            while (!atomic_load(&f->stop)) {
+                for (unsigned i = 0; i < GP_BOARD_SLOTS; i++)
+                    if (GP_SLOT_STATE(atomic_load(&b.f->slots[i].owner)) == GP_SLOT_LIVE) {
+                        atomic_store(&b.f->slots[i].st.priority, GPUPRIO_PRIORITY_CRITICAL);
+                        f->writes++;
+                    }
+                usleep(1000);
+            }
+            gp_board_close(&b);
+        }
+        usleep(1000);
+    }
+    return NULL;
+}
+
+/*
+ * A user capped at low asks for critical: it runs at low (its own queue says so, and it says
+ * why once), and the other user's normal-priority bursts are never suspended for it; without the
+ * cap, they are. Writing critical into its own board gains it nothing: the other user's process
+ * takes its priority within the cap of the board's owner, the file's.
+ */
+static void tenant_cap(void)
+{
+    tenants_setup();
+    stderr_to_file = true;
+    unsigned long long uncapped, capped, forged;
+    int uncapped_at, capped_at, forged_at;
+    write_conf("");
+    users_side_by_side("normal", "critical", &uncapped, &uncapped_at);
+    write_conf("cap.default = high\ncap.4242 = low\n");
+    int wait = users_side_by_side("normal", "critical", &capped, &capped_at);
+    struct forger f = {.writes = 0};
+    snprintf(f.path, sizeof f.path, "%s/gpuprio-%u-v%u-sim_%s_00", shared, USER_B, GP_BOARD_VERSION,
+             name);
+    atomic_store(&f.stop, false);
+    pthread_t t;
+    EXPECT(pthread_create(&t, NULL, forge, &f) == 0);
+    write_conf("cap.default = high\ncap.4242 = low\n");
+    users_side_by_side("normal", "critical", &forged, &forged_at);
+    atomic_store(&f.stop, true);
+    pthread_join(t, NULL);
+    printf("a user asking for critical next to another's normal-priority bursts: those were "
+           "suspended %llu times uncapped (it ran at %d), %llu times capped at low (it ran at %d; "
+           "the bursts waited behind at most %d of its kernels), %llu times with it writing "
+           "critical into its own board %d times (it ran at %d)\n",
+           uncapped, uncapped_at, capped, capped_at, wait, forged, f.writes, forged_at);
+    EXPECT(uncapped_at == GPUPRIO_PRIORITY_CRITICAL && uncapped > 0);
+    EXPECT(capped_at == GPUPRIO_PRIORITY_LOW && capped == 0 && wait <= WINDOW);
+    EXPECT(f.writes > 0 && forged == 0);
+}
+
+/*
+ * Neither user can change the other's board: not write it (it is the owner's, mode 0644), nor
+ * remove or replace it (the shared directory is sticky).
+ */
+static void tenant_alter(void)
+{
+    tenants_setup();
+    write_conf("");
+    static const char *const hold[] = {"1", "hold", "1000", NULL};
+    spawn_uid = USER_A;
+    struct proc owner = spawn_ready("high", NULL, hold);
+    spawn_uid = 0;
+    char path[256], other[256];
+    snprintf(path, sizeof path, "%s/gpuprio-%u-v%u-sim_%s_00", shared, USER_A, GP_BOARD_VERSION,
+             name);
+    snprintf(other, sizeof other, "%s/forged", shared);
+    struct stat st;
+    EXPECT(stat(path, &st) == 0 && st.st_uid == USER_A && (st.st_mode & 0777) == 0644);
+    pid_t child = fork();
+    if (child == 0) {
+        if (setgroups(0, NULL) != 0 || setgid(USER_B) != 0 || setuid(USER_B) != 0)
+            _exit(10);
+        struct gp_board b;
+        const char *why;
+        int fd = open(path, O_RDWR);
+        if (fd >= 0 || errno != EACCES)
+            _exit(11);
+        if (gp_board_open_file(path, true, &b, &why) == 0)
+            _exit(12);
+        if (unlink(path) == 0 || errno != EPERM)
+            _exit(13);
+        fd = open(other, O_WRONLY | O_CREAT | O_EXCL, 0644);
+        if (fd < 0)
+            _exit(14);
+        close(fd);
+        if (rename(other, path) == 0 || errno != EPERM)
+            _exit(15);
+        unlink(other);
+        /* Reading it is what the shared directory is for. */
+        if (gp_board_open_file(path, false, &b, &why) != 0)
+            _exit(16);
+        gp_board_close(&b);
+        _exit(0);
+    }
+    int status = -1;
+    waitpid(child, &status, 0);
+    printf("user %u on user %u's board: write, remove, replace refused; read allowed (status "
+           "%d)\n",
+           USER_B, USER_A, WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+    EXPECT(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    EXPECT(stat(path, &st) == 0 && st.st_uid == USER_A);
+    go(&owner); /* start, then launch */
+    go(&owner);
+    EXPECT(expect_line(&owner, "launched") == 0);
+    EXPECT(finish(&owner, NULL) == 0);
+}
+
+/*
+ * A board of a user the file does not admit is ignored, with one warning: the admitted user's
+ * bursts are not suspended for it, however high its priority.
+ */
+static void tenant_admit(void)
+{
+    tenants_setup();
+    stderr_to_file = true;
+    char all[200];
+    snprintf(all, sizeof all, "%s/all.conf", dir);
+    FILE *f = fopen(all, "w");
+    if (f) {
+        fprintf(f, "board_dir = %s\n", shared);
+        fclose(f);
+    }
+    EXPECT(chmod(all, 0644) == 0);
+    write_conf("admit = 4241, @0\n");
+    spawn_uid = USER_A;
+    struct proc bursts = spawn_ready("normal", NULL, high_bursts);
+    setenv("GPUPRIO_CONFIG", all, 1); /* the other user's own file admits everyone */
+    spawn_uid = USER_B;
+    struct proc load = spawn_ready("critical", NULL, low_load);
+    spawn_uid = 0;
+    setenv("GPUPRIO_CONFIG", conf, 1);
+    go(&load);
+    go(&bursts);
+    EXPECT(finish(&bursts, NULL) == 0);
+    unsigned long long suspended = last_suspensions;
+    EXPECT(finish(&load, NULL) == 0);
+    printf("a user not admitted at critical next to an admitted user's bursts: suspended %llu "
+           "times\n",
+           suspended);
+    EXPECT(suspended == 0);
+    EXPECT(stderr_of(&bursts, "whom"));
+    EXPECT(stderr_of(&bursts, "does not admit: it is ignored"));
+}
+
+/* A configuration file it cannot use: one message naming the file, the line and what is
+ * accepted; the program runs as without it, on its own user's board (mode 0600). */
+static void tenant_bad_conf(void)
+{
+    static const struct {
+        const char *text;
+        mode_t mode;
+        const char *says;
+    } cases[] = {
+        {"", 0666, "is writable by others (it must be owned by root and writable by root only)"},
+        {"cap.4241 = urgent\n", 0644, "line 3: 'urgent' is not a priority (accepted: idle, low"},
+        {"cap.nosuchuser = low\n", 0644, "line 3: 'nosuchuser' is not a user or group here"},
+        {"speed = fast\n", 0644, "line 3: unknown key 'speed' (keys: board_dir, admit"},
+        {"cap.default = low\ncap.default = high\n", 0644,
+         "line 4: cap.default is set twice (first on line 3)"},
+        {"admit\n", 0644, "line 3: 'admit' is not KEY = VALUE"},
+    };
+    static const char *const few[] = {"1", "saturate", "5", "100", NULL};
+    tenants_setup();
+    stderr_to_file = true;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        write_conf(cases[i].text);
+        EXPECT(chmod(conf, cases[i].mode) == 0);
+        spawn_uid = USER_A;
+        struct proc p = spawn_ready("critical", NULL, few);
+        spawn_uid = 0;
+        go(&p);
+        int at;
+        EXPECT(finish(&p, &at) == 0);
+        EXPECT(at == GPUPRIO_PRIORITY_CRITICAL); /* no cap loosened or tightened: none is used */
+        bool said_why = stderr_of(&p, cases[i].says),
+             said_so = stderr_of(&p, "the file is not used");
+        if (!said_why || !said_so)
+            printf("  case %zu: expected '%s'\n", i, cases[i].says);
+        EXPECT(said_why && said_so);
+    }
+    /* The shared directory itself must be root's and sticky: one that is not refuses the file. */
+    write_conf("");
+    EXPECT(chmod(shared, 0777) == 0);
+    spawn_uid = USER_A;
+    struct proc p = spawn_ready("high", NULL, few);
+    spawn_uid = 0;
+    go(&p);
+    EXPECT(finish(&p, NULL) == 0);
+    EXPECT(stderr_of(&p, "lets others remove files in it"));
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 4) {
@@ -882,6 +1185,10 @@ int main(int argc, char **argv)
         in_namespaces = true;
         t += 3;
     }
+    if (!strncmp(t, "tenant-", 7) && geteuid() != 0) {
+        printf("SKIPPED: the tenant tests run workers as other users, which takes root\n");
+        return 77;
+    }
     if (!strcmp(t, "two"))
         bursts_next_to(1, NULL);
     else if (!strcmp(t, "three"))
@@ -912,6 +1219,16 @@ int main(int argc, char **argv)
         inheritance();
     else if (!strcmp(t, "lock-stuck"))
         lock_stuck();
+    else if (!strcmp(t, "tenant-two"))
+        tenant_two();
+    else if (!strcmp(t, "tenant-cap"))
+        tenant_cap();
+    else if (!strcmp(t, "tenant-alter"))
+        tenant_alter();
+    else if (!strcmp(t, "tenant-admit"))
+        tenant_admit();
+    else if (!strcmp(t, "tenant-bad-conf"))
+        tenant_bad_conf();
     else
         failures++, fprintf(stderr, "unknown subtest %s\n", t);
 
@@ -922,6 +1239,8 @@ int main(int argc, char **argv)
     else if (system(cmd) != 0)
         printf("could not remove %s\n", dir);
     snprintf(segment, sizeof segment, "/hipsim-%u-%s-0", (unsigned)getuid(), name);
+    shm_unlink(segment);
+    snprintf(segment, sizeof segment, "/hipsim-all-%s-0", name);
     shm_unlink(segment);
     printf("%s\n", failures ? "FAILED" : "OK");
     return failures != 0;

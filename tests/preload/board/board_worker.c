@@ -29,8 +29,9 @@
  *
  * Every kernel's trace entry carries TAG << 16 | burst. The worker prints "ready" once its
  * stream exists, then waits for a line on stdin before it starts (so that a test starts the
- * work of every process at once, however slowly each process came up), and prints "done N"
- * with its stream's gpuprio priority at the end.
+ * work of every process at once, however slowly each process came up), and prints at the end
+ * "held N us, suspended M times" (its stream's time held on the host, and suspensions), then
+ * "done N" with its stream's gpuprio priority.
  */
 #include <fcntl.h>
 #include <pthread.h>
@@ -213,8 +214,12 @@ int main(int argc, char **argv)
         return 2;
     }
     int priority = 0;
+    struct gpuprio_queue_stats stats;
     EXPECT(api.stream_get_priority(s, &priority) == 0);
+    EXPECT(api.stream_stats(s, &stats) == 0);
     MUST(hipStreamDestroy(s));
+    printf("held %llu us, suspended %llu times\n", (unsigned long long)(stats.held_ns / 1000),
+           (unsigned long long)stats.suspensions);
     printf("done %d\n", priority);
     return failures != 0;
 }

@@ -1,0 +1,80 @@
+/*
+ * tenants.h - other users' boards of a device, on the shared board directory (gp_conf.h): read,
+ * never written (docs/board.md, "Tenants").
+ *
+ * Each user's processes write only their own board; a decision also reads every admitted other
+ * user's board of the device and holds this user's queues back for theirs, as it does for the
+ * queues of this user's other processes, with each of their priorities within the cap of the
+ * board's owner (the file's owner, not what the board says). Another user's decision cannot write
+ * our gates, so it cannot suspend our queues: it publishes its board's summary (the highest
+ * priority there and active, board.h), and our listener, which waits on those summaries along
+ * with our own board's sequence word (one futex_waitv), decides for our queues when one moves.
+ * Holding back across users therefore costs one listener wake-up, where within a user it is a
+ * store into the held queue's gate.
+ *
+ * What our own board's reclaim and stall marks do for our user's processes is done here for the
+ * others', in this process's memory: a slot whose owner is dead (its liveness lock gone), or that
+ * stayed active without moving for the watchdog, no longer holds our queues back. The boards are
+ * found by listing the directory: when this process joins (poking the others' listeners, which
+ * list it again), and on every liveness look.
+ */
+#ifndef GPUPRIO_TENANTS_H
+#define GPUPRIO_TENANTS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "board.h"
+
+#define TN_MAX_BOARDS 32
+
+/* What this process made of one slot of another user's board. */
+struct tn_slot {
+    _Atomic uint64_t dead;              /* the incarnation found dead in it, or 0 */
+    _Atomic uint64_t stalled;           /* the incarnation found stalled in it, or 0 */
+    uint64_t incarnation, moves, since; /* the listener's stall watch */
+};
+
+struct tn_board {
+    struct gp_board b; /* mapped read-only */
+    uid_t uid;         /* its owner: the file's */
+    bool capped;
+    int cap;               /* the highest priority its queues count with, where capped */
+    uint32_t summary_seen; /* its summary_seq as last decided on */
+    struct tn_slot slots[GP_BOARD_SLOTS];
+};
+
+/* A device's other users' boards. The set changes only on the listener's thread, under the
+ * scheduling lock; decisions read it under the scheduling lock. */
+struct tn_device {
+    char key[GP_BOARD_KEY_MAX];
+    struct tn_board *boards[TN_MAX_BOARDS];
+    unsigned n;
+    /* Files already warned about (refused, a user not admitted), by inode, so once each. */
+    ino_t warned[TN_MAX_BOARDS];
+    unsigned n_warned;
+};
+
+/* Lists the directory: opens the boards of other users that appeared, drops those removed. True
+ * when the set changed (decide again). poke: wake the listeners of those that appeared. */
+bool tn_refresh(struct tn_device *td, bool poke);
+/* The liveness look: marks the slots of dead owners, and those active without moving for
+ * watchdog_ns; true when a mark changed. *watching: a slot is marked stalled (look often). */
+bool tn_look(struct tn_device *td, uint64_t now, uint64_t watchdog_ns, bool *watching);
+/* Waits until own's sequence word differs from seen, another board's summary moved, or timeout:
+ * returns own's sequence word; *poked: woken with nothing of that changed (another user's new
+ * board: list the directory again). */
+uint32_t tn_wait(struct tn_device *td, struct gp_board *own, uint32_t seen, uint64_t timeout_ns,
+                 bool *poked);
+/* Whether a board's summary moved since the last call (and takes note). */
+bool tn_summaries_moved(struct tn_device *td);
+/* Calls fn for each queue of the other users' boards that holds ours back (a live slot, not dead
+ * or stalled here): its state, and its priority within its user's cap. */
+void tn_foreach_queue(struct tn_device *td,
+                      void (*fn)(struct xq_state *st, int priority, bool active, void *arg),
+                      void *arg);
+/* Closes every board (at exit, or in the child of fork). */
+void tn_close(struct tn_device *td);
+
+#endif /* GPUPRIO_TENANTS_H */

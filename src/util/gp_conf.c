@@ -1,0 +1,316 @@
+/*
+ * gp_conf.c - see gp_conf.h.
+ */
+#include "gp_conf.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <pthread.h>
+#include <pwd.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "gp_config.h"
+#include "gp_log.h"
+#include "gp_options.h"
+#include "gp_priority.h"
+
+#define NOT_USED "; the file is not used: each user's processes schedule only among themselves"
+
+static int refuse(const char *path, unsigned line, const char *fmt, ...)
+{
+    char what[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    if (line)
+        gp_log(GP_LOG_WARN, "the configuration file %s, line %u: %s" NOT_USED, path, line, what);
+    else
+        gp_log(GP_LOG_WARN, "the configuration file %s %s" NOT_USED, path, what);
+    return -EINVAL;
+}
+
+static char *trim(char *s)
+{
+    while (*s == ' ' || *s == '\t')
+        s++;
+    size_t n = strlen(s);
+    while (n && (s[n - 1] == ' ' || s[n - 1] == '\t' || s[n - 1] == '\n' || s[n - 1] == '\r'))
+        s[--n] = '\0';
+    return s;
+}
+
+/* A user (name or uid) or, after '@', a group (name or gid). 0 or -ENOENT. */
+static int parse_who(const char *text, unsigned line, struct gp_conf_who *who)
+{
+    who->group = text[0] == '@';
+    who->line = line;
+    const char *name = text + who->group;
+    uint64_t id;
+    if (gp_parse_uint(name, 0, UINT32_MAX - 1, &id)) {
+        who->id = (unsigned)id;
+        return 0;
+    }
+    char buf[4096];
+    if (who->group) {
+        struct group g, *found = NULL;
+        getgrnam_r(name, &g, buf, sizeof buf, &found);
+        if (found)
+            who->id = (unsigned)found->gr_gid;
+        return found ? 0 : -ENOENT;
+    }
+    struct passwd p, *found = NULL;
+    getpwnam_r(name, &p, buf, sizeof buf, &found);
+    if (found)
+        who->id = (unsigned)found->pw_uid;
+    return found ? 0 : -ENOENT;
+}
+
+/* Whether user uid is a member of group gid (its primary group or a supplementary one). */
+static bool member(uid_t uid, unsigned gid)
+{
+    char buf[4096];
+    struct passwd p, *found = NULL;
+    getpwuid_r(uid, &p, buf, sizeof buf, &found);
+    if (!found)
+        return false;
+    if ((unsigned)found->pw_gid == gid)
+        return true;
+    gid_t groups[256];
+    int n = sizeof groups / sizeof *groups;
+    if (getgrouplist(found->pw_name, found->pw_gid, groups, &n) < 0)
+        return false; /* more groups than that: those beyond are not looked at */
+    for (int i = 0; i < n; i++)
+        if ((unsigned)groups[i] == gid)
+            return true;
+    return false;
+}
+
+static bool matches(const struct gp_conf_who *who, uid_t uid)
+{
+    return who->group ? member(uid, who->id) : who->id == (unsigned)uid;
+}
+
+static int parse_admit(struct gp_conf *c, char *value, unsigned line)
+{
+    c->admit_all = false;
+    for (char *save = NULL, *item = strtok_r(value, ",", &save); item;
+         item = strtok_r(NULL, ",", &save)) {
+        item = trim(item);
+        if (!*item)
+            continue;
+        if (c->n_admit == GP_CONF_MAX_ENTRIES)
+            return refuse(c->path, line, "more than %d users and groups to admit",
+                          GP_CONF_MAX_ENTRIES);
+        if (parse_who(item, line, &c->admit[c->n_admit]) != 0)
+            return refuse(c->path, line,
+                          "'%s' is not a user or group here (accepted: a user name or uid, or "
+                          "@ and a group name or gid, separated by commas)",
+                          item);
+        c->n_admit++;
+    }
+    return c->n_admit ? 0 : refuse(c->path, line, "admit names nobody");
+}
+
+static int parse_cap(struct gp_conf *c, const char *who_text, const char *value, unsigned line)
+{
+    int cap;
+    if (gp_priority_parse(value, &cap) != 0)
+        return refuse(c->path, line, "'%s' is not a priority (accepted: " GP_PRIORITY_ACCEPTED ")",
+                      value);
+    if (!strcmp(who_text, "default")) {
+        if (c->has_default)
+            return refuse(c->path, line, "cap.default is set twice (first on line %u)",
+                          c->default_line);
+        c->has_default = true;
+        c->default_cap = cap;
+        c->default_line = line;
+        return 0;
+    }
+    struct gp_conf_who who;
+    if (parse_who(who_text, line, &who) != 0)
+        return refuse(c->path, line,
+                      "'%s' is not a user or group here (accepted: cap.default, cap.USER and "
+                      "cap.@GROUP, by name or id)",
+                      who_text);
+    for (unsigned i = 0; i < c->n_caps; i++)
+        if (c->capped[i].group == who.group && c->capped[i].id == who.id)
+            return refuse(c->path, line, "cap.%s is set twice (first on line %u)", who_text,
+                          c->capped[i].line);
+    if (c->n_caps == GP_CONF_MAX_ENTRIES)
+        return refuse(c->path, line, "more than %d caps", GP_CONF_MAX_ENTRIES);
+    c->capped[c->n_caps] = who;
+    c->cap[c->n_caps++] = cap;
+    return 0;
+}
+
+/* The shared board directory must keep each user's board its owner's: owned by root, and nobody
+ * else may rename or remove files in it (not writable by group or others, or sticky). */
+static int check_board_dir(struct gp_conf *c, const char *dir, unsigned line)
+{
+    struct stat st;
+    if (dir[0] != '/')
+        return refuse(c->path, line, "board_dir '%s' is not an absolute path", dir);
+    if (lstat(dir, &st) != 0)
+        return refuse(c->path, line, "board_dir %s cannot be examined: %s", dir, strerror(errno));
+    if (!S_ISDIR(st.st_mode))
+        return refuse(c->path, line, "board_dir %s is not a directory (a symbolic link is not)",
+                      dir);
+    if (st.st_uid != 0)
+        return refuse(c->path, line, "board_dir %s is not owned by root", dir);
+    if ((st.st_mode & 022) && !(st.st_mode & S_ISVTX))
+        return refuse(c->path, line,
+                      "board_dir %s lets others remove files in it (make it sticky: chmod +t, "
+                      "or writable by root only)",
+                      dir);
+    if (strlen(dir) >= sizeof c->board_dir)
+        return refuse(c->path, line, "board_dir is too long");
+    snprintf(c->board_dir, sizeof c->board_dir, "%s", dir);
+    return 0;
+}
+
+static int parse_line(struct gp_conf *c, char *text, unsigned line)
+{
+    char *hash = strchr(text, '#');
+    if (hash)
+        *hash = '\0';
+    text = trim(text);
+    if (!*text)
+        return 0;
+    char *eq = strchr(text, '=');
+    if (!eq)
+        return refuse(c->path, line,
+                      "'%s' is not KEY = VALUE (keys: board_dir, admit, cap.default, cap.USER, "
+                      "cap.@GROUP)",
+                      text);
+    *eq = '\0';
+    char *key = trim(text), *value = trim(eq + 1);
+    if (!*value)
+        return refuse(c->path, line, "%s has no value", key);
+    if (!strcmp(key, "board_dir")) {
+        if (c->board_dir[0])
+            return refuse(c->path, line, "board_dir is set twice");
+        return check_board_dir(c, value, line);
+    }
+    if (!strcmp(key, "admit")) {
+        if (!c->admit_all)
+            return refuse(c->path, line, "admit is set twice");
+        return parse_admit(c, value, line);
+    }
+    if (!strncmp(key, "cap.", 4) && key[4])
+        return parse_cap(c, key + 4, value, line);
+    return refuse(c->path, line,
+                  "unknown key '%s' (keys: board_dir, admit, cap.default, cap.USER, cap.@GROUP)",
+                  key);
+}
+
+int gp_conf_load(const char *path, struct gp_conf *c)
+{
+    memset(c, 0, sizeof *c);
+    c->admit_all = true;
+    snprintf(c->path, sizeof c->path, "%s", path);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        if (errno == ENOENT)
+            return -ENOENT;
+        int err = errno;
+        refuse(path, 0, "cannot be read: %s", strerror(err));
+        return -err;
+    }
+    struct stat st;
+    int rc = -EINVAL;
+    FILE *f = NULL;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        refuse(path, 0, "is not a regular file");
+        goto out;
+    }
+    if (st.st_uid != 0 || (st.st_mode & 022)) {
+        refuse(path, 0, "%s (it must be owned by root and writable by root only)",
+               st.st_uid != 0 ? "is not owned by root" : "is writable by others");
+        goto out;
+    }
+    f = fdopen(fd, "r");
+    if (!f)
+        goto out;
+    fd = -1;
+    char text[1024];
+    rc = 0;
+    for (unsigned line = 1; !rc && fgets(text, sizeof text, f); line++) {
+        if (!strchr(text, '\n') && !feof(f))
+            rc = refuse(path, line, "the line is longer than %zu characters", sizeof text - 2);
+        else
+            rc = parse_line(c, text, line);
+    }
+out:
+    if (f)
+        fclose(f);
+    if (fd >= 0)
+        close(fd);
+    return rc;
+}
+
+static struct gp_conf conf;
+static bool conf_used;
+static pthread_once_t conf_once = PTHREAD_ONCE_INIT;
+
+static void load_once(void)
+{
+    const char *path = gp_opt_str(GP_OPT_CONFIG);
+    conf_used = gp_conf_load(path ? path : GP_CONF_PATH, &conf) == 0;
+}
+
+const struct gp_conf *gp_conf_get(void)
+{
+    pthread_once(&conf_once, load_once);
+    return conf_used ? &conf : NULL;
+}
+
+int gp_conf_cap(const struct gp_conf *c, uid_t uid, int *cap, unsigned *line)
+{
+    if (!c)
+        return -ENOENT;
+    bool found = false;
+    for (unsigned i = 0; i < c->n_caps; i++)
+        if (!c->capped[i].group && c->capped[i].id == (unsigned)uid) {
+            *cap = c->cap[i];
+            *line = c->capped[i].line;
+            return 0;
+        }
+    for (unsigned i = 0; i < c->n_caps; i++)
+        if (c->capped[i].group && (!found || c->cap[i] > *cap) && matches(&c->capped[i], uid)) {
+            *cap = c->cap[i];
+            *line = c->capped[i].line;
+            found = true;
+        }
+    if (found)
+        return 0;
+    if (!c->has_default)
+        return -ENOENT;
+    *cap = c->default_cap;
+    *line = c->default_line;
+    return 0;
+}
+
+bool gp_conf_admits(const struct gp_conf *c, uid_t uid)
+{
+    if (!c)
+        return false;
+    if (c->admit_all)
+        return true;
+    for (unsigned i = 0; i < c->n_admit; i++)
+        if (matches(&c->admit[i], uid))
+            return true;
+    return false;
+}
+
+const char *gp_conf_shared_dir(void)
+{
+    const struct gp_conf *c = gp_conf_get();
+    return c && c->board_dir[0] && gp_conf_admits(c, geteuid()) ? c->board_dir : NULL;
+}

@@ -1,0 +1,125 @@
+/*
+ * conf_test.c - unit.conf: the administrator's configuration file (src/util/gp_conf.c). Which
+ * files are used (root's, writable by root only, every line understood, a sticky shared
+ * directory of root's) and which are refused (-EINVAL, with the file not used); an absent file is
+ * -ENOENT. Caps: a user's own wins over its groups', a group's applies to its members, the default
+ * to everyone else, none without one; and who is admitted. The messages themselves are checked
+ * end to end by tenant.bad-conf. Needs root (files of root's); skipped (77) otherwise.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "gp_conf.h"
+#include "gpuprio.h"
+
+static char dir[64], path[128], shared[128];
+
+/* Loads a file of text (after a board_dir line when with_dir) with mode into c. */
+static int load(const char *text, mode_t mode, bool with_dir, struct gp_conf *c)
+{
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return -EIO;
+    if (with_dir)
+        fprintf(f, "board_dir = %s\n", shared);
+    fputs(text, f);
+    fclose(f);
+    chmod(path, mode);
+    return gp_conf_load(path, c);
+}
+
+int main(void)
+{
+    if (geteuid() != 0) {
+        printf("SKIPPED: the files must be root's\n");
+        return 77;
+    }
+    snprintf(dir, sizeof dir, "/tmp/gpuprio-unit-conf-XXXXXX");
+    if (!mkdtemp(dir))
+        return 2;
+    snprintf(path, sizeof path, "%s/gpuprio.conf", dir);
+    snprintf(shared, sizeof shared, "%s/shared", dir);
+    mkdir(shared, 0700);
+    chmod(shared, 01777);
+    static struct gp_conf c;
+
+    CHECK_INT(gp_conf_load("/nonexistent/gpuprio.conf", &c), -ENOENT);
+    CHECK_INT(gp_conf_cap(NULL, 0, &(int){0}, &(unsigned){0}), -ENOENT);
+    CHECK(!gp_conf_admits(NULL, 0));
+
+    /* A good file: comments, blank lines, spaces, names and ids. */
+    CHECK_INT(load("# the tenants\n\n  admit = 4241, @0 # root's group\n"
+                   "cap.default = normal\ncap.4241=critical\ncap.@0 = low\ncap.root = high\n",
+                   0644, true, &c),
+              0);
+    CHECK(strcmp(c.board_dir, shared) == 0);
+    int cap = 99;
+    unsigned line = 0;
+    /* Lines count from the board_dir line. */
+    CHECK_INT(gp_conf_cap(&c, 4241, &cap, &line), 0); /* its own */
+    CHECK_INT(cap, GPUPRIO_PRIORITY_CRITICAL);
+    CHECK_INT(line, 6);
+    CHECK_INT(gp_conf_cap(&c, 0, &cap, &line), 0); /* its own wins over its group's */
+    CHECK_INT(cap, GPUPRIO_PRIORITY_HIGH);
+    CHECK_INT(line, 8);
+    CHECK_INT(gp_conf_cap(&c, 4242, &cap, &line), 0); /* the default */
+    CHECK_INT(cap, GPUPRIO_PRIORITY_NORMAL);
+    CHECK_INT(line, 5);
+    CHECK(gp_conf_admits(&c, 4241));
+    CHECK(gp_conf_admits(&c, 0)); /* by its group */
+    CHECK(!gp_conf_admits(&c, 4242));
+
+    /* A group's cap applies to its members (root is in group 0); without a default, nobody
+     * else is capped, and without admit everyone is admitted. */
+    CHECK_INT(load("cap.@0 = low\n", 0600, false, &c), 0);
+    CHECK(c.board_dir[0] == '\0');
+    CHECK_INT(gp_conf_cap(&c, 0, &cap, &line), 0);
+    CHECK_INT(cap, GPUPRIO_PRIORITY_LOW);
+    CHECK_INT(gp_conf_cap(&c, 4242, &cap, &line), -ENOENT);
+    CHECK(gp_conf_admits(&c, 4242));
+
+    /* Refused as a whole. */
+    static const struct {
+        const char *text;
+        mode_t mode;
+    } bad[] = {
+        {"", 0664},                         /* writable by its group */
+        {"", 0646},                         /* writable by others */
+        {"cap.default = 2000\n", 0644},     /* out of the scale */
+        {"cap.nosuchuser = low\n", 0644},   /* no such user */
+        {"cap.@nosuchgroup = low\n", 0644}, /* no such group */
+        {"cap. = low\n", 0644},             /* nobody */
+        {"cap.4241 = low\ncap.4241 = high\n", 0644},
+        {"admit = \n", 0644},
+        {"admit = ,\n", 0644},
+        {"admit = 1\nadmit = 2\n", 0644},
+        {"board_dir = relative\n", 0644},
+        {"board_dir = /nonexistent\n", 0644},
+        {"board_dir = /etc/passwd\n", 0644},
+        {"colour = blue\n", 0644},
+        {"just words\n", 0644},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        if (!CHECK_INT(load(bad[i].text, bad[i].mode, false, &c), -EINVAL))
+            fprintf(stderr, "  accepted: '%s' mode %o\n", bad[i].text, (unsigned)bad[i].mode);
+    /* Twice board_dir, and a shared directory others can remove files in. */
+    CHECK_INT(load("board_dir = /tmp\n", 0644, true, &c), -EINVAL);
+    chmod(shared, 0777);
+    CHECK_INT(load("", 0644, true, &c), -EINVAL);
+    chmod(shared, 0755);
+    CHECK_INT(load("", 0644, true, &c), 0); /* root's alone: fine without the sticky bit */
+    /* A file of another user's. */
+    CHECK_INT(load("", 0644, false, &c), 0);
+    CHECK(chown(path, 4241, 0) == 0);
+    CHECK_INT(gp_conf_load(path, &c), -EINVAL);
+
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    CHECK(system(cmd) == 0);
+    return check_finish("unit.conf");
+}
