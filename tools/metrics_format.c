@@ -28,7 +28,6 @@
  *   reclaims the old image's slots), and the second row is left out.
  */
 #include <inttypes.h>
-#include <pwd.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/types.h>
@@ -106,48 +105,20 @@ static void family_head(FILE *out, const char *name, const char *type, const cha
     fprintf(out, "\n# TYPE %s %s\n", name, type);
 }
 
-/* User names by uid, each looked up once per exposition; a uid without a name (a container
- * without the user in /etc/passwd) is its number, as ls shows it. */
-#define USERS_CACHED 8
-struct users {
-    uint32_t uid[USERS_CACHED];
-    char name[USERS_CACHED][64];
-    size_t n;
-    char spare[64]; /* beyond the cache: looked up again each time */
-};
-
-static const char *user_name(struct users *u, uint32_t uid)
-{
-    for (size_t i = 0; i < u->n; i++)
-        if (u->uid[i] == uid)
-            return u->name[i];
-    char *name = u->n < USERS_CACHED ? u->name[u->n] : u->spare;
-    struct passwd pw, *found = NULL;
-    char buf[4096];
-    if (getpwuid_r((uid_t)uid, &pw, buf, sizeof buf, &found) == 0 && found &&
-        strlen(found->pw_name) < sizeof u->spare)
-        snprintf(name, sizeof u->spare, "%s", found->pw_name);
-    else
-        snprintf(name, sizeof u->spare, "%" PRIu32, uid);
-    if (u->n < USERS_CACHED)
-        u->uid[u->n++] = uid;
-    return name;
-}
-
 /* The labels a process has on a device: those of its queues' series before stream. */
-static void process_labels(FILE *out, const struct gp_slot_id *id, struct users *u)
+static void process_labels(FILE *out, const struct gp_slot_id *id, struct gp_users *u)
 {
     fputs("{device=\"", out);
     label_value(out, id->key);
     fprintf(out, "\",device_index=\"%d\",pid=\"%" PRIu32 "\",command=\"", (int)id->device, id->pid);
     label_value(out, id->comm);
     fputs("\",user=\"", out);
-    label_value(out, user_name(u, id->uid));
+    label_value(out, gp_user_name(u, id->uid));
     putc('"', out);
 }
 
 /* A queue's labels, without the closing brace (decision adds one). */
-static void queue_labels(FILE *out, const struct gp_queue_row *r, struct users *u)
+static void queue_labels(FILE *out, const struct gp_queue_row *r, struct gp_users *u)
 {
     process_labels(out, &r->id, u);
     fprintf(out, ",stream=\"0x%" PRIx64 "\"", r->stream);
@@ -264,7 +235,7 @@ static void queue_value(FILE *out, const struct gp_queue_row *r, enum queue_valu
 }
 
 static void queue_family(FILE *out, const struct gp_sample *s, const struct queue_family *f,
-                         struct users *u)
+                         struct gp_users *u)
 {
     family_head(out, f->name, f->type, f->help);
     for (size_t i = 0; i < s->n; i++) {
@@ -279,7 +250,7 @@ static void queue_family(FILE *out, const struct gp_sample *s, const struct queu
 }
 
 /* The decision as a state set: one series per decision gp_row_gate names, the current one 1. */
-static void decision_family(FILE *out, const struct gp_sample *s, struct users *u)
+static void decision_family(FILE *out, const struct gp_sample *s, struct gp_users *u)
 {
     static const char name[] = "gpuprio_queue_decision";
     static const char *const decisions[] = {"suspended", "throttled", "tracked", "none"};
@@ -301,7 +272,7 @@ static void decision_family(FILE *out, const struct gp_sample *s, struct users *
 
 void gp_metrics_write(FILE *out, const struct gp_sample *s)
 {
-    struct users u = {.n = 0};
+    struct gp_users u = {.n = 0};
     family_head(out, "gpuprio_boards", "gauge",
                 "Boards read: one per user and device in the board directory.");
     fprintf(out, "gpuprio_boards %u\n", s->boards);

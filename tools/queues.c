@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "board.h"
+#include "gp_conf.h"
 #include "gp_grow.h"
 #include "tool.h"
 
@@ -144,6 +145,11 @@ static int read_slot(struct gp_sample *s, const struct gp_board *b, unsigned i)
     r->stream = slot->stream;
     r->thread = slot->thread;
     r->priority = atomic_load(&slot->st.priority);
+    /* As every other user's process takes it: at most at its user's cap. */
+    unsigned line;
+    r->capped = gp_conf_cap(gp_conf_get(), (uid_t)r->id.uid, &r->cap, &line) == 0;
+    if (r->capped && r->priority > r->cap)
+        r->priority = r->cap;
     r->active = atomic_load(&slot->st.active) != 0;
     r->gate = atomic_load(&slot->st.gate);
     r->submitted = atomic_load(&slot->st.submitted);

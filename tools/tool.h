@@ -65,7 +65,9 @@ struct gp_slot_id {
 struct gp_queue_row {
     struct gp_slot_id id;
     uint64_t stream, thread;
-    int32_t priority;
+    int32_t priority; /* as other users take it: at most the cap of its user */
+    bool capped;      /* the configuration file caps its user (gp_conf.h), at cap */
+    int cap;
     bool active;
     uint64_t gate;
     uint64_t submitted, completed, held_ns, suspensions;
@@ -115,6 +117,17 @@ void gp_sample_free(struct gp_sample *s);
 void gp_reported_free(struct gp_reported *seen);
 /* Whether path was reported before; records it if not. */
 bool gp_reported_once(struct gp_reported *seen, const char *path);
+
+/* User names by uid, each looked up once per cache (a sample's printing); a uid without a name (a
+ * container without the user in /etc/passwd) is its number, as ls shows it. */
+#define GP_USERS_CACHED 8
+struct gp_users {
+    uint32_t uid[GP_USERS_CACHED];
+    char name[GP_USERS_CACHED][64];
+    size_t n;
+    char spare[64]; /* beyond the cache: looked up again each time */
+};
+const char *gp_user_name(struct gp_users *u, uint32_t uid);
 
 /* The uid whose boards the tool looks at: the caller's, or every user's ((uid_t)-1) as root, and
  * (unless it is to write them) on the shared board directory (gp_conf.h). */

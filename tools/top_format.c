@@ -10,6 +10,7 @@
  * is always valid JSON).
  */
 #include <inttypes.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -129,9 +130,28 @@ static void each_row(const struct gp_sample *s, bool all,
     }
 }
 
+const char *gp_user_name(struct gp_users *u, uint32_t uid)
+{
+    for (size_t i = 0; i < u->n; i++)
+        if (u->uid[i] == uid)
+            return u->name[i];
+    char *name = u->n < GP_USERS_CACHED ? u->name[u->n] : u->spare;
+    struct passwd pw, *found = NULL;
+    char buf[4096];
+    if (getpwuid_r((uid_t)uid, &pw, buf, sizeof buf, &found) == 0 && found &&
+        strlen(found->pw_name) < sizeof u->spare)
+        snprintf(name, sizeof u->spare, "%s", found->pw_name);
+    else
+        snprintf(name, sizeof u->spare, "%" PRIu32, uid);
+    if (u->n < GP_USERS_CACHED)
+        u->uid[u->n++] = uid;
+    return name;
+}
+
 struct json_ctx {
     const struct gp_sample *s;
     size_t printed;
+    struct gp_users users;
 };
 
 /* Opens the next object of the array: its kind, and where it comes from. */
@@ -144,6 +164,8 @@ static void json_open(struct json_ctx *c, const char *kind, const struct gp_slot
     json_string(id->board);
     printf(", \"pid\": %" PRIu32 ", \"command\": ", id->pid);
     json_string(id->comm);
+    printf(", \"uid\": %" PRIu32 ", \"user\": ", id->uid);
+    json_string(gp_user_name(&c->users, id->uid));
 }
 
 /* Whether the process is an MPS client on the device, from its record (null: not known). */
@@ -171,6 +193,10 @@ static void json_row(const struct gp_queue_row *r, void *arg)
            r->stream, r->thread, (int)r->id.device, (int)r->priority, gp_row_state(r),
            gp_row_gate(r), gp_row_level(r), (unsigned)XQ_GATE_IN_FLIGHT(r->gate), r->submitted,
            r->completed);
+    if (r->capped)
+        printf(", \"cap\": %d", r->cap);
+    else
+        fputs(", \"cap\": null", stdout);
     if (r->submitted_per_s >= 0)
         printf(", \"submitted_per_s\": %.1f", r->submitted_per_s);
     else
@@ -207,7 +233,7 @@ static void json_unused(const struct gp_record_row *p, void *arg)
 
 void gp_print_json(const struct gp_sample *s, bool all)
 {
-    struct json_ctx c = {s, 0};
+    struct json_ctx c = {s, 0, {.n = 0}};
     fputs("[", stdout);
     each_row(s, all, json_row, json_unused, &c);
     fputs(c.printed ? "\n]\n" : "]\n", stdout);
@@ -240,6 +266,7 @@ static void printable(char *out, size_t size, const char *in)
 
 struct table_ctx {
     size_t max_rows, printed, more;
+    struct gp_users users;
 };
 
 /* Whether another row fits; counts those that do not. */
@@ -272,7 +299,8 @@ static void table_row(const struct gp_queue_row *r, void *arg)
 {
     if (!fits(arg))
         return;
-    char key[17], comm[16], queue[48], rate[24], held[24], cus[24];
+    struct table_ctx *c = arg;
+    char key[17], comm[16], user[11], queue[48], rate[24], held[24], cus[24], cap[12] = "-";
     printable(key, sizeof key, r->id.key);
     printable(comm, sizeof comm, r->id.comm);
     if (r->thread)
@@ -285,9 +313,12 @@ static void table_row(const struct gp_queue_row *r, void *arg)
         snprintf(rate, sizeof rate, "-");
     duration(held, sizeof held, r->held_ns);
     cus_text(cus, sizeof cus, &r->cus);
-    printf("%-16s %8" PRIu32 " %-15s %-24s %5d %-6s %-9s %3d %5u %9s %9s %s\n", key, r->id.pid,
-           comm, queue, (int)r->priority, gp_row_state(r), gp_row_gate(r), gp_row_level(r),
-           (unsigned)XQ_GATE_IN_FLIGHT(r->gate), rate, held, cus);
+    printable(user, sizeof user, gp_user_name(&c->users, r->id.uid));
+    if (r->capped)
+        snprintf(cap, sizeof cap, "%d", r->cap);
+    printf("%-16s %8" PRIu32 " %-15s %-10s %-24s %5d %4s %-6s %-9s %3d %5u %9s %9s %s\n", key,
+           r->id.pid, comm, user, queue, (int)r->priority, cap, gp_row_state(r), gp_row_gate(r),
+           gp_row_level(r), (unsigned)XQ_GATE_IN_FLIGHT(r->gate), rate, held, cus);
 }
 
 /* A process's unused queues on a device: one row, as a count (they have no slot each). */
@@ -295,19 +326,22 @@ static void table_unused(const struct gp_record_row *p, void *arg)
 {
     if (!fits(arg))
         return;
-    char key[17], comm[16], queue[48];
+    struct table_ctx *c = arg;
+    char key[17], comm[16], user[11], queue[48];
     printable(key, sizeof key, p->id.key);
     printable(comm, sizeof comm, p->id.comm);
+    printable(user, sizeof user, gp_user_name(&c->users, p->id.uid));
     snprintf(queue, sizeof queue, "%" PRIu32 " unused", p->unused_queues);
-    printf("%-16s %8" PRIu32 " %-15s %-24s %5s %-6s %-9s %3s %5s %9s %9s %s\n", key, p->id.pid,
-           comm, queue, "-", "-", "-", "-", "-", "-", "-", "-");
+    printf("%-16s %8" PRIu32 " %-15s %-10s %-24s %5s %4s %-6s %-9s %3s %5s %9s %9s %s\n", key,
+           p->id.pid, comm, user, queue, "-", "-", "-", "-", "-", "-", "-", "-", "-");
 }
 
 void gp_print_table(const struct gp_sample *s, size_t max_rows, bool all)
 {
-    printf("%-16s %8s %-15s %-24s %5s %-6s %-9s %3s %5s %9s %9s %s\n", "DEVICE", "PID", "COMMAND",
-           "QUEUE", "PRIO", "STATE", "GATE", "LVL", "INFL", "SUBMIT/S", "HELD", "CUS");
-    struct table_ctx c = {.max_rows = max_rows};
+    printf("%-16s %8s %-15s %-10s %-24s %5s %4s %-6s %-9s %3s %5s %9s %9s %s\n", "DEVICE", "PID",
+           "COMMAND", "USER", "QUEUE", "PRIO", "CAP", "STATE", "GATE", "LVL", "INFL", "SUBMIT/S",
+           "HELD", "CUS");
+    struct table_ctx c = {.max_rows = max_rows, .users = {.n = 0}};
     each_row(s, all, table_row, table_unused, &c);
     if (c.more)
         printf("... %zu more\n", c.more);

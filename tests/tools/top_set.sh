@@ -100,6 +100,18 @@ fi
 expect "one queue" 1 "$(grep -c "\"pid\": $pid," "$tmp/top.json")"
 expect "command" tools_worker "$(field "$tmp/top.json" command)"
 expect "priority (GPUPRIO_PRIORITY=low)" -10 "$(field "$tmp/top.json" priority)"
+expect "user" "$(id -un)" "$(field "$tmp/top.json" user)"
+expect "uid" "$(id -u)" "$(field "$tmp/top.json" uid)"
+expect "cap (no configuration file)" null "$(field "$tmp/top.json" cap)"
+# With the administrator's file capping this user below the queue's priority, top shows the cap
+# and the priority as other users take it (the file must be root's: as root only).
+if [ "$(id -u)" = 0 ]; then
+    printf 'cap.%s = idle\n' "$(id -u)" >"$tmp/caps.conf"
+    chmod 644 "$tmp/caps.conf"
+    GPUPRIO_CONFIG=$tmp/caps.conf top_json "$tmp/capped.json"
+    expect "cap (capped at idle)" -20 "$(field "$tmp/capped.json" cap)"
+    expect "priority at the cap" -20 "$(field "$tmp/capped.json" priority)"
+fi
 expect "device index" 0 "$(field "$tmp/top.json" device_index)"
 device=$(field "$tmp/top.json" device)
 [ -n "$device" ] || { echo "FAIL: no device key"; fails=$((fails + 1)); }
@@ -127,7 +139,8 @@ board=$(field "$tmp/top.json" board)
 echo "top --once:"
 cat "$tmp/top.txt"
 expect "table row" 1 "$(table_rows "$tmp/top.txt" "$pid")"
-expect "table heading" "PRIO STATE GATE LVL INFL" "$(grep -o 'PRIO *STATE *GATE *LVL *INFL' "$tmp/top.txt" | tr -s ' ')"
+expect "table heading" "PRIO CAP STATE GATE LVL INFL" "$(grep -o 'PRIO *CAP *STATE *GATE *LVL *INFL' "$tmp/top.txt" | tr -s ' ')"
+expect "table: the queue's user and cap" 1 "$(grep " $pid tools_worker *$(id -un) .* -10 *- " "$tmp/top.txt" | wc -l)"
 expect "table: LVL of the queue" 1 "$(grep -v '^processes:' "$tmp/top.txt" | grep " $pid tools_worker " | grep -Ec ' (suspended|throttled|tracked|none) +[12] +[0-9]+ ')"
 expect "processes line" "$pid tools_worker (1 queue, 20 unused)" "$(process_entry "$tmp/top.txt" "$pid")"
 expect "table heading: CUS last" "HELD CUS" "$(grep -o 'HELD *CUS$' "$tmp/top.txt" | tr -s ' ')"
@@ -155,7 +168,7 @@ pid5=
 echo "top --once --all:"
 cat "$tmp/all.txt"
 expect "--all: rows" 2 "$(table_rows "$tmp/all.txt" "$pid")"
-expect "--all: the unused row" 1 "$(grep -v '^processes:' "$tmp/all.txt" | grep -c " $pid tools_worker  *20 unused  *- ")"
+expect "--all: the unused row" 1 "$(grep -v '^processes:' "$tmp/all.txt" | grep -c " $pid tools_worker  *$(id -un)  *20 unused  *- ")"
 top_json "$tmp/all.json" --all
 expect "--all --json: objects" 2 "$(grep -c "\"pid\": $pid," "$tmp/all.json")"
 expect "--all --json: the unused object" 1 \
@@ -197,7 +210,7 @@ cat "$tmp/idle.txt"
 expect "idle worker: processes line" "$pid2 tools_worker (0 queues, 5 unused)" "$(process_entry "$tmp/idle.txt" "$pid2")"
 expect "idle worker: no row" 0 "$(table_rows "$tmp/idle.txt" "$pid2")"
 "$gpuprio" top --once --all >"$tmp/idle-all.txt" 2>/dev/null
-expect "idle worker: --all row" 1 "$(grep -v '^processes:' "$tmp/idle-all.txt" | grep -c " $pid2 tools_worker  *5 unused ")"
+expect "idle worker: --all row" 1 "$(grep -v '^processes:' "$tmp/idle-all.txt" | grep -c " $pid2 tools_worker  *$(id -un)  *5 unused ")"
 top_json "$tmp/idle.json"
 expect "idle worker: not in --json without --all" 0 "$(grep -c "\"pid\": $pid2," "$tmp/idle.json")"
 expect "slots: a queue and two records" 3 "$(slots_in_use "$board")"
