@@ -10,6 +10,8 @@
 void dg_reset(struct dg_line *l)
 {
     atomic_store(&l->word, DG_OPEN);
+    atomic_store(&l->vtime, 0);
+    atomic_store(&l->owed, 0);
 }
 
 void dg_follow(struct dg_line *l, bool hold)

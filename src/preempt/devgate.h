@@ -29,7 +29,11 @@
 /* One cache line, so that deciders writing one queue's gate never touch another's. */
 struct dg_line {
     _Atomic uint64_t word; /* what the device compares each gate's number with */
-    uint8_t reserved[56];
+    /* GPUPRIO_POLICY=share (policy.h), for the deciders of every process: the queue's vtime and
+     * whether it is owed GPU time under its minimum share. Written by its owner only. */
+    _Atomic uint64_t vtime;
+    _Atomic uint32_t owed;
+    uint8_t reserved[44];
 };
 
 /* A region of gate lines (a board's), as this process registered it with its runtime: the

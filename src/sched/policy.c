@@ -7,7 +7,7 @@
 
 const char *sched_policy_name(enum sched_policy p)
 {
-    return p == SCHED_POLICY_HPF ? "hpf" : "passthrough";
+    return p == SCHED_POLICY_HPF ? "hpf" : p == SCHED_POLICY_SHARE ? "share" : "passthrough";
 }
 
 /*
@@ -42,10 +42,73 @@ void sched_policy_hpf(struct sched_queue *q, size_t n)
     }
 }
 
+void sched_policy_share(struct sched_queue *q, size_t n)
+{
+    sched_policy_hpf(q, n);
+    for (size_t i = 0; i < n; i++) {
+        bool first = true;
+        for (size_t j = 0; j < i && first; j++)
+            first = q[j].device != q[i].device;
+        if (!first)
+            continue;
+        /* The running group: the active queues not held back by a higher one. Every queue is
+         * tracked (activity is known only so) and throttled (at Level 2 that is gates, which
+         * cost nothing until they close), also alone: a queue that ran deep before another one
+         * came could not be made to wait its turn. */
+        size_t running = 0;
+        uint64_t least = UINT64_MAX;
+        for (size_t j = i; j < n; j++)
+            if (q[j].device == q[i].device)
+                q[j].track = q[j].throttle = true;
+        for (size_t j = i; j < n; j++)
+            if (q[j].device == q[i].device && q[j].active && !q[j].suspend) {
+                running++;
+                if (q[j].vtime < least)
+                    least = q[j].vtime;
+            }
+        size_t turn = n, least_served = n; /* whose turn it is */
+        for (size_t j = i; j < n; j++) {
+            if (q[j].device != q[i].device || !q[j].active || q[j].suspend)
+                continue;
+            if (q[j].running && q[j].vtime - least <= SCHED_SHARE_QUANTUM_NS &&
+                (turn == n || q[j].identity > q[turn].identity))
+                turn = j;
+            if (q[j].vtime == least &&
+                (least_served == n || q[j].identity > q[least_served].identity))
+                least_served = j;
+        }
+        if (turn == n)
+            turn = least_served;
+        /* The highest priority owed its share: it runs, and every active queue above it waits. */
+        int owed = INT_MIN;
+        for (size_t j = i; j < n; j++)
+            if (q[j].device == q[i].device && q[j].active && q[j].suspend && q[j].owed &&
+                q[j].priority > owed)
+                owed = q[j].priority;
+        for (size_t j = i; j < n; j++) {
+            if (q[j].device != q[i].device)
+                continue;
+            if (owed != INT_MIN) {
+                if (q[j].priority == owed && q[j].active)
+                    q[j].suspend = false; /* throttled already: something above it exists */
+                else if (q[j].priority > owed && q[j].active)
+                    q[j].suspend = q[j].throttle = q[j].track = true;
+            } else if (running > 1 && q[j].active && !q[j].suspend) {
+                q[j].throttle = q[j].track = true;
+                q[j].suspend = j != turn;
+            }
+        }
+    }
+}
+
 void sched_policy_decide(enum sched_policy p, struct sched_queue *q, size_t n)
 {
     if (p == SCHED_POLICY_HPF) {
         sched_policy_hpf(q, n);
+        return;
+    }
+    if (p == SCHED_POLICY_SHARE) {
+        sched_policy_share(q, n);
         return;
     }
     for (size_t i = 0; i < n; i++)

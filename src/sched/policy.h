@@ -12,20 +12,31 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 struct sched_queue {
     int device;
     int priority; /* higher runs first */
     bool active;
-    bool suspend;  /* out: admit nothing */
-    bool throttle; /* out: admit at most the in-flight window */
-    bool track;    /* out: follow its commands with completion markers */
+    /* GPUPRIO_POLICY=share only: */
+    bool owed;      /* it is owed GPU time under its minimum share (its owner keeps the account) */
+    uint64_t vtime; /* the time it ran over its weight, on one scale for all of its peers */
+    uint64_t identity; /* the same in every process's view of it, unique on its device */
+    bool running;      /* the last decision let it run (not suspended) */
+    bool suspend;      /* out: admit nothing */
+    bool throttle;     /* out: admit at most the in-flight window */
+    bool track;        /* out: follow its commands with completion markers */
 };
 
 enum sched_policy {
     SCHED_POLICY_HPF,         /* highest priority first (the default) */
     SCHED_POLICY_PASSTHROUGH, /* no scheduling: observe only */
+    SCHED_POLICY_SHARE,       /* hpf with minimum shares and weights between equal priorities */
 };
+
+/* share: how far (in vtime) one active queue may run ahead of its least-served equal peer
+ * before it waits for it. */
+#define SCHED_SHARE_QUANTUM_NS 10000000u
 
 /* The policy's name as GPUPRIO_POLICY spells it. */
 const char *sched_policy_name(enum sched_policy p);
@@ -41,6 +52,22 @@ const char *sched_policy_name(enum sched_policy p);
  * differ, so a program whose streams share one priority runs exactly as without gpuprio.
  */
 void sched_policy_hpf(struct sched_queue *queues, size_t n);
+
+/*
+ * hpf, then two exceptions (GPUPRIO_POLICY=share). While an active queue is owed GPU time under
+ * its minimum share (its owner gives it turns of a few milliseconds), it runs and every active
+ * queue above it on its device is suspended (and throttled): under hardware priorities nothing
+ * below would start while something above has work queued. Otherwise the queues of the highest
+ * active priority on a device take turns by weight: while two or more of them are active, each is
+ * throttled and tracked, and one runs, the others are suspended: the one that ran already while
+ * its vtime is at most SCHED_SHARE_QUANTUM_NS ahead of the least (so a turn lasts until its queue
+ * is the quantum ahead of the next), else the least served (ties, and several that ran, go to the
+ * greatest identity, so that every process decides alike). Every queue is tracked and throttled,
+ * also alone on its device: what a queue does is known only so, and one that ran deep before
+ * another came could not be made to wait its turn (at Level 2 its throttle is gates, which cost
+ * nothing until they close).
+ */
+void sched_policy_share(struct sched_queue *queues, size_t n);
 
 /* Applies policy p to queues. */
 void sched_policy_decide(enum sched_policy p, struct sched_queue *queues, size_t n);

@@ -250,8 +250,10 @@ static void *listener_main(void *arg)
         bool suspended, held = up.device_held(device, &suspended), poked;
         bool often = held || watching_others;
         atomic_store(&d->dozing, !held);
-        uint32_t now_seq =
-            tn_wait(&d->tenants, &d->b, seen, often ? LIVENESS_HELD_NS : LIVENESS_IDLE_NS, &poked);
+        uint64_t period = up.share_turn(device) ? SB_SHARE_LOOK_NS
+                          : often               ? LIVENESS_HELD_NS
+                                                : LIVENESS_IDLE_NS;
+        uint32_t now_seq = tn_wait(&d->tenants, &d->b, seen, period, &poked);
         atomic_store(&d->dozing, false);
         if (atomic_load(&stopping))
             break;
@@ -552,6 +554,13 @@ struct gp_board_slot *sb_slot_of(const struct xqueue *q)
     return (struct gp_board_slot *)((char *)st - offsetof(struct gp_board_slot, st));
 }
 
+uint64_t sb_identity(const struct xqueue *q)
+{
+    struct device_board *d = usable(q->device);
+    struct gp_board_slot *s = sb_slot_of(q);
+    return d && s ? SB_IDENTITY(geteuid(), s - d->b.f->slots) : (uint64_t)(uintptr_t)q;
+}
+
 void sb_attach(struct xqueue *q)
 {
     struct device_board *d = usable(q->device);
@@ -633,7 +642,8 @@ struct gp_board *sb_lock(int device)
 }
 
 void sb_foreach_tenant_queue(int device,
-                             void (*fn)(struct xq_state *st, int priority, bool active, void *arg),
+                             void (*fn)(struct xq_state *st, const struct dg_line *line,
+                                        uint64_t identity, int priority, bool active, void *arg),
                              void *arg)
 {
     struct device_board *d = usable(device);

@@ -27,7 +27,12 @@ struct sb_upcalls {
     /* Whether any of this process's queues on device is held back (so dead owners matter), and
      * in *suspended whether one is suspended (not only throttled). */
     bool (*device_held)(int device, bool *suspended);
+    /* Whether a queue of this process on device may take turns with others (GPUPRIO_POLICY=share:
+     * it is active): the listener then looks every SB_SHARE_LOOK_NS, which is how long turns
+     * overrun. */
+    bool (*share_turn)(int device);
 };
+#define SB_SHARE_LOOK_NS 2000000ull
 
 /* Reads GPUPRIO_BOARD; the scheduler's upcalls. From the library constructor. */
 void sb_configure(const struct sb_upcalls *upcalls);
@@ -76,6 +81,10 @@ void sb_released(struct xqueue *q);
 void sb_thread_held(int device);
 /* The slot q's state lives in, or NULL. */
 struct gp_board_slot *sb_slot_of(const struct xqueue *q);
+/* A queue's identity on its device, the same in every process: its board's owner and its slot
+ * (a queue without a slot: its address, seen by no other process). */
+#define SB_IDENTITY(uid, slot) ((uint64_t)(uid) << 32 | (uint32_t)(slot))
+uint64_t sb_identity(const struct xqueue *q);
 
 /* The board of device, locked for a decision, or NULL (none, or given up on). */
 struct gp_board *sb_lock(int device);
@@ -90,7 +99,8 @@ void sb_unlock(int device, bool changed, uint64_t summary);
 /* Calls fn for each queue of other users' boards of device that holds this user's back, with its
  * priority within its user's cap (tenants.h); with the scheduling lock held. */
 void sb_foreach_tenant_queue(int device,
-                             void (*fn)(struct xq_state *st, int priority, bool active, void *arg),
+                             void (*fn)(struct xq_state *st, const struct dg_line *line,
+                                        uint64_t identity, int priority, bool active, void *arg),
                              void *arg);
 /* Whether a live slot belongs to another process (or an earlier image of this one). */
 bool sb_foreign(const struct gp_board_slot *s);

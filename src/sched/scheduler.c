@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "gp_clock.h"
 #include "gp_conf.h"
 #include "gp_log.h"
 #include "gp_options.h"
@@ -21,6 +22,11 @@
 #include "sched_board.h"
 
 static enum sched_policy policy = SCHED_POLICY_HPF;
+/* GPUPRIO_POLICY=share: this process's queues' minimum share (percent) and weight. */
+static unsigned share_percent, weight = 1;
+/* The minimum share is owed over this window: a queue that waited longer is owed at most this
+ * much (share of it), and one that ran ahead owes at most as much. */
+#define SHARE_WINDOW_NS 200000000ll
 static uint64_t slow_ns; /* GPUPRIO_LOG=debug: waits this long are reported (0: none) */
 static bool has_process_priority;
 static int process_priority;
@@ -120,17 +126,28 @@ static void collect(struct xqueue *q, void *arg)
         snap_own_top = priority;
     push((struct sched_queue){.device = q->device,
                               .priority = priority,
-                              .active = counts_active(st)},
+                              .active = counts_active(st),
+                              .owed = q->share_owed,
+                              .vtime = q->share_vbase + q->share_ran_ns / weight,
+                              .identity = sb_identity(q),
+                              .running = !(atomic_load(&st->gate) & XQ_GATE_SUSPENDED)},
          q, NULL, NULL);
 }
 
 /* Another user's queue (tenants.h): decided with, never written. */
-static void collect_tenant(struct xq_state *st, int priority, bool active, void *arg)
+static void collect_tenant(struct xq_state *st, const struct dg_line *line, uint64_t identity,
+                           int priority, bool active, void *arg)
 {
     if (priority > snap_tenant_top)
         snap_tenant_top = priority;
-    push((struct sched_queue){.device = snap_device, .priority = priority, .active = active}, NULL,
-         st, NULL);
+    push((struct sched_queue){.device = snap_device,
+                              .priority = priority,
+                              .active = active,
+                              .owed = atomic_load(&line->owed) != 0,
+                              .vtime = atomic_load(&line->vtime),
+                              .identity = identity,
+                              .running = !(atomic_load(&st->gate) & XQ_GATE_SUSPENDED)},
+         NULL, st, NULL);
     (void)arg;
 }
 
@@ -138,6 +155,7 @@ static void collect_tenant(struct xq_state *st, int priority, bool active, void 
 static uint64_t summary(void)
 {
     int32_t top_live = INT32_MIN, top_active = INT32_MIN;
+    bool owed = false;
     for (size_t i = 0; i < snap.n; i++) {
         if (!snap.ref[i].q && !snap.ref[i].gate)
             continue; /* another user's */
@@ -145,8 +163,11 @@ static uint64_t summary(void)
             top_live = snap.s[i].priority;
         if (snap.s[i].active && snap.s[i].priority > top_active)
             top_active = snap.s[i].priority;
+        owed |= snap.s[i].active && snap.s[i].owed;
     }
-    return GP_BOARD_SUMMARY(top_live, top_active);
+    /* A queue owed its share holds higher ones back (policy.h): other users must decide again
+     * when one starts or ends its turn, so that changes the summary too (its sign bit's flip). */
+    return GP_BOARD_SUMMARY(top_live, top_active) ^ (owed ? UINT64_C(1) << 31 : 0);
 }
 
 static void collect_board(const struct gp_board *b, int device)
@@ -158,10 +179,15 @@ static void collect_board(const struct gp_board *b, int device)
         int priority = atomic_load(&s->st.priority);
         if (!gp_priority_valid(priority))
             continue; /* not a value any gpuprio writes: ignore it rather than obey it */
+        struct dg_line *line = gp_board_gate(b, s);
         push((struct sched_queue){.device = device,
                                   .priority = priority,
-                                  .active = counts_active(&s->st)},
-             NULL, &s->st, gp_board_gate(b, s));
+                                  .active = counts_active(&s->st),
+                                  .owed = atomic_load(&line->owed) != 0,
+                                  .vtime = atomic_load(&line->vtime),
+                                  .identity = SB_IDENTITY(b->f->h.uid, i),
+                                  .running = !(atomic_load(&s->st.gate) & XQ_GATE_SUSPENDED)},
+             NULL, &s->st, line);
     }
 }
 
@@ -238,6 +264,39 @@ static void log_switched(void)
     }
 }
 
+/*
+ * GPUPRIO_POLICY=share: a queue of ours that became active since the last decision starts no
+ * further behind than the least-served active queue of its priority (it did not compete while
+ * idle, so it is owed nothing for that time), and every queue of ours shows its vtime and whether
+ * it is owed on its line, for the other processes' decisions.
+ */
+static void share_catch_up(void)
+{
+    for (size_t i = 0; i < snap.n; i++) {
+        struct xqueue *q = snap.ref[i].q;
+        if (!q)
+            continue;
+        struct sched_queue *e = &snap.s[i];
+        if (e->active && !q->share_was_active) {
+            uint64_t least = UINT64_MAX;
+            for (size_t j = 0; j < snap.n; j++)
+                if (j != i && snap.s[j].active && snap.s[j].priority == e->priority &&
+                    snap.s[j].vtime < least)
+                    least = snap.s[j].vtime;
+            if (least != UINT64_MAX && e->vtime < least) {
+                q->share_vbase += least - e->vtime;
+                e->vtime = least;
+            }
+        }
+        q->share_was_active = e->active;
+        struct dg_line *line = atomic_load(&q->dgate);
+        if (line) {
+            atomic_store(&line->vtime, e->vtime);
+            atomic_store(&line->owed, e->owed);
+        }
+    }
+}
+
 /* Device's queues, this process's and (with the board locked) every other's on it. */
 static void decide_device(int device)
 {
@@ -253,6 +312,8 @@ static void decide_device(int device)
     if (b)
         collect_board(b, device);
     sb_foreach_tenant_queue(device, collect_tenant, NULL);
+    if (policy == SCHED_POLICY_SHARE)
+        share_catch_up();
     sched_policy_decide(policy, snap.s, snap.n);
     bool others_let_go = false;
     for (size_t i = 0; i < snap.n; i++)
@@ -388,10 +449,13 @@ static void queue_created(struct xqueue *q)
 
 static void board_changed(int device, bool decide);
 static bool device_held(int device, bool *suspended);
+static bool share_turn(int device);
 
 void sched_configure(const struct xq_marker_ops *ops)
 {
     policy = (enum sched_policy)gp_opt_choice(GP_OPT_POLICY);
+    share_percent = (unsigned)gp_opt_uint(GP_OPT_SHARE);
+    weight = (unsigned)gp_opt_uint(GP_OPT_WEIGHT);
     struct xq_admission_config cfg = {
         .enabled = policy != SCHED_POLICY_PASSTHROUGH,
         .window = (unsigned)gp_opt_uint(GP_OPT_WINDOW),
@@ -411,7 +475,8 @@ void sched_configure(const struct xq_marker_ops *ops)
     const int *env_list;
     for (int i = gp_opt_priority_list(GP_OPT_STREAM_PRIORITIES, &env_list); i-- > 0;)
         note_given(capped(env_list[i], "GPUPRIO_STREAM_PRIORITIES"));
-    sb_configure(&(struct sb_upcalls){.changed = board_changed, .device_held = device_held});
+    sb_configure(&(struct sb_upcalls){
+        .changed = board_changed, .device_held = device_held, .share_turn = share_turn});
     xq_admission_configure(
         &cfg, ops,
         &(struct xq_admission_hooks){.joining = queue_joining,
@@ -498,6 +563,53 @@ static bool apply_process_request(int device)
 }
 
 /*
+ * GPUPRIO_POLICY=share, at a listener's look (every SB_SHARE_LOOK_NS while a queue of ours is
+ * active): the time since the last look counts as run (vtime's measure) for a queue that is
+ * active and not suspended: turns are whole devices' time, and a queue's learned GPU time comes
+ * and goes with what the cost table knows. A queue with a minimum share is owed that share of
+ * the time that passes while it is active and held back by priority (or taking its turn), and
+ * pays back the GPU time of its commands that complete meanwhile (as learned per command: what
+ * the higher queues had in flight when its turn began is not its own, which a turn's time would
+ * count), within SHARE_WINDOW_NS's share either way. The state since the last look is taken as its
+ * decision left it (the one after that look, which the gate still shows unless another process
+ * decided since), and only if the queue was active then too: an idle one is looked at seldom.
+ */
+struct share_look {
+    int device;
+    uint64_t now;
+    bool changed;
+};
+
+static void share_account(struct xqueue *q, void *arg)
+{
+    struct share_look *l = arg;
+    if (q->device != l->device)
+        return;
+    uint64_t dt = q->share_look_ns ? l->now - q->share_look_ns : 0;
+    uint64_t done = atomic_load(&q->done_cost_ns), ran = done - q->share_cost_seen;
+    q->share_look_ns = l->now;
+    q->share_cost_seen = done;
+    bool active = counts_active(xq_st(q)), was_active = q->share_looked_active && active;
+    bool suspended = (atomic_load(&xq_st(q)->gate) & XQ_GATE_SUSPENDED) != 0;
+    q->share_looked_active = active;
+    if (was_active && !suspended)
+        q->share_ran_ns += dt;
+    if (!share_percent)
+        return;
+    int64_t cap = (int64_t)share_percent * SHARE_WINDOW_NS / 100;
+    if (was_active && (suspended || q->share_owed))
+        q->share_credit_ns += (int64_t)dt * share_percent / 100;
+    if (q->share_owed)
+        q->share_credit_ns -= (int64_t)ran;
+    q->share_credit_ns = q->share_credit_ns > cap    ? cap
+                         : q->share_credit_ns < -cap ? -cap
+                                                     : q->share_credit_ns;
+    bool owed = active && q->share_credit_ns > 0;
+    l->changed |= owed != q->share_owed;
+    q->share_owed = owed;
+}
+
+/*
  * The boards' listeners: another process asked for priorities or changed what is decided. The
  * request in the record is applied before those in the queues' slots: a later request for one
  * stream (only in its slot) must not be undone by an earlier one for the whole process, and a
@@ -510,13 +622,19 @@ static bool apply_process_request(int device)
 static void board_changed(int device, bool decide)
 {
     struct request_scan r = {.device = device};
-    if (!decide && !sb_record_request_pending(device)) {
+    if (!decide && policy != SCHED_POLICY_SHARE && !sb_record_request_pending(device)) {
         xq_foreach_joined(note_request, &r);
         if (!r.changed)
             return;
         r.changed = false;
     }
     xq_sched_lock();
+    if (policy == SCHED_POLICY_SHARE) {
+        /* Owed shares are looked at, and equal peers take turns, at every look. */
+        struct share_look l = {.device = device, .now = gp_now_ns()};
+        xq_foreach_joined(share_account, &l);
+        decide = true;
+    }
     bool whole_process = apply_process_request(device);
     xq_foreach_joined(apply_request, &r);
     if (whole_process)
@@ -539,6 +657,29 @@ static void note_held(struct xqueue *q, void *arg)
     uint64_t gate = atomic_load(&xq_st(q)->gate);
     h->held |= (gate & (XQ_GATE_SUSPENDED | XQ_GATE_THROTTLED)) || atomic_load(&q->waiters);
     h->suspended |= (gate & XQ_GATE_SUSPENDED) != 0;
+}
+
+struct turn_scan {
+    int device;
+    bool active;
+};
+
+static void note_active(struct xqueue *q, void *arg)
+{
+    struct turn_scan *t = arg;
+    t->active |= q->device == t->device && counts_active(xq_st(q));
+}
+
+/* GPUPRIO_POLICY=share: turns are looked at often while a queue of ours on device is active. */
+static bool share_turn(int device)
+{
+    struct turn_scan t = {device, false};
+    if (policy == SCHED_POLICY_SHARE) {
+        xq_sched_lock();
+        xq_foreach_joined(note_active, &t);
+        xq_sched_unlock();
+    }
+    return t.active;
 }
 
 static bool device_held(int device, bool *suspended)

@@ -221,7 +221,8 @@ uint32_t tn_wait(struct tn_device *td, struct gp_board *own, uint32_t seen, uint
 }
 
 void tn_foreach_queue(struct tn_device *td,
-                      void (*fn)(struct xq_state *st, int priority, bool active, void *arg),
+                      void (*fn)(struct xq_state *st, const struct dg_line *line, uint64_t identity,
+                                 int priority, bool active, void *arg),
                       void *arg)
 {
     for (unsigned j = 0; j < td->n; j++) {
@@ -240,7 +241,8 @@ void tn_foreach_queue(struct tn_device *td,
             bool active = atomic_load(&s->st.active) &&
                           !(atomic_load(&s->st.gate) & XQ_GATE_STALLED) &&
                           atomic_load(&t->slots[i].stalled) != incarnation;
-            fn(&s->st, priority, active, arg);
+            fn(&s->st, gp_board_gate(&t->b, s), SB_TENANT_IDENTITY(t->uid, i), priority, active,
+               arg);
         }
     }
 }

@@ -28,6 +28,8 @@
 #include "board.h"
 
 #define TN_MAX_BOARDS 32
+/* A queue's identity (sched_board.h's SB_IDENTITY): its board's owner and its slot. */
+#define SB_TENANT_IDENTITY(uid, slot) ((uint64_t)(uid) << 32 | (uint32_t)(slot))
 
 /* What this process made of one slot of another user's board. */
 struct tn_slot {
@@ -72,7 +74,8 @@ bool tn_summaries_moved(struct tn_device *td);
 /* Calls fn for each queue of the other users' boards that holds ours back (a live slot, not dead
  * or stalled here): its state, and its priority within its user's cap. */
 void tn_foreach_queue(struct tn_device *td,
-                      void (*fn)(struct xq_state *st, int priority, bool active, void *arg),
+                      void (*fn)(struct xq_state *st, const struct dg_line *line, uint64_t identity,
+                                 int priority, bool active, void *arg),
                       void *arg);
 /* Closes every board (at exit, or in the child of fork). */
 void tn_close(struct tn_device *td);

@@ -608,7 +608,7 @@ static void test_options_read(void)
     CHECK_INT(count_lines(out), 5);
     CHECK(strstr(out, "gpuprio: warn: GPUPRIO_WINDOW='0' is not a whole number of commands from "
                       "1 to 1024; using 16\n") != NULL);
-    CHECK(strstr(out, "gpuprio: warn: GPUPRIO_POLICY='fifo' is not one of hpf, passthrough; "
+    CHECK(strstr(out, "gpuprio: warn: GPUPRIO_POLICY='fifo' is not one of hpf, passthrough, share; "
                       "using hpf\n") != NULL);
     CHECK(strstr(out, "gpuprio: warn: GPUPRIO_PRIORITY='urgent' is not a priority: expected "
                       "idle, low, normal, high, critical, or an integer from -1000 to 1000 "

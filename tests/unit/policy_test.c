@@ -444,6 +444,74 @@ static void test_random(void)
     }
 }
 
+/* Decisions as three letters per queue: s(uspend) t(hrottle) k (track), '-' where not. */
+static void expect_decisions(const struct sched_queue *q, size_t n, const char *const *want,
+                             int line)
+{
+    for (size_t i = 0; i < n; i++) {
+        char got[4] = {q[i].suspend ? 's' : '-', q[i].throttle ? 't' : '-', q[i].track ? 'k' : '-',
+                       0};
+        if (!CHECK(strcmp(got, want[i]) == 0))
+            fprintf(stderr, "  line %d, queue %zu: %s, expected %s\n", line, i, got, want[i]);
+    }
+}
+#define EXPECT_DECISIONS(q, ...)                                                                   \
+    expect_decisions(q, N(q), (const char *const[]){__VA_ARGS__}, __LINE__)
+
+/*
+ * share: hpf, except that every queue is tracked and throttled, that an active queue owed its
+ * minimum share runs and every active queue above it waits, and that the running queues of one
+ * priority take turns by vtime: the one that ran keeps its turn until it is the quantum ahead of
+ * the least, then the least served runs, ties to the greatest identity; idle queues are never in
+ * a turn. hpf ignores owed and vtime.
+ */
+static void test_share(void)
+{
+    const uint64_t ahead = SCHED_SHARE_QUANTUM_NS + 1;
+    struct sched_queue q[] = {Q(0, 0, true), Q(0, 0, true), Q(0, 0, false)};
+    q[0].identity = 1;
+    q[1].identity = 2;
+    q[1].vtime = SCHED_SHARE_QUANTUM_NS; /* neither ran: the least served one runs */
+    sched_policy_share(q, N(q));
+    EXPECT_DECISIONS(q, "-tk", "stk", "-tk");
+    q[1].running = true; /* within the quantum, the one that ran keeps its turn */
+    sched_policy_share(q, N(q));
+    EXPECT_DECISIONS(q, "stk", "-tk", "-tk");
+    q[1].vtime = ahead; /* beyond it: the turn passes */
+    sched_policy_share(q, N(q));
+    EXPECT_DECISIONS(q, "-tk", "stk", "-tk");
+    q[1].vtime = 0; /* a tie, or both ran: the greater identity, whatever the order */
+    q[1].running = false;
+    sched_policy_share(q, N(q));
+    EXPECT_DECISIONS(q, "stk", "-tk", "-tk");
+    q[0].running = q[1].running = true;
+    sched_policy_share(q, N(q));
+    EXPECT_DECISIONS(q, "stk", "-tk", "-tk");
+    q[0].identity = 3;
+    sched_policy_share(q, N(q));
+    EXPECT_DECISIONS(q, "-tk", "stk", "-tk");
+    q[1].active = false; /* alone: nobody suspended (every queue is tracked and throttled) */
+    q[1].vtime = 10 * ahead;
+    sched_policy_share(q, N(q));
+    EXPECT_DECISIONS(q, "-tk", "-tk", "-tk");
+
+    struct sched_queue p[] = {Q(0, 10, true), Q(0, 0, true), Q(0, -10, true), Q(1, -10, true)};
+    p[2].owed = p[3].owed = true;
+    sched_policy_share(p, N(p));
+    /* The owed low queue runs; both above it wait; on device 1 it is alone. */
+    EXPECT_DECISIONS(p, "stk", "stk", "-tk", "-tk");
+    p[2].active = false; /* owed but idle: as hpf */
+    sched_policy_share(p, N(p));
+    EXPECT_DECISIONS(p, "-tk", "stk", "stk", "-tk");
+    p[2].active = true;
+    p[1].owed = true; /* the highest owed one takes the turn */
+    sched_policy_share(p, N(p));
+    EXPECT_DECISIONS(p, "stk", "-tk", "stk", "-tk");
+    sched_policy_decide(SCHED_POLICY_HPF, p, N(p));
+    EXPECT_DECISIONS(p, "--k", "stk", "stk", "---");
+    CHECK(strcmp(sched_policy_name(SCHED_POLICY_SHARE), "share") == 0);
+}
+
 int main(void)
 {
     test_names();
@@ -459,5 +527,6 @@ int main(void)
     test_extreme_priorities();
     test_decide();
     test_random();
+    test_share();
     return check_finish("unit.policy");
 }
