@@ -19,7 +19,9 @@
 # command ceiling): both Level 1 (GPUPRIO_LEVEL=1); Gn is Level 2 with a gate every n
 # microseconds of predicted GPU time (GPUPRIO_GATE_US=n); Rn reserves n% of the device for the
 # client (GPUPRIO_CU_RESERVE=n%: under MPS the load, below normal, may use the rest; on AMD,
-# CU masks), at the default level; THREAD_ROWS does the same for the one-process rows (default:
+# CU masks), at the default level; Sn gives the load a minimum share of n% of the device's time
+# under GPUPRIO_POLICY=share (docs/configuration.md, "Shares"), at the default level; THREAD_ROWS
+# does the same for the one-process rows (default:
 # GPUPRIO_ROWS). Under MPS (scripts/with-mps.sh bench/gpu/run.sh ..., docs/mps.md) every row's
 # processes are MPS clients.
 # REPEAT=n runs every co-location row n times (rows .2, .3... after the first); CALL_REPEAT=n
@@ -87,7 +89,8 @@ setting_env() {
     B*) echo "GPUPRIO_LEVEL=1 GPUPRIO_WINDOW_US=${1#B}" ;;
     G*) echo "GPUPRIO_LEVEL=2 GPUPRIO_GATE_US=${1#G}" ;;
     R*) echo "GPUPRIO_CU_RESERVE=${1#R}%" ;;
-    *) echo "bench/gpu/run.sh: unknown setting '$1' in GPUPRIO_ROWS (Wn, Bn, Gn or Rn)" >&2; exit 1 ;;
+    S*) echo "GPUPRIO_POLICY=share GPUPRIO_SHARE=${1#S}" ;;
+    *) echo "bench/gpu/run.sh: unknown setting '$1' in GPUPRIO_ROWS (Wn, Bn, Gn, Rn or Sn)" >&2; exit 1 ;;
     esac
 }
 repeats() { # NAME: the row's name, then the names of its repeats

@@ -98,7 +98,7 @@ static bool query(struct xqueue *q, void *marker)
 static unsigned follow(struct xqueue *q)
 {
     struct xc_sample done[FOLLOW_BATCH];
-    uint64_t cost = 0, done_cost = 0, first_submit = 0, now = 0;
+    uint64_t cost = 0, first_submit = 0, now = 0;
     uint32_t suspensions =
         (uint32_t)atomic_load_explicit(&xq_st(q)->suspensions, memory_order_relaxed);
     bool suspended_meanwhile = false;
@@ -123,12 +123,10 @@ static unsigned follow(struct xqueue *q)
         w.markers.release(q, c.marker);
         done[reached++] = (struct xc_sample){c.cost_key, c.cost_ns};
         cost += c.cost_ns;
-        done_cost += c.cost_key ? xc_predict(c.cost_key) : 0;
         suspended_meanwhile |= c.suspensions != suspensions;
     }
     if (reached) {
         learn(q, done, reached, first_submit, suspended_meanwhile, now);
-        atomic_fetch_add_explicit(&q->done_cost_ns, done_cost, memory_order_relaxed);
         w.ops.completed(q, reached, cost);
     }
     return reached;

@@ -163,18 +163,15 @@ struct xqueue {
      * of its markers reached (watcher only). */
     _Atomic uint64_t cost_in_flight_ns;
     _Atomic uint64_t cost_mean_ns;
-    /* The learned GPU time (cost.h) of its commands seen completed, those followed by markers
-     * (watcher only). */
-    _Atomic uint64_t done_cost_ns;
     /* GPUPRIO_POLICY=share (scheduler.c), under the scheduling lock: the time it ran at its
      * listener's looks, and its vtime, share_vbase + share_ran_ns / weight; whether it was active
-     * at the last decision; its minimum share's account (GPU time owed, negative when it ran
-     * ahead), the time of the last look at it and done_cost_ns then, whether it was active then,
-     * and whether it is owed. */
+     * at the last decision; its minimum share's account (time owed, negative when it ran ahead),
+     * the time of the last look at it and its completed commands then, whether it was active
+     * then, and whether it is owed. */
     uint64_t share_ran_ns, share_vbase;
     bool share_was_active, share_owed, share_looked_active;
     int64_t share_credit_ns;
-    uint64_t share_look_ns, share_cost_seen;
+    uint64_t share_look_ns, share_completed_seen;
     /* The oldest in-flight command: its charged cost, and since when it can have run (the later
      * of its submission and the previous one's completion seen); set under mu. */
     _Atomic uint64_t head_cost_ns, head_since_ns;

@@ -24,9 +24,12 @@
 static enum sched_policy policy = SCHED_POLICY_HPF;
 /* GPUPRIO_POLICY=share: this process's queues' minimum share (percent) and weight. */
 static unsigned share_percent, weight = 1;
-/* The minimum share is owed over this window: a queue that waited longer is owed at most this
- * much (share of it), and one that ran ahead owes at most as much. */
+/* The minimum share is owed over this window: a queue that waited longer is owed at most its
+ * share of it. One that ran ahead owes at most its share of SHARE_DEBT_NS: enough that its turns
+ * do not overrun, little enough that a queue that ran alone before the higher work came is not
+ * kept from its share for long. */
 #define SHARE_WINDOW_NS 200000000ll
+#define SHARE_DEBT_NS 20000000ll
 static uint64_t slow_ns; /* GPUPRIO_LOG=debug: waits this long are reported (0: none) */
 static bool has_process_priority;
 static int process_priority;
@@ -565,14 +568,17 @@ static bool apply_process_request(int device)
 /*
  * GPUPRIO_POLICY=share, at a listener's look (every SB_SHARE_LOOK_NS while a queue of ours is
  * active): the time since the last look counts as run (vtime's measure) for a queue that is
- * active and not suspended: turns are whole devices' time, and a queue's learned GPU time comes
- * and goes with what the cost table knows. A queue with a minimum share is owed that share of
- * the time that passes while it is active and held back by priority (or taking its turn), and
- * pays back the GPU time of its commands that complete meanwhile (as learned per command: what
- * the higher queues had in flight when its turn began is not its own, which a turn's time would
- * count), within SHARE_WINDOW_NS's share either way. The state since the last look is taken as its
- * decision left it (the one after that look, which the gate still shows unless another process
- * decided since), and only if the queue was active then too: an idle one is looked at seldom.
+ * active and not suspended. A queue with a minimum share is owed that share of the time that
+ * passes while it is active, and pays back the time between looks in which it ran (was not
+ * suspended) and completed something: in a turn it has the device, and before its first
+ * completion the device finishes what the higher queues had in flight. The GPU time learned per
+ * command would be the other measure; it counts how late the watcher saw each command complete
+ * (about 60 us on the simulator, a fifth of a 300-us kernel). Owed at most its share of
+ * SHARE_WINDOW_NS, owing at most its share of SHARE_DEBT_NS: a queue that gets its share between
+ * the higher queues' work is never owed a turn.
+ * The state between looks is taken as the decision after the last one left it (the gate still
+ * shows it unless another process decided since), and only if the queue was active then too: an
+ * idle one is looked at seldom.
  */
 struct share_look {
     int device;
@@ -586,9 +592,10 @@ static void share_account(struct xqueue *q, void *arg)
     if (q->device != l->device)
         return;
     uint64_t dt = q->share_look_ns ? l->now - q->share_look_ns : 0;
-    uint64_t done = atomic_load(&q->done_cost_ns), ran = done - q->share_cost_seen;
+    uint64_t completed = atomic_load(&xq_st(q)->completed);
+    bool moved = completed != q->share_completed_seen;
     q->share_look_ns = l->now;
-    q->share_cost_seen = done;
+    q->share_completed_seen = completed;
     bool active = counts_active(xq_st(q)), was_active = q->share_looked_active && active;
     bool suspended = (atomic_load(&xq_st(q)->gate) & XQ_GATE_SUSPENDED) != 0;
     q->share_looked_active = active;
@@ -596,14 +603,15 @@ static void share_account(struct xqueue *q, void *arg)
         q->share_ran_ns += dt;
     if (!share_percent)
         return;
-    int64_t cap = (int64_t)share_percent * SHARE_WINDOW_NS / 100;
-    if (was_active && (suspended || q->share_owed))
+    int64_t most = (int64_t)share_percent * SHARE_WINDOW_NS / 100;
+    int64_t least = -(int64_t)share_percent * SHARE_DEBT_NS / 100;
+    if (was_active)
         q->share_credit_ns += (int64_t)dt * share_percent / 100;
-    if (q->share_owed)
-        q->share_credit_ns -= (int64_t)ran;
-    q->share_credit_ns = q->share_credit_ns > cap    ? cap
-                         : q->share_credit_ns < -cap ? -cap
-                                                     : q->share_credit_ns;
+    if (was_active && !suspended && moved)
+        q->share_credit_ns -= (int64_t)dt;
+    q->share_credit_ns = q->share_credit_ns > most    ? most
+                         : q->share_credit_ns < least ? least
+                                                      : q->share_credit_ns;
     bool owed = active && q->share_credit_ns > 0;
     l->changed |= owed != q->share_owed;
     q->share_owed = owed;
