@@ -226,6 +226,27 @@ pid2=
 expect "idle worker: its unused streams' priority" "unused priority 10" "$(grep '^unused' "$tmp/worker2.out")"
 expect "idle worker's record freed at its exit" 2 "$(slots_in_use "$board")"
 
+# A worker whose user the administrator's file caps at normal: gpuprio set asks it for critical,
+# it takes normal, with one warning, and set says so (the file must be root's: as root only).
+if [ "$(id -u)" = 0 ]; then
+    printf 'cap.%s = normal\n' "$(id -u)" >"$tmp/cap-normal.conf"
+    chmod 644 "$tmp/cap-normal.conf"
+    GPUPRIO_CONFIG=$tmp/cap-normal.conf LD_PRELOAD=$shim "$worker" "$tmp/stop6" 60 2 idle \
+        >"$tmp/worker6.out" 2>"$tmp/worker6.err" &
+    pid6=$!
+    wait_for 10 ready "$tmp/worker6.out" || echo "FAIL: the capped worker never got ready"
+    listed() { "$gpuprio" top --once 2>/dev/null | grep -q "^processes:.* $pid6 tools_worker"; }
+    wait_for 10 listed || echo "FAIL: the capped worker never showed on its board"
+    GPUPRIO_CONFIG=$tmp/cap-normal.conf "$gpuprio" set "$pid6" critical >"$tmp/set6.out" 2>/dev/null
+    expect "set above the cap: status" 0 $?
+    expect "set above the cap: what it says" "$pid6 (tools_worker): priority 0 on 2 queues and the queues it creates from now on
+  (priority 20 is above the cap of its user, set in $tmp/cap-normal.conf line 1)" "$(cat "$tmp/set6.out")"
+    touch "$tmp/stop6"
+    wait "$pid6"
+    expect "capped worker: its unused streams' priority" "unused priority 0" "$(grep '^unused' "$tmp/worker6.out")"
+    expect "capped worker: one warning" 1 "$(grep -c 'priority 20 from gpuprio set is above the cap of this user, 0' "$tmp/worker6.err")"
+fi
+
 # One killed: the running worker's listener reclaims its record (it checks every second).
 LD_PRELOAD=$shim "$worker" "$tmp/stop3" 60 3 idle >"$tmp/worker3.out" 2>"$tmp/worker3.err" &
 pid3=$!
