@@ -121,7 +121,8 @@ static int effective(int priority, const struct gp_board *b, unsigned *line)
 {
     int cap;
     unsigned at;
-    if (gp_conf_cap(gp_conf_get(), (uid_t)b->f->h.uid, &cap, &at) != 0 || cap >= priority)
+    if (gp_conf_lookup(gp_conf_get(), GP_CONF_CAP, (uid_t)b->f->h.uid, &cap, &at) != 0 ||
+        cap >= priority)
         return priority;
     if (line)
         *line = at;

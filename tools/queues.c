@@ -147,7 +147,7 @@ static int read_slot(struct gp_sample *s, const struct gp_board *b, unsigned i)
     r->priority = atomic_load(&slot->st.priority);
     /* As every other user's process takes it: at most at its user's cap. */
     unsigned line;
-    r->capped = gp_conf_cap(gp_conf_get(), (uid_t)r->id.uid, &r->cap, &line) == 0;
+    r->capped = gp_conf_lookup(gp_conf_get(), GP_CONF_CAP, (uid_t)r->id.uid, &r->cap, &line) == 0;
     if (r->capped && r->priority > r->cap)
         r->priority = r->cap;
     r->active = atomic_load(&slot->st.active) != 0;

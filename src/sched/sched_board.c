@@ -641,10 +641,8 @@ struct gp_board *sb_lock(int device)
     return &d->b;
 }
 
-void sb_foreach_tenant_queue(int device,
-                             void (*fn)(struct xq_state *st, const struct dg_line *line,
-                                        uint64_t identity, int priority, bool active, void *arg),
-                             void *arg)
+void sb_foreach_tenant_queue(
+    int device, void (*fn)(const struct sched_queue *q, struct xq_state *st, void *arg), void *arg)
 {
     struct device_board *d = usable(device);
     if (d)

@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include "board.h"
+#include "policy.h"
 
 /* Devices with an index at or above this are scheduled within the process only. */
 #define SB_MAX_DEVICES 64
@@ -98,10 +99,8 @@ struct gp_board *sb_given_up(int device);
 void sb_unlock(int device, bool changed, uint64_t summary);
 /* Calls fn for each queue of other users' boards of device that holds this user's back, with its
  * priority within its user's cap (tenants.h); with the scheduling lock held. */
-void sb_foreach_tenant_queue(int device,
-                             void (*fn)(struct xq_state *st, const struct dg_line *line,
-                                        uint64_t identity, int priority, bool active, void *arg),
-                             void *arg);
+void sb_foreach_tenant_queue(
+    int device, void (*fn)(const struct sched_queue *q, struct xq_state *st, void *arg), void *arg);
 /* Whether a live slot belongs to another process (or an earlier image of this one). */
 bool sb_foreign(const struct gp_board_slot *s);
 /* Whether device has a board this process uses. */

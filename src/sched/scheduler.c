@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "gp_clock.h"
+#include "gp_config.h"
 #include "gp_conf.h"
 #include "gp_log.h"
 #include "gp_options.h"
@@ -138,19 +139,13 @@ static void collect(struct xqueue *q, void *arg)
 }
 
 /* Another user's queue (tenants.h): decided with, never written. */
-static void collect_tenant(struct xq_state *st, const struct dg_line *line, uint64_t identity,
-                           int priority, bool active, void *arg)
+static void collect_tenant(const struct sched_queue *q, struct xq_state *st, void *arg)
 {
-    if (priority > snap_tenant_top)
-        snap_tenant_top = priority;
-    push((struct sched_queue){.device = snap_device,
-                              .priority = priority,
-                              .active = active,
-                              .owed = atomic_load(&line->owed) != 0,
-                              .vtime = atomic_load(&line->vtime),
-                              .identity = identity,
-                              .running = !(atomic_load(&st->gate) & XQ_GATE_SUSPENDED)},
-         NULL, st, NULL);
+    if (q->priority > snap_tenant_top)
+        snap_tenant_top = q->priority;
+    struct sched_queue e = *q;
+    e.device = snap_device;
+    push(e, NULL, st, NULL);
     (void)arg;
 }
 
@@ -454,11 +449,29 @@ static void board_changed(int device, bool decide);
 static bool device_held(int device, bool *suspended);
 static bool share_turn(int device);
 
+/* A share or weight the administrator's file gives this user: the environment (variable name,
+ * value env) may ask for less, never more (the other users' processes yield to it); without the
+ * file's, env. */
+static unsigned from_file(enum gp_conf_setting what, const char *name, unsigned env)
+{
+    int value;
+    unsigned line;
+    const struct gp_conf *conf = gp_conf_get();
+    if (gp_conf_lookup(conf, what, geteuid(), &value, &line) != 0)
+        return env;
+    if (!gp_config_get(name))
+        return (unsigned)value;
+    if (env > (unsigned)value)
+        gp_log(GP_LOG_WARN, "%s=%u is more than %s line %u gives this user; using %d", name, env,
+               conf->path, line, value);
+    return env < (unsigned)value ? env : (unsigned)value;
+}
+
 void sched_configure(const struct xq_marker_ops *ops)
 {
     policy = (enum sched_policy)gp_opt_choice(GP_OPT_POLICY);
-    share_percent = (unsigned)gp_opt_uint(GP_OPT_SHARE);
-    weight = (unsigned)gp_opt_uint(GP_OPT_WEIGHT);
+    share_percent = from_file(GP_CONF_SHARE, "GPUPRIO_SHARE", (unsigned)gp_opt_uint(GP_OPT_SHARE));
+    weight = from_file(GP_CONF_WEIGHT, "GPUPRIO_WEIGHT", (unsigned)gp_opt_uint(GP_OPT_WEIGHT));
     struct xq_admission_config cfg = {
         .enabled = policy != SCHED_POLICY_PASSTHROUGH,
         .window = (unsigned)gp_opt_uint(GP_OPT_WINDOW),
@@ -471,7 +484,7 @@ void sched_configure(const struct xq_marker_ops *ops)
         .gate_ns = 1000 * gp_opt_uint(GP_OPT_GATE_US),
     };
     slow_ns = cfg.slow_ns;
-    has_cap = gp_conf_cap(gp_conf_get(), geteuid(), &user_cap, &cap_line) == 0;
+    has_cap = gp_conf_lookup(gp_conf_get(), GP_CONF_CAP, geteuid(), &user_cap, &cap_line) == 0;
     has_process_priority = gp_opt_priority(GP_OPT_PRIORITY, &process_priority);
     if (has_process_priority)
         note_given(process_priority = capped(process_priority, "GPUPRIO_PRIORITY"));

@@ -68,7 +68,9 @@ static struct tn_board *open_board(struct tn_device *td, const char *path, uid_t
         goto fail;
     }
     unsigned line;
-    t->capped = gp_conf_cap(conf, t->uid, &t->cap, &line) == 0;
+    int share;
+    t->capped = gp_conf_lookup(conf, GP_CONF_CAP, t->uid, &t->cap, &line) == 0;
+    t->may_be_owed = gp_conf_lookup(conf, GP_CONF_SHARE, t->uid, &share, &line) == 0 && share > 0;
     t->summary_seen = atomic_load(&t->b.f->h.summary_seq);
     return t;
 fail:
@@ -221,8 +223,7 @@ uint32_t tn_wait(struct tn_device *td, struct gp_board *own, uint32_t seen, uint
 }
 
 void tn_foreach_queue(struct tn_device *td,
-                      void (*fn)(struct xq_state *st, const struct dg_line *line, uint64_t identity,
-                                 int priority, bool active, void *arg),
+                      void (*fn)(const struct sched_queue *q, struct xq_state *st, void *arg),
                       void *arg)
 {
     for (unsigned j = 0; j < td->n; j++) {
@@ -238,11 +239,18 @@ void tn_foreach_queue(struct tn_device *td,
                 continue; /* not a value any gpuprio writes: ignored rather than obeyed */
             if (t->capped && priority > t->cap)
                 priority = t->cap;
-            bool active = atomic_load(&s->st.active) &&
-                          !(atomic_load(&s->st.gate) & XQ_GATE_STALLED) &&
-                          atomic_load(&t->slots[i].stalled) != incarnation;
-            fn(&s->st, gp_board_gate(&t->b, s), SB_TENANT_IDENTITY(t->uid, i), priority, active,
-               arg);
+            uint64_t gate = atomic_load(&s->st.gate);
+            const struct dg_line *line = gp_board_gate(&t->b, s);
+            struct sched_queue q = {
+                .priority = priority,
+                .active = atomic_load(&s->st.active) && !(gate & XQ_GATE_STALLED) &&
+                          atomic_load(&t->slots[i].stalled) != incarnation,
+                .owed = t->may_be_owed && atomic_load(&line->owed),
+                .vtime = atomic_load(&line->vtime),
+                .identity = SB_TENANT_IDENTITY(t->uid, i),
+                .running = !(gate & XQ_GATE_SUSPENDED),
+            };
+            fn(&q, &s->st, arg);
         }
     }
 }

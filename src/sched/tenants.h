@@ -26,6 +26,7 @@
 #include <sys/types.h>
 
 #include "board.h"
+#include "policy.h"
 
 #define TN_MAX_BOARDS 32
 /* A queue's identity (sched_board.h's SB_IDENTITY): its board's owner and its slot. */
@@ -43,6 +44,7 @@ struct tn_board {
     uid_t uid;         /* its owner: the file's */
     bool capped;
     int cap;               /* the highest priority its queues count with, where capped */
+    bool may_be_owed;      /* the file gives its owner a minimum share (GPUPRIO_POLICY=share) */
     uint32_t summary_seen; /* its summary_seq as last decided on */
     struct tn_slot slots[GP_BOARD_SLOTS];
 };
@@ -72,10 +74,10 @@ uint32_t tn_wait(struct tn_device *td, struct gp_board *own, uint32_t seen, uint
 /* Whether a board's summary moved since the last call (and takes note). */
 bool tn_summaries_moved(struct tn_device *td);
 /* Calls fn for each queue of the other users' boards that holds ours back (a live slot, not dead
- * or stalled here): its state, and its priority within its user's cap. */
+ * or stalled here): what the policy sees of it (its priority within its user's cap; owed its
+ * minimum share only if the file gives its user one), and its state. */
 void tn_foreach_queue(struct tn_device *td,
-                      void (*fn)(struct xq_state *st, const struct dg_line *line, uint64_t identity,
-                                 int priority, bool active, void *arg),
+                      void (*fn)(const struct sched_queue *q, struct xq_state *st, void *arg),
                       void *arg);
 /* Closes every board (at exit, or in the child of fork). */
 void tn_close(struct tn_device *td);

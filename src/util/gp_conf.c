@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <grp.h>
 #include <pthread.h>
 #include <pwd.h>
@@ -21,6 +22,9 @@
 #include "gp_priority.h"
 
 #define NOT_USED "; the file is not used: each user's processes schedule only among themselves"
+#define KEYS                                                                                       \
+    "keys: board_dir, admit, and cap., share. and weight. each followed by default, USER or "      \
+    "@GROUP"
 
 static int refuse(const char *path, unsigned line, const char *fmt, ...)
 {
@@ -118,35 +122,71 @@ static int parse_admit(struct gp_conf *c, char *value, unsigned line)
     return c->n_admit ? 0 : refuse(c->path, line, "admit names nobody");
 }
 
-static int parse_cap(struct gp_conf *c, const char *who_text, const char *value, unsigned line)
+static const struct {
+    const char *prefix; /* the key's, with its dot */
+    const char *accepted;
+} settings[GP_CONF_SETTINGS] = {
+    [GP_CONF_CAP] = {"cap.", GP_PRIORITY_ACCEPTED},
+    [GP_CONF_SHARE] = {"share.", "a percentage from 0 to 100, with or without %"},
+    [GP_CONF_WEIGHT] = {"weight.", "a whole number from 1 to 1000"},
+};
+
+static bool parse_value(enum gp_conf_setting what, const char *text, int *out)
 {
-    int cap;
-    if (gp_priority_parse(value, &cap) != 0)
-        return refuse(c->path, line, "'%s' is not a priority (accepted: " GP_PRIORITY_ACCEPTED ")",
-                      value);
+    uint64_t v;
+    char number[16];
+    switch (what) {
+    case GP_CONF_CAP:
+        return gp_priority_parse(text, out) == 0;
+    case GP_CONF_SHARE:
+        snprintf(number, sizeof number, "%.*s", (int)strcspn(text, "%"), text);
+        if (strlen(text) > strlen(number) + (text[strlen(number)] == '%') ||
+            !gp_parse_uint(number, 0, 100, &v))
+            return false;
+        *out = (int)v;
+        return true;
+    case GP_CONF_WEIGHT:
+        if (!gp_parse_uint(text, 1, 1000, &v))
+            return false;
+        *out = (int)v;
+        return true;
+    default:
+        return false;
+    }
+}
+
+static int parse_setting(struct gp_conf *c, enum gp_conf_setting what, const char *who_text,
+                         const char *value, unsigned line)
+{
+    struct gp_conf_table *t = &c->set[what];
+    const char *key = settings[what].prefix;
+    int v;
+    if (!parse_value(what, value, &v))
+        return refuse(c->path, line, "'%s' is not a valid %.*s (accepted: %s)", value,
+                      (int)strlen(key) - 1, key, settings[what].accepted);
     if (!strcmp(who_text, "default")) {
-        if (c->has_default)
-            return refuse(c->path, line, "cap.default is set twice (first on line %u)",
-                          c->default_line);
-        c->has_default = true;
-        c->default_cap = cap;
-        c->default_line = line;
+        if (t->has_default)
+            return refuse(c->path, line, "%sdefault is set twice (first on line %u)", key,
+                          t->default_line);
+        t->has_default = true;
+        t->default_value = v;
+        t->default_line = line;
         return 0;
     }
     struct gp_conf_who who;
     if (parse_who(who_text, line, &who) != 0)
         return refuse(c->path, line,
-                      "'%s' is not a user or group here (accepted: cap.default, cap.USER and "
-                      "cap.@GROUP, by name or id)",
-                      who_text);
-    for (unsigned i = 0; i < c->n_caps; i++)
-        if (c->capped[i].group == who.group && c->capped[i].id == who.id)
-            return refuse(c->path, line, "cap.%s is set twice (first on line %u)", who_text,
-                          c->capped[i].line);
-    if (c->n_caps == GP_CONF_MAX_ENTRIES)
-        return refuse(c->path, line, "more than %d caps", GP_CONF_MAX_ENTRIES);
-    c->capped[c->n_caps] = who;
-    c->cap[c->n_caps++] = cap;
+                      "'%s' is not a user or group here (accepted: %sdefault, %sUSER and "
+                      "%s@GROUP, by name or id)",
+                      who_text, key, key, key);
+    for (unsigned i = 0; i < t->n; i++)
+        if (t->who[i].group == who.group && t->who[i].id == who.id)
+            return refuse(c->path, line, "%s%s is set twice (first on line %u)", key, who_text,
+                          t->who[i].line);
+    if (t->n == GP_CONF_MAX_ENTRIES)
+        return refuse(c->path, line, "more than %d %s entries", GP_CONF_MAX_ENTRIES, key);
+    t->who[t->n] = who;
+    t->value[t->n++] = v;
     return 0;
 }
 
@@ -185,10 +225,7 @@ static int parse_line(struct gp_conf *c, char *text, unsigned line)
         return 0;
     char *eq = strchr(text, '=');
     if (!eq)
-        return refuse(c->path, line,
-                      "'%s' is not KEY = VALUE (keys: board_dir, admit, cap.default, cap.USER, "
-                      "cap.@GROUP)",
-                      text);
+        return refuse(c->path, line, "'%s' is not KEY = VALUE (" KEYS ")", text);
     *eq = '\0';
     char *key = trim(text), *value = trim(eq + 1);
     if (!*value)
@@ -203,11 +240,12 @@ static int parse_line(struct gp_conf *c, char *text, unsigned line)
             return refuse(c->path, line, "admit is set twice");
         return parse_admit(c, value, line);
     }
-    if (!strncmp(key, "cap.", 4) && key[4])
-        return parse_cap(c, key + 4, value, line);
-    return refuse(c->path, line,
-                  "unknown key '%s' (keys: board_dir, admit, cap.default, cap.USER, cap.@GROUP)",
-                  key);
+    for (int what = 0; what < GP_CONF_SETTINGS; what++) {
+        size_t n = strlen(settings[what].prefix);
+        if (!strncmp(key, settings[what].prefix, n) && key[n])
+            return parse_setting(c, (enum gp_conf_setting)what, key + n, value, line);
+    }
+    return refuse(c->path, line, "unknown key '%s' (" KEYS ")", key);
 }
 
 int gp_conf_load(const char *path, struct gp_conf *c)
@@ -271,29 +309,31 @@ const struct gp_conf *gp_conf_get(void)
     return conf_used ? &conf : NULL;
 }
 
-int gp_conf_cap(const struct gp_conf *c, uid_t uid, int *cap, unsigned *line)
+int gp_conf_lookup(const struct gp_conf *c, enum gp_conf_setting what, uid_t uid, int *value,
+                   unsigned *line)
 {
     if (!c)
         return -ENOENT;
+    const struct gp_conf_table *t = &c->set[what];
     bool found = false;
-    for (unsigned i = 0; i < c->n_caps; i++)
-        if (!c->capped[i].group && c->capped[i].id == (unsigned)uid) {
-            *cap = c->cap[i];
-            *line = c->capped[i].line;
+    for (unsigned i = 0; i < t->n; i++)
+        if (!t->who[i].group && t->who[i].id == (unsigned)uid) {
+            *value = t->value[i];
+            *line = t->who[i].line;
             return 0;
         }
-    for (unsigned i = 0; i < c->n_caps; i++)
-        if (c->capped[i].group && (!found || c->cap[i] > *cap) && matches(&c->capped[i], uid)) {
-            *cap = c->cap[i];
-            *line = c->capped[i].line;
+    for (unsigned i = 0; i < t->n; i++)
+        if (t->who[i].group && (!found || t->value[i] > *value) && matches(&t->who[i], uid)) {
+            *value = t->value[i];
+            *line = t->who[i].line;
             found = true;
         }
     if (found)
         return 0;
-    if (!c->has_default)
+    if (!t->has_default)
         return -ENOENT;
-    *cap = c->default_cap;
-    *line = c->default_line;
+    *value = t->default_value;
+    *line = t->default_line;
     return 0;
 }
 

@@ -19,6 +19,8 @@
  *   cap.default = normal          the highest priority of users without a cap of their own
  *   cap.alice = critical          a user's (by name or uid)
  *   cap.@research = low           a group's: a user in several capped groups gets the highest
+ *   share.@research = 10%         the minimum share of its queues (GPUPRIO_POLICY=share)
+ *   weight.alice = 3              their weight against equal priorities (GPUPRIO_POLICY=share)
  */
 #ifndef GPUPRIO_GP_CONF_H
 #define GPUPRIO_GP_CONF_H
@@ -37,17 +39,32 @@ struct gp_conf_who {
     unsigned line;
 };
 
+/* What the file sets per user: keys KEY.default, KEY.USER and KEY.@GROUP. */
+enum gp_conf_setting {
+    GP_CONF_CAP,    /* cap: the highest priority */
+    GP_CONF_SHARE,  /* share: the minimum share, in percent (GPUPRIO_SHARE) */
+    GP_CONF_WEIGHT, /* weight: against equal priorities (GPUPRIO_WEIGHT) */
+    GP_CONF_SETTINGS
+};
+
+/* One setting's entries: a user's own wins over its groups', of several groups' the greatest
+ * value, then the default. */
+struct gp_conf_table {
+    unsigned n;
+    struct gp_conf_who who[GP_CONF_MAX_ENTRIES];
+    int value[GP_CONF_MAX_ENTRIES];
+    bool has_default;
+    int default_value;
+    unsigned default_line;
+};
+
 struct gp_conf {
     char path[PATH_MAX];
     char board_dir[PATH_MAX]; /* "" when the file names none */
     bool admit_all;           /* no admit line */
-    unsigned n_admit, n_caps;
+    unsigned n_admit;
     struct gp_conf_who admit[GP_CONF_MAX_ENTRIES];
-    struct gp_conf_who capped[GP_CONF_MAX_ENTRIES];
-    int cap[GP_CONF_MAX_ENTRIES];
-    bool has_default;
-    int default_cap;
-    unsigned default_line;
+    struct gp_conf_table set[GP_CONF_SETTINGS];
 };
 
 /* The file in use, read on the first call (its one warning then), or NULL when there is none or
@@ -57,9 +74,10 @@ const struct gp_conf *gp_conf_get(void);
  * the warning already given. For gp_conf_get and tests. */
 int gp_conf_load(const char *path, struct gp_conf *c);
 
-/* The highest priority uid may use: 0 with *cap, and *line where the file sets it; -ENOENT when
- * the file caps uid nowhere (or c is NULL). */
-int gp_conf_cap(const struct gp_conf *c, uid_t uid, int *cap, unsigned *line);
+/* What the file sets for uid: 0 with *value, and *line where the file sets it; -ENOENT when it
+ * sets nothing for uid (or c is NULL). */
+int gp_conf_lookup(const struct gp_conf *c, enum gp_conf_setting what, uid_t uid, int *value,
+                   unsigned *line);
 /* Whether uid's boards count on the shared board directory. */
 bool gp_conf_admits(const struct gp_conf *c, uid_t uid);
 /* The shared board directory for the calling user: NULL unless the file names one and admits it. */

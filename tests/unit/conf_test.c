@@ -49,7 +49,7 @@ int main(void)
     static struct gp_conf c;
 
     CHECK_INT(gp_conf_load("/nonexistent/gpuprio.conf", &c), -ENOENT);
-    CHECK_INT(gp_conf_cap(NULL, 0, &(int){0}, &(unsigned){0}), -ENOENT);
+    CHECK_INT(gp_conf_lookup(NULL, GP_CONF_CAP, 0, &(int){0}, &(unsigned){0}), -ENOENT);
     CHECK(!gp_conf_admits(NULL, 0));
 
     /* A good file: comments, blank lines, spaces, names and ids. */
@@ -61,13 +61,14 @@ int main(void)
     int cap = 99;
     unsigned line = 0;
     /* Lines count from the board_dir line. */
-    CHECK_INT(gp_conf_cap(&c, 4241, &cap, &line), 0); /* its own */
+    CHECK_INT(gp_conf_lookup(&c, GP_CONF_CAP, 4241, &cap, &line), 0); /* its own */
     CHECK_INT(cap, GPUPRIO_PRIORITY_CRITICAL);
     CHECK_INT(line, 6);
-    CHECK_INT(gp_conf_cap(&c, 0, &cap, &line), 0); /* its own wins over its group's */
+    CHECK_INT(gp_conf_lookup(&c, GP_CONF_CAP, 0, &cap, &line),
+              0); /* its own wins over its group's */
     CHECK_INT(cap, GPUPRIO_PRIORITY_HIGH);
     CHECK_INT(line, 8);
-    CHECK_INT(gp_conf_cap(&c, 4242, &cap, &line), 0); /* the default */
+    CHECK_INT(gp_conf_lookup(&c, GP_CONF_CAP, 4242, &cap, &line), 0); /* the default */
     CHECK_INT(cap, GPUPRIO_PRIORITY_NORMAL);
     CHECK_INT(line, 5);
     CHECK(gp_conf_admits(&c, 4241));
@@ -78,10 +79,27 @@ int main(void)
      * else is capped, and without admit everyone is admitted. */
     CHECK_INT(load("cap.@0 = low\n", 0600, false, &c), 0);
     CHECK(c.board_dir[0] == '\0');
-    CHECK_INT(gp_conf_cap(&c, 0, &cap, &line), 0);
+    CHECK_INT(gp_conf_lookup(&c, GP_CONF_CAP, 0, &cap, &line), 0);
     CHECK_INT(cap, GPUPRIO_PRIORITY_LOW);
-    CHECK_INT(gp_conf_cap(&c, 4242, &cap, &line), -ENOENT);
+    CHECK_INT(gp_conf_lookup(&c, GP_CONF_CAP, 4242, &cap, &line), -ENOENT);
     CHECK(gp_conf_admits(&c, 4242));
+
+    /* Shares and weights, as caps are: a user's own, its groups' (the greatest), the default. */
+    CHECK_INT(load("share.4241 = 10%\nshare.@0 = 5\nshare.default = 0\nweight.root = 3\n", 0644,
+                   false, &c),
+              0);
+    int v = -1;
+    CHECK_INT(gp_conf_lookup(&c, GP_CONF_SHARE, 4241, &v, &line), 0);
+    CHECK_INT(v, 10);
+    CHECK_INT(gp_conf_lookup(&c, GP_CONF_SHARE, 0, &v, &line), 0);
+    CHECK_INT(v, 5);
+    CHECK_INT(line, 2);
+    CHECK_INT(gp_conf_lookup(&c, GP_CONF_SHARE, 4242, &v, &line), 0);
+    CHECK_INT(v, 0);
+    CHECK_INT(gp_conf_lookup(&c, GP_CONF_WEIGHT, 0, &v, &line), 0);
+    CHECK_INT(v, 3);
+    CHECK_INT(gp_conf_lookup(&c, GP_CONF_WEIGHT, 4241, &v, &line), -ENOENT);
+    CHECK_INT(gp_conf_lookup(&c, GP_CONF_CAP, 4241, &v, &line), -ENOENT);
 
     /* Refused as a whole. */
     static const struct {
@@ -102,6 +120,12 @@ int main(void)
         {"board_dir = /nonexistent\n", 0644},
         {"board_dir = /etc/passwd\n", 0644},
         {"colour = blue\n", 0644},
+        {"share.default = 101\n", 0644},
+        {"share.default = 10%%\n", 0644},
+        {"share.default = 10 %\n", 0644},
+        {"weight.default = 0\n", 0644},
+        {"weight.default = 1001\n", 0644},
+        {"weight.default = 2.5\n", 0644},
         {"just words\n", 0644},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)

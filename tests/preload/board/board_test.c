@@ -1118,7 +1118,7 @@ static void tenant_bad_conf(void)
         const char *says;
     } cases[] = {
         {"", 0666, "is writable by others (it must be owned by root and writable by root only)"},
-        {"cap.4241 = urgent\n", 0644, "line 3: 'urgent' is not a priority (accepted: idle, low"},
+        {"cap.4241 = urgent\n", 0644, "line 3: 'urgent' is not a valid cap (accepted: idle, low"},
         {"cap.nosuchuser = low\n", 0644, "line 3: 'nosuchuser' is not a user or group here"},
         {"speed = fast\n", 0644, "line 3: unknown key 'speed' (keys: board_dir, admit"},
         {"cap.default = low\ncap.default = high\n", 0644,
@@ -1279,6 +1279,74 @@ static void share_min(void)
     EXPECT(got[1] >= 0.09);
 }
 
+/*
+ * Shares set per user by the administrator's file (GPUPRIO_POLICY=share in every process):
+ * weights 3 (user A) and 1 (B, the default) between two saturating processes of one priority
+ * give within 10% of 3:1 of the device's time. A 10% share for B's low-priority load next to A's
+ * saturating high-priority bursts gets B at least 9%, A's queue suspended for B's turns; B's own
+ * GPUPRIO_SHARE=10 without a share in the file makes A yield nothing (A takes B's owed flag only
+ * from a user the file gives a share).
+ */
+static void tenant_shares(void)
+{
+    static const char *const heavy[] = {"1", "saturate", "4000", "300", NULL};
+    static const char *const light[] = {"3", "saturate", "4000", "300", NULL};
+    static const char *const high[] = {"1", "burst", "200", "4", "1000", "0", NULL};
+    static const char *const low[] = {"3", "saturate", "3000", "1000", NULL};
+    tenants_setup();
+    write_conf("weight.4241 = 3\n");
+    spawn_uid = USER_A;
+    struct proc a = spawn_ready("normal", "share", heavy);
+    spawn_uid = USER_B;
+    struct proc b = spawn_ready("normal", "share", light);
+    spawn_uid = 0;
+    go(&a);
+    go(&b);
+    EXPECT(finish(&a, NULL) == 0);
+    EXPECT(finish(&b, NULL) == 0);
+    read_trace();
+    uint64_t a0, a1, b0, b1;
+    span_of(TAG_HIGH, &a0, &a1);
+    span_of(TAG_LOW, &b0, &b1);
+    uint64_t from = a0 > b0 ? a0 : b0, until = a1 < b1 ? a1 : b1;
+    double ratio = (double)busy_within(TAG_HIGH, from, until) /
+                   (double)(busy_within(TAG_LOW, from, until) + 1);
+    printf("users with weights 3 and 1 from the file: %.2f to 1 of the device's time over the "
+           "%.0f ms both ran\n",
+           ratio, (double)(until - from) / 1e6);
+    EXPECT(ratio >= 2.7 && ratio <= 3.3);
+
+    double got[2];
+    unsigned long long yielded[2];
+    for (int in_file = 1; in_file >= 0; in_file--) {
+        write_conf(in_file ? "share.4242 = 10%\n" : "");
+        spawn_uid = USER_A;
+        struct proc h = spawn_ready("high", "share", high);
+        spawn_uid = USER_B;
+        setenv("GPUPRIO_SHARE", "10", 1); /* the file's wins where it sets one */
+        struct proc l = spawn_ready("low", "share", low);
+        unsetenv("GPUPRIO_SHARE");
+        spawn_uid = 0;
+        go(&l);
+        usleep(20000);
+        go(&h);
+        EXPECT(finish(&h, NULL) == 0);
+        yielded[in_file] = last_suspensions;
+        kill(l.pid, SIGTERM);
+        finish(&l, NULL);
+        read_trace();
+        uint64_t h0, h1;
+        span_of(TAG_HIGH, &h0, &h1);
+        got[in_file] = (double)busy_within(TAG_LOW, h0, h1) / (double)(h1 - h0 + 1);
+        printf("user %u's low load, a 10%% share %s: %.1f%% of the device's time next to user "
+               "%u's saturating high one, which was suspended %llu times\n",
+               USER_B, in_file ? "from the file" : "of its own only", 100 * got[in_file], USER_A,
+               yielded[in_file]);
+    }
+    EXPECT(got[1] >= 0.09 && yielded[1] > 0);
+    EXPECT(yielded[0] == 0);
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 4) {
@@ -1352,6 +1420,8 @@ int main(int argc, char **argv)
         share_weights();
     else if (!strcmp(t, "share-min"))
         share_min();
+    else if (!strcmp(t, "tenant-shares"))
+        tenant_shares();
     else if (!strcmp(t, "tenant-two"))
         tenant_two();
     else if (!strcmp(t, "tenant-cap"))
