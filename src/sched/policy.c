@@ -10,6 +10,15 @@ const char *sched_policy_name(enum sched_policy p)
     return p == SCHED_POLICY_HPF ? "hpf" : p == SCHED_POLICY_SHARE ? "share" : "passthrough";
 }
 
+/* Whether q[i] is its device's first queue: the policies decide device by device from there. */
+static bool first_of_device(const struct sched_queue *q, size_t i)
+{
+    for (size_t j = 0; j < i; j++)
+        if (q[j].device == q[i].device)
+            return false;
+    return true;
+}
+
 /*
  * Device by device, in order of first appearance: the highest active priority, then the
  * decisions. O(queues x devices) without allocating; devices are few.
@@ -17,10 +26,7 @@ const char *sched_policy_name(enum sched_policy p)
 void sched_policy_hpf(struct sched_queue *q, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
-        bool first = true;
-        for (size_t j = 0; j < i && first; j++)
-            first = q[j].device != q[i].device;
-        if (!first)
+        if (!first_of_device(q, i))
             continue;
         int top_active = INT_MIN, top = INT_MIN, bottom = INT_MAX;
         for (size_t j = i; j < n; j++) {
@@ -46,10 +52,7 @@ void sched_policy_share(struct sched_queue *q, size_t n)
 {
     sched_policy_hpf(q, n);
     for (size_t i = 0; i < n; i++) {
-        bool first = true;
-        for (size_t j = 0; j < i && first; j++)
-            first = q[j].device != q[i].device;
-        if (!first)
+        if (!first_of_device(q, i))
             continue;
         /* The running group: the active queues not held back by a higher one. Every queue is
          * tracked (activity is known only so) and throttled (at Level 2 that is gates, which

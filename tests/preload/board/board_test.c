@@ -1181,6 +1181,44 @@ static void span_of(int tag, uint64_t *first, uint64_t *last)
         }
 }
 
+/* Starts two ready workers (tags 1 and 3) and waits for both: tag 1's device time over tag 3's
+ * while both ran (*ms: how long that was), from the trace. */
+static double device_time_ratio(struct proc *a, struct proc *b, double *ms)
+{
+    go(a);
+    go(b);
+    EXPECT(finish(a, NULL) == 0);
+    EXPECT(finish(b, NULL) == 0);
+    read_trace();
+    uint64_t a0, a1, b0, b1;
+    span_of(TAG_HIGH, &a0, &a1);
+    span_of(TAG_LOW, &b0, &b1);
+    uint64_t from = a0 > b0 ? a0 : b0, until = a1 < b1 ? a1 : b1;
+    *ms = (double)(until - from) / 1e6;
+    return (double)busy_within(TAG_HIGH, from, until) /
+           (double)(busy_within(TAG_LOW, from, until) + 1);
+}
+
+/* The low-priority worker l (tag 3) saturating from 20 ms before the high-priority one h (tag 1)
+ * starts, until h ends: l's share of the device's time over h's run (*ms long), from the trace;
+ * h's suspensions into high_suspensions. */
+static unsigned long long high_suspensions;
+static double low_share_next_to(struct proc *h, struct proc *l, double *ms)
+{
+    go(l);
+    usleep(20000);
+    go(h);
+    EXPECT(finish(h, NULL) == 0);
+    high_suspensions = last_suspensions;
+    kill(l->pid, SIGTERM); /* its work is not needed past the high process's */
+    finish(l, NULL);
+    read_trace();
+    uint64_t h0, h1;
+    span_of(TAG_HIGH, &h0, &h1);
+    *ms = (double)(h1 - h0) / 1e6;
+    return (double)busy_within(TAG_LOW, h0, h1) / (double)(h1 - h0 + 1);
+}
+
 /*
  * Two saturating processes of equal priority with weights 3 and 1: while both run, the first
  * gets three times the second's GPU time, within 10%; without the share policy they split it
@@ -1198,21 +1236,10 @@ static void share_weights(void)
         setenv("GPUPRIO_WEIGHT", "1", 1);
         struct proc b = spawn_ready("normal", policy, light);
         unsetenv("GPUPRIO_WEIGHT");
-        go(&a);
-        go(&b);
-        EXPECT(finish(&a, NULL) == 0);
-        EXPECT(finish(&b, NULL) == 0);
-        read_trace();
-        uint64_t a0, a1, b0, b1;
-        span_of(TAG_HIGH, &a0, &a1);
-        span_of(TAG_LOW, &b0, &b1);
-        uint64_t from = a0 > b0 ? a0 : b0, until = a1 < b1 ? a1 : b1;
-        uint64_t ta = busy_within(TAG_HIGH, from, until), tb = busy_within(TAG_LOW, from, until);
-        ratio[share] = tb ? (double)ta / (double)tb : 0;
-        printf("weights 3 and 1, %s: over the %.0f ms both ran, GPU time %.0f ms and %.0f ms "
-               "(%.2f to 1)\n",
-               share ? "share policy" : "hpf", (double)(until - from) / 1e6, (double)ta / 1e6,
-               (double)tb / 1e6, ratio[share]);
+        double ms;
+        ratio[share] = device_time_ratio(&a, &b, &ms);
+        printf("weights 3 and 1, %s: %.2f to 1 of the device's time over the %.0f ms both ran\n",
+               share ? "share policy" : "hpf", ratio[share], ms);
         if (!share) {
             int fd = open(trace, O_WRONLY | O_TRUNC);
             close(fd);
@@ -1257,21 +1284,13 @@ static void share_min(void)
         setenv("GPUPRIO_SHARE", share ? "10" : "0", 1);
         struct proc l = spawn_ready("low", "share", low);
         unsetenv("GPUPRIO_SHARE");
-        go(&l);
-        usleep(20000);
-        go(&h);
-        EXPECT(finish(&h, NULL) == 0);
-        kill(l.pid, SIGTERM); /* its work is not needed past the high process's */
-        finish(&l, NULL);
-        read_trace();
-        uint64_t h0, h1;
-        span_of(TAG_HIGH, &h0, &h1);
-        got[share] = (double)busy_within(TAG_LOW, h0, h1) / (double)(h1 - h0);
+        double ms;
+        got[share] = low_share_next_to(&h, &l, &ms);
         p99[share] = wait_p99_us(TAG_HIGH);
         printf("a low-priority process %s a minimum share of 10%% next to a saturating "
                "high-priority one: %.1f%% of the GPU's time over its %.0f ms; the high-priority "
                "kernels' P99 wait %.0f us\n",
-               share ? "with" : "without", 100 * got[share], (double)(h1 - h0) / 1e6, p99[share]);
+               share ? "with" : "without", 100 * got[share], ms, p99[share]);
         int fd = open(trace, O_WRONLY | O_TRUNC);
         close(fd);
     }
@@ -1300,20 +1319,10 @@ static void tenant_shares(void)
     spawn_uid = USER_B;
     struct proc b = spawn_ready("normal", "share", light);
     spawn_uid = 0;
-    go(&a);
-    go(&b);
-    EXPECT(finish(&a, NULL) == 0);
-    EXPECT(finish(&b, NULL) == 0);
-    read_trace();
-    uint64_t a0, a1, b0, b1;
-    span_of(TAG_HIGH, &a0, &a1);
-    span_of(TAG_LOW, &b0, &b1);
-    uint64_t from = a0 > b0 ? a0 : b0, until = a1 < b1 ? a1 : b1;
-    double ratio = (double)busy_within(TAG_HIGH, from, until) /
-                   (double)(busy_within(TAG_LOW, from, until) + 1);
+    double ms, ratio = device_time_ratio(&a, &b, &ms);
     printf("users with weights 3 and 1 from the file: %.2f to 1 of the device's time over the "
            "%.0f ms both ran\n",
-           ratio, (double)(until - from) / 1e6);
+           ratio, ms);
     EXPECT(ratio >= 2.7 && ratio <= 3.3);
 
     double got[2];
@@ -1327,17 +1336,8 @@ static void tenant_shares(void)
         struct proc l = spawn_ready("low", "share", low);
         unsetenv("GPUPRIO_SHARE");
         spawn_uid = 0;
-        go(&l);
-        usleep(20000);
-        go(&h);
-        EXPECT(finish(&h, NULL) == 0);
-        yielded[in_file] = last_suspensions;
-        kill(l.pid, SIGTERM);
-        finish(&l, NULL);
-        read_trace();
-        uint64_t h0, h1;
-        span_of(TAG_HIGH, &h0, &h1);
-        got[in_file] = (double)busy_within(TAG_LOW, h0, h1) / (double)(h1 - h0 + 1);
+        got[in_file] = low_share_next_to(&h, &l, &ms);
+        yielded[in_file] = high_suspensions;
         printf("user %u's low load, a 10%% share %s: %.1f%% of the device's time next to user "
                "%u's saturating high one, which was suspended %llu times\n",
                USER_B, in_file ? "from the file" : "of its own only", 100 * got[in_file], USER_A,
