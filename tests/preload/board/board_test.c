@@ -868,14 +868,51 @@ static void churn(void)
 #define USER_B 4242u
 static char conf[160], shared[160];
 
+/* Copies from to to, with mode. */
+static void copy_file(const char *from, const char *to, mode_t mode)
+{
+    int in = open(from, O_RDONLY), out = open(to, O_WRONLY | O_CREAT | O_TRUNC, mode);
+    char buf[65536];
+    ssize_t n = 0;
+    while (in >= 0 && out >= 0 && (n = read(in, buf, sizeof buf)) > 0)
+        if (write(out, buf, (size_t)n) != n)
+            n = -1;
+    EXPECT(in >= 0 && out >= 0 && n == 0 && fchmod(out, mode) == 0);
+    if (in >= 0)
+        close(in);
+    if (out >= 0)
+        close(out);
+}
+
+/* The worker, the shim and the simulator (HIPSIM_LIBRARY, from the test's environment), copied
+ * where the other users can reach them: a build tree under a private home is not. */
+static void copy_for_others(void)
+{
+    static char bin[96], w[160], sh[160], sim[160];
+    const char *sim_library = getenv("HIPSIM_LIBRARY");
+    snprintf(bin, sizeof bin, "%s/bin", dir);
+    snprintf(w, sizeof w, "%s/board_worker", bin);
+    snprintf(sh, sizeof sh, "%s/libgpuprio-hip.so", bin);
+    snprintf(sim, sizeof sim, "%s/libamdhip64.so.6", bin);
+    EXPECT(sim_library != NULL && mkdir(bin, 0755) == 0 && chmod(bin, 0755) == 0);
+    copy_file(worker, w, 0755);
+    copy_file(shim, sh, 0644);
+    if (sim_library)
+        copy_file(sim_library, sim, 0755);
+    worker = w;
+    shim = sh;
+    setenv("LD_LIBRARY_PATH", bin, 1); /* before the worker's RUNPATH, the build tree's */
+}
+
 /* The shared directory (root's, sticky, as the file requires), the simulated device shared by
- * every user, and the trace and the subtest's directory open to them. */
+ * every user, and the trace, the subtest's directory and the programs open to them. */
 static void tenants_setup(void)
 {
     snprintf(shared, sizeof shared, "%s/shared", dir);
     snprintf(conf, sizeof conf, "%s/gpuprio.conf", dir);
     EXPECT(chmod(dir, 0755) == 0);
     EXPECT(mkdir(shared, 0700) == 0 && chmod(shared, 01777) == 0);
+    copy_for_others();
     setenv("HIPSIM_SHARED_USERS", "1", 1);
     setenv("GPUPRIO_CONFIG", conf, 1);
     setenv("GPUPRIO_BOARD_DIR", shared, 1); /* each user's own board there without the file */
