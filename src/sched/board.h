@@ -175,6 +175,10 @@ struct gp_board {
     _Atomic uint64_t retry_at_ns;
 };
 
+/* A queue's identity on its device, the same in every process and unique across the users'
+ * boards: its board's owner and its slot. */
+#define GP_BOARD_QUEUE_IDENTITY(uid, slot) ((uint64_t)(uid) << 32 | (uint32_t)(slot))
+
 /* The gate line of slot s of board b. */
 static inline struct dg_line *gp_board_gate(const struct gp_board *b, const struct gp_board_slot *s)
 {

@@ -558,7 +558,7 @@ uint64_t sb_identity(const struct xqueue *q)
 {
     struct device_board *d = usable(q->device);
     struct gp_board_slot *s = sb_slot_of(q);
-    return d && s ? SB_IDENTITY(geteuid(), s - d->b.f->slots) : (uint64_t)(uintptr_t)q;
+    return d && s ? GP_BOARD_QUEUE_IDENTITY(geteuid(), s - d->b.f->slots) : (uint64_t)(uintptr_t)q;
 }
 
 void sb_attach(struct xqueue *q)

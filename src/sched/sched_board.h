@@ -82,9 +82,8 @@ void sb_released(struct xqueue *q);
 void sb_thread_held(int device);
 /* The slot q's state lives in, or NULL. */
 struct gp_board_slot *sb_slot_of(const struct xqueue *q);
-/* A queue's identity on its device, the same in every process: its board's owner and its slot
- * (a queue without a slot: its address, seen by no other process). */
-#define SB_IDENTITY(uid, slot) ((uint64_t)(uid) << 32 | (uint32_t)(slot))
+/* q's identity on its device (GP_BOARD_QUEUE_IDENTITY; a queue without a slot: its address,
+ * seen by no other process). */
 uint64_t sb_identity(const struct xqueue *q);
 
 /* The board of device, locked for a decision, or NULL (none, or given up on). */

@@ -183,7 +183,7 @@ static void collect_board(const struct gp_board *b, int device)
                                   .active = counts_active(&s->st),
                                   .owed = atomic_load(&line->owed) != 0,
                                   .vtime = atomic_load(&line->vtime),
-                                  .identity = SB_IDENTITY(b->f->h.uid, i),
+                                  .identity = GP_BOARD_QUEUE_IDENTITY(b->f->h.uid, i),
                                   .running = !(atomic_load(&s->st.gate) & XQ_GATE_SUSPENDED)},
              NULL, &s->st, line);
     }

@@ -247,7 +247,7 @@ void tn_foreach_queue(struct tn_device *td,
                           atomic_load(&t->slots[i].stalled) != incarnation,
                 .owed = t->may_be_owed && atomic_load(&line->owed),
                 .vtime = atomic_load(&line->vtime),
-                .identity = SB_TENANT_IDENTITY(t->uid, i),
+                .identity = GP_BOARD_QUEUE_IDENTITY(t->uid, i),
                 .running = !(gate & XQ_GATE_SUSPENDED),
             };
             fn(&q, &s->st, arg);

@@ -29,8 +29,6 @@
 #include "policy.h"
 
 #define TN_MAX_BOARDS 32
-/* A queue's identity (sched_board.h's SB_IDENTITY): its board's owner and its slot. */
-#define SB_TENANT_IDENTITY(uid, slot) ((uint64_t)(uid) << 32 | (uint32_t)(slot))
 
 /* What this process made of one slot of another user's board. */
 struct tn_slot {

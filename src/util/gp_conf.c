@@ -295,12 +295,15 @@ out:
 
 static struct gp_conf conf;
 static bool conf_used;
+static const char *shared_dir; /* for this process's user, decided once: asked on every decision */
 static pthread_once_t conf_once = PTHREAD_ONCE_INIT;
 
 static void load_once(void)
 {
     const char *path = gp_opt_str(GP_OPT_CONFIG);
     conf_used = gp_conf_load(path ? path : GP_CONF_PATH, &conf) == 0;
+    if (conf_used && conf.board_dir[0] && gp_conf_admits(&conf, geteuid()))
+        shared_dir = conf.board_dir;
 }
 
 const struct gp_conf *gp_conf_get(void)
@@ -351,6 +354,6 @@ bool gp_conf_admits(const struct gp_conf *c, uid_t uid)
 
 const char *gp_conf_shared_dir(void)
 {
-    const struct gp_conf *c = gp_conf_get();
-    return c && c->board_dir[0] && gp_conf_admits(c, geteuid()) ? c->board_dir : NULL;
+    pthread_once(&conf_once, load_once);
+    return shared_dir;
 }

@@ -80,7 +80,8 @@ int gp_conf_lookup(const struct gp_conf *c, enum gp_conf_setting what, uid_t uid
                    unsigned *line);
 /* Whether uid's boards count on the shared board directory. */
 bool gp_conf_admits(const struct gp_conf *c, uid_t uid);
-/* The shared board directory for the calling user: NULL unless the file names one and admits it. */
+/* The shared board directory for the process's user (as it was when the file was read): NULL
+ * unless the file names one and admits it. */
 const char *gp_conf_shared_dir(void);
 
 #endif /* GPUPRIO_GP_CONF_H */
