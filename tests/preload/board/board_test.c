@@ -946,6 +946,32 @@ static void write_conf(const char *text)
     close(fd);
 }
 
+/* Waits up to 10 s until user uid's board of the subtest's device holds a queue. */
+static bool wait_for_queue_of(uid_t uid)
+{
+    char path[256];
+    snprintf(path, sizeof path, "%s/gpuprio-%u-v%u-sim_%s_00", shared, (unsigned)uid,
+             GP_BOARD_VERSION, name);
+    /* Mapped as it is: this process's own reading of the configuration file (which decides the
+     * mode a board must have) was made once, for the subtest's first run. */
+    for (int tries = 0; tries < 10000; tries++) {
+        bool found = false;
+        int fd = open(path, O_RDONLY);
+        struct gp_board_file *f =
+            fd < 0 ? MAP_FAILED : mmap(NULL, sizeof *f, PROT_READ, MAP_SHARED, fd, 0);
+        for (unsigned i = 0; f != MAP_FAILED && i < GP_BOARD_SLOTS && !found; i++)
+            found = GP_SLOT_STATE(atomic_load(&f->slots[i].owner)) == GP_SLOT_LIVE;
+        if (f != MAP_FAILED)
+            munmap(f, sizeof *f);
+        if (fd >= 0)
+            close(fd);
+        if (found)
+            return true;
+        usleep(1000);
+    }
+    return false;
+}
+
 /* A bursting process of one user (the one measured, priority its_priority) next to a saturating
  * process of the other (at load_priority): the first's largest wait behind the other's kernels,
  * its suspensions (into *suspended), and the load's priority as it ended with (into *load_at). */
@@ -960,9 +986,10 @@ static int users_side_by_side(const char *its_priority, const char *load_priorit
     /* The bursts first, so that the load finds their queue there and is throttled from its first
      * command: another user's arrival reaches a running load only with its listener's wake-up,
      * a moment in which it may queue more than the window (docs/board.md, "Users sharing a
-     * GPU"), however long a loaded host makes that moment. */
+     * GPU"), however long a loaded host makes that moment; so the load starts once the bursts'
+     * queue is on its board. */
     go(&bursts);
-    usleep(5000);
+    EXPECT(wait_for_queue_of(USER_A));
     go(&load);
     EXPECT(finish(&bursts, NULL) == 0);
     *suspended = last_suspensions;
