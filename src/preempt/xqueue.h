@@ -169,7 +169,7 @@ struct xqueue {
      * the time of the last look at it and its completed commands then, whether it was active
      * then, and whether it is owed. */
     uint64_t share_ran_ns, share_vbase;
-    bool share_was_active, share_owed, share_looked_active;
+    bool share_was_active, share_owed, share_looked_active, share_looked_running;
     int64_t share_credit_ns;
     uint64_t share_look_ns, share_completed_seen;
     /* The oldest in-flight command: its charged cost, and since when it can have run (the later

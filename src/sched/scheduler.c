@@ -612,8 +612,12 @@ static void share_account(struct xqueue *q, void *arg)
     bool active = counts_active(xq_st(q)), was_active = q->share_looked_active && active;
     bool suspended = (atomic_load(&xq_st(q)->gate) & XQ_GATE_SUSPENDED) != 0;
     q->share_looked_active = active;
-    if (was_active && !suspended)
+    /* A turn counts from its second look on: it starts with the device finishing the previous
+     * turn's commands and this queue's threads waking, which the shorter turns (the smaller
+     * weights) would otherwise pay for more. */
+    if (was_active && !suspended && q->share_looked_running)
         q->share_ran_ns += dt;
+    q->share_looked_running = active && !suspended;
     if (!share_percent)
         return;
     int64_t most = (int64_t)share_percent * SHARE_WINDOW_NS / 100;
