@@ -135,11 +135,11 @@ static int pending(const struct set_ctx *c, int *queues)
 {
     int left = 0;
     *queues = 0;
-    for (size_t j = 0; j < c->n; j++)
+    for (size_t j = 0; j < c->n; j++) {
+        int want = effective(c->req->priority, &c->boards[j], NULL);
         for (unsigned i = 0; i < GP_BOARD_SLOTS; i++) {
             const struct gp_board_slot *s = &c->boards[j].f->slots[i];
-            if (!matches(c->req, s) ||
-                atomic_load(&s->st.priority) == effective(c->req->priority, &c->boards[j], NULL))
+            if (!matches(c->req, s) || atomic_load(&s->st.priority) == want)
                 continue;
             left++;
             if (GP_SLOT_STATE(atomic_load(&s->owner)) == GP_SLOT_PROCESS) {
@@ -149,6 +149,7 @@ static int pending(const struct set_ctx *c, int *queues)
                 ++*queues;
             }
         }
+    }
     return left;
 }
 

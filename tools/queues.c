@@ -125,9 +125,16 @@ static int read_record(struct gp_sample *s, const struct gp_board *b, unsigned i
     return 0;
 }
 
+/* The cap of a board's user (gp_conf.h), looked up once per board. */
+struct user_cap {
+    bool capped;
+    int value;
+};
+
 /* Copies slot i of b into a new row of s if it is live (or a new record row if it is a record)
- * and its owner runs. 0 or -ENOMEM. */
-static int read_slot(struct gp_sample *s, const struct gp_board *b, unsigned i)
+ * and its owner runs; its priority within cap. 0 or -ENOMEM. */
+static int read_slot(struct gp_sample *s, const struct gp_board *b, unsigned i,
+                     const struct user_cap *cap)
 {
     struct gp_board_slot *slot = &b->f->slots[i];
     uint64_t word = atomic_load(&slot->owner);
@@ -146,8 +153,8 @@ static int read_slot(struct gp_sample *s, const struct gp_board *b, unsigned i)
     r->thread = slot->thread;
     r->priority = atomic_load(&slot->st.priority);
     /* As every other user's process takes it: at most at its user's cap. */
-    unsigned line;
-    r->capped = gp_conf_lookup(gp_conf_get(), GP_CONF_CAP, (uid_t)r->id.uid, &r->cap, &line) == 0;
+    r->capped = cap->capped;
+    r->cap = cap->value;
     if (r->capped && r->priority > r->cap)
         r->priority = r->cap;
     r->active = atomic_load(&slot->st.active) != 0;
@@ -181,8 +188,12 @@ static int take_board(const char *path, void *arg)
         return 0;
     }
     t->s->boards++;
+    struct user_cap cap = {false, 0};
+    unsigned line;
+    cap.capped =
+        gp_conf_lookup(gp_conf_get(), GP_CONF_CAP, (uid_t)b.f->h.uid, &cap.value, &line) == 0;
     for (unsigned i = 0; i < GP_BOARD_SLOTS && !rc; i++)
-        rc = read_slot(t->s, &b, i);
+        rc = read_slot(t->s, &b, i, &cap);
     gp_board_close(&b);
     return rc;
 }

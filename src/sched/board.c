@@ -267,15 +267,16 @@ static int check_and_map(int fd, bool writable, bool own, struct gp_board *b, co
     }
     /* Root may look at every user's boards (gpuprio top), and everyone at every board of the
      * shared directory, but each uses only its own. */
-    if (st.st_uid != geteuid() && (own || (geteuid() != 0 && (writable || !gp_board_shared())))) {
+    bool shared = gp_board_shared();
+    if (st.st_uid != geteuid() && (own || (geteuid() != 0 && (writable || !shared)))) {
         *why = "belongs to another user";
         return -EPERM;
     }
     /* On the shared directory every admitted user reads every board: writable by its owner
      * only. */
-    if (gp_board_shared() ? (st.st_mode & 022) != 0 : (st.st_mode & 077) != 0) {
-        *why = gp_board_shared() ? "is writable by other users (its mode must be 0644)"
-                                 : "is open to other users (its mode must be 0600)";
+    if (shared ? (st.st_mode & 022) != 0 : (st.st_mode & 077) != 0) {
+        *why = shared ? "is writable by other users (its mode must be 0644)"
+                      : "is open to other users (its mode must be 0600)";
         return -EPERM;
     }
     if (st.st_size != (off_t)sizeof(struct gp_board_file)) {

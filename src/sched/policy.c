@@ -60,15 +60,16 @@ void sched_policy_share(struct sched_queue *q, size_t n)
          * came could not be made to wait its turn. */
         size_t running = 0;
         uint64_t least = UINT64_MAX;
-        for (size_t j = i; j < n; j++)
-            if (q[j].device == q[i].device)
-                q[j].track = q[j].throttle = true;
-        for (size_t j = i; j < n; j++)
-            if (q[j].device == q[i].device && q[j].active && !q[j].suspend) {
+        for (size_t j = i; j < n; j++) {
+            if (q[j].device != q[i].device)
+                continue;
+            q[j].track = q[j].throttle = true;
+            if (q[j].active && !q[j].suspend) {
                 running++;
                 if (q[j].vtime < least)
                     least = q[j].vtime;
             }
+        }
         size_t turn = n, least_served = n; /* whose turn it is */
         for (size_t j = i; j < n; j++) {
             if (q[j].device != q[i].device || !q[j].active || q[j].suspend)
@@ -93,11 +94,10 @@ void sched_policy_share(struct sched_queue *q, size_t n)
                 continue;
             if (owed != INT_MIN) {
                 if (q[j].priority == owed && q[j].active)
-                    q[j].suspend = false; /* throttled already: something above it exists */
+                    q[j].suspend = false;
                 else if (q[j].priority > owed && q[j].active)
-                    q[j].suspend = q[j].throttle = q[j].track = true;
+                    q[j].suspend = true;
             } else if (running > 1 && q[j].active && !q[j].suspend) {
-                q[j].throttle = q[j].track = true;
                 q[j].suspend = j != turn;
             }
         }

@@ -655,10 +655,10 @@ struct gp_board *sb_given_up(int device)
     return d && gp_board_given_up(&d->b) ? &d->b : NULL;
 }
 
-void sb_unlock(int device, bool changed, uint64_t summary)
+void sb_unlock(int device, bool changed, const uint64_t *summary)
 {
     struct device_board *d = &boards[device];
-    bool summary_moved = gp_board_shared() && gp_board_set_summary(&d->b, summary);
+    bool summary_moved = summary && gp_board_set_summary(&d->b, *summary);
     gp_board_unlock(&d->b);
     if (changed)
         gp_board_notify(&d->b);

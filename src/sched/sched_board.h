@@ -94,8 +94,8 @@ struct gp_board *sb_lock(int device);
 struct gp_board *sb_given_up(int device);
 /* Unlocks device's board after sb_lock; changed: another process's queue was let go further, so
  * its held threads must look again. summary: the board's (GP_BOARD_SUMMARY) as the decision saw
- * it, published for other users on the shared directory (tenants.h). */
-void sb_unlock(int device, bool changed, uint64_t summary);
+ * it, for other users on the shared directory (tenants.h); NULL where the board is not shared. */
+void sb_unlock(int device, bool changed, const uint64_t *summary);
 /* Calls fn for each queue of other users' boards of device that holds this user's back, with its
  * priority within its user's cap (tenants.h); with the scheduling lock held. */
 void sb_foreach_tenant_queue(

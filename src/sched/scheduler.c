@@ -316,8 +316,11 @@ static void decide_device(int device)
     bool others_let_go = false;
     for (size_t i = 0; i < snap.n; i++)
         others_let_go |= apply(i, locked);
-    if (locked)
-        sb_unlock(device, others_let_go, summary());
+    if (locked) {
+        bool shared = gp_board_shared();
+        uint64_t ours = shared ? summary() : 0;
+        sb_unlock(device, others_let_go, shared ? &ours : NULL);
+    }
     log_switched();
     if (slow_ns && waited.ns >= slow_ns)
         gp_log(GP_LOG_DEBUG,

@@ -109,16 +109,20 @@ bool tn_refresh(struct tn_device *td, bool poke)
                "more than %d other users' boards for one device in %s: the rest are "
                "ignored",
                TN_MAX_BOARDS, gp_board_dir());
+    /* Removed files are found before the scheduling lock is taken (a path lookup each): only
+     * this thread changes the set, so they are still where they were found once it is held. */
+    bool linked[TN_MAX_BOARDS];
+    for (unsigned i = 0; i < td->n; i++)
+        linked[i] = gp_board_linked(&td->boards[i]->b);
     struct tn_board *gone[TN_MAX_BOARDS];
-    unsigned n_gone = 0;
+    unsigned n_gone = 0, kept = 0;
     xq_sched_lock();
-    for (unsigned i = 0; i < td->n;)
-        if (!gp_board_linked(&td->boards[i]->b)) {
+    for (unsigned i = 0; i < td->n; i++)
+        if (linked[i])
+            td->boards[kept++] = td->boards[i];
+        else
             gone[n_gone++] = td->boards[i];
-            td->boards[i] = td->boards[--td->n];
-        } else {
-            i++;
-        }
+    td->n = kept;
     for (unsigned i = 0; i < l.n; i++)
         td->boards[td->n++] = l.found[i];
     xq_sched_unlock();
