@@ -198,8 +198,106 @@ static inline uint64_t conf_kernel_probe(hipsimLaunch *l)
     return 0;
 }
 
+/* ---- held work: commands that run until the program lets them end ------------------------- *
+ * A "not yet" check (a host function behind a kernel has not run, a stream is still busy) looks
+ * while an earlier command still runs. Behind a kernel of fixed length it depends on the
+ * program's own speed: descheduled for 40 ms in a loaded sanitizer run, a check saw a 60 ms
+ * kernel end. A held kernel (or host function) runs until conf_release, so such checks cannot
+ * race; conf_release_after lets a blocking call (a synchronize, hipFree) be what waits for it. A
+ * hold never released ends after CONF_HOLD_MAX_MS with a FATAL line, so the output differs
+ * instead of the program hanging. Relaunch a hold only after its work has finished. */
+
+#define CONF_HOLD_MAX_MS 10000u
+
+typedef struct conf_hold {
+    atomic_int started;
+    atomic_int released;
+    atomic_int launches; /* a timer armed before the latest launch leaves it alone */
+} conf_hold;
+
+static inline uint64_t conf_now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+/* Whether *v equals want within ms (looks every 0.1 ms). */
+static inline int conf_await(atomic_int *v, int want, unsigned ms)
+{
+    uint64_t deadline = conf_now_ms() + ms;
+    while (atomic_load(v) != want) {
+        if (conf_now_ms() >= deadline)
+            return 0;
+        struct timespec ts = {0, 100000L};
+        nanosleep(&ts, NULL);
+    }
+    return 1;
+}
+
+static inline void conf_hold_wait(conf_hold *h)
+{
+    atomic_store(&h->started, 1);
+    if (!conf_await(&h->released, 1, CONF_HOLD_MAX_MS))
+        printf("FATAL: held work not released within %u ms\n", CONF_HOLD_MAX_MS);
+}
+
+/* conf_hold(conf_hold *h): runs until h is released. */
+static inline uint64_t conf_kernel_hold(hipsimLaunch *l)
+{
+    conf_hold_wait(CONF_ARG(l, 0, conf_hold *));
+    return 0;
+}
+
+/* A host function that runs until h is released (hipLaunchHostFunc(s, conf_host_hold, h)). */
+static inline void conf_host_hold(void *p)
+{
+    conf_hold_wait(p);
+}
+
+static inline void conf_release(conf_hold *h)
+{
+    atomic_store(&h->released, 1);
+}
+
+typedef struct conf_timer {
+    conf_hold *hold;
+    unsigned ms;
+    int launches;
+} conf_timer;
+
+static inline void *conf_timer_main(void *p)
+{
+    conf_timer t = *(conf_timer *)p;
+    free(p);
+    conf_sleep_ms(t.ms);
+    if (atomic_load(&t.hold->launches) == t.launches)
+        conf_release(t.hold);
+    return NULL;
+}
+
+/* Releases h ms from now, from a thread of its own. */
+static inline void conf_release_after(conf_hold *h, unsigned ms)
+{
+    conf_timer *t = malloc(sizeof *t);
+    pthread_t tid;
+    pthread_attr_t attr;
+    if (!t) {
+        conf_release(h);
+        return;
+    }
+    *t = (conf_timer){h, ms, atomic_load(&h->launches)};
+    pthread_attr_init(&attr);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    if (pthread_create(&tid, &attr, conf_timer_main, t) != 0) {
+        free(t);
+        conf_release(h);
+    }
+    pthread_attr_destroy(&attr);
+}
+
 typedef struct conf_kernels {
-    const void *log, *sleep, *fill, *add, *copy_add, *flag, *probe, *mad;
+    const void *log, *sleep, *fill, *add, *copy_add, *flag, *probe, *mad, *hold;
 } conf_kernels;
 
 static conf_kernels conf_k;
@@ -227,6 +325,7 @@ static inline void conf_init(void)
     static const size_t flag_sz[] = {sizeof(atomic_int *), sizeof(int), sizeof(uint64_t)};
     static const size_t probe_sz[] = {sizeof(atomic_int *), sizeof(atomic_int *)};
     static const size_t mad_sz[] = {sizeof(uint32_t *), sizeof(uint32_t), sizeof(uint64_t)};
+    static const size_t hold_sz[] = {sizeof(conf_hold *)};
     setvbuf(stdout, NULL, _IOLBF, 0);
     conf_k.log = conf_register("conf_log", conf_kernel_log, 3, log_sz);
     conf_k.sleep = conf_register("conf_sleep", conf_kernel_sleep, 1, sleep_sz);
@@ -236,6 +335,7 @@ static inline void conf_init(void)
     conf_k.flag = conf_register("conf_flag", conf_kernel_flag, 3, flag_sz);
     conf_k.probe = conf_register("conf_probe", conf_kernel_probe, 2, probe_sz);
     conf_k.mad = conf_register("conf_mad", conf_kernel_mad, 3, mad_sz);
+    conf_k.hold = conf_register("conf_hold", conf_kernel_hold, 1, hold_sz);
 }
 
 static inline dim3 conf_dim(unsigned x)
@@ -285,6 +385,21 @@ static inline hipError_t conf_launch_copy_add(hipStream_t s, int *dst, const int
 {
     void *args[] = {&dst, &src, &add};
     return conf_launch(conf_k.copy_add, s, args);
+}
+
+/* Launches a held kernel of `blocks` blocks on s (h fresh: not started, not released). */
+static inline hipError_t conf_launch_hold_wide(hipStream_t s, conf_hold *h, unsigned blocks)
+{
+    atomic_fetch_add(&h->launches, 1);
+    atomic_store(&h->started, 0);
+    atomic_store(&h->released, 0);
+    void *args[] = {&h};
+    return hipLaunchKernel(conf_k.hold, conf_dim(blocks), conf_dim(1), args, 0, s);
+}
+
+static inline hipError_t conf_launch_hold(hipStream_t s, conf_hold *h)
+{
+    return conf_launch_hold_wide(s, h, 1);
 }
 
 static inline hipError_t conf_launch_flag(hipStream_t s, atomic_int *flag, int value, uint64_t ns)

@@ -1,7 +1,8 @@
 /*
  * cross_stream_events.c - hipStreamWaitEvent orders one stream after another.
  *
- * Stream A runs a 100 ms kernel, then a kernel that writes x = 42, then records event e.
+ * Stream A runs a kernel held until the program has looked (conf.h), then a kernel that writes
+ * x = 42, then records event e.
  * Stream B waits for e and then reads x with a kernel; stream C waits for e and then copies x
  * (a copy takes no compute slot, so without the wait it would run at once). Both must see 42
  * (fault "wait-event-ignored" makes them see the old value).
@@ -27,7 +28,8 @@ int main(void)
     MUST(hipMemset(z, 0, sizeof(int)));
 
     printf("-- B and C wait for an event recorded after A's kernels\n");
-    MUST(conf_launch_sleep(sa, 100 * CONF_MS));
+    static conf_hold a_runs; /* static: a timer may release it until the process exits */
+    MUST(conf_launch_hold(sa, &a_runs));
     MUST(conf_launch_fill(sa, x, 42, 1, 0));
     SHOW("hipEventRecord(e, A)", hipEventRecord(e, sa));
     SHOW("hipStreamWaitEvent(B, e, 0)", hipStreamWaitEvent(sb, e, 0));
@@ -38,6 +40,7 @@ int main(void)
     SHOW("after 30 ms: hipEventQuery(e)", hipEventQuery(e));
     SHOW("after 30 ms: hipStreamQuery(B)", hipStreamQuery(sb));
     SHOW("after 30 ms: hipStreamQuery(C)", hipStreamQuery(sc));
+    conf_release_after(&a_runs, 20);
     SHOW("hipStreamSynchronize(B)", hipStreamSynchronize(sb));
     SHOW("hipStreamSynchronize(C)", hipStreamSynchronize(sc));
     SHOW("then hipEventQuery(e)", hipEventQuery(e));
@@ -59,12 +62,15 @@ int main(void)
     printf("-- a record made after the wait call does not delay the waiter\n");
     SHOW("hipEventSynchronize(e)", hipEventSynchronize(e));
     SHOW("hipStreamWaitEvent(C, e, 0)", hipStreamWaitEvent(sc, e, 0));
-    MUST(conf_launch_sleep(sa, 100 * CONF_MS));
+    MUST(conf_launch_hold(sa, &a_runs));
     SHOW("hipEventRecord(e, A)", hipEventRecord(e, sa));
     MUST(hipMemsetAsync(z, 0, sizeof(int), sc));
+    /* A waiter wrongly held by the new record is freed after 2 s (the output then differs). */
+    conf_release_after(&a_runs, 2000);
     SHOW("hipStreamSynchronize(C)", hipStreamSynchronize(sc));
     SHOW("then hipStreamQuery(A)", hipStreamQuery(sa));
     SHOW("then hipEventQuery(e)", hipEventQuery(e));
+    conf_release(&a_runs);
     SHOW("hipStreamSynchronize(A)", hipStreamSynchronize(sa));
 
     printf("-- flags\n");

@@ -30,15 +30,18 @@ static hipError_t launch_wide(hipStream_t s, unsigned blocks, uint64_t ns)
     return hipLaunchKernel(conf_k.sleep, conf_dim(blocks), conf_dim(1), args, 0, s);
 }
 
-/* Whether a one-block kernel on other starts while a wide kernel on wide runs. */
+/* Whether a one-block kernel on other starts while a wide kernel on wide runs (held until the
+ * answer is in: the one-block kernel gets 500 ms to start). */
 static int runs_beside(hipStream_t wide, hipStream_t other)
 {
+    static conf_hold wide_runs;
     atomic_store(&ran, 0);
-    MUST(launch_wide(wide, 8, 100 * CONF_MS));
-    conf_sleep_ms(20);
+    MUST(conf_launch_hold_wide(wide, &wide_runs, 8));
+    if (!conf_await(&wide_runs.started, 1, 2000))
+        printf("wide kernel did not start within 2 s\n");
     MUST(conf_launch_flag(other, &ran, 1, 0));
-    conf_sleep_ms(40);
-    int beside = atomic_load(&ran) == 1;
+    int beside = conf_await(&ran, 1, 500);
+    conf_release(&wide_runs);
     MUST(hipDeviceSynchronize());
     return beside;
 }

@@ -43,11 +43,10 @@ static void callback(hipStream_t stream, hipError_t status, void *p)
         conf_log_add(c->log, c->value);
 }
 
-static void host_sleep_60ms(void *p)
+static void host_hold(void *p)
 {
-    (void)p;
     note_thread();
-    conf_sleep_ms(60);
+    conf_host_hold(p);
 }
 
 static void print_cb(const char *name, cb_data *c)
@@ -87,20 +86,27 @@ int main(void)
     printf("-- a host function does not run before the kernel ahead of it\n");
     static atomic_int flag;
     static conf_hset set_flag = {&flag, 1};
-    MUST(conf_launch_sleep(s, 60 * CONF_MS));
+    static conf_hold kernel_ahead;
+    MUST(conf_launch_hold(s, &kernel_ahead));
     SHOW("hipLaunchHostFunc(s, set flag)", hipLaunchHostFunc(s, conf_host_set, &set_flag));
     conf_sleep_ms(20);
     printf("after 20 ms: host function ran: %s\n", conf_yes(atomic_load(&flag) == 1));
+    conf_release_after(&kernel_ahead, 20);
     SHOW("hipStreamSynchronize(s)", hipStreamSynchronize(s));
     printf("after sync: host function ran: %s\n", conf_yes(atomic_load(&flag) == 1));
 
     printf("-- a running host function blocks its stream\n");
     static atomic_int kflag;
-    SHOW("hipLaunchHostFunc(s, sleep 60 ms)", hipLaunchHostFunc(s, host_sleep_60ms, NULL));
+    static conf_hold host_fn;
+    /* Released by the program once it has looked; the timer frees a caller that fault
+     * "callback-early" made run the host function itself. */
+    conf_release_after(&host_fn, 2000);
+    SHOW("hipLaunchHostFunc(s, held host function)", hipLaunchHostFunc(s, host_hold, &host_fn));
     MUST(conf_launch_flag(s, &kflag, 1, 0));
     conf_sleep_ms(20);
     SHOW("after 20 ms: hipStreamQuery(s)", hipStreamQuery(s));
     printf("after 20 ms: kernel behind it ran: %s\n", conf_yes(atomic_load(&kflag) == 1));
+    conf_release_after(&host_fn, 20);
     SHOW("hipStreamSynchronize(s)", hipStreamSynchronize(s));
     printf("after sync: kernel behind it ran: %s\n", conf_yes(atomic_load(&kflag) == 1));
 
