@@ -61,6 +61,26 @@ def gpuprio_api():
     return f
 
 
+class QueueStats(ctypes.Structure):
+    """gpuprio.h's struct gpuprio_queue_stats."""
+    _fields_ = [("stream", ctypes.c_uint64), ("thread", ctypes.c_uint64), ("device", ctypes.c_int),
+                ("flags", ctypes.c_uint), ("stream_priority", ctypes.c_int),
+                ("priority", ctypes.c_int), ("suspended", ctypes.c_int),
+                ("in_flight", ctypes.c_uint), ("submitted", ctypes.c_uint64),
+                ("completed", ctypes.c_uint64), ("held_ns", ctypes.c_uint64),
+                ("suspensions", ctypes.c_uint64)]
+
+
+def gpuprio_queues():
+    """Every queue of the process that ran something, as gpuprio_stats reports it (the queues of
+    threads that ended, their null streams', are gone)."""
+    stats = ctypes.CDLL(None).gpuprio_stats
+    out = (QueueStats * 256)()
+    n = stats(out, 256)
+    return [{f: getattr(q, f) for f, _ in QueueStats._fields_}
+            for q in out[:max(0, min(n, 256))] if q.submitted]
+
+
 def make_stamp():
     """stamp(buf, i): a one-thread kernel writing the GPU's %globaltimer (ns) to buf[i]."""
     import triton
@@ -142,7 +162,7 @@ def make_stream(priority_kind, stream_priorities):
     return torch.cuda.Stream(priority=greatest if priority_kind == "high" else least)
 
 
-def run_client(args, stream, start_barrier=None, stop_event=None):
+def run_client(args, stream, start_barrier=None, stop_event=None, captured=None):
     from transformers import BertConfig, BertModel
 
     torch.manual_seed(0)
@@ -174,6 +194,8 @@ def run_client(args, stream, start_barrier=None, stop_event=None):
             graph.replay() if graph else request_kernels()
             stream.synchronize()
         service = (time.perf_counter() - t) / 20
+    if captured:
+        captured.set()
     if start_barrier:
         start_barrier.wait()
     if args.wait_file:
@@ -236,7 +258,12 @@ def run_client(args, stream, start_barrier=None, stop_event=None):
     }
 
 
-def run_load(args, stream, start_barrier=None, stop_event=None):
+def run_load(args, stream, start_barrier=None, stop_event=None, captured=None):
+    # One process: the load builds and warms up once the client's graph is captured; a capture
+    # fails when another thread of the process allocates or synchronizes meanwhile (the training
+    # load's warm-up did, now and then, natively too).
+    if captured:
+        captured.wait()
     torch.manual_seed(1)
     trace = None
     if args.kind == "idle":
@@ -342,7 +369,7 @@ def main():
         set_prio = gpuprio_api() if args.gpuprio else None
         if args.gpuprio and not set_prio:
             raise SystemExit("--gpuprio: gpuprio is not loaded in this process")
-        barrier, stop = threading.Barrier(2), threading.Event()
+        barrier, stop, captured = threading.Barrier(2), threading.Event(), threading.Event()
         out = {}
 
         def stream_for(kind, priority):
@@ -351,11 +378,13 @@ def main():
                 raise SystemExit("gpuprio_stream_set_priority failed")
             return stream
 
+        high, low = stream_for("high", 10), stream_for("low", -10)
+
         def client():
-            out["client"] = run_client(args, stream_for("high", 10), barrier, stop)
+            out["client"] = run_client(args, high, barrier, stop, captured)
 
         def load():
-            out["load"] = run_load(args, stream_for("low", -10), barrier, stop)
+            out["load"] = run_load(args, low, barrier, stop, captured)
 
         threads = [threading.Thread(target=client), threading.Thread(target=load)]
         for t in threads:
@@ -363,6 +392,10 @@ def main():
         for t in threads:
             t.join()
         result = out
+        if set_prio:  # what gpuprio did to each stream's queue (the row's log shows it too)
+            result["gpuprio_queues"] = gpuprio_queues()
+            for q in result["gpuprio_queues"]:
+                print("gpuprio queue:", q)
     with open(args.out, "w") as f:
         json.dump(result, f)
 

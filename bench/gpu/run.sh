@@ -27,10 +27,11 @@
 # REPEAT=n runs every co-location row n times (rows .2, .3... after the first); CALL_REPEAT=n
 # runs the rows that measure the client's call (below) n times in turn.
 # To fit a time limit, parts can be left out: MODES="graph" (or "eager") limits the two-process
-# client modes, NO_LAUNCH=1 skips part 1, NO_THREADS=1 the one-process rows, NO_NATIVE=1 the
-# native rows (standalone rows always run), NO_STREAMPRIO=1 the native rows with stream
-# priorities, NO_CALL=1 the two rows that measure what scheduling costs the client's submitting
-# call (alone under gpuprio, and next to an idle low-priority process). LOAD=train makes the
+# client modes, NO_LAUNCH=1 skips part 1, NO_2PROC=1 the two-process rows, NO_THREADS=1 the
+# one-process rows, NO_NATIVE=1 the native rows (standalone rows always run), NO_STREAMPRIO=1 the
+# rows with stream priorities (native, and gpuprio's one-process rows on streams created with
+# them), NO_CALL=1 the two rows that measure what scheduling costs the client's submitting call
+# (alone under gpuprio, and next to an idle low-priority process). LOAD=train makes the
 # load a ResNet-50 training step instead of inference, LOAD=spin a synthetic load of
 # SPIN_US-microsecond kernels (default 200) whose trace breaks the preemption latency down
 # (table.py), and LOAD=idle a process whose stream runs nothing. THIRD=infer|train|spin adds a
@@ -196,6 +197,7 @@ if [ -z "${NO_CALL:-}" ]; then
         r=$((r + 1))
     done
 fi
+[ -z "${NO_2PROC:-}" ] || modes=
 for m in $modes; do
     if [ -z "${NO_NATIVE:-}" ]; then
         row "10-$np-$m-native" "X=1" "X=1" "--mode $m" "$load_args"
@@ -216,6 +218,12 @@ if [ -z "${NO_THREADS:-}" ]; then
     for s in ${THREAD_ROWS:-$settings}; do
         threads_row "22-1proc-graph-gpuprio-$s" "$P $(setting_env "$s")" --mode graph \
             $load_args --gpuprio
+        # The same on streams also created with the device's greatest and least priorities (an
+        # application that already uses them): gpuprio still holds the load on the host, which
+        # stream priorities alone do not do (design.md, "Scheduling").
+        [ -n "${NO_STREAMPRIO:-}" ] ||
+            threads_row "23-1proc-graph-gpuprio-prio-$s" "$P $(setting_env "$s")" \
+                --mode graph $load_args --gpuprio --stream-priorities
     done
 fi
 table
