@@ -8,7 +8,8 @@
 set -u
 cd "$(dirname "$0")/../.."
 build=build-gpu
-shim=$(find "$(pwd)/$build" -name libgpuprio-cuda.so -type f | head -n 1)
+# SHIM=path measures another build of the library (an earlier commit's, side by side).
+shim=${SHIM:-$(find "$(pwd)/$build" -name libgpuprio-cuda.so -type f | head -n 1)}
 [ -n "$shim" ] && [ -x "$build/launch_rate" ] || { echo "run bench/gpu/run.sh first" >&2; exit 1; }
 n=${CALLS:-200000}
 LD_PRELOAD=$shim GPUPRIO_PRIORITY=high python3 -c '

@@ -27,6 +27,7 @@
 
 #include "cost.h"
 #include "gp_clock.h"
+#include "gp_lockrank.h"
 #include "gp_log.h"
 #include "watcher.h"
 
@@ -46,9 +47,12 @@ static _Atomic uint64_t progress;      /* markers reached, process-wide, for the
 static _Atomic int total_waiters;      /* threads held anywhere */
 static _Atomic int active_queues;      /* lets idle scans be skipped */
 static atomic_flag watchdog_warned = ATOMIC_FLAG_INIT;
+/* Orders the watcher's stream queries against captures beginning and streams ending. */
+static pthread_mutex_t query_mu = PTHREAD_MUTEX_INITIALIZER;
 
 static void completed(struct xqueue *q, unsigned n, uint64_t cost_ns);
 static uint64_t expire_idle(uint64_t now);
+static int stream_idle(struct xqueue *q);
 
 static uint64_t now_ns(void)
 {
@@ -109,6 +113,7 @@ void xq_admission_configure(const struct xq_admission_config *config,
         &(struct xq_watcher_ops){.completed = completed,
                                  .expire_idle = expire_idle,
                                  .capturing = xq_capturing,
+                                 .stream_idle = stream_idle,
                                  .capture_epoch = xq_capture_epoch,
                                  .at_exit = xq_shutdown});
 }
@@ -480,8 +485,17 @@ void xq_submitted(struct xq_ticket *t, bool ok)
         report_if_slow(t, returned);
 }
 
-/* Puts a recorded marker of t's command on q's ring for the watcher (q->submit_mu held);
- * false when there is no memory for it. *start_watching: the watcher must be told of q. */
+/* Sparse markers (the top of admission.h): whether t's command needs a marker of its own. */
+static bool needs_marker(const struct xqueue *q, const struct xq_ticket *t)
+{
+    uint64_t g = atomic_load(&xq_st(q)->gate);
+    return t->gate || !marker_ops.stream_idle || q->key.device >= 0 || q->key.tid ||
+           !(g & XQ_GATE_DEVICE) || (g & XQ_GATE_SUSPENDED);
+}
+
+/* Puts t's command on q's ring for the watcher (q->submit_mu held), behind the marker recorded
+ * for it or none (sparse); false when there is no memory for it. *start_watching: the watcher
+ * must be told of q. */
 static bool follow_marker(struct xqueue *q, const struct xq_ticket *t, void *marker,
                           bool *start_watching)
 {
@@ -493,6 +507,8 @@ static bool follow_marker(struct xqueue *q, const struct xq_ticket *t, void *mar
         r->slots[(r->head + r->count++) % r->cap] = (struct xq_in_flight){
             marker, t->cost_key, now, (uint32_t)t->cost_ns,
             (uint32_t)atomic_load_explicit(&xq_st(q)->suspensions, memory_order_relaxed)};
+        if (marker)
+            r->marked = r->count;
         if (r->count == 1)
             xq_head_changed(q, now);
         *start_watching = !q->watched;
@@ -518,8 +534,10 @@ static void submitted(struct xq_ticket *t, bool ok)
          */
         bool start_watching = false, followed = false;
         xq_lock_submit(q);
-        void *marker = marker_ops.record(q);
-        if (marker && !(followed = follow_marker(q, t, marker, &start_watching)))
+        bool marked = needs_marker(q, t);
+        void *marker = marked ? marker_ops.record(q) : NULL;
+        if ((marker || !marked) && !(followed = follow_marker(q, t, marker, &start_watching)) &&
+            marker)
             marker_ops.release(q, marker);
         xq_unlock_submit(q);
         if (start_watching)
@@ -627,11 +645,38 @@ int xq_drain(struct xqueue *q, uint64_t timeout_ns)
     return rc;
 }
 
-void xq_capture_begin(void)
+void xq_capture_beginning(void)
 {
-    atomic_fetch_add(&captures, 1);
-    atomic_fetch_add(&capture_epoch, 1);
-    xq_wake_waiters(); /* threads held now are let go: markers are not followed during a capture */
+    gp_mutex_lock(&query_mu, GP_RANK_STREAM_QUERY);
+}
+
+void xq_capture_begun(bool begun)
+{
+    if (begun) {
+        atomic_fetch_add(&captures, 1);
+        atomic_fetch_add(&capture_epoch, 1);
+    }
+    gp_mutex_unlock(&query_mu, GP_RANK_STREAM_QUERY);
+    if (begun)
+        xq_wake_waiters(); /* threads held now are let go: markers are not followed meanwhile */
+}
+
+void xq_stream_closing(struct xqueue *q)
+{
+    if (!q)
+        return;
+    gp_mutex_lock(&query_mu, GP_RANK_STREAM_QUERY);
+    q->closing = true;
+    gp_mutex_unlock(&query_mu, GP_RANK_STREAM_QUERY);
+}
+
+/* For the watcher (watcher.h). */
+static int stream_idle(struct xqueue *q)
+{
+    gp_mutex_lock(&query_mu, GP_RANK_STREAM_QUERY);
+    int r = q->closing ? 1 : atomic_load(&captures) ? 0 : marker_ops.stream_idle(q);
+    gp_mutex_unlock(&query_mu, GP_RANK_STREAM_QUERY);
+    return r;
 }
 
 void xq_capture_end(void)
@@ -663,6 +708,7 @@ void xq_shutdown(void)
 void xq_admission_reset(void)
 {
     init_cv();
+    pthread_mutex_init(&query_mu, NULL); /* a parent's thread may have held it at fork */
     atomic_store(&captures, 0);
     atomic_store(&total_waiters, 0);
     atomic_store(&active_queues, 0);

@@ -27,6 +27,15 @@
  * does later (wait-value, host function), and it must be delayed, never deadlocked. Threads are
  * never held while any stream capture is in progress (capture is host-only: no markers go into
  * graphs), in re-entrant calls, or after exit began.
+ *
+ * Sparse markers: a queue held by gates on the device (Level 2: not throttled on the host) on a
+ * stream the application created needs to know what it has in flight only roughly, so only the
+ * command that opens a gate's batch gets a marker (a marker is most of a tracked launch's host
+ * cost); reaching it reaches every unmarked command before it. The commands after a burst's
+ * last marker are reached when the watcher, once nothing was submitted for two polls, finds the
+ * stream idle (the platform's stream_idle). Stream queries never run while a capture may be in
+ * progress, nor once the stream is being destroyed (a lock of their own orders them against
+ * both); a destroyed stream's unmarked commands count as reached.
  */
 #ifndef GPUPRIO_ADMISSION_H
 #define GPUPRIO_ADMISSION_H
@@ -108,9 +117,14 @@ void xq_submitted(struct xq_ticket *t, bool ok);
 /* Waits until every command admitted on q has been seen reached; 0, or -ETIMEDOUT. */
 int xq_drain(struct xqueue *q, uint64_t timeout_ns);
 
-/* A stream capture began or ended somewhere in the process. */
-void xq_capture_begin(void);
+/* A stream capture begins (before the runtime's call: no stream query runs from then until
+ * xq_capture_begun), began or not (after it), or ended somewhere in the process. */
+void xq_capture_beginning(void);
+void xq_capture_begun(bool begun);
 void xq_capture_end(void);
+/* q's stream is about to be destroyed: the watcher never asks about it again, and takes what it
+ * has in flight without a marker for reached (admission.h's top, "Sparse markers"). */
+void xq_stream_closing(struct xqueue *q);
 /* Whether any stream capture is in progress: then the watcher leaves markers alone (under a
  * global capture mode, an event query on any thread may invalidate the capture). */
 bool xq_capturing(void);

@@ -2,7 +2,9 @@
  * watcher.c - the one thread per process that follows completion markers.
  *
  * Queues with markers outstanding are on the watcher's list. The watcher asks each for its
- * oldest marker (markers of a queue are reached in order), frees the window for those reached,
+ * oldest marker (markers of a queue are reached in order; a sparse one reaches the unmarked
+ * commands before it too, and the stream's idleness those after the last: admission.h, "Sparse
+ * markers"), frees the window for those reached,
  * and wakes waiting threads at once. While markers are outstanding it polls every poll_ns with
  * a timer slack of 1 ns (only for itself), so a queue is seen idle within microseconds, not
  * timeslices; with none outstanding it sleeps until a queue's grace window ends or new markers
@@ -55,8 +57,10 @@ static void unlock_queue(struct xqueue *q)
     gp_mutex_unlock(&q->mu, GP_RANK_QUEUE);
 }
 
-/* Markers followed per queue and poll; more are followed at the next poll. */
+/* Commands seen reached per queue and poll (more are at the next poll), and the most whose costs
+ * one poll learns from (a sparse marker may reach more at once: they then teach nothing). */
 #define FOLLOW_BATCH 64
+#define LEARN_MAX 256
 
 /* Learns what the commands reached in this poll took (cost.h): together, the time since the
  * later of the queue's previous completion seen and the first one's submission. Not when the
@@ -93,40 +97,75 @@ static bool query(struct xqueue *q, void *marker)
     return reached;
 }
 
-/* Follows q's markers: frees the window of those reached, and learns what they cost. Returns
- * how many were reached. */
+/*
+ * q's oldest marked command, and how many commands reaching it reaches (itself and the unmarked
+ * ones before it: sparse markers, admission.h), with q->mu held. Without a marked command, *n is
+ * every command in flight and *newest the latest one's submission.
+ */
+static void *oldest_marked(const struct xq_marker_ring *r, size_t *n, uint64_t *newest)
+{
+    for (size_t i = 0; i < r->marked; i++) {
+        void *m = r->slots[(r->head + i) % r->cap].marker;
+        if (m) {
+            *n = i + 1;
+            return m;
+        }
+    }
+    *n = r->count;
+    *newest = r->count ? r->slots[(r->head + r->count - 1) % r->cap].submit_ns : 0;
+    return NULL;
+}
+
+/* Follows q's markers: frees the window of the commands reached, and learns what they cost.
+ * Returns how many were reached. */
 static unsigned follow(struct xqueue *q)
 {
-    struct xc_sample done[FOLLOW_BATCH];
+    struct xc_sample done[LEARN_MAX];
     uint64_t cost = 0, first_submit = 0, now = 0;
     uint32_t suspensions =
         (uint32_t)atomic_load_explicit(&xq_st(q)->suspensions, memory_order_relaxed);
-    bool suspended_meanwhile = false;
-    unsigned reached = 0;
+    bool suspended_meanwhile = false, learnable = true;
+    unsigned reached = 0, sampled = 0;
     while (reached < FOLLOW_BATCH) {
+        size_t n = 0;
+        uint64_t newest = 0;
         lock_queue(q);
         struct xq_marker_ring *r = &q->markers;
-        struct xq_in_flight c = r->count ? r->slots[r->head] : (struct xq_in_flight){0};
+        void *marker = oldest_marked(r, &n, &newest);
         unlock_queue(q);
-        /* Only this thread removes markers, so the oldest stays where it is meanwhile. */
-        if (!c.marker || !query(q, c.marker))
+        /* Only this thread removes commands, so those looked at stay where they are meanwhile.
+         * Unmarked ones after the last marker: once nothing came for two polls (the burst is
+         * over), the stream's idleness reaches them; it covers every one submitted before. */
+        if (!n || (marker && !query(q, marker)))
             break;
-        if (!reached) { /* one clock read per poll: the batch was seen reached together */
+        if (!marker && (gp_now_ns() - newest < 2 * w.cfg.poll_ns || !w.ops.stream_idle(q)))
+            break;
+        if (!reached) /* one clock read per poll: the batch was seen reached together */
             now = gp_now_ns();
-            first_submit = c.submit_ns;
-        }
         lock_queue(q);
-        r->head = (r->head + 1) % r->cap;
-        r->count--;
+        for (size_t i = 0; i < n; i++) {
+            struct xq_in_flight c = r->slots[r->head];
+            r->head = (r->head + 1) % r->cap;
+            r->count--;
+            if (!reached && !i)
+                first_submit = c.submit_ns;
+            if (sampled < LEARN_MAX)
+                done[sampled++] = (struct xc_sample){c.cost_key, c.cost_ns};
+            else
+                learnable = false;
+            cost += c.cost_ns;
+            suspended_meanwhile |= c.suspensions != suspensions;
+        }
+        r->marked = r->marked > n ? r->marked - n : 0;
         xq_head_changed(q, now);
         unlock_queue(q);
-        w.markers.release(q, c.marker);
-        done[reached++] = (struct xc_sample){c.cost_key, c.cost_ns};
-        cost += c.cost_ns;
-        suspended_meanwhile |= c.suspensions != suspensions;
+        if (marker)
+            w.markers.release(q, marker);
+        reached += (unsigned)n;
     }
     if (reached) {
-        learn(q, done, reached, first_submit, suspended_meanwhile, now);
+        if (learnable)
+            learn(q, done, sampled, first_submit, suspended_meanwhile, now);
         w.ops.completed(q, reached, cost);
     }
     return reached;

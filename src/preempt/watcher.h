@@ -24,6 +24,9 @@ struct xq_watcher_ops {
      * ends: what was reached across a capture was not queried meanwhile and teaches nothing. */
     bool (*capturing)(void);
     uint64_t (*capture_epoch)(void);
+    /* xq_marker_ops's stream_idle for q, or 1 once its stream is being destroyed; 0 while a
+     * capture is in progress (admission.h, "Sparse markers"). */
+    int (*stream_idle)(struct xqueue *q);
     /* Registered with atexit when the thread starts, after the runtime's own exit handlers, so
      * it runs before them: ends admission and stops this thread while the runtime is whole. */
     void (*at_exit)(void);

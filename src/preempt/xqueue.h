@@ -103,7 +103,9 @@ struct xq_state {
     _Atomic uint64_t submitted, completed, held_ns, suspensions;
 };
 
-/* A command in flight behind a marker: what to learn its GPU time from when it is reached. */
+/* A command in flight: what to learn its GPU time from when it is reached. Its marker was
+ * recorded behind it; NULL: it is reached with the next marked command, or when its stream is
+ * found idle (admission.h, "Sparse markers"). */
 struct xq_in_flight {
     void *marker;
     uint64_t cost_key;    /* cost.h; 0 when it costs nothing */
@@ -115,6 +117,7 @@ struct xq_in_flight {
 struct xq_marker_ring {
     struct xq_in_flight *slots;
     size_t cap, head, count; /* oldest at head */
+    size_t marked;           /* entries from head up to the newest with a marker (0: none) */
 };
 
 struct xqueue {
@@ -188,6 +191,7 @@ struct xqueue {
     _Atomic bool dgate_off; /* the runtime refused one of its gates: Level 1 for good */
     bool watched;           /* on the watcher's list (watcher lock) */
     bool retired;           /* its stream is gone; freed once its markers are reached (mu) */
+    bool closing; /* its stream is being destroyed: never queried again (admission's query lock) */
 
     struct xqueue *next_free; /* on the registry's free list once its stream is gone */
 };
@@ -230,6 +234,10 @@ struct xq_marker_ops {
     /* Gives a marker back for reuse: from the watcher once reached, or from the thread that
      * recorded it when it cannot be followed. */
     void (*release)(const struct xqueue *q, void *marker);
+    /* Optional, on the watcher thread, for a stream the application created (its handle names
+     * it on any thread): 1 when everything put on it so far has run, 0 not yet, negative when
+     * it cannot tell. Without it, every command of a tracked queue gets a marker. */
+    int (*stream_idle)(const struct xqueue *q);
 };
 
 /* The oldest of q's in-flight commands changed (q->mu held): it can have run since the later of

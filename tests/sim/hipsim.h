@@ -94,6 +94,10 @@ size_t hipsimTraceGet(hipsimTraceEntry *out, size_t max);
 /* CLOCK_MONOTONIC in nanoseconds, the clock of the trace. */
 uint64_t hipsimNowNs(void);
 
+/* Events recorded in this process so far (hipEventRecord and its variants, successful ones):
+ * gpuprio's completion markers among them. */
+uint64_t hipsimEventRecords(void);
+
 #ifdef __cplusplus
 }
 #endif

@@ -7,6 +7,8 @@
  */
 #include "sim_internal.h"
 
+#include <stdatomic.h>
+
 #include <stdlib.h>
 
 struct ihipEvent_t {
@@ -96,6 +98,13 @@ hipError_t sim_event_record(hipEvent_t e, struct ihipStream_t *s)
     return hipSuccess;
 }
 
+static _Atomic uint64_t records; /* hipsimEventRecords */
+
+uint64_t hipsimEventRecords(void)
+{
+    return atomic_load(&records);
+}
+
 static hipError_t event_record(hipEvent_t event, hipStream_t stream, bool spt)
 {
     sim_init();
@@ -108,6 +117,8 @@ static hipError_t event_record(hipEvent_t event, hipStream_t stream, bool spt)
             err = sim_event_record(event, s);
     }
     sim_unlock();
+    if (err == hipSuccess)
+        atomic_fetch_add(&records, 1);
     return sim_ret(err);
 }
 

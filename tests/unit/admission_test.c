@@ -342,7 +342,7 @@ static void *hold_lock(void *arg)
 static void slow_report(struct xq_admission_config cfg, const struct xq_admission_hooks *hooks)
 {
     cfg.slow_ns = 1;
-    xq_admission_configure(&cfg, &(struct xq_marker_ops){record, query, release}, hooks);
+    xq_admission_configure(&cfg, &(struct xq_marker_ops){record, query, release, NULL}, hooks);
     struct xqueue *free_q = new_queue(0x700, XQ_GATE_THROTTLED | XQ_GATE_TRACKED);
     struct xqueue *held_q = new_queue(0x701, XQ_GATE_THROTTLED | XQ_GATE_TRACKED);
     struct xq_ticket t;
@@ -383,7 +383,7 @@ int main(void)
     };
     const struct xq_admission_hooks hooks = {.activity_changed = activity_changed,
                                              .now_ns = clock_now};
-    xq_admission_configure(&cfg, &(struct xq_marker_ops){record, query, release}, &hooks);
+    xq_admission_configure(&cfg, &(struct xq_marker_ops){record, query, release, NULL}, &hooks);
     CHECK(watcher.completed && watcher.expire_idle);
     unknown_costs();
     learned_costs();

@@ -51,6 +51,7 @@ static struct {
     CUresult (*event_create)(CUevent *, unsigned int);
     CUresult (*event_record)(CUevent, CUstream);
     CUresult (*event_query)(CUevent);
+    CUresult (*stream_query)(CUstream); /* optional */
     CUresult (*event_destroy)(CUevent);
     CUresult (*exchange_capture_mode)(CUstreamCaptureMode *); /* optional */
     CUresult (*stream_get_ctx)(CUstream, CUcontext *);
@@ -69,6 +70,7 @@ static void resolve(void)
     *(void **)&drv.event_create = cudahal_sym("cuEventCreate");
     *(void **)&drv.event_record = cudahal_sym("cuEventRecord");
     *(void **)&drv.event_query = cudahal_sym("cuEventQuery");
+    *(void **)&drv.stream_query = cudahal_sym("cuStreamQuery");
     *(void **)&drv.event_destroy = cudahal_sym("cuEventDestroy_v2");
     *(void **)&drv.exchange_capture_mode = cudahal_sym("cuThreadExchangeStreamCaptureMode");
     *(void **)&drv.stream_get_ctx = cudahal_sym("cuStreamGetCtx");
@@ -164,7 +166,8 @@ void *cudahal_marker_record(uintptr_t stream)
     return m;
 }
 
-int cudahal_marker_query(void *marker)
+/* The watcher's thread queries in relaxed capture mode (the top of the file). */
+static void relax(void)
 {
     static _Thread_local bool relaxed;
     if (!relaxed && drv.exchange_capture_mode) {
@@ -172,11 +175,38 @@ int cudahal_marker_query(void *marker)
         drv.exchange_capture_mode(&mode);
         relaxed = true;
     }
+}
+
+static int answer(CUresult r)
+{
+    return r == CUDA_SUCCESS ? 1 : r == CUDA_ERROR_NOT_READY ? 0 : -1;
+}
+
+int cudahal_marker_query(void *marker)
+{
+    relax();
     struct marker *m = marker;
     CUresult r = drv.event_query(m->event);
     if (r == CUDA_ERROR_INVALID_CONTEXT && drv.ctx_set_current(m->ctx) == CUDA_SUCCESS)
         r = drv.event_query(m->event); /* the watcher's own thread: its context is ours to set */
-    return r == CUDA_SUCCESS ? 1 : r == CUDA_ERROR_NOT_READY ? 0 : -1;
+    return answer(r);
+}
+
+/* As the marker query: the stream's context is made current on the watcher's thread should the
+ * driver want one. */
+int cudahal_stream_idle(uintptr_t stream)
+{
+    pthread_once(&drv_once, resolve);
+    if (!drv_ok || !drv.stream_query)
+        return -1;
+    relax();
+    CUresult r = drv.stream_query((CUstream)stream);
+    CUcontext ctx;
+    if (r == CUDA_ERROR_INVALID_CONTEXT &&
+        drv.stream_get_ctx((CUstream)stream, &ctx) == CUDA_SUCCESS &&
+        drv.ctx_set_current(ctx) == CUDA_SUCCESS)
+        r = drv.stream_query((CUstream)stream);
+    return answer(r);
 }
 
 void cudahal_marker_release(void *marker)

@@ -12,6 +12,9 @@
 void *cudahal_marker_record(uintptr_t stream);
 /* 1 reached, 0 not yet, -1 never will be. From any thread (the watcher's). */
 int cudahal_marker_query(void *marker);
+/* Whether everything put on stream has run (1), not yet (0), or it cannot tell (negative); on
+ * the watcher's thread. */
+int cudahal_stream_idle(uintptr_t stream);
 /* Back to its context's pool. */
 void cudahal_marker_release(void *marker);
 /* In the child of fork: the parent's events are not this process's to use. */

@@ -76,6 +76,11 @@ static int priority_range(int *least, int *greatest)
     return 0;
 }
 
+static int stream_idle(const struct xqueue *q)
+{
+    return cudahal_stream_idle(q->key.handle);
+}
+
 /* The marker's context is the stream's, found by cuda_marker.c: the queue's handle is enough. */
 static void *marker_record(const struct xqueue *q)
 {
@@ -100,7 +105,10 @@ const struct gp_platform cudahal_platform = {
                 .per_thread = (uintptr_t)CU_STREAM_PER_THREAD},
     .stream_props = stream_props,
     .priority_range = priority_range,
-    .markers = {.record = marker_record, .query = cudahal_marker_query, .release = marker_release},
+    .markers = {.record = marker_record,
+                .query = cudahal_marker_query,
+                .release = marker_release,
+                .stream_idle = stream_idle},
     .markers_after_fork = cudahal_marker_reset,
     .device_key = cudahal_device_key,
     .gates_prepare = cudahal_gates_prepare,

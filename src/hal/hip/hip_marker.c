@@ -34,6 +34,7 @@ static struct {
     hipError_t (*create)(hipEvent_t *, unsigned);
     hipError_t (*record)(hipEvent_t, hipStream_t);
     hipError_t (*query)(hipEvent_t);
+    hipError_t (*stream_query)(hipStream_t);
     hipError_t (*get_device)(int *);
     hipError_t (*set_device)(int);
     hipError_t (*exchange_capture_mode)(hipStreamCaptureMode *); /* optional */
@@ -45,6 +46,7 @@ static void resolve(void)
     rt.create = (hipError_t(*)(hipEvent_t *, unsigned))hiphal_sym("hipEventCreateWithFlags");
     rt.record = (hipError_t(*)(hipEvent_t, hipStream_t))hiphal_sym("hipEventRecord");
     rt.query = (hipError_t(*)(hipEvent_t))hiphal_sym("hipEventQuery");
+    rt.stream_query = (hipError_t(*)(hipStream_t))hiphal_sym("hipStreamQuery");
     rt.get_device = (hipError_t(*)(int *))hiphal_sym("hipGetDevice");
     rt.set_device = (hipError_t(*)(int))hiphal_sym("hipSetDevice");
     rt.exchange_capture_mode =
@@ -94,7 +96,8 @@ void *hiphal_marker_record(uintptr_t stream, int device)
     return e;
 }
 
-int hiphal_marker_query(void *marker)
+/* The watcher's thread queries in relaxed capture mode (the top of the file). */
+static void relax(void)
 {
     static _Thread_local bool relaxed;
     if (!relaxed && rt.exchange_capture_mode) {
@@ -102,8 +105,27 @@ int hiphal_marker_query(void *marker)
         rt.exchange_capture_mode(&mode);
         relaxed = true;
     }
-    hipError_t r = rt.query((hipEvent_t)marker);
+}
+
+static int answer(hipError_t r)
+{
     return r == hipSuccess ? 1 : r == hipErrorNotReady ? 0 : -1;
+}
+
+int hiphal_marker_query(void *marker)
+{
+    relax();
+    return answer(rt.query((hipEvent_t)marker));
+}
+
+/* On the watcher's thread, whose last error only gpuprio sees. */
+int hiphal_stream_idle(uintptr_t stream)
+{
+    pthread_once(&rt_once, resolve);
+    if (!rt.stream_query)
+        return -1;
+    relax();
+    return answer(rt.stream_query((hipStream_t)stream));
 }
 
 void hiphal_marker_release(int device, void *marker)

@@ -11,6 +11,8 @@
 void *hiphal_marker_record(uintptr_t stream, int device);
 /* 1 reached, 0 not yet, -1 never will be. */
 int hiphal_marker_query(void *marker);
+/* Whether everything put on stream has run (1), not yet (0), or it cannot tell (negative). */
+int hiphal_stream_idle(uintptr_t stream);
 /* Back to device's pool. */
 void hiphal_marker_release(int device, void *marker);
 /* In the child of fork: the parent's events are not this process's to use. */

@@ -84,6 +84,11 @@ static void marker_release(const struct xqueue *q, void *marker)
     hiphal_marker_release(q->device, marker);
 }
 
+static int stream_idle(const struct xqueue *q)
+{
+    return hiphal_stream_idle(q->key.handle);
+}
+
 const struct gp_platform hiphal_platform = {
     .name = "HIP",
     .success = hipSuccess,
@@ -97,7 +102,10 @@ const struct gp_platform hiphal_platform = {
     .special_cu_mask = XQ_CU_UNMASKABLE,
     .stream_props = stream_props,
     .priority_range = priority_range,
-    .markers = {.record = marker_record, .query = hiphal_marker_query, .release = marker_release},
+    .markers = {.record = marker_record,
+                .query = hiphal_marker_query,
+                .release = marker_release,
+                .stream_idle = stream_idle},
     .markers_after_fork = hiphal_marker_reset,
     .device_key = hiphal_device_key,
     .gates_prepare = hiphal_gates_prepare,

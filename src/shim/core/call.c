@@ -91,12 +91,18 @@ void core_call_begin(struct core_call *c, enum core_kind kind, void *stream, uns
     }
     case CORE_KIND_CAPTURE_BEGIN:
     case CORE_KIND_CAPTURE_BEGIN_PT:
+        c->q = core_queue_of((uintptr_t)stream, is_pt(kind));
+        xq_capture_beginning();
+        break;
     case CORE_KIND_CAPTURE_END:
     case CORE_KIND_CAPTURE_END_PT:
         c->q = core_queue_of((uintptr_t)stream, is_pt(kind));
         break;
     case CORE_KIND_STREAM_CREATE:
         core_creation_begin();
+        break;
+    case CORE_KIND_STREAM_DESTROY:
+        xq_stream_closing(xq_find(&(struct xq_key){(uintptr_t)stream, -1, 0}));
         break;
     default:
         break;
@@ -121,8 +127,7 @@ void core_call_end(struct core_call *c, bool ok)
         break;
     case CORE_KIND_CAPTURE_BEGIN:
     case CORE_KIND_CAPTURE_BEGIN_PT:
-        if (ok && c->q && !atomic_exchange(&c->q->capturing, true))
-            xq_capture_begin();
+        xq_capture_begun(ok && c->q && !atomic_exchange(&c->q->capturing, true));
         break;
     case CORE_KIND_CAPTURE_END:
     case CORE_KIND_CAPTURE_END_PT:

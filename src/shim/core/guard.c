@@ -42,10 +42,19 @@ static void release(const struct xqueue *q, void *marker)
     core_depth--;
 }
 
-static const struct xq_marker_ops guarded = {.record = record, .query = query, .release = release};
+/* Called only with no capture in progress and the stream not destroyed (admission.c). */
+static int stream_idle(const struct xqueue *q)
+{
+    core_depth++;
+    int r = core_shim.platform->markers.stream_idle(q);
+    core_depth--;
+    return r;
+}
 
 const struct xq_marker_ops *core_markers(void)
 {
+    static struct xq_marker_ops guarded = {.record = record, .query = query, .release = release};
+    guarded.stream_idle = core_shim.platform->markers.stream_idle ? stream_idle : NULL;
     return &guarded;
 }
 

@@ -23,9 +23,17 @@
  *   board_worker TAG signal KERNELS KERNEL_US FILE
  *       KERNELS kernels, then a write of 1 from the stream (hipStreamWriteValue32) to the first
  *       word of FILE, mapped shared and registered with the runtime; synchronized at the end
+ *   board_worker TAG drop KERNELS KERNEL_US
+ *       KERNELS kernels on a second stream, destroyed at once (its work still queued), then the
+ *       device synchronized
  *   board_worker TAG await FILE
  *       the stream waits on the device (hipStreamWaitValue32) until FILE's first word is 1, then
  *       runs a 1-ms kernel; synchronized; says "waited N ms" (from the wait's submission)
+ *
+ * With BOARD_WORKER_MARKERS=1 it also prints, before "held", "markers N for M commands, C of S
+ * completed": the events recorded in the process (gpuprio's completion markers) and its stream's
+ * commands since it started its work, then of all its stream's commands the ones gpuprio saw
+ * reached once it had drained the stream (gpuprio_stream_drain, at most 2 s).
  *
  * Every kernel's trace entry carries TAG << 16 | burst. The worker prints "ready" once its
  * stream exists, then waits for a line on stdin before it starts (so that a test starts the
@@ -117,6 +125,10 @@ int main(int argc, char **argv)
     char line[16];
     if (!fgets(line, sizeof line, stdin))
         return 2;
+    const char *markers = getenv("BOARD_WORKER_MARKERS");
+    struct gpuprio_queue_stats before;
+    EXPECT(api.stream_stats(s, &before) == 0);
+    uint64_t records = hipsimEventRecords();
     if (strcmp(mode, "burst") == 0 && argc == 7) {
         int bursts = atoi(argv[3]), kernels = atoi(argv[4]);
         uint64_t ns = strtoull(argv[5], NULL, 10) * 1000;
@@ -133,6 +145,15 @@ int main(int argc, char **argv)
         for (int k = 0; k < kernels; k++)
             MUST(busy_launch(kernel, ns, tag, s));
         MUST(hipStreamSynchronize(s));
+    } else if (strcmp(mode, "drop") == 0 && argc == 5) {
+        int kernels = atoi(argv[3]);
+        uint64_t ns = strtoull(argv[4], NULL, 10) * 1000;
+        hipStream_t d;
+        MUST(hipStreamCreate(&d));
+        for (int k = 0; k < kernels; k++)
+            MUST(busy_launch(kernel, ns, tag, d));
+        MUST(hipStreamDestroy(d));
+        MUST(hipDeviceSynchronize());
     } else if (strcmp(mode, "hold") == 0 && argc == 4) {
         if (!fgets(line, sizeof line, stdin))
             return 2;
@@ -216,6 +237,15 @@ int main(int argc, char **argv)
     int priority = 0;
     struct gpuprio_queue_stats stats;
     EXPECT(api.stream_get_priority(s, &priority) == 0);
+    if (markers && !strcmp(markers, "1")) {
+        records = hipsimEventRecords() - records;
+        api.stream_drain(s, 2000);
+        EXPECT(api.stream_stats(s, &stats) == 0);
+        printf("markers %llu for %llu commands, %llu of %llu completed\n",
+               (unsigned long long)records,
+               (unsigned long long)(stats.submitted - before.submitted),
+               (unsigned long long)stats.completed, (unsigned long long)stats.submitted);
+    }
     EXPECT(api.stream_stats(s, &stats) == 0);
     MUST(hipStreamDestroy(s));
     printf("held %llu us, suspended %llu times\n", (unsigned long long)(stats.held_ns / 1000),
