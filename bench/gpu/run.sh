@@ -47,7 +47,9 @@ build=build-gpu
 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release >"$out/build.log" 2>&1 &&
     cmake --build "$build" -j "$(nproc)" --target gpuprio-cuda >>"$out/build.log" 2>&1 ||
     { tail -30 "$out/build.log"; exit 1; }
-shim=$(find "$(pwd)/$build" -name libgpuprio-cuda.so -type f | head -n 1)
+# SHIM=path runs gpuprio's rows with another build of the library (an earlier commit's, for a
+# before/after pair in one call).
+shim=${SHIM:-$(find "$(pwd)/$build" -name libgpuprio-cuda.so -type f | head -n 1)}
 py=${PYTHON:-python3}
 gcc -O2 -std=c11 -D_GNU_SOURCE -I/usr/local/cuda/include bench/gpu/launch_rate.c \
     -o "$build/launch_rate" -L/usr/local/cuda/lib64 -L/usr/local/cuda/lib64/stubs -lcuda -lpthread ||

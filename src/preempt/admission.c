@@ -225,6 +225,7 @@ static bool reserve(struct xqueue *q, struct xq_ticket *t, bool force, uint64_t 
             return false;
         if (atomic_compare_exchange_weak(&xq_st(q)->gate, &g, g + 1)) {
             t->cost_ns = charge;
+            t->predicted_ns = cost;
             break;
         }
     }
@@ -384,7 +385,7 @@ bool xq_try_admit(struct xqueue *q, struct xq_ticket *t, unsigned entry, uint64_
         return true; /* one priority on the device: nothing to schedule, nothing to follow */
     uint64_t cost_key = xc_command_key(entry, what);
     t->cost_key = cost_key == XC_NO_GPU_TIME ? 0 : cost_key; /* 0: costless, nothing learned */
-    t->cost_ns = 0;
+    t->cost_ns = t->predicted_ns = 0;
     t->activation_ns = t->lock_wait_ns = t->decide_ns = 0;
     if (cfg.slow_ns)
         t->timed_from_ns = now_ns();
@@ -505,7 +506,11 @@ static bool follow_marker(struct xqueue *q, const struct xq_ticket *t, void *mar
         struct xq_marker_ring *r = &q->markers;
         uint64_t now = now_ns();
         r->slots[(r->head + r->count++) % r->cap] = (struct xq_in_flight){
-            marker, t->cost_key, now, (uint32_t)t->cost_ns,
+            marker,
+            t->cost_key,
+            now,
+            (uint32_t)t->cost_ns,
+            t->predicted_ns > UINT32_MAX ? UINT32_MAX : (uint32_t)t->predicted_ns,
             (uint32_t)atomic_load_explicit(&xq_st(q)->suspensions, memory_order_relaxed)};
         if (marker)
             r->marked = r->count;

@@ -89,6 +89,9 @@ struct xq_ticket {
     bool reserved;     /* a window slot was taken */
     uint64_t cost_key; /* cost.h; 0 when the command costs nothing */
     uint64_t cost_ns;  /* charged against the budget at admission (0 unless throttled) */
+    /* predicted at admission where it was (throttled, or held by gates: 0 elsewhere), what the
+     * watcher shares a sparse marker's time out by (cost.h) */
+    uint64_t predicted_ns;
     uint64_t gate;     /* Level 2: the gate to put on the stream before the command, or 0 */
     /* Only when slow calls are reported (slow_ns): when admission began and ended, how long
      * of it went to making the queue active (the scheduling lock, the policy and the board),

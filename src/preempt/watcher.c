@@ -150,7 +150,7 @@ static unsigned follow(struct xqueue *q)
             if (!reached && !i)
                 first_submit = c.submit_ns;
             if (sampled < LEARN_MAX)
-                done[sampled++] = (struct xc_sample){c.cost_key, c.cost_ns};
+                done[sampled++] = (struct xc_sample){c.cost_key, c.predicted_ns};
             else
                 learnable = false;
             cost += c.cost_ns;

@@ -111,6 +111,7 @@ struct xq_in_flight {
     uint64_t cost_key;    /* cost.h; 0 when it costs nothing */
     uint64_t submit_ns;   /* when it was handed to the runtime */
     uint32_t cost_ns;     /* charged at admission, in the queue's cost_in_flight_ns */
+    uint32_t predicted_ns; /* predicted at admission (admission.h's xq_ticket), or 0 */
     uint32_t suspensions; /* the queue's suspensions when it was submitted */
 };
 
