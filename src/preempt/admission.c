@@ -486,12 +486,14 @@ void xq_submitted(struct xq_ticket *t, bool ok)
         report_if_slow(t, returned);
 }
 
-/* Sparse markers (the top of admission.h): whether t's command needs a marker of its own. */
+/* Sparse markers (the top of admission.h): whether t's command needs a marker of its own. One
+ * predicted to take a quarter of the gate bound or more gets one anyway: the host cost of a
+ * marker matters only next to short commands, and a long one's cost is then learned alone. */
 static bool needs_marker(const struct xqueue *q, const struct xq_ticket *t)
 {
     uint64_t g = atomic_load(&xq_st(q)->gate);
     return t->gate || !marker_ops.stream_idle || q->key.device >= 0 || q->key.tid ||
-           !(g & XQ_GATE_DEVICE) || (g & XQ_GATE_SUSPENDED);
+           !(g & XQ_GATE_DEVICE) || (g & XQ_GATE_SUSPENDED) || t->predicted_ns >= cfg.gate_ns / 4;
 }
 
 /* Puts t's command on q's ring for the watcher (q->submit_mu held), behind the marker recorded

@@ -30,8 +30,9 @@
  *
  * Sparse markers: a queue held by gates on the device (Level 2: not throttled on the host) on a
  * stream the application created needs to know what it has in flight only roughly, so only the
- * command that opens a gate's batch gets a marker (a marker is most of a tracked launch's host
- * cost); reaching it reaches every unmarked command before it. The commands after a burst's
+ * command that opens a gate's batch, or is predicted to take a quarter of the gate bound or more,
+ * gets a marker (a marker is most of a tracked launch's host cost, which matters only next to
+ * short commands); reaching it reaches every unmarked command before it. The commands after a burst's
  * last marker are reached when the watcher, once nothing was submitted for two polls, finds the
  * stream idle (the platform's stream_idle). Stream queries never run while a capture may be in
  * progress, nor once the stream is being destroyed (a lock of their own orders them against

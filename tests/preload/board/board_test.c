@@ -29,7 +29,8 @@
  *               the window); opening resumes it: every kernel runs.
  * gate-sparse   sparse markers: a gated low-priority process of 10-us kernels records a marker
  *               per gate's batch (Level 1: per command) and still sees every command reached
- *               once drained; one that destroys a stream with its kernels queued ends normally.
+ *               once drained; kernels predicted above a quarter of the gate bound keep a marker
+ *               each; one that destroys a stream with its kernels queued ends normally.
  * gate-capture  a low-priority process whose queue is held by gates captures a graph: the graph
  *               holds the captured kernels only (no gate), and replays them all.
  * gate-shared   one process with a low and a critical stream on one hardware queue
@@ -729,6 +730,21 @@ static void gate_sparse(void)
         EXPECT(markers * 3 < commands);
     else
         EXPECT(markers >= commands);
+    /* 400-us kernels, two to a gate of 1 ms, in four bursts of 25: once the first burst taught
+     * their cost, each is predicted above a quarter of the bound and keeps its own marker (its
+     * cost learned alone); without that rule a marker per gate, half of them. */
+    static const char *const longer[] = {"3", "burst", "4", "25", "400", "0", NULL};
+    setenv("BOARD_WORKER_MARKERS", "1", 1);
+    setenv("GPUPRIO_GATE_US", "1000", 1);
+    low = spawn_ready("low", NULL, longer);
+    unsetenv("BOARD_WORKER_MARKERS");
+    unsetenv("GPUPRIO_GATE_US");
+    go(&low);
+    EXPECT(finish(&low, NULL) == 0);
+    printf("level %s: %llu markers for %llu commands of 400-us kernels, gates every 1 ms\n",
+           level(), last_markers, last_commands);
+    EXPECT(last_commands == 100 && last_markers >= 70);
+    EXPECT(last_completed == last_submitted);
     struct proc dropping = spawn_ready("low", NULL, drop);
     go(&dropping);
     EXPECT(finish(&dropping, NULL) == 0);
@@ -736,7 +752,7 @@ static void gate_sparse(void)
     go(&high);
     EXPECT(finish(&high, NULL) == 0);
     read_trace();
-    EXPECT(count_tag(TAG_LOW) == 600 + 300);
+    EXPECT(count_tag(TAG_LOW) == 600 + 100 + 300);
 }
 
 static void gate_capture(void)
