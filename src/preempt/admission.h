@@ -32,9 +32,9 @@
  * stream the application created needs to know what it has in flight only roughly, so only the
  * command that opens a gate's batch, or is predicted to take a quarter of the gate bound or more,
  * gets a marker (a marker is most of a tracked launch's host cost, which matters only next to
- * short commands); reaching it reaches every unmarked command before it. The commands after a burst's
- * last marker are reached when the watcher, once nothing was submitted for two polls, finds the
- * stream idle (the platform's stream_idle). Stream queries never run while a capture may be in
+ * short commands); reaching it reaches every unmarked command before it. The commands after a
+ * burst's last marker are reached when the watcher, once nothing was submitted for two polls, finds
+ * the stream idle (the platform's stream_idle). Stream queries never run while a capture may be in
  * progress, nor once the stream is being destroyed (a lock of their own orders them against
  * both); a destroyed stream's unmarked commands count as reached.
  */
@@ -90,10 +90,10 @@ struct xq_ticket {
     bool reserved;     /* a window slot was taken */
     uint64_t cost_key; /* cost.h; 0 when the command costs nothing */
     uint64_t cost_ns;  /* charged against the budget at admission (0 unless throttled) */
+    uint64_t gate;     /* Level 2: the gate to put on the stream before the command, or 0 */
     /* predicted at admission where it was (throttled, or held by gates: 0 elsewhere), what the
      * watcher shares a sparse marker's time out by (cost.h) */
     uint64_t predicted_ns;
-    uint64_t gate;     /* Level 2: the gate to put on the stream before the command, or 0 */
     /* Only when slow calls are reported (slow_ns): when admission began and ended, how long
      * of it went to making the queue active (the scheduling lock, the policy and the board),
      * and how long of that to reaching the scheduling lock (from when admission began) and to
