@@ -540,12 +540,13 @@ static void submitted(struct xq_ticket *t, bool ok)
          * follows.
          */
         bool start_watching = false, followed = false;
+        void *marker = NULL;
         xq_lock_submit(q);
-        bool marked = needs_marker(q, t);
-        void *marker = marked ? marker_ops.record(q) : NULL;
-        if ((marker || !marked) && !(followed = follow_marker(q, t, marker, &start_watching)) &&
-            marker)
-            marker_ops.release(q, marker);
+        if (!needs_marker(q, t) || (marker = marker_ops.record(q)) != NULL) {
+            followed = follow_marker(q, t, marker, &start_watching);
+            if (!followed && marker)
+                marker_ops.release(q, marker);
+        }
         xq_unlock_submit(q);
         if (start_watching)
             xq_watch(q);

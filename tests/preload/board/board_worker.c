@@ -126,9 +126,13 @@ int main(int argc, char **argv)
     if (!fgets(line, sizeof line, stdin))
         return 2;
     const char *markers = getenv("BOARD_WORKER_MARKERS");
-    struct gpuprio_queue_stats before;
-    EXPECT(api.stream_stats(s, &before) == 0);
-    uint64_t records = hipsimEventRecords();
+    bool count_markers = markers && !strcmp(markers, "1");
+    struct gpuprio_queue_stats before = {0};
+    uint64_t records = 0;
+    if (count_markers) {
+        EXPECT(api.stream_stats(s, &before) == 0);
+        records = hipsimEventRecords();
+    }
     if (strcmp(mode, "burst") == 0 && argc == 7) {
         int bursts = atoi(argv[3]), kernels = atoi(argv[4]);
         uint64_t ns = strtoull(argv[5], NULL, 10) * 1000;
@@ -237,7 +241,7 @@ int main(int argc, char **argv)
     int priority = 0;
     struct gpuprio_queue_stats stats;
     EXPECT(api.stream_get_priority(s, &priority) == 0);
-    if (markers && !strcmp(markers, "1")) {
+    if (count_markers) {
         records = hipsimEventRecords() - records;
         api.stream_drain(s, 2000);
         EXPECT(api.stream_stats(s, &stats) == 0);
