@@ -169,11 +169,14 @@ def run_client(args, stream, start_barrier=None, stop_event=None, captured=None)
     model = BertModel(BertConfig()).cuda().eval()
     x = torch.randint(0, 30000, (8, 128), device="cuda")
     stamp = make_stamp()
-    stamps = torch.zeros(2, dtype=torch.int64, device="cuda")  # [request, calibration]
+    # [request start, calibration, request end]
+    stamps = torch.zeros(3, dtype=torch.int64, device="cuda")
 
     def request_kernels():
         stamp(stamps, 0)
-        return model(x)
+        out = model(x)
+        stamp(stamps, 2)
+        return out
 
     with torch.no_grad(), torch.cuda.stream(stream):
         for _ in range(5):
@@ -204,7 +207,7 @@ def run_client(args, stream, start_barrier=None, stop_event=None, captured=None)
     gc.freeze()
     gc.disable()
     lat = []
-    submitted, returned, started, bounds = [], [], [], []
+    submitted, returned, started, ended, bounds = [], [], [], [], []
     period = 1.0 / args.rate
     t0 = time.perf_counter() + 0.2
     window_start = time.time() + 0.2
@@ -225,8 +228,9 @@ def run_client(args, stream, start_barrier=None, stop_event=None, captured=None)
             stamp(stamps, 1)
             stream.synchronize()
             synced = time.monotonic_ns()
-            req_stamp, cal_stamp = stamps.tolist()
+            req_stamp, cal_stamp, end_stamp = stamps.tolist()
             started.append(req_stamp)
+            ended.append(end_stamp)
             bounds.append(cal_stamp - synced)
     gc.enable()
     window_end = time.time()
@@ -255,6 +259,8 @@ def run_client(args, stream, start_barrier=None, stop_event=None, captured=None)
         "submit_gpu": [int(submitted[i] + offsets[i]) for i in range(n)],
         "returned_gpu": [int(returned[i] + offsets[i]) for i in range(n)],
         "start_gpu": started,
+        # ...and when its last kernel ended: the request's time on the GPU is end - start.
+        "end_gpu": ended,
     }
 
 

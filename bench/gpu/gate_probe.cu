@@ -26,6 +26,13 @@
  * them) with blocks of B microseconds, SPIN_US / B waves of them per kernel: the hardware then
  * can start the client only when a block ends, at best (under MPS, with the client's stream
  * of higher priority) after the rest of one block.
+ * GATE_PROBE_CHAIN=K makes each request a CUDA graph of K kernels of GATE_PROBE_CHAIN_US
+ * (default 5) microseconds over every SM, timed on the GPU by events (a model's forward pass in
+ * small: what a neighbour's stream does to the client between its kernels shows there), and
+ * adds, after the one-process rows, what an open gate and an event record cost a stream on the
+ * GPU per kernel. GATE_PROBE_LOAD_QUERY_US=N makes the blocked load query its stream and an
+ * event behind the closed gate every N microseconds, as gpuprio's watcher polls a suspended
+ * queue's marker (GPUPRIO_POLL_US): whether such queries cost the client.
  *
  * Build: nvcc -O2 -arch=native bench/gpu/gate_probe.cu -o gate_probe -lcuda
  * Run:   ./gate_probe [SPIN_US [DEPTH [REQUESTS]]]   (defaults 400 16 300)
@@ -70,6 +77,7 @@
 /* Shared between the two processes (an anonymous shared mapping made before fork). */
 struct shared {
     volatile uint64_t gate;
+    volatile uint32_t open32; /* always 1: a 32-bit gate that is open */
     volatile int load_mode; /* 0 stop, 1 spin, 2 gated, 3 blocked */
     volatile int load_ready;
     volatile int load_quit;
@@ -94,7 +102,7 @@ static double now_us()
 }
 
 static int sms;
-static unsigned spin_us = 400, depth = 16, requests = 300, block_us;
+static unsigned spin_us = 400, depth = 16, requests = 300, block_us, query_us;
 
 /* One load kernel on s: every block spins spin_us, or (GATE_PROBE_BLOCK_US) block_us in waves
  * that fill every SM. */
@@ -117,9 +125,16 @@ static void run_load(shared *sh, cudaStream_t s, CUdeviceptr gate_dev, int want)
     if (want == 3) {
         CKD(cuStreamWaitValue64((CUstream)s, gate_dev, 1, CU_STREAM_WAIT_VALUE_GEQ));
         launch_load(s);
+        CK(cudaEventRecord(ev[0], s));
         sh->load_ready = 1;
-        while (sh->load_mode == want)
-            usleep(100);
+        /* As gpuprio's watcher does while the queue has a marker outstanding behind its gate. */
+        while (sh->load_mode == want) {
+            if (query_us) {
+                (void)cudaEventQuery(ev[0]);
+                (void)cudaStreamQuery(s);
+            }
+            usleep(query_us ? query_us : 100);
+        }
         sh->gate = OPEN; /* let the stream drain */
     } else {
         sh->load_ready = 1;
@@ -164,25 +179,64 @@ static void print_row(const char *where, const row &r, double alone_p50)
            pct(0.9), pct(0.99), v.back(), v.front(), alone_p50 > 0 ? pct(0.5) / alone_p50 : 1.0);
 }
 
-/* The client's round trips; with preempt, it closes the gate first and opens it after. */
+/* GATE_PROBE_CHAIN=K: a request is a CUDA graph of K kernels of chain_us each over every SM
+ * (like a model's forward pass), timed on the GPU by events around it, so that what another
+ * process's stream does to the client's kernels between its launches shows without the host's
+ * wake-up noise. */
+static unsigned chain_k, chain_us = 5;
+static cudaGraphExec_t chain_exec;
+
+static void make_chain(cudaStream_t s)
+{
+    cudaGraph_t g;
+    CK(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
+    for (unsigned i = 0; i < chain_k; i++)
+        spin<<<sms, 128, 0, s>>>(1000ull * chain_us);
+    CK(cudaStreamEndCapture(s, &g));
+    CK(cudaGraphInstantiate(&chain_exec, g, 0));
+    CK(cudaGraphDestroy(g));
+}
+
+/* One request: its round trip on the host, or with a chain, the chain's time on the GPU. */
+static double request(cudaStream_t s, bool preempt, shared *sh)
+{
+    static cudaEvent_t ev[2];
+    if (chain_k && !ev[0]) {
+        CK(cudaEventCreate(&ev[0]));
+        CK(cudaEventCreate(&ev[1]));
+    }
+    double t0 = now_us();
+    if (preempt)
+        sh->gate = CLOSED;
+    if (chain_k) {
+        CK(cudaEventRecord(ev[0], s));
+        CK(cudaGraphLaunch(chain_exec, s));
+        CK(cudaEventRecord(ev[1], s));
+    } else {
+        empty<<<1, 1, 0, s>>>();
+    }
+    CK(cudaStreamSynchronize(s));
+    double t1 = now_us();
+    if (preempt)
+        sh->gate = OPEN;
+    if (!chain_k)
+        return t1 - t0;
+    float ms;
+    CK(cudaEventElapsedTime(&ms, ev[0], ev[1]));
+    return ms * 1e3;
+}
+
+/* The client's requests; with preempt, it closes the gate first and opens it after. */
 static row client(const char *name, shared *sh, cudaStream_t s, bool preempt)
 {
     row r{name, {}};
-    for (int i = 0; i < 20; i++) { /* warm up */
-        empty<<<1, 1, 0, s>>>();
-        CK(cudaStreamSynchronize(s));
-    }
+    if (chain_k && !chain_exec)
+        make_chain(s);
+    for (int i = 0; i < 20; i++) /* warm up */
+        request(s, false, sh);
     for (unsigned i = 0; i < requests; i++) {
         usleep(3000);
-        double t0 = now_us();
-        if (preempt)
-            sh->gate = CLOSED;
-        empty<<<1, 1, 0, s>>>();
-        CK(cudaStreamSynchronize(s));
-        double t1 = now_us();
-        if (preempt)
-            sh->gate = OPEN;
-        r.us.push_back(t1 - t0);
+        r.us.push_back(request(s, preempt, sh));
     }
     return r;
 }
@@ -213,6 +267,62 @@ static void check_support()
 
 static const int modes[] = {1, 2, 2, 3};
 static const char *names[] = {"spin", "gated-open", "preempt", "blocked"};
+
+/* With a chain: what a gate costs the stream on the GPU. The chain's kernels are launched one by
+ * one (the host stays ahead of 20-us kernels), each behind an open gate of the kind measured, or
+ * followed by an event record (what a completion marker puts on the stream); the median chain
+ * time over that of the bare chain, per kernel. */
+static void gate_gpu_cost(shared *sh, CUdeviceptr gate_dev)
+{
+    cudaStream_t s;
+    CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    CUdeviceptr dev_gate, open32;
+    uint64_t open = OPEN;
+    CKD(cuMemAlloc(&dev_gate, sizeof open));
+    CKD(cuMemcpyHtoD(dev_gate, &open, sizeof open));
+    sh->open32 = 1;
+    CK(cudaHostGetDevicePointer((void **)&open32, (void *)&sh->open32, 0));
+    cudaEvent_t ev[2], marker;
+    CK(cudaEventCreate(&ev[0]));
+    CK(cudaEventCreate(&ev[1]));
+    CK(cudaEventCreateWithFlags(&marker, cudaEventDisableTiming));
+    static const char *what[] = {"none", "wait64-host", "wait32-host", "wait64-device",
+                                 "event-record"};
+    double bare = 0;
+    for (int v = 0; v < 5; v++) {
+        std::vector<double> t;
+        for (int rep = 0; rep < 41; rep++) {
+            CK(cudaEventRecord(ev[0], s));
+            for (unsigned i = 0; i < chain_k; i++) {
+                if (v == 1)
+                    CKD(cuStreamWaitValue64((CUstream)s, gate_dev, 1, CU_STREAM_WAIT_VALUE_GEQ));
+                else if (v == 2)
+                    CKD(cuStreamWaitValue32((CUstream)s, open32, 1, CU_STREAM_WAIT_VALUE_GEQ));
+                else if (v == 3)
+                    CKD(cuStreamWaitValue64((CUstream)s, dev_gate, 1, CU_STREAM_WAIT_VALUE_GEQ));
+                spin<<<sms, 128, 0, s>>>(1000ull * chain_us);
+                if (v == 4)
+                    CK(cudaEventRecord(marker, s));
+            }
+            CK(cudaEventRecord(ev[1], s));
+            CK(cudaStreamSynchronize(s));
+            float ms;
+            CK(cudaEventElapsedTime(&ms, ev[0], ev[1]));
+            t.push_back(ms * 1e3);
+        }
+        std::sort(t.begin(), t.end());
+        double med = t[t.size() / 2];
+        if (v == 0)
+            bare = med;
+        printf("# on the GPU, %u kernels of %u us, each with %-13s: %8.1f us, %+.2f us per kernel\n",
+               chain_k, chain_us, what[v], med, (med - bare) / chain_k);
+    }
+    CK(cudaEventDestroy(ev[0]));
+    CK(cudaEventDestroy(ev[1]));
+    CK(cudaEventDestroy(marker));
+    CKD(cuMemFree(dev_gate));
+    CK(cudaStreamDestroy(s));
+}
 
 /* Wait-value host cost: calls per microsecond on an open gate, on an otherwise idle stream. */
 static void wait_call_cost(CUdeviceptr gate_dev)
@@ -333,6 +443,8 @@ static void one_process(shared *sh)
     sh->load_quit = 1;
     pthread_join(t, nullptr);
     wait_call_cost(gate_dev);
+    if (chain_k)
+        gate_gpu_cost(sh, gate_dev);
 }
 
 int main(int argc, char **argv)
@@ -345,13 +457,23 @@ int main(int argc, char **argv)
         requests = (unsigned)atoi(argv[3]);
     if (getenv("GATE_PROBE_BLOCK_US"))
         block_us = (unsigned)atoi(getenv("GATE_PROBE_BLOCK_US"));
+    if (getenv("GATE_PROBE_LOAD_QUERY_US"))
+        query_us = (unsigned)atoi(getenv("GATE_PROBE_LOAD_QUERY_US"));
+    if (getenv("GATE_PROBE_CHAIN"))
+        chain_k = (unsigned)atoi(getenv("GATE_PROBE_CHAIN"));
+    if (getenv("GATE_PROBE_CHAIN_US"))
+        chain_us = (unsigned)atoi(getenv("GATE_PROBE_CHAIN_US"));
     shared *sh = (shared *)mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
                                 -1, 0);
     if (sh == MAP_FAILED)
         return 1;
-    printf("# client round trip (us), %u requests 3 ms apart; load: %u-us kernels on every SM, "
-           "%u deep",
-           requests, spin_us, depth);
+    if (chain_k)
+        printf("# client: a graph of %u kernels of %u us over every SM, its time on the GPU (us)",
+               chain_k, chain_us);
+    else
+        printf("# client round trip (us)");
+    printf(", %u requests 3 ms apart; load: %u-us kernels on every SM, %u deep", requests,
+           spin_us, depth);
     if (block_us)
         printf(", filling every SM with %u-us blocks", block_us);
     putchar('\n');

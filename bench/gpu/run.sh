@@ -20,19 +20,23 @@
 # microseconds of predicted GPU time (GPUPRIO_GATE_US=n); Rn reserves n% of the device for the
 # client (GPUPRIO_CU_RESERVE=n%: under MPS the load, below normal, may use the rest; on AMD,
 # CU masks), at the default level; Sn gives the load a minimum share of n% of the device's time
-# under GPUPRIO_POLICY=share (docs/configuration.md, "Shares"), at the default level; THREAD_ROWS
+# under GPUPRIO_POLICY=share (docs/configuration.md, "Shares"), at the default level; D is the
+# library's defaults (Level 2, its gate bound unset: 100 us, 300 us under MPS); THREAD_ROWS
 # does the same for the one-process rows (default:
 # GPUPRIO_ROWS). Under MPS (scripts/with-mps.sh bench/gpu/run.sh ..., docs/mps.md) every row's
 # processes are MPS clients.
+# QUIET=1 adds, for each two-process row, one with the client at 1 request/s: what gpuprio's
+# setting costs the load when almost nothing preempts it (read its "vs alone"; a native one,
+# run even with NO_NATIVE=1, is the reference).
 # REPEAT=n runs every co-location row n times (rows .2, .3... after the first); CALL_REPEAT=n
 # runs the rows that measure the client's call (below) n times in turn.
 # To fit a time limit, parts can be left out: MODES="graph" (or "eager") limits the two-process
 # client modes, NO_LAUNCH=1 skips part 1, NO_2PROC=1 the two-process rows, NO_THREADS=1 the
 # one-process rows, NO_NATIVE=1 the native rows (standalone rows always run), NO_STREAMPRIO=1 the
 # rows with stream priorities (native, and gpuprio's one-process rows on streams created with
-# them), NO_CALL=1 the two rows that measure what scheduling costs the client's submitting call
-# (alone under gpuprio, and next to an idle low-priority process). LOAD=train makes the
-# load a ResNet-50 training step instead of inference, LOAD=spin a synthetic load of
+# them), NO_CALL=1 the rows that measure what scheduling costs the client's submitting call
+# (alone under gpuprio, and next to an idle low-priority process, with gpuprio and without).
+# LOAD=train makes the load a ResNet-50 training step instead of inference, LOAD=spin a synthetic load of
 # SPIN_US-microsecond kernels (default 200) whose trace breaks the preemption latency down
 # (table.py), and LOAD=idle a process whose stream runs nothing. THIRD=infer|train|spin adds a
 # third process to every two-process row: a load of that kind at normal priority (between the
@@ -48,7 +52,9 @@ cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release >"$out/build.log" 2>&1 &&
     cmake --build "$build" -j "$(nproc)" --target gpuprio-cuda >>"$out/build.log" 2>&1 ||
     { tail -30 "$out/build.log"; exit 1; }
 # SHIM=path runs gpuprio's rows with another build of the library (an earlier commit's, for a
-# before/after pair in one call).
+# before/after pair in one call). ROW_B="VAR=value ..." runs each two-process gpuprio row again
+# right after with those settings added to both processes' environments (rows named ...-b), so
+# that the host's drift falls on both alike: ROW_B=LD_PRELOAD=path compares two builds.
 shim=${SHIM:-$(find "$(pwd)/$build" -name libgpuprio-cuda.so -type f | head -n 1)}
 py=${PYTHON:-python3}
 gcc -O2 -std=c11 -D_GNU_SOURCE -I/usr/local/cuda/include bench/gpu/launch_rate.c \
@@ -93,7 +99,8 @@ setting_env() {
     G*) echo "GPUPRIO_LEVEL=2 GPUPRIO_GATE_US=${1#G}" ;;
     R*) echo "GPUPRIO_CU_RESERVE=${1#R}%" ;;
     S*) echo "GPUPRIO_POLICY=share GPUPRIO_SHARE=${1#S}" ;;
-    *) echo "bench/gpu/run.sh: unknown setting '$1' in GPUPRIO_ROWS (Wn, Bn, Gn, Rn or Sn)" >&2; exit 1 ;;
+    D) echo "" ;;
+    *) echo "bench/gpu/run.sh: unknown setting '$1' in GPUPRIO_ROWS (Wn, Bn, Gn, Rn, Sn or D)" >&2; exit 1 ;;
     esac
 }
 repeats() { # NAME: the row's name, then the names of its repeats
@@ -196,6 +203,10 @@ if [ -z "${NO_CALL:-}" ]; then
             one_row "$name" "$P GPUPRIO_PRIORITY=high" "$P GPUPRIO_PRIORITY=low" "--mode graph" \
                 "--kind idle"
         done
+        # The same without gpuprio: what the idle process alone costs the client (under MPS,
+        # another client of the daemon).
+        [ -n "${NO_NATIVE:-}" ] || one_row "02-2proc-graph-native-idle$sfx" "X=1" "X=1" \
+            "--mode graph" "--kind idle"
         r=$((r + 1))
     done
 fi
@@ -208,9 +219,20 @@ for m in $modes; do
     fi
     for s in $settings; do
         e=$(setting_env "$s")
-        row "12-$np-$m-gpuprio-$s" "$P GPUPRIO_PRIORITY=high $e" "$P GPUPRIO_PRIORITY=low $e" \
-            "--mode $m" "$load_args"
+        for name in $(repeats "12-$np-$m-gpuprio-$s"); do
+            one_row "$name" "$P GPUPRIO_PRIORITY=high $e" "$P GPUPRIO_PRIORITY=low $e" \
+                "--mode $m" "$load_args"
+            [ -z "${ROW_B:-}" ] ||
+                one_row "$name-b" "$P GPUPRIO_PRIORITY=high $e $ROW_B" \
+                    "$P GPUPRIO_PRIORITY=low $e $ROW_B" "--mode $m" "$load_args"
+        done
+        # What the setting costs the load when almost nothing preempts it (its "vs alone").
+        [ -z "${QUIET:-}" ] ||
+            row "13-$np-$m-gpuprio-$s-quiet" "$P GPUPRIO_PRIORITY=high $e" \
+                "$P GPUPRIO_PRIORITY=low $e" "--mode $m --rate 1" "$load_args"
     done
+    [ -z "${QUIET:-}" ] ||
+        row "13-$np-$m-native-quiet" "X=1" "X=1" "--mode $m --rate 1" "$load_args"
 done
 if [ -z "${NO_THREADS:-}" ]; then
     if [ -z "${NO_NATIVE:-}" ]; then

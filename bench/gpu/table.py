@@ -45,12 +45,17 @@ def row_data(d):
 
 def breakdown(c, l):
     """Per-request figures of the preemption latency; against the load's kernel trace if any."""
-    out = {"pre": [], "call": [], "load ran": [], "load started": [], "neither": [], "cut": []}
+    out = {"pre": [], "call": [], "after": [], "gpu": [], "load ran": [], "load started": [],
+           "neither": [], "cut": []}
     trace = sorted(l["trace"]) if l and "trace" in l else None
     starts = [k[0] for k in trace] if trace else []
-    for s, r, h in zip(c["submit_gpu"], c["returned_gpu"], c["start_gpu"]):
+    ends = c.get("end_gpu") or [None] * len(c["start_gpu"])
+    for s, r, h, e in zip(c["submit_gpu"], c["returned_gpu"], c["start_gpu"], ends):
         out["pre"].append((h - s) / 1e3)
         out["call"].append((r - s) / 1e3)
+        out["after"].append((h - r) / 1e3)
+        if e is not None:
+            out["gpu"].append((e - h) / 1e3)
         if trace is None:
             continue
         # Load kernels that began before the request's first kernel and may overlap [s, h].
@@ -76,11 +81,14 @@ def print_breakdowns(found):
         return
     print()
     print("Where the preemption latency goes (us; P50/P99/max over requests): 'call' is the "
-          "submitting call itself; against a spin load's trace, how long its kernels ran after "
+          "submitting call itself, 'after' the first kernel's start after the call returned "
+          "(negative: before), 'on GPU' the request from its first kernel's start to its last "
+          "one's end; against a spin load's trace, how long its kernels ran after "
           "the submission, how many started after it, how long the GPU then ran neither, and "
           "in how many requests a load kernel was cut short:")
-    fmt = "%-34s %16s %16s %16s %13s %16s %6s"
-    print(fmt % ("row", "pre", "call", "load ran", "load started", "neither ran", "cut"))
+    fmt = "%-34s %16s %16s %14s %20s %16s %13s %16s %6s"
+    print(fmt % ("row", "pre", "call", "after", "on GPU", "load ran", "load started",
+                 "neither ran", "cut"))
 
     def three(v):
         if not v:
@@ -89,7 +97,8 @@ def print_breakdowns(found):
         return "%.0f/%.0f/%.0f" % (percentile(v, 50), percentile(v, 99), v[-1])
 
     for name, b in found:
-        print(fmt % (name, three(b["pre"]), three(b["call"]), three(b["load ran"]),
+        print(fmt % (name, three(b["pre"]), three(b["call"]), three(b["after"]),
+                     three(b["gpu"]), three(b["load ran"]),
                      three(b["load started"]), three(b["neither"]),
                      sum(b["cut"]) if b["cut"] else "-"))
 

@@ -196,7 +196,8 @@ static void choose_gate(struct xqueue *q, struct xq_ticket *t, uint64_t cost_ns)
     if (!cost_ns || xq_capturing())
         return;
     uint64_t batch = atomic_fetch_add(&q->dgate_batch_ns, cost_ns) + cost_ns;
-    if (atomic_load(&q->dgate_placed) != 0 && batch <= cfg.gate_ns)
+    if (atomic_load(&q->dgate_placed) != 0 &&
+        batch <= atomic_load_explicit(&q->dgate_bound_ns, memory_order_relaxed))
         return;
     atomic_store(&q->dgate_batch_ns, cost_ns);
     t->gate = atomic_fetch_add(&q->dgate_placed, 1) + 1;
@@ -493,7 +494,8 @@ static bool needs_marker(const struct xqueue *q, const struct xq_ticket *t)
 {
     uint64_t g = atomic_load(&xq_st(q)->gate);
     return t->gate || !marker_ops.stream_idle || q->key.device >= 0 || q->key.tid ||
-           !(g & XQ_GATE_DEVICE) || (g & XQ_GATE_SUSPENDED) || t->predicted_ns >= cfg.gate_ns / 4;
+           !(g & XQ_GATE_DEVICE) || (g & XQ_GATE_SUSPENDED) ||
+           t->predicted_ns >= atomic_load_explicit(&q->dgate_bound_ns, memory_order_relaxed) / 4;
 }
 
 /* Puts t's command on q's ring for the watcher (q->submit_mu held), behind the marker recorded

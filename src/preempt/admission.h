@@ -55,7 +55,6 @@ struct xq_admission_config {
     uint64_t watchdog_ns; /* how long a wait may see no progress before it gives up */
     uint64_t poll_ns;     /* the watcher's polling period while markers are outstanding */
     uint64_t slow_ns;     /* report calls and marker queries that take longer (0: none) */
-    uint64_t gate_ns;     /* Level 2: predicted GPU time a queue puts behind one gate */
 };
 
 /* For xq_admission_hooks.activity_changed: queues of several devices changed. */

@@ -189,6 +189,7 @@ struct xqueue {
     struct dg_region *dgate_region;
     _Atomic uint64_t dgate_placed;
     _Atomic uint64_t dgate_batch_ns;
+    _Atomic uint64_t dgate_bound_ns; /* what one gate may hold: its device's (sb_gate_ns) */
     _Atomic bool dgate_off; /* the runtime refused one of its gates: Level 1 for good */
     bool watched;           /* on the watcher's list (watcher lock) */
     bool retired;           /* its stream is gone; freed once its markers are reached (mu) */

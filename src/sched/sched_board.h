@@ -50,6 +50,9 @@ void sb_set_device_ops(const struct sb_device_ops *ops);
 /* Whether queues of device may be held by gates (Level 2): GPUPRIO_LEVEL=2, a board, and the
  * device can wait on its gate lines. */
 bool sb_gates_usable(int device);
+/* Level 2: the predicted GPU time one gate of device may hold back (GPUPRIO_GATE_US, else 100 us,
+ * or 300 us in an MPS client); 0 where gates are not usable. */
+uint64_t sb_gate_ns(int device);
 
 /* Joins device's board on first use (one warning if it cannot), and puts the process's record
  * on it; learns first whether the process is an MPS client there (with or without a board). Without

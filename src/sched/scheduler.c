@@ -209,6 +209,7 @@ static void apply_gate(const struct sched_queue *d, struct xqueue *q)
     struct xq_state *st = xq_st(q);
     if (d->throttle && d->priority >= snap_own_top && d->priority >= snap_tenant_top &&
         !atomic_load(&q->dgate_off) && sb_gates_usable(q->device)) {
+        atomic_store(&q->dgate_bound_ns, sb_gate_ns(q->device)); /* before admission sees it */
         /* Another process closes the gate without waking anyone, and no thread of ours may be
          * held on the host to tell the board's listener: it must look for dead processes (which
          * may leave the gate closed) as often as for held threads from now on. */
@@ -484,7 +485,6 @@ void sched_configure(const struct xq_marker_ops *ops)
         .poll_ns = 1000 * gp_opt_uint(GP_OPT_POLL_US),
         /* GPUPRIO_LOG=debug: where calls that held an application thread this long went. */
         .slow_ns = gp_log_on(GP_LOG_DEBUG) ? 1000 * gp_opt_uint(GP_OPT_SLOW_US) : 0,
-        .gate_ns = 1000 * gp_opt_uint(GP_OPT_GATE_US),
     };
     slow_ns = cfg.slow_ns;
     has_cap = gp_conf_lookup(gp_conf_get(), GP_CONF_CAP, geteuid(), &user_cap, &cap_line) == 0;

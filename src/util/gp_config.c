@@ -37,8 +37,12 @@ uint64_t gp_config_uint(const char *name, uint64_t min, uint64_t max, uint64_t d
     uint64_t x;
     if (gp_parse_uint(v, min, max, &x))
         return x;
-    gp_log(GP_LOG_WARN, "%s='%s' is not a whole number of %s from %llu to %llu; using %llu", name,
-           v, unit, (unsigned long long)min, (unsigned long long)max, (unsigned long long)def);
+    /* A default below the range marks a variable that has none (the library then decides). */
+    char using[48] = "leaving it unset";
+    if (def >= min)
+        snprintf(using, sizeof using, "using %llu", (unsigned long long)def);
+    gp_log(GP_LOG_WARN, "%s='%s' is not a whole number of %s from %llu to %llu; %s", name, v, unit,
+           (unsigned long long)min, (unsigned long long)max, using);
     return def;
 }
 

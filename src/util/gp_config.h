@@ -15,7 +15,8 @@ const char *gp_config_get(const char *name);
 /* Whether v is a whole number within [min, max], in decimal digits only (no sign, no space);
  * stores it in *out when it is. What gp_config_uint accepts. */
 bool gp_parse_uint(const char *v, uint64_t min, uint64_t max, uint64_t *out);
-/* A whole number within [min, max] (unit names it in messages), else def. */
+/* A whole number within [min, max] (unit names it in messages), else def (below min: the
+ * variable has no default, and a bad value leaves it unset). */
 uint64_t gp_config_uint(const char *name, uint64_t min, uint64_t max, uint64_t def,
                         const char *unit);
 /* The index of v among choices (NULL-terminated, compared exactly), or -EINVAL. What

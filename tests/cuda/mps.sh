@@ -12,6 +12,9 @@
 #   gate_fallback  an MPS client on a GPU before Volta (compute capability 6) stays on Level 1:
 #                  its clients share the hardware's work queues, so a closed gate could hold
 #                  another client's stream; on Hopper (9) it gets Level 2.
+#   gate_bound     what one Level-2 gate may hold back: 300 us of predicted GPU time in an MPS
+#                  client, 100 without MPS, GPUPRIO_GATE_US's value in either; a bad value leaves
+#                  the variable unset, with one warning.
 #   reserve        GPUPRIO_CU_RESERVE=25% leaves a low-priority client 75% of the SMs (through
 #                  CUDA_MPS_ACTIVE_THREAD_PERCENTAGE, set before the driver starts) and a high
 #                  one all of them; a tighter share the user set already is kept; a count of
@@ -167,6 +170,28 @@ gate_fallback)
         "$(count "$tmp/hopper.err" "device 0: Level 2")"
     expect "compute capability 9: lines saying Level 1" 0 \
         "$(count "$tmp/hopper.err" "device 0: Level 1")"
+    ;;
+gate_bound)
+    # What one gate may hold back: 300 us in an MPS client, 100 without MPS, what
+    # GPUPRIO_GATE_US says in either; a bad value leaves it unset (the default) with a warning.
+    level2="device 0: Level 2 (lower priorities are held by gates on the device, one per"
+    run_client mps FAKE_CUDA_MPS=1 FAKE_CUDA_CC_MAJOR=9
+    expect "MPS: lines saying 300 us, an MPS client's default" 1 \
+        "$(count "$tmp/mps.err" "$level2 300 us of predicted GPU time, an MPS client's default)")"
+    run_client nomps FAKE_CUDA_MPS=0 FAKE_CUDA_CC_MAJOR=9
+    expect "without MPS: lines saying 100 us" 1 \
+        "$(count "$tmp/nomps.err" "$level2 100 us of predicted GPU time)")"
+    run_client mps_set FAKE_CUDA_MPS=1 FAKE_CUDA_CC_MAJOR=9 GPUPRIO_GATE_US=50
+    expect "MPS, GPUPRIO_GATE_US=50: lines saying 50 us" 1 \
+        "$(count "$tmp/mps_set.err" "$level2 50 us of predicted GPU time)")"
+    run_client nomps_set FAKE_CUDA_MPS=0 FAKE_CUDA_CC_MAJOR=9 GPUPRIO_GATE_US=400
+    expect "without MPS, GPUPRIO_GATE_US=400: lines saying 400 us" 1 \
+        "$(count "$tmp/nomps_set.err" "$level2 400 us of predicted GPU time)")"
+    run_client mps_bad FAKE_CUDA_MPS=1 FAKE_CUDA_CC_MAJOR=9 GPUPRIO_GATE_US=0
+    expect "MPS, GPUPRIO_GATE_US=0: warnings leaving it unset" 1 \
+        "$(count "$tmp/mps_bad.err" "GPUPRIO_GATE_US='0' is not a whole number of microseconds from 1 to 10000000; leaving it unset")"
+    expect "MPS, GPUPRIO_GATE_US=0: lines saying 300 us" 1 \
+        "$(count "$tmp/mps_bad.err" "$level2 300 us of predicted GPU time, an MPS client's default)")"
     ;;
 reserve)
     run_client low FAKE_CUDA_MPS=1 GPUPRIO_CU_RESERVE=25% GPUPRIO_PRIORITY=low

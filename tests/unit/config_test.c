@@ -236,6 +236,10 @@ static void test_uint_bad(void)
     v = read_uint("4\nX", 1, 1024, 4, &out);
     CHECK(v == 4);
     CHECK_ONE_WARNING(out, VAR "='4", "widgets from 1 to 1024", "using 4");
+    /* A variable without a default (0 below a range from 1) stays unset, and says so. */
+    v = read_uint("0", 1, 1024, 0, &out);
+    CHECK(v == 0);
+    CHECK_ONE_WARNING(out, VAR "='0'", "widgets from 1 to 1024", "; leaving it unset");
     /* Overflow. */
     EXPECT_UINT_BAD("99999999999999999999999", 1, 1024, 4);
     EXPECT_UINT_BAD("99999999999999999999999", 0, UINT64_MAX, 4);
@@ -420,7 +424,10 @@ static void test_table(void)
         ok = CHECK(d->doc && d->doc[0]) && ok;
         /* The default is a value the variable itself accepts. */
         ok = CHECK(!d->def || gp_opt_parse((enum gp_opt)i, d->def, NULL) == 0) && ok;
-        ok = CHECK(d->type != GP_OPT_TYPE_UINT || (d->def && d->min <= d->max && d->unit)) && ok;
+        /* A number without a default reads 0 while unset, so 0 must not be a value it takes. */
+        ok = CHECK(d->type != GP_OPT_TYPE_UINT ||
+                   (d->min <= d->max && d->unit && (d->def || d->min >= 1))) &&
+             ok;
         ok = CHECK(d->type != GP_OPT_TYPE_CHOICE || (d->def && d->choices && d->choices[0])) && ok;
         ok = CHECK(d->type != GP_OPT_TYPE_PRIORITY_LIST ||
                    (d->max >= 1 && d->max <= GP_OPT_LIST_MAX)) &&
