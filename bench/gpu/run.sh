@@ -111,9 +111,12 @@ repeats() { # NAME: the row's name, then the names of its repeats
         r=$((r + 1))
     done
 }
-row() { # NAME ENV-FOR-CLIENT ENV-FOR-LOAD CLIENT-ARGS LOAD-ARGS: two processes
+row() { # NAME ENV-FOR-CLIENT ENV-FOR-LOAD CLIENT-ARGS LOAD-ARGS [b]: two processes; with b,
+    # each repeat again with ROW_B's settings added (if any)
     for name in $(repeats "$1"); do
         one_row "$name" "$2" "$3" "$4" "$5"
+        [ "${6:-}" != b ] || [ -z "${ROW_B:-}" ] ||
+            one_row "$name-b" "$2 $ROW_B" "$3 $ROW_B" "$4" "$5"
     done
 }
 one_row() {
@@ -219,13 +222,8 @@ for m in $modes; do
     fi
     for s in $settings; do
         e=$(setting_env "$s")
-        for name in $(repeats "12-$np-$m-gpuprio-$s"); do
-            one_row "$name" "$P GPUPRIO_PRIORITY=high $e" "$P GPUPRIO_PRIORITY=low $e" \
-                "--mode $m" "$load_args"
-            [ -z "${ROW_B:-}" ] ||
-                one_row "$name-b" "$P GPUPRIO_PRIORITY=high $e $ROW_B" \
-                    "$P GPUPRIO_PRIORITY=low $e $ROW_B" "--mode $m" "$load_args"
-        done
+        row "12-$np-$m-gpuprio-$s" "$P GPUPRIO_PRIORITY=high $e" "$P GPUPRIO_PRIORITY=low $e" \
+            "--mode $m" "$load_args" b
         # What the setting costs the load when almost nothing preempts it (its "vs alone").
         [ -z "${QUIET:-}" ] ||
             row "13-$np-$m-gpuprio-$s-quiet" "$P GPUPRIO_PRIORITY=high $e" \
