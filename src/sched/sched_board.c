@@ -248,9 +248,14 @@ static void *listener_main(void *arg)
     struct stall_watch *watch = calloc(GP_BOARD_SLOTS, sizeof *watch); /* NULL: not watched */
     bool watching_others = false; /* another user's queue is taken for stalled: look often */
     while (!atomic_load(&stopping)) {
+        /* Dozing is said before looking: a queue of ours held after the look finds it said
+         * (sb_thread_held) and wakes us, one held before it is seen by the look. Said after, a
+         * hold between the two was lost, and a dead holder then held us for the long period. */
+        atomic_store(&d->dozing, true);
         bool suspended, held = up.device_held(device, &suspended), poked;
         bool often = held || watching_others;
-        atomic_store(&d->dozing, !held);
+        if (held)
+            atomic_store(&d->dozing, false);
         uint64_t period = up.share_turn(device) ? SB_SHARE_LOOK_NS
                           : often               ? LIVENESS_HELD_NS
                                                 : LIVENESS_IDLE_NS;
