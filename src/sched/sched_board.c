@@ -5,7 +5,7 @@
  * starts then. The listener sleeps on the board's sequence word: when it changes, another
  * process changed gates (or asked for a priority), so this process's held threads look at
  * theirs again. It also wakes on a timeout, every LIVENESS_HELD_NS while one of our queues is
- * held back (a dead process's active slot must not hold it for long) and every
+ * held back or held by gates (a dead process's active slot must not hold it for long) and every
  * LIVENESS_IDLE_NS otherwise, to reclaim the slots of processes that are gone.
  *
  * Failure to use a board (no identity for the device, a refused file, a full board) is one

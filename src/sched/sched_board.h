@@ -25,8 +25,9 @@
 struct sb_upcalls {
     /* Applies priority requests found in device's slots; decides again if any (or if asked). */
     void (*changed)(int device, bool decide);
-    /* Whether any of this process's queues on device is held back (so dead owners matter), and
-     * in *suspended whether one is suspended (not only throttled). */
+    /* Whether any of this process's queues on device is held back, or held by gates that another
+     * process may close without a wake (so dead owners matter), and in *suspended whether one is
+     * suspended (not only throttled). */
     bool (*device_held)(int device, bool *suspended);
     /* Whether a queue of this process on device may take turns with others (GPUPRIO_POLICY=share:
      * it is active): the listener then looks every SB_SHARE_LOOK_NS, which is how long turns

@@ -683,7 +683,11 @@ static void note_held(struct xqueue *q, void *arg)
     if (q->device != h->device)
         return;
     uint64_t gate = atomic_load(&xq_st(q)->gate);
-    h->held |= (gate & (XQ_GATE_SUSPENDED | XQ_GATE_THROTTLED)) || atomic_load(&q->waiters);
+    /* A queue held by gates counts while its owner keeps it so (XQ_GATE_DEVICE): another
+     * process's decision may close its gate at any time without a wake, and its threads, with
+     * everything submitted, may never call again to say so. */
+    h->held |= (gate & (XQ_GATE_SUSPENDED | XQ_GATE_THROTTLED | XQ_GATE_DEVICE)) ||
+               atomic_load(&q->waiters);
     h->suspended |= (gate & XQ_GATE_SUSPENDED) != 0;
 }
 
