@@ -8,8 +8,10 @@ best-effort load: ResNet-50 fp16, batch 256, channels-last, inference (or a trai
 eager, at most two iterations in flight. Or, to see where preemption time goes, a synthetic
 load (--kind spin): steps of 50 kernels that each spin for --spin-us on the GPU's clock, one
 block per SM, and record their start and end there (the load's JSON then has a "trace", and
-table.py breaks each request's preemption latency down against it). --kind idle is a process
-with a stream that runs nothing, to measure what being scheduled costs the client.
+table.py breaks each request's preemption latency down against it); --spin-gap-us G runs them
+one at a time with G microseconds of nothing after each, --spin-fill with blocks that leave no
+room beside them on any SM. --kind idle is a process with a stream that runs nothing, to
+measure what being scheduled costs the client.
 
     colocation.py client --mode graph|eager [--rate R] [--seconds S] [--wait-file F] --out FILE
     colocation.py load --kind infer|train|spin|idle [--seconds S | --stop-file F] --out FILE
@@ -98,10 +100,13 @@ def make_stamp():
     return stamp
 
 
-def make_spin(n_slots):
+def make_spin(n_slots, fill=False):
     """spin(i): a kernel of one block per SM that spins for spin_ns on the GPU's clock and writes
     its start and end (%globaltimer, ns) to slot i of a trace buffer (slots past the last one
-    share it and are dropped): the synthetic load whose every kernel is seen on the GPU."""
+    share it and are dropped): the synthetic load whose every kernel is seen on the GPU. With
+    fill, two blocks of 1024 threads per SM, the most threads an SM holds: no other kernel's
+    block fits beside them, so a waiting kernel starts only when a block (here the whole kernel)
+    ends."""
     import triton
     import triton.language as tl
 
@@ -123,7 +128,10 @@ def make_spin(n_slots):
     count = [0]
 
     def spin(spin_ns):
-        spin_kernel[(sms,)](buf, min(count[0], n_slots - 1), spin_ns)
+        if fill:
+            spin_kernel[(2 * sms,)](buf, min(count[0], n_slots - 1), spin_ns, num_warps=32)
+        else:
+            spin_kernel[(sms,)](buf, min(count[0], n_slots - 1), spin_ns)
         count[0] += 1
 
     def trace():
@@ -207,7 +215,7 @@ def run_client(args, stream, start_barrier=None, stop_event=None, captured=None)
     gc.freeze()
     gc.disable()
     lat = []
-    submitted, returned, started, ended, bounds = [], [], [], [], []
+    submitted, returned, started, ended, bounds, dues = [], [], [], [], [], []
     period = 1.0 / args.rate
     t0 = time.perf_counter() + 0.2
     window_start = time.time() + 0.2
@@ -225,6 +233,7 @@ def run_client(args, stream, start_barrier=None, stop_event=None, captured=None)
             returned.append(time.monotonic_ns())
             stream.synchronize()
             lat.append(time.perf_counter() - due)
+            dues.append(due)
             stamp(stamps, 1)
             stream.synchronize()
             synced = time.monotonic_ns()
@@ -236,6 +245,10 @@ def run_client(args, stream, start_barrier=None, stop_event=None, captured=None)
     window_end = time.time()
     if stop_event:
         stop_event.set()
+    # perf_counter and monotonic_ns read the same clock (CLOCK_MONOTONIC), so a request's due
+    # time and its completion go onto the GPU's clock as its submission does.
+    due_ns = [int(d * 1e9) for d in dues]
+    done_ns = [int((d + x) * 1e9) for d, x in zip(dues, lat)]
     lat.sort()
     offsets = clock_offsets(bounds, n)
     preempt = sorted((started[i] - offsets[i] - submitted[i]) / 1e3 for i in range(n))
@@ -261,6 +274,12 @@ def run_client(args, stream, start_barrier=None, stop_event=None, captured=None)
         "start_gpu": started,
         # ...and when its last kernel ended: the request's time on the GPU is end - start.
         "end_gpu": ended,
+        # On the host's CLOCK_MONOTONIC, for bench/gpu/gate_watch's record of the boards.
+        "pid": os.getpid(),
+        "submit_host": submitted,
+        # When it was due and when the client saw it done (its latency is done - due).
+        "due_gpu": [int(due_ns[i] + offsets[i]) for i in range(n)],
+        "done_gpu": [int(done_ns[i] + offsets[i]) for i in range(n)],
     }
 
 
@@ -281,13 +300,17 @@ def run_load(args, stream, start_barrier=None, stop_event=None, captured=None):
             pass
     elif args.kind == "spin":
         # A step is SPIN_STEP kernels of args.spin_us each; every kernel's start and end are kept.
-        spin, trace = make_spin(1 << 18)
+        spin, trace = make_spin(1 << 18, args.spin_fill)
         batch = SPIN_STEP
         spin_ns = int(args.spin_us * 1000)
+        gap = args.spin_gap_us / 1e6
 
         def step():
             for _ in range(SPIN_STEP):
                 spin(spin_ns)
+                if gap:  # one kernel at a time, then nothing for the gap
+                    stream.synchronize()
+                    time.sleep(gap)
     else:
         import torchvision
 
@@ -355,6 +378,11 @@ def main():
     p.add_argument("--mode", default="graph", choices=["graph", "eager"])
     p.add_argument("--kind", default="infer", choices=["infer", "train", "spin", "idle"])
     p.add_argument("--spin-us", type=float, default=200.0, help="spin load: each kernel's length")
+    p.add_argument("--spin-fill", action="store_true",
+                   help="spin load: blocks that fill every SM (a kernel's block is the kernel)")
+    p.add_argument("--spin-gap-us", type=float, default=0.0,
+                   help="spin load: leave the GPU idle this long after each kernel (an MPS "
+                        "neighbour that is active but seldom running)")
     p.add_argument("--rate", type=float, default=40.0)
     p.add_argument("--seconds", type=float, default=6.0)
     p.add_argument("--stream-priorities", action="store_true")

@@ -8,6 +8,13 @@ two steps after three warm-up steps: kernels per step, GPU time per step, length
 weighted by count and by time (the chance that a request arriving at a random moment meets a
 kernel at least that long), and the longest kernels.
 
+Under MPS with hardware priorities a waiting kernel starts when the running kernel's blocks end,
+not the kernel, so it also estimates each kernel's block length: its length over its waves, a
+wave being as many blocks as the device holds at once by the kernel's threads, registers and
+shared memory (the occupancy limits of the device's compute capability; every block taken as
+equally long, and the largest shared-memory carve-out assumed, so the estimate is an upper bound
+where the runtime chose a smaller one).
+
     python3 bench/gpu/kernel_lengths.py [--kind infer|train|both]
 """
 import argparse
@@ -58,13 +65,77 @@ def kernels(kind, steps=2):
         prof.export_chrome_trace(path)
         with open(path) as f:
             trace = json.load(f)
-    return [(e["dur"], e["name"]) for e in trace["traceEvents"]
+    return [(e["dur"], e["name"], e.get("args", {})) for e in trace["traceEvents"]
             if e.get("cat") == "kernel" and "dur" in e], steps
+
+
+def resident_blocks(args, props):
+    """How many of the kernel's blocks one SM holds at once, or None when the trace lacks what
+    decides it."""
+    try:
+        threads = args["block"][0] * args["block"][1] * args["block"][2]
+        regs = args["registers per thread"]
+        smem = args["shared memory"]
+    except (KeyError, IndexError, TypeError):
+        return None
+    warps = -(-threads // 32)
+    limits = [props["max_blocks"], props["max_threads"] // (warps * 32)]
+    if regs:
+        per_warp = -(-regs * 32 // 256) * 256  # registers are given out 256 per warp at a time
+        limits.append(props["regs"] // per_warp // warps)
+    per_block = -(-(smem + 1024) // 128) * 128  # 1 KiB per block is the system's (sm_80 on)
+    limits.append(props["smem"] // per_block)
+    return max(0, min(limits))
+
+
+def device_limits():
+    p = torch.cuda.get_device_properties(0)
+    return {"sms": p.multi_processor_count,
+            "max_threads": p.max_threads_per_multi_processor,
+            "max_blocks": 32 if p.major >= 9 or (p.major, p.minor) == (8, 0) else 16,
+            "regs": getattr(p, "regs_per_multiprocessor", 65536),
+            "smem": getattr(p, "shared_memory_per_multiprocessor", 233472)}
+
+
+def percentile_by_time(pairs, p):
+    """pairs: (value, weight), sorted by value; the value at which p% of the weight is reached."""
+    total = sum(w for _, w in pairs)
+    acc = 0.0
+    for v, w in pairs:
+        acc += w
+        if acc >= p / 100.0 * total:
+            return v
+    return pairs[-1][0]
+
+
+def report_blocks(ks, props):
+    rows = []
+    for dur, name, args in ks:
+        per_sm = resident_blocks(args, props)
+        if not per_sm:
+            continue
+        g = args["grid"]
+        blocks = g[0] * g[1] * g[2]
+        waves = -(-blocks // (props["sms"] * per_sm))
+        rows.append((dur / waves, dur, waves, name, g, args.get("est. achieved occupancy %")))
+    if not rows:
+        print("   block lengths: the trace has no grid, block, register or shared-memory fields")
+        return
+    by_block = sorted((b, d) for b, d, *_ in rows)
+    print("   block length (us, kernel length over waves) by time: P50 %.0f  P90 %.0f  P99 %.0f"
+          "  max %.0f  (%d of %d kernels estimated; %.0f%% of the time in one-wave kernels)" %
+          (percentile_by_time(by_block, 50), percentile_by_time(by_block, 90),
+           percentile_by_time(by_block, 99), by_block[-1][0], len(rows), len(ks),
+           100.0 * sum(d for _, d, w, *_ in rows if w == 1) / sum(d for _, d, *_ in rows)))
+    print("   longest blocks:")
+    for b, d, waves, name, g, occ in sorted(rows, key=lambda r: r[0], reverse=True)[:6]:
+        print("     %6.0f us  (kernel %5.0f us, %3d waves, grid %s, occupancy %s%%)  %s" %
+              (b, d, waves, "x".join(map(str, g)), "-" if occ is None else occ, name[:70]))
 
 
 def report(kind):
     ks, steps = kernels(kind)
-    lengths = sorted(d for d, _ in ks)
+    lengths = sorted(d for d, _, _ in ks)
     total = sum(lengths)
 
     def by_count(p):
@@ -87,8 +158,9 @@ def report(kind):
         share = sum(d for d in lengths if d > limit) / total
         print("   %.0f%% of the GPU time is in kernels longer than %d us" % (100 * share, limit))
     print("   longest:")
-    for d, name in sorted(ks, reverse=True)[:6]:
+    for d, name, _ in sorted(ks, key=lambda k: k[0], reverse=True)[:6]:
         print("     %7.0f us  %s" % (d, name[:100]))
+    report_blocks(ks, device_limits())
 
 
 def main():

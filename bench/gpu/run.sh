@@ -36,11 +36,13 @@
 # rows with stream priorities (native, and gpuprio's one-process rows on streams created with
 # them), NO_CALL=1 the rows that measure what scheduling costs the client's submitting call
 # (alone under gpuprio, and next to an idle low-priority process, with gpuprio and without).
-# LOAD=train makes the load a ResNet-50 training step instead of inference, LOAD=spin a synthetic load of
-# SPIN_US-microsecond kernels (default 200) whose trace breaks the preemption latency down
-# (table.py), and LOAD=idle a process whose stream runs nothing. THIRD=infer|train|spin adds a
-# third process to every two-process row: a load of that kind at normal priority (between the
-# client and the load); the table's load columns stay the (low) load's.
+# LOAD=train makes the load a ResNet-50 training step instead of inference, LOAD=spin a
+# synthetic load of SPIN_US-microsecond kernels (default 200) whose trace breaks the preemption
+# latency down (table.py; SPIN_GAP_US=G runs them one at a time, G microseconds apart;
+# SPIN_FILL=1 makes their blocks fill every SM, so that a block is the whole kernel), and
+# LOAD=idle a process whose stream runs nothing. THIRD=infer|train|spin adds a third process to
+# every two-process row: a load of that kind at normal priority (between the client and the
+# load); the table's load columns stay the (low) load's.
 set -u
 out=${1:?usage: run.sh OUTDIR [quick]}
 quick=${2:-}
@@ -49,12 +51,17 @@ mkdir -p "$out"
 build=build-gpu
 # Only the CUDA library is built (a machine with CUDA only configures without the HIP parts).
 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release >"$out/build.log" 2>&1 &&
-    cmake --build "$build" -j "$(nproc)" --target gpuprio-cuda >>"$out/build.log" 2>&1 ||
+    cmake --build "$build" -j "$(nproc)" --target gpuprio-cuda ${GATE_WATCH:+gate_watch} \
+        >>"$out/build.log" 2>&1 ||
     { tail -30 "$out/build.log"; exit 1; }
+# GATE_WATCH=1 runs bench/gpu/gate_watch beside each two-process row (one core busy-polling the
+# boards): table.py then shows when, after a request's submission, its queue turned active and
+# the load's gate closed.
 # SHIM=path runs gpuprio's rows with another build of the library (an earlier commit's, for a
 # before/after pair in one call). ROW_B="VAR=value ..." runs each two-process gpuprio row again
 # right after with those settings added to both processes' environments (rows named ...-b), so
 # that the host's drift falls on both alike: ROW_B=LD_PRELOAD=path compares two builds.
+# ROW_B_SIDE=load (or client) adds ROW_B's settings to that process only.
 shim=${SHIM:-$(find "$(pwd)/$build" -name libgpuprio-cuda.so -type f | head -n 1)}
 py=${PYTHON:-python3}
 gcc -O2 -std=c11 -D_GNU_SOURCE -I/usr/local/cuda/include bench/gpu/launch_rate.c \
@@ -115,8 +122,11 @@ row() { # NAME ENV-FOR-CLIENT ENV-FOR-LOAD CLIENT-ARGS LOAD-ARGS [b]: two proces
     # each repeat again with ROW_B's settings added (if any)
     for name in $(repeats "$1"); do
         one_row "$name" "$2" "$3" "$4" "$5"
-        [ "${6:-}" != b ] || [ -z "${ROW_B:-}" ] ||
-            one_row "$name-b" "$2 $ROW_B" "$3 $ROW_B" "$4" "$5"
+        [ "${6:-}" != b ] || [ -z "${ROW_B:-}" ] || case ${ROW_B_SIDE:-both} in
+            load) one_row "$name-b" "$2" "$3 $ROW_B" "$4" "$5" ;;
+            client) one_row "$name-b" "$2 $ROW_B" "$3" "$4" "$5" ;;
+            *) one_row "$name-b" "$2 $ROW_B" "$3 $ROW_B" "$4" "$5" ;;
+            esac
     done
 }
 one_row() {
@@ -137,12 +147,21 @@ one_row() {
         tp=$!
         while [ ! -e "$d/ready2" ] && kill -0 $tp 2>/dev/null; do sleep 0.2; done
     fi
+    if [ -n "${GATE_WATCH:-}" ]; then
+        # The boards' queues and gates, from the load's warm-up to the row's end (gates.txt).
+        (
+            while [ ! -e "$d/ready" ] && kill -0 $lp 2>/dev/null; do sleep 0.2; done
+            exec "$build/bench/gpu/gate_watch" "$d/stop" "$d/gates.txt"
+        ) &
+        wp=$!
+    fi
     # The client builds and warms up while the load does, and starts its window once the load
     # is ready (it gives up if the load died first).
     env $2 $py bench/gpu/colocation.py client $4 --seconds $secs --out "$d/client.json" \
         --wait-file "$d/ready" --wait-pid $lp >"$d/client.log" 2>&1
     touch "$d/stop"
     wait $lp
+    [ -z "${GATE_WATCH:-}" ] || wait $wp
     [ -z "${THIRD:-}" ] || wait $tp
     failed "$d" client.json client.log
     failed "$d" load.json load.log
@@ -179,7 +198,9 @@ threads_row() { # NAME ENV ARGS...
 P="LD_PRELOAD=$shim"
 load=${LOAD:-infer}
 load_args="--kind $load"
-[ "$load" = spin ] && load_args="$load_args --spin-us ${SPIN_US:-200}"
+[ "$load" = spin ] &&
+    load_args="$load_args --spin-us ${SPIN_US:-200} --spin-gap-us ${SPIN_GAP_US:-0}"
+[ "$load" = spin ] && [ -n "${SPIN_FILL:-}" ] && load_args="$load_args --spin-fill"
 modes=${MODES:-graph eager}
 np=2proc
 [ -z "${THIRD:-}" ] || np=3proc-$THIRD

@@ -8,11 +8,15 @@ the client's preemption latency, P50 and P99 in microseconds: from its host's su
 request to its first kernel's start on the GPU (colocation.py says how; the standalone row shows
 what launching alone costs).
 
-A second table breaks each request's preemption latency down (all on the GPU's clock): how long
-the submitting call took, and in rows with a spin load (colocation.py --kind spin), against the
-load's kernel trace: how much of the wait the load's kernels ran, how many of them started
-after the submission, how long the GPU then ran neither, and how many requests found a load
-kernel cut short (started before the request's first kernel and still running after it).
+A second table breaks each request down (all on the GPU's clock): how late the client submitted
+it after it was due, how long the submitting call took, the request's time on the GPU, its
+submission to its last kernel's end ('to end': the latency without the host's wake-ups, with its
+P99 over the standalone row's), how long after that the client saw it done (latency = late + pre
++ on GPU + seen), and in rows with a spin load (colocation.py --kind spin), against the load's
+kernel trace: how much of the wait the load's kernels ran, how many of them started after the
+submission, how long the GPU then ran neither, how many requests found a load kernel cut short
+(started before the request's first kernel and still running after it), and how long after the
+end of the load kernel running when the call returned the request's first kernel started.
 """
 import bisect
 import json
@@ -43,12 +47,57 @@ def row_data(d):
     return load_json(os.path.join(d, "client.json")), load_json(os.path.join(d, "load.json"))
 
 
-def breakdown(c, l):
-    """Per-request figures of the preemption latency; against the load's kernel trace if any."""
-    out = {"pre": [], "call": [], "after": [], "gpu": [], "load ran": [], "load started": [],
-           "neither": [], "cut": []}
+def board_events(d):
+    """gate_watch's record of the row's boards (gates.txt): [(t_ns, pid, what, value)], or None."""
+    try:
+        with open(os.path.join(d, "gates.txt")) as f:
+            rows = [line.split() for line in f]
+    except OSError:
+        return None
+    return sorted((int(t), int(pid), what, int(v)) for t, pid, _, what, v in rows)
+
+
+def first_after(events, times, t0, window_ns, pick):
+    """The first event picked after t0 (within window_ns), in microseconds after t0, or None."""
+    for k in range(bisect.bisect_left(times, t0), len(events)):
+        e = events[k]
+        if e[0] > t0 + window_ns:
+            return None
+        if pick(e):
+            return (e[0] - t0) / 1e3
+    return None
+
+
+def breakdown(c, l, events=None):
+    """Per-request figures of the preemption latency; against the load's kernel trace if any,
+    and the boards' record (gate_watch) if any."""
+    out = {"late": [], "pre": [], "call": [], "after": [], "gpu": [], "to end": [], "seen": [],
+           "load ran": [], "load started": [], "neither": [], "cut": [], "past block": [],
+           "active": [], "closed": [], "after close": []}
     trace = sorted(l["trace"]) if l and "trace" in l else None
     starts = [k[0] for k in trace] if trace else []
+    if events and "submit_host" in c:
+        times = [e[0] for e in events]
+        me = c["pid"]
+        for i, t in enumerate(c["submit_host"]):
+            # Within the request's first 2 ms: its queue turning active (none when it still was),
+            # and another process's gate closing (none when it already was).
+            a = first_after(events, times, t, 2_000_000,
+                            lambda e: e[1] == me and e[2] == "active" and e[3] == 1)
+            g = first_after(events, times, t, 2_000_000,
+                            lambda e: e[1] != me and e[2] == "gate" and e[3] == 0)
+            if a is not None:
+                out["active"].append(a)
+            if g is not None:
+                out["closed"].append(g)
+                if trace is not None:
+                    closed_gpu = c["submit_gpu"][i] + g * 1e3
+                    out["after close"].append(bisect.bisect_left(starts, c["end_gpu"][i]) -
+                                              bisect.bisect_right(starts, closed_gpu))
+    for due, s, e, done in zip(c.get("due_gpu", []), c["submit_gpu"], c.get("end_gpu") or [],
+                               c.get("done_gpu", [])):
+        out["late"].append((s - due) / 1e3)
+        out["seen"].append((done - e) / 1e3)
     ends = c.get("end_gpu") or [None] * len(c["start_gpu"])
     for s, r, h, e in zip(c["submit_gpu"], c["returned_gpu"], c["start_gpu"], ends):
         out["pre"].append((h - s) / 1e3)
@@ -56,6 +105,7 @@ def breakdown(c, l):
         out["after"].append((h - r) / 1e3)
         if e is not None:
             out["gpu"].append((e - h) / 1e3)
+            out["to end"].append((e - s) / 1e3)
         if trace is None:
             continue
         # Load kernels that began before the request's first kernel and may overlap [s, h].
@@ -69,6 +119,11 @@ def breakdown(c, l):
                 last_end = max(last_end, k1)
             else:
                 cut = 1
+        # The first kernel's start after the end of the load kernel that was running when the
+        # submitting call returned (its blocks are its only wave: colocation.py's spin kernels).
+        running_end = max([k1 for k0, k1 in trace[lo:bisect.bisect_right(starts, r)] if k1 > r],
+                          default=r)
+        out["past block"].append((h - running_end) / 1e3)
         out["load ran"].append(ran / 1e3)
         out["load started"].append(started)
         out["neither"].append((h - last_end) / 1e3 if not cut else 0.0)
@@ -77,18 +132,27 @@ def breakdown(c, l):
 
 
 def print_breakdowns(found):
+    """found: (row name, breakdown, client mode), the standalone rows among them."""
     if not found:
         return
+    alone_end = {m: percentile(sorted(b["to end"]), 99) for n, b, m in found
+                 if n == "alone-client-" + m and b["to end"]}
     print()
-    print("Where the preemption latency goes (us; P50/P99/max over requests): 'call' is the "
-          "submitting call itself, 'after' the first kernel's start after the call returned "
+    print("Where the latency goes (us; P50/P99/max over requests): 'late' is the submission "
+          "after the request was due, 'pre' the submission to the first kernel's start, 'call' "
+          "the submitting call itself, 'after' the first kernel's start after the call returned "
           "(negative: before), 'on GPU' the request from its first kernel's start to its last "
-          "one's end; against a spin load's trace, how long its kernels ran after "
-          "the submission, how many started after it, how long the GPU then ran neither, and "
-          "in how many requests a load kernel was cut short:")
-    fmt = "%-34s %16s %16s %14s %20s %16s %13s %16s %6s"
-    print(fmt % ("row", "pre", "call", "after", "on GPU", "load ran", "load started",
-                 "neither ran", "cut"))
+          "one's end, 'to end' the submission to that end (the latency without the host's "
+          "wake-ups: 'late' and 'seen'), and its P99 over the standalone row's, 'seen' the "
+          "client seeing it done after that; against a spin load's trace, how long its kernels "
+          "ran after the submission, how many started after it, how long the GPU then ran "
+          "neither, in how many requests a load kernel was cut short, and the first kernel's "
+          "start after the "
+          "end of the load kernel running when the call returned ('past block', negative: "
+          "before; the spin load's blocks are its kernels):")
+    fmt = "%-34s %14s %16s %16s %14s %20s %20s %7s %14s %16s %13s %16s %6s %16s"
+    print(fmt % ("row", "late", "pre", "call", "after", "on GPU", "to end", "P99/al", "seen",
+                 "load ran", "load started", "neither ran", "cut", "past block"))
 
     def three(v):
         if not v:
@@ -96,11 +160,27 @@ def print_breakdowns(found):
         v = sorted(v)
         return "%.0f/%.0f/%.0f" % (percentile(v, 50), percentile(v, 99), v[-1])
 
-    for name, b in found:
-        print(fmt % (name, three(b["pre"]), three(b["call"]), three(b["after"]),
-                     three(b["gpu"]), three(b["load ran"]),
+    for name, b, mode in found:
+        ratio = "-"
+        if b["to end"] and alone_end.get(mode):
+            ratio = "%.2fx" % (percentile(sorted(b["to end"]), 99) / alone_end[mode])
+        print(fmt % (name, three(b["late"]), three(b["pre"]), three(b["call"]),
+                     three(b["after"]), three(b["gpu"]), three(b["to end"]), ratio,
+                     three(b["seen"]), three(b["load ran"]),
                      three(b["load started"]), three(b["neither"]),
-                     sum(b["cut"]) if b["cut"] else "-"))
+                     sum(b["cut"]) if b["cut"] else "-", three(b["past block"])))
+    watched = [(name, b) for name, b, _ in found if b["closed"] or b["active"]]
+    if watched:
+        print()
+        print("The boards beside the requests (bench/gpu/gate_watch; us after the submission, "
+              "P50/P99/max): the client's queue turning active, and the load's gate closing "
+              "(requests in which it did), and in how many requests a load kernel started after "
+              "the gate had closed:")
+        wfmt = "%-34s %16s %16s %9s %12s"
+        print(wfmt % ("row", "active", "closed", "requests", "after close"))
+        for name, b in watched:
+            print(wfmt % (name, three(b["active"]), three(b["closed"]), len(b["closed"]),
+                          sum(1 for x in b["after close"] if x > 0) if b["after close"] else "-"))
 
 
 def main():
@@ -155,7 +235,8 @@ def main():
                     cells[6] = "%.2f" % (rate / (load_alone * max(1e-9, 1 - busy)))
         print(fmt % tuple([name] + cells))
         if c and "submit_gpu" in c:
-            traced.append((name, breakdown(c, l)))
+            traced.append((name, breakdown(c, l, board_events(os.path.join(root, r))),
+                           c["mode"]))
         if c and "clock_drift_us" in c:
             drifts.append(abs(c["clock_drift_us"]))
     if drifts:
