@@ -9,9 +9,9 @@
  * Maps every board of the board directory read-only (src/sched/board.h, as `gpuprio top` does)
  * and busy-polls each live slot's active flag, its decision's suspended bit and its gate word,
  * writing one line per change to OUT ("t_ns pid slot what value", what being active, suspended
- * or gate; a gate's value is 0 closed, 1 open, 2 pinned open) until STOP-FILE exists. It keeps one
- * core busy. bench/gpu/run.sh runs it beside a row's two processes with GATE_WATCH=1, and
- * table.py reads OUT (gates.txt) against the client's requests.
+ * or gate; a gate's value is 0 closed, 1 open, 2 pinned open) until STOP-FILE exists or its
+ * parent process is gone. It keeps one core busy. bench/gpu/run.sh runs it beside a row's two
+ * processes with GATE_WATCH=1, and table.py reads OUT (gates.txt) against the client's requests.
  */
 #include <stdatomic.h>
 #include <stdio.h>
@@ -105,10 +105,12 @@ int main(int argc, char **argv)
     }
     setvbuf(out, NULL, _IOLBF, 0); /* each change readable at once (a write costs ~1 us) */
     uint64_t next_look = 0;
+    pid_t parent = getppid();
     for (unsigned long spin = 0;; spin++) {
         if ((spin & 0xfff) == 0) {
             uint64_t t = gp_now_ns();
-            if (access(argv[1], F_OK) == 0)
+            /* A parent killed before it made the stop file must not leave a core spinning. */
+            if (access(argv[1], F_OK) == 0 || getppid() != parent)
                 break;
             if (t >= next_look) { /* boards appear as processes join them */
                 gp_board_list(gp_board_dir(), geteuid(), open_board, NULL);

@@ -14,6 +14,7 @@ sandbox gatewatch
 lowpid= highpid= watchpid=
 cleanup() { sandbox_cleanup $lowpid $highpid $watchpid; }
 trap cleanup EXIT
+trap 'exit 1' HUP INT TERM
 export GPUPRIO_BOARD_DIR=$tmp/boards HIPSIM_SHARED=$name GPUPRIO_LEVEL=2
 mkdir -m 700 "$GPUPRIO_BOARD_DIR"
 unset GPUPRIO_POLICY GPUPRIO_WINDOW GPUPRIO_STREAM_PRIORITIES
