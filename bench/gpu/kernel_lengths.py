@@ -141,13 +141,10 @@ def report(kind):
     def by_count(p):
         return lengths[min(len(lengths) - 1, int(p / 100.0 * len(lengths)))]
 
+    by_length = [(d, d) for d in lengths]  # a kernel's weight by time is its length
+
     def by_time(p):
-        acc = 0.0
-        for d in lengths:
-            acc += d
-            if acc >= p / 100.0 * total:
-                return d
-        return lengths[-1]
+        return percentile_by_time(by_length, p)
 
     print("== %s: %d kernels per step, %.1f ms of kernels per step" %
           (kind, len(lengths) // steps, total / steps / 1e3))

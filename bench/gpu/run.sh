@@ -129,6 +129,9 @@ row() { # NAME ENV-FOR-CLIENT ENV-FOR-LOAD CLIENT-ARGS LOAD-ARGS [b]: two proces
             esac
     done
 }
+until_ready() { # FILE PID: until the load that is PID writes its ready FILE, or is gone
+    while [ ! -e "$1" ] && kill -0 "$2" 2>/dev/null; do sleep 0.2; done
+}
 one_row() {
     d=$rows/$1
     mkdir -p "$d"
@@ -140,17 +143,17 @@ one_row() {
         # load is low); its result is load2.json. It starts once the load is warmed up: under
         # strict priority a low load never gets to warm up next to a busier one (on the H100 the
         # row then waited for it for good, the client waiting for the load's ready file).
-        while [ ! -e "$d/ready" ] && kill -0 $lp 2>/dev/null; do sleep 0.2; done
+        until_ready "$d/ready" $lp
         env $(echo "$3" | sed 's/GPUPRIO_PRIORITY=low/GPUPRIO_PRIORITY=normal/') $py \
             bench/gpu/colocation.py load --kind "$THIRD" --stop-file "$d/stop" \
             --ready-file "$d/ready2" --out "$d/load2.json" >"$d/load2.log" 2>&1 &
         tp=$!
-        while [ ! -e "$d/ready2" ] && kill -0 $tp 2>/dev/null; do sleep 0.2; done
+        until_ready "$d/ready2" $tp
     fi
     if [ -n "${GATE_WATCH:-}" ]; then
         # The boards' queues and gates, from the load's warm-up to the row's end (gates.txt).
         (
-            while [ ! -e "$d/ready" ] && kill -0 $lp 2>/dev/null; do sleep 0.2; done
+            until_ready "$d/ready" $lp
             exec "$build/bench/gpu/gate_watch" "$d/stop" "$d/gates.txt"
         ) &
         wp=$!
