@@ -100,13 +100,13 @@ def make_stamp():
     return stamp
 
 
-def make_spin(n_slots, fill=False):
-    """spin(i): a kernel of one block per SM that spins for spin_ns on the GPU's clock and writes
-    its start and end (%globaltimer, ns) to slot i of a trace buffer (slots past the last one
-    share it and are dropped): the synthetic load whose every kernel is seen on the GPU. With
-    fill, two blocks of 1024 threads per SM, the most threads an SM holds: no other kernel's
-    block fits beside them, so a waiting kernel starts only when a block (here the whole kernel)
-    ends."""
+def make_spin(n_slots, fill=False, blocks=0):
+    """spin(i): a kernel of one block per SM (or of blocks blocks) that spins for spin_ns on the
+    GPU's clock and writes its start and end (%globaltimer, ns) to slot i of a trace buffer
+    (slots past the last one share it and are dropped): the synthetic load whose every kernel is
+    seen on the GPU. With fill, two blocks of 1024 threads per SM, the most threads an SM holds:
+    no other kernel's block fits beside them, so a waiting kernel starts only when a block (here
+    the whole kernel) ends."""
     import triton
     import triton.language as tl
 
@@ -129,9 +129,9 @@ def make_spin(n_slots, fill=False):
 
     def spin(spin_ns):
         if fill:
-            spin_kernel[(2 * sms,)](buf, min(count[0], n_slots - 1), spin_ns, num_warps=32)
+            spin_kernel[(blocks or 2 * sms,)](buf, min(count[0], n_slots - 1), spin_ns, num_warps=32)
         else:
-            spin_kernel[(sms,)](buf, min(count[0], n_slots - 1), spin_ns)
+            spin_kernel[(blocks or sms,)](buf, min(count[0], n_slots - 1), spin_ns)
         count[0] += 1
 
     def trace():
@@ -217,6 +217,8 @@ def run_client(args, stream, start_barrier=None, stop_event=None, captured=None)
     lat = []
     submitted, returned, started, ended, bounds, dues = [], [], [], [], [], []
     period = 1.0 / args.rate
+    if args.window_file:
+        open(args.window_file, "w").close()
     t0 = time.perf_counter() + 0.2
     window_start = time.time() + 0.2
     n = int(args.seconds * args.rate)
@@ -291,6 +293,7 @@ def run_load(args, stream, start_barrier=None, stop_event=None, captured=None):
         captured.wait()
     torch.manual_seed(1)
     trace = None
+    late_kernel = None  # an idle load's one kernel in its window (spin_once_after)
     if args.kind == "idle":
         # A process with a stream and nothing to run: the client is scheduled against it (its
         # queues are on the board) without any GPU contention.
@@ -299,17 +302,35 @@ def run_load(args, stream, start_barrier=None, stop_event=None, captured=None):
         def step():
             pass
     elif args.kind == "spin":
-        # A step is SPIN_STEP kernels of args.spin_us each; every kernel's start and end are kept.
-        spin, trace = make_spin(1 << 18, args.spin_fill)
-        batch = SPIN_STEP
-        spin_ns = int(args.spin_us * 1000)
+        # A step is SPIN_STEP kernels of args.spin_us each (one where a gap follows each kernel,
+        # so that the warm-up's three steps stay short); every kernel's start and end are kept.
+        # With spin_once, spin_once_kernels kernels in the warm-up (and with spin_once_event an
+        # event recorded after them, kept to the end) and nothing after it, as the idle kind.
+        spin, trace = make_spin(1 << 18, args.spin_fill, args.spin_blocks)
         gap = args.spin_gap_us / 1e6
+        kernels = 1 if gap else SPIN_STEP
+        batch = 0 if args.spin_once else kernels
+        spin_ns = int(args.spin_us * 1000)
+        ran_once = []
+        if args.spin_once and args.spin_once_after is not None:
+            def late_kernel():
+                spin(spin_ns)
 
         def step():
-            for _ in range(SPIN_STEP):
+            if args.spin_once:
+                if not ran_once:
+                    for _ in range(args.spin_once_kernels):
+                        spin(spin_ns)
+                    ran_once.append(torch.cuda.Event() if args.spin_once_event else None)
+                    if args.spin_once_event:
+                        ran_once[0].record(stream)
+                        ran_once[0].synchronize()
+                return
+            for _ in range(kernels):
                 spin(spin_ns)
                 if gap:  # one kernel at a time, then nothing for the gap
-                    stream.synchronize()
+                    if not args.spin_gap_nosync:
+                        stream.synchronize()
                     time.sleep(gap)
     else:
         import torchvision
@@ -347,13 +368,28 @@ def run_load(args, stream, start_barrier=None, stop_event=None, captured=None):
         events = []
         completions = []  # wall-clock times iterations were seen finished
         t_start = time.perf_counter()
+        window_at = [None if args.window_file else t_start]
 
-        def stopped():
+        def past(seconds):
+            """Whether seconds have passed since the client's window began (with --window-file;
+            else since the load's own did)."""
+            if window_at[0] is None and os.path.exists(args.window_file):
+                window_at[0] = time.perf_counter()
+            return (seconds is not None and window_at[0] is not None and
+                    time.perf_counter() - window_at[0] >= seconds)
+
+        def told_to_stop():
             if stop_event or args.stop_file:
                 return (stop_event and stop_event.is_set()) or (args.stop_file and os.path.exists(args.stop_file))
             return time.perf_counter() - t_start >= args.seconds
 
+        def stopped():
+            return past(args.exit_after) or past(args.quiet_after) or told_to_stop()
+
         while not batch and not stopped():  # idle: until told to stop
+            if late_kernel and past(args.spin_once_after):
+                late_kernel()
+                late_kernel = None
             time.sleep(0.05)
         while batch and not stopped():
             step()
@@ -366,6 +402,8 @@ def run_load(args, stream, start_barrier=None, stop_event=None, captured=None):
         for e in events:
             e.synchronize()
             completions.append(time.time())
+        while args.quiet_after is not None and not told_to_stop():  # stays, submitting nothing
+            time.sleep(0.05)
     result = {"role": "load", "kind": args.kind, "batch": batch, "completions": completions}
     if trace:
         result["trace"] = trace()  # [start, end] of every kernel, on the GPU's clock (ns)
@@ -380,9 +418,30 @@ def main():
     p.add_argument("--spin-us", type=float, default=200.0, help="spin load: each kernel's length")
     p.add_argument("--spin-fill", action="store_true",
                    help="spin load: blocks that fill every SM (a kernel's block is the kernel)")
+    p.add_argument("--spin-blocks", type=int, default=0,
+                   help="spin load: blocks per kernel (default: one per SM, two with --spin-fill)")
+    p.add_argument("--spin-once", action="store_true",
+                   help="spin load: one kernel in the warm-up, then nothing (an MPS neighbour "
+                        "that ran once)")
+    p.add_argument("--spin-once-kernels", type=int, default=1,
+                   help="spin load with --spin-once: this many kernels in the warm-up")
+    p.add_argument("--spin-once-event", action="store_true",
+                   help="spin load with --spin-once: an event recorded after the warm-up's "
+                        "kernels and waited for, kept to the end")
+    p.add_argument("--spin-once-after", type=float,
+                   help="spin load with --spin-once: one more kernel this many seconds into the "
+                        "window, then nothing")
+    p.add_argument("--quiet-after", type=float,
+                   help="load: submit nothing more this many seconds into the window, and stay "
+                        "until told to stop (an MPS neighbour gone quiet)")
+    p.add_argument("--exit-after", type=float,
+                   help="load: end (and exit) this many seconds into the window, before the "
+                        "client does (an MPS neighbour that leaves)")
     p.add_argument("--spin-gap-us", type=float, default=0.0,
                    help="spin load: leave the GPU idle this long after each kernel (an MPS "
                         "neighbour that is active but seldom running)")
+    p.add_argument("--spin-gap-nosync", action="store_true",
+                   help="spin load: sleep through the gap without synchronizing the stream first")
     p.add_argument("--rate", type=float, default=40.0)
     p.add_argument("--seconds", type=float, default=6.0)
     p.add_argument("--stream-priorities", action="store_true")
@@ -390,6 +449,9 @@ def main():
     p.add_argument("--stop-file", help="load: run until this file exists (two processes)")
     p.add_argument("--ready-file", help="load: created once warmed up")
     p.add_argument("--wait-file", help="client: start the window once this file exists")
+    p.add_argument("--window-file",
+                   help="client: created as its window begins; load: what --spin-once-after, "
+                        "--quiet-after and --exit-after count from (else the load's own start)")
     p.add_argument("--wait-pid", type=int, help="client: give up waiting if this process ends")
     p.add_argument("--out", required=True)
     args = p.parse_args()

@@ -36,13 +36,21 @@
 # rows with stream priorities (native, and gpuprio's one-process rows on streams created with
 # them), NO_CALL=1 the rows that measure what scheduling costs the client's submitting call
 # (alone under gpuprio, and next to an idle low-priority process, with gpuprio and without).
-# LOAD=train makes the load a ResNet-50 training step instead of inference, LOAD=spin a
-# synthetic load of SPIN_US-microsecond kernels (default 200) whose trace breaks the preemption
-# latency down (table.py; SPIN_GAP_US=G runs them one at a time, G microseconds apart;
-# SPIN_FILL=1 makes their blocks fill every SM, so that a block is the whole kernel), and
-# LOAD=idle a process whose stream runs nothing. THIRD=infer|train|spin adds a third process to
-# every two-process row: a load of that kind at normal priority (between the client and the
-# load); the table's load columns stay the (low) load's.
+# LOAD=train makes the load a ResNet-50 training step instead of inference, LOAD=idle a process
+# whose stream runs nothing, LOAD=spin a synthetic load of SPIN_US-microsecond kernels (default
+# 200) whose trace breaks the preemption latency down (table.py). The spin load's settings:
+#   SPIN_GAP_US=G   one kernel at a time, G microseconds apart (each waited for before the gap,
+#                   unless SPIN_GAP_NOSYNC=1)
+#   SPIN_FILL=1     blocks that fill every SM, so that a block is the whole kernel
+#   SPIN_BLOCKS=n   n blocks per kernel instead of one per SM
+#   SPIN_ONCE=1     one kernel in the load's warm-up and nothing after it (SPIN_ONCE_KERNELS=n: n
+#                   kernels; SPIN_ONCE_EVENT=1: and an event recorded after them, kept;
+#                   SPIN_ONCE_AFTER_S=s: one more s seconds into the client's window)
+# LOAD_QUIET_AFTER_S=s makes any load submit nothing more s seconds into the client's window (its
+# process stays), LOAD_EXIT_AFTER_S=s end its process then. THIRD=infer|train|spin adds a third
+# process to every two-process row: a load of that kind at normal priority (between the client
+# and the load); the table's load columns stay the (low) load's. ROW_SECONDS=s makes each row's
+# window s seconds long (default 6).
 set -u
 out=${1:?usage: run.sh OUTDIR [quick]}
 quick=${2:-}
@@ -96,7 +104,7 @@ fi
 rows=$out/coloc
 rm -rf "$rows"
 mkdir -p "$rows"
-secs=6
+secs=${ROW_SECONDS:-6}
 [ -n "$quick" ] && secs=3
 # The environment of a gpuprio setting (see GPUPRIO_ROWS above).
 setting_env() {
@@ -136,7 +144,7 @@ one_row() {
     d=$rows/$1
     mkdir -p "$d"
     env $3 $py bench/gpu/colocation.py load $5 --stop-file "$d/stop" --ready-file "$d/ready" \
-        --out "$d/load.json" >"$d/load.log" 2>&1 &
+        --window-file "$d/window" --out "$d/load.json" >"$d/load.log" 2>&1 &
     lp=$!
     if [ -n "${THIRD:-}" ]; then
         # The third process: a load of kind THIRD between the two (normal priority where the
@@ -161,7 +169,7 @@ one_row() {
     # The client builds and warms up while the load does, and starts its window once the load
     # is ready (it gives up if the load died first).
     env $2 $py bench/gpu/colocation.py client $4 --seconds $secs --out "$d/client.json" \
-        --wait-file "$d/ready" --wait-pid $lp >"$d/client.log" 2>&1
+        --wait-file "$d/ready" --wait-pid $lp --window-file "$d/window" >"$d/client.log" 2>&1
     touch "$d/stop"
     wait $lp
     [ -z "${GATE_WATCH:-}" ] || wait $wp
@@ -201,9 +209,23 @@ threads_row() { # NAME ENV ARGS...
 P="LD_PRELOAD=$shim"
 load=${LOAD:-infer}
 load_args="--kind $load"
-[ "$load" = spin ] &&
+load_opt() { # VARIABLE OPTION [flag]: the load gets OPTION and the variable's value (with flag,
+    # OPTION alone) where the variable is set
+    eval "v=\${$1:-}"
+    [ -z "$v" ] || load_args="$load_args $2$([ "${3:-}" = flag ] || echo " $v")"
+}
+if [ "$load" = spin ]; then
     load_args="$load_args --spin-us ${SPIN_US:-200} --spin-gap-us ${SPIN_GAP_US:-0}"
-[ "$load" = spin ] && [ -n "${SPIN_FILL:-}" ] && load_args="$load_args --spin-fill"
+    load_opt SPIN_GAP_NOSYNC --spin-gap-nosync flag
+    load_opt SPIN_FILL --spin-fill flag
+    load_opt SPIN_BLOCKS --spin-blocks
+    load_opt SPIN_ONCE --spin-once flag
+    load_opt SPIN_ONCE_KERNELS --spin-once-kernels
+    load_opt SPIN_ONCE_EVENT --spin-once-event flag
+    load_opt SPIN_ONCE_AFTER_S --spin-once-after
+fi
+load_opt LOAD_QUIET_AFTER_S --quiet-after
+load_opt LOAD_EXIT_AFTER_S --exit-after
 modes=${MODES:-graph eager}
 np=2proc
 [ -z "${THIRD:-}" ] || np=3proc-$THIRD
