@@ -175,7 +175,7 @@ def run_client(args, stream, start_barrier=None, stop_event=None, captured=None)
 
     torch.manual_seed(0)
     model = BertModel(BertConfig()).cuda().eval()
-    x = torch.randint(0, 30000, (8, 128), device="cuda")
+    x = torch.randint(0, 30000, (args.client_batch, args.client_seq), device="cuda")
     stamp = make_stamp()
     # [request start, calibration, request end]
     stamps = torch.zeros(3, dtype=torch.int64, device="cuda")
@@ -442,6 +442,8 @@ def main():
                         "neighbour that is active but seldom running)")
     p.add_argument("--spin-gap-nosync", action="store_true",
                    help="spin load: sleep through the gap without synchronizing the stream first")
+    p.add_argument("--client-batch", type=int, default=8, help="client: sequences per request")
+    p.add_argument("--client-seq", type=int, default=128, help="client: tokens per sequence")
     p.add_argument("--rate", type=float, default=40.0)
     p.add_argument("--seconds", type=float, default=6.0)
     p.add_argument("--stream-priorities", action="store_true")

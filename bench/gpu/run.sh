@@ -50,7 +50,8 @@
 # process stays), LOAD_EXIT_AFTER_S=s end its process then. THIRD=infer|train|spin adds a third
 # process to every two-process row: a load of that kind at normal priority (between the client
 # and the load); the table's load columns stay the (low) load's. ROW_SECONDS=s makes each row's
-# window s seconds long (default 6).
+# window s seconds long (default 6). CLIENT_ARGS="--client-batch n --client-seq n --rate r" sizes
+# the client's requests (default 8 sequences of 128 tokens, 40 a second).
 set -u
 out=${1:?usage: run.sh OUTDIR [quick]}
 quick=${2:-}
@@ -168,7 +169,7 @@ one_row() {
     fi
     # The client builds and warms up while the load does, and starts its window once the load
     # is ready (it gives up if the load died first).
-    env $2 $py bench/gpu/colocation.py client $4 --seconds $secs --out "$d/client.json" \
+    env $2 $py bench/gpu/colocation.py client ${CLIENT_ARGS:-} $4 --seconds $secs --out "$d/client.json" \
         --wait-file "$d/ready" --wait-pid $lp --window-file "$d/window" >"$d/client.log" 2>&1
     touch "$d/stop"
     wait $lp
@@ -186,11 +187,14 @@ failed() { # DIR RESULT LOG: a side that wrote no result shows the end of its lo
 table() {
     $py bench/gpu/table.py "$rows" >"$out/colocation.txt" 2>&1
 }
-alone() { # NAME ARGS... (ALONE_ENV: its environment)
+alone() { # NAME ROLE ARGS... (ALONE_ENV: its environment)
     d=$rows/$1
-    shift
+    role=$2
+    shift 2
+    extra=
+    [ "$role" = client ] && extra=${CLIENT_ARGS:-}
     mkdir -p "$d"
-    env ${ALONE_ENV:-X=1} $py bench/gpu/colocation.py "$@" --out "$d/$( [ "$1" = load ] && echo load || echo client ).json" \
+    env ${ALONE_ENV:-X=1} $py bench/gpu/colocation.py $role $extra "$@" --out "$d/$role.json" \
         >"$d/log" 2>&1
     table
 }
@@ -201,7 +205,7 @@ threads_row() { # NAME ENV ARGS...
     for n in $(repeats "$name"); do
         d=$rows/$n
         mkdir -p "$d"
-        env $env_ $py bench/gpu/colocation.py both "$@" --seconds $secs --out "$d/both.json" \
+        env $env_ $py bench/gpu/colocation.py both ${CLIENT_ARGS:-} "$@" --seconds $secs --out "$d/both.json" \
             >"$d/log" 2>&1
         table
     done
