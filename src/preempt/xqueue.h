@@ -171,7 +171,7 @@ struct xqueue {
      * listener's looks, and its vtime, share_vbase + share_ran_ns / weight; whether it was active
      * at the last decision; its minimum share's account (time owed, negative when it ran ahead),
      * the time of the last look at it and its completed commands then, whether it was active
-     * then, and whether it is owed. */
+     * then and ran after that look's decision, and whether it is owed. */
     uint64_t share_ran_ns, share_vbase;
     bool share_was_active, share_owed, share_looked_active, share_looked_running;
     int64_t share_credit_ns;
