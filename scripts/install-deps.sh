@@ -7,9 +7,11 @@ set -eu
 # into a fresh environment; libpython3.11: the ThreadSanitizer build embeds the interpreter, as
 # its runtime cannot be preloaded into /usr/bin/python3) and parses `gpuprio metrics`
 # (python3-prometheus-client); dpkg-dev,
-# lintian, man-db and pkg-config build and check the Debian package and the installed files.
+# lintian, man-db and pkg-config build and check the Debian package and the installed files;
+# clang-format checks the sources' format (the test `format`).
 pkgs="cmake make gcc clang binutils libamdhip64-dev libamdhip64-5
-      python3 python3-venv libpython3.11 python3-prometheus-client dpkg-dev lintian man-db pkg-config"
+      python3 python3-venv libpython3.11 python3-prometheus-client dpkg-dev lintian man-db pkg-config
+      clang-format"
 missing=""
 for p in $pkgs; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing="$missing $p"

@@ -78,7 +78,7 @@
 struct shared {
     volatile uint64_t gate;
     volatile uint32_t open32; /* always 1: a 32-bit gate that is open */
-    volatile int load_mode; /* 0 stop, 1 spin, 2 gated, 3 blocked */
+    volatile int load_mode;   /* 0 stop, 1 spin, 2 gated, 3 blocked */
     volatile int load_ready;
     volatile int load_quit;
 };
@@ -175,8 +175,8 @@ static void print_row(const char *where, const row &r, double alone_p50)
     std::vector<double> v = r.us;
     std::sort(v.begin(), v.end());
     auto pct = [&](double p) { return v[std::min(v.size() - 1, (size_t)(p * v.size()))]; };
-    printf("%-13s %-11s %8.1f %8.1f %8.1f %8.1f %8.1f  %6.2fx\n", where, r.name, pct(0.5),
-           pct(0.9), pct(0.99), v.back(), v.front(), alone_p50 > 0 ? pct(0.5) / alone_p50 : 1.0);
+    printf("%-13s %-11s %8.1f %8.1f %8.1f %8.1f %8.1f  %6.2fx\n", where, r.name, pct(0.5), pct(0.9),
+           pct(0.99), v.back(), v.front(), alone_p50 > 0 ? pct(0.5) / alone_p50 : 1.0);
 }
 
 /* GATE_PROBE_CHAIN=K: a request is a CUDA graph of K kernels of chain_us each over every SM
@@ -314,8 +314,9 @@ static void gate_gpu_cost(shared *sh, CUdeviceptr gate_dev)
         double med = t[t.size() / 2];
         if (v == 0)
             bare = med;
-        printf("# on the GPU, %u kernels of %u us, each with %-13s: %8.1f us, %+.2f us per kernel\n",
-               chain_k, chain_us, what[v], med, (med - bare) / chain_k);
+        printf(
+            "# on the GPU, %u kernels of %u us, each with %-13s: %8.1f us, %+.2f us per kernel\n",
+            chain_k, chain_us, what[v], med, (med - bare) / chain_k);
     }
     CK(cudaEventDestroy(ev[0]));
     CK(cudaEventDestroy(ev[1]));
@@ -463,8 +464,8 @@ int main(int argc, char **argv)
         chain_k = (unsigned)atoi(getenv("GATE_PROBE_CHAIN"));
     if (getenv("GATE_PROBE_CHAIN_US"))
         chain_us = (unsigned)atoi(getenv("GATE_PROBE_CHAIN_US"));
-    shared *sh = (shared *)mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
-                                -1, 0);
+    shared *sh =
+        (shared *)mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     if (sh == MAP_FAILED)
         return 1;
     if (chain_k)
@@ -472,8 +473,8 @@ int main(int argc, char **argv)
                chain_k, chain_us);
     else
         printf("# client round trip (us)");
-    printf(", %u requests 3 ms apart; load: %u-us kernels on every SM, %u deep", requests,
-           spin_us, depth);
+    printf(", %u requests 3 ms apart; load: %u-us kernels on every SM, %u deep", requests, spin_us,
+           depth);
     if (block_us)
         printf(", filling every SM with %u-us blocks", block_us);
     putchar('\n');

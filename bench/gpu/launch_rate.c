@@ -33,7 +33,7 @@ static long calls;
         if (r_ != CUDA_SUCCESS) {                                                                  \
             const char *s_ = "?";                                                                  \
             cuGetErrorName(r_, &s_);                                                               \
-            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, s_);                   \
+            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, s_);                     \
             exit(1);                                                                               \
         }                                                                                          \
     } while (0)

@@ -108,11 +108,11 @@ struct xq_state {
  * found idle (admission.h, "Sparse markers"). */
 struct xq_in_flight {
     void *marker;
-    uint64_t cost_key;    /* cost.h; 0 when it costs nothing */
-    uint64_t submit_ns;   /* when it was handed to the runtime */
-    uint32_t cost_ns;     /* charged at admission, in the queue's cost_in_flight_ns */
+    uint64_t cost_key;     /* cost.h; 0 when it costs nothing */
+    uint64_t submit_ns;    /* when it was handed to the runtime */
+    uint32_t cost_ns;      /* charged at admission, in the queue's cost_in_flight_ns */
     uint32_t predicted_ns; /* predicted at admission (admission.h's xq_ticket), or 0 */
-    uint32_t suspensions; /* the queue's suspensions when it was submitted */
+    uint32_t suspensions;  /* the queue's suspensions when it was submitted */
 };
 
 struct xq_marker_ring {
@@ -190,9 +190,9 @@ struct xqueue {
     _Atomic uint64_t dgate_placed;
     _Atomic uint64_t dgate_batch_ns;
     _Atomic uint64_t dgate_bound_ns; /* what one gate may hold: its device's (sb_gate_ns) */
-    _Atomic bool dgate_off; /* the runtime refused one of its gates: Level 1 for good */
-    bool watched;           /* on the watcher's list (watcher lock) */
-    bool retired;           /* its stream is gone; freed once its markers are reached (mu) */
+    _Atomic bool dgate_off;          /* the runtime refused one of its gates: Level 1 for good */
+    bool watched;                    /* on the watcher's list (watcher lock) */
+    bool retired; /* its stream is gone; freed once its markers are reached (mu) */
     bool closing; /* its stream is being destroyed: never queried again (admission's query lock) */
 
     struct xqueue *next_free; /* on the registry's free list once its stream is gone */

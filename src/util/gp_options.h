@@ -62,7 +62,7 @@ union gp_opt_value {
     struct {
         int n;
         int v[GP_OPT_LIST_MAX];
-    } list;          /* priority list */
+    } list;                  /* priority list */
     const char *str;         /* path: the text parsed (not copied) */
     struct gp_amount amount; /* amount */
 };

@@ -63,8 +63,7 @@ int main(void)
     printf("-- hipMemcpyDtoHAsync into pageable memory\n");
     memset(pageable, 0, N * sizeof(int));
     MUST(conf_launch_fill(s, d, 8, N, 100 * CONF_MS));
-    SHOW("hipMemcpyDtoHAsync(pageable <- d)",
-         hipMemcpyDtoHAsync(pageable, d, N * sizeof(int), s));
+    SHOW("hipMemcpyDtoHAsync(pageable <- d)", hipMemcpyDtoHAsync(pageable, d, N * sizeof(int), s));
     q = SHOW("right after: hipStreamQuery", hipStreamQuery(s));
     if (q == hipSuccess)
         print_ints("right after: pageable", pageable, N);
@@ -106,8 +105,7 @@ int main(void)
 
     printf("-- memsets\n");
     SHOW("hipMemsetAsync(d, 0x5a, 16 bytes)", hipMemsetAsync(d, 0x5a, N * sizeof(int), s));
-    SHOW("hipMemsetD32Async(d2, 0x12345678, 3)",
-         hipMemsetD32Async(d2, 0x12345678, N - 1, s));
+    SHOW("hipMemsetD32Async(d2, 0x12345678, 3)", hipMemsetD32Async(d2, 0x12345678, N - 1, s));
     SHOW("hipMemsetAsync(d + 3, 0x01, 2 bytes)", hipMemsetAsync(d + 3, 0x01, 2, s));
     SHOW("hipMemsetD8Async(d2 + 3, 0xab, 4)", hipMemsetD8Async(d2 + 3, 0xab, 4, s));
     SHOW("hipMemsetD16Async(d2 + 3, 0xcdef, 1)", hipMemsetD16Async(d2 + 3, 0xcdef, 1, s));

@@ -115,8 +115,7 @@ static void proc_address(const char *symbol, uint64_t flags, const char *flags_n
     void *pfn = sentinel();
     hipDriverProcAddressQueryResult st = (hipDriverProcAddressQueryResult)99;
     hipError_t r = hipGetProcAddress(symbol, &pfn, version, flags, &st);
-    printf("hipGetProcAddress(%s, %s) -> %s, %s", symbol, flags_name, conf_err(r),
-           status_name(st));
+    printf("hipGetProcAddress(%s, %s) -> %s, %s", symbol, flags_name, conf_err(r), status_name(st));
     if (expect_same_as) {
         void *want = dlsym(RTLD_DEFAULT, expect_same_as);
         printf(", same address as dlsym(%s): %s\n", expect_same_as,
@@ -253,7 +252,8 @@ int main(void)
     SHOW("hipStreamSynchronize(s)", hipStreamSynchronize(s));
 
     printf("-- hipGetProcAddress\n");
-    proc_address("hipLaunchKernel", HIP_GET_PROC_ADDRESS_DEFAULT, "DEFAULT", "hipLaunchKernel", ver);
+    proc_address("hipLaunchKernel", HIP_GET_PROC_ADDRESS_DEFAULT, "DEFAULT", "hipLaunchKernel",
+                 ver);
     proc_address("hipNoSuchThing", HIP_GET_PROC_ADDRESS_DEFAULT, "DEFAULT", NULL, ver);
     proc_address("hipLaunchKernel", HIP_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM,
                  "PER_THREAD_DEFAULT_STREAM", "hipLaunchKernel_spt", ver);
@@ -275,8 +275,7 @@ int main(void)
     SHOW("hipGetDeviceProperties(1)", hipGetDeviceProperties(&prop, 1));
     SHOW("hipSetDevice(1)", hipSetDevice(1));
     int least = 99, greatest = 99;
-    SHOW("hipDeviceGetStreamPriorityRange",
-         hipDeviceGetStreamPriorityRange(&least, &greatest));
+    SHOW("hipDeviceGetStreamPriorityRange", hipDeviceGetStreamPriorityRange(&least, &greatest));
     printf("least %d, greatest %d\n", least, greatest);
 
     printf("-- stream properties\n");

@@ -85,9 +85,9 @@ int main(void)
     print_probes("blocking-stream");
 
     printf("-- hipStreamLegacy is the null stream\n");
-    printf("hipStreamLegacy has the identity of 0: %s\n",
-           conf_yes(hipsimStreamId(hipStreamLegacy) == hipsimStreamId(0) &&
-                    hipsimStreamId(0) != 0));
+    printf(
+        "hipStreamLegacy has the identity of 0: %s\n",
+        conf_yes(hipsimStreamId(hipStreamLegacy) == hipsimStreamId(0) && hipsimStreamId(0) != 0));
     reset();
     long_work(sb);
     probes(hipStreamLegacy);

@@ -165,9 +165,9 @@ int main(void)
     printf("-- main thread\n");
     SHOW("hipStreamQuery(hipStreamPerThread)", hipStreamQuery(hipStreamPerThread));
     uint64_t idm = hipsimStreamId(hipStreamPerThread);
-    printf("per-thread stream distinct from the null stream: %s\n",
-           conf_yes(idm != 0 && idm != hipsimStreamId(0) &&
-                    idm != hipsimStreamId(hipStreamLegacy)));
+    printf(
+        "per-thread stream distinct from the null stream: %s\n",
+        conf_yes(idm != 0 && idm != hipsimStreamId(0) && idm != hipsimStreamId(hipStreamLegacy)));
     unsigned flags = 99;
     SHOW("hipStreamGetFlags(hipStreamPerThread)", hipStreamGetFlags(hipStreamPerThread, &flags));
     printf("flags = %u\n", flags);

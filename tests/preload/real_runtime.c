@@ -13,7 +13,6 @@
 
 #define SHOW(call) printf("%-40s -> %d\n", #call, (int)(call))
 
-
 int main(void)
 {
     int count = -1;

@@ -19,7 +19,7 @@ struct ihipEvent_t {
 };
 
 #define EVENT_FLAGS                                                                                \
-    (hipEventDefault | hipEventBlockingSync | hipEventDisableTiming | hipEventInterprocess |      \
+    (hipEventDefault | hipEventBlockingSync | hipEventDisableTiming | hipEventInterprocess |       \
      hipEventReleaseToDevice | hipEventReleaseToSystem)
 
 hipError_t hipEventCreateWithFlags(hipEvent_t *event, unsigned flags)
@@ -202,8 +202,7 @@ hipError_t hipEventElapsedTime(float *ms, hipEvent_t start, hipEvent_t stop)
 
 /* ---- cross-stream waits ---- */
 
-static hipError_t stream_wait_event(hipStream_t stream, hipEvent_t event, unsigned flags,
-                                    bool spt)
+static hipError_t stream_wait_event(hipStream_t stream, hipEvent_t event, unsigned flags, bool spt)
 {
     sim_init();
     if (flags)

@@ -238,7 +238,7 @@ static hipError_t capture_info(hipStream_t stream, bool spt, hipStreamCaptureSta
     hipError_t err = sim_stream_resolve(stream, spt, &s);
     if (err == hipSuccess) {
         const struct sim_capture *cap = s->capture;
-        *status = !cap                ? hipStreamCaptureStatusNone
+        *status = !cap               ? hipStreamCaptureStatusNone
                   : cap->invalidated ? hipStreamCaptureStatusInvalidated
                                      : hipStreamCaptureStatusActive;
         if (id && cap)

@@ -77,7 +77,8 @@ hipError_t hipExtModuleLaunchKernel(hipFunction_t f, uint32_t globalWorkSizeX,
  * for hipLaunchKernelGGL in code built against older headers. It returns nothing; errors go to
  * the thread's last error.
  */
-#define HIP_LAUNCH_KERNEL_GGL_IMPL_CXX "_ZN8hip_impl22hipLaunchKernelGGLImplEmRK4dim3S2_jP12ihipStream_tPPv"
+#define HIP_LAUNCH_KERNEL_GGL_IMPL_CXX                                                             \
+    "_ZN8hip_impl22hipLaunchKernelGGLImplEmRK4dim3S2_jP12ihipStream_tPPv"
 
 /* Per-thread-default-stream forms the 5.2.3 headers lack. */
 hipError_t hipEventRecord_spt(hipEvent_t event, hipStream_t stream);

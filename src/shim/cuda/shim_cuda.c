@@ -112,7 +112,7 @@ static CUresult create_cuGreenCtxStreamCreate(CUstream *phStream, CUgreenCtx gre
         pfn_##name gp_real = (pfn_##name)real_fn(API_##name);                                      \
         CORE_WRAPPER_BODY(CUresult, CUDA_ERROR_NOT_INITIALIZED, CUDA_SUCCESS, gp_real, #name,      \
                           kind, stream, API_##name, cost_key, args,                                \
-                          CORE_FORWARD(kind, name, gp_real, args))                                  \
+                          CORE_FORWARD(kind, name, gp_real, args))                                 \
     }
 #include "cuda_api.def"
 #undef CUDA_API

@@ -268,8 +268,7 @@ hipError_t hipGetProcAddress_spt(const char *symbol, void **pfn, int hipVersion,
                                  hipDriverProcAddressQueryResult *symbolStatus);
 hipError_t hipGetDriverEntryPoint(const char *symbol, void **funcPtr, unsigned long long flags,
                                   hipDriverEntryPointQueryResult *driverStatus);
-hipError_t hipGetDriverEntryPoint_spt(const char *symbol, void **funcPtr,
-                                      unsigned long long flags,
+hipError_t hipGetDriverEntryPoint_spt(const char *symbol, void **funcPtr, unsigned long long flags,
                                       hipDriverEntryPointQueryResult *status);
 
 /* Stream properties (hip_7.1, hip_7.2). */
@@ -306,8 +305,7 @@ hipError_t hipModuleLaunchCooperativeKernel(hipFunction_t f, unsigned int gridDi
                                             unsigned int blockDimZ, unsigned int sharedMemBytes,
                                             hipStream_t stream, void **kernelParams);
 hipError_t hipModuleLaunchCooperativeKernelMultiDevice(hipFunctionLaunchParams *launchParamsList,
-                                                       unsigned int numDevices,
-                                                       unsigned int flags);
+                                                       unsigned int numDevices, unsigned int flags);
 hipError_t hipDrvLaunchKernelEx(const HIP_LAUNCH_CONFIG *config, hipFunction_t f, void **params,
                                 void **extra);
 
@@ -336,8 +334,8 @@ hipError_t hipMemcpy2DArrayToArray(hipArray_t dst, size_t wOffsetDst, size_t hOf
 hipError_t hipMemcpyBatchAsync(void **dsts, void **srcs, size_t *sizes, size_t count,
                                hipMemcpyAttributes *attrs, size_t *attrsIdxs, size_t numAttrs,
                                size_t *failIdx, hipStream_t stream);
-hipError_t hipMemcpy3DBatchAsync(size_t numOps, struct hipMemcpy3DBatchOp *opList,
-                                 size_t *failIdx, unsigned long long flags, hipStream_t stream);
+hipError_t hipMemcpy3DBatchAsync(size_t numOps, struct hipMemcpy3DBatchOp *opList, size_t *failIdx,
+                                 unsigned long long flags, hipStream_t stream);
 hipError_t hipMemcpy3DPeer(hipMemcpy3DPeerParms *p);
 hipError_t hipMemcpy3DPeerAsync(hipMemcpy3DPeerParms *p, hipStream_t stream);
 
@@ -362,8 +360,8 @@ hipError_t hipMemcpy2DAsync_spt(void *dst, size_t dpitch, const void *src, size_
                                 size_t width, size_t height, hipMemcpyKind kind,
                                 hipStream_t stream);
 hipError_t hipMemcpy2DToArrayAsync_spt(hipArray_t dst, size_t wOffset, size_t hOffset,
-                                       const void *src, size_t spitch, size_t width,
-                                       size_t height, hipMemcpyKind kind, hipStream_t stream);
+                                       const void *src, size_t spitch, size_t width, size_t height,
+                                       hipMemcpyKind kind, hipStream_t stream);
 hipError_t hipMemcpy2DFromArrayAsync_spt(void *dst, size_t dpitch, hipArray_const_t src,
                                          size_t wOffsetSrc, size_t hOffsetSrc, size_t width,
                                          size_t height, hipMemcpyKind kind, hipStream_t stream);

@@ -28,8 +28,8 @@ struct gp_api {
 
 static inline int gp_api_find(struct gp_api *api)
 {
-    api->stream_stats = (int (*)(void *, struct gpuprio_queue_stats *))dlsym(
-        RTLD_DEFAULT, "gpuprio_stream_stats");
+    api->stream_stats =
+        (int (*)(void *, struct gpuprio_queue_stats *))dlsym(RTLD_DEFAULT, "gpuprio_stream_stats");
     api->runtime_path = (int (*)(char *, size_t))dlsym(RTLD_DEFAULT, "gpuprio_runtime_path");
     if (api->stream_stats && api->runtime_path)
         return 0;

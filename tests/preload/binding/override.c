@@ -62,8 +62,7 @@ int main(int argc, char **argv)
         EXPECT(hipStreamDestroy(s) == hipSuccess);
     printf("%s %s: result %d, runtime_path %d '%s', stream_stats %d (%lld commands), %d runtime(s) "
            "mapped\n",
-           failures ? "FAIL" : "ok", mode, result, path_rc, path, rc, submitted,
-           mapped_runtimes());
+           failures ? "FAIL" : "ok", mode, result, path_rc, path, rc, submitted, mapped_runtimes());
     if (failures)
         return 1;
     return strcmp(mode, "bound") == 0 ? 0 : atoi(argv[2]);

@@ -35,7 +35,8 @@ int main(int argc, char **argv)
     void *fw = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
     const char *why = fw ? "run under LD_PRELOAD" : dlerror();
     int (*run)(hipStream_t *) = fw ? (int (*)(hipStream_t *))dlsym(fw, "framework_run") : NULL;
-    int (*stats)(void *, struct gpuprio_queue_stats *) = dlsym(RTLD_DEFAULT, "gpuprio_stream_stats");
+    int (*stats)(void *, struct gpuprio_queue_stats *) =
+        dlsym(RTLD_DEFAULT, "gpuprio_stream_stats");
     int (*runtime_path)(char *, size_t) = dlsym(RTLD_DEFAULT, "gpuprio_runtime_path");
     if (!run || !stats || !runtime_path) {
         printf("FAIL: framework or gpuprio API missing (%s)\n", why);

@@ -45,7 +45,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: lookup SCOPE_CALLER_LIB\n");
         return 2;
     }
-    int (*stats)(void *, struct gpuprio_queue_stats *) = dlsym(RTLD_DEFAULT, "gpuprio_stream_stats");
+    int (*stats)(void *, struct gpuprio_queue_stats *) =
+        dlsym(RTLD_DEFAULT, "gpuprio_stream_stats");
     if (!stats) {
         printf("FAIL: the gpuprio API is not in the process (run under LD_PRELOAD)\n");
         return 1;
@@ -67,8 +68,8 @@ int main(int argc, char **argv)
     const void *k = hipsimRegisterKernel("noop", noop, 0, NULL);
     dim3 one = {1, 1, 1};
     EXPECT(launch && launch(k, one, one, NULL, 0, s) == hipSuccess);
-    EXPECT(module_launch && module_launch((hipFunction_t)k, 1, 1, 1, 1, 1, 1, 0, s, NULL, NULL) ==
-                                hipSuccess);
+    EXPECT(module_launch &&
+           module_launch((hipFunction_t)k, 1, 1, 1, 1, 1, 1, 0, s, NULL, NULL) == hipSuccess);
     EXPECT(hipStreamSynchronize(s) == hipSuccess);
     struct gpuprio_queue_stats st;
     EXPECT(stats(s, &st) == 0 && st.submitted == 2);
@@ -90,8 +91,10 @@ int main(int argc, char **argv)
     void *caller = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
     EXPECT(caller != NULL);
     if (caller) {
-        void *(*lookup_default)(const char *) = (void *(*)(const char *))dlsym(caller, "scope_lookup_default");
-        void *(*lookup_next)(const char *) = (void *(*)(const char *))dlsym(caller, "scope_lookup_next");
+        void *(*lookup_default)(const char *) =
+            (void *(*)(const char *))dlsym(caller, "scope_lookup_default");
+        void *(*lookup_next)(const char *) =
+            (void *(*)(const char *))dlsym(caller, "scope_lookup_next");
         EXPECT(lookup_default && lookup_next);
         if (lookup_default && lookup_next) {
             int (*value)(void) = (int (*)(void))lookup_default("scope_private_value");
