@@ -616,12 +616,13 @@ static void share_account(struct xqueue *q, void *arg)
     bool suspended = (atomic_load(&xq_st(q)->gate) & XQ_GATE_SUSPENDED) != 0;
     q->share_looked_active = active;
     /* Run since the last look if it ran right after that look's decision and still does. A
-     * turn our decision gave counts whole (the previous turn's commands that the device
-     * finishes in it are matched by ours that it finishes in the next); one that another
-     * process's decision gave between looks counts from our next look, which the board's change
-     * brings at once. Counting a turn only from its second look instead left a look period of
-     * every turn uncounted where each process gives its own queues their turns (another user's
-     * board): weights 3:1 came out 2.83-2.94:1, under TSan down to 2.72:1 (benchmarks.md). */
+     * turn our look's decision gave counts whole (the previous turn's commands that the device
+     * finishes in it are matched by ours that it finishes in the next); one that a decision
+     * between looks gave (another process's, which its board change brings to our next look at
+     * once, or an activation's) counts from our next look. Counting a turn only from its second
+     * look instead left a look period of every turn uncounted where each process gives its own
+     * queues their turns (another user's board): weights 3:1 came out 2.83-2.94:1, under TSan
+     * down to 2.72:1 (benchmarks.md). */
     if (was_active && !suspended && q->share_looked_running)
         q->share_ran_ns += dt;
     if (!share_percent)
