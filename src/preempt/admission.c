@@ -43,10 +43,10 @@ static pthread_cond_t sched_cv;        /* waits under the scheduling lock (xqueu
 static _Atomic int captures;           /* stream captures in progress */
 static _Atomic uint64_t capture_epoch; /* captures begun and ended */
 static _Atomic bool exiting;           /* exit began: admit everything */
-static _Atomic uint64_t progress;      /* markers reached, process-wide, for the watchdog */
 static _Atomic int total_waiters;      /* threads held anywhere */
 static _Atomic int active_queues;      /* lets idle scans be skipped */
-static atomic_flag watchdog_warned = ATOMIC_FLAG_INIT;
+/* The watchdog's warnings, once for each reason a thread was held (enum hold). */
+static atomic_flag watchdog_warned[2] = {ATOMIC_FLAG_INIT, ATOMIC_FLAG_INIT};
 /* Orders the watcher's stream queries against captures beginning and streams ending. */
 static pthread_mutex_t query_mu = PTHREAD_MUTEX_INITIALIZER;
 
@@ -76,15 +76,37 @@ static void no_joining(struct xqueue *q)
 {
     (void)q;
 }
-static uint64_t no_progress_elsewhere(void)
+static uint64_t no_progress_elsewhere(int device, int priority)
 {
+    (void)device;
+    (void)priority;
     return 0;
 }
 
-/* Work seen finished, for the watchdog: this process's markers, and what the hook adds. */
-static uint64_t all_progress(void)
+/* The completions of the queues that can hold q back by suspending it: those of its device at
+ * its priority or above (higher ones under hpf, equal ones taking turns under share), except q;
+ * this process's here, other processes' from the hook. With the scheduling lock held, which
+ * keeps priorities still. A queue that goes idle keeps its count, so only a queue joining,
+ * leaving or changing priority moves the sum without completing anything. */
+struct holders_scan {
+    const struct xqueue *held;
+    int priority;
+    uint64_t completed;
+};
+
+static void add_holder(struct xqueue *q, void *arg)
 {
-    return atomic_load(&progress) + hooks.progress_elsewhere();
+    struct holders_scan *h = arg;
+    const struct xq_state *st = xq_st(q);
+    if (q != h->held && q->device == h->held->device && atomic_load(&st->priority) >= h->priority)
+        h->completed += atomic_load_explicit(&st->completed, memory_order_relaxed);
+}
+
+static uint64_t holders_progress(const struct xqueue *q)
+{
+    struct holders_scan h = {q, atomic_load(&xq_st(q)->priority), 0};
+    xq_foreach_joined(add_holder, &h);
+    return h.completed + hooks.progress_elsewhere(q->device, h.priority);
 }
 
 void xq_admission_configure(const struct xq_admission_config *config,
@@ -282,6 +304,56 @@ static void activate_locked(struct xqueue *q)
         hooks.activity_changed(q->device);
 }
 
+/*
+ * Why a thread is held on q, and so what it waits for (the watchdog counts only that as
+ * progress): suspended, for the queues that hold q back to let it go, which is their work
+ * completing (in this process or any other, of any user); else for its own queue's commands in
+ * flight (the window or the budget), which only q's own completions free. Another process's work
+ * completing says nothing of either: counted, one that never stops would hold a thread that
+ * waits on its own stream forever.
+ */
+enum hold { HELD_SUSPENDED, HELD_BY_OWN_WORK };
+
+static enum hold why_held(const struct xqueue *q)
+{
+    return (atomic_load(&xq_st(q)->gate) & XQ_GATE_SUSPENDED) ? HELD_SUSPENDED : HELD_BY_OWN_WORK;
+}
+
+/* A count that moves whenever what holds q for `why` completes work (scheduling lock held). */
+static uint64_t progress_of(const struct xqueue *q, enum hold why)
+{
+    return why == HELD_SUSPENDED ? holders_progress(q)
+                                 : atomic_load_explicit(&xq_st(q)->completed, memory_order_relaxed);
+}
+
+/* Once per reason: how long the thread waited in all, how long of that nothing that held it
+ * completed, and why it was held. */
+static void watchdog_warning(const struct xqueue *q, enum hold why, uint64_t waited_ns,
+                             uint64_t still_ns)
+{
+    if (atomic_flag_test_and_set(&watchdog_warned[why]))
+        return;
+    unsigned long long ms = 1000000, handle = (unsigned long long)q->key.handle;
+    if (why == HELD_SUSPENDED)
+        gp_log(GP_LOG_WARN,
+               "a thread waited %llu ms to submit to queue %#llx, suspended for queues of its "
+               "priority or higher on device %d, none of which completed any work for the last "
+               "%llu ms; letting it through. A process of higher priority is stopped or hung "
+               "(gpuprio top then shows its queue stalled), or runs a command longer than that "
+               "(GPUPRIO_WATCHDOG_MS sets the wait; this is said once)",
+               waited_ns / ms, handle, q->device, still_ns / ms);
+    else
+        gp_log(GP_LOG_WARN,
+               "a thread waited %llu ms to submit to queue %#llx, behind its own queue's commands "
+               "in flight (%u of them), none of which was reached for the last %llu ms; letting "
+               "it through. The "
+               "application makes the stream wait for something it does later (a value or an "
+               "event that this thread sets after this call), or a command runs longer than that "
+               "(GPUPRIO_WATCHDOG_MS sets the wait; this is said once)",
+               waited_ns / ms, handle, (unsigned)XQ_GATE_IN_FLIGHT(atomic_load(&xq_st(q)->gate)),
+               still_ns / ms);
+}
+
 static void wait_for_admission(struct xqueue *q, struct xq_ticket *t)
 {
     uint64_t start = now_ns();
@@ -289,7 +361,8 @@ static void wait_for_admission(struct xqueue *q, struct xq_ticket *t)
     atomic_fetch_add(&q->waiters, 1);
     atomic_fetch_add(&total_waiters, 1);
     activate_locked(q);
-    uint64_t seen = all_progress(), since = start, retry_at;
+    enum hold why = why_held(q);
+    uint64_t seen = progress_of(q, why), since = start, retry_at;
     for (;;) {
         if (reserve(q, t, false, &retry_at))
             break;
@@ -298,24 +371,24 @@ static void wait_for_admission(struct xqueue *q, struct xq_ticket *t)
             reserve(q, t, true, &retry_at);
             break;
         }
-        uint64_t now = now_ns(), p = all_progress();
-        if (p != seen) {
+        /* A new reason (a decision changed) starts the count again, as progress does. */
+        uint64_t now = now_ns();
+        enum hold now_why = why_held(q);
+        uint64_t p = progress_of(q, now_why);
+        if (now_why != why || p != seen) {
+            why = now_why;
             seen = p;
             since = now;
         } else if (now - since >= cfg.watchdog_ns) {
-            if (!atomic_flag_test_and_set(&watchdog_warned))
-                gp_log(GP_LOG_WARN,
-                       "a thread waited %llu ms to submit to queue %#llx while no GPU "
-                       "work completed; letting it through. Either a process of higher "
-                       "priority is stopped or hung (gpuprio top then shows its queue stalled), or "
-                       "the application makes a stream wait for something it does later "
-                       "(GPUPRIO_WATCHDOG_MS sets the wait; this is said once)",
-                       (unsigned long long)(cfg.watchdog_ns / 1000000),
-                       (unsigned long long)q->key.handle);
+            watchdog_warning(q, why, now - start, now - since);
             reserve(q, t, true, &retry_at);
             break;
         }
         uint64_t deadline = since + cfg.watchdog_ns;
+        /* Other processes' completions wake nobody here: a suspended thread looks at them a few
+         * times a period, so that it is let through about a period after they stop. */
+        if (why == HELD_SUSPENDED && now + cfg.watchdog_ns / 4 < deadline)
+            deadline = now + cfg.watchdog_ns / 4;
         if (retry_at && retry_at < deadline)
             deadline = retry_at; /* the oldest command will have run long enough by then */
         xq_sched_wait(&sched_cv, deadline);
@@ -566,7 +639,6 @@ static void completed(struct xqueue *q, unsigned n, uint64_t cost_ns)
 {
     free_slots(q, n, cost_ns, now_ns());
     atomic_fetch_add_explicit(&xq_st(q)->completed, n, memory_order_relaxed);
-    atomic_fetch_add(&progress, n);
     xq_wake_waiters();
 }
 

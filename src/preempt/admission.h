@@ -21,10 +21,13 @@
  *
  * A queue is active while it has work in flight, threads waiting, or finished within the grace
  * window; becoming active or idle asks the scheduler (xq_admission_hooks) for new decisions.
- * Every wait has a progress watchdog: when no marker anywhere (in this process, or of another
- * process on a shared board) was reached for the watchdog period, the call goes through and
- * one warning says so. An application can make a stream wait for something its own thread
- * does later (wait-value, host function), and it must be delayed, never deadlocked. Threads are
+ * Every wait has a progress watchdog that counts only the work the wait is for: a suspended
+ * queue's thread waits for the queues of its priority or above on its device to let it go (in
+ * any process, of any user), a throttled one's for its own queue's commands in flight to be
+ * reached. When none of that completed for the watchdog period, the call goes through and one
+ * warning says which of the two it was. An application can make a stream wait for something its
+ * own thread does later (wait-value, host function), and it must be delayed, never deadlocked,
+ * however busy the device is with other work. Threads are
  * never held while any stream capture is in progress (capture is host-only: no markers go into
  * graphs), in re-entrant calls, or after exit began.
  *
@@ -67,10 +70,10 @@ struct xq_admission_hooks {
     /* A queue of device (or of several: XQ_ALL_DEVICES) became active or idle, with the
      * scheduling lock held: decide again for that device. */
     void (*activity_changed)(int device);
-    /* A count that changes whenever work finishes that this process's waits may depend on
-     * besides its own: other processes' on the same devices (their queues can hold ours).
-     * Optional. */
-    uint64_t (*progress_elsewhere)(void);
+    /* A count that changes whenever another process's queue of device at priority or above
+     * completes work (those queues can hold ours back by suspending them), whatever its user;
+     * called by a suspended thread's watchdog with the scheduling lock held. Optional. */
+    uint64_t (*progress_elsewhere)(int device, int priority);
     /* A thread is about to be held on a queue of device (what holds it may be another
      * process's, which may die). Optional. */
     void (*held)(int device);

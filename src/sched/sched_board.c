@@ -33,6 +33,7 @@
 #include "gp_lockrank.h"
 #include "gp_log.h"
 #include "gp_options.h"
+#include "gp_priority.h"
 #include "tenants.h"
 
 #define LIVENESS_HELD_NS 20000000ull
@@ -102,18 +103,37 @@ bool sb_foreign(const struct gp_board_slot *s)
     return GP_SLOT_OWNER(atomic_load(&s->owner)) != me->pid || s->incarnation != me->incarnation;
 }
 
-uint64_t sb_progress_elsewhere(void)
+/* The completions of other processes' queues of a device at a priority or above, what holds a
+ * suspended queue back (sched_board.h). Our own slots are skipped: admission counts this
+ * process's queues. Other users' boards are read as decisions read them (tenants.c: live slots
+ * of owners not found dead, each priority within its user's cap); no read goes past a board's
+ * slots, and a priority no gpuprio writes counts for nothing, as it does in decisions. */
+struct progress_scan {
+    int priority;
+    uint64_t completed;
+};
+
+static void add_tenant_progress(const struct sched_queue *q, struct xq_state *st, void *arg)
 {
-    uint64_t sum = 0;
-    for (int i = 0; i < SB_MAX_DEVICES; i++) {
-        struct device_board *d = usable(i);
-        for (unsigned j = 0; d && j < gp_board_slots_used(&d->b); j++) {
-            struct gp_board_slot *s = &d->b.f->slots[j];
-            if (atomic_load_explicit(&s->owner, memory_order_relaxed) && sb_foreign(s))
-                sum += atomic_load_explicit(&s->st.completed, memory_order_relaxed);
-        }
+    struct progress_scan *p = arg;
+    if (q->priority >= p->priority)
+        p->completed += atomic_load_explicit(&st->completed, memory_order_relaxed);
+}
+
+uint64_t sb_progress_elsewhere(int device, int priority)
+{
+    struct device_board *d = usable(device);
+    struct progress_scan p = {priority, 0};
+    for (unsigned i = 0; d && i < gp_board_slots_used(&d->b); i++) {
+        struct gp_board_slot *s = &d->b.f->slots[i];
+        int its = atomic_load_explicit(&s->st.priority, memory_order_relaxed);
+        if (GP_SLOT_STATE(atomic_load(&s->owner)) == GP_SLOT_LIVE && sb_foreign(s) &&
+            gp_priority_valid(its) && its >= priority)
+            p.completed += atomic_load_explicit(&s->st.completed, memory_order_relaxed);
     }
-    return sum;
+    if (d)
+        tn_foreach_queue(&d->tenants, add_tenant_progress, &p);
+    return p.completed;
 }
 
 /* ---- reclaiming dead owners' slots ---- */
@@ -185,9 +205,9 @@ static bool reclaim_dead(struct device_board *d)
  * listener of a process that has queues held back watches the active slots of others for that,
  * and marks such a queue stalled (XQ_GATE_STALLED): decisions take it for idle until it moves
  * again and its owner clears the mark (admission.c). This is the watchdog across processes: the
- * host wait's own watchdog counts other processes' completions as progress, so one process's
- * progress could keep a stopped one's hold alive forever, and a gate closed on the device has no
- * watchdog at all. Like the host's, it cannot tell a hang from a single kernel that runs longer.
+ * host wait's own watchdog lets one call through per period only, and a gate closed on the
+ * device has no watchdog at all. Like the host's, it cannot tell a hang from a single kernel that
+ * runs longer.
  */
 struct stall_watch {
     uint64_t owner, incarnation; /* whose queue the slot held when last seen */

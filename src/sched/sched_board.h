@@ -111,9 +111,10 @@ bool sb_has_board(int device);
 /* Exit began: this process's queues have left the boards and take no part in decisions. */
 bool sb_leaving(void);
 
-/* Commands of other processes seen finished on this process's boards (for the watchdog: a
- * queue held by another process's work is making progress while that work is). */
-uint64_t sb_progress_elsewhere(void);
+/* Commands seen finished of other processes' queues of device at priority or above, on this
+ * user's board and other users' (tenants.h): what a suspended queue's watchdog counts as
+ * progress (admission.h). With the scheduling lock held. */
+uint64_t sb_progress_elsewhere(int device, int priority);
 
 /* In the child of fork: the parent's boards, slots and listeners are not this process's. */
 void sb_reset(void);

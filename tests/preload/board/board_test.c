@@ -1304,6 +1304,127 @@ static void tenant_bad_conf(void)
     EXPECT(stderr_of(&p, "lets others remove files in it"));
 }
 
+/* ---- the admission watchdog counts what holds a thread, nothing else (admission.h) ---- */
+
+static void span_of(int tag, uint64_t *first, uint64_t *last);
+
+/* The watchdog test's program (tests/preload/sched/watchdog.c: a launch held behind its own
+ * stream's wait on a flag it sets after the launch), from BOARD_TEST_WATCHDOG; with other_user
+ * copied where the tenants' users reach it. NULL when the test was not given it. */
+static const char *watchdog_program(bool other_user)
+{
+    static char copy[160];
+    const char *program = getenv("BOARD_TEST_WATCHDOG");
+    if (!program || !other_user)
+        return program;
+    snprintf(copy, sizeof copy, "%s/bin/sched_watchdog", dir);
+    copy_file(program, copy, 0755);
+    return copy;
+}
+
+/*
+ * The launch behind its own stream's wait is let through about GPUPRIO_WATCHDOG_MS (200) later
+ * next to a process of its priority that completes a kernel every millisecond all along, of the
+ * same user or (other_user) another: only its own queue's completions are its progress. Before,
+ * the same user's neighbour's completions counted, and it was held until the neighbour ended
+ * (2960-4954 ms; 8 s here). The bound leaves 2 s for a loaded host under sanitizers.
+ */
+static void watchdog_next_to(bool other_user)
+{
+    /* Bursts of 4 kernels of 1 ms back to back, each synchronized: what it submits once the
+     * watchdog program is there is followed by markers (priorities then differ on the device),
+     * so its completions show on its board (submitted at once, they would not). */
+    static const char *const load[] = {"2", "burst", "2000", "4", "1000", "0", NULL};
+    static const char *const watchdog_ms[] = {"200", NULL};
+    if (other_user) {
+        tenants_setup();
+        write_conf("");
+    }
+    const char *program = watchdog_program(other_user);
+    EXPECT(program != NULL);
+    if (!program)
+        return;
+    spawn_uid = other_user ? USER_B : 0;
+    struct proc neighbour = spawn_ready("normal", NULL, load);
+    go(&neighbour);
+    usleep(300000); /* it completes kernels by now */
+    spawn_uid = other_user ? USER_A : 0;
+    stderr_to_file = true;
+    setenv("GPUPRIO_WATCHDOG_MS", "200", 1);
+    setenv("GPUPRIO_WINDOW", "1", 1); /* the wait fills the window: the launch is held */
+    const char *the_worker = worker;
+    worker = program;
+    uint64_t started = now_ns();
+    struct proc held = spawn("normal", NULL, watchdog_ms);
+    worker = the_worker;
+    setenv("GPUPRIO_WINDOW", "2", 1);
+    unsetenv("GPUPRIO_WATCHDOG_MS");
+    stderr_to_file = false;
+    spawn_uid = 0;
+    long held_ms = said(&held, "the launch behind the wait was held %ld ms");
+    EXPECT(finish(&held, NULL) == 0);
+    double ran_ms = (double)(now_ns() - started) / 1e6;
+    bool busy = waitpid(neighbour.pid, NULL, WNOHANG) == 0; /* still completing work */
+    kill(neighbour.pid, SIGKILL);
+    finish(&neighbour, NULL);
+    printf("next to a process of %s user completing a kernel every ms: the launch behind its "
+           "own stream's wait was held %ld ms (watchdog 200 ms; the program ran %.0f ms)\n",
+           other_user ? "another" : "the same", held_ms, ran_ms);
+    EXPECT(busy);
+    EXPECT(held_ms >= 180 && held_ms < 200 + 2000);
+    /* The warning says what held it: its own stream's commands in flight. */
+    EXPECT(stderr_of(&held, "behind its own queue's commands in flight (1 of them)"));
+}
+
+/*
+ * A low-priority process of another user stays held while a high-priority one is busy (3 s of
+ * kernels back to back), with GPUPRIO_WATCHDOG_MS=200: the high one's completions, read from its
+ * user's board, are the low one's progress. Before, they were not counted: the low one was let
+ * through every watchdog period (a dozen kernels started in the burst), with a false warning
+ * that a process of higher priority was stopped or hung. Hardware priorities are off, so that
+ * what the low process submits starts at once between the high one's kernels (ticket order).
+ */
+static void tenant_held(void)
+{
+    static const char *const busy[] = {"1", "saturate", "3000", "1000", NULL};
+    static const char *const low[] = {"3", "saturate", "400", "1000", NULL};
+    tenants_setup();
+    write_conf("");
+    setenv("GPUPRIO_HW_PRIORITY", "off", 1);
+    setenv("GPUPRIO_WATCHDOG_MS", "200", 1);
+    stderr_to_file = true;
+    spawn_uid = USER_B;
+    struct proc l = spawn_ready("low", NULL, low);
+    spawn_uid = USER_A;
+    struct proc h = spawn_ready("high", NULL, busy);
+    spawn_uid = 0;
+    stderr_to_file = false;
+    unsetenv("GPUPRIO_WATCHDOG_MS");
+    unsetenv("GPUPRIO_HW_PRIORITY");
+    go(&l);
+    usleep(50000); /* the low one runs */
+    go(&h);
+    EXPECT(finish(&h, NULL) == 0);
+    EXPECT(finish(&l, NULL) == 0);
+    read_trace();
+    EXPECT(count_tag(TAG_HIGH) == 3000);
+    EXPECT(count_tag(TAG_LOW) == 400);
+    uint64_t first = 0, last = 0;
+    span_of(TAG_HIGH, &first, &last);
+    /* From 100 ms into the burst: what the low one had in flight, and what it put in while its
+     * listener woke to the other user's burst, has started by then. */
+    int during = 0;
+    for (size_t i = 0; i < nk; i++)
+        during += k[i].tag == TAG_LOW && k[i].start >= first + 100000000u && k[i].start < last;
+    bool warned = stderr_of(&l, "a thread waited");
+    printf("user %u's low-priority process next to user %u's %.0f ms of high-priority kernels: "
+           "%d of its kernels started meanwhile (watchdog 200 ms); watchdog warning: %s\n",
+           USER_B, USER_A, (double)(last - first) / 1e6, during, warned ? "yes" : "none");
+    EXPECT(last - first >= 2000000000u); /* the burst was long enough to show it */
+    EXPECT(during <= 1);
+    EXPECT(!warned);
+}
+
 /* ---- shares (GPUPRIO_POLICY=share) ---- */
 
 /* GPU time of tag's kernels within [from, until), from the trace. */
@@ -1585,6 +1706,12 @@ int main(int argc, char **argv)
         tenant_admit();
     else if (!strcmp(t, "tenant-bad-conf"))
         tenant_bad_conf();
+    else if (!strcmp(t, "watchdog-neighbour"))
+        watchdog_next_to(false);
+    else if (!strcmp(t, "tenant-watchdog-neighbour"))
+        watchdog_next_to(true);
+    else if (!strcmp(t, "tenant-held"))
+        tenant_held();
     else
         failures++, fprintf(stderr, "unknown subtest %s\n", t);
 
