@@ -319,11 +319,63 @@ static enum hold why_held(const struct xqueue *q)
     return (atomic_load(&xq_st(q)->gate) & XQ_GATE_SUSPENDED) ? HELD_SUSPENDED : HELD_BY_OWN_WORK;
 }
 
-/* A count that moves whenever what holds q for `why` completes work (scheduling lock held). */
-static uint64_t progress_of(const struct xqueue *q, enum hold why)
+static uint64_t own_completed(const struct xqueue *q)
 {
-    return why == HELD_SUSPENDED ? holders_progress(q)
-                                 : atomic_load_explicit(&xq_st(q)->completed, memory_order_relaxed);
+    return atomic_load_explicit(&xq_st(q)->completed, memory_order_relaxed);
+}
+
+/*
+ * One wait's watchdog: for each reason, how long the thread has been held for it while what
+ * holds it for that reason completed nothing. Time suspended is not the queue's own stillness
+ * (its commands may wait behind the higher work on the device), so a thread whose own stream
+ * waits on its later write is let through after a period of its being held by that alone, even
+ * while a higher queue's bursts suspend it again and again in between; and the suspended count
+ * starts afresh with each suspension. Another process suspending q wakes nobody (nor do its
+ * completions), so the thread looks every WATCH_STEPS-th of a period, and each step counts for
+ * the reason it began with: give or take a step at each change.
+ */
+#define WATCH_STEPS 8
+struct watchdog {
+    enum hold why;    /* at the last look */
+    uint64_t last_ns; /* the last look */
+    uint64_t own_seen, own_still_ns;
+    uint64_t holders_seen, holders_still_ns;
+};
+
+static void watch_start(struct watchdog *w, const struct xqueue *q, uint64_t now)
+{
+    w->why = why_held(q);
+    w->last_ns = now;
+    w->own_seen = own_completed(q);
+    w->holders_seen = w->why == HELD_SUSPENDED ? holders_progress(q) : 0;
+    w->own_still_ns = w->holders_still_ns = 0;
+}
+
+/* A look (scheduling lock held): how long the thread has been held for its present reason while
+ * that completed nothing. */
+static uint64_t watch_look(struct watchdog *w, const struct xqueue *q, uint64_t now)
+{
+    uint64_t step = now - w->last_ns;
+    w->last_ns = now;
+    if (w->why == HELD_SUSPENDED)
+        w->holders_still_ns += step;
+    else
+        w->own_still_ns += step;
+    uint64_t own = own_completed(q);
+    if (own != w->own_seen) {
+        w->own_seen = own;
+        w->own_still_ns = 0;
+    }
+    enum hold why = why_held(q);
+    if (why == HELD_SUSPENDED) {
+        uint64_t p = holders_progress(q);
+        if (w->why != HELD_SUSPENDED || p != w->holders_seen) {
+            w->holders_seen = p;
+            w->holders_still_ns = 0;
+        }
+    }
+    w->why = why;
+    return why == HELD_SUSPENDED ? w->holders_still_ns : w->own_still_ns;
 }
 
 /* Once per reason: how long the thread waited in all, how long of that nothing that held it
@@ -345,24 +397,24 @@ static void watchdog_warning(const struct xqueue *q, enum hold why, uint64_t wai
     else
         gp_log(GP_LOG_WARN,
                "a thread waited %llu ms to submit to queue %#llx, behind its own queue's commands "
-               "in flight (%u of them), none of which was reached for the last %llu ms; letting "
-               "it through. The "
-               "application makes the stream wait for something it does later (a value or an "
-               "event that this thread sets after this call), or a command runs longer than that "
-               "(GPUPRIO_WATCHDOG_MS sets the wait; this is said once)",
+               "in flight (%u of them), none of which was reached in %llu ms of its not being "
+               "suspended; letting it through. The application makes the stream wait for "
+               "something it does later (a value or an event that this thread sets after this "
+               "call), or a command runs longer than that (GPUPRIO_WATCHDOG_MS sets the wait; "
+               "this is said once)",
                waited_ns / ms, handle, (unsigned)XQ_GATE_IN_FLIGHT(atomic_load(&xq_st(q)->gate)),
                still_ns / ms);
 }
 
 static void wait_for_admission(struct xqueue *q, struct xq_ticket *t)
 {
-    uint64_t start = now_ns();
+    uint64_t start = now_ns(), retry_at;
     xq_sched_lock();
     atomic_fetch_add(&q->waiters, 1);
     atomic_fetch_add(&total_waiters, 1);
     activate_locked(q);
-    enum hold why = why_held(q);
-    uint64_t seen = progress_of(q, why), since = start, retry_at;
+    struct watchdog w;
+    watch_start(&w, q, start);
     for (;;) {
         if (reserve(q, t, false, &retry_at))
             break;
@@ -371,24 +423,14 @@ static void wait_for_admission(struct xqueue *q, struct xq_ticket *t)
             reserve(q, t, true, &retry_at);
             break;
         }
-        /* A new reason (a decision changed) starts the count again, as progress does. */
-        uint64_t now = now_ns();
-        enum hold now_why = why_held(q);
-        uint64_t p = progress_of(q, now_why);
-        if (now_why != why || p != seen) {
-            why = now_why;
-            seen = p;
-            since = now;
-        } else if (now - since >= cfg.watchdog_ns) {
-            watchdog_warning(q, why, now - start, now - since);
+        uint64_t now = now_ns(), still = watch_look(&w, q, now);
+        if (still >= cfg.watchdog_ns) {
+            watchdog_warning(q, w.why, now - start, still);
             reserve(q, t, true, &retry_at);
             break;
         }
-        uint64_t deadline = since + cfg.watchdog_ns;
-        /* Other processes' completions wake nobody here: a suspended thread looks at them a few
-         * times a period, so that it is let through about a period after they stop. */
-        if (why == HELD_SUSPENDED && now + cfg.watchdog_ns / 4 < deadline)
-            deadline = now + cfg.watchdog_ns / 4;
+        uint64_t step = cfg.watchdog_ns / WATCH_STEPS, left = cfg.watchdog_ns - still;
+        uint64_t deadline = now + (left < step || step == 0 ? left : step);
         if (retry_at && retry_at < deadline)
             deadline = retry_at; /* the oldest command will have run long enough by then */
         xq_sched_wait(&sched_cv, deadline);

@@ -42,6 +42,7 @@ int main(int argc, char **argv)
     EXPECT(held >= watchdog_ns * 9 / 10);
     EXPECT(st.held_ns >= watchdog_ns * 9 / 10);
     printf("the launch behind the wait was held %.0f ms\n", (double)held / 1e6);
+    printf("suspended %llu times\n", (unsigned long long)st.suspensions);
     MUST(hipStreamDestroy(low));
     MUST(hipStreamDestroy(high));
     printf("%s\n", failures ? "FAILED" : "OK");
