@@ -340,6 +340,8 @@ struct watchdog {
     uint64_t last_ns; /* the last look */
     uint64_t own_seen, own_still_ns;
     uint64_t holders_seen, holders_still_ns;
+    uint64_t holders_looked_ns; /* their completions are added up at most once a step: every
+                                   completion of this process wakes every held thread */
 };
 
 static void watch_start(struct watchdog *w, const struct xqueue *q, uint64_t now)
@@ -349,6 +351,7 @@ static void watch_start(struct watchdog *w, const struct xqueue *q, uint64_t now
     w->own_seen = own_completed(q);
     w->holders_seen = w->why == HELD_SUSPENDED ? holders_progress(q) : 0;
     w->own_still_ns = w->holders_still_ns = 0;
+    w->holders_looked_ns = now;
 }
 
 /* A look (scheduling lock held): how long the thread has been held for its present reason while
@@ -367,9 +370,12 @@ static uint64_t watch_look(struct watchdog *w, const struct xqueue *q, uint64_t 
         w->own_still_ns = 0;
     }
     enum hold why = why_held(q);
-    if (why == HELD_SUSPENDED) {
+    bool suspension_began = why == HELD_SUSPENDED && w->why != HELD_SUSPENDED;
+    if (suspension_began ||
+        (why == HELD_SUSPENDED && now - w->holders_looked_ns >= cfg.watchdog_ns / WATCH_STEPS)) {
         uint64_t p = holders_progress(q);
-        if (w->why != HELD_SUSPENDED || p != w->holders_seen) {
+        w->holders_looked_ns = now;
+        if (suspension_began || p != w->holders_seen) {
             w->holders_seen = p;
             w->holders_still_ns = 0;
         }
