@@ -55,6 +55,14 @@ bool sb_gates_usable(int device);
  * or 300 us in an MPS client); 0 where gates are not usable. */
 uint64_t sb_gate_ns(int device);
 
+/* A device reset or a context's destruction (docs/design.md, "Resets") unregistered the boards'
+ * gate lines with the runtime: no gate is put with them from now on, and their gated queues are
+ * decided again (held on the host). */
+void sb_gates_lost(void);
+/* Before a command on device is admitted, on the application's thread with no gpuprio lock held:
+ * registers device's gate lines again if a teardown unregistered them (one load otherwise). */
+void sb_gates_renew(int device);
+
 /* Joins device's board on first use (one warning if it cannot), and puts the process's record
  * on it; learns first whether the process is an MPS client there (with or without a board). Without
  * the scheduling lock: it may ask the runtime for the device's identity. */
