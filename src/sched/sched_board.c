@@ -528,7 +528,7 @@ uint64_t sb_gate_ns(int device)
 
 /* Boards whose gates a teardown unregistered and nobody registered again yet: the launch path's
  * one load while there are none. */
-static _Atomic unsigned gates_unregistered;
+_Atomic unsigned sb_gates_unregistered;
 
 void sb_gates_lost(void)
 {
@@ -537,17 +537,15 @@ void sb_gates_lost(void)
         if (!d || !atomic_exchange(&d->gates.ready, false))
             continue;
         atomic_store(&d->gates_lost, true);
-        atomic_fetch_add(&gates_unregistered, 1);
+        atomic_fetch_add(&sb_gates_unregistered, 1);
         /* Its gated queues are held on the host meanwhile, their lines pinned open. */
         atomic_store(&d->redecide, true);
         gp_board_notify(&d->b);
     }
 }
 
-void sb_gates_renew(int device)
+void sb_gates_renew_now(int device)
 {
-    if (!atomic_load_explicit(&gates_unregistered, memory_order_relaxed))
-        return;
     struct device_board *d = usable(device);
     if (!d || !atomic_load(&d->gates_lost))
         return;
@@ -557,7 +555,7 @@ void sb_gates_renew(int device)
         int rc =
             device_ops.gates_prepare(device, d->gates.base, sizeof d->b.f->gates, &device_base);
         atomic_store(&d->gates_lost, false);
-        atomic_fetch_sub(&gates_unregistered, 1);
+        atomic_fetch_sub(&sb_gates_unregistered, 1);
         if (rc == 0) {
             atomic_store(&d->gates.device_base, device_base);
             atomic_store(&d->gates.ready, true);
@@ -821,7 +819,7 @@ void sb_reset(void)
         }
         memset(d, 0, sizeof *d);
     }
-    atomic_store(&gates_unregistered, 0);
+    atomic_store(&sb_gates_unregistered, 0);
     atomic_store(&stopping, false);
     gp_board_self_reset();
 }

@@ -11,6 +11,7 @@
 #ifndef GPUPRIO_SCHED_BOARD_H
 #define GPUPRIO_SCHED_BOARD_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -61,7 +62,13 @@ uint64_t sb_gate_ns(int device);
 void sb_gates_lost(void);
 /* Before a command on device is admitted, on the application's thread with no gpuprio lock held:
  * registers device's gate lines again if a teardown unregistered them (one load otherwise). */
-void sb_gates_renew(int device);
+extern _Atomic unsigned sb_gates_unregistered; /* boards whose lines await sb_gates_renew */
+void sb_gates_renew_now(int device);
+static inline void sb_gates_renew(int device)
+{
+    if (atomic_load_explicit(&sb_gates_unregistered, memory_order_relaxed))
+        sb_gates_renew_now(device);
+}
 
 /* Joins device's board on first use (one warning if it cannot), and puts the process's record
  * on it; learns first whether the process is an MPS client there (with or without a board). Without

@@ -86,7 +86,6 @@ void core_teardown_begin(enum core_kind kind, void *arg)
             c.handles[td.n++] = c.handles[i];
     }
     core_depth--;
-    free(td.dying);
     td.dying = c.handles;
     td.cap = c.cap;
     td.on = true;
@@ -112,6 +111,9 @@ void core_teardown_end(bool ok)
     const struct gp_platform *p = core_shim.platform;
     if (!p->teardown_done(&td.t, ok)) {
         xq_watcher_resume();
+        free(td.dying);
+        td.dying = NULL;
+        td.n = td.cap = 0;
         return;
     }
     xq_watcher_drop(on_device, forget_marker, &td.t);
@@ -132,5 +134,7 @@ void core_teardown_end(bool ok)
                "context %#llx was destroyed; %zu of its streams' queues retired, its markers "
                "dropped, the boards' gates to be registered again",
                (unsigned long long)td.t.context, td.n);
-    td.n = 0;
+    free(td.dying);
+    td.dying = NULL;
+    td.n = td.cap = 0;
 }
