@@ -142,6 +142,43 @@ static bool event_ok(CUevent e, CUresult *err)
     return true;
 }
 
+/* Every context, stream and event made and not destroyed by name, dead ones too: they are kept
+ * until the process ends (reachable from here, so leak checkers do not count them). */
+static void **objects;
+static size_t nobjects, objects_cap;
+
+static void *object_new(size_t size)
+{
+    void *p = malloc(size);
+    if (!p)
+        return NULL;
+    pthread_mutex_lock(&life_mu);
+    if (nobjects == objects_cap) {
+        size_t cap = objects_cap ? 2 * objects_cap : 64;
+        void **grown = realloc(objects, cap * sizeof *grown);
+        if (grown) {
+            objects = grown;
+            objects_cap = cap;
+        }
+    }
+    if (nobjects < objects_cap)
+        objects[nobjects++] = p;
+    pthread_mutex_unlock(&life_mu);
+    return p;
+}
+
+static void object_free(void *p)
+{
+    pthread_mutex_lock(&life_mu);
+    for (size_t i = 0; i < nobjects; i++)
+        if (objects[i] == p) {
+            objects[i] = objects[--nobjects];
+            break;
+        }
+    pthread_mutex_unlock(&life_mu);
+    free(p);
+}
+
 static void registrations_die(CUcontext ctx);
 
 /* ctx dies with everything made in it (life_mu held). */
@@ -266,7 +303,7 @@ EXPORT CUresult cuCtxCreate_v4(CUcontext *pctx, CUctxCreateParams *params, unsig
         return CUDA_ERROR_INVALID_DEVICE;
     if (!pctx || params || depth == STACK_MAX)
         return CUDA_ERROR_INVALID_VALUE;
-    struct CUctx_st *c = malloc(sizeof *c);
+    struct CUctx_st *c = object_new(sizeof *c);
     if (!c)
         return CUDA_ERROR_OUT_OF_MEMORY;
     *c = (struct CUctx_st){CTX_MAGIC, dev, true, 0, 0};
@@ -484,7 +521,7 @@ EXPORT CUresult cuStreamCreateWithPriority(CUstream *phStream, unsigned int flag
     NEED_CONTEXT();
     if (!phStream || (flags & ~(unsigned)CU_STREAM_NON_BLOCKING))
         return CUDA_ERROR_INVALID_VALUE;
-    struct CUstream_st *s = malloc(sizeof *s);
+    struct CUstream_st *s = object_new(sizeof *s);
     if (!s)
         return CUDA_ERROR_OUT_OF_MEMORY;
     /* Clamped to the range, as the driver does. */
@@ -509,7 +546,7 @@ EXPORT CUresult cuStreamDestroy_v2(CUstream hStream)
     if (!lives(hStream->ctx, hStream->generation))
         return stale("stream", hStream);
     hStream->magic = 0;
-    free(hStream);
+    object_free(hStream);
     return CUDA_SUCCESS;
 }
 
@@ -745,7 +782,7 @@ EXPORT CUresult cuStreamWaitValue64_v2(CUstream stream, CUdeviceptr addr, cuuint
 EXPORT CUresult cuEventCreate(CUevent *phEvent, unsigned int Flags)
 {
     NEED_CONTEXT();
-    struct CUevent_st *e = malloc(sizeof *e);
+    struct CUevent_st *e = object_new(sizeof *e);
     if (!e)
         return CUDA_ERROR_OUT_OF_MEMORY;
     *e = (struct CUevent_st){EVENT_MAGIC, current(), atomic_load(&current()->generation), Flags};
@@ -830,7 +867,7 @@ EXPORT CUresult cuEventDestroy_v2(CUevent hEvent)
     if (!event_ok(hEvent, &err))
         return err;
     hEvent->magic = 0;
-    free(hEvent);
+    object_free(hEvent);
     return CUDA_SUCCESS;
 }
 
