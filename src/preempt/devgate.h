@@ -39,7 +39,7 @@ struct dg_line {
 /* A region of gate lines (a board's), as this process registered it with its runtime: the
  * device sees base + offset at device_base + offset. Set before queues use it; a device reset or
  * a context's destruction unregisters it (ready false) until it is registered again, possibly at
- * another device address (docs/design.md, "Resets"). */
+ * another device address (docs/design.md, "Resets and context destruction"). */
 struct dg_region {
     struct dg_line *base;
     _Atomic bool ready; /* registered: gates may be put on streams */

@@ -45,11 +45,11 @@ void xq_watcher_reset(void);
  * first use. */
 void xq_watch(struct xqueue *q);
 /*
- * A device reset or a context's destruction (docs/design.md, "Resets"): xq_watcher_pause returns
- * once no pass of the watcher is running, and none starts until as many xq_watcher_resume
- * calls: from before the runtime is asked to tear down until what died was dropped, so that
- * the watcher never queries a marker or a stream that the teardown destroyed. Any thread, no
- * gpuprio lock held.
+ * A device reset or a context's destruction (docs/design.md, "Resets and context destruction"):
+ * xq_watcher_pause returns once no pass of the watcher is running, and none starts until as many
+ * xq_watcher_resume calls: from before the runtime is asked to tear down until what died was
+ * dropped, so that the watcher never queries a marker or a stream that the teardown destroyed. Any
+ * thread, no gpuprio lock held.
  */
 void xq_watcher_pause(void);
 void xq_watcher_resume(void);

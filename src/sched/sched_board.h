@@ -56,9 +56,9 @@ bool sb_gates_usable(int device);
  * or 300 us in an MPS client); 0 where gates are not usable. */
 uint64_t sb_gate_ns(int device);
 
-/* A device reset or a context's destruction (docs/design.md, "Resets") unregistered the boards'
- * gate lines with the runtime: no gate is put with them from now on, and their gated queues are
- * decided again (held on the host). */
+/* A device reset or a context's destruction (docs/design.md, "Resets and context destruction")
+ * unregistered the boards' gate lines with the runtime: no gate is put with them from now on, and
+ * their gated queues are decided again (held on the host). */
 void sb_gates_lost(void);
 /* Before a command on device is admitted, on the application's thread with no gpuprio lock held:
  * registers device's gate lines again if a teardown unregistered them (one load otherwise). */

@@ -25,7 +25,8 @@
  *   - Results: 0 or a negative errno value, unless the comment says otherwise.
  *
  * Gates (Level 2, src/preempt/devgate.h: a stream waiting on a value in host memory, which other
- * processes write) are the last two members.
+ * processes write) come after device identity; then what a device reset or a context's
+ * destruction destroys (teardown.c), and sharing the device with other processes.
  */
 #ifndef GPUPRIO_PLATFORM_H
 #define GPUPRIO_PLATFORM_H
@@ -167,7 +168,7 @@ struct gp_platform {
      */
     int (*gate_wait)(uintptr_t stream, uintptr_t device_addr, uint64_t value);
 
-    /* ---- device resets and context destruction (teardown.c; docs/design.md, "Resets") ---- */
+    /* ---- device resets and context destruction (teardown.c; docs/design.md) ---- */
 
     /*
      * Optional (without it, teardowns go straight through). What the teardown call of kind with

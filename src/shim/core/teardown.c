@@ -1,7 +1,8 @@
 /*
  * teardown.c - device resets and context destruction: hipDeviceReset, cuDevicePrimaryCtxReset,
  * cuCtxDestroy and the last cuDevicePrimaryCtxRelease destroy a context with its streams, events
- * and host registrations, and gpuprio holds some of each (docs/design.md, "Resets").
+ * and host registrations, and gpuprio holds some of each (docs/design.md, "Resets and context
+ * destruction").
  *
  * After such a call, a marker gpuprio recorded there, or pooled for reuse, is a dead handle (on
  * HIP a raw pointer into freed memory, and the next context may hand out the same handle); the
