@@ -37,17 +37,26 @@ struct dg_line {
 };
 
 /* A region of gate lines (a board's), as this process registered it with its runtime: the
- * device sees base + offset at device_base + offset. Set once, before queues use it. */
+ * device sees base + offset at device_base + offset. Set before queues use it; a device reset or
+ * a context's destruction unregisters it (ready false) until it is registered again, possibly at
+ * another device address (docs/design.md, "Resets and context destruction"). */
 struct dg_region {
     struct dg_line *base;
-    bool ready; /* registered: gates may be put on streams */
-    uintptr_t device_base;
+    _Atomic bool ready; /* registered: gates may be put on streams */
+    _Atomic uintptr_t device_base;
 };
+
+/* Whether gates may be put on streams with r's lines now. */
+static inline bool dg_ready(const struct dg_region *r)
+{
+    return atomic_load_explicit(&((struct dg_region *)r)->ready, memory_order_acquire);
+}
 
 /* Where the device sees line l of region r. */
 static inline uintptr_t dg_device_addr(const struct dg_region *r, const struct dg_line *l)
 {
-    return r->device_base + (uintptr_t)((const char *)l - (const char *)r->base);
+    return atomic_load_explicit(&((struct dg_region *)r)->device_base, memory_order_relaxed) +
+           (uintptr_t)((const char *)l - (const char *)r->base);
 }
 
 /* A slot's line for a new owner: open (before the slot is published). */

@@ -31,6 +31,11 @@ static struct {
     struct xqueue **list;
     size_t n, cap;
     bool started, stop, kicked;
+    /* Teardowns in progress (xq_watcher_pause): no pass starts while any is; busy while a pass
+     * (queries, releases, expiry) runs, outside w.mu. */
+    unsigned paused;
+    bool busy;
+    pthread_cond_t parked_cv; /* busy went false */
     pthread_t thread;
     struct xq_watcher_config cfg;
     struct xq_marker_ops markers;
@@ -208,6 +213,10 @@ static void *watcher_main(void *arg)
     uint64_t next_expiry = 0;
     lock_list();
     while (!w.stop) {
+        while (w.paused && !w.stop)
+            pthread_cond_wait(&w.cv, &w.mu);
+        if (w.stop)
+            break;
         size_t n = w.n;
         if (n > snapshot_cap) {
             struct xqueue **s = realloc(snapshot, n * sizeof *s);
@@ -221,6 +230,7 @@ static void *watcher_main(void *arg)
             memcpy(snapshot, w.list, n * sizeof *snapshot);
         bool rescan = w.kicked;
         w.kicked = false;
+        w.busy = true;
         unlock_list();
 
         for (size_t i = 0; i < n; i++)
@@ -231,8 +241,10 @@ static void *watcher_main(void *arg)
             next_expiry = w.ops.expire_idle(now);
 
         lock_list();
+        w.busy = false;
+        pthread_cond_broadcast(&w.parked_cv);
         prune();
-        if (w.stop || w.kicked)
+        if (w.stop || w.kicked || w.paused)
             continue;
         if (w.n) {
             unlock_list();
@@ -292,6 +304,81 @@ void xq_watch(struct xqueue *q)
     unlock_list();
 }
 
+void xq_watcher_pause(void)
+{
+    lock_list();
+    w.paused++;
+    while (w.busy)
+        pthread_cond_wait(&w.parked_cv, &w.mu);
+    unlock_list();
+}
+
+void xq_watcher_resume(void)
+{
+    lock_list();
+    if (w.paused && --w.paused == 0) {
+        w.kicked = true; /* what was dropped meanwhile: pruned at once */
+        pthread_cond_signal(&w.cv);
+    }
+    unlock_list();
+}
+
+/*
+ * Takes every command in flight on q off its ring as reached, without querying its markers: each
+ * goes to forget, which drops or pools it (the platform knows which die with a context). The
+ * watcher is paused, so nothing of q's ring is being queried; submitting threads may add to it
+ * meanwhile (under q->mu: they come after the ones taken here).
+ */
+static void drop_all(struct xqueue *q, void (*forget)(struct xqueue *q, void *marker, void *arg),
+                     void *arg)
+{
+    uint64_t cost = 0;
+    unsigned n = 0;
+    lock_queue(q);
+    struct xq_marker_ring *r = &q->markers;
+    size_t count = r->count;
+    void **markers = count ? malloc(count * sizeof *markers) : NULL;
+    size_t kept = 0;
+    for (size_t i = 0; i < count; i++) {
+        struct xq_in_flight c = r->slots[r->head];
+        r->head = (r->head + 1) % r->cap;
+        r->count--;
+        cost += c.cost_ns;
+        n++;
+        if (c.marker && markers)
+            markers[kept++] = c.marker;
+        /* Out of memory: the marker is leaked, never queried again. */
+    }
+    r->marked = 0;
+    if (n)
+        xq_head_changed(q, gp_now_ns());
+    unlock_queue(q);
+    for (size_t i = 0; i < kept; i++)
+        forget(q, markers[i], arg);
+    free(markers);
+    if (n)
+        w.ops.completed(q, n, cost);
+}
+
+void xq_watcher_drop(bool (*pick)(const struct xqueue *q, void *arg),
+                     void (*forget)(struct xqueue *q, void *marker, void *arg), void *arg)
+{
+    lock_list();
+    size_t n = w.n;
+    struct xqueue **snapshot = n ? malloc(n * sizeof *snapshot) : NULL;
+    if (snapshot)
+        memcpy(snapshot, w.list, n * sizeof *snapshot);
+    else
+        n = 0;
+    unlock_list();
+    /* Queues on the list only: one with markers in flight is on it (xq_watch before the watcher
+     * can prune it again), and the list's queues stay valid memory (queues are never freed). */
+    for (size_t i = 0; i < n; i++)
+        if (pick(snapshot[i], arg))
+            drop_all(snapshot[i], forget, arg);
+    free(snapshot);
+}
+
 void xq_watcher_stop(void)
 {
     lock_list();
@@ -320,8 +407,10 @@ void xq_watcher_reset(void)
     pthread_condattr_setclock(&attr, CLOCK_MONOTONIC); /* deadlines come from gp_now_ns */
     pthread_mutex_init(&w.mu, NULL);
     pthread_cond_init(&w.cv, &attr);
+    pthread_cond_init(&w.parked_cv, NULL);
     pthread_condattr_destroy(&attr);
     w.list = NULL; /* the parent's queues are abandoned, not freed: see xq_reset */
     w.n = w.cap = 0;
-    w.started = w.stop = w.kicked = false;
+    w.started = w.stop = w.kicked = w.busy = false;
+    w.paused = 0;
 }

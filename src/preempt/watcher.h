@@ -44,6 +44,23 @@ void xq_watcher_reset(void);
 /* q has new markers to follow (NULL: only look at idle queues again). Starts the thread on
  * first use. */
 void xq_watch(struct xqueue *q);
+/*
+ * A device reset or a context's destruction (docs/design.md, "Resets and context destruction"):
+ * xq_watcher_pause returns once no pass of the watcher is running, and none starts until as many
+ * xq_watcher_resume calls: from before the runtime is asked to tear down until what died was
+ * dropped, so that the watcher never queries a marker or a stream that the teardown destroyed. Any
+ * thread, no gpuprio lock held.
+ */
+void xq_watcher_pause(void);
+void xq_watcher_resume(void);
+/*
+ * While paused: every command in flight on each followed queue that pick chooses is taken as
+ * reached, with no query; each of their markers is handed to forget (which must not call the
+ * runtime on a marker that died), and admission hears of the commands as completed. No gpuprio
+ * lock held.
+ */
+void xq_watcher_drop(bool (*pick)(const struct xqueue *q, void *arg),
+                     void (*forget)(struct xqueue *q, void *marker, void *arg), void *arg);
 /* Stops the thread and joins it. */
 void xq_watcher_stop(void);
 

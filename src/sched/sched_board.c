@@ -55,6 +55,7 @@ static struct device_board {
     _Atomic uint32_t publishers;          /* threads storing the count into the record */
     _Atomic uint32_t record_request_seen; /* written by the listener, under the scheduling lock */
     struct dg_region gates;   /* the board's gate lines, as this process registered them */
+    _Atomic bool gates_lost;  /* a teardown unregistered them: registered again on next use */
     uint64_t gate_ns;         /* Level 2: the predicted GPU time one gate may hold back */
     struct xq_mps mps;        /* whether the process is an MPS client on the device */
     struct tn_device tenants; /* other users' boards of the device (shared directory only) */
@@ -484,18 +485,22 @@ static void start_listener(struct device_board *d)
  */
 static void prepare_gates(struct device_board *d, int device)
 {
-    d->gates = (struct dg_region){.base = d->b.f->gates};
+    d->gates.base = d->b.f->gates;
+    atomic_store(&d->gates.ready, false);
+    atomic_store(&d->gates.device_base, 0);
     if (gp_opt_uint(GP_OPT_LEVEL) < 2)
         return;
     /* A client waiting at a closed gate holds its hardware queue; where MPS clients share them,
      * that could hold another client of equal or higher priority (docs/mps.md). */
-    int rc = d->mps.client == 1 && d->mps.shared_queues ? -EXDEV
-             : device_ops.gates_prepare
-                 ? device_ops.gates_prepare(device, d->gates.base, sizeof d->b.f->gates,
-                                            &d->gates.device_base)
-                 : -ENOTSUP;
+    uintptr_t device_base = 0;
+    int rc =
+        d->mps.client == 1 && d->mps.shared_queues ? -EXDEV
+        : device_ops.gates_prepare
+            ? device_ops.gates_prepare(device, d->gates.base, sizeof d->b.f->gates, &device_base)
+            : -ENOTSUP;
     if (rc == 0) {
-        d->gates.ready = true;
+        atomic_store(&d->gates.device_base, device_base);
+        atomic_store(&d->gates.ready, true);
         uint64_t us = gp_opt_uint(GP_OPT_GATE_US);
         bool mps_default = !us && d->mps.client == 1;
         d->gate_ns = 1000 * (us ? us : mps_default ? 300 : 100);
@@ -532,13 +537,59 @@ static void learn_mps(struct device_board *d, int device)
 bool sb_gates_usable(int device)
 {
     struct device_board *d = usable(device);
-    return d && d->gates.ready;
+    return d && dg_ready(&d->gates);
 }
 
 uint64_t sb_gate_ns(int device)
 {
     struct device_board *d = usable(device);
-    return d && d->gates.ready ? d->gate_ns : 0;
+    return d && dg_ready(&d->gates) ? d->gate_ns : 0;
+}
+
+/* Boards whose gates a teardown unregistered and nobody registered again yet: the launch path's
+ * one load while there are none. */
+_Atomic unsigned sb_gates_unregistered;
+
+void sb_gates_lost(void)
+{
+    for (int i = 0; i < SB_MAX_DEVICES; i++) {
+        struct device_board *d = usable(i);
+        if (!d || !atomic_exchange(&d->gates.ready, false))
+            continue;
+        atomic_store(&d->gates_lost, true);
+        atomic_fetch_add(&sb_gates_unregistered, 1);
+        /* Its gated queues are held on the host meanwhile, their lines pinned open. */
+        atomic_store(&d->redecide, true);
+        gp_board_notify(&d->b);
+    }
+}
+
+void sb_gates_renew_now(int device)
+{
+    struct device_board *d = usable(device);
+    if (!d || !atomic_load(&d->gates_lost))
+        return;
+    gp_mutex_lock(&boards_mu, GP_RANK_BOARDS);
+    if (atomic_load(&d->gates_lost) && !atomic_load(&stopping)) {
+        uintptr_t device_base = 0;
+        int rc =
+            device_ops.gates_prepare(device, d->gates.base, sizeof d->b.f->gates, &device_base);
+        atomic_store(&d->gates_lost, false);
+        atomic_fetch_sub(&sb_gates_unregistered, 1);
+        if (rc == 0) {
+            atomic_store(&d->gates.device_base, device_base);
+            atomic_store(&d->gates.ready, true);
+            atomic_store(&d->redecide, true);
+            gp_board_notify(&d->b);
+            gp_log(GP_LOG_DEBUG, "device %d: the board's gates are registered again", device);
+        } else {
+            gp_log(GP_LOG_WARN,
+                   "device %d: the runtime refused to register the board's gates again after a "
+                   "reset: Level 1 only from now on",
+                   device);
+        }
+    }
+    gp_mutex_unlock(&boards_mu, GP_RANK_BOARDS);
 }
 
 void sb_join(int device)
@@ -788,6 +839,7 @@ void sb_reset(void)
         }
         memset(d, 0, sizeof *d);
     }
+    atomic_store(&sb_gates_unregistered, 0);
     atomic_store(&stopping, false);
     gp_board_self_reset();
 }

@@ -11,6 +11,7 @@
 #ifndef GPUPRIO_SCHED_BOARD_H
 #define GPUPRIO_SCHED_BOARD_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -54,6 +55,20 @@ bool sb_gates_usable(int device);
 /* Level 2: the predicted GPU time one gate of device may hold back (GPUPRIO_GATE_US, else 100 us,
  * or 300 us in an MPS client); 0 where gates are not usable. */
 uint64_t sb_gate_ns(int device);
+
+/* A device reset or a context's destruction (docs/design.md, "Resets and context destruction")
+ * unregistered the boards' gate lines with the runtime: no gate is put with them from now on, and
+ * their gated queues are decided again (held on the host). */
+void sb_gates_lost(void);
+/* Before a command on device is admitted, on the application's thread with no gpuprio lock held:
+ * registers device's gate lines again if a teardown unregistered them (one load otherwise). */
+extern _Atomic unsigned sb_gates_unregistered; /* boards whose lines await sb_gates_renew */
+void sb_gates_renew_now(int device);
+static inline void sb_gates_renew(int device)
+{
+    if (atomic_load_explicit(&sb_gates_unregistered, memory_order_relaxed))
+        sb_gates_renew_now(device);
+}
 
 /* Joins device's board on first use (one warning if it cannot), and puts the process's record
  * on it; learns first whether the process is an MPS client there (with or without a board). Without

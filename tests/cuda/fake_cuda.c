@@ -6,7 +6,16 @@
  * It implements only what tests/cuda's programs use, with the driver's rules that matter to
  * the shim: calls fail before cuInit and without a current context; every context has its own
  * streams and events, an event is recorded only on a stream of its own context
- * (CUDA_ERROR_INVALID_HANDLE otherwise), and the context stack is per thread. Every command runs
+ * (CUDA_ERROR_INVALID_HANDLE otherwise), and the context stack is per thread.
+ *
+ * Contexts die as the driver's do: cuDevicePrimaryCtxReset, the last cuDevicePrimaryCtxRelease and
+ * cuCtxDestroy destroy a context with its streams, events and host registrations. A device's
+ * primary context keeps its handle across a reset (retained again, it is the same pointer, as on
+ * the real driver, so a pool keyed by the handle would hand out dead events). Using a dead stream,
+ * event or registration is what crashes a real driver: here it fails with
+ * CUDA_ERROR_CONTEXT_IS_DESTROYED and prints "fake_cuda: error: ... used after its context was
+ * destroyed" on stderr, which tests look for (fake_cuda_stale_uses counts them). Dead objects are
+ * never freed, so that their addresses are not handed out again. Every command runs
  * at once on the calling thread: a "kernel" is a host function void f(void **kernelParams)
  * passed as the CUfunction, a copy is a memcpy on host memory. cuGetProcAddress_v2 hands out the
  * library's own exported functions, picking the _v2 and _ptsz/_ptds variants like the driver.
@@ -32,38 +41,73 @@
 #define STREAM_MAGIC 0x57e4u
 #define EVENT_MAGIC 0xe7e4u
 
+#define CTX_MAGIC 0xc7e4u
+
+/* A context: alive between its creation (or a primary context's first retain after a reset) and
+ * its destruction; generation counts its lives, and what it made carries the one it was made in. */
 struct CUctx_st {
+    unsigned magic;
     int device;
+    _Atomic bool alive;
+    _Atomic unsigned generation;
+    int refs; /* a primary context's retains (under life_mu) */
 };
 struct CUstream_st {
     unsigned magic;
     CUcontext ctx;
+    unsigned generation;
     unsigned flags;
     int priority;
 };
 struct CUevent_st {
     unsigned magic;
     CUcontext ctx;
+    unsigned generation;
     unsigned flags;
 };
 
-static struct CUctx_st contexts[DEVICES] = {{0}, {1}};
+static struct CUctx_st contexts[DEVICES] = {{CTX_MAGIC, 0, false, 0, 0},
+                                            {CTX_MAGIC, 1, false, 0, 0}};
+static pthread_mutex_t life_mu = PTHREAD_MUTEX_INITIALIZER;
 static atomic_bool initialized;
 static _Thread_local CUcontext stack[STACK_MAX];
 static _Thread_local int depth;
+static atomic_int stale_uses;
+
+EXPORT int fake_cuda_stale_uses(void);
+EXPORT int fake_cuda_stale_uses(void)
+{
+    return atomic_load(&stale_uses);
+}
+
+/* Something made in a context that has died since was used. */
+static CUresult stale(const char *what, const void *handle)
+{
+    atomic_fetch_add(&stale_uses, 1);
+    fprintf(stderr, "fake_cuda: error: %s %p used after its context was destroyed\n", what, handle);
+    return CUDA_ERROR_CONTEXT_IS_DESTROYED;
+}
+
+/* Whether what was made in ctx's life `generation` is still alive. */
+static bool lives(CUcontext ctx, unsigned generation)
+{
+    return atomic_load(&ctx->alive) && atomic_load(&ctx->generation) == generation;
+}
 
 static CUcontext current(void)
 {
     return depth ? stack[depth - 1] : NULL;
 }
 
-/* The usual preamble: initialized, and a context current. */
+/* The usual preamble: initialized, and a live context current. */
 #define NEED_CONTEXT()                                                                             \
     do {                                                                                           \
         if (!atomic_load(&initialized))                                                            \
             return CUDA_ERROR_NOT_INITIALIZED;                                                     \
         if (!current())                                                                            \
             return CUDA_ERROR_INVALID_CONTEXT;                                                     \
+        if (!atomic_load(&current()->alive))                                                       \
+            return CUDA_ERROR_CONTEXT_IS_DESTROYED;                                                \
     } while (0)
 
 static int special(CUstream s)
@@ -71,12 +115,81 @@ static int special(CUstream s)
     return s == NULL || s == CU_STREAM_LEGACY || s == CU_STREAM_PER_THREAD;
 }
 
-/* The stream's context; NULL for a handle that is not a live stream. */
+/* The stream's context; NULL for a handle that is not a live stream (a dead one is reported). */
 static CUcontext stream_ctx(CUstream s)
 {
     if (special(s))
         return current();
-    return s->magic == STREAM_MAGIC ? s->ctx : NULL;
+    if (s->magic != STREAM_MAGIC)
+        return NULL;
+    if (!lives(s->ctx, s->generation)) {
+        stale("stream", s);
+        return NULL;
+    }
+    return s->ctx;
+}
+
+/* A live event (a dead one is reported, and answers with the error in *err). */
+static bool event_ok(CUevent e, CUresult *err)
+{
+    *err = CUDA_ERROR_INVALID_HANDLE;
+    if (!e || e->magic != EVENT_MAGIC)
+        return false;
+    if (!lives(e->ctx, e->generation)) {
+        *err = stale("event", e);
+        return false;
+    }
+    return true;
+}
+
+/* Every context, stream and event made and not destroyed by name, dead ones too: they are kept
+ * until the process ends (reachable from here, so leak checkers do not count them). */
+static void **objects;
+static size_t nobjects, objects_cap;
+
+static void *object_new(size_t size)
+{
+    void *p = malloc(size);
+    if (!p)
+        return NULL;
+    pthread_mutex_lock(&life_mu);
+    if (nobjects == objects_cap) {
+        size_t cap = objects_cap ? 2 * objects_cap : 64;
+        void **grown = realloc(objects, cap * sizeof *grown);
+        if (grown) {
+            objects = grown;
+            objects_cap = cap;
+        }
+    }
+    if (nobjects < objects_cap)
+        objects[nobjects++] = p;
+    pthread_mutex_unlock(&life_mu);
+    return p;
+}
+
+static void object_free(void *p)
+{
+    pthread_mutex_lock(&life_mu);
+    for (size_t i = 0; i < nobjects; i++)
+        if (objects[i] == p) {
+            objects[i] = objects[--nobjects];
+            break;
+        }
+    pthread_mutex_unlock(&life_mu);
+    free(p);
+}
+
+static void registrations_die(CUcontext ctx);
+
+/* ctx dies with everything made in it (life_mu held). */
+static void destroy_locked(CUcontext ctx)
+{
+    if (!atomic_load(&ctx->alive))
+        return;
+    atomic_store(&ctx->alive, false);
+    atomic_fetch_add(&ctx->generation, 1);
+    ctx->refs = 0;
+    registrations_die(ctx);
 }
 
 static void read_start_environment(void);
@@ -117,19 +230,104 @@ EXPORT CUresult cuDeviceGet(CUdevice *device, int ordinal)
     return CUDA_SUCCESS;
 }
 
+/* ---- contexts' lives ---- */
+
 EXPORT CUresult cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev)
 {
     if (!atomic_load(&initialized))
         return CUDA_ERROR_NOT_INITIALIZED;
     if (dev < 0 || dev >= DEVICES)
         return CUDA_ERROR_INVALID_DEVICE;
+    if (!pctx)
+        return CUDA_ERROR_INVALID_VALUE;
+    pthread_mutex_lock(&life_mu);
+    atomic_store(&contexts[dev].alive, true);
+    contexts[dev].refs++;
+    pthread_mutex_unlock(&life_mu);
     *pctx = &contexts[dev];
     return CUDA_SUCCESS;
 }
 
+/* The last release destroys the primary context. */
 EXPORT CUresult cuDevicePrimaryCtxRelease_v2(CUdevice dev)
 {
-    return dev < 0 || dev >= DEVICES ? CUDA_ERROR_INVALID_DEVICE : CUDA_SUCCESS;
+    if (!atomic_load(&initialized))
+        return CUDA_ERROR_NOT_INITIALIZED;
+    if (dev < 0 || dev >= DEVICES)
+        return CUDA_ERROR_INVALID_DEVICE;
+    CUresult r = CUDA_SUCCESS;
+    pthread_mutex_lock(&life_mu);
+    if (!atomic_load(&contexts[dev].alive) || contexts[dev].refs == 0)
+        r = CUDA_ERROR_INVALID_CONTEXT;
+    else if (--contexts[dev].refs == 0)
+        destroy_locked(&contexts[dev]);
+    pthread_mutex_unlock(&life_mu);
+    return r;
+}
+
+/* Destroys the primary context whatever its retains; a later retain makes it anew, with the same
+ * handle. */
+EXPORT CUresult cuDevicePrimaryCtxReset_v2(CUdevice dev)
+{
+    if (!atomic_load(&initialized))
+        return CUDA_ERROR_NOT_INITIALIZED;
+    if (dev < 0 || dev >= DEVICES)
+        return CUDA_ERROR_INVALID_DEVICE;
+    pthread_mutex_lock(&life_mu);
+    destroy_locked(&contexts[dev]);
+    pthread_mutex_unlock(&life_mu);
+    return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuDevicePrimaryCtxGetState(CUdevice dev, unsigned int *flags, int *active)
+{
+    if (!atomic_load(&initialized))
+        return CUDA_ERROR_NOT_INITIALIZED;
+    if (dev < 0 || dev >= DEVICES)
+        return CUDA_ERROR_INVALID_DEVICE;
+    if (!flags || !active)
+        return CUDA_ERROR_INVALID_VALUE;
+    *flags = 0;
+    *active = atomic_load(&contexts[dev].alive);
+    return CUDA_SUCCESS;
+}
+
+/* A new context, current to the calling thread (pushed). */
+EXPORT CUresult cuCtxCreate_v4(CUcontext *pctx, CUctxCreateParams *params, unsigned int flags,
+                               CUdevice dev)
+{
+    (void)flags;
+    if (!atomic_load(&initialized))
+        return CUDA_ERROR_NOT_INITIALIZED;
+    if (dev < 0 || dev >= DEVICES)
+        return CUDA_ERROR_INVALID_DEVICE;
+    if (!pctx || params || depth == STACK_MAX)
+        return CUDA_ERROR_INVALID_VALUE;
+    struct CUctx_st *c = object_new(sizeof *c);
+    if (!c)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    *c = (struct CUctx_st){CTX_MAGIC, dev, true, 0, 0};
+    stack[depth++] = c;
+    *pctx = c;
+    return CUDA_SUCCESS;
+}
+
+/* Destroys a created context (popped if it is the calling thread's current one). */
+EXPORT CUresult cuCtxDestroy_v2(CUcontext ctx)
+{
+    if (!atomic_load(&initialized))
+        return CUDA_ERROR_NOT_INITIALIZED;
+    if (!ctx || ctx->magic != CTX_MAGIC || !atomic_load(&ctx->alive))
+        return CUDA_ERROR_INVALID_CONTEXT;
+    if (ctx >= &contexts[0] && ctx < &contexts[DEVICES])
+        return CUDA_ERROR_INVALID_CONTEXT; /* primary contexts are reset or released, not destroyed
+                                            */
+    pthread_mutex_lock(&life_mu);
+    destroy_locked(ctx);
+    pthread_mutex_unlock(&life_mu);
+    if (current() == ctx)
+        depth--;
+    return CUDA_SUCCESS;
 }
 
 /*
@@ -323,11 +521,11 @@ EXPORT CUresult cuStreamCreateWithPriority(CUstream *phStream, unsigned int flag
     NEED_CONTEXT();
     if (!phStream || (flags & ~(unsigned)CU_STREAM_NON_BLOCKING))
         return CUDA_ERROR_INVALID_VALUE;
-    struct CUstream_st *s = malloc(sizeof *s);
+    struct CUstream_st *s = object_new(sizeof *s);
     if (!s)
         return CUDA_ERROR_OUT_OF_MEMORY;
     /* Clamped to the range, as the driver does. */
-    *s = (struct CUstream_st){STREAM_MAGIC, current(), flags,
+    *s = (struct CUstream_st){STREAM_MAGIC, current(), atomic_load(&current()->generation), flags,
                               priority > 0    ? 0
                               : priority < -5 ? -5
                                               : priority};
@@ -345,8 +543,10 @@ EXPORT CUresult cuStreamDestroy_v2(CUstream hStream)
     NEED_CONTEXT();
     if (special(hStream) || hStream->magic != STREAM_MAGIC)
         return CUDA_ERROR_INVALID_HANDLE;
+    if (!lives(hStream->ctx, hStream->generation))
+        return stale("stream", hStream);
     hStream->magic = 0;
-    free(hStream);
+    object_free(hStream);
     return CUDA_SUCCESS;
 }
 
@@ -433,8 +633,44 @@ EXPORT CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dstDevice, const void *srcHost,
     return CUDA_SUCCESS;
 }
 
-/* Host memory is device memory here: registering only checks its arguments, and a registered
- * range's device address is its host address. */
+/*
+ * Host memory is device memory here: a registered range's device address is its host address.
+ * Registrations are remembered with the context that made them (portable ones serve every
+ * context) and die with it; a range registered again overlapping a live one is refused as the
+ * driver refuses it, and one that died is remembered as dead, so that a stream wait on it is
+ * reported.
+ */
+#define REGISTRATIONS_MAX 256
+static struct registration {
+    uintptr_t base;
+    size_t size;
+    CUcontext ctx;
+    bool alive;
+} registrations[REGISTRATIONS_MAX];
+static int nregistrations;
+
+/* The registration containing [p, p + size), live ones first; NULL: none (life_mu held). */
+static struct registration *registration_of(uintptr_t p, size_t size)
+{
+    struct registration *dead = NULL;
+    for (int i = 0; i < nregistrations; i++) {
+        struct registration *r = &registrations[i];
+        if (p < r->base + r->size && r->base < p + size) {
+            if (r->alive)
+                return r;
+            dead = r;
+        }
+    }
+    return dead;
+}
+
+static void registrations_die(CUcontext ctx)
+{
+    for (int i = 0; i < nregistrations; i++)
+        if (registrations[i].ctx == ctx)
+            registrations[i].alive = false;
+}
+
 EXPORT CUresult cuMemHostRegister_v2(void *p, size_t bytesize, unsigned int Flags)
 {
     NEED_CONTEXT();
@@ -442,13 +678,35 @@ EXPORT CUresult cuMemHostRegister_v2(void *p, size_t bytesize, unsigned int Flag
                            CU_MEMHOSTREGISTER_IOMEMORY | CU_MEMHOSTREGISTER_READ_ONLY;
     if (!p || !bytesize || (Flags & ~known))
         return CUDA_ERROR_INVALID_VALUE;
-    return CUDA_SUCCESS;
+    CUresult r = CUDA_SUCCESS;
+    pthread_mutex_lock(&life_mu);
+    struct registration *old = registration_of((uintptr_t)p, bytesize);
+    if (old && old->alive)
+        r = CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED;
+    else if (nregistrations == REGISTRATIONS_MAX)
+        r = CUDA_ERROR_OUT_OF_MEMORY;
+    else
+        registrations[nregistrations++] =
+            (struct registration){(uintptr_t)p, bytesize, current(), true};
+    pthread_mutex_unlock(&life_mu);
+    return r;
 }
 
 EXPORT CUresult cuMemHostUnregister(void *p)
 {
     NEED_CONTEXT();
-    return p ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+    if (!p)
+        return CUDA_ERROR_INVALID_VALUE;
+    CUresult r = CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED;
+    pthread_mutex_lock(&life_mu);
+    for (int i = 0; i < nregistrations; i++)
+        if (registrations[i].alive && registrations[i].base == (uintptr_t)p) {
+            registrations[i] = registrations[--nregistrations];
+            r = CUDA_SUCCESS;
+            break;
+        }
+    pthread_mutex_unlock(&life_mu);
+    return r;
 }
 
 EXPORT CUresult cuMemHostGetDevicePointer_v2(CUdeviceptr *pdptr, void *p, unsigned int Flags)
@@ -489,6 +747,14 @@ EXPORT CUresult cuStreamWaitValue64_v2(CUstream stream, CUdeviceptr addr, cuuint
         return CUDA_ERROR_INVALID_HANDLE;
     if (!addr || (addr & 7))
         return CUDA_ERROR_INVALID_VALUE;
+    pthread_mutex_lock(&life_mu);
+    struct registration *reg = registration_of((uintptr_t)addr, 8);
+    bool registered = reg && reg->alive, died = reg && !reg->alive;
+    pthread_mutex_unlock(&life_mu);
+    if (died)
+        stale("registered host memory at", (void *)(uintptr_t)addr);
+    if (!registered)
+        return CUDA_ERROR_INVALID_VALUE;
     cuuint64_t word = atomic_load((_Atomic cuuint64_t *)(uintptr_t)addr);
     bool passes;
     switch (flags & ~(unsigned)CU_STREAM_WAIT_VALUE_FLUSH) {
@@ -516,10 +782,10 @@ EXPORT CUresult cuStreamWaitValue64_v2(CUstream stream, CUdeviceptr addr, cuuint
 EXPORT CUresult cuEventCreate(CUevent *phEvent, unsigned int Flags)
 {
     NEED_CONTEXT();
-    struct CUevent_st *e = malloc(sizeof *e);
+    struct CUevent_st *e = object_new(sizeof *e);
     if (!e)
         return CUDA_ERROR_OUT_OF_MEMORY;
-    *e = (struct CUevent_st){EVENT_MAGIC, current(), Flags};
+    *e = (struct CUevent_st){EVENT_MAGIC, current(), atomic_load(&current()->generation), Flags};
     *phEvent = e;
     return CUDA_SUCCESS;
 }
@@ -527,8 +793,11 @@ EXPORT CUresult cuEventCreate(CUevent *phEvent, unsigned int Flags)
 EXPORT CUresult cuEventRecord(CUevent hEvent, CUstream hStream)
 {
     NEED_CONTEXT();
+    CUresult err;
+    if (!event_ok(hEvent, &err))
+        return err;
     CUcontext c = stream_ctx(hStream);
-    if (!hEvent || hEvent->magic != EVENT_MAGIC || !c)
+    if (!c)
         return CUDA_ERROR_INVALID_HANDLE;
     return hEvent->ctx == c ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
 }
@@ -581,7 +850,8 @@ EXPORT CUresult cuEventQuery(CUevent hEvent)
         return CUDA_ERROR_NOT_INITIALIZED;
     atomic_fetch_add(
         capture_mode == CU_STREAM_CAPTURE_MODE_RELAXED ? &queries_relaxed : &queries_other, 1);
-    return hEvent && hEvent->magic == EVENT_MAGIC ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+    CUresult err;
+    return event_ok(hEvent, &err) ? CUDA_SUCCESS : err;
 }
 
 EXPORT CUresult cuEventSynchronize(CUevent hEvent)
@@ -593,10 +863,11 @@ EXPORT CUresult cuEventDestroy_v2(CUevent hEvent)
 {
     if (!atomic_load(&initialized))
         return CUDA_ERROR_NOT_INITIALIZED;
-    if (!hEvent || hEvent->magic != EVENT_MAGIC)
-        return CUDA_ERROR_INVALID_HANDLE;
+    CUresult err;
+    if (!event_ok(hEvent, &err))
+        return err;
     hEvent->magic = 0;
-    free(hEvent);
+    object_free(hEvent);
     return CUDA_SUCCESS;
 }
 
@@ -619,6 +890,10 @@ EXPORT CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaVers
     X(cuDeviceGet)                                                                                 \
     X(cuDevicePrimaryCtxRetain)                                                                    \
     X(cuDevicePrimaryCtxRelease_v2)                                                                \
+    X(cuDevicePrimaryCtxReset_v2)                                                                  \
+    X(cuDevicePrimaryCtxGetState)                                                                  \
+    X(cuCtxCreate_v4)                                                                              \
+    X(cuCtxDestroy_v2)                                                                             \
     X(cuDeviceGetPCIBusId)                                                                         \
     X(cuDeviceGetAttribute)                                                                        \
     X(cuDeviceGetExecAffinitySupport)                                                              \

@@ -1,6 +1,6 @@
 #!/bin/sh
-# tests/gpu/run.sh OUTDIR - the CUDA shim on a real NVIDIA GPU (CUDA 13, nvcc, PyTorch), about
-# three to four minutes on an H100. Everything is written under OUTDIR; summary.txt has one line
+# tests/gpu/run.sh [OUTDIR [CHECK...]] - the CUDA shim on a real NVIDIA GPU (CUDA 13, nvcc,
+# PyTorch), about four to five minutes on an H100. Everything is written under OUTDIR; summary.txt has one line
 # per check, and the exit status is the number of failed checks (0: all passed).
 #
 #   1. builds libgpuprio-cuda.so (cmake, Release) into OUTDIR/build;
@@ -30,12 +30,28 @@
 #      device (Level 2, closed in every burst): outputs identical to the native runs, and
 #      PyTorch's queues were at Level 2 and suspended (their statistics).
 #
+#   9. reset: ctx_reset.c, a driver-API program that tears its context down between phases of
+#      100 kernels (cuDevicePrimaryCtxReset and retained again; cuCtxCreate/cuCtxDestroy and
+#      created again; the last cuDevicePrimaryCtxRelease), without the shim, under it, and under
+#      it at low priority next to the bursting process of 8 (Level 2 gates closed in every
+#      burst): stdout identical, exit 0 (issue 37: it died with SIGSEGV there), no gate refused;
+#  10. torch_threads: torch_threads.py, a small model trained 40 steps with each step's forward
+#      and backward in a thread of its own, without the shim and under it at low priority next to
+#      the bursting process: losses and weights bit-identical, exit 0, within a timeout (a hang
+#      fails).
+#
 # Environment: PYTHON (default python3), NVCC (default /usr/local/cuda/bin/nvcc or nvcc on
-# PATH), NVCC_ARCH (default -arch=native), CC (default cc).
+# PATH), NVCC_ARCH (default -arch=native), CC (default cc). OUTDIR defaults to $OUT. GPU_ONLY
+# (or the arguments after OUTDIR) names the checks to run, the build always: probe,
+# conformance, torch, python, stop, mps, gated, reset, torch_threads (GPU_ONLY="reset
+# torch_threads" runs only the cases of issue 37); unset, all of them.
 set -u
-[ $# -eq 1 ] || { echo "usage: $0 OUTDIR" >&2; exit 2; }
-mkdir -p "$1" || exit 2
-out=$(cd "$1" && pwd)
+dir=${1:-${OUT:-}}
+[ -n "$dir" ] || { echo "usage: $0 OUTDIR [CHECK...] (or OUT=DIR)" >&2; exit 2; }
+[ $# -gt 0 ] && shift
+only=${*:-${GPU_ONLY:-}}
+mkdir -p "$dir" || exit 2
+out=$(cd "$dir" && pwd)
 root=$(cd "$(dirname "$0")/../.." && pwd)
 here=$root/tests/gpu
 python=${PYTHON:-python3}
@@ -46,6 +62,13 @@ cuda_inc=/usr/local/cuda/include
 failed=0
 : > "$out/summary.txt"
 
+# Whether check $1 runs (GPU_ONLY, or the arguments after OUTDIR; all when none is named).
+want() {
+    [ -z "$only" ] && return 0
+    case " $only " in *" $1 "*) return 0 ;; esac
+    return 1
+}
+wait_file() { n=0; until [ -e "$1" ] || [ $n = 600 ]; do sleep 0.1; n=$((n + 1)); done; }
 note() { echo "$*" | tee -a "$out/summary.txt"; }
 pass() { note "PASS $*"; }
 fail() { note "FAIL $*"; failed=$((failed + 1)); }
@@ -65,7 +88,9 @@ pass "build: $shim"
 
 # ---- 2. the probe (never under the shim: it compares raw dlsym answers) ----
 mkdir -p "$out/bin"
-if $cc -O2 -std=c11 -D_GNU_SOURCE -I"$cuda_inc" -o "$out/bin/procaddress_probe" \
+if ! want probe; then
+    :
+elif $cc -O2 -std=c11 -D_GNU_SOURCE -I"$cuda_inc" -o "$out/bin/procaddress_probe" \
     "$here/procaddress_probe.c" -ldl -lpthread > "$out/probe-build.log" 2>&1; then
     "$out/bin/procaddress_probe" > "$out/procaddress_probe.txt" 2>&1
     rc=$?
@@ -80,6 +105,8 @@ fi
 
 # ---- 3. conformance ports ----
 progs="in_order cross_stream_events null_stream"
+want conformance || progs=in_order # the gated check runs it
+want conformance || want gated || progs=
 for p in $progs; do
     "$nvcc" -O2 $arch -o "$out/bin/$p" "$here/$p.cu" > "$out/bin/$p.build.log" 2>&1 &
 done
@@ -102,21 +129,27 @@ compare() {
         fail "$name ($label): differs (exit $(cat "$base.native.rc") vs $(cat "$base.$label.rc"); see conformance/$name.$label.diff)"
     fi
 }
-for p in $progs; do
-    compare "$p" shim GPUPRIO_LOG=info
-done
-# Scheduled: its streams get different priorities, so gpuprio throttles and follows them. The
-# other two programs look at streams "after N ms", which holding a low-priority thread may
-# legitimately change (as in the HIP suite's hpf variant).
-compare in_order scheduled GPUPRIO_LOG=info GPUPRIO_STREAM_PRIORITIES=low,high,normal GPUPRIO_WINDOW=2
+if want conformance; then
+    for p in $progs; do
+        compare "$p" shim GPUPRIO_LOG=info
+    done
+    # Scheduled: its streams get different priorities, so gpuprio throttles and follows them. The
+    # other two programs look at streams "after N ms", which holding a low-priority thread may
+    # legitimately change (as in the HIP suite's hpf variant).
+    compare in_order scheduled GPUPRIO_LOG=info GPUPRIO_STREAM_PRIORITIES=low,high,normal GPUPRIO_WINDOW=2
+fi
 
 # ---- 4. PyTorch ----
 mkdir -p "$out/torch"
 export CUBLAS_WORKSPACE_CONFIG=:4096:8
 t=$out/torch
-"$python" "$here/torch_identical.py" "$t/native.bin" > "$t/native.log" 2>&1
-echo $? > "$t/native.rc"
-if [ "$(cat "$t/native.rc")" != 0 ]; then
+if want torch || want gated; then
+    "$python" "$here/torch_identical.py" "$t/native.bin" > "$t/native.log" 2>&1
+    echo $? > "$t/native.rc"
+fi
+if ! want torch && ! want gated; then
+    :
+elif [ "$(cat "$t/native.rc")" != 0 ]; then
     fail "torch_identical.py without the shim exits $(cat "$t/native.rc") (see torch/native.log)"
 else
     # torch_variant LABEL [ENV...]
@@ -133,12 +166,15 @@ else
             fail "torch ($label): exit $rc, outputs $(cmp -s "$t/native.bin" "$t/$label.bin" && echo identical || echo DIFFER) (see torch/$label.log)"
         fi
     }
-    torch_variant shim GPUPRIO_LOG=info
-    torch_variant scheduled GPUPRIO_LOG=info GPUPRIO_STREAM_PRIORITIES=high,low,normal,low GPUPRIO_WINDOW=2
-    torch_variant hw_priority GPUPRIO_LOG=info GPUPRIO_PRIORITY=high
+    if want torch; then
+        torch_variant shim GPUPRIO_LOG=info
+        torch_variant scheduled GPUPRIO_LOG=info GPUPRIO_STREAM_PRIORITIES=high,low,normal,low GPUPRIO_WINDOW=2
+        torch_variant hw_priority GPUPRIO_LOG=info GPUPRIO_PRIORITY=high
+    fi
 fi
 
 # ---- 5. the Python package ----
+if want python; then
 p=$out/python
 mkdir -p "$p"
 py=$python
@@ -192,17 +228,19 @@ else
     fi
 fi
 
+fi # python
+
 # ---- 6. a stopped high-priority process ----
 # The high one runs bursts back to back, so the low one is held all the time; stopped (SIGSTOP)
 # for 2 s, it must hold the low one only until GPUPRIO_WATCHDOG_MS (300 ms) and its listener's
 # look: the low one's matmuls run again within 300 + 400 ms of the stop. Both end normally (the
 # low one last, so it removes the board): nothing is left in /dev/shm.
+if want stop; then
 s6=$out/stop
 mkdir -p "$s6"
 rm -f "$s6/low.ready" "$s6/low.stop" "$s6/high.ready" "$s6/high.stop" "$s6/low.ends" # a rerun's
 # exec: $! is then the Python process itself, which SIGSTOP must reach.
 run6() { LD_PRELOAD="$shim" GPUPRIO_WATCHDOG_MS=300 GPUPRIO_LOG=info exec "$python" "$here/stop_check.py" "$@"; }
-wait_file() { n=0; until [ -e "$1" ] || [ $n = 600 ]; do sleep 0.1; n=$((n + 1)); done; }
 GPUPRIO_PRIORITY=low run6 low "$s6/low.ready" "$s6/low.stop" "$s6/low.ends" > "$s6/low.log" 2>&1 &
 lpid=$!
 wait_file "$s6/low.ready"
@@ -232,13 +270,16 @@ else
 fi
 left=$(ls /dev/shm | grep '^gpuprio-')
 [ -z "$left" ] || fail "boards left in /dev/shm after the last process: $left"
+fi # stop
 
 # ---- 7. under MPS ----
 # tests/gpu/mps_pass.sh under an MPS control daemon of its own (scripts/with-mps.sh), which must
 # be gone afterwards. No GPU setting is changed.
 m=$out/mps
 mkdir -p "$m"
-if ! command -v nvidia-cuda-mps-control > /dev/null 2>&1; then
+if ! want mps; then
+    :
+elif ! command -v nvidia-cuda-mps-control > /dev/null 2>&1; then
     fail "mps: nvidia-cuda-mps-control is not installed"
 else
     MPS_KEEP_LOG=$m "$root/scripts/with-mps.sh" sh "$here/mps_pass.sh" "$m" "$shim" "$out/bin" \
@@ -261,24 +302,110 @@ fi
 # legitimately change (as in the HIP suite's gate.conformance).
 g=$out/gated
 mkdir -p "$g"
-rm -f "$g/high.ready" "$g/high.stop"
-GPUPRIO_PRIORITY=high LD_PRELOAD="$shim" "$python" "$here/stop_check.py" high "$g/high.ready" \
-    "$g/high.stop" 20 > "$g/high.log" 2>&1 &
-hpid=$!
-wait_file "$g/high.ready"
+# start_high DIR / stop_high: the bursting high-priority neighbour (stop_check.py high, bursts of
+# matmuls 20 ms apart) in DIR; stop_high's status is its exit status.
+start_high() {
+    hdir=$1
+    rm -f "$hdir/high.ready" "$hdir/high.stop"
+    GPUPRIO_PRIORITY=high LD_PRELOAD="$shim" "$python" "$here/stop_check.py" high "$hdir/high.ready" \
+        "$hdir/high.stop" 20 > "$hdir/high.log" 2>&1 &
+    hpid=$!
+    wait_file "$hdir/high.ready"
+}
+stop_high() {
+    touch "$hdir/high.stop"
+    wait $hpid
+}
+if want gated; then
+start_high "$g"
 compare in_order gated GPUPRIO_LOG=info GPUPRIO_PRIORITY=low
 suspended=none
 if [ "$(cat "$t/native.rc" 2> /dev/null)" = 0 ]; then
     torch_variant gated GPUPRIO_LOG=info GPUPRIO_PRIORITY=low
     suspended=$(sed -n 's/^total suspensions //p' "$t/gated.stats" 2> /dev/null)
 fi
-touch "$g/high.stop"
-wait $hpid
+stop_high
 hrc=$?
 if [ $hrc = 0 ] && grep -q 'Level 2' "$t/gated.log" && [ "${suspended:-0}" -gt 0 ] 2> /dev/null; then
     pass "gated: PyTorch's queues at Level 2, suspended $suspended times by the bursting process"
 else
     fail "gated: high status $hrc, PyTorch's queues suspended ${suspended:-?} times (see gated/high.log, torch/gated.log)"
+fi
+fi # gated
+
+# ---- 9. device resets and context destruction (issue 37) ----
+# ctx_reset.c's three modes, each without the shim, under it, and under it at low priority next
+# to the bursting neighbour (Level 2 gates closed in every burst): stdout identical, exit 0
+# (139 was a SIGSEGV), no gate refused; at Level 2 in the gated runs. 300 s at most a run.
+r=$out/reset
+if want reset; then
+    mkdir -p "$r"
+    ptx=$out/bin/ctx_kernels.ptx rbin=$out/bin/ctx_reset
+    if ! "$nvcc" -ptx -o "$ptx" "$here/ctx_kernels.cu" > "$r/build.log" 2>&1 ||
+        ! $cc -O2 -std=c11 -I"$cuda_inc" -o "$rbin" "$here/ctx_reset.c" \
+            -L/usr/local/cuda/lib64/stubs -lcuda >> "$r/build.log" 2>&1; then
+        fail "reset: ctx_reset does not build (see reset/build.log)"
+    else
+        # reset_case MODE LABEL [ENV...]: ctx_reset MODE under the shim (with ENV) against its
+        # run without it.
+        reset_case() {
+            mode=$1 label=$2
+            shift 2
+            base=$r/$mode
+            if [ ! -e "$base.native.rc" ]; then
+                timeout 300 "$rbin" "$mode" "$ptx" > "$base.native.out" 2> "$base.native.err"
+                echo $? > "$base.native.rc"
+            fi
+            env "$@" LD_PRELOAD="$shim" timeout 300 "$rbin" "$mode" "$ptx" \
+                > "$base.$label.out" 2> "$base.$label.err"
+            echo $? > "$base.$label.rc"
+            why=
+            cmp -s "$base.native.out" "$base.$label.out" || why="$why stdout differs;"
+            cmp -s "$base.native.rc" "$base.$label.rc" || why="$why exit $(cat "$base.native.rc") vs $(cat "$base.$label.rc");"
+            [ "$(cat "$base.native.rc")" = 0 ] || why="$why native exit $(cat "$base.native.rc");"
+            ! grep -q 'refused a gate' "$base.$label.err" || why="$why a gate was refused;"
+            [ "$label" != gated ] || grep -q 'Level 2' "$base.$label.err" || why="$why not at Level 2;"
+            if [ -z "$why" ]; then
+                pass "reset ($mode, $label): identical, exit 0"
+            else
+                diff -u "$base.native.out" "$base.$label.out" > "$base.$label.diff"
+                fail "reset ($mode, $label):$why see reset/$mode.$label.*"
+            fi
+        }
+        for mode in reset destroy release; do
+            reset_case $mode shim GPUPRIO_LOG=info
+        done
+        start_high "$r"
+        for mode in reset destroy release; do
+            reset_case $mode gated GPUPRIO_LOG=info GPUPRIO_PRIORITY=low
+        done
+        stop_high || fail "reset: the bursting neighbour exits $? (see reset/high.log)"
+    fi
+fi
+
+# ---- 10. PyTorch threads that come and go, at low priority next to the bursting process ----
+tt=$out/torch_threads
+if want torch_threads; then
+    mkdir -p "$tt"
+    timeout 600 "$python" "$here/torch_threads.py" "$tt/native.bin" > "$tt/native.log" 2>&1
+    nrc=$?
+    # threads_case LABEL [ENV...]
+    threads_case() {
+        label=$1
+        shift
+        env "$@" LD_PRELOAD="$shim" timeout 600 "$python" "$here/torch_threads.py" \
+            "$tt/$label.bin" --expect-gpuprio "$tt/$label.stats" > "$tt/$label.log" 2>&1
+        rc=$?
+        if [ $nrc = 0 ] && [ $rc = 0 ] && cmp -s "$tt/native.bin" "$tt/$label.bin"; then
+            pass "torch_threads ($label): losses and weights bit-identical, exit 0"
+        else
+            fail "torch_threads ($label): exit $nrc natively, $rc under gpuprio$([ $rc = 124 ] && echo ' (timed out: a hang)'), outputs $(cmp -s "$tt/native.bin" "$tt/$label.bin" && echo identical || echo DIFFER) (see torch_threads/)"
+        fi
+    }
+    threads_case shim GPUPRIO_LOG=info
+    start_high "$tt"
+    threads_case gated GPUPRIO_LOG=info GPUPRIO_PRIORITY=low
+    stop_high || fail "torch_threads: the bursting neighbour exits $? (see torch_threads/high.log)"
 fi
 
 note "$failed failed, $(($(date +%s) - start)) s"

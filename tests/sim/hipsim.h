@@ -98,6 +98,11 @@ uint64_t hipsimNowNs(void);
  * gpuprio's completion markers among them. */
 uint64_t hipsimEventRecords(void);
 
+/* Uses of something hipDeviceReset destroyed (a stream, an event, registered host memory): each
+ * is also reported on stderr ("hipsim: error: ... used after hipDeviceReset destroyed it"). On a
+ * real GPU such a use touches freed memory. */
+uint64_t hipsimStaleUses(void);
+
 #ifdef __cplusplus
 }
 #endif

@@ -12,6 +12,7 @@
 #include "sim_internal.h"
 
 #include <errno.h>
+#include <stdatomic.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -251,10 +252,37 @@ int sim_handle_add(const void *p, enum sim_handle_type type)
     return 0;
 }
 
+static _Atomic uint64_t stale_uses;
+
+uint64_t hipsimStaleUses(void)
+{
+    return atomic_load(&stale_uses);
+}
+
+void sim_stale_use(const char *what, const void *p)
+{
+    atomic_fetch_add(&stale_uses, 1);
+    fprintf(stderr, "hipsim: error: %s %p used after hipDeviceReset destroyed it\n", what, p);
+}
+
 bool sim_handle_valid(const void *p, enum sim_handle_type type)
 {
     struct handle_slot *h = p ? handle_find(p) : NULL;
+    if (h && h->type == (int)type + SIM_H_DEAD)
+        sim_stale_use(type == SIM_H_EVENT    ? "event"
+                      : type == SIM_H_STREAM ? "stream"
+                                             : "handle",
+                      p);
     return h && h->type == (int)type;
+}
+
+void sim_handles_kill(enum sim_handle_type type, bool (*dies)(void *p, void *arg), void *arg)
+{
+    for (size_t i = 0; i < handles_cap; i++) {
+        struct handle_slot *h = &handles[i];
+        if (h->p && h->p != &handle_tombstone && h->type == (int)type && dies((void *)h->p, arg))
+            h->type = (int)type + SIM_H_DEAD;
+    }
 }
 
 void sim_handle_remove(const void *p)

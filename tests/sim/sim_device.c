@@ -20,6 +20,27 @@ hipError_t hipInit(unsigned int flags)
     return sim_ret(flags ? hipErrorInvalidValue : hipSuccess);
 }
 
+/*
+ * ROCm's hipDeviceReset waits for the current device's work, then destroys what the process
+ * made on it: its created streams, its events, the host memory registered while it was current
+ * (the null and per-thread streams go on). Here the dead handles and registrations stay known as
+ * dead, so that a later use of one, which on a real GPU touches freed memory, is reported
+ * (sim_stale_use: stderr and hipsimStaleUses) and fails.
+ */
+hipError_t hipDeviceReset(void)
+{
+    sim_init();
+    int device = sim_current_device();
+    sim_lock();
+    struct sim_device *d = &sim.dev[device];
+    sim_wait_device(d);
+    sim_streams_reset(d);
+    sim_events_reset(device);
+    sim_memory_reset(device);
+    sim_unlock();
+    return sim_ret(hipSuccess);
+}
+
 hipError_t hipGetDeviceCount(int *count)
 {
     sim_init();

@@ -74,6 +74,21 @@ hipError_t hipEventDestroy(hipEvent_t event)
     return sim_ret(err);
 }
 
+/* The event dies with its device (hipDeviceReset); its memory is kept (sim_internal.h). */
+static bool event_dies(void *p, void *arg)
+{
+    struct ihipEvent_t *e = p;
+    if (e->device != *(int *)arg)
+        return false;
+    event_forget(e);
+    return true;
+}
+
+void sim_events_reset(int device)
+{
+    sim_handles_kill(SIM_H_EVENT, event_dies, &device);
+}
+
 hipError_t sim_event_record(hipEvent_t e, struct ihipStream_t *s)
 {
     if (s->capture) {
@@ -266,6 +281,10 @@ static hipError_t stream_value_op(enum sim_cmd_kind kind, hipStream_t stream, vo
     sim_lock();
     struct ihipStream_t *s;
     hipError_t err = sim_stream_resolve(stream, false, &s);
+    if (err == hipSuccess && sim_memory_dead(ptr, (size_t)width / 8)) {
+        sim_stale_use("registered host memory at", ptr);
+        err = hipErrorInvalidValue;
+    }
     if (err == hipSuccess)
         err = sim_submit(s, c);
     else

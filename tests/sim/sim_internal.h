@@ -208,9 +208,25 @@ void sim_wait(void);
 /* ---- handle registry (sim_core.c): which pointers are live objects of which type ---- */
 
 enum sim_handle_type { SIM_H_STREAM = 1, SIM_H_EVENT, SIM_H_GRAPH, SIM_H_GRAPH_EXEC, SIM_H_MODULE };
+/* A handle hipDeviceReset destroyed stays in the registry as dead (its type + SIM_H_DEAD, its
+ * memory never freed, so that its address is not handed out again): sim_handle_valid reports a
+ * use of it as an error (stderr, hipsimStaleUses) and answers false. */
+#define SIM_H_DEAD 16
 int sim_handle_add(const void *p, enum sim_handle_type type);
 bool sim_handle_valid(const void *p, enum sim_handle_type type);
 void sim_handle_remove(const void *p);
+/* Marks every live handle of type for which dies() says so dead (sim lock held). */
+void sim_handles_kill(enum sim_handle_type type, bool (*dies)(void *p, void *arg), void *arg);
+/* Reports a use of something hipDeviceReset destroyed (what: "event", "stream"...). */
+void sim_stale_use(const char *what, const void *p);
+/* hipDeviceReset's parts, for device, with the sim lock held: its created streams, its events and
+ * the host registrations made while it was current die. */
+void sim_streams_reset(struct sim_device *d);
+void sim_events_reset(int device);
+void sim_memory_reset(int device);
+/* Whether [ptr, ptr + size) lies in a host registration hipDeviceReset destroyed and nothing
+ * registered again (sim lock held). */
+bool sim_memory_dead(const void *ptr, size_t size);
 
 /* ---- the engine (sim_engine.c); lock held unless noted ---- */
 

@@ -17,7 +17,16 @@ struct range {
     uintptr_t base;
     size_t size;
     enum range_kind kind;
+    int device; /* the device current when it was made */
 };
+
+/* Host registrations hipDeviceReset destroyed, until registered again: a stream memory operation
+ * on one is reported (sim_memory_dead). */
+static struct dead_range {
+    uintptr_t base;
+    size_t size;
+} * dead;
+static size_t ndead, dead_cap;
 
 static struct range *ranges; /* sorted by base */
 static size_t nranges, ranges_cap;
@@ -57,7 +66,7 @@ static int range_add(void *ptr, size_t size, enum range_kind kind)
     }
     size_t i = range_lower_bound((uintptr_t)ptr);
     memmove(&ranges[i + 1], &ranges[i], (nranges - i) * sizeof *ranges);
-    ranges[i] = (struct range){(uintptr_t)ptr, size, kind};
+    ranges[i] = (struct range){(uintptr_t)ptr, size, kind, sim_current_device()};
     nranges++;
     return 0;
 }
@@ -149,6 +158,11 @@ static hipError_t host_register(void *ptr, size_t size, unsigned flags)
         err = hipErrorHostMemoryAlreadyRegistered;
     else if (range_add(ptr, size, RANGE_REGISTERED) < 0)
         err = hipErrorOutOfMemory;
+    for (size_t j = 0; err == hipSuccess && j < ndead;) /* alive again */
+        if (dead[j].base < (uintptr_t)ptr + size && (uintptr_t)ptr < dead[j].base + dead[j].size)
+            dead[j] = dead[--ndead];
+        else
+            j++;
     sim_unlock();
     return err;
 }
@@ -192,6 +206,38 @@ hipError_t hipMallocAsync(void **ptr, size_t size, hipStream_t stream)
     if (err == hipSuccess)
         err = allocate(ptr, size, RANGE_DEVICE);
     return sim_ret(err);
+}
+
+void sim_memory_reset(int device)
+{
+    for (size_t i = 0; i < nranges;) {
+        struct range r = ranges[i];
+        if (r.kind != RANGE_REGISTERED || r.device != device) {
+            i++;
+            continue;
+        }
+        if (ndead == dead_cap) {
+            size_t cap = dead_cap ? 2 * dead_cap : 16;
+            struct dead_range *n = realloc(dead, cap * sizeof *n);
+            if (n) {
+                dead = n;
+                dead_cap = cap;
+            }
+        }
+        if (ndead < dead_cap)
+            dead[ndead++] = (struct dead_range){r.base, r.size};
+        range_remove((void *)r.base, RANGE_REGISTERED);
+    }
+}
+
+bool sim_memory_dead(const void *ptr, size_t size)
+{
+    if (range_containing(ptr))
+        return false;
+    for (size_t i = 0; i < ndead; i++)
+        if (dead[i].base <= (uintptr_t)ptr && (uintptr_t)ptr + size <= dead[i].base + dead[i].size)
+            return true;
+    return false;
 }
 
 void sim_memory_release(void *ptr)

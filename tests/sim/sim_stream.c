@@ -128,6 +128,16 @@ static void stream_retire(struct ihipStream_t *s)
     sim_stream_unref(s);
 }
 
+void sim_streams_reset(struct sim_device *d)
+{
+    while (d->streams) {
+        struct ihipStream_t *s = d->streams;
+        s->refs++; /* never freed: its address stays dead (sim_internal.h, SIM_H_DEAD) */
+        stream_retire(s);
+        sim_handle_add(s, SIM_H_STREAM + SIM_H_DEAD);
+    }
+}
+
 void sim_stream_unref(struct ihipStream_t *s)
 {
     if (--s->refs > 0)

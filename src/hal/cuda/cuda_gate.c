@@ -4,8 +4,9 @@
  * word of the board that every process registered with cuMemHostRegister (portable, mapped).
  *
  * The driver keeps no per-thread error state, so both run on the calling thread: preparing needs
- * a current context (the board is joined on a thread with a current device), and a gate is put
- * on the application's thread right before its own call on the same stream.
+ * a current context (the board is joined on a thread with a current device, and prepared again
+ * after a teardown on the application's thread before its next command on the device), and a
+ * gate is put on the application's thread right before its own call on the same stream.
  */
 #include "cuda_gate.h"
 
@@ -37,8 +38,10 @@ int cudahal_gates_prepare(int device, void *base, size_t size, uintptr_t *device
             CUDA_SUCCESS ||
         !memops)
         return -ENOTSUP;
-    if (host_register(base, size, CU_MEMHOSTREGISTER_PORTABLE | CU_MEMHOSTREGISTER_DEVICEMAP) !=
-        CUDA_SUCCESS)
+    /* Registered already: prepared again after a teardown that left the registration alone. */
+    CUresult r =
+        host_register(base, size, CU_MEMHOSTREGISTER_PORTABLE | CU_MEMHOSTREGISTER_DEVICEMAP);
+    if (r != CUDA_SUCCESS && r != CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED)
         return -EIO;
     CUdeviceptr dev = 0;
     if (device_pointer(&dev, base, 0) != CUDA_SUCCESS || !dev)

@@ -9,7 +9,10 @@
  * stream's context current (cuStreamGetCtx), pushed and popped only when it differs from the
  * caller's current one. Events are pooled per context and reused, so the launch path creates
  * none once warmed up; a context's pool is found by its handle, and an event whose record fails
- * (its context was destroyed and the handle reused) is destroyed rather than pooled again.
+ * is destroyed rather than pooled again. When a context is destroyed (cuCtxDestroy, a primary
+ * context's reset or last release: src/shim/core/teardown.c), its pool and its markers in flight
+ * are forgotten without a call (their events died with it, and the next context may get the same
+ * handle).
  *
  * cuEventQuery is documented without any context requirement (it takes the event alone), so
  * the watcher queries from its own thread, which has no current context. Should a driver answer
@@ -221,6 +224,34 @@ void cudahal_marker_release(void *marker)
     m->next = p->free;
     p->free = m;
     gp_mutex_unlock(&p->mu, GP_RANK_MARKER_POOL);
+}
+
+void cudahal_marker_forget(uintptr_t ctx)
+{
+    for (int i = 0; i < MAX_CONTEXTS; i++) {
+        struct pool *p = &pools[i];
+        if (atomic_load(&p->ctx) != ctx)
+            continue;
+        gp_mutex_lock(&p->mu, GP_RANK_MARKER_POOL);
+        struct marker *m = p->free;
+        p->free = NULL;
+        atomic_store(&p->ctx, 0); /* a context created next may get the same handle */
+        gp_mutex_unlock(&p->mu, GP_RANK_MARKER_POOL);
+        while (m) {
+            struct marker *next = m->next;
+            free(m); /* its event died with the context: never destroyed */
+            m = next;
+        }
+    }
+}
+
+void cudahal_marker_drop(void *marker, uintptr_t ctx)
+{
+    struct marker *m = marker;
+    if ((uintptr_t)m->ctx == ctx)
+        free(m);
+    else
+        cudahal_marker_release(m);
 }
 
 void cudahal_marker_reset(void)

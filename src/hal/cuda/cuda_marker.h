@@ -17,6 +17,11 @@ int cudahal_marker_query(void *marker);
 int cudahal_stream_idle(uintptr_t stream);
 /* Back to its context's pool. */
 void cudahal_marker_release(void *marker);
+/* Context ctx was destroyed: its pool is forgotten, its events never touched again. */
+void cudahal_marker_forget(uintptr_t ctx);
+/* A marker taken off a ring after context ctx was destroyed: forgotten if it was ctx's, else
+ * back to its context's pool. */
+void cudahal_marker_drop(void *marker, uintptr_t ctx);
 /* In the child of fork: the parent's events are not this process's to use. */
 void cudahal_marker_reset(void);
 

@@ -1,7 +1,8 @@
 /*
  * cuda_platform.c - CUDA's implementation of the platform contract (src/shim/core/platform.h):
  * the driver's binding (cuda_bind.c), the current device, stream properties, markers
- * (cuda_marker.c), device identity (cuda_device.c), gates (cuda_gate.c) and MPS (cuda_mps.c).
+ * (cuda_marker.c), device identity (cuda_device.c), gates (cuda_gate.c), MPS (cuda_mps.c) and
+ * what a context's destruction destroys.
  *
  * The driver API keeps no per-thread "last error", so these queries cannot change what the
  * application observes; none of them changes the thread's current context either.
@@ -25,6 +26,12 @@ static struct {
     CUresult (*stream_get_priority)(CUstream, int *);
     CUresult (*stream_get_device)(CUstream, CUdevice *); /* CUDA 12.8 and later */
     CUresult (*priority_range)(int *, int *);
+    CUresult (*primary_state)(CUdevice, unsigned int *, int *);
+    CUresult (*primary_retain)(CUcontext *, CUdevice);
+    CUresult (*primary_release)(CUdevice);
+    CUresult (*ctx_push)(CUcontext);
+    CUresult (*ctx_pop)(CUcontext *);
+    CUresult (*stream_get_ctx)(CUstream, CUcontext *);
 } drv;
 static pthread_once_t drv_once = PTHREAD_ONCE_INIT;
 
@@ -35,6 +42,14 @@ static void resolve(void)
     *(void **)&drv.stream_get_priority = cudahal_sym("cuStreamGetPriority");
     *(void **)&drv.stream_get_device = cudahal_sym("cuStreamGetDevice");
     *(void **)&drv.priority_range = cudahal_sym("cuCtxGetStreamPriorityRange");
+    *(void **)&drv.primary_state = cudahal_sym("cuDevicePrimaryCtxGetState");
+    *(void **)&drv.primary_retain = cudahal_sym("cuDevicePrimaryCtxRetain");
+    *(void **)&drv.primary_release = cudahal_sym("cuDevicePrimaryCtxRelease_v2");
+    if (!drv.primary_release)
+        *(void **)&drv.primary_release = cudahal_sym("cuDevicePrimaryCtxRelease");
+    *(void **)&drv.ctx_push = cudahal_sym("cuCtxPushCurrent_v2");
+    *(void **)&drv.ctx_pop = cudahal_sym("cuCtxPopCurrent_v2");
+    *(void **)&drv.stream_get_ctx = cudahal_sym("cuStreamGetCtx");
 }
 
 /* The device of the current context: none without a context, or before cuInit. */
@@ -93,6 +108,77 @@ static void marker_release(const struct xqueue *q, void *marker)
     cudahal_marker_release(marker);
 }
 
+/* ---- teardowns (src/shim/core/teardown.c) ---- */
+
+/* Whether dev's primary context is active (retained, or not reset since). */
+static bool primary_active(CUdevice dev)
+{
+    unsigned flags = 0;
+    int active = 0;
+    return drv.primary_state && drv.primary_state(dev, &flags, &active) == CUDA_SUCCESS && active;
+}
+
+/*
+ * The context a reset or release of dev's primary context concerns: its handle, found by
+ * retaining it and releasing it again, only while it is active (so neither creates nor destroys
+ * anything). A cuCtxDestroy's: the handle, and its device, read with it pushed and popped again.
+ */
+static int teardown_scope(enum gp_teardown_kind kind, uintptr_t arg, struct gp_teardown *t)
+{
+    pthread_once(&drv_once, resolve);
+    if (kind == GP_TEARDOWN_DESTROY) {
+        CUcontext ctx = (CUcontext)arg, popped;
+        CUdevice device = -1;
+        if (!ctx || !drv.ctx_push || !drv.ctx_pop || !drv.ctx_get_device ||
+            drv.ctx_push(ctx) != CUDA_SUCCESS)
+            return -ENOENT;
+        CUresult r = drv.ctx_get_device(&device);
+        drv.ctx_pop(&popped);
+        if (r != CUDA_SUCCESS || device < 0)
+            return -ENOENT;
+        *t = (struct gp_teardown){.device = (int)device, .context = arg};
+        return 0;
+    }
+    CUdevice dev = (CUdevice)(intptr_t)arg;
+    CUcontext ctx = NULL;
+    if (dev < 0 || !drv.primary_retain || !drv.primary_release || !primary_active(dev) ||
+        drv.primary_retain(&ctx, dev) != CUDA_SUCCESS)
+        return -ENOENT;
+    drv.primary_release(dev);
+    *t = (struct gp_teardown){
+        .device = (int)dev, .context = (uintptr_t)ctx, .may_survive = kind == GP_TEARDOWN_RELEASE};
+    return 0;
+}
+
+/* A stream of the device dies with the context it was created in; where the driver cannot say
+ * which that is, it is taken for dying (its queue is then forgotten: never a query on a dead
+ * stream). */
+static bool teardown_stream(uintptr_t stream, int device, const struct gp_teardown *t)
+{
+    CUcontext ctx = NULL;
+    if (device != t->device)
+        return false;
+    if (!drv.stream_get_ctx || drv.stream_get_ctx((CUstream)stream, &ctx) != CUDA_SUCCESS)
+        return true;
+    return (uintptr_t)ctx == t->context;
+}
+
+/* A release destroys the primary context only when it was the last: then it is no longer
+ * active. */
+static bool teardown_done(struct gp_teardown *t, bool ok)
+{
+    if (!ok || (t->may_survive && primary_active((CUdevice)t->device)))
+        return false;
+    cudahal_marker_forget(t->context);
+    return true;
+}
+
+static void teardown_marker(const struct xqueue *q, void *marker, const struct gp_teardown *t)
+{
+    (void)q;
+    cudahal_marker_drop(marker, t->context);
+}
+
 const struct gp_platform cudahal_platform = {
     .name = "CUDA",
     .success = CUDA_SUCCESS,
@@ -113,6 +199,10 @@ const struct gp_platform cudahal_platform = {
     .device_key = cudahal_device_key,
     .gates_prepare = cudahal_gates_prepare,
     .gate_wait = cudahal_gate_wait,
+    .teardown_scope = teardown_scope,
+    .teardown_stream = teardown_stream,
+    .teardown_done = teardown_done,
+    .teardown_marker = teardown_marker,
     .before_runtime = cudahal_mps_before_runtime,
     .mps = cudahal_mps,
 };

@@ -56,8 +56,10 @@ static void prepare(void *arg)
         !can_wait)
         return;
     job->result = -EIO;
-    if (host_register(job->base, job->size, hipHostRegisterMapped | hipHostRegisterPortable) !=
-        hipSuccess)
+    /* Registered already: prepared again after a reset that left the registration alone. */
+    hipError_t r =
+        host_register(job->base, job->size, hipHostRegisterMapped | hipHostRegisterPortable);
+    if (r != hipSuccess && r != hipErrorHostMemoryAlreadyRegistered)
         return;
     void *device_base = NULL;
     if (device_pointer(&device_base, job->base, 0) != hipSuccess || !device_base)

@@ -7,7 +7,8 @@
  * on the same stream: then creating an event on the stream's device, switching to that device and
  * back, and recording on the stream all succeed, and a successful call leaves what the
  * application's own successful call left. Events are pooled per device and reused, so the
- * launch path creates none once warmed up.
+ * launch path creates none once warmed up; hipDeviceReset destroys a device's events, and its
+ * pool is then forgotten without a call (hiphal_marker_forget).
  *
  * The watcher's thread queries in relaxed stream capture mode, where the runtime has it, for the
  * reason hal/cuda/cuda_marker.c gives: a capture begun in global mode on another thread must
@@ -143,6 +144,16 @@ void hiphal_marker_release(int device, void *marker)
     if (p->n < p->cap)
         p->free[p->n++] = (hipEvent_t)marker;
     /* else: out of memory, the event is leaked rather than destroyed from a hot path */
+    gp_mutex_unlock(&p->mu, GP_RANK_MARKER_POOL);
+}
+
+void hiphal_marker_forget(int device)
+{
+    if (device < 0 || device >= MAX_DEVICES)
+        return;
+    struct pool *p = &pools[device];
+    gp_mutex_lock(&p->mu, GP_RANK_MARKER_POOL);
+    p->n = 0; /* the reset destroyed them: dropped, never destroyed (their handles are dead) */
     gp_mutex_unlock(&p->mu, GP_RANK_MARKER_POOL);
 }
 

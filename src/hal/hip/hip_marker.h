@@ -15,6 +15,9 @@ int hiphal_marker_query(void *marker);
 int hiphal_stream_idle(uintptr_t stream);
 /* Back to device's pool. */
 void hiphal_marker_release(int device, void *marker);
+/* hipDeviceReset destroyed device's events: its pool is emptied without a call into the runtime
+ * (the handles are dead, and HIP's are raw pointers). */
+void hiphal_marker_forget(int device);
 /* In the child of fork: the parent's events are not this process's to use. */
 void hiphal_marker_reset(void);
 

@@ -1,7 +1,8 @@
 /*
  * hip_platform.c - HIP's implementation of the platform contract (src/shim/core/platform.h):
  * the runtime's binding (hip_bind.c), the current device, stream properties, markers
- * (hip_marker.c), device identity (hip_device.c) and gates (hip_gate.c).
+ * (hip_marker.c), device identity (hip_device.c), gates (hip_gate.c) and what hipDeviceReset
+ * destroys.
  *
  * Under ROCm 6 every call sets the thread's "last command error" (hipExtGetLastError), so the
  * queries here are made only where they cannot fail, or cannot fail in a way the application
@@ -89,6 +90,43 @@ static int stream_idle(const struct xqueue *q)
     return hiphal_stream_idle(q->key.handle);
 }
 
+/*
+ * hipDeviceReset (the one teardown HIP's list has: DEVICE_RESET of the current device) destroys
+ * every stream, event and host registration of the device. ROCm's hipCtx* and
+ * hipDevicePrimaryCtx* calls are deprecated, and its hipDevicePrimaryCtxReset does nothing
+ * (docs/hip-coverage.md), so they are not teardowns here.
+ */
+static int teardown_scope(enum gp_teardown_kind kind, uintptr_t arg, struct gp_teardown *t)
+{
+    (void)kind;
+    int device = (int)(intptr_t)arg;
+    if (device < 0 && (device = current_device()) < 0)
+        return -ENODEV;
+    *t = (struct gp_teardown){.device = device};
+    return 0;
+}
+
+static bool teardown_stream(uintptr_t stream, int device, const struct gp_teardown *t)
+{
+    (void)stream;
+    return device == t->device;
+}
+
+static bool teardown_done(struct gp_teardown *t, bool ok)
+{
+    if (ok)
+        hiphal_marker_forget(t->device);
+    return ok;
+}
+
+/* Every marker of the device died with it: dropped. */
+static void teardown_marker(const struct xqueue *q, void *marker, const struct gp_teardown *t)
+{
+    (void)q;
+    (void)marker;
+    (void)t;
+}
+
 const struct gp_platform hiphal_platform = {
     .name = "HIP",
     .success = hipSuccess,
@@ -110,4 +148,8 @@ const struct gp_platform hiphal_platform = {
     .device_key = hiphal_device_key,
     .gates_prepare = hiphal_gates_prepare,
     .gate_wait = hiphal_gate_wait,
+    .teardown_scope = teardown_scope,
+    .teardown_stream = teardown_stream,
+    .teardown_done = teardown_done,
+    .teardown_marker = teardown_marker,
 };

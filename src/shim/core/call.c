@@ -5,7 +5,8 @@
  * Before: find the queue the call acts on and, for work, admit it (which may hold the thread).
  * After, inside the depth (the runtime may call its own exports from here): hand the command
  * over to be followed, register or forget streams (whose creation the shim's creators may adjust
- * in between: creation.c), note captures, hand out wrappers from lookups. Which of these a call
+ * in between: creation.c), note captures, hand out wrappers from lookups; around a device reset or
+ * a context's destruction, drop what dies with it (teardown.c). Which of these a call
  * gets follows only from its kind (kinds.def).
  *
  * The legacy launch sequence names its stream in one call (CONFIGURE: hipConfigureCall) and
@@ -19,6 +20,7 @@
 #include <string.h>
 
 #include "core.h"
+#include "sched_board.h"
 
 #define CONFIGURED_MAX 32
 struct configured_streams {
@@ -61,6 +63,15 @@ static uintptr_t handle_at(const void *p)
     return (uintptr_t)handle;
 }
 
+/* Admits c's work: the gates of its device registered again first where a device reset or a
+ * context's destruction unregistered them (teardown.c), so that admission may gate it. */
+static void admit(struct core_call *c, unsigned entry, uint64_t what)
+{
+    if (c->q)
+        sb_gates_renew(c->q->device);
+    xq_admit(c->q, &c->ticket, entry, what);
+}
+
 void core_call_begin(struct core_call *c, enum core_kind kind, void *stream, unsigned entry,
                      uint64_t what)
 {
@@ -74,21 +85,26 @@ void core_call_begin(struct core_call *c, enum core_kind kind, void *stream, uns
     case CORE_KIND_WORK:
     case CORE_KIND_WORK_PT:
         c->q = core_queue_of((uintptr_t)stream, is_pt(kind));
-        xq_admit(c->q, &c->ticket, entry, what);
+        admit(c, entry, what);
         break;
     case CORE_KIND_WORK_IF:
     case CORE_KIND_WORK_IF_PT:
         if (stream)
             c->q = core_queue_of(handle_at(stream), is_pt(kind));
-        xq_admit(c->q, &c->ticket, entry, what); /* no queue: nothing to admit or count */
+        admit(c, entry, what); /* no queue: nothing to admit or count */
         break;
     case CORE_KIND_CONFIGURED_LAUNCH: {
         void *configured_stream;
         if (pop_configured(&configured_stream))
             c->q = core_queue_of((uintptr_t)configured_stream, false);
-        xq_admit(c->q, &c->ticket, entry, what);
+        admit(c, entry, what);
         break;
     }
+    case CORE_KIND_DEVICE_RESET:
+    case CORE_KIND_CONTEXT_DESTROY:
+    case CORE_KIND_CONTEXT_RELEASE:
+        core_teardown_begin(kind, stream);
+        break;
     case CORE_KIND_CAPTURE_BEGIN:
     case CORE_KIND_CAPTURE_BEGIN_PT:
         c->q = core_queue_of((uintptr_t)stream, is_pt(kind));
@@ -148,6 +164,11 @@ void core_call_end(struct core_call *c, bool ok)
     case CORE_KIND_LOOKUP:
         if (ok)
             core_hand_out(c->stream);
+        break;
+    case CORE_KIND_DEVICE_RESET:
+    case CORE_KIND_CONTEXT_DESTROY:
+    case CORE_KIND_CONTEXT_RELEASE:
+        core_teardown_end(ok);
         break;
     default:
         break;

@@ -153,6 +153,17 @@ void core_call_begin(struct core_call *c, enum core_kind kind, void *stream, uns
 /* After forwarding, inside the depth; ok: the runtime reported success. */
 void core_call_end(struct core_call *c, bool ok);
 
+/* ---- device resets and context destruction (teardown.c) ---- */
+
+/* Before forwarding a call of a teardown kind (kinds.def: DEVICE_RESET, CONTEXT_DESTROY,
+ * CONTEXT_RELEASE) with its stream expression: notes what it will destroy, and pauses the
+ * watcher. */
+void core_teardown_begin(enum core_kind kind, void *arg);
+/* After forwarding it, inside the depth (ok: it succeeded): drops what gpuprio held of what
+ * died, retires the queues of the streams that died, and has the boards' gates registered
+ * again on next use; resumes the watcher. */
+void core_teardown_end(bool ok);
+
 /*
  * How a wrapper of each kind forwards (CORE_WRAPPER_BODY's `forward`): the runtime's function
  * with the caller's arguments, except that stream creators go through the shim's create_NAME,
@@ -182,6 +193,9 @@ void core_call_end(struct core_call *c, bool ok);
 #define CORE_FORWARD_CAPTURE_END CORE_FORWARD_AS_CALLED
 #define CORE_FORWARD_CAPTURE_END_PT CORE_FORWARD_AS_CALLED
 #define CORE_FORWARD_LOOKUP CORE_FORWARD_AS_CALLED
+#define CORE_FORWARD_DEVICE_RESET CORE_FORWARD_AS_CALLED
+#define CORE_FORWARD_CONTEXT_DESTROY CORE_FORWARD_AS_CALLED
+#define CORE_FORWARD_CONTEXT_RELEASE CORE_FORWARD_AS_CALLED
 
 /*
  * The body of every generated wrapper: forward through gp_real (a function pointer, NULL when

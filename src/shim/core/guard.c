@@ -78,7 +78,7 @@ void core_put_gate(struct xqueue *q, uint64_t number)
 {
     const struct dg_region *r = q->dgate_region;
     struct dg_line *l = atomic_load(&q->dgate);
-    if (!l || !r || !r->ready)
+    if (!l || !r || !dg_ready(r))
         return;
     core_depth++;
     int rc = core_shim.platform->gate_wait(q->key.handle, dg_device_addr(r, l), number);

@@ -25,11 +25,13 @@
  *   - Results: 0 or a negative errno value, unless the comment says otherwise.
  *
  * Gates (Level 2, src/preempt/devgate.h: a stream waiting on a value in host memory, which other
- * processes write) are the last two members.
+ * processes write) come after device identity; then what a device reset or a context's
+ * destruction destroys (teardown.c), and sharing the device with other processes.
  */
 #ifndef GPUPRIO_PLATFORM_H
 #define GPUPRIO_PLATFORM_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -47,6 +49,23 @@ struct gp_stream_handles {
     uintptr_t null;       /* 0 on every platform */
     uintptr_t legacy;     /* the legacy null stream by name (hipStreamLegacy, CU_STREAM_LEGACY) */
     uintptr_t per_thread; /* hipStreamPerThread, CU_STREAM_PER_THREAD */
+};
+
+/*
+ * What a device reset or a context's destruction destroys (teardown.c): the device's context, or
+ * a context of any device (device -1), by the platform's handle (0 where the device says it all:
+ * HIP). may_survive: the call may leave it alive (a primary context's release that is not the
+ * last); teardown_done tells.
+ */
+enum gp_teardown_kind {
+    GP_TEARDOWN_RESET,   /* a device's (primary) context: arg a device, or -1 for the current one */
+    GP_TEARDOWN_DESTROY, /* a context: arg its handle */
+    GP_TEARDOWN_RELEASE, /* a release of a device's primary context: arg the device */
+};
+struct gp_teardown {
+    int device;
+    uintptr_t context;
+    bool may_survive;
 };
 
 struct gp_platform {
@@ -148,6 +167,29 @@ struct gp_platform {
      * when it fails. 0 or negative.
      */
     int (*gate_wait)(uintptr_t stream, uintptr_t device_addr, uint64_t value);
+
+    /* ---- device resets and context destruction (teardown.c; docs/design.md) ---- */
+
+    /*
+     * Optional (without it, teardowns go straight through). What the teardown call of kind with
+     * its stream expression arg (kinds.def's DEVICE_RESET, CONTEXT_DESTROY, CONTEXT_RELEASE) is
+     * about to destroy, into *t.
+     * 0; negative: nothing the process could have used dies (no such context, or not active).
+     * On the application's thread before forwarding, inside the depth; it leaves the thread's
+     * current device or context as found.
+     */
+    int (*teardown_scope)(enum gp_teardown_kind kind, uintptr_t arg, struct gp_teardown *t);
+    /* Whether the created stream dies with t (its device's, or its context is t's). Before
+     * forwarding, while the stream is still valid: it may ask the runtime. */
+    bool (*teardown_stream)(uintptr_t stream, int device, const struct gp_teardown *t);
+    /* After forwarding (ok: the call succeeded): whether t's context was destroyed. When it was,
+     * the pooled markers of what died are forgotten without a call into the runtime (their
+     * handles are dead, and may be reused by the next context). */
+    bool (*teardown_done)(struct gp_teardown *t, bool ok);
+    /* A marker taken off q's ring after t destroyed its context (or its device's): forgotten
+     * without a call into the runtime if it died with t, given back to its pool if not. On the
+     * application's thread, with the watcher paused. */
+    void (*teardown_marker)(const struct xqueue *q, void *marker, const struct gp_teardown *t);
 
     /* ---- sharing the device with other processes' work (docs/mps.md) ---- */
 

@@ -50,6 +50,7 @@ GP_DEPRECATED_OK_END
 #undef CUDA_API
 
 /* 2. Kinds (src/shim/core/kinds.def), and the type each kind's stream expression has. */
+#define CORE_CHECK_CONTEXT CUcontext
 #define CORE_CHECK_HANDLE CUstream
 #include "api_check.h"
 

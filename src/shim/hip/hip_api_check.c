@@ -52,6 +52,7 @@ GP_DEPRECATED_OK_END
 #undef HIP_API
 
 /* 2. Kinds (src/shim/core/kinds.def), and the type each kind's stream expression has. */
+#define CORE_CHECK_CONTEXT hipCtx_t
 #define CORE_CHECK_HANDLE hipStream_t
 #include "api_check.h"
 

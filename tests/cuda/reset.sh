@@ -1,0 +1,73 @@
+#!/bin/sh
+# reset.sh MODE LIB PROG - a CUDA program that tears its context down between phases (ctx_reset.c:
+# MODE reset, destroy or release), at low priority next to a high-priority process bursting on the
+# same device (ctx_reset burst), both under gpuprio with a shared board and Level 2 (the fake
+# driver's device identity: FAKE_CUDA_BUS_ID), against the same program alone without gpuprio.
+# Fails unless both runs print the same and exit 0, the fake driver saw no use of a dead stream,
+# event or registration ("fake_cuda: error" on stderr), no gate was refused, and gates were put
+# after the first teardown too (gpuprio registered the board's gate lines again).
+set -u
+if [ $# != 3 ]; then
+    echo "usage: reset.sh MODE LIB PROG" >&2
+    exit 2
+fi
+mode=$1 lib=$2 prog=$3
+for v in $(env | sed -n 's/^\(GPUPRIO_[A-Za-z0-9_]*\)=.*/\1/p'); do
+    unset "$v"
+done
+tmp=$(mktemp -d) || exit 1
+high=
+cleanup() {
+    [ -z "$high" ] || kill -9 "$high" 2>/dev/null
+    rm -rf "$tmp"
+}
+trap cleanup EXIT
+trap 'exit 1' HUP INT TERM
+export GPUPRIO_BOARD_DIR="$tmp/boards" FAKE_CUDA_BUS_ID="fake$$"
+mkdir -m 700 "$GPUPRIO_BOARD_DIR"
+status=0
+
+"$prog" "$mode" >"$tmp/native.out" 2>"$tmp/native.err"
+native=$?
+
+# The neighbour bursts for longer than the program runs; the program starts once it is ready.
+mkfifo "$tmp/high.fifo" || exit 1
+LD_PRELOAD="$lib" GPUPRIO_PRIORITY=high "$prog" burst 30000 >"$tmp/high.fifo" 2>"$tmp/high.err" &
+high=$!
+read -r ready <"$tmp/high.fifo"
+if [ "$ready" != ready ]; then
+    echo "FAIL: the high-priority neighbour did not start"
+    cat "$tmp/high.err"
+    exit 1
+fi
+LD_PRELOAD="$lib" GPUPRIO_PRIORITY=low GPUPRIO_LOG=info "$prog" "$mode" --shim \
+    >"$tmp/shim.out" 2>"$tmp/shim.err"
+shimmed=$?
+kill -9 "$high" 2>/dev/null
+wait "$high" 2>/dev/null
+high=
+cat "$tmp/shim.err"
+
+if ! diff -u "$tmp/native.out" "$tmp/shim.out"; then
+    echo "FAIL: stdout differs under gpuprio"
+    status=1
+fi
+if [ "$native" != 0 ] || [ "$shimmed" != 0 ]; then
+    echo "FAIL: exit status $native without gpuprio, $shimmed with it (expected 0 and 0)"
+    status=1
+fi
+if grep -q "fake_cuda: error" "$tmp/shim.err"; then
+    echo "FAIL: gpuprio used what died with a context"
+    status=1
+fi
+if grep -q "refused a gate" "$tmp/shim.err"; then
+    echo "FAIL: a gate was refused"
+    status=1
+fi
+after=$(sed -n 's/^ctx_reset: gates \([0-9]*\) after the first teardown.*/\1/p' "$tmp/shim.err")
+if [ "${after:-0}" -eq 0 ]; then
+    echo "FAIL: no gate after the first teardown (the scenario did not reach Level 2 there)"
+    status=1
+fi
+[ $status = 0 ] && echo "identical: $(wc -l <"$tmp/native.out") lines; $after gates after the first teardown"
+exit $status
