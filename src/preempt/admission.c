@@ -27,6 +27,7 @@
 
 #include "cost.h"
 #include "gp_clock.h"
+#include "gp_grow.h"
 #include "gp_lockrank.h"
 #include "gp_log.h"
 #include "watcher.h"
@@ -576,6 +577,14 @@ struct expire_scan {
     int device; /* the device of the queues that went idle, or XQ_ALL_DEVICES */
 };
 
+/* Retired queues (their streams gone) that expiry made idle, released after its pass; the
+ * watcher thread's own. One that cannot be noted (no memory) stays joined, idle, until the
+ * process ends. */
+static struct {
+    struct xqueue **q;
+    size_t n, cap;
+} gone_idle;
+
 /* Without the scheduling lock (see the top of the file). */
 static void expire_one(struct xqueue *q, void *arg)
 {
@@ -598,6 +607,15 @@ static void expire_one(struct xqueue *q, void *arg)
         return;
     scan->device = !scan->changed || scan->device == q->device ? q->device : XQ_ALL_DEVICES;
     scan->changed = true;
+    xq_lock_markers(q);
+    bool retired = q->retired;
+    xq_unlock_markers(q);
+    struct xqueue **l =
+        retired ? gp_grow(gone_idle.q, &gone_idle.cap, gone_idle.n, sizeof *l, 16) : NULL;
+    if (l) {
+        gone_idle.q = l;
+        gone_idle.q[gone_idle.n++] = q;
+    }
 }
 
 /* For the watcher: queues idle for the grace window become inactive; returns when the next
@@ -614,6 +632,10 @@ static uint64_t expire_idle(uint64_t now)
         hooks.activity_changed(scan.device);
         xq_sched_unlock();
     }
+    /* Decided on idle first: what a retired queue held back is let go before it leaves. */
+    for (size_t i = 0; i < gone_idle.n; i++)
+        xq_release_if_done(gone_idle.q[i]);
+    gone_idle.n = 0;
     return scan.next;
 }
 
@@ -722,5 +744,6 @@ void xq_admission_reset(void)
     atomic_store(&captures, 0);
     atomic_store(&total_waiters, 0);
     atomic_store(&active_queues, 0);
+    gone_idle.n = 0;
     xq_watcher_reset();
 }

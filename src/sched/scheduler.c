@@ -449,6 +449,15 @@ static void queue_created(struct xqueue *q)
     xq_sched_unlock();
 }
 
+/* A destroyed stream's queue, its work done and idle (decided on so already), leaves its board
+ * slot. Under the scheduling lock, as leave_all gives the slots back at exit. */
+static void queue_released(struct xqueue *q)
+{
+    xq_sched_lock();
+    sb_released(q);
+    xq_sched_unlock();
+}
+
 static void board_changed(int device, bool decide);
 static bool device_held(int device, bool *suspended);
 static bool share_turn(int device);
@@ -502,7 +511,7 @@ void sched_configure(const struct xq_marker_ops *ops)
                                      .activity_changed = decide_locked,
                                      .held = sb_thread_held,
                                      .progress_elsewhere = sb_progress_elsewhere});
-    xq_set_hooks(&(struct xq_hooks){.created = queue_created, .released = sb_released});
+    xq_set_hooks(&(struct xq_hooks){.created = queue_created, .released = queue_released});
 }
 
 void sched_set_device_ops(const struct sb_device_ops *ops)
