@@ -262,6 +262,11 @@ static bool mark_active(struct xqueue *q)
     return true;
 }
 
+int xq_active_queues(void)
+{
+    return atomic_load(&active_queues);
+}
+
 /* Marks q idle; true when it was active. */
 static bool mark_idle(struct xqueue *q)
 {
@@ -702,11 +707,22 @@ void xq_stream_closing(struct xqueue *q)
     gp_mutex_unlock(&query_mu, GP_RANK_STREAM_QUERY);
 }
 
-/* For the watcher (watcher.h). */
+void xq_stream_closed(struct xqueue *q, bool destroyed)
+{
+    if (!q)
+        return;
+    gp_mutex_lock(&query_mu, GP_RANK_STREAM_QUERY);
+    q->closing = false;
+    q->closed = destroyed;
+    gp_mutex_unlock(&query_mu, GP_RANK_STREAM_QUERY);
+}
+
+/* For the watcher (watcher.h). While its destroy is under way a stream is neither queried nor
+ * taken for idle: the destroy may fail, and the stream then runs on with its commands. */
 static int stream_idle(struct xqueue *q)
 {
     gp_mutex_lock(&query_mu, GP_RANK_STREAM_QUERY);
-    int r = q->closing ? 1 : atomic_load(&captures) ? 0 : marker_ops.stream_idle(q);
+    int r = q->closed ? 1 : q->closing || atomic_load(&captures) ? 0 : marker_ops.stream_idle(q);
     gp_mutex_unlock(&query_mu, GP_RANK_STREAM_QUERY);
     return r;
 }

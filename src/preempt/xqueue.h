@@ -194,7 +194,9 @@ struct xqueue {
     bool watched;                    /* on the watcher's list (watcher lock) */
     bool retired; /* its stream is gone; released once its work is done (mu, xq_release_if_done) */
     _Atomic bool releasing; /* retired and done with: taken by the one caller that releases it */
-    bool closing; /* its stream is being destroyed: never queried again (admission's query lock) */
+    /* Its stream is being destroyed (not queried meanwhile), or was (never queried again): under
+     * admission's query lock (xq_stream_closing). */
+    bool closing, closed;
 
     struct xqueue *next_free; /* on the registry's free list once its stream is gone */
 };
