@@ -634,6 +634,31 @@ static void exit_gates(void)
 }
 
 /*
+ * A gated low-priority process leaves an error pending, then launches a kernel whose gate the
+ * runtime refuses (HIPSIM_REFUSE_WAIT_VALUE64): the launch goes through, and hipGetLastError
+ * still says the application's own error, as without gpuprio. Before, the refused gate's error
+ * replaced it.
+ */
+static void gate_sticky(void)
+{
+    static const char *const hold[] = {"1", "hold", "1000", NULL};
+    static const char *const sticky[] = {"3", "sticky", "1000", NULL};
+    struct proc high = spawn_ready("high", NULL, hold); /* above it, idle: it is gated */
+    setenv("HIPSIM_REFUSE_WAIT_VALUE64", "1", 1);
+    struct proc low = spawn_ready("low", NULL, sticky);
+    unsetenv("HIPSIM_REFUSE_WAIT_VALUE64");
+    go(&low);
+    char line[64] = "";
+    EXPECT(low.out && fgets(line, sizeof line, low.out));
+    printf("level %s: after a refused gate, hipGetLastError said: %s", level(), line);
+    EXPECT(strcmp(line, "last error hipErrorInvalidDevice\n") == 0);
+    EXPECT(finish(&low, NULL) == 0);
+    go(&high);
+    go(&high);
+    EXPECT(finish(&high, NULL) == 0);
+}
+
+/*
  * Priority inversion across processes: the high-priority process waits on the device for a word
  * that the low-priority one writes from its stream, behind 20 kernels of its own. The waiting
  * keeps the high queue active, so it holds the low one back (at Level 2 by a closed gate on the
@@ -1679,6 +1704,8 @@ int main(int argc, char **argv)
         retired_gate(how, !strcmp(strchr(t + 8, '-') + 1, "stop"));
     } else if (!strcmp(t, "exit-gates"))
         exit_gates();
+    else if (!strcmp(t, "gate-sticky"))
+        gate_sticky();
     else if (!strcmp(t, "gate-deep"))
         gate_deep();
     else if (!strcmp(t, "gate-capture"))

@@ -34,6 +34,9 @@
  *   board_worker TAG exit KERNELS KERNEL_US
  *       queues KERNELS kernels and calls exit() with them queued; a handler registered before
  *       gpuprio's (so run after it) says "left", synchronizes the device, says "synchronized"
+ *   board_worker TAG sticky KERNEL_US
+ *       leaves an error pending (hipSetDevice of a device that does not exist), launches one
+ *       kernel, says "last error NAME" (hipGetLastError's), synchronizes
  *   board_worker TAG await FILE
  *       the stream waits on the device (hipStreamWaitValue32) until FILE's first word is 1, then
  *       runs a 1-ms kernel; synchronized; says "waited N ms" (from the wait's submission)
@@ -265,6 +268,12 @@ int main(int argc, char **argv)
         if (!fgets(line, sizeof line, stdin))
             return 2;
         exit(failures != 0);
+    } else if (strcmp(mode, "sticky") == 0 && argc == 4) {
+        EXPECT(hipSetDevice(99) != hipSuccess);
+        MUST(busy_launch(kernel, strtoull(argv[3], NULL, 10) * 1000, tag, s));
+        printf("last error %s\n", hipGetErrorName(hipGetLastError()));
+        fflush(stdout);
+        MUST(hipStreamSynchronize(s));
     } else if (strcmp(mode, "hold") == 0 && argc == 4) {
         if (!fgets(line, sizeof line, stdin))
             return 2;
