@@ -90,6 +90,10 @@ struct xq_stream_props {
  * GPUPRIO_WATCHDOG_MS (its process stopped, or hung): decisions take it for idle, so that it holds
  * nobody back, until it moves again and its owner clears the bit (sched_board.c). */
 #define XQ_GATE_STALLED (UINT64_C(1) << 59)
+/* Its process exited and keeps the slot only for commands that may still wait at its gate, which
+ * is pinned open (sched_board.c's leave_one): decisions leave it out, and it does not keep the
+ * board's file from being removed (nobody can claim its line in a removed file). */
+#define XQ_GATE_LEFT (UINT64_C(1) << 58)
 #define XQ_GATE_IN_FLIGHT(g) ((uint32_t)(g))
 
 /*

@@ -433,8 +433,8 @@ static void drop_record(struct device_board *d)
 }
 
 /* At exit, after our slots were freed: removes the board if nobody else uses it (dead owners'
- * slots reclaimed first). The slots we keep (leave_one) go with the file: nobody can open it
- * any more, so nobody can claim their lines. */
+ * slots reclaimed first). The slots kept at exit, ours or another exiting process's (leave_one),
+ * go with the file: nobody can open it any more, so nobody can claim their lines. */
 static void remove_if_last(struct device_board *d)
 {
     reclaim_dead(d);
@@ -442,7 +442,9 @@ static void remove_if_last(struct device_board *d)
         return;
     for (unsigned i = 0; i < gp_board_slots_used(&d->b); i++) {
         struct gp_board_slot *s = &d->b.f->slots[i];
-        if (atomic_load(&s->owner) && (sb_foreign(s) || !kept(d, i))) {
+        bool left = GP_SLOT_STATE(atomic_load(&s->owner)) == GP_SLOT_LIVE &&
+                    (atomic_load(&s->st.gate) & XQ_GATE_LEFT);
+        if (atomic_load(&s->owner) && !left && (sb_foreign(s) || !kept(d, i))) {
             gp_board_unlock(&d->b);
             return;
         }
@@ -747,6 +749,7 @@ static void leave_one(struct xqueue *q, void *arg)
     atomic_store(&s->st.active, 0);
     atomic_store(&s->st.priority, GPUPRIO_PRIORITY_MIN);
     atomic_fetch_and(&s->st.gate, ~(XQ_GATE_DEVICE | XQ_GATE_STALLED));
+    atomic_fetch_or(&s->st.gate, XQ_GATE_LEFT);
 }
 
 /* Frees what is still ours on every board but the slots kept (leave_one): those of streams

@@ -172,8 +172,9 @@ static void collect_board(const struct gp_board *b, int device)
 {
     for (unsigned i = 0; i < gp_board_slots_used(b); i++) {
         struct gp_board_slot *s = &b->f->slots[i];
-        if (GP_SLOT_STATE(atomic_load(&s->owner)) != GP_SLOT_LIVE || !sb_foreign(s))
-            continue;
+        if (GP_SLOT_STATE(atomic_load(&s->owner)) != GP_SLOT_LIVE || !sb_foreign(s) ||
+            (atomic_load(&s->st.gate) & XQ_GATE_LEFT))
+            continue; /* ours, or kept by an exiting process for its last work only */
         int priority = atomic_load(&s->st.priority);
         if (!gp_priority_valid(priority))
             continue; /* not a value any gpuprio writes: ignore it rather than obey it */
