@@ -27,6 +27,7 @@
 
 #include "cost.h"
 #include "gp_clock.h"
+#include "gp_grow.h"
 #include "gp_lockrank.h"
 #include "gp_log.h"
 #include "watcher.h"
@@ -269,8 +270,9 @@ void xq_gate_failed(struct xqueue *q)
         dg_pin(l);
     if (!atomic_flag_test_and_set(&warned))
         gp_log(GP_LOG_WARN,
-               "the runtime refused a gate on queue %#llx: it is held on the host only (Level 1) "
-               "from now on (this is said once)",
+               "a gate could not be put on queue %#llx (the runtime refused it, or its thread "
+               "had an error pending that a refused gate would replace): it is held on the host "
+               "only (Level 1) from now on (this is said once)",
                (unsigned long long)q->key.handle);
 }
 
@@ -281,6 +283,11 @@ static bool mark_active(struct xqueue *q)
         return false;
     atomic_fetch_add(&active_queues, 1);
     return true;
+}
+
+int xq_active_queues(void)
+{
+    return atomic_load(&active_queues);
 }
 
 /* Marks q idle; true when it was active. */
@@ -696,6 +703,14 @@ struct expire_scan {
     int device; /* the device of the queues that went idle, or XQ_ALL_DEVICES */
 };
 
+/* Retired queues (their streams gone) that expiry made idle, released after its pass; the
+ * watcher thread's own. One that cannot be noted (no memory) stays joined, idle, until the
+ * process ends. */
+static struct {
+    struct xqueue **q;
+    size_t n, cap;
+} gone_idle;
+
 /* Without the scheduling lock (see the top of the file). */
 static void expire_one(struct xqueue *q, void *arg)
 {
@@ -718,6 +733,15 @@ static void expire_one(struct xqueue *q, void *arg)
         return;
     scan->device = !scan->changed || scan->device == q->device ? q->device : XQ_ALL_DEVICES;
     scan->changed = true;
+    xq_lock_markers(q);
+    bool retired = q->retired;
+    xq_unlock_markers(q);
+    struct xqueue **l =
+        retired ? gp_grow(gone_idle.q, &gone_idle.cap, gone_idle.n, sizeof *l, 16) : NULL;
+    if (l) {
+        gone_idle.q = l;
+        gone_idle.q[gone_idle.n++] = q;
+    }
 }
 
 /* For the watcher: queues idle for the grace window become inactive; returns when the next
@@ -734,6 +758,10 @@ static uint64_t expire_idle(uint64_t now)
         hooks.activity_changed(scan.device);
         xq_sched_unlock();
     }
+    /* Decided on idle first: what a retired queue held back is let go before it leaves. */
+    for (size_t i = 0; i < gone_idle.n; i++)
+        xq_release_if_done(gone_idle.q[i]);
+    gone_idle.n = 0;
     return scan.next;
 }
 
@@ -800,11 +828,22 @@ void xq_stream_closing(struct xqueue *q)
     gp_mutex_unlock(&query_mu, GP_RANK_STREAM_QUERY);
 }
 
-/* For the watcher (watcher.h). */
+void xq_stream_closed(struct xqueue *q, bool destroyed)
+{
+    if (!q)
+        return;
+    gp_mutex_lock(&query_mu, GP_RANK_STREAM_QUERY);
+    q->closing = false;
+    q->closed = destroyed;
+    gp_mutex_unlock(&query_mu, GP_RANK_STREAM_QUERY);
+}
+
+/* For the watcher (watcher.h). While its destroy is under way a stream is neither queried nor
+ * taken for idle: the destroy may fail, and the stream then runs on with its commands. */
 static int stream_idle(struct xqueue *q)
 {
     gp_mutex_lock(&query_mu, GP_RANK_STREAM_QUERY);
-    int r = q->closing ? 1 : atomic_load(&captures) ? 0 : marker_ops.stream_idle(q);
+    int r = q->closed ? 1 : q->closing || atomic_load(&captures) ? 0 : marker_ops.stream_idle(q);
     gp_mutex_unlock(&query_mu, GP_RANK_STREAM_QUERY);
     return r;
 }
@@ -842,5 +881,6 @@ void xq_admission_reset(void)
     atomic_store(&captures, 0);
     atomic_store(&total_waiters, 0);
     atomic_store(&active_queues, 0);
+    gone_idle.n = 0;
     xq_watcher_reset();
 }

@@ -114,7 +114,8 @@ void xq_admit(struct xqueue *q, struct xq_ticket *t, unsigned entry, uint64_t wh
  * *retry_at says when the command's cost will fit, or 0: at a completion or a decision). */
 bool xq_try_admit(struct xqueue *q, struct xq_ticket *t, unsigned entry, uint64_t what,
                   uint64_t *retry_at);
-/* The runtime refused a gate on q's stream: q is held on the host only from now on (Level 1),
+/* A gate could not be put on q's stream (the runtime refused it, or the platform could not put it
+ * without touching the thread's pending error): q is held on the host only from now on (Level 1),
  * its gate pinned open (devgate.h), and one warning says so. */
 void xq_gate_failed(struct xqueue *q);
 /* After forwarding: ok says whether the runtime accepted the command (then it is counted). */
@@ -128,15 +129,21 @@ int xq_drain(struct xqueue *q, uint64_t timeout_ns);
 void xq_capture_beginning(void);
 void xq_capture_begun(bool begun);
 void xq_capture_end(void);
-/* q's stream is about to be destroyed: the watcher never asks about it again, and takes what it
- * has in flight without a marker for reached (admission.h's top, "Sparse markers"). */
+/* q's stream is about to be destroyed (before the runtime's call): the watcher does not ask
+ * about it until xq_stream_closed says how the call went. Destroyed, it never asks again, and
+ * takes what q has in flight without a marker for reached (admission.h's top, "Sparse markers");
+ * not destroyed, it asks as before. q may be NULL (no queue: nothing to do). */
 void xq_stream_closing(struct xqueue *q);
+void xq_stream_closed(struct xqueue *q, bool destroyed);
 /* Whether any stream capture is in progress: then the watcher leaves markers alone (under a
  * global capture mode, an event query on any thread may invalidate the capture). */
 bool xq_capturing(void);
 /* Changes whenever a capture begins or ends: what the watcher saw reached across a change was
  * not queried for a while, so it says nothing about what commands cost. */
 uint64_t xq_capture_epoch(void);
+
+/* How many queues are active now (what lets the watcher's expiry skip its pass when none is). */
+int xq_active_queues(void);
 
 /* Applies the scheduler's decision (XQ_GATE_DECISION bits) to q, with the scheduling lock
  * held; wakes its waiters. Returns the decision it replaced. */

@@ -176,24 +176,45 @@ static unsigned follow(struct xqueue *q)
     return reached;
 }
 
-/* Takes drained queues off the list (w.mu held); retired ones go back to the registry. */
+/* Retired queues that prune took off the list, released once w.mu is let go (the registry's
+ * lock ranks below it); the watcher thread's own. */
+static struct {
+    struct xqueue **q;
+    size_t n, cap;
+} pruned;
+
+/* Takes drained queues off the list (w.mu held); retired ones are noted in pruned, for
+ * release_pruned. One that cannot be noted (no memory) stays on the list for the next pass. */
 static void prune(void)
 {
     size_t kept = 0;
     for (size_t i = 0; i < w.n; i++) {
         struct xqueue *q = w.list[i];
         lock_queue(q);
-        bool drained = q->markers.count == 0;
-        bool release = drained && q->retired;
+        bool drained = q->markers.count == 0, retired = q->retired;
+        struct xqueue **l =
+            drained && retired ? gp_grow(pruned.q, &pruned.cap, pruned.n, sizeof *l, 16) : NULL;
+        if (l)
+            pruned.q = l;
+        drained &= !retired || l != NULL;
         if (drained)
             q->watched = false;
         unlock_queue(q);
         if (!drained)
             w.list[kept++] = q;
-        else if (release)
-            xq_release(q);
+        else if (retired)
+            pruned.q[pruned.n++] = q;
     }
     w.n = kept;
+}
+
+/* Without w.mu: the pruned retired queues go back to the registry if they are idle too; an
+ * active one is released by expiry once its grace window ends (xq_release_if_done). */
+static void release_pruned(void)
+{
+    for (size_t i = 0; i < pruned.n; i++)
+        xq_release_if_done(pruned.q[i]);
+    pruned.n = 0;
 }
 
 static void timed_wait_until(uint64_t deadline)
@@ -241,9 +262,14 @@ static void *watcher_main(void *arg)
             next_expiry = w.ops.expire_idle(now);
 
         lock_list();
-        w.busy = false;
-        pthread_cond_broadcast(&w.parked_cv);
         prune();
+        if (pruned.n) {
+            unlock_list();
+            release_pruned();
+            lock_list();
+        }
+        w.busy = false; /* the releases too: a teardown retires queues while paused */
+        pthread_cond_broadcast(&w.parked_cv);
         if (w.stop || w.kicked || w.paused)
             continue;
         if (w.n) {
@@ -413,4 +439,5 @@ void xq_watcher_reset(void)
     w.n = w.cap = 0;
     w.started = w.stop = w.kicked = w.busy = false;
     w.paused = 0;
+    pruned.n = 0;
 }

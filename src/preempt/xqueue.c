@@ -4,9 +4,11 @@
  * An open-addressing hash table from key to XQueue under a reader-writer lock: the launch path
  * only reads. XQueue memory is never returned to the system while the process runs; a destroyed
  * stream's XQueue goes on a free list and is reused for a later stream, so a thread that raced
- * with the destruction still touches valid memory. A queue with markers still outstanding goes
- * there only once the watcher has seen them all reached (xq_release), so a reused queue never
- * inherits another stream's markers.
+ * with the destruction still touches valid memory. A destroyed stream's queue (retired) stays on
+ * the list of joined queues, in its process's decisions, until the watcher has seen its markers
+ * all reached and its activity has ended (xq_release_if_done): its commands may wait at its
+ * gates until then, and only its own process decides for them. So a reused queue never inherits
+ * another stream's markers, and a retired queue goes idle the way every queue does.
  */
 #include "xqueue.h"
 
@@ -296,6 +298,7 @@ static void unjoin_locked(struct xqueue *q)
     struct xqueue *last = joined.q[--joined.n];
     joined.q[q->joined_at] = last;
     last->joined_at = q->joined_at;
+    atomic_store(&q->joined, false);
 }
 
 bool xq_join(struct xqueue *q)
@@ -316,43 +319,74 @@ bool xq_join(struct xqueue *q)
     return ok;
 }
 
-/* Takes key's queue out of the table; the write lock is held. */
-static void remove_locked(const struct xq_key *key)
+/*
+ * Whether a retired queue is done with: its work all seen reached and its activity ended. The
+ * first caller to find it so (the destroying thread, the watcher's prune, expiry) gets true, and
+ * only it releases the queue. Until then the queue stays on the joined list: its board slot is
+ * live and its commands may still wait at its gates, so its own process must keep deciding for
+ * it (docs/design.md, "A queue's gate, from creation to exit").
+ */
+static bool done_with(struct xqueue *q)
+{
+    xq_lock_markers(q);
+    bool done = q->retired && q->markers.count == 0 && !q->watched;
+    xq_unlock_markers(q);
+    return done && !atomic_load(&xq_st(q)->active) && !atomic_exchange(&q->releasing, true);
+}
+
+/* Takes key's queue out of the table (write lock held); returns it when it is done with already,
+ * for release() once the lock is dropped. */
+static struct xqueue *remove_locked(const struct xq_key *key)
 {
     struct slot *s = lookup(key);
     if (!s)
-        return;
+        return NULL;
     struct xqueue *q = s->q;
     s->q = &tombstone;
-    unjoin_locked(q);
     xq_lock_markers(q);
-    bool drained = q->markers.count == 0 && !q->watched;
     q->retired = true;
     xq_unlock_markers(q);
-    if (drained)
+    if (!done_with(q))
+        return NULL;
+    unjoin_locked(q);
+    return q;
+}
+
+/* A retired queue that left the joined list goes back for reuse; no lock held. */
+static void release(struct xqueue *q)
+{
+    if (q)
         put_free(q);
 }
 
-void xq_release(struct xqueue *q)
+bool xq_release_if_done(struct xqueue *q)
 {
-    put_free(q);
+    if (!done_with(q))
+        return false;
+    gp_rwlock_wrlock(&lock, GP_RANK_REGISTRY);
+    unjoin_locked(q);
+    gp_rwlock_unlock(&lock, GP_RANK_REGISTRY);
+    release(q);
+    return true;
 }
 
 struct xqueue *xq_create(const struct xq_key *key, const struct xq_stream_props *props,
                          uint64_t owner_tid)
 {
     gp_rwlock_wrlock(&lock, GP_RANK_REGISTRY);
-    remove_locked(key);
+    struct xqueue *old = remove_locked(key);
     struct xqueue *q = add(key, props, owner_tid);
     gp_rwlock_unlock(&lock, GP_RANK_REGISTRY);
+    release(old);
     return created(q);
 }
 
 void xq_destroy(const struct xq_key *key)
 {
     gp_rwlock_wrlock(&lock, GP_RANK_REGISTRY);
-    remove_locked(key);
+    struct xqueue *q = remove_locked(key);
     gp_rwlock_unlock(&lock, GP_RANK_REGISTRY);
+    release(q);
 }
 
 /*

@@ -90,6 +90,10 @@ struct xq_stream_props {
  * GPUPRIO_WATCHDOG_MS (its process stopped, or hung): decisions take it for idle, so that it holds
  * nobody back, until it moves again and its owner clears the bit (sched_board.c). */
 #define XQ_GATE_STALLED (UINT64_C(1) << 59)
+/* Its process exited and keeps the slot only for commands that may still wait at its gate, which
+ * is pinned open (sched_board.c's leave_one): decisions leave it out, and it does not keep the
+ * board's file from being removed (nobody can claim its line in a removed file). */
+#define XQ_GATE_LEFT (UINT64_C(1) << 58)
 #define XQ_GATE_IN_FLIGHT(g) ((uint32_t)(g))
 
 /*
@@ -192,8 +196,11 @@ struct xqueue {
     _Atomic uint64_t dgate_bound_ns; /* what one gate may hold: its device's (sb_gate_ns) */
     _Atomic bool dgate_off;          /* the runtime refused one of its gates: Level 1 for good */
     bool watched;                    /* on the watcher's list (watcher lock) */
-    bool retired; /* its stream is gone; freed once its markers are reached (mu) */
-    bool closing; /* its stream is being destroyed: never queried again (admission's query lock) */
+    bool retired; /* its stream is gone; released once its work is done (mu, xq_release_if_done) */
+    _Atomic bool releasing; /* retired and done with: taken by the one caller that releases it */
+    /* Its stream is being destroyed (not queried meanwhile), or was (never queried again): under
+     * admission's query lock (xq_stream_closing). */
+    bool closing, closed;
 
     struct xqueue *next_free; /* on the registry's free list once its stream is gone */
 };
@@ -268,8 +275,8 @@ struct xqueue *xq_find(const struct xq_key *key);
 struct xqueue *xq_create(const struct xq_key *key, const struct xq_stream_props *props,
                          uint64_t owner_tid);
 /* Forgets the stream. Its XQueue's memory stays valid (queues are never freed while the process
- * runs, so a racing thread never touches freed memory) and is reused only once its markers have
- * all been reached. */
+ * runs, so a racing thread never touches freed memory); it stays in scheduling (joined) until
+ * its markers have all been reached and it went idle, then is reused (xq_release_if_done). */
 void xq_destroy(const struct xq_key *key);
 /* Calls fn for every live XQueue, under the registry's read lock (fn must not create or destroy
  * queues). */
@@ -285,8 +292,10 @@ void xq_read_unlock(void);
 /* Puts q on the list of joined queues and sets q->joined (scheduling lock held). False when
  * memory ran out: q stays out of scheduling, as if it had never run. */
 bool xq_join(struct xqueue *q);
-/* Called by the watcher once a retired queue has no markers left. */
-void xq_release(struct xqueue *q);
+/* For the watcher, once a queue has no markers left, and for expiry, once a queue went idle:
+ * releases q (it leaves the joined list and goes back for reuse) if its stream is gone, its
+ * markers all reached and it is idle; true when it did. No lock may be held. */
+bool xq_release_if_done(struct xqueue *q);
 /* Forgets every XQueue; for the child of fork only. */
 void xq_reset(void);
 
@@ -294,9 +303,9 @@ void xq_reset(void);
 struct xq_hooks {
     /* A queue was created (its owner and stream priority are set): give it its priority. */
     void (*created)(struct xqueue *q);
-    /* A destroyed stream's queue is done with: its work was all seen finished. From the thread
-     * that destroyed the stream (registry write-locked) or the watcher, so it must not take
-     * the scheduling lock. */
+    /* A destroyed stream's queue is done with: its work was all seen finished and it is idle.
+     * It has left the joined list already; called with no lock held, from the thread that
+     * destroyed the stream, the watcher, or a thread that exits. */
     void (*released)(struct xqueue *q);
 };
 void xq_set_hooks(const struct xq_hooks *hooks);

@@ -27,8 +27,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <unistd.h>
 
 #include "admission.h"
+#include "gpuprio.h"
 #include "gp_clock.h"
 #include "gp_lockrank.h"
 #include "gp_log.h"
@@ -59,6 +61,8 @@ static struct device_board {
     uint64_t gate_ns;         /* Level 2: the predicted GPU time one gate may hold back */
     struct xq_mps mps;        /* whether the process is an MPS client on the device */
     struct tn_device tenants; /* other users' boards of the device (shared directory only) */
+    /* At exit: our slots kept until the process ends, their gates pinned open (leave_all). */
+    uint64_t kept[GP_BOARD_SLOTS / 64];
 } boards[SB_MAX_DEVICES];
 
 static pthread_mutex_t boards_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -258,6 +262,12 @@ static struct gp_board_slot *claim_slot(struct device_board *d)
     return s;
 }
 
+/* Whether slot i of d's board is one we keep until the process ends (leave_one). */
+static bool kept(const struct device_board *d, size_t i)
+{
+    return d->kept[i / 64] >> (i % 64) & 1;
+}
+
 static void *listener_main(void *arg)
 {
     struct device_board *d = arg;
@@ -444,13 +454,23 @@ static void drop_record(struct device_board *d)
 }
 
 /* At exit, after our slots were freed: removes the board if nobody else uses it (dead owners'
- * slots reclaimed first). */
+ * slots reclaimed first). The slots kept at exit, ours or another exiting process's (leave_one),
+ * go with the file: nobody can open it any more, so nobody can claim their lines. */
 static void remove_if_last(struct device_board *d)
 {
     reclaim_dead(d);
     if (gp_board_lock(&d->b) != 0)
         return;
-    if (gp_board_remove_unused(&d->b))
+    for (unsigned i = 0; i < gp_board_slots_used(&d->b); i++) {
+        struct gp_board_slot *s = &d->b.f->slots[i];
+        bool left = GP_SLOT_STATE(atomic_load(&s->owner)) == GP_SLOT_LIVE &&
+                    (atomic_load(&s->st.gate) & XQ_GATE_LEFT);
+        if (atomic_load(&s->owner) && !left && (sb_foreign(s) || !kept(d, i))) {
+            gp_board_unlock(&d->b);
+            return;
+        }
+    }
+    if (gp_board_linked(&d->b) && unlink(d->b.path) == 0)
         gp_log(GP_LOG_DEBUG, "removed the board %s: this process was the last to use it",
                d->b.path);
     gp_board_unlock(&d->b);
@@ -709,7 +729,8 @@ void sb_released(struct xqueue *q)
 {
     uncount(q);
     struct device_board *d = usable(q->device);
-    if (!d || !sb_slot_of(q))
+    /* Once the process is leaving, its slots are leave_all's. */
+    if (!d || !sb_slot_of(q) || atomic_load(&stopping))
         return;
     detach(q, d);
     /* It may have been the queue that held others back: the listener decides again. */
@@ -771,16 +792,40 @@ void sb_unlock(int device, bool changed, const uint64_t *summary)
     }
 }
 
-static void detach_one(struct xqueue *q, void *arg)
+/*
+ * At exit, for each of our queues with a slot (admission lets every call through from now on):
+ * its gate line is pinned open for good, as the process's last work must run to completion
+ * unhindered. A slot whose queue has commands in flight, which may still wait at gates on that
+ * line, is kept until the process ends, idle and at the lowest priority so that it holds nobody
+ * back: given back, another queue could claim its line and close it again, and the process's
+ * last work would wait for that queue's decisions. The other processes reclaim it once this one
+ * is gone (its liveness lock goes with it). The other slots are given back.
+ */
+static void leave_one(struct xqueue *q, void *arg)
 {
     (void)arg;
     struct device_board *d = usable(q->device);
-    if (d)
+    struct gp_board_slot *s = sb_slot_of(q);
+    struct dg_line *line = atomic_load(&q->dgate);
+    if (!d || !s)
+        return;
+    if (line)
+        dg_pin(line);
+    if (!line || !XQ_GATE_IN_FLIGHT(atomic_load(&s->st.gate))) {
         detach(q, d);
+        return;
+    }
+    size_t i = (size_t)(s - d->b.f->slots);
+    d->kept[i / 64] |= UINT64_C(1) << (i % 64);
+    atomic_store(&s->st.active, 0);
+    atomic_store(&s->st.priority, GPUPRIO_PRIORITY_MIN);
+    atomic_fetch_and(&s->st.gate, ~(XQ_GATE_DEVICE | XQ_GATE_STALLED));
+    atomic_fetch_or(&s->st.gate, XQ_GATE_LEFT);
 }
 
-/* Frees what is still ours on every board: the slots of streams destroyed with work in flight
- * are released only once the watcher saw it finish, and the watcher has stopped. */
+/* Frees what is still ours on every board but the slots kept (leave_one): those of streams
+ * destroyed with work in flight are released only once the watcher saw it finish, and the
+ * watcher has stopped. */
 static void free_own_slots(void)
 {
     /* No more counts into the records: queues still come and go on the application's threads,
@@ -795,14 +840,15 @@ static void free_own_slots(void)
         struct device_board *d = usable(i);
         for (unsigned j = 0; d && j < gp_board_slots_used(&d->b); j++) {
             struct gp_board_slot *s = &d->b.f->slots[j];
-            if (atomic_load(&s->owner) && !sb_foreign(s))
+            if (atomic_load(&s->owner) && !sb_foreign(s) && !kept(d, j))
                 gp_board_free(&d->b, s);
         }
     }
 }
 
 /*
- * At exit: stop the listeners, give every slot back, and decide for the processes that stay
+ * At exit: stop the listeners, pin our gates open and give every slot back but those whose
+ * queues' work may still wait at a gate (leave_one), and decide for the processes that stay
  * (this one may have been holding them back). No runtime call is made.
  */
 static void leave_all(void)
@@ -818,7 +864,7 @@ static void leave_all(void)
         }
     xq_shutdown(); /* pass-through from here on, so our queues need no gates */
     xq_sched_lock();
-    xq_foreach_joined(detach_one, NULL);
+    xq_foreach_joined(leave_one, NULL);
     free_own_slots();
     xq_sched_unlock();
     for (int i = 0; i < SB_MAX_DEVICES; i++)

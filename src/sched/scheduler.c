@@ -172,8 +172,9 @@ static void collect_board(const struct gp_board *b, int device)
 {
     for (unsigned i = 0; i < gp_board_slots_used(b); i++) {
         struct gp_board_slot *s = &b->f->slots[i];
-        if (GP_SLOT_STATE(atomic_load(&s->owner)) != GP_SLOT_LIVE || !sb_foreign(s))
-            continue;
+        if (GP_SLOT_STATE(atomic_load(&s->owner)) != GP_SLOT_LIVE || !sb_foreign(s) ||
+            (atomic_load(&s->st.gate) & XQ_GATE_LEFT))
+            continue; /* ours, or kept by an exiting process for its last work only */
         int priority = atomic_load(&s->st.priority);
         if (!gp_priority_valid(priority))
             continue; /* not a value any gpuprio writes: ignore it rather than obey it */
@@ -449,6 +450,15 @@ static void queue_created(struct xqueue *q)
     xq_sched_unlock();
 }
 
+/* A destroyed stream's queue, its work done and idle (decided on so already), leaves its board
+ * slot. Under the scheduling lock, as leave_all gives the slots back at exit. */
+static void queue_released(struct xqueue *q)
+{
+    xq_sched_lock();
+    sb_released(q);
+    xq_sched_unlock();
+}
+
 static void board_changed(int device, bool decide);
 static bool device_held(int device, bool *suspended);
 static bool share_turn(int device);
@@ -502,7 +512,7 @@ void sched_configure(const struct xq_marker_ops *ops)
                                      .activity_changed = decide_locked,
                                      .held = sb_thread_held,
                                      .progress_elsewhere = sb_progress_elsewhere});
-    xq_set_hooks(&(struct xq_hooks){.created = queue_created, .released = sb_released});
+    xq_set_hooks(&(struct xq_hooks){.created = queue_created, .released = queue_released});
 }
 
 void sched_set_device_ops(const struct sb_device_ops *ops)

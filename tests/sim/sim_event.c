@@ -10,6 +10,7 @@
 #include <stdatomic.h>
 
 #include <stdlib.h>
+#include <string.h>
 
 struct ihipEvent_t {
     unsigned flags;
@@ -302,6 +303,17 @@ hipError_t hipStreamWaitValue32(hipStream_t stream, void *ptr, uint32_t value, u
 hipError_t hipStreamWaitValue64(hipStream_t stream, void *ptr, uint64_t value, unsigned int flags,
                                 uint64_t mask)
 {
+    /* HIPSIM_REFUSE_WAIT_VALUE64=1: refused as a runtime short of resources would (the tests of
+     * gpuprio's refused gates). */
+    static _Atomic int refuse = -1;
+    if (atomic_load(&refuse) < 0) {
+        const char *v = getenv("HIPSIM_REFUSE_WAIT_VALUE64");
+        atomic_store(&refuse, v && !strcmp(v, "1"));
+    }
+    if (atomic_load(&refuse)) {
+        sim_init();
+        return sim_ret(hipErrorOutOfMemory);
+    }
     return stream_value_op(SIM_CMD_WAIT_VALUE, stream, ptr, value, flags, mask, 64);
 }
 

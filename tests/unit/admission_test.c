@@ -50,6 +50,14 @@ static void release(const struct xqueue *q, void *marker)
     released++;
 }
 
+static unsigned idle_queries;
+static int stream_idle(const struct xqueue *q)
+{
+    (void)q;
+    idle_queries++;
+    return 0; /* still running */
+}
+
 static struct xq_watcher_ops watcher;
 static unsigned watched;
 void xq_watcher_configure(const struct xq_watcher_config *config,
@@ -300,6 +308,70 @@ static void activity(void)
     CHECK_INT(activity_device, 3);
 }
 
+/* A stream whose destroy is under way is neither queried nor taken for idle (the destroy may
+ * fail); after a failed destroy it is queried as before; destroyed, it is idle without a query. */
+static void closing(void)
+{
+    struct xqueue *q = new_queue(0x700, XQ_GATE_TRACKED);
+    unsigned queries = idle_queries;
+    xq_stream_closing(q);
+    CHECK_INT(watcher.stream_idle(q), 0);
+    CHECK_INT(idle_queries, queries);
+    xq_stream_closed(q, false);
+    CHECK_INT(watcher.stream_idle(q), 0);
+    CHECK_INT(idle_queries, queries + 1);
+    xq_stream_closing(q);
+    xq_stream_closed(q, true);
+    CHECK_INT(watcher.stream_idle(q), 1);
+    CHECK_INT(idle_queries, queries + 1);
+    xq_destroy(&(struct xq_key){0x700, -1, 0});
+}
+
+static unsigned releases;
+static void on_released(struct xqueue *q)
+{
+    (void)q;
+    releases++;
+}
+
+/* A queue whose stream is destroyed with work in flight stays in scheduling until its work is
+ * reached and its grace window ends; then it goes idle like any queue (counted: the watcher's
+ * expiry skips its pass while nothing is active, and its device is decided on again) and only
+ * then is released. Before, it left the joined queues at once and was never made idle. */
+static void retired(void)
+{
+    xq_set_hooks(&(struct xq_hooks){.released = on_released});
+    fake_now += 10 * GRACE;
+    watcher.expire_idle(fake_now);
+    int active = xq_active_queues();
+    struct xqueue *q =
+        xq_create(&(struct xq_key){0x800, -1, 0}, &(struct xq_stream_props){.device = 5}, 1);
+    xq_sched_lock();
+    xq_set_decision(q, XQ_GATE_THROTTLED | XQ_GATE_TRACKED);
+    xq_sched_unlock();
+    uint64_t retry_at;
+    CHECK(submit(q, 1, &retry_at));
+    CHECK(submit(q, 1, &retry_at));
+    CHECK_INT(xq_active_queues(), active + 1);
+    xq_destroy(&(struct xq_key){0x800, -1, 0});
+    CHECK_INT(releases, 0); /* its work is in flight */
+    fake_now += 50 * US;
+    uint64_t done = fake_now;
+    reach(q, 2);
+    xq_lock_markers(q); /* the watcher's prune: drained, off its list */
+    q->watched = false;
+    xq_unlock_markers(q);
+    CHECK(!xq_release_if_done(q)); /* still active, within its grace window */
+    CHECK_INT(releases, 0);
+    unsigned changes = activity_changes;
+    watcher.expire_idle(done + GRACE);
+    CHECK_INT(xq_active_queues(), active);
+    CHECK_INT(activity_changes, changes + 1);
+    CHECK_INT(activity_device, 5);
+    CHECK_INT(releases, 1);
+    xq_set_hooks(&(struct xq_hooks){0});
+}
+
 /* ---- the slow-call report ---- */
 
 struct lock_holder {
@@ -383,14 +455,17 @@ int main(void)
     };
     const struct xq_admission_hooks hooks = {.activity_changed = activity_changed,
                                              .now_ns = clock_now};
-    xq_admission_configure(&cfg, &(struct xq_marker_ops){record, query, release, NULL}, &hooks);
-    CHECK(watcher.completed && watcher.expire_idle);
+    xq_admission_configure(&cfg, &(struct xq_marker_ops){record, query, release, stream_idle},
+                           &hooks);
+    CHECK(watcher.completed && watcher.expire_idle && watcher.stream_idle);
     unknown_costs();
     learned_costs();
     window_ceiling();
     decisions();
     unfollowed();
     activity();
+    closing();
+    retired();
     CHECK(watched > 0);
     slow_report(cfg, &hooks);
     return check_finish("unit.admission");

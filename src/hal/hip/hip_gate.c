@@ -7,7 +7,11 @@
  * why). A gate is put on the application's thread right before its own call on the same stream,
  * which then sets the thread's errors itself; a gate that fails must not leave an error the
  * application's call would not have left, so the sticky error is put back to success when it was
- * success before (hipPeekAtLastError, then hipGetLastError to clear ours).
+ * success before (hipPeekAtLastError, then hipGetLastError to clear ours). An error the
+ * application left pending cannot be put back by any call once a failed gate replaced it: then
+ * the gate goes on from a thread of gpuprio's own, whose errors are its own, which only a created
+ * stream's handle allows (the null and per-thread handles name another stream there); on those
+ * the gate is not put (-EAGAIN), and the queue is held on the host from then on.
  */
 #include "hip_gate.h"
 
@@ -79,13 +83,32 @@ int hiphal_gates_prepare(int device, void *base, size_t size, uintptr_t *device_
     return job.result;
 }
 
+struct gate_job {
+    uintptr_t stream, device_addr;
+    uint64_t value;
+    hipError_t result;
+};
+
+static void put_gate(void *arg)
+{
+    struct gate_job *job = arg;
+    job->result = rt.wait64((hipStream_t)job->stream, (void *)job->device_addr, job->value,
+                            hipStreamWaitValueGte, UINT64_MAX);
+}
+
 int hiphal_gate_wait(uintptr_t stream, uintptr_t device_addr, uint64_t value)
 {
-    hipError_t before = rt.peek();
-    if (rt.wait64((hipStream_t)stream, (void *)device_addr, value, hipStreamWaitValueGte,
-                  UINT64_MAX) == hipSuccess)
-        return 0;
-    if (before == hipSuccess)
+    struct gate_job job = {stream, device_addr, value, hipSuccess};
+    if (rt.peek() == hipSuccess) {
+        put_gate(&job);
+        if (job.result == hipSuccess)
+            return 0;
         rt.get_last();
-    return -EIO;
+        return -EIO;
+    }
+    if (stream == 0 || stream == (uintptr_t)hipStreamLegacy ||
+        stream == (uintptr_t)hipStreamPerThread)
+        return -EAGAIN;
+    int rc = hiphal_on_own_thread(put_gate, &job);
+    return rc != 0 ? rc : job.result == hipSuccess ? 0 : -EIO;
 }

@@ -118,7 +118,8 @@ void core_call_begin(struct core_call *c, enum core_kind kind, void *stream, uns
         core_creation_begin();
         break;
     case CORE_KIND_STREAM_DESTROY:
-        xq_stream_closing(xq_find(&(struct xq_key){(uintptr_t)stream, -1, 0}));
+        c->q = xq_find(&(struct xq_key){(uintptr_t)stream, -1, 0});
+        xq_stream_closing(c->q);
         break;
     default:
         break;
@@ -158,6 +159,7 @@ void core_call_end(struct core_call *c, bool ok)
         core_creation_end(ok);
         break;
     case CORE_KIND_STREAM_DESTROY:
+        xq_stream_closed(c->q, ok); /* a failed destroy leaves the stream running: queried again */
         if (ok)
             core_stream_destroyed((uintptr_t)c->stream);
         break;

@@ -65,6 +65,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -147,6 +148,8 @@ static struct proc spawn(const char *priority, const char *policy, const char *c
     close(out[1]);
     close(in[0]);
     p.out = fdopen(out[0], "r");
+    if (p.out) /* unbuffered, so that line_within's poll sees every line not yet read */
+        setvbuf(p.out, NULL, _IONBF, 0);
     p.in = in[1];
     return p;
 }
@@ -175,6 +178,28 @@ static int expect_line(struct proc *p, const char *want)
     if (!p->out || !fgets(line, sizeof line, p->out))
         return -1;
     return strncmp(line, want, strlen(want)) == 0 ? 0 : -1;
+}
+
+/* Whether the worker's next line says `want` and comes within ms milliseconds. */
+static bool line_within(struct proc *p, const char *want, long ms)
+{
+    char line[64];
+    size_t n = 0;
+    uint64_t until = now_ns() + (uint64_t)ms * 1000000u;
+    while (p->out && n + 1 < sizeof line) {
+        uint64_t now = now_ns();
+        struct pollfd fd = {fileno(p->out), POLLIN, 0};
+        if (now >= until || poll(&fd, 1, (int)((until - now) / 1000000u) + 1) <= 0)
+            return false;
+        int c = fgetc(p->out);
+        if (c == EOF)
+            return false;
+        if (c == '\n')
+            break;
+        line[n++] = (char)c;
+    }
+    line[n] = '\0';
+    return strncmp(line, want, strlen(want)) == 0;
 }
 
 /* Starts a worker and waits until its stream exists (it then waits for go()). */
@@ -515,6 +540,128 @@ static void stop_high(void)
            level(), ms, held_after, WINDOW);
     EXPECT(ms >= 150 && ms < 200 + 150);
     EXPECT(held_after <= WINDOW);
+}
+
+/*
+ * A retired queue's gate (docs/design.md, "A queue's gate, from creation to exit"): a low-priority
+ * process at Level 2 queues 200 kernels of 1 ms; a high-priority one starts a 20-s kernel, which
+ * closes the low one's gate; the low one then retires the queue (how: keep, destroy, exit, alive;
+ * board_worker's retire) and synchronizes the device; the high one is killed, or stopped and kept
+ * stopped. The low process's own decisions must open the gate: its synchronization returns
+ * within the watchdog (500 ms) and a second, plus the kernels' own 200 ms. Before, a destroyed
+ * stream's queue, or the null stream's of a thread that exited, left its process's decisions at
+ * once, and only another process's decision could open its gate: killed, nobody; stopped, the
+ * stall mark was logged and the gate stayed closed.
+ */
+#define RETIRE_WATCHDOG_MS 500
+static void retired_gate(const char *how, bool stop)
+{
+    static const char *const hold[] = {"1", "hold", "20000000", NULL};
+    const char *const retire[] = {"3", "retire", how, "200", "1000", NULL};
+    char watchdog[16];
+    snprintf(watchdog, sizeof watchdog, "%d", RETIRE_WATCHDOG_MS);
+    setenv("GPUPRIO_WATCHDOG_MS", watchdog, 1);
+    struct proc high = spawn_ready("high", NULL, hold);
+    struct proc low = spawn_ready("low", NULL, retire);
+    unsetenv("GPUPRIO_WATCHDOG_MS");
+    go(&high);
+    go(&low);
+    EXPECT(line_within(&low, "queued", 20000));
+    go(&high);
+    EXPECT(expect_line(&high, "launched") == 0);
+    usleep(50000); /* the low process runs into its closed gate */
+    go(&low);
+    EXPECT(line_within(&low, "retired", 20000));
+    /* Held: behind its gate (and the high process's kernel, on the device's one slot). */
+    EXPECT(!line_within(&low, "synchronized", 300));
+    uint64_t from = now_ns();
+    kill(high.pid, stop ? SIGSTOP : SIGKILL);
+    long bound = RETIRE_WATCHDOG_MS + 1000 + 200;
+    bool synchronized = line_within(&low, "synchronized", 15000);
+    double ms = (double)(now_ns() - from) / 1e6;
+    printf("level %s: a queue retired (%s) behind a closed gate, the closer %s: the "
+           "low-priority process's synchronization %s %.0f ms later (bound %ld ms)\n",
+           level(), how, stop ? "stopped" : "killed",
+           synchronized ? "returned" : "was still blocked", ms, bound);
+    EXPECT(synchronized);
+    EXPECT(ms < bound);
+    if (!synchronized)
+        kill(low.pid, SIGKILL);
+    kill(high.pid, SIGKILL); /* kept stopped until now */
+    finish(&high, NULL);
+    EXPECT(finish(&low, NULL) == (synchronized ? 0 : 128 + SIGKILL));
+}
+
+/*
+ * A process that exits with its work queued behind a closed gate (a handler run after gpuprio's
+ * synchronizes the device): its gates open for good and stay its own until it ends, so that its
+ * last work runs to completion, although a high-priority process stays active and another
+ * low-priority one comes and starts work meanwhile. Before, its slot was given back at exit, the
+ * newcomer's queue took the slot and closed its line again, and the exiting process waited for
+ * the high one's 20 s. Two compute slots: the high process's kernel holds one. The watchdog is a
+ * minute, so that no stall mark opens anything.
+ */
+static void exit_gates(void)
+{
+    static const char *const hold[] = {"1", "hold", "20000000", NULL};
+    static const char *const exiting[] = {"3", "exit", "300", "5000", NULL};
+    static const char *const newcomer[] = {"3", "saturate", "20", "1000", NULL};
+    setenv("HIPSIM_COMPUTE_SLOTS", "2", 1);
+    setenv("GPUPRIO_WATCHDOG_MS", "60000", 1);
+    struct proc high = spawn_ready("high", NULL, hold);
+    struct proc low = spawn_ready("low", NULL, exiting);
+    go(&high);
+    go(&low);
+    EXPECT(line_within(&low, "queued", 20000));
+    go(&high);
+    EXPECT(expect_line(&high, "launched") == 0);
+    usleep(50000); /* the low process runs into its closed gate */
+    go(&low);      /* exits */
+    EXPECT(line_within(&low, "left", 20000));
+    uint64_t from = now_ns();
+    /* Its first command (before it says ready) takes a free slot, which the high process's
+     * queue suspends: its gate line closes, and it is held there. */
+    struct proc next = spawn("low", NULL, newcomer);
+    bool synchronized = line_within(&low, "synchronized", 10000);
+    double ms = (double)(now_ns() - from) / 1e6;
+    printf("level %s: a process exiting with 1.5 s of work behind its closed gate, beside an "
+           "active high-priority process and a newcomer: its work %s %.0f ms after it left\n",
+           level(), synchronized ? "was done" : "was still blocked", ms);
+    EXPECT(synchronized);
+    kill(high.pid, SIGKILL);
+    kill(next.pid, SIGKILL);
+    if (!synchronized)
+        kill(low.pid, SIGKILL);
+    finish(&high, NULL);
+    finish(&next, NULL);
+    EXPECT(finish(&low, NULL) == (synchronized ? 0 : 128 + SIGKILL));
+    unsetenv("GPUPRIO_WATCHDOG_MS");
+    setenv("HIPSIM_COMPUTE_SLOTS", "1", 1);
+}
+
+/*
+ * A gated low-priority process leaves an error pending, then launches a kernel whose gate the
+ * runtime refuses (HIPSIM_REFUSE_WAIT_VALUE64): the launch goes through, and hipGetLastError
+ * still says the application's own error, as without gpuprio. Before, the refused gate's error
+ * replaced it.
+ */
+static void gate_sticky(void)
+{
+    static const char *const hold[] = {"1", "hold", "1000", NULL};
+    static const char *const sticky[] = {"3", "sticky", "1000", NULL};
+    struct proc high = spawn_ready("high", NULL, hold); /* above it, idle: it is gated */
+    setenv("HIPSIM_REFUSE_WAIT_VALUE64", "1", 1);
+    struct proc low = spawn_ready("low", NULL, sticky);
+    unsetenv("HIPSIM_REFUSE_WAIT_VALUE64");
+    go(&low);
+    char line[64] = "";
+    EXPECT(low.out && fgets(line, sizeof line, low.out));
+    printf("level %s: after a refused gate, hipGetLastError said: %s", level(), line);
+    EXPECT(strcmp(line, "last error hipErrorInvalidDevice\n") == 0);
+    EXPECT(finish(&low, NULL) == 0);
+    go(&high);
+    go(&high);
+    EXPECT(finish(&high, NULL) == 0);
 }
 
 /*
@@ -1692,6 +1839,14 @@ int main(int argc, char **argv)
         stop_high();
     else if (!strcmp(t, "churn"))
         churn();
+    else if (!strncmp(t, "retired-", 8) && strchr(t + 8, '-')) {
+        char how[16];
+        snprintf(how, sizeof how, "%.*s", (int)(strchr(t + 8, '-') - (t + 8)), t + 8);
+        retired_gate(how, !strcmp(strchr(t + 8, '-') + 1, "stop"));
+    } else if (!strcmp(t, "exit-gates"))
+        exit_gates();
+    else if (!strcmp(t, "gate-sticky"))
+        gate_sticky();
     else if (!strcmp(t, "gate-deep"))
         gate_deep();
     else if (!strcmp(t, "gate-capture"))

@@ -26,6 +26,17 @@
  *   board_worker TAG drop KERNELS KERNEL_US
  *       KERNELS kernels on a second stream, destroyed at once (its work still queued), then the
  *       device synchronized
+ *   board_worker TAG retire HOW KERNELS KERNEL_US
+ *       queues KERNELS kernels, says "queued" and waits for a line; then retires their queue as
+ *       HOW says, says "retired" and synchronizes the device, then says "synchronized". HOW:
+ *       keep (on its stream, kept), destroy (on a second stream, destroyed), exit (on the null
+ *       stream from a thread, which then exits), alive (the same, the thread kept alive)
+ *   board_worker TAG exit KERNELS KERNEL_US
+ *       queues KERNELS kernels and calls exit() with them queued; a handler registered before
+ *       gpuprio's (so run after it) says "left", synchronizes the device, says "synchronized"
+ *   board_worker TAG sticky KERNEL_US
+ *       leaves an error pending (hipSetDevice of a device that does not exist), launches one
+ *       kernel, says "last error NAME" (hipGetLastError's), synchronizes
  *   board_worker TAG await FILE
  *       the stream waits on the device (hipStreamWaitValue32) until FILE's first word is 1, then
  *       runs a 1-ms kernel; synchronized; says "waited N ms" (from the wait's submission)
@@ -87,6 +98,92 @@ static uint64_t ms_now(void)
     return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
+/* retire's thread: queues its kernels on the null stream, then waits to be let go. */
+struct null_stream_work {
+    const void *kernel;
+    int kernels;
+    uint64_t ns, tag;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    bool queued, go;
+};
+
+static void *queue_on_null_stream(void *arg)
+{
+    struct null_stream_work *w = arg;
+    for (int i = 0; i < w->kernels; i++)
+        MUST(busy_launch(w->kernel, w->ns, w->tag, NULL));
+    pthread_mutex_lock(&w->mu);
+    w->queued = true;
+    pthread_cond_broadcast(&w->cv);
+    while (!w->go)
+        pthread_cond_wait(&w->cv, &w->mu);
+    pthread_mutex_unlock(&w->mu);
+    return NULL;
+}
+
+static void say(const char *what)
+{
+    printf("%s\n", what);
+    fflush(stdout);
+}
+
+static void retire(const char *how, const void *kernel, hipStream_t s, int kernels, uint64_t ns,
+                   uint64_t tag)
+{
+    char line[16];
+    bool on_thread = !strcmp(how, "exit") || !strcmp(how, "alive");
+    struct null_stream_work w = {
+        kernel, kernels, ns, tag, PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER,
+        false,  false};
+    pthread_t t;
+    hipStream_t d = s;
+    if (on_thread) {
+        if (pthread_create(&t, NULL, queue_on_null_stream, &w) != 0)
+            exit(2);
+        pthread_mutex_lock(&w.mu);
+        while (!w.queued)
+            pthread_cond_wait(&w.cv, &w.mu);
+        pthread_mutex_unlock(&w.mu);
+    } else {
+        if (!strcmp(how, "destroy"))
+            MUST(hipStreamCreate(&d));
+        for (int k = 0; k < kernels; k++)
+            MUST(busy_launch(kernel, ns, tag, d));
+    }
+    say("queued");
+    if (!fgets(line, sizeof line, stdin))
+        exit(2);
+    if (!strcmp(how, "destroy"))
+        MUST(hipStreamDestroy(d));
+    bool joined = !strcmp(how, "exit");
+    if (on_thread) {
+        pthread_mutex_lock(&w.mu);
+        w.go = joined; /* "alive": kept alive until the device is synchronized */
+        pthread_cond_broadcast(&w.cv);
+        pthread_mutex_unlock(&w.mu);
+        if (joined)
+            pthread_join(t, NULL);
+    }
+    say("retired");
+    MUST(hipDeviceSynchronize());
+    say("synchronized");
+    if (on_thread && !joined) {
+        pthread_mutex_lock(&w.mu);
+        w.go = true;
+        pthread_cond_broadcast(&w.cv);
+        pthread_mutex_unlock(&w.mu);
+        pthread_join(t, NULL);
+    }
+}
+
+static void synchronize_at_exit(void)
+{
+    say("left");
+    MUST(hipDeviceSynchronize());
+    say("synchronized");
+}
+
 static void *saturate(void *arg)
 {
     struct saturation *w = arg;
@@ -104,6 +201,8 @@ int main(int argc, char **argv)
     }
     uint64_t tag = strtoull(argv[1], NULL, 10) << 16;
     const char *mode = argv[2];
+    if (strcmp(mode, "exit") == 0)
+        atexit(synchronize_at_exit); /* before gpuprio's own: it runs after them */
     struct gp_api api = gp_api_find();
     const void *kernel = busy_register();
     hipStream_t s;
@@ -158,6 +257,23 @@ int main(int argc, char **argv)
             MUST(busy_launch(kernel, ns, tag, d));
         MUST(hipStreamDestroy(d));
         MUST(hipDeviceSynchronize());
+    } else if (strcmp(mode, "retire") == 0 && argc == 6) {
+        retire(argv[3], kernel, s, atoi(argv[4]), strtoull(argv[5], NULL, 10) * 1000, tag);
+    } else if (strcmp(mode, "exit") == 0 && argc == 5) {
+        int kernels = atoi(argv[3]);
+        uint64_t ns = strtoull(argv[4], NULL, 10) * 1000;
+        for (int k = 0; k < kernels; k++)
+            MUST(busy_launch(kernel, ns, tag, s));
+        say("queued");
+        if (!fgets(line, sizeof line, stdin))
+            return 2;
+        exit(failures != 0);
+    } else if (strcmp(mode, "sticky") == 0 && argc == 4) {
+        EXPECT(hipSetDevice(99) != hipSuccess);
+        MUST(busy_launch(kernel, strtoull(argv[3], NULL, 10) * 1000, tag, s));
+        printf("last error %s\n", hipGetErrorName(hipGetLastError()));
+        fflush(stdout);
+        MUST(hipStreamSynchronize(s));
     } else if (strcmp(mode, "hold") == 0 && argc == 4) {
         if (!fgets(line, sizeof line, stdin))
             return 2;
