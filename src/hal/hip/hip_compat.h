@@ -19,6 +19,9 @@
 #ifndef __HIP_PLATFORM_AMD__
 #define __HIP_PLATFORM_AMD__ 1
 #endif
+#include <stddef.h>
+#include <stdint.h>
+
 #include <hip/hip_runtime_api.h>
 #include <hip/hip_version.h>
 
