@@ -554,6 +554,15 @@ void sb_join(int device)
         drop_record(d);
         gp_board_close(&d->b);
     }
+    if (d->b.squatter >= 0) {
+        char usual[sizeof d->b.path];
+        gp_board_path(key, usual, sizeof usual);
+        gp_log(GP_LOG_WARN,
+               "%s, this user's board for device %d, is a file of user %lld, who made it first: "
+               "this user's processes use %s instead, and still schedule with the other users; "
+               "the administrator should remove %s",
+               usual, device, (long long)d->b.squatter, d->b.path, usual);
+    }
     prepare_gates(d, device);
     snprintf(d->tenants.key, sizeof d->tenants.key, "%s", key);
     tn_refresh(&d->tenants, true); /* the others' listeners list the directory again */
