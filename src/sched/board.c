@@ -506,19 +506,53 @@ struct alternate_search {
     bool found;
 };
 
+/* Whether the file name is an alternate name of the usual file name (board.h, gp_board_name_of)
+ * and path a regular file of ours: another user may name a file like one, never used for us. */
+static bool own_alternate(const char *path, const char *usual)
+{
+    const char *name = strrchr(path, '/');
+    name = name ? name + 1 : path;
+    size_t len = strlen(usual);
+    struct stat st;
+    return strncmp(name, usual, len) == 0 && name[len] == '+' &&
+           strspn(name + len + 1, "0123456789abcdef") == 16 && name[len + 17] == '\0' &&
+           lstat(path, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid();
+}
+
 static int try_alternate(const char *path, void *arg)
 {
     struct alternate_search *a = arg;
-    const char *name = strrchr(path, '/');
-    name = name ? name + 1 : path;
-    size_t len = strlen(a->name);
-    struct stat st;
-    /* Our own alternates only (another user may name a file like one: never opened for us). */
-    if (strncmp(name, a->name, len) != 0 || name[len] != '+' || lstat(path, &st) != 0 ||
-        st.st_uid != geteuid() || open_own(path, a->b, a->why) != 0)
+    if (!own_alternate(path, a->name) || open_own(path, a->b, a->why) != 0)
         return 0;
     a->found = true;
     return 1;
+}
+
+struct first_search {
+    const char *name; /* the usual file name */
+    char first[PATH_MAX];
+};
+
+static int note_first(const char *path, void *arg)
+{
+    struct first_search *f = arg;
+    if (!own_alternate(path, f->name))
+        return 0;
+    snprintf(f->first, sizeof f->first, "%s", path);
+    return 1;
+}
+
+bool gp_board_first(const struct gp_board *b)
+{
+    const char *slash = strrchr(b->path, '/'), *plus = strrchr(b->path, '+');
+    if (!slash || !plus || plus < slash)
+        return true; /* the usual name */
+    char dir[sizeof b->path], usual[sizeof b->path];
+    snprintf(dir, sizeof dir, "%.*s", (int)(slash - b->path), b->path);
+    snprintf(usual, sizeof usual, "%.*s", (int)(plus - slash - 1), slash + 1);
+    struct first_search f = {usual, ""};
+    gp_board_list(dir, geteuid(), note_first, &f);
+    return !f.first[0] || strcmp(f.first, b->path) == 0;
 }
 
 /* Opens the first (in name order) of this user's boards under an alternate name of path; 0, or

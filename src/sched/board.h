@@ -214,10 +214,22 @@ int gp_board_path(const char *key, char *buf, size_t size);
 
 /*
  * Opens the calling user's board for device key, creating it if there is none. 0, or a
- * negative errno value with *why saying in words what was wrong (a symlink, another owner,
- * a wrong size or version, garbage...), for the caller's one warning.
+ * negative errno value with *why saying in words what was wrong (a symlink, a wrong size or
+ * version, garbage...), for the caller's one warning.
+ *
+ * Where another user's file has taken the board's usual name (made before this user's first
+ * process: the sticky directory keeps this user from removing it), the user's processes meet on
+ * a board under an alternate name instead, the usual one followed by '+' and 16 random
+ * hexadecimal digits, which nobody can guess before it exists and which other users' readers
+ * take too (b->squatter says whose the file is). Once one exists, it is used first, whatever
+ * became of the usual name, so that all of the user's processes meet on one board.
  */
 int gp_board_open(const char *key, struct gp_board *b, const char **why);
+/* Whether b is the board the user's processes meet on: its usual name, or the first (in name
+ * order) of the user's boards under an alternate name. Two processes that made one each at the
+ * same moment may each have taken its own: the one that is not first leaves it for the first
+ * (sched_board.c, once its record is claimed). */
+bool gp_board_first(const struct gp_board *b);
 /* Opens an existing board file, mapped (tools). writable: for priority requests. Only for
  * boards whose owner the caller trusts not to truncate them under it: else gp_board_open_copy. */
 int gp_board_open_file(const char *path, bool writable, struct gp_board *b, const char **why);

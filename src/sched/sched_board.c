@@ -549,9 +549,12 @@ void sb_join(int device)
             goto out;
         }
         claim_record(d, device);
-        if (tries == 3 || still_there(d))
+        bool first = gp_board_first(&d->b);
+        if (tries == 3 || (still_there(d) && first))
             break;
         drop_record(d);
+        if (!first)
+            remove_if_last(d); /* an alternate made at the same moment as another, which won */
         gp_board_close(&d->b);
     }
     if (d->b.squatter >= 0) {

@@ -495,7 +495,20 @@ static void squatted(void)
     CHECK(gp_board_name_of(name, "owner", &uid) && uid == geteuid());
     CHECK_INT(gp_board_open("owner", &second, &why), 0);
     CHECK(strcmp(second.path, b.path) == 0 && second.ino == b.ino);
+    CHECK(gp_board_first(&b));
     gp_board_close(&second);
+    /* Another of the user's alternates, first in name order (another process made one at the
+     * same moment): this one is not the board to meet on, and the next open takes the first. */
+    char earlier[300];
+    snprintf(earlier, sizeof earlier, "%s+0000000000000000", usual);
+    if (strcmp(earlier, b.path) != 0) {
+        CHECK(link(b.path, earlier) == 0);
+        CHECK(!gp_board_first(&b));
+        CHECK_INT(gp_board_open("owner", &second, &why), 0);
+        CHECK(strcmp(second.path, earlier) == 0 && gp_board_first(&second));
+        gp_board_close(&second);
+        CHECK(unlink(earlier) == 0);
+    }
     CHECK_INT(gp_board_lock(&b), 0);
     CHECK(gp_board_remove_unused(&b));
     gp_board_unlock(&b);
