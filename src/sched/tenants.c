@@ -18,40 +18,56 @@
 #include "gp_priority.h"
 #include "xqueue.h"
 
-/* Whether the file dev/ino was refused before (and said so): it is not opened again. A file's
- * identity, not its name: another file at the name is looked at afresh. */
-static bool refused_before(const struct tn_device *td, dev_t dev, ino_t ino)
+/* Whether the file was refused before (and said so): it is not opened again. A file's identity
+ * and owner, not its name: another file at the name is looked at afresh, and so is a file of
+ * another owner that reuses a removed one's inode number (on a file system that reuses them, an
+ * attacker's refused files must not stand for a real user's board made later). */
+static bool refused_before(const struct tn_device *td, const struct stat *st)
 {
     for (unsigned i = 0; i < td->n_refused; i++)
-        if (td->refused[i].dev == dev && td->refused[i].ino == ino)
+        if (td->refused[i].dev == st->st_dev && td->refused[i].ino == st->st_ino &&
+            td->refused[i].uid == st->st_uid)
             return true;
     return false;
 }
 
-/* Notes a refused file; true when it is to be said (once per file; past TN_MAX_REFUSED files,
- * once more for all the others, so that a directory full of them cannot flood the log). */
+/* Notes a refused file; true when it is to be said: once per file, and at most
+ * TN_SAID_PER_USER times per owner, then once more for all of that owner's others (a user who
+ * keeps replacing its board, or makes files by the hundred, cannot flood everyone's log); past
+ * TN_MAX_REFUSED files, once more for all the others. */
 static bool refuse(struct tn_device *td, const struct stat *st)
 {
-    if (refused_before(td, st->st_dev, st->st_ino))
+    if (refused_before(td, st))
         return false;
-    if (td->n_refused < TN_MAX_REFUSED) {
-        td->refused[td->n_refused].dev = st->st_dev;
-        td->refused[td->n_refused++].ino = st->st_ino;
-        return true;
+    if (td->n_refused == TN_MAX_REFUSED) {
+        if (!td->said_too_many)
+            gp_log(GP_LOG_WARN,
+                   "more than %d files in %s are refused as other users' boards: the others "
+                   "are ignored without a warning",
+                   TN_MAX_REFUSED, gp_board_dir());
+        td->said_too_many = true;
+        return false;
     }
-    if (!td->said_too_many)
+    td->refused[td->n_refused].dev = st->st_dev;
+    td->refused[td->n_refused++].ino = st->st_ino;
+    unsigned said = 0;
+    for (unsigned i = 0; i < td->n_refused - 1; i++)
+        said += td->refused[i].uid == st->st_uid && td->refused[i].said;
+    td->refused[td->n_refused - 1].uid = st->st_uid;
+    td->refused[td->n_refused - 1].said = said < TN_SAID_PER_USER;
+    if (said == TN_SAID_PER_USER)
         gp_log(GP_LOG_WARN,
-               "more than %d files in %s are refused as other users' boards: the others are "
-               "ignored without a warning",
-               TN_MAX_REFUSED, gp_board_dir());
-    td->said_too_many = true;
-    return false;
+               "user %u's files in %s were refused as boards %d times: its others are ignored "
+               "without a warning",
+               (unsigned)st->st_uid, gp_board_dir(), TN_SAID_PER_USER);
+    return said < TN_SAID_PER_USER;
 }
 
-static bool known(const struct tn_device *td, dev_t dev, ino_t ino)
+static bool known(const struct tn_device *td, const struct stat *st)
 {
     for (unsigned i = 0; i < td->n; i++)
-        if (td->boards[i]->b.dev == dev && td->boards[i]->b.ino == ino)
+        if (td->boards[i]->b.dev == st->st_dev && td->boards[i]->b.ino == st->st_ino &&
+            td->boards[i]->uid == st->st_uid)
             return true;
     return false;
 }
@@ -132,7 +148,7 @@ static int take(const char *path, void *arg)
     uid_t uid;
     struct stat st;
     if (!gp_board_name_of(name, l->td->key, &uid) || uid == geteuid() || lstat(path, &st) != 0 ||
-        known(l->td, st.st_dev, st.st_ino) || refused_before(l->td, st.st_dev, st.st_ino))
+        known(l->td, &st) || refused_before(l->td, &st))
         return 0;
     /* A board is its owner's by the file, and its name must say so: a user cannot pass its own
      * boards off as other users' (to crowd real users out of the limit below), nor stand in
@@ -206,7 +222,7 @@ static bool update(struct tn_device *td, bool list, bool poke, bool *moved)
     xq_sched_unlock();
     for (unsigned i = 0; i < n_gone; i++) {
         struct tn_board *t = gone[i];
-        struct stat st = {.st_dev = t->b.dev, .st_ino = t->b.ino};
+        struct stat st = {.st_dev = t->b.dev, .st_ino = t->b.ino, .st_uid = t->uid};
         /* Not opened again while it is this file: its owner may flap it between a board and
          * not one as fast as it likes, which costs it its own scheduling with us, and us one
          * look. */

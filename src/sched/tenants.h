@@ -39,6 +39,8 @@
 /* Files refused (not a board, another owner than their name says, not admitted...) that are
  * remembered, so that each is said once and not opened again. */
 #define TN_MAX_REFUSED 256
+/* Warnings about one owner's refused files, at most (then one more for all its others). */
+#define TN_SAID_PER_USER 4
 
 /* What this process made of one slot of another user's board. */
 struct tn_slot {
@@ -71,6 +73,8 @@ struct tn_device {
     struct {
         dev_t dev;
         ino_t ino;
+        uid_t uid; /* its owner */
+        bool said; /* it was warned about */
     } refused[TN_MAX_REFUSED];
     unsigned n_refused;
     bool said_too_many, said_full;

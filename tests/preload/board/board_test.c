@@ -1647,7 +1647,8 @@ static int tools_fail(int rounds)
 /* What two users' processes did side by side: user A's high-priority bursts, user B's low load. */
 struct pair {
     int high_status, low_status;
-    unsigned long long low_suspended; /* how often the load yielded to the other user */
+    unsigned long long low_suspended;  /* how often the load yielded to the other user */
+    unsigned long long high_suspended; /* and the bursts, to anyone */
     int high_kernels, low_kernels;
     int tools_failed; /* runs of gpuprio top and metrics meanwhile that failed */
 };
@@ -1659,7 +1660,7 @@ static const char *const long_load[] = {"3", "saturate", "2000", "300", NULL};
  * tool_rounds rounds of the tools (tools_fail) while they run. */
 static struct pair pair_under_attack(int tool_rounds)
 {
-    struct pair r = {-1, -1, 0, 0, 0, 0};
+    struct pair r = {-1, -1, 0, 0, 0, 0, 0};
     hung = 0;
     hang_bound(90);
     spawn_uid = USER_A;
@@ -1672,6 +1673,7 @@ static struct pair pair_under_attack(int tool_rounds)
     go(&load);
     r.tools_failed = tools_fail(tool_rounds);
     r.high_status = finish(&bursts, NULL);
+    r.high_suspended = last_suspensions;
     r.low_status = finish(&load, NULL);
     r.low_suspended = last_suspensions;
     alarm(0);
@@ -1761,6 +1763,108 @@ static pid_t start_flapping(struct flapper *f)
             _exit(12);
         usleep(700);
     }
+}
+
+/* The attacker's board as a process of its own made it (then killed: it would die of its own
+ * truncations too), with a queue that outranks the load on it, into f. */
+static void attackers_board(struct flapper *f)
+{
+    static const char *const hold[] = {"5", "hold", "1000", NULL};
+    spawn_uid = USER_C;
+    struct proc attacker = spawn_ready("high", NULL, hold);
+    spawn_uid = 0;
+    go(&attacker);
+    go(&attacker);
+    EXPECT(expect_line(&attacker, "launched") == 0);
+    f->size = sizeof(struct gp_board_file);
+    int fd = open_board_of(USER_C, f->path, sizeof f->path);
+    f->board = malloc(f->size);
+    EXPECT(fd >= 0 && f->board && pread(fd, f->board, f->size, 0) == (ssize_t)f->size);
+    if (fd >= 0)
+        close(fd);
+    kill(attacker.pid, SIGKILL);
+    finish(&attacker, NULL);
+}
+
+/* Mutator: the attacker keeps replacing its own board (as the attacker, which may: its file in
+ * the sticky directory) with a board, then the board truncated, extended, rewritten with
+ * garbage, a FIFO, a symbolic link to a victim's board, a directory and an empty file, over
+ * and over, each for half a millisecond. */
+static pid_t start_mutating(struct flapper *f, const char *victims)
+{
+    pid_t child = fork_as(USER_C);
+    if (child != 0)
+        return child;
+    struct gp_board_file *b = f->board;
+    for (unsigned i = 0; i < GP_BOARD_SLOTS; i++) { /* every queue active at critical */
+        b->slots[i].owner = (uint64_t)getpid() << 32 | GP_SLOT_LIVE;
+        b->slots[i].liveness_lock = 0;
+        b->slots[i].st.priority = GPUPRIO_PRIORITY_CRITICAL;
+        b->slots[i].st.active = 1;
+    }
+    b->h.slot_limit = GP_BOARD_SLOTS;
+    char garbage[4096];
+    memset(garbage, 0xa5, sizeof garbage);
+    for (unsigned round = 0;; round++) {
+        rmdir(f->path);
+        unlink(f->path);
+        int fd = open(f->path, O_RDWR | O_CREAT | O_EXCL, 0644);
+        if (fd < 0 || pwrite(fd, b, f->size, 0) != (ssize_t)f->size || fchmod(fd, 0644) != 0)
+            _exit(10);
+        usleep(500);
+        if (ftruncate(fd, 100) != 0)
+            _exit(11);
+        usleep(500);
+        if (ftruncate(fd, 2 * (off_t)f->size) != 0)
+            _exit(12);
+        usleep(500);
+        if (ftruncate(fd, (off_t)f->size) != 0 ||
+            pwrite(fd, garbage, sizeof garbage, (round % 4) * sizeof garbage) != sizeof garbage)
+            _exit(13);
+        usleep(500);
+        close(fd);
+        unlink(f->path);
+        if (mkfifo(f->path, 0644) != 0)
+            _exit(14);
+        usleep(500);
+        unlink(f->path);
+        if (symlink(victims, f->path) != 0)
+            _exit(15);
+        usleep(500);
+        unlink(f->path);
+        if (mkdir(f->path, 0755) != 0)
+            _exit(16);
+        usleep(500);
+        rmdir(f->path);
+        fd = open(f->path, O_WRONLY | O_CREAT | O_EXCL, 0644);
+        if (fd < 0)
+            _exit(17);
+        close(fd);
+        usleep(500);
+    }
+}
+
+/* The mutator next to two users' processes, capped at low (so that its forged critical queues,
+ * taken at its cap, hold nobody above low back): the high-priority bursts are never suspended,
+ * both run to their end scheduling together, and 40 runs of the tools all answer. */
+static void hostile_mutate(void)
+{
+    hostile_setup();
+    write_conf("cap.4243 = low\n");
+    struct flapper f;
+    attackers_board(&f);
+    char victims[300];
+    snprintf(victims, sizeof victims, "%s/gpuprio-%u-v%u-sim_%s_00", shared, USER_A,
+             GP_BOARD_VERSION, name);
+    pid_t mutating = start_mutating(&f, victims);
+    struct pair r = pair_under_attack(10);
+    kill(mutating, SIGKILL);
+    int status = 0;
+    waitpid(mutating, &status, 0);
+    EXPECT(WIFSIGNALED(status)); /* it mutated until killed */
+    free(f.board);
+    expect_unharmed(&r);
+    EXPECT(r.high_suspended == 0);
 }
 
 static void hostile_truncate(void)
@@ -2013,6 +2117,8 @@ int main(int argc, char **argv)
         hostile_squat();
     else if (!strcmp(t, "tenant-hostile_unlisted"))
         hostile_unlisted();
+    else if (!strcmp(t, "tenant-hostile_mutate"))
+        hostile_mutate();
     else
         failures++, fprintf(stderr, "unknown subtest %s\n", t);
 
