@@ -401,6 +401,7 @@ int gp_board_open_copy(const char *path, struct gp_board *b, const char **why)
 {
     memset(b, 0, sizeof *b);
     b->fd = -1;
+    b->squatter = -1;
     snprintf(b->path, sizeof b->path, "%s", path);
     int fd = open_board_file(path, O_RDONLY);
     if (fd < 0) {

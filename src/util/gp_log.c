@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,7 +19,7 @@ static enum gp_log_level log_level = GP_LOG_WARN;
  * rest are dropped with a count. */
 #define HELD_MAX 8192
 static pthread_mutex_t held_mu = PTHREAD_MUTEX_INITIALIZER;
-static bool holding;
+static _Atomic bool holding; /* only ever set by the constructor, then cleared */
 static char held[HELD_MAX];
 static size_t held_len;
 static unsigned held_dropped;
@@ -26,7 +27,7 @@ static unsigned held_dropped;
 void gp_log_hold(void)
 {
     pthread_mutex_lock(&held_mu);
-    holding = true;
+    atomic_store(&holding, true);
     pthread_mutex_unlock(&held_mu);
 }
 
@@ -55,7 +56,7 @@ void gp_log_release(void)
     }
     held_len = 0;
     held_dropped = 0;
-    holding = false;
+    atomic_store(&holding, false);
     pthread_mutex_unlock(&held_mu);
 }
 
@@ -95,8 +96,16 @@ void gp_log(enum gp_log_level level, const char *fmt, ...)
         if ((unsigned char)line[i] < 0x20 && line[i] != '\t')
             line[i] = '?';
     line[n++] = '\n';
-    pthread_mutex_lock(&held_mu);
-    if (holding) {
+    /* Once released, never held again: no lock (a child forked while another thread held it
+     * could never log). */
+    if (atomic_load(&holding)) {
+        pthread_mutex_lock(&held_mu);
+        if (!atomic_load(&holding)) {
+            pthread_mutex_unlock(&held_mu);
+            write_line(line, (size_t)n);
+            errno = saved;
+            return;
+        }
         if (held_len + (size_t)n <= sizeof held) {
             memcpy(held + held_len, line, (size_t)n);
             held_len += (size_t)n;
@@ -107,7 +116,6 @@ void gp_log(enum gp_log_level level, const char *fmt, ...)
         errno = saved;
         return;
     }
-    pthread_mutex_unlock(&held_mu);
     write_line(line, (size_t)n);
     errno = saved;
 }

@@ -82,8 +82,25 @@ static char dir[64], name[32], trace[128];
 /* Every worker started, so that a hung one can be killed (hang_bound). */
 #define MAX_WATCHED 256
 static pid_t watched[MAX_WATCHED];
+static volatile sig_atomic_t reaped[MAX_WATCHED]; /* watched[i] was waited for */
 static volatile sig_atomic_t n_watched, hung;
 #include "../../expect.h"
+
+/* waitpid, and the pid is no longer watched once reaped (another process may get the number
+ * then): with SIGALRM (hang_bound) held off in between. */
+static pid_t reap(pid_t pid, int *status, int flags)
+{
+    sigset_t alrm, old;
+    sigemptyset(&alrm);
+    sigaddset(&alrm, SIGALRM);
+    pid_t got = waitpid(pid, status, flags);
+    sigprocmask(SIG_BLOCK, &alrm, &old);
+    for (int i = 0; got > 0 && i < n_watched; i++)
+        if (watched[i] == got)
+            reaped[i] = 1;
+    sigprocmask(SIG_SETMASK, &old, NULL);
+    return got;
+}
 
 static uint64_t now_ns(void)
 {
@@ -224,7 +241,7 @@ static int finish(struct proc *p, int *priority)
                &last_commands, &last_completed, &last_submitted);
     }
     int st = 0;
-    waitpid(p->pid, &st, 0);
+    reap(p->pid, &st, 0);
     if (p->out)
         fclose(p->out);
     close(p->in);
@@ -1536,7 +1553,8 @@ static void on_hang(int sig)
     (void)sig;
     hung = 1;
     for (int i = 0; i < n_watched; i++)
-        kill(watched[i], SIGKILL);
+        if (!reaped[i]) /* still our child, whose pid nobody else can have */
+            kill(watched[i], SIGKILL);
 }
 
 static void hang_bound(unsigned seconds)
@@ -1605,14 +1623,14 @@ static int run_tool(uid_t uid, const char *const *args, bool start_json)
         while ((n = read(out[0], buf, sizeof buf)) > 0)
             for (ssize_t i = 0; i < n && got < sizeof head - 1; i++)
                 head[got++] = buf[i];
-        pid_t w = waitpid(child, &status, WNOHANG);
+        pid_t w = reap(child, &status, WNOHANG);
         if (w == child)
             break;
         if (now_ns() > until) {
             printf("  gpuprio %s as uid %u did not end within 20 s: killed\n", args[0],
                    (unsigned)uid);
             kill(child, SIGKILL);
-            waitpid(child, &status, 0);
+            reap(child, &status, 0);
             close(out[0]);
             return -1;
         }
@@ -1860,7 +1878,7 @@ static void hostile_mutate(void)
     struct pair r = pair_under_attack(10);
     kill(mutating, SIGKILL);
     int status = 0;
-    waitpid(mutating, &status, 0);
+    reap(mutating, &status, 0);
     EXPECT(WIFSIGNALED(status)); /* it mutated until killed */
     free(f.board);
     expect_unharmed(&r);
@@ -1891,7 +1909,7 @@ static void hostile_truncate(void)
     struct pair r = pair_under_attack(10);
     kill(flapping, SIGKILL);
     int status = 0;
-    waitpid(flapping, &status, 0);
+    reap(flapping, &status, 0);
     EXPECT(WIFSIGNALED(status)); /* it flapped until killed */
     free(f.board);
     expect_unharmed(&r);
@@ -2006,7 +2024,7 @@ static void hostile_unlisted(void)
         _exit(127);
     }
     int status = -1;
-    waitpid(child, &status, 0);
+    reap(child, &status, 0);
     EXPECT(WIFEXITED(status) && WEXITSTATUS(status) == 2);
     struct proc nogpu = {child, NULL, -1};
     EXPECT(stderr_of(&nogpu, "usage"));
