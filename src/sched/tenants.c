@@ -243,8 +243,8 @@ static bool update(struct tn_device *td, bool list, bool poke, bool *moved)
 
 bool tn_refresh(struct tn_device *td, bool poke)
 {
-    bool moved;
-    return gp_board_shared() && update(td, true, poke, &moved);
+    bool moved = false, changed = gp_board_shared() && update(td, true, poke, &moved);
+    return changed || moved; /* a summary move seen here is not seen again */
 }
 
 /* One slot of another user's board at a look; true when its marks changed. */
@@ -289,7 +289,7 @@ static bool look_at(struct tn_board *t, unsigned i, uint64_t now, uint64_t watch
 
 bool tn_look(struct tn_device *td, uint64_t now, uint64_t watchdog_ns, bool *watching)
 {
-    bool moved, changed = gp_board_shared() && update(td, true, false, &moved);
+    bool changed = tn_refresh(td, false);
     *watching = false;
     for (unsigned j = 0; j < td->n; j++)
         for (unsigned i = 0; i < gp_board_slots_used(&td->boards[j]->b); i++)

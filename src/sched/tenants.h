@@ -81,11 +81,12 @@ struct tn_device {
 };
 
 /* Lists the directory: opens the boards of other users that appeared, drops those removed, and
- * reads the others again. True
+ * reads the others again. True when a board's summary moved since it was last read, or
  * when the set changed (decide again). poke: wake the listeners of those that appeared. */
 bool tn_refresh(struct tn_device *td, bool poke);
-/* The liveness look: marks the slots of dead owners, and those active without moving for
- * watchdog_ns; true when a mark changed. *watching: a slot is marked stalled (look often). */
+/* The liveness look (after tn_refresh): marks the slots of dead owners, and those active without
+ * moving for watchdog_ns; true when a mark changed, or what tn_refresh returns. *watching: a slot
+ * is marked stalled (look often). */
 bool tn_look(struct tn_device *td, uint64_t now, uint64_t watchdog_ns, bool *watching);
 /* Waits until own's sequence word differs from seen, another board's summary moved, or timeout:
  * returns own's sequence word; *poked: woken with nothing of that changed (another user's new
