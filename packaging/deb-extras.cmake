@@ -4,6 +4,7 @@
 #   /usr/share/doc/gpuprio/copyright            the machine-readable copyright (packaging/copyright)
 #   /usr/share/doc/gpuprio/changelog.gz         a native package's changelog, in Debian format
 #   /usr/share/lintian/overrides/gpuprio        packaging/lintian-overrides, each with its reason
+#   /usr/lib/tmpfiles.d/gpuprio.conf            makes /run/gpuprio (root's, 1777) at boot
 # It runs inside cpack, with the CPACK_* variables of CPackConfig.cmake; for another generator
 # (cpack -G TGZ) it does nothing.
 if(NOT CPACK_GENERATOR STREQUAL "DEB")
@@ -45,3 +46,13 @@ if(NOT _rc EQUAL 0)
   message(FATAL_ERROR "deb-extras: gzip -9n ${_doc}/changelog failed: ${_rc}")
 endif()
 file(CHMOD "${_doc}/changelog.gz" PERMISSIONS ${_perm})
+
+# /run/gpuprio at every boot (a tmpfs on most systems), as configuration.md sets the shared board
+# directory up: root's, sticky, open to all (d: made if absent, never emptied).
+file(MAKE_DIRECTORY "${_root}/lib/tmpfiles.d")
+file(WRITE "${_root}/lib/tmpfiles.d/gpuprio.conf"
+"# gpuprio's shared board directory (/etc/gpuprio.conf, board_dir): root's, sticky, open to all
+d /run/gpuprio 1777 root root -
+")
+file(CHMOD "${_root}/lib/tmpfiles.d/gpuprio.conf" PERMISSIONS ${_perm})
+file(CHMOD "${_root}/lib/tmpfiles.d" PERMISSIONS ${_perm} OWNER_EXECUTE GROUP_EXECUTE WORLD_EXECUTE)

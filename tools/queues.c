@@ -3,10 +3,12 @@
  * metrics`: one row per live slot whose owner still runs, and one record row per process record
  * (the process's unused queues on that device, which hold no slot).
  *
- * The tool maps each board read-only and copies each slot out without any lock: the owner may be
- * changing the slot while it is read, so the owner word and identity are read again after the
- * copy and the row is dropped if they changed (the slot was freed or claimed meanwhile). Counters
- * are single words, so each is consistent on its own.
+ * The tool never maps a board: its owner may truncate it at any moment, and a load from a mapping
+ * past the file's end would kill the tool with SIGBUS (root's included). It reads a private copy
+ * of each board (gp_board_open_copy, which never blocks: a FIFO at a board's name is refused), and
+ * then the board again: the owner may be changing a slot while it is copied, so a row is kept
+ * only if the second copy has the same owner word and identity in that slot (it was not freed or
+ * claimed meanwhile). Counters are single words, so each is consistent on its own.
  */
 #include <errno.h>
 #include <math.h>
@@ -106,10 +108,18 @@ static void read_id(struct gp_slot_id *id, const struct gp_board *b, unsigned i,
     id->uid = b->f->h.uid;
 }
 
+/* Whether slot i of the board's second copy has the owner and identity of the first. */
+static bool unchanged(const struct gp_board_file *again, unsigned i, uint64_t word,
+                      uint64_t incarnation)
+{
+    return i < gp_board_copy_slots(again) && atomic_load(&again->slots[i].owner) == word &&
+           atomic_load(&again->slots[i].incarnation) == incarnation;
+}
+
 /* Copies a process's record (slot i of b, owner word seen as word) into a new record row of s.
  * 0 or -ENOMEM. */
 static int read_record(struct gp_sample *s, const struct gp_board *b, unsigned i, uint64_t word,
-                       uint64_t incarnation)
+                       uint64_t incarnation, const struct gp_board_file *again)
 {
     struct gp_board_slot *slot = &b->f->slots[i];
     struct gp_record_row *r = new_record(s);
@@ -120,7 +130,7 @@ static int read_record(struct gp_sample *s, const struct gp_board *b, unsigned i
     r->mps = slot->mps;
     r->mps_share = slot->mps_share;
     r->mps_sms = slot->cu_usable;
-    if (atomic_load(&slot->owner) == word && atomic_load(&slot->incarnation) == incarnation)
+    if (unchanged(again, i, word, incarnation))
         s->nrec++;
     return 0;
 }
@@ -134,7 +144,7 @@ struct user_cap {
 /* Copies slot i of b into a new row of s if it is live (or a new record row if it is a record)
  * and its owner runs; its priority within cap. 0 or -ENOMEM. */
 static int read_slot(struct gp_sample *s, const struct gp_board *b, unsigned i,
-                     const struct user_cap *cap)
+                     const struct user_cap *cap, const struct gp_board_file *again)
 {
     struct gp_board_slot *slot = &b->f->slots[i];
     uint64_t word = atomic_load(&slot->owner);
@@ -144,7 +154,7 @@ static int read_slot(struct gp_sample *s, const struct gp_board *b, unsigned i,
     if (!gp_board_owner_alive(b, slot))
         return 0;
     if (GP_SLOT_STATE(word) == GP_SLOT_PROCESS)
-        return read_record(s, b, i, word, incarnation);
+        return read_record(s, b, i, word, incarnation, again);
     struct gp_queue_row *r = new_row(s);
     if (!r)
         return -ENOMEM;
@@ -166,7 +176,7 @@ static int read_slot(struct gp_sample *s, const struct gp_board *b, unsigned i,
     r->submitted_per_s = -1;
     r->cus = (struct xq_cus){slot->cu_usable, slot->cu_total, slot->cu_mask};
     /* Still the same owner's slot? Otherwise what was copied may be half someone else's. */
-    if (atomic_load(&slot->owner) == word && atomic_load(&slot->incarnation) == incarnation)
+    if (unchanged(again, i, word, incarnation))
         s->n++;
     return 0;
 }
@@ -181,19 +191,29 @@ static int take_board(const char *path, void *arg)
     struct take_ctx *t = arg;
     struct gp_board b;
     const char *why = "cannot be opened";
-    int rc = gp_board_open_file(path, false, &b, &why);
+    int rc = gp_board_open_copy(path, &b, &why);
+    struct gp_board_file *again = rc == 0 ? malloc(sizeof *again) : NULL;
+    if (rc == 0 && (!again || gp_board_read(&b, again, &why) != 0))
+        rc = again ? -EINVAL : -ENOMEM;
+    if (rc == -ENOMEM) {
+        free(again);
+        gp_board_close(&b);
+        return rc;
+    }
     if (rc != 0) {
         if (!gp_reported_once(t->seen, path))
             fprintf(stderr, "gpuprio: the board %s %s; skipped\n", path, why);
+        free(again);
+        gp_board_close(&b);
         return 0;
     }
     t->s->boards++;
     struct user_cap cap = {false, 0};
     unsigned line;
-    cap.capped =
-        gp_conf_lookup(gp_conf_get(), GP_CONF_CAP, (uid_t)b.f->h.uid, &cap.value, &line) == 0;
-    for (unsigned i = 0; i < GP_BOARD_SLOTS && !rc; i++)
-        rc = read_slot(t->s, &b, i, &cap);
+    cap.capped = gp_conf_lookup(gp_conf_get(), GP_CONF_CAP, b.uid, &cap.value, &line) == 0;
+    for (unsigned i = 0; i < gp_board_slots_used(&b) && !rc; i++)
+        rc = read_slot(t->s, &b, i, &cap, again);
+    free(again);
     gp_board_close(&b);
     return rc;
 }

@@ -163,10 +163,28 @@ struct gp_board_file {
     struct dg_line gates[GP_BOARD_SLOTS];
 };
 
-/* An open board (a mapping of the file). */
+/* The first page of the file: the header's futex words (seq, summary_seq) are there. */
+#define GP_BOARD_HEADER_PAGE 4096u
+
+/*
+ * An open board: a mapping of the file (our own user's boards, which only our user can change),
+ * or a private copy of it (gp_board_open_copy: every board this process does not write), read
+ * again with gp_board_read. Another user can truncate its own board at any moment, and a load
+ * from a mapping past the file's end kills the reader with SIGBUS: nothing of a copy's file is
+ * ever loaded through a mapping.
+ */
 struct gp_board {
-    struct gp_board_file *f;
-    int fd; /* the file, kept open for its slots' liveness locks (gp_board_owner_alive) */
+    struct gp_board_file *f; /* the mapping, or the copy */
+    /* The header as the file's owner sees it, for futex calls only: f's for a mapping; for a
+     * copy, a read-only mapping of the first page that only the kernel touches (a futex call on
+     * a page its owner truncated away fails with EFAULT, it does not kill us). */
+    struct gp_board_header *live;
+    bool copy;
+    int fd;    /* the file, kept open for its slots' liveness locks (gp_board_owner_alive) */
+    uid_t uid; /* its owner (the file's, which its header must agree with) */
+    /* gp_board_open: the uid that owns the file at this user's usual path when it is not this
+     * user (another user took the name first; we use an alternate name), else -1. */
+    int64_t squatter;
     char path[256];
     dev_t dev; /* the file's identity, to tell whether path still names it */
     ino_t ino;
@@ -196,12 +214,38 @@ int gp_board_path(const char *key, char *buf, size_t size);
 
 /*
  * Opens the calling user's board for device key, creating it if there is none. 0, or a
- * negative errno value with *why saying in words what was wrong (a symlink, another owner,
- * a wrong size or version, garbage...), for the caller's one warning.
+ * negative errno value with *why saying in words what was wrong (a symlink, a wrong size or
+ * version, garbage...), for the caller's one warning.
+ *
+ * Where another user's file has taken the board's usual name (made before this user's first
+ * process: the sticky directory keeps this user from removing it), the user's processes meet on
+ * a board under an alternate name instead, the usual one followed by '+' and 16 random
+ * hexadecimal digits, which nobody can guess before it exists and which other users' readers
+ * take too (b->squatter says whose the file is). Once one exists, it is used first, whatever
+ * became of the usual name, so that all of the user's processes meet on one board.
  */
 int gp_board_open(const char *key, struct gp_board *b, const char **why);
-/* Opens an existing board file (tools). writable: for priority requests. */
+/* Whether b is the board the user's processes meet on: its usual name, or the first (in name
+ * order) of the user's boards under an alternate name. Two processes that made one each at the
+ * same moment may each have taken its own: the one that is not first leaves it for the first
+ * (sched_board.c, once its record is claimed). */
+bool gp_board_first(const struct gp_board *b);
+/* Opens an existing board file, mapped (tools). writable: for priority requests. Only for
+ * boards whose owner the caller trusts not to truncate them under it: else gp_board_open_copy. */
 int gp_board_open_file(const char *path, bool writable, struct gp_board *b, const char **why);
+/*
+ * Opens any board for reading without ever mapping its slots: b->f is a private copy, made at
+ * open (the file checked first as gp_board_open_file does: type, owner, mode, size, header) and
+ * again by each gp_board_read. The open never blocks (O_NONBLOCK: a FIFO at the path is refused,
+ * not waited on) and never follows a link. 0, or a negative errno value with *why.
+ */
+int gp_board_open_copy(const char *path, struct gp_board *b, const char **why);
+/* Reads b's file again into `into` (a copy's f, or a spare of the same size): the header, then
+ * the slots below its slot_limit and their gate lines, the bounded work a scan needs. 0, or a
+ * negative errno value with *why when the file is no longer a board (its owner shrank, rewrote
+ * or replaced the header): the caller drops it. A field the owner writes while it is read may
+ * be torn: everything in a copy is a number to check, never trusted. */
+int gp_board_read(const struct gp_board *b, struct gp_board_file *into, const char **why);
 void gp_board_close(struct gp_board *b);
 
 /*
@@ -234,10 +278,14 @@ bool gp_board_owner_alive(const struct gp_board *b, const struct gp_board_slot *
 
 /* How many slots from the first a scan must look at (slot_limit, trusted only up to the
  * board's size). */
+static inline unsigned gp_board_copy_slots(const struct gp_board_file *f)
+{
+    uint32_t n = atomic_load(&((struct gp_board_header *)&f->h)->slot_limit);
+    return n < GP_BOARD_SLOTS ? n : GP_BOARD_SLOTS;
+}
 static inline unsigned gp_board_slots_used(const struct gp_board *b)
 {
-    uint32_t n = atomic_load(&((struct gp_board_header *)&b->f->h)->slot_limit);
-    return n < GP_BOARD_SLOTS ? n : GP_BOARD_SLOTS;
+    return gp_board_copy_slots(b->f);
 }
 
 /* Claims a free slot for the calling process and fills in its identity; NULL when the board
@@ -289,8 +337,10 @@ void gp_board_poke(const struct gp_board *b);
 bool gp_board_set_summary(struct gp_board *b, uint64_t summary);
 void gp_board_summary_wake(struct gp_board *b);
 
-/* Whether name (a file name in the board directory) is a board of device key, and whose: its
- * uid into *uid. */
+/* Whether name (a file name in the board directory) is a board of device key, and whose its
+ * name says: its uid into *uid (the file's owner must agree, which the caller checks). A
+ * user's board is named gpuprio-UID-vVERSION-KEY, or, where another user's file took that name,
+ * the same followed by '+' and 16 hexadecimal digits (gp_board_open). */
 bool gp_board_name_of(const char *name, const char *key, uid_t *uid);
 /* Waits until the sequence word differs from seen, or timeout_ns passed; returns the word. */
 uint32_t gp_board_wait(struct gp_board *b, uint32_t seen, uint64_t timeout_ns);

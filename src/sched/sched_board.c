@@ -640,10 +640,22 @@ void sb_join(int device)
             goto out;
         }
         claim_record(d, device);
-        if (tries == 3 || still_there(d))
+        bool first = gp_board_first(&d->b);
+        if (tries == 3 || (still_there(d) && first))
             break;
         drop_record(d);
+        if (!first)
+            remove_if_last(d); /* an alternate made at the same moment as another, which won */
         gp_board_close(&d->b);
+    }
+    if (d->b.squatter >= 0) {
+        char usual[sizeof d->b.path];
+        gp_board_path(key, usual, sizeof usual);
+        gp_log(GP_LOG_WARN,
+               "%s, this user's board for device %d, is a file of user %lld, who made it first: "
+               "this user's processes use %s instead, and still schedule with the other users; "
+               "the administrator should remove %s",
+               usual, device, (long long)d->b.squatter, d->b.path, usual);
     }
     prepare_gates(d, device);
     snprintf(d->tenants.key, sizeof d->tenants.key, "%s", key);

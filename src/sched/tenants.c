@@ -18,21 +18,56 @@
 #include "gp_priority.h"
 #include "xqueue.h"
 
-/* Once per file: a refused board or a user not admitted would be said on every listing. */
-static bool warned_before(struct tn_device *td, ino_t ino)
+/* Whether the file was refused before (and said so): it is not opened again. A file's identity
+ * and owner, not its name: another file at the name is looked at afresh, and so is a file of
+ * another owner that reuses a removed one's inode number (on a file system that reuses them, an
+ * attacker's refused files must not stand for a real user's board made later). */
+static bool refused_before(const struct tn_device *td, const struct stat *st)
 {
-    for (unsigned i = 0; i < td->n_warned; i++)
-        if (td->warned[i] == ino)
+    for (unsigned i = 0; i < td->n_refused; i++)
+        if (td->refused[i].dev == st->st_dev && td->refused[i].ino == st->st_ino &&
+            td->refused[i].uid == st->st_uid)
             return true;
-    if (td->n_warned < TN_MAX_BOARDS)
-        td->warned[td->n_warned++] = ino;
     return false;
 }
 
-static bool known(const struct tn_device *td, dev_t dev, ino_t ino)
+/* Notes a refused file; true when it is to be said: once per file, and at most
+ * TN_SAID_PER_USER times per owner, then once more for all of that owner's others (a user who
+ * keeps replacing its board, or makes files by the hundred, cannot flood everyone's log); past
+ * TN_MAX_REFUSED files, once more for all the others. */
+static bool refuse(struct tn_device *td, const struct stat *st)
+{
+    if (refused_before(td, st))
+        return false;
+    if (td->n_refused == TN_MAX_REFUSED) {
+        if (!td->said_too_many)
+            gp_log(GP_LOG_WARN,
+                   "more than %d files in %s are refused as other users' boards: the others "
+                   "are ignored without a warning",
+                   TN_MAX_REFUSED, gp_board_dir());
+        td->said_too_many = true;
+        return false;
+    }
+    td->refused[td->n_refused].dev = st->st_dev;
+    td->refused[td->n_refused++].ino = st->st_ino;
+    unsigned said = 0;
+    for (unsigned i = 0; i < td->n_refused - 1; i++)
+        said += td->refused[i].uid == st->st_uid && td->refused[i].said;
+    td->refused[td->n_refused - 1].uid = st->st_uid;
+    td->refused[td->n_refused - 1].said = said < TN_SAID_PER_USER;
+    if (said == TN_SAID_PER_USER)
+        gp_log(GP_LOG_WARN,
+               "user %u's files in %s were refused as boards %d times: its others are ignored "
+               "without a warning",
+               (unsigned)st->st_uid, gp_board_dir(), TN_SAID_PER_USER);
+    return said < TN_SAID_PER_USER;
+}
+
+static bool known(const struct tn_device *td, const struct stat *st)
 {
     for (unsigned i = 0; i < td->n; i++)
-        if (td->boards[i]->b.dev == dev && td->boards[i]->b.ino == ino)
+        if (td->boards[i]->b.dev == st->st_dev && td->boards[i]->b.ino == st->st_ino &&
+            td->boards[i]->uid == st->st_uid)
             return true;
     return false;
 }
@@ -44,23 +79,42 @@ struct listing {
     bool full;
 };
 
-static struct tn_board *open_board(struct tn_device *td, const char *path, uid_t uid)
+/* How many boards of uid the device has and the listing found, and how many users they are. */
+static unsigned boards_of(const struct listing *l, uid_t uid, unsigned *users)
+{
+    uid_t seen[TN_MAX_BOARDS];
+    unsigned n = 0, mine = 0;
+    for (unsigned i = 0; i < l->td->n + l->n; i++) {
+        uid_t u = i < l->td->n ? l->td->boards[i]->uid : l->found[i - l->td->n]->uid;
+        mine += u == uid;
+        bool again = false;
+        for (unsigned j = 0; j < n && !again; j++)
+            again = seen[j] == u;
+        if (!again)
+            seen[n++] = u;
+    }
+    *users = n;
+    return mine;
+}
+
+static struct tn_board *open_board(struct tn_device *td, const char *path, const struct stat *st)
 {
     struct tn_board *t = calloc(1, sizeof *t);
     const char *why = NULL;
     if (!t)
         return NULL;
-    if (gp_board_open_file(path, false, &t->b, &why) != 0) {
-        struct stat st;
-        if (lstat(path, &st) == 0 && !warned_before(td, st.st_ino))
-            gp_log(GP_LOG_WARN, "the board %s of user %u %s: it is ignored", path, (unsigned)uid,
-                   why);
+    if (!(t->next = calloc(1, sizeof *t->next)))
+        goto fail;
+    if (gp_board_open_copy(path, &t->b, &why) != 0) {
+        if (refuse(td, st))
+            gp_log(GP_LOG_WARN, "the board %s of user %u %s: it is ignored", path,
+                   (unsigned)st->st_uid, why);
         goto fail;
     }
-    t->uid = (uid_t)t->b.f->h.uid; /* the file's owner: check_and_map compared them */
+    t->uid = t->b.uid; /* the file's owner, which the header agrees with */
     const struct gp_conf *conf = gp_conf_get();
     if (!gp_conf_admits(conf, t->uid)) {
-        if (!warned_before(td, t->b.ino))
+        if (refuse(td, st))
             gp_log(GP_LOG_WARN,
                    "the board %s belongs to user %u, whom %s does not admit: it is ignored", path,
                    (unsigned)t->uid, conf ? conf->path : "the configuration file");
@@ -74,8 +128,16 @@ static struct tn_board *open_board(struct tn_device *td, const char *path, uid_t
     t->summary_seen = atomic_load(&t->b.f->h.summary_seq);
     return t;
 fail:
+    free(t->next);
     free(t);
     return NULL;
+}
+
+static void free_board(struct tn_board *t)
+{
+    gp_board_close(&t->b);
+    free(t->next);
+    free(t);
 }
 
 static int take(const char *path, void *arg)
@@ -86,53 +148,103 @@ static int take(const char *path, void *arg)
     uid_t uid;
     struct stat st;
     if (!gp_board_name_of(name, l->td->key, &uid) || uid == geteuid() || lstat(path, &st) != 0 ||
-        known(l->td, st.st_dev, st.st_ino))
+        known(l->td, &st) || refused_before(l->td, &st))
         return 0;
-    if (l->td->n + l->n >= TN_MAX_BOARDS) {
+    /* A board is its owner's by the file, and its name must say so: a user cannot pass its own
+     * boards off as other users' (to crowd real users out of the limit below), nor stand in
+     * another user's name (a file taken before that user made its board: gp_board_open). */
+    if (st.st_uid != uid) {
+        if (refuse(l->td, &st))
+            gp_log(GP_LOG_WARN,
+                   "%s is named as user %u's board but belongs to user %u: it is ignored (the "
+                   "administrator should remove it)",
+                   path, (unsigned)uid, (unsigned)st.st_uid);
+        return 0;
+    }
+    unsigned users, mine = boards_of(l, uid, &users);
+    if (mine >= TN_PER_USER)
+        return 0; /* more than a user's processes make (gp_board_open): the first in name order */
+    if (!mine && users >= TN_MAX_USERS) {
         l->full = true;
         return 0;
     }
-    struct tn_board *t = open_board(l->td, path, uid);
+    struct tn_board *t = open_board(l->td, path, &st);
     if (t)
         l->found[l->n++] = t;
     return 0;
 }
 
-bool tn_refresh(struct tn_device *td, bool poke)
+/* Reads every board again (and, with list, looks for new ones and removed ones in the
+ * directory): the boards whose file is removed or no longer a board are dropped. The copies are
+ * read outside the scheduling lock and put in place under it. True when the set changed; into
+ * *moved, whether a board's summary moved since the last call (and takes note). */
+static bool update(struct tn_device *td, bool list, bool poke, bool *moved)
 {
-    if (!gp_board_shared())
-        return false;
     struct listing l = {.td = td};
-    gp_board_list(gp_board_dir(), (uid_t)-1, take, &l);
-    if (l.full && !warned_before(td, 0))
-        gp_log(GP_LOG_WARN,
-               "more than %d other users' boards for one device in %s: the rest are "
-               "ignored",
-               TN_MAX_BOARDS, gp_board_dir());
-    /* Removed files are found before the scheduling lock is taken (a path lookup each): only
-     * this thread changes the set, so they are still where they were found once it is held. */
-    bool linked[TN_MAX_BOARDS];
-    for (unsigned i = 0; i < td->n; i++)
-        linked[i] = gp_board_linked(&td->boards[i]->b);
+    *moved = false;
+    if (list) {
+        gp_board_list(gp_board_dir(), (uid_t)-1, take, &l);
+        if (l.full && !td->said_full)
+            gp_log(GP_LOG_WARN,
+                   "more than %d other users have boards of one device in %s: the boards of "
+                   "those after the first %d in name order are ignored",
+                   TN_MAX_USERS, gp_board_dir(), TN_MAX_USERS);
+        td->said_full |= l.full;
+    }
+    /* Only this thread changes the set or the copies in place, so what it reads here is still
+     * where it was found once the lock is held. */
+    bool read[TN_MAX_BOARDS], linked[TN_MAX_BOARDS];
+    const char *why[TN_MAX_BOARDS];
+    for (unsigned i = 0; i < td->n; i++) {
+        struct tn_board *t = td->boards[i];
+        linked[i] = !list || gp_board_linked(&t->b);
+        read[i] = linked[i] && gp_board_read(&t->b, t->next, &why[i]) == 0;
+    }
     struct tn_board *gone[TN_MAX_BOARDS];
+    const char *gone_why[TN_MAX_BOARDS]; /* NULL: removed */
     unsigned n_gone = 0, kept = 0;
     xq_sched_lock();
-    for (unsigned i = 0; i < td->n; i++)
-        if (linked[i])
-            td->boards[kept++] = td->boards[i];
-        else
-            gone[n_gone++] = td->boards[i];
+    for (unsigned i = 0; i < td->n; i++) {
+        struct tn_board *t = td->boards[i];
+        if (read[i]) {
+            struct gp_board_file *f = t->b.f;
+            t->b.f = t->next;
+            t->next = f;
+            td->boards[kept++] = t;
+        } else {
+            gone_why[n_gone] = linked[i] ? why[i] : NULL;
+            gone[n_gone++] = t;
+        }
+    }
     td->n = kept;
     for (unsigned i = 0; i < l.n; i++)
         td->boards[td->n++] = l.found[i];
     xq_sched_unlock();
     for (unsigned i = 0; i < n_gone; i++) {
-        gp_board_close(&gone[i]->b);
-        free(gone[i]);
+        struct tn_board *t = gone[i];
+        struct stat st = {.st_dev = t->b.dev, .st_ino = t->b.ino, .st_uid = t->uid};
+        /* Not opened again while it is this file: its owner may flap it between a board and
+         * not one as fast as it likes, which costs it its own scheduling with us, and us one
+         * look. */
+        if (gone_why[i] && refuse(td, &st))
+            gp_log(GP_LOG_WARN, "the board %s of user %u %s: it is ignored from now on", t->b.path,
+                   (unsigned)t->uid, gone_why[i]);
+        free_board(t);
+    }
+    for (unsigned i = 0; i < td->n; i++) {
+        uint32_t seq = atomic_load(&td->boards[i]->b.f->h.summary_seq);
+        *moved |= seq != td->boards[i]->summary_seen;
+        td->boards[i]->summary_seen = seq;
     }
     for (unsigned i = 0; poke && i < l.n; i++)
         gp_board_poke(&l.found[i]->b);
     return l.n || n_gone;
+}
+
+bool tn_refresh(struct tn_device *td, bool poke)
+{
+    bool moved = false, changed = gp_board_shared() && update(td, true, poke, &moved);
+    return changed || moved; /* a summary move seen here is not seen again */
 }
 
 /* One slot of another user's board at a look; true when its marks changed. */
@@ -187,13 +299,11 @@ bool tn_look(struct tn_device *td, uint64_t now, uint64_t watchdog_ns, bool *wat
 
 bool tn_summaries_moved(struct tn_device *td)
 {
-    bool moved = false;
-    for (unsigned j = 0; j < td->n; j++) {
-        uint32_t seq = atomic_load(&td->boards[j]->b.f->h.summary_seq);
-        moved |= seq != td->boards[j]->summary_seen;
-        td->boards[j]->summary_seen = seq;
-    }
-    return moved;
+    bool moved;
+    if (!td->n)
+        return false;
+    bool changed = update(td, false, false, &moved);
+    return changed || moved;
 }
 
 uint32_t tn_wait(struct tn_device *td, struct gp_board *own, uint32_t seen, uint64_t timeout_ns,
@@ -208,12 +318,14 @@ uint32_t tn_wait(struct tn_device *td, struct gp_board *own, uint32_t seen, uint
         (struct futex_waitv){.val = seen, .uaddr = (uintptr_t)&own->f->h.seq, .flags = FUTEX_32};
     for (unsigned j = 0; j < td->n; j++)
         w[n++] = (struct futex_waitv){.val = td->boards[j]->summary_seen,
-                                      .uaddr = (uintptr_t)&td->boards[j]->b.f->h.summary_seq,
+                                      .uaddr = (uintptr_t)&td->boards[j]->b.live->summary_seq,
                                       .flags = FUTEX_32};
     uint64_t until = from + timeout_ns;
     struct timespec ts = {(time_t)(until / 1000000000u), (long)(until % 1000000000u)};
     long rc = syscall(SYS_futex_waitv, w, n, 0, &ts, CLOCK_MONOTONIC);
-    if (rc >= 0 || errno != ENOSYS) {
+    /* EFAULT: a board's owner truncated its page away. The copies, read again, drop it; until
+     * then, polled like a kernel without futex_waitv, so that it cannot make us spin. */
+    if (rc >= 0 || (errno != ENOSYS && errno != EFAULT)) {
         uint32_t now_seq = atomic_load(&own->f->h.seq);
         *poked = rc == 0 && now_seq == seen;
         return now_seq;
@@ -261,9 +373,7 @@ void tn_foreach_queue(struct tn_device *td,
 
 void tn_close(struct tn_device *td)
 {
-    for (unsigned j = 0; j < td->n; j++) {
-        gp_board_close(&td->boards[j]->b);
-        free(td->boards[j]);
-    }
+    for (unsigned j = 0; j < td->n; j++)
+        free_board(td->boards[j]);
     td->n = 0;
 }

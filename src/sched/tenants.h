@@ -28,7 +28,19 @@
 #include "board.h"
 #include "policy.h"
 
-#define TN_MAX_BOARDS 32
+/* Other users whose boards of a device are read (the first in name order; past it, one
+ * warning), and boards per user: its usual name and an alternate (board.h's gp_board_name_of;
+ * a user's processes use one at a time, but a process may still be on the usual one when the
+ * others moved). A user's boards count once against the users' limit, so nobody can crowd real
+ * users out with boards of its own. */
+#define TN_MAX_USERS 32
+#define TN_PER_USER 2
+#define TN_MAX_BOARDS (TN_MAX_USERS * TN_PER_USER)
+/* Files refused (not a board, another owner than their name says, not admitted...) that are
+ * remembered, so that each is said once and not opened again. */
+#define TN_MAX_REFUSED 256
+/* Warnings about one owner's refused files, at most (then one more for all its others). */
+#define TN_SAID_PER_USER 4
 
 /* What this process made of one slot of another user's board. */
 struct tn_slot {
@@ -38,8 +50,12 @@ struct tn_slot {
 };
 
 struct tn_board {
-    struct gp_board b; /* mapped read-only */
-    uid_t uid;         /* its owner: the file's */
+    /* A private copy of the file (gp_board_open_copy), read again by the listener into next and
+     * swapped in under the scheduling lock: another user's board is never read through a
+     * mapping, which its owner could truncate under us (SIGBUS). */
+    struct gp_board b;
+    struct gp_board_file *next;
+    uid_t uid; /* its owner: the file's */
     bool capped;
     int cap;               /* the highest priority its queues count with, where capped */
     bool may_be_owed;      /* the file gives its owner a minimum share (GPUPRIO_POLICY=share) */
@@ -53,23 +69,32 @@ struct tn_device {
     char key[GP_BOARD_KEY_MAX];
     struct tn_board *boards[TN_MAX_BOARDS];
     unsigned n;
-    /* Files already warned about (refused, a user not admitted), by inode, so once each. */
-    ino_t warned[TN_MAX_BOARDS];
-    unsigned n_warned;
+    /* Files refused (and said so), by identity: neither said nor opened again. */
+    struct {
+        dev_t dev;
+        ino_t ino;
+        uid_t uid; /* its owner */
+        bool said; /* it was warned about */
+    } refused[TN_MAX_REFUSED];
+    unsigned n_refused;
+    bool said_too_many, said_full;
 };
 
-/* Lists the directory: opens the boards of other users that appeared, drops those removed. True
+/* Lists the directory: opens the boards of other users that appeared, drops those removed, and
+ * reads the others again. True when a board's summary moved since it was last read, or
  * when the set changed (decide again). poke: wake the listeners of those that appeared. */
 bool tn_refresh(struct tn_device *td, bool poke);
-/* The liveness look: marks the slots of dead owners, and those active without moving for
- * watchdog_ns; true when a mark changed. *watching: a slot is marked stalled (look often). */
+/* The liveness look (after tn_refresh): marks the slots of dead owners, and those active without
+ * moving for watchdog_ns; true when a mark changed, or what tn_refresh returns. *watching: a slot
+ * is marked stalled (look often). */
 bool tn_look(struct tn_device *td, uint64_t now, uint64_t watchdog_ns, bool *watching);
 /* Waits until own's sequence word differs from seen, another board's summary moved, or timeout:
  * returns own's sequence word; *poked: woken with nothing of that changed (another user's new
  * board: list the directory again). */
 uint32_t tn_wait(struct tn_device *td, struct gp_board *own, uint32_t seen, uint64_t timeout_ns,
                  bool *poked);
-/* Whether a board's summary moved since the last call (and takes note). */
+/* Reads the boards again (their private copies); whether a board's summary moved since the last
+ * call (and takes note), or one was dropped (its file is no longer a board). */
 bool tn_summaries_moved(struct tn_device *td);
 /* Calls fn for each queue of the other users' boards that holds ours back (a live slot, not dead
  * or stalled here): what the policy sees of it (its priority within its user's cap; owed its

@@ -212,7 +212,51 @@ static int check_board_dir(struct gp_conf *c, const char *dir, unsigned line)
     if (strlen(dir) >= sizeof c->board_dir)
         return refuse(c->path, line, "board_dir is too long");
     snprintf(c->board_dir, sizeof c->board_dir, "%s", dir);
+    c->board_dir_line = line;
     return 0;
+}
+
+/* Whether the bits of mode (rwx in the lowest three) let one read and search a directory. */
+static bool lists(mode_t bits)
+{
+    return (bits & 05) == 05;
+}
+
+/* Whether who (a user, or every member of a group) can list the directory st. */
+static bool can_list(const struct stat *st, const struct gp_conf_who *who)
+{
+    if (lists(st->st_mode))
+        return true; /* others can */
+    if (who->group)
+        return who->id == (unsigned)st->st_gid && lists(st->st_mode >> 3);
+    if (who->id == 0)
+        return true; /* root */
+    return (who->id == (unsigned)st->st_uid && lists(st->st_mode >> 6)) ||
+           (member((uid_t)who->id, (unsigned)st->st_gid) && lists(st->st_mode >> 3));
+}
+
+/* Every admitted user's processes find the others' boards by listing the shared directory: one
+ * that some cannot list (mode 1733, say) would leave them scheduling alone without a word. Checked
+ * once the whole file is read, since admit may come after board_dir. */
+static int check_listable(struct gp_conf *c)
+{
+    struct stat st;
+    if (!c->board_dir[0] || stat(c->board_dir, &st) != 0)
+        return 0;
+    char who[64] = "";
+    if (c->admit_all && !lists(st.st_mode))
+        snprintf(who, sizeof who, "the users it admits (everyone)");
+    for (unsigned i = 0; !who[0] && !c->admit_all && i < c->n_admit; i++)
+        if (!can_list(&st, &c->admit[i]))
+            snprintf(who, sizeof who, "%s %s%u (line %u)", c->admit[i].group ? "group" : "user",
+                     c->admit[i].group ? "@" : "", c->admit[i].id, c->admit[i].line);
+    if (!who[0])
+        return 0;
+    return refuse(c->path, c->board_dir_line,
+                  "the board directory %s has mode %04o: %s cannot list it, and would schedule "
+                  "alone without a word (the users the file admits must be able to read and search "
+                  "it: chmod o+rx, usually mode 1777)",
+                  c->board_dir, (unsigned)(st.st_mode & 07777), who);
 }
 
 static int parse_line(struct gp_conf *c, char *text, unsigned line)
@@ -277,14 +321,25 @@ int gp_conf_load(const char *path, struct gp_conf *c)
     if (!f)
         goto out;
     fd = -1;
-    char text[1024];
+    char *text = NULL;
+    size_t size = 0;
+    ssize_t n;
     rc = 0;
-    for (unsigned line = 1; !rc && fgets(text, sizeof text, f); line++) {
-        if (!strchr(text, '\n') && !feof(f))
-            rc = refuse(path, line, "the line is longer than %zu characters", sizeof text - 2);
+    for (unsigned line = 1; !rc && (n = getline(&text, &size, f)) >= 0; line++) {
+        if (memchr(text, '\0', (size_t)n))
+            rc = refuse(path, line, "the line holds a NUL byte (the file must be text)");
+        else if (line == 1 && !strncmp(text, "\xef\xbb\xbf", 3))
+            rc = refuse(path, line,
+                        "the file starts with a UTF-8 byte-order mark (save it as plain text, "
+                        "without one)");
+        else if (n > GP_CONF_LINE_MAX)
+            rc = refuse(path, line, "the line is longer than %d characters", GP_CONF_LINE_MAX);
         else
             rc = parse_line(c, text, line);
     }
+    free(text);
+    if (!rc)
+        rc = check_listable(c);
 out:
     if (f)
         fclose(f);

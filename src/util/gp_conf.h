@@ -30,7 +30,10 @@
 #include <sys/types.h>
 
 #define GP_CONF_PATH "/etc/gpuprio.conf"
+/* The most entries one key takes (cap., share., weight.: users and groups; admit: items), and
+ * the longest line; more refuses the file (docs/configuration.md). */
 #define GP_CONF_MAX_ENTRIES 64
+#define GP_CONF_LINE_MAX 1024
 
 /* A user or a group named in the file, and the line that named it. */
 struct gp_conf_who {
@@ -61,7 +64,8 @@ struct gp_conf_table {
 struct gp_conf {
     char path[PATH_MAX];
     char board_dir[PATH_MAX]; /* "" when the file names none */
-    bool admit_all;           /* no admit line */
+    unsigned board_dir_line;
+    bool admit_all; /* no admit line */
     unsigned n_admit;
     struct gp_conf_who admit[GP_CONF_MAX_ENTRIES];
     struct gp_conf_table set[GP_CONF_SETTINGS];

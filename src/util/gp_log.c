@@ -5,6 +5,8 @@
 #include "gp_log.h"
 
 #include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +14,51 @@
 #include <unistd.h>
 
 static enum gp_log_level log_level = GP_LOG_WARN;
+
+/* Lines held back until the process uses a GPU (gp_log_hold), in order; past the buffer, the
+ * rest are dropped with a count. */
+#define HELD_MAX 8192
+static pthread_mutex_t held_mu = PTHREAD_MUTEX_INITIALIZER;
+static _Atomic bool holding; /* only ever set by the constructor, then cleared */
+static char held[HELD_MAX];
+static size_t held_len;
+static unsigned held_dropped;
+
+void gp_log_hold(void)
+{
+    pthread_mutex_lock(&held_mu);
+    atomic_store(&holding, true);
+    pthread_mutex_unlock(&held_mu);
+}
+
+static void write_line(const char *line, size_t n)
+{
+    int saved = errno;
+    /* One write, so lines of concurrent threads and processes stay whole. */
+    if (write(STDERR_FILENO, line, n) < 0)
+        errno = saved;
+    errno = saved;
+}
+
+void gp_log_release(void)
+{
+    pthread_mutex_lock(&held_mu);
+    for (size_t at = 0; at < held_len;) {
+        size_t n = (size_t)((char *)memchr(held + at, '\n', held_len - at) - (held + at)) + 1;
+        write_line(held + at, n);
+        at += n;
+    }
+    if (held_dropped) {
+        char line[96];
+        int n = snprintf(line, sizeof line, "gpuprio: warn: %u more messages were dropped\n",
+                         held_dropped);
+        write_line(line, (size_t)n);
+    }
+    held_len = 0;
+    held_dropped = 0;
+    atomic_store(&holding, false);
+    pthread_mutex_unlock(&held_mu);
+}
 
 const char *const gp_log_level_names[] = {
 #define GP_LOG_LEVEL_NAME(id, name) name,
@@ -49,8 +96,26 @@ void gp_log(enum gp_log_level level, const char *fmt, ...)
         if ((unsigned char)line[i] < 0x20 && line[i] != '\t')
             line[i] = '?';
     line[n++] = '\n';
-    /* One write, so lines of concurrent threads and processes stay whole. */
-    if (write(STDERR_FILENO, line, (size_t)n) < 0)
+    /* Once released, never held again: no lock (a child forked while another thread held it
+     * could never log). */
+    if (atomic_load(&holding)) {
+        pthread_mutex_lock(&held_mu);
+        if (!atomic_load(&holding)) {
+            pthread_mutex_unlock(&held_mu);
+            write_line(line, (size_t)n);
+            errno = saved;
+            return;
+        }
+        if (held_len + (size_t)n <= sizeof held) {
+            memcpy(held + held_len, line, (size_t)n);
+            held_len += (size_t)n;
+        } else {
+            held_dropped++;
+        }
+        pthread_mutex_unlock(&held_mu);
         errno = saved;
+        return;
+    }
+    write_line(line, (size_t)n);
     errno = saved;
 }

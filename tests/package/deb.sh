@@ -100,7 +100,8 @@ want="/usr/bin/gpuprio /usr/include/gpuprio.h /usr/lib/$ma/pkgconfig/gpuprio.pc
       /usr/lib/$ma/cmake/gpuprio/gpuprioConfigVersion.cmake
       /usr/share/man/man1/gpuprio.1.gz /usr/share/doc/gpuprio/copyright
       /usr/share/doc/gpuprio/changelog.gz /usr/share/doc/gpuprio/README.md
-      /usr/share/doc/gpuprio/docs/cli.md /usr/share/lintian/overrides/gpuprio"
+      /usr/share/doc/gpuprio/docs/cli.md /usr/share/lintian/overrides/gpuprio
+      /usr/lib/tmpfiles.d/gpuprio.conf"
 for l in hip cuda; do
     has $l && want="$want /usr/lib/$ma/libgpuprio-$l.so"
 done
@@ -116,6 +117,8 @@ done
 # (b) Unpacked into a scratch root.
 root=$tmp/root
 dpkg-deb -x "$deb" "$root"
+check "/run/gpuprio made at boot: root's, sticky, open to all (configuration.md)" \
+    grep -qx 'd /run/gpuprio 1777 root root -' "$root/usr/lib/tmpfiles.d/gpuprio.conf"
 for f in "$root/usr/bin/gpuprio" "$root/usr/lib/$ma"/libgpuprio-*.so; do
     n=${f#"$root"}
     if readelf -S "$f" | grep -q -e '\.symtab' -e '\.debug_'; then

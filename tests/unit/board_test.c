@@ -449,9 +449,73 @@ static void spoil_symlink(const char *path)
     CHECK(symlink(target, path) == 0);
 }
 
-static void spoil_owner(const char *path)
+/* A FIFO at the board's path (anyone may make one in a shared directory). */
+static void spoil_fifo(const char *path)
 {
-    CHECK(chown(path, 65534, 65534) == 0);
+    CHECK(unlink(path) == 0 && mkfifo(path, 0600) == 0);
+}
+
+/* A reader (gpuprio top, another user's process) opening a FIFO named like a board is refused at
+ * once: an open for reading would wait for a writer for ever. */
+static void fifo_never_blocks(void)
+{
+    char path[300];
+    snprintf(path, sizeof path, "%s/gpuprio-4243-v%u-fifo", dir, GP_BOARD_VERSION);
+    CHECK(mkfifo(path, 0644) == 0);
+    alarm(20); /* a hang fails the test instead of stalling it */
+    struct gp_board b;
+    const char *why = NULL;
+    CHECK(gp_board_open_file(path, false, &b, &why) < 0 && why && strstr(why, "regular file"));
+    why = NULL;
+    CHECK(gp_board_open_copy(path, &b, &why) < 0 && why && strstr(why, "regular file"));
+    alarm(0);
+    unlink(path);
+}
+
+/*
+ * Another user's file at this user's board path (made before this user's first process): the
+ * user meets its other processes on a board under an alternate name instead, every process the
+ * same one, and says whose the file is; once unused, the alternate is removed like any board.
+ */
+static void squatted(void)
+{
+    struct gp_board b, second;
+    const char *why = NULL;
+    char usual[256];
+    CHECK_INT(gp_board_path("owner", usual, sizeof usual), 0);
+    int fd = open(usual, O_WRONLY | O_CREAT | O_EXCL, 0644);
+    CHECK(fd >= 0 && fchown(fd, 65534, 65534) == 0);
+    if (fd >= 0)
+        close(fd);
+    CHECK_INT(gp_board_open("owner", &b, &why), 0);
+    CHECK(b.squatter == 65534);
+    CHECK(strncmp(b.path, usual, strlen(usual)) == 0 && b.path[strlen(usual)] == '+');
+    uid_t uid;
+    const char *name = strrchr(b.path, '/') + 1;
+    CHECK(gp_board_name_of(name, "owner", &uid) && uid == geteuid());
+    CHECK_INT(gp_board_open("owner", &second, &why), 0);
+    CHECK(strcmp(second.path, b.path) == 0 && second.ino == b.ino);
+    CHECK(gp_board_first(&b));
+    gp_board_close(&second);
+    /* Another of the user's alternates, first in name order (another process made one at the
+     * same moment): this one is not the board to meet on, and the next open takes the first. */
+    char earlier[300];
+    snprintf(earlier, sizeof earlier, "%s+0000000000000000", usual);
+    if (strcmp(earlier, b.path) != 0) {
+        CHECK(link(b.path, earlier) == 0);
+        CHECK(!gp_board_first(&b));
+        CHECK_INT(gp_board_open("owner", &second, &why), 0);
+        CHECK(strcmp(second.path, earlier) == 0 && gp_board_first(&second));
+        gp_board_close(&second);
+        CHECK(unlink(earlier) == 0);
+    }
+    CHECK_INT(gp_board_lock(&b), 0);
+    CHECK(gp_board_remove_unused(&b));
+    gp_board_unlock(&b);
+    struct stat st;
+    CHECK(lstat(b.path, &st) != 0 && errno == ENOENT);
+    gp_board_close(&b);
+    unlink(usual);
 }
 
 static void refusals(void)
@@ -461,10 +525,12 @@ static void refusals(void)
     refused("garbage", spoil_garbage, "not a gpuprio board");
     refused("mode", spoil_mode, "open to other users");
     refused("symlink", spoil_symlink, "symbolic link");
+    refused("fifo", spoil_fifo, "is not a regular file");
     if (geteuid() == 0)
-        refused("owner", spoil_owner, "belongs to another user");
+        squatted();
     else
         fprintf(stderr, "board_test: not root, so a board of another owner is not tested\n");
+    fifo_never_blocks();
     /* A board directory that cannot be written: refused, with a reason. */
     struct gp_board b;
     const char *why = NULL;

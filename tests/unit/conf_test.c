@@ -4,9 +4,12 @@
  * directory of root's) and which are refused (-EINVAL, with the file not used); an absent file is
  * -ENOENT. Caps: a user's own wins over its groups', a group's applies to its members, the default
  * to everyone else, none without one; and who is admitted. The messages themselves are checked
- * end to end by tenant.bad-conf. Needs root (files of root's); skipped (77) otherwise.
+ * end to end by tenant.bad-conf, and here those that once named something else than the problem
+ * (a NUL byte, a byte-order mark) or nothing (a shared directory the admitted users cannot list).
+ * Needs root (files of root's); skipped (77) otherwise.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,6 +34,83 @@ static int load(const char *text, mode_t mode, bool with_dir, struct gp_conf *c)
     fclose(f);
     chmod(path, mode);
     return gp_conf_load(path, c);
+}
+
+/* What gp_conf_load said (its one warning) while loading text, captured from stderr. */
+static char said[2048];
+
+static int load_saying(const char *text, size_t len, bool with_dir, struct gp_conf *c)
+{
+    unlink(path); /* a fresh file of root's */
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return -EIO;
+    if (with_dir)
+        fprintf(f, "board_dir = %s\n", shared);
+    fwrite(text, 1, len, f);
+    fclose(f);
+    chmod(path, 0644);
+    char log[160];
+    snprintf(log, sizeof log, "%s/said", dir);
+    fflush(stderr);
+    int saved = dup(2), fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    dup2(fd, 2);
+    int rc = gp_conf_load(path, c);
+    fflush(stderr);
+    dup2(saved, 2);
+    close(saved);
+    close(fd);
+    memset(said, 0, sizeof said);
+    f = fopen(log, "r");
+    if (f) {
+        if (fread(said, 1, sizeof said - 1, f) == 0)
+            said[0] = '\0';
+        fclose(f);
+    }
+    return rc;
+}
+
+/* Refused, with one message that names the line and says text. */
+static void refused_saying(const char *text, size_t len, bool with_dir, const char *says)
+{
+    struct gp_conf c;
+    int rc = load_saying(text, len, with_dir, &c);
+    if (!CHECK_INT(rc, -EINVAL) || !CHECK(strstr(said, says) != NULL) ||
+        !CHECK(strstr(said, "the file is not used") == strrchr(said, ';') + 2))
+        fprintf(stderr, "  expected '%s', said '%s'\n", says, said);
+}
+
+/* The messages that used to name something else than the problem, or nothing. */
+static void messages(void)
+{
+    refused_saying("cap.default = low\0 high\n", 24, false,
+                   "line 1: the line holds a NUL byte (the file must be text)");
+    refused_saying("\xef\xbb\xbf"
+                   "cap.default = low\n",
+                   21, false, "line 1: the file starts with a UTF-8 byte-order mark");
+    char longer[1100];
+    memset(longer, '#', sizeof longer);
+    longer[sizeof longer - 1] = '\n';
+    refused_saying(longer, sizeof longer, false, "line 1: the line is longer than 1024 characters");
+    /* A shared directory the admitted users cannot list (root's, sticky, 1733): they would each
+     * schedule alone without a word. */
+    char line[400];
+    chmod(shared, 01733);
+    snprintf(line, sizeof line,
+             "line 1: the board directory %s has mode 1733: the users it admits "
+             "(everyone) cannot list it",
+             shared);
+    refused_saying("", 0, true, line);
+    refused_saying("admit = 4241\n", 13, true, "user 4241 (line 2) cannot list it");
+    /* Only root and the directory's group may list it, and the file admits that group only. */
+    chmod(shared, 01770);
+    CHECK(chown(shared, 0, 4250) == 0);
+    struct gp_conf c;
+    CHECK_INT(load_saying("admit = @4250\n", 14, true, &c), 0);
+    refused_saying("admit = @4250, 4241\n", 20, true, "user 4241 (line 2) cannot list it");
+    CHECK(chown(shared, 0, 0) == 0);
+    chmod(shared, 01777);
+    CHECK_INT(load_saying("admit = 4241\n", 13, true, &c), 0);
 }
 
 int main(void)
@@ -141,6 +221,8 @@ int main(void)
     CHECK_INT(load("", 0644, false, &c), 0);
     CHECK(chown(path, 4241, 0) == 0);
     CHECK_INT(gp_conf_load(path, &c), -EINVAL);
+
+    messages();
 
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);

@@ -27,6 +27,7 @@ pthread_once_t core_entries_once = PTHREAD_ONCE_INIT;
 
 void core_entries_resolve(void)
 {
+    gp_log_release(); /* the process uses a GPU: what the constructor found wrong is said now */
     const struct core_shim *s = &core_shim;
     if (s->platform->bind() != 0)
         return;

@@ -12,6 +12,7 @@
 #include <pthread.h>
 
 #include "core.h"
+#include "gp_log.h"
 #include "gp_options.h"
 #include "gp_thread.h"
 #include "scheduler.h"
@@ -26,7 +27,10 @@ static void after_fork_child(void)
 
 __attribute__((constructor)) static void core_load(void)
 {
-    gp_opts_load();
+    gp_opts_load(); /* a bad variable is said at once: the user set it for this very command */
+    /* The configuration file's and the caps' warnings are said at the first runtime call: not
+     * by every process of a script (sh, true, timeout) that uses no GPU. */
+    gp_log_hold();
     if (core_shim.platform->before_runtime)
         core_shim.platform->before_runtime();
     sched_configure(core_markers());

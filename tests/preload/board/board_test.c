@@ -53,6 +53,7 @@
  *               bursts every 20 ms; a low-priority process of another user stays held, without
  *               a warning, while a high-priority one is busy.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
@@ -85,7 +86,28 @@ static bool stderr_to_file; /* workers write stderr to DIR/PID.err (stderr_of) *
 static bool in_namespaces;  /* each worker in a pid namespace of its own (ns-*) */
 static uid_t spawn_uid;     /* workers run as this user (0: as the test) */
 static char dir[64], name[32], trace[128];
+/* Every worker started, so that a hung one can be killed (hang_bound). */
+#define MAX_WATCHED 256
+static pid_t watched[MAX_WATCHED];
+static volatile sig_atomic_t reaped[MAX_WATCHED]; /* watched[i] was waited for */
+static volatile sig_atomic_t n_watched, hung;
 #include "../../expect.h"
+
+/* waitpid, and the pid is no longer watched once reaped (another process may get the number
+ * then): with SIGALRM (hang_bound) held off in between. */
+static pid_t reap(pid_t pid, int *status, int flags)
+{
+    sigset_t alrm, old;
+    sigemptyset(&alrm);
+    sigaddset(&alrm, SIGALRM);
+    pid_t got = waitpid(pid, status, flags);
+    sigprocmask(SIG_BLOCK, &alrm, &old);
+    for (int i = 0; got > 0 && i < n_watched; i++)
+        if (watched[i] == got)
+            reaped[i] = 1;
+    sigprocmask(SIG_SETMASK, &old, NULL);
+    return got;
+}
 
 static uint64_t now_ns(void)
 {
@@ -145,6 +167,8 @@ static struct proc spawn(const char *priority, const char *policy, const char *c
         execvp(argv[0], (char *const *)argv);
         _exit(127);
     }
+    if (p.pid > 0 && n_watched < MAX_WATCHED)
+        watched[n_watched++] = p.pid;
     close(out[1]);
     close(in[0]);
     p.out = fdopen(out[0], "r");
@@ -248,7 +272,7 @@ static int finish(struct proc *p, int *priority)
                &last_commands, &last_completed, &last_submitted);
     }
     int st = 0;
-    waitpid(p->pid, &st, 0);
+    reap(p->pid, &st, 0);
     if (p->out)
         fclose(p->out);
     close(p->in);
@@ -1168,17 +1192,37 @@ static void write_conf(const char *text)
     close(fd);
 }
 
+/* Opens user uid's board of the subtest's device for reading (its usual name, or the alternate
+ * it uses where another user took that: board.h), path into path; -1 when there is none. */
+static int open_board_of(uid_t uid, char *path, size_t size)
+{
+    char key[GP_BOARD_KEY_MAX];
+    snprintf(key, sizeof key, "sim:%s:00", name);
+    DIR *d = opendir(shared);
+    int fd = -1;
+    for (struct dirent *e; d && fd < 0 && (e = readdir(d));) {
+        uid_t named;
+        struct stat st;
+        if (snprintf(path, size, "%s/%s", shared, e->d_name) >= (int)size)
+            continue;
+        if (gp_board_name_of(e->d_name, key, &named) && named == uid && lstat(path, &st) == 0 &&
+            S_ISREG(st.st_mode) && st.st_uid == uid)
+            fd = open(path, O_RDONLY | O_NONBLOCK);
+    }
+    if (d)
+        closedir(d);
+    return fd;
+}
+
 /* Waits up to 10 s until user uid's board of the subtest's device holds a queue. */
 static bool wait_for_queue_of(uid_t uid)
 {
-    char path[256];
-    snprintf(path, sizeof path, "%s/gpuprio-%u-v%u-sim_%s_00", shared, (unsigned)uid,
-             GP_BOARD_VERSION, name);
     /* Mapped as it is: this process's own reading of the configuration file (which decides the
      * mode a board must have) was made once, for the subtest's first run. */
     for (int tries = 0; tries < 10000; tries++) {
         bool found = false;
-        int fd = open(path, O_RDONLY);
+        char path[300];
+        int fd = open_board_of(uid, path, sizeof path);
         struct gp_board_file *f =
             fd < 0 ? MAP_FAILED : mmap(NULL, sizeof *f, PROT_READ, MAP_SHARED, fd, 0);
         for (unsigned i = 0; f != MAP_FAILED && i < GP_BOARD_SLOTS && !found; i++)
@@ -1784,6 +1828,497 @@ static void tenant_shares(void)
     EXPECT(yielded[0] == 0);
 }
 
+/* ---- hostile neighbours (docs/board.md, "Threat model") ---- */
+
+/* The attacker: a third local user, admitted or not, with nothing but its own files. */
+#define USER_C 4243u
+static const char *tool; /* the gpuprio command (GPUPRIO_TOOL), copied where users reach it */
+
+/* A worker or tool that hangs is killed, and the subtest fails, rather than stalling until
+ * ctest's timeout. */
+static void on_hang(int sig)
+{
+    (void)sig;
+    hung = 1;
+    for (int i = 0; i < n_watched; i++)
+        if (!reaped[i]) /* still our child, whose pid nobody else can have */
+            kill(watched[i], SIGKILL);
+}
+
+static void hang_bound(unsigned seconds)
+{
+    signal(SIGALRM, on_hang);
+    alarm(seconds);
+}
+
+/* Forks a child that becomes uid (0: stays root); 0 in the child. */
+static pid_t fork_as(uid_t uid)
+{
+    fflush(stdout);
+    pid_t child = fork();
+    if (child == 0 && uid && (setgroups(0, NULL) != 0 || setgid(uid) != 0 || setuid(uid) != 0))
+        _exit(126);
+    if (child > 0 && n_watched < MAX_WATCHED)
+        watched[n_watched++] = child;
+    return child;
+}
+
+/* The board file of uid for the subtest's device with a name of the attacker's choosing: made by
+ * the attacker, as uid C (root chowns what it made: the same file). */
+static void plant(const char *file, const char *what, uid_t named)
+{
+    char path[300];
+    snprintf(path, sizeof path, "%s/gpuprio-%u-v%u-sim_%s_00%s", shared, (unsigned)named,
+             GP_BOARD_VERSION, name, file);
+    if (!strcmp(what, "fifo")) {
+        EXPECT(mkfifo(path, 0666) == 0);
+    } else {
+        int fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0644);
+        EXPECT(fd >= 0);
+        if (fd >= 0)
+            close(fd);
+    }
+    EXPECT(lchown(path, USER_C, USER_C) == 0 && chmod(path, 0666) == 0);
+}
+
+/* Runs `gpuprio ARGS` as uid (0: root) for at most 20 s: 0 when it ended with status 0 and its
+ * output starts as it must (start_json: '[' or '{', else "# HELP"). */
+static int run_tool(uid_t uid, const char *const *args, bool start_json)
+{
+    int out[2];
+    if (pipe(out) != 0)
+        return -1;
+    pid_t child = fork_as(uid);
+    if (child == 0) {
+        dup2(out[1], 1);
+        close(out[0]);
+        const char *argv[8] = {tool};
+        for (int i = 0; args[i] && i < 6; i++)
+            argv[i + 1] = args[i];
+        execv(tool, (char *const *)argv);
+        _exit(127);
+    }
+    close(out[1]);
+    char head[16] = "";
+    size_t got = 0;
+    int status = -1;
+    uint64_t until = now_ns() + 20000000000ull;
+    /* Read while waiting: a full pipe must not block it. */
+    fcntl(out[0], F_SETFL, O_NONBLOCK);
+    for (;;) {
+        char buf[4096];
+        ssize_t n;
+        while ((n = read(out[0], buf, sizeof buf)) > 0)
+            for (ssize_t i = 0; i < n && got < sizeof head - 1; i++)
+                head[got++] = buf[i];
+        pid_t w = reap(child, &status, WNOHANG);
+        if (w == child)
+            break;
+        if (now_ns() > until) {
+            printf("  gpuprio %s as uid %u did not end within 20 s: killed\n", args[0],
+                   (unsigned)uid);
+            kill(child, SIGKILL);
+            reap(child, &status, 0);
+            close(out[0]);
+            return -1;
+        }
+        usleep(2000);
+    }
+    close(out[0]);
+    bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0 &&
+              (start_json ? head[0] == '[' || head[0] == '{' : !strncmp(head, "# HELP", 6));
+    if (!ok)
+        printf("  gpuprio %s as uid %u: status %s %d, output starting '%.8s'\n", args[0],
+               (unsigned)uid, WIFEXITED(status) ? "exit" : "signal",
+               WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status), head);
+    return ok ? 0 : -1;
+}
+
+/* gpuprio top --once --json and gpuprio metrics --once, by root and by user B (not the
+ * attacker), rounds times: how many runs failed (hung, crashed, or said nothing parseable). */
+static int tools_fail(int rounds)
+{
+    static const char *const top[] = {"top", "--once", "--json", NULL};
+    static const char *const metrics[] = {"metrics", "--once", NULL};
+    int failed = 0;
+    for (int i = 0; i < rounds; i++) {
+        failed += run_tool(0, top, true) != 0;
+        failed += run_tool(0, metrics, false) != 0;
+        failed += run_tool(USER_B, top, true) != 0;
+        failed += run_tool(USER_B, metrics, false) != 0;
+    }
+    return failed;
+}
+
+/* What two users' processes did side by side: user A's high-priority bursts, user B's low load. */
+struct pair {
+    int high_status, low_status;
+    unsigned long long low_suspended;  /* how often the load yielded to the other user */
+    unsigned long long high_suspended; /* and the bursts, to anyone */
+    int high_kernels, low_kernels;
+    int tools_failed; /* runs of gpuprio top and metrics meanwhile that failed */
+};
+
+static const char *const long_bursts[] = {"1", "burst", "30", "8", "300", "10000", NULL};
+static const char *const long_load[] = {"3", "saturate", "2000", "300", NULL};
+
+/* A's bursts and B's load, both under a bound on hangs (90 s: they take about 1 s), with
+ * tool_rounds rounds of the tools (tools_fail) while they run. */
+static struct pair pair_under_attack(int tool_rounds)
+{
+    struct pair r = {-1, -1, 0, 0, 0, 0, 0};
+    hung = 0;
+    hang_bound(90);
+    spawn_uid = USER_A;
+    struct proc bursts = spawn_ready("high", NULL, long_bursts);
+    spawn_uid = USER_B;
+    struct proc load = spawn_ready("low", NULL, long_load);
+    spawn_uid = 0;
+    go(&bursts);
+    EXPECT(wait_for_queue_of(USER_A)); /* the load finds the bursts' queue there (tenant.two) */
+    go(&load);
+    r.tools_failed = tools_fail(tool_rounds);
+    r.high_status = finish(&bursts, NULL);
+    r.high_suspended = last_suspensions;
+    r.low_status = finish(&load, NULL);
+    r.low_suspended = last_suspensions;
+    alarm(0);
+    read_trace();
+    r.high_kernels = count_tag(TAG_HIGH);
+    r.low_kernels = count_tag(TAG_LOW);
+    printf("  user %u's bursts exit %d (%d kernels), user %u's load exit %d (%d kernels, "
+           "suspended %llu times for the bursts); %d of %d runs of gpuprio top/metrics failed%s\n",
+           USER_A, r.high_status, r.high_kernels, USER_B, r.low_status, r.low_kernels,
+           r.low_suspended, r.tools_failed, 4 * tool_rounds, hung ? "; HUNG: killed" : "");
+    return r;
+}
+
+/* The victims ran to their end as without the attacker, scheduling together (the load yielded
+ * to the other user's bursts), and every tool run answered. */
+static void expect_unharmed(const struct pair *r)
+{
+    EXPECT(!hung);
+    EXPECT(r->high_status == 0 && r->low_status == 0);
+    EXPECT(r->high_kernels == 30 * 8 && r->low_kernels == 2000);
+    EXPECT(r->low_suspended > 0);
+    EXPECT(r->tools_failed == 0);
+}
+
+static void hostile_setup(void)
+{
+    tenants_setup();
+    stderr_to_file = true;
+    setenv("GPUPRIO_HW_PRIORITY", "off", 1);
+    static char copied[160];
+    snprintf(copied, sizeof copied, "%s/bin/gpuprio", dir);
+    copy_file(tool, copied, 0755);
+    tool = copied;
+    write_conf("");
+}
+
+/* Attack 1: FIFOs at the victims' board names, and at the attacker's own, made before anyone
+ * started: an open for reading blocked for ever (the victims in hipStreamCreate, or at exit; the
+ * tools at once). */
+static void hostile_fifo(void)
+{
+    hostile_setup();
+    plant("", "fifo", USER_A);
+    plant("", "fifo", USER_B);
+    plant("", "fifo", USER_C);
+    struct pair r = pair_under_attack(2);
+    expect_unharmed(&r);
+}
+
+struct flapper {
+    char path[300];
+    void *board; /* the attacker's board as it was, to write back */
+    size_t size;
+};
+
+/* Attack 2: the attacker's own board, truncated to nothing and written back, over and over, as
+ * the attacker (a board of its own, read by everyone through a mapping, killed the readers with
+ * SIGBUS). */
+static pid_t start_flapping(struct flapper *f)
+{
+    pid_t child = fork_as(USER_C);
+    if (child != 0)
+        return child;
+    int fd = open(f->path, O_RDWR);
+    if (fd < 0)
+        _exit(10);
+    /* Every slot a live queue of the flapper's (judged by its pid, with no liveness lock): each
+     * costs a reader a look in /proc, so a reader of the mapping is still at it when the file
+     * goes. */
+    struct gp_board_file *b = f->board;
+    unsigned live = 0;
+    while (live < GP_BOARD_SLOTS && GP_SLOT_STATE(b->slots[live].owner) != GP_SLOT_LIVE)
+        live++;
+    if (live == GP_BOARD_SLOTS)
+        _exit(13);
+    for (unsigned i = 0; i < GP_BOARD_SLOTS; i++) {
+        memcpy(&b->slots[i], &b->slots[live], sizeof b->slots[i]);
+        b->slots[i].owner = (uint64_t)getpid() << 32 | GP_SLOT_LIVE;
+        b->slots[i].liveness_lock = 0;
+    }
+    b->h.slot_limit = GP_BOARD_SLOTS;
+    for (;;) {
+        if (ftruncate(fd, 0) != 0)
+            _exit(11);
+        usleep(300);
+        if (pwrite(fd, f->board, f->size, 0) != (ssize_t)f->size)
+            _exit(12);
+        usleep(700);
+    }
+}
+
+/* The attacker's board as a process of its own made it (then killed: it would die of its own
+ * truncations too), with a queue that outranks the load on it, into f. */
+static void attackers_board(struct flapper *f)
+{
+    static const char *const hold[] = {"5", "hold", "1000", NULL};
+    spawn_uid = USER_C;
+    struct proc attacker = spawn_ready("high", NULL, hold);
+    spawn_uid = 0;
+    go(&attacker);
+    go(&attacker);
+    EXPECT(expect_line(&attacker, "launched") == 0);
+    f->size = sizeof(struct gp_board_file);
+    int fd = open_board_of(USER_C, f->path, sizeof f->path);
+    f->board = malloc(f->size);
+    EXPECT(fd >= 0 && f->board && pread(fd, f->board, f->size, 0) == (ssize_t)f->size);
+    if (fd >= 0)
+        close(fd);
+    kill(attacker.pid, SIGKILL);
+    finish(&attacker, NULL);
+}
+
+/* Mutator: the attacker keeps replacing its own board (as the attacker, which may: its file in
+ * the sticky directory) with a board, then the board truncated, extended, rewritten with
+ * garbage, a FIFO, a symbolic link to a victim's board, a directory and an empty file, over
+ * and over, each for half a millisecond. */
+static pid_t start_mutating(struct flapper *f, const char *victims)
+{
+    pid_t child = fork_as(USER_C);
+    if (child != 0)
+        return child;
+    struct gp_board_file *b = f->board;
+    for (unsigned i = 0; i < GP_BOARD_SLOTS; i++) { /* every queue active at critical */
+        b->slots[i].owner = (uint64_t)getpid() << 32 | GP_SLOT_LIVE;
+        b->slots[i].liveness_lock = 0;
+        b->slots[i].st.priority = GPUPRIO_PRIORITY_CRITICAL;
+        b->slots[i].st.active = 1;
+    }
+    b->h.slot_limit = GP_BOARD_SLOTS;
+    char garbage[4096];
+    memset(garbage, 0xa5, sizeof garbage);
+    for (unsigned round = 0;; round++) {
+        rmdir(f->path);
+        unlink(f->path);
+        int fd = open(f->path, O_RDWR | O_CREAT | O_EXCL, 0644);
+        if (fd < 0 || pwrite(fd, b, f->size, 0) != (ssize_t)f->size || fchmod(fd, 0644) != 0)
+            _exit(10);
+        usleep(500);
+        if (ftruncate(fd, 100) != 0)
+            _exit(11);
+        usleep(500);
+        if (ftruncate(fd, 2 * (off_t)f->size) != 0)
+            _exit(12);
+        usleep(500);
+        if (ftruncate(fd, (off_t)f->size) != 0 ||
+            pwrite(fd, garbage, sizeof garbage, (round % 4) * sizeof garbage) != sizeof garbage)
+            _exit(13);
+        usleep(500);
+        close(fd);
+        unlink(f->path);
+        if (mkfifo(f->path, 0644) != 0)
+            _exit(14);
+        usleep(500);
+        unlink(f->path);
+        if (symlink(victims, f->path) != 0)
+            _exit(15);
+        usleep(500);
+        unlink(f->path);
+        if (mkdir(f->path, 0755) != 0)
+            _exit(16);
+        usleep(500);
+        rmdir(f->path);
+        fd = open(f->path, O_WRONLY | O_CREAT | O_EXCL, 0644);
+        if (fd < 0)
+            _exit(17);
+        close(fd);
+        usleep(500);
+    }
+}
+
+/* The mutator next to two users' processes, capped at low (so that its forged critical queues,
+ * taken at its cap, hold nobody above low back): the high-priority bursts are never suspended,
+ * both run to their end scheduling together, and 40 runs of the tools all answer. */
+static void hostile_mutate(void)
+{
+    hostile_setup();
+    write_conf("cap.4243 = low\n");
+    struct flapper f;
+    attackers_board(&f);
+    char victims[300];
+    snprintf(victims, sizeof victims, "%s/gpuprio-%u-v%u-sim_%s_00", shared, USER_A,
+             GP_BOARD_VERSION, name);
+    pid_t mutating = start_mutating(&f, victims);
+    struct pair r = pair_under_attack(10);
+    kill(mutating, SIGKILL);
+    int status = 0;
+    reap(mutating, &status, 0);
+    EXPECT(WIFSIGNALED(status)); /* it mutated until killed */
+    free(f.board);
+    expect_unharmed(&r);
+    EXPECT(r.high_suspended == 0);
+}
+
+static void hostile_truncate(void)
+{
+    hostile_setup();
+    /* The attacker's board, made by a process of its own (then killed: it would die of its own
+     * truncations too), with a queue that outranks the load on it. */
+    static const char *const hold[] = {"5", "hold", "1000", NULL};
+    spawn_uid = USER_C;
+    struct proc attacker = spawn_ready("high", NULL, hold);
+    spawn_uid = 0;
+    go(&attacker);
+    go(&attacker);
+    EXPECT(expect_line(&attacker, "launched") == 0);
+    struct flapper f = {.size = sizeof(struct gp_board_file)};
+    int fd = open_board_of(USER_C, f.path, sizeof f.path);
+    f.board = malloc(f.size);
+    EXPECT(fd >= 0 && f.board && pread(fd, f.board, f.size, 0) == (ssize_t)f.size);
+    if (fd >= 0)
+        close(fd);
+    kill(attacker.pid, SIGKILL);
+    finish(&attacker, NULL);
+    pid_t flapping = start_flapping(&f);
+    struct pair r = pair_under_attack(10);
+    kill(flapping, SIGKILL);
+    int status = 0;
+    reap(flapping, &status, 0);
+    EXPECT(WIFSIGNALED(status)); /* it flapped until killed */
+    free(f.board);
+    expect_unharmed(&r);
+}
+
+/* Attack 3: the attacker's board copied under 40 names of other users that sort before the
+ * victims' (the readers took the first 32 in name order, whoever owned them): each is one
+ * warning naming the file and its owner, and ignored; the victims still schedule together. */
+static void hostile_flood(void)
+{
+    hostile_setup();
+    static const char *const hold[] = {"5", "hold", "1000", NULL};
+    spawn_uid = USER_C;
+    struct proc attacker = spawn_ready("low", NULL, hold);
+    spawn_uid = 0;
+    char own[300];
+    int fd = open_board_of(USER_C, own, sizeof own);
+    EXPECT(fd >= 0);
+    if (fd >= 0)
+        close(fd);
+    for (unsigned uid = 1000; uid < 1040; uid++) {
+        char path[300];
+        snprintf(path, sizeof path, "%s/gpuprio-%u-v%u-sim_%s_00", shared, uid, GP_BOARD_VERSION,
+                 name);
+        copy_file(own, path, 0644);
+        EXPECT(chown(path, USER_C, USER_C) == 0);
+    }
+    struct pair r = pair_under_attack(1);
+    go(&attacker);
+    go(&attacker);
+    finish(&attacker, NULL);
+    expect_unharmed(&r);
+    /* Every process that reads the others' boards says it, once. */
+    char says[200];
+    snprintf(says, sizeof says,
+             "gpuprio-1000-v%u-sim_%s_00 is named as user 1000's board but "
+             "belongs to user %u: it is ignored",
+             GP_BOARD_VERSION, name, USER_C);
+    int n = 0, most = 0;
+    for (int i = 0; i < n_watched; i++) {
+        char path[128], line[512];
+        snprintf(path, sizeof path, "%s/%d.err", dir, (int)watched[i]);
+        FILE *e = fopen(path, "r");
+        int here = 0;
+        while (e && fgets(line, sizeof line, e))
+            here += strstr(line, says) != NULL;
+        if (e)
+            fclose(e);
+        n += here;
+        most = here > most ? here : most;
+    }
+    printf("  the warning about one forged board was said by %d processes, at most %d times by "
+           "one\n",
+           n, most);
+    EXPECT(n >= 1 && most == 1);
+}
+
+/* Attack 4: the name user A's board will have, taken by the attacker before A starts (a file
+ * A cannot remove from the sticky directory): A still schedules with B, and says whose the
+ * file is and what the administrator should do. */
+static void hostile_squat(void)
+{
+    hostile_setup();
+    plant("", "empty", USER_A);
+    struct pair r = pair_under_attack(1);
+    expect_unharmed(&r);
+    char says[300];
+    snprintf(says, sizeof says,
+             "gpuprio-%u-v%u-sim_%s_00, this user's board for device 0, is a "
+             "file of user %u, who made it first",
+             USER_A, GP_BOARD_VERSION, name, USER_C);
+    bool said = false;
+    for (int i = 0; i < n_watched && !said; i++) {
+        struct proc p = {watched[i], NULL, -1};
+        said = stderr_of(&p, says) && stderr_of(&p, "the administrator should remove");
+    }
+    EXPECT(said);
+}
+
+/* Attack 5: a shared directory that admitted users cannot list (root's, sticky, mode 1733):
+ * scheduling across users was off without a word. The file is refused, with one message naming
+ * the file, the line and the mode. */
+static void hostile_unlisted(void)
+{
+    hostile_setup();
+    EXPECT(chmod(shared, 01733) == 0);
+    static const char *const few[] = {"1", "saturate", "5", "100", NULL};
+    hang_bound(60);
+    spawn_uid = USER_A;
+    struct proc p = spawn_ready("high", NULL, few);
+    spawn_uid = 0;
+    go(&p);
+    EXPECT(finish(&p, NULL) == 0);
+    alarm(0);
+    char says[300];
+    snprintf(says, sizeof says, "line 2: the board directory %s has mode 1733", shared);
+    EXPECT(stderr_of(&p, says));
+    EXPECT(stderr_of(&p, "the file is not used"));
+    /* A process that uses no GPU (true, sh, timeout in a script) says nothing of it: the
+     * worker without arguments, which says its usage and ends before any runtime call (a
+     * program of the system would need the sanitizers' runtimes preloaded in their builds). */
+    pid_t child = fork_as(0);
+    if (child == 0) {
+        char err[128];
+        snprintf(err, sizeof err, "%s/%d.err", dir, (int)getpid()); /* as stderr_of reads */
+        int fd = open(err, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        if (fd < 0 || dup2(fd, 2) < 0 || setgroups(0, NULL) != 0 || setgid(USER_A) != 0 ||
+            setuid(USER_A) != 0)
+            _exit(120);
+        setenv("LD_PRELOAD", shim, 1);
+        execl(worker, worker, (char *)NULL);
+        _exit(127);
+    }
+    int status = -1;
+    reap(child, &status, 0);
+    EXPECT(WIFEXITED(status) && WEXITSTATUS(status) == 2);
+    struct proc nogpu = {child, NULL, -1};
+    EXPECT(stderr_of(&nogpu, "usage"));
+    EXPECT(!stderr_of(&nogpu, "configuration file"));
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 4) {
@@ -1796,6 +2331,11 @@ int main(int argc, char **argv)
     }
     worker = argv[2];
     shim = argv[3];
+    tool = getenv("GPUPRIO_TOOL");
+    if (!strncmp(argv[1], "tenant-hostile", 14) && !tool) {
+        fprintf(stderr, "%s needs GPUPRIO_TOOL (the gpuprio command)\n", argv[1]);
+        return 2;
+    }
     snprintf(dir, sizeof dir, "/tmp/gpuprio-board-test-XXXXXX");
     if (!mkdtemp(dir)) {
         perror("mkdtemp");
@@ -1889,6 +2429,18 @@ int main(int argc, char **argv)
         watchdog_next_to(true, false);
     else if (!strcmp(t, "tenant-held"))
         tenant_held();
+    else if (!strcmp(t, "tenant-hostile_fifo"))
+        hostile_fifo();
+    else if (!strcmp(t, "tenant-hostile_truncate"))
+        hostile_truncate();
+    else if (!strcmp(t, "tenant-hostile_flood"))
+        hostile_flood();
+    else if (!strcmp(t, "tenant-hostile_squat"))
+        hostile_squat();
+    else if (!strcmp(t, "tenant-hostile_unlisted"))
+        hostile_unlisted();
+    else if (!strcmp(t, "tenant-hostile_mutate"))
+        hostile_mutate();
     else
         failures++, fprintf(stderr, "unknown subtest %s\n", t);
 

@@ -1,8 +1,10 @@
 #!/bin/sh
 # refused.sh WORKER SHIM: a board that is not right (another version, the wrong size, garbage,
-# open to others, another owner, a symbolic link planted at its path) is refused with exactly
-# one warning naming it, and the program runs on as without a board: same output, exit 0. A
-# good board is removed by the last process to leave it (and a refused one is left alone).
+# open to others, a FIFO, a symbolic link planted at its path) is refused with exactly one
+# warning naming it, and the program runs on as without a board: same output, exit 0. A file of
+# another owner at its path is one warning too, saying whose it is: the process uses a board under
+# an alternate name instead, which it removes as the last to leave. A good board is removed by
+# the last process to leave it (and a refused one is left alone).
 set -u
 worker=$1 shim=$2
 dir=$(mktemp -d /tmp/gpuprio-refused-XXXXXX)
@@ -56,7 +58,14 @@ run "open to other users" 1
 if [ "$(id -u)" = 0 ]; then
     fresh; chown 65534:65534 "$board"
     run "another owner" 1
+    grep -q "is a file of user 65534, who made it first" "$dir/err" ||
+        { echo "FAIL: the warning does not say whose the file is"; failures=$((failures + 1)); }
+    for left in "$board"+*; do
+        [ -e "$left" ] && { echo "FAIL: $left left behind"; failures=$((failures + 1)); }
+    done
 fi
+rm -f "$board"; mkfifo "$board"
+run "a FIFO" 1
 rm -f "$board"; cp "$dir/good" "$dir/elsewhere"; ln -s "$dir/elsewhere" "$board"
 run "a symbolic link" 1
 [ -L "$board" ] || { echo "FAIL: the symbolic link was replaced"; failures=$((failures + 1)); }
