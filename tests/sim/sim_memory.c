@@ -319,7 +319,7 @@ hipError_t hipMemcpyAsync_spt(void *dst, const void *src, size_t sizeBytes, hipM
     return sim_ret(copy(dst, src, sizeBytes, stream, true, false));
 }
 
-hipError_t hipMemcpyHtoD(hipDeviceptr_t dst, void *src, size_t sizeBytes)
+hipError_t hipMemcpyHtoD(hipDeviceptr_t dst, GP_HIP_HTOD_CONST void *src, size_t sizeBytes)
 {
     return sim_ret(copy(dst, src, sizeBytes, NULL, false, true));
 }
@@ -334,7 +334,8 @@ hipError_t hipMemcpyDtoD(hipDeviceptr_t dst, hipDeviceptr_t src, size_t sizeByte
     return sim_ret(copy(dst, src, sizeBytes, NULL, false, true));
 }
 
-hipError_t hipMemcpyHtoDAsync(hipDeviceptr_t dst, void *src, size_t sizeBytes, hipStream_t stream)
+hipError_t hipMemcpyHtoDAsync(hipDeviceptr_t dst, GP_HIP_HTOD_CONST void *src, size_t sizeBytes,
+                              hipStream_t stream)
 {
     return sim_ret(copy(dst, src, sizeBytes, stream, false, false));
 }

@@ -1,11 +1,17 @@
 /*
- * hip_compat.h - the HIP API as ROCm 6/7 exports it, on top of Debian's ROCm 5.2.3 headers.
+ * hip_compat.h - the HIP API as ROCm 6/7 exports it, on top of whichever HIP headers are in use.
  *
- * gpuprio is built and tested against Debian's libamdhip64-dev (ROCm 5.2.3) because it installs
- * without a GPU. The runtime it must interpose on in the field is ROCm 6 or 7, which exports a
- * few entry points the 5.2.3 headers do not declare. They are declared here, with the prototypes
- * of the upstream headers, so that the simulator, the conformance programs and the shim agree on
- * them. `hip_ext.h` is C++-only in 5.2.3, so its launch entry points are declared here too.
+ * gpuprio builds against the HIP headers it finds (Debian 12's ROCm 5.2.3, sid's 6.4.3,
+ * experimental's 7.2.4, or AMD's packages; docs/testing.md), and the runtime it interposes on in
+ * the field may be newer than those headers. What the headers in use lack is declared here, with
+ * the prototypes of the upstream headers, so that the simulator, the conformance programs and the
+ * shim agree on it. `hip_ext.h` is C++-only, so its launch entry points are declared here too.
+ *
+ * Each block is guarded by the headers' own version (hip/hip_version.h, GP_HIP_AT_LEAST): it is
+ * left out from the HIP version whose headers declare it, taken as the version node of its
+ * function (versions/hip-version-nodes.tsv) or, where the headers came earlier, the oldest tested
+ * headers that have it. Checked against 5.2.3, 6.4.3 and 7.2.4; headers in between are untested.
+ * Names that no tested headers declare are declared unguarded.
  */
 #ifndef GPUPRIO_HIP_COMPAT_H
 #define GPUPRIO_HIP_COMPAT_H
@@ -14,9 +20,24 @@
 #define __HIP_PLATFORM_AMD__ 1
 #endif
 #include <hip/hip_runtime_api.h>
+#include <hip/hip_version.h>
+
+/* Whether the HIP headers in use are version major.minor or newer. */
+#define GP_HIP_AT_LEAST(major, minor)                                                              \
+    (HIP_VERSION_MAJOR > (major) || (HIP_VERSION_MAJOR == (major) && HIP_VERSION_MINOR >= (minor)))
 
 #ifdef __cplusplus
 extern "C" {
+#endif
+
+/*
+ * Prototypes that changed between versions, as the headers in use declare them. From 7.0 the
+ * host source of hipMemcpyHtoD and hipMemcpyHtoDAsync is `const void *` (`void *` before).
+ */
+#if GP_HIP_AT_LEAST(7, 0)
+#define GP_HIP_HTOD_CONST const
+#else
+#define GP_HIP_HTOD_CONST
 #endif
 
 /* The legacy null stream by name, usable even where 0 means the per-thread stream (_spt). */
@@ -24,10 +45,22 @@ extern "C" {
 #define hipStreamLegacy ((hipStream_t)1)
 #endif
 
-/* hipGetProcAddress (hip_6.1) and hipGetDriverEntryPoint (hip_7.1). */
+/*
+ * hipGetProcAddress's flags (upstream's values): no tested headers define them (7.2.4 names the
+ * same values hipEnable*, for hipGetDriverEntryPoint).
+ */
+#ifndef HIP_GET_PROC_ADDRESS_DEFAULT
 #define HIP_GET_PROC_ADDRESS_DEFAULT 0x0
+#endif
+#ifndef HIP_GET_PROC_ADDRESS_LEGACY_STREAM
 #define HIP_GET_PROC_ADDRESS_LEGACY_STREAM 0x1
+#endif
+#ifndef HIP_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM
 #define HIP_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM 0x2
+#endif
+
+/* hipGetProcAddress (hip_6.1). */
+#if !GP_HIP_AT_LEAST(6, 1)
 typedef enum hipDriverProcAddressQueryResult {
     HIP_GET_PROC_ADDRESS_SUCCESS = 0,
     HIP_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND = 1,
@@ -35,16 +68,22 @@ typedef enum hipDriverProcAddressQueryResult {
 } hipDriverProcAddressQueryResult;
 hipError_t hipGetProcAddress(const char *symbol, void **pfn, int hipVersion, uint64_t flags,
                              hipDriverProcAddressQueryResult *symbolStatus);
+#endif
 
 /* hipExtGetLastError (hip_6.0): the error of the thread's last call, even a success. */
+#if !GP_HIP_AT_LEAST(6, 0)
 hipError_t hipExtGetLastError(void);
+#endif
 
 /* hipEventRecordWithFlags (hip_6.4). */
+#if !GP_HIP_AT_LEAST(6, 4)
 #define hipEventRecordDefault 0x0
 #define hipEventRecordExternal 0x1
 hipError_t hipEventRecordWithFlags(hipEvent_t event, hipStream_t stream, unsigned int flags);
+#endif
 
-/* hipLaunchKernelExC (hip_6.5). */
+/* hipLaunchKernelExC (hip_6.5); the attribute's layout is upstream's (an id, a 64-byte union). */
+#if !GP_HIP_AT_LEAST(6, 5)
 typedef struct hipLaunchAttribute {
     int id;
     char pad[4];
@@ -59,6 +98,7 @@ typedef struct hipLaunchConfig_t {
     unsigned int numAttrs;
 } hipLaunchConfig_t;
 hipError_t hipLaunchKernelExC(const hipLaunchConfig_t *config, const void *fPtr, void **args);
+#endif
 
 /* hip_ext.h launch entry points. The C name is hip_4.2 upstream; 5.2.3 has only the C++ one. */
 hipError_t hipExtModuleLaunchKernel(hipFunction_t f, uint32_t globalWorkSizeX,
@@ -80,7 +120,8 @@ hipError_t hipExtModuleLaunchKernel(hipFunction_t f, uint32_t globalWorkSizeX,
 #define HIP_LAUNCH_KERNEL_GGL_IMPL_CXX                                                             \
     "_ZN8hip_impl22hipLaunchKernelGGLImplEmRK4dim3S2_jP12ihipStream_tPPv"
 
-/* Per-thread-default-stream forms the 5.2.3 headers lack. */
+/* Per-thread-default-stream forms (hip_5.2, hip_5.3) the 5.2.3 headers lack. */
+#if !GP_HIP_AT_LEAST(5, 3)
 hipError_t hipEventRecord_spt(hipEvent_t event, hipStream_t stream);
 hipError_t hipMemsetAsync_spt(void *dst, int value, size_t sizeBytes, hipStream_t stream);
 hipError_t hipLaunchHostFunc_spt(hipStream_t stream, hipHostFn_t fn, void *userData);
@@ -95,9 +136,12 @@ hipError_t hipStreamGetCaptureInfo_spt(hipStream_t stream, hipStreamCaptureStatu
 
 /* hipGraphUpload (hip_5.3). */
 hipError_t hipGraphUpload(hipGraphExec_t graphExec, hipStream_t stream);
+#endif
 
-/* hipStreamGetDevice is exported since hip_4.2 but first declared in later headers. */
+/* hipStreamGetDevice is exported since hip_4.2 but first declared by the 6.x headers. */
+#if !GP_HIP_AT_LEAST(6, 0)
 hipError_t hipStreamGetDevice(hipStream_t stream, hipDevice_t *device);
+#endif
 
 #ifdef __cplusplus
 }

@@ -16,6 +16,7 @@
 #include "hip_marker.h"
 
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdlib.h>
 
 #include "hip_bind.h"

@@ -1,6 +1,6 @@
 /*
- * hip_compat_shim.h - the rest of the HIP API that the shim intercepts and that Debian's ROCm 5.2.3
- * headers do not declare, on top of hal/hip/hip_compat.h.
+ * hip_compat_shim.h - the rest of the HIP API that the shim intercepts and that the HIP headers in
+ * use may not declare, on top of hal/hip/hip_compat.h.
  *
  * hip_api.def lists every entry point the shim wraps; some of them are newer than 5.2.3 (hip_5.3
  * up to hip_7.2 in versions/hip-version-nodes.tsv). Their prototypes and the types those
@@ -12,8 +12,10 @@
  * are kept as upstream so that a wrapper reading a field (a launch config's stream) reads the
  * right bytes.
  *
- * Like hip_compat.h, this header is for the 5.2.3 headers only: a newer HIP declares all of
- * this itself.
+ * Like hip_compat.h, each block is guarded by the version of the headers in use
+ * (GP_HIP_AT_LEAST): it is left out from the HIP version whose headers declare it (the version
+ * node of its function, or the oldest tested headers that have it). hipGetProcAddress_spt and
+ * hipMemPrefetchBatchAsync are exported by 7.2 but declared by none of the tested headers.
  */
 #ifndef GPUPRIO_HIP_COMPAT_SHIM_H
 #define GPUPRIO_HIP_COMPAT_SHIM_H
@@ -27,6 +29,7 @@ extern "C" {
 /* ---- Types ------------------------------------------------------------------------------- */
 
 /* hipGetDriverEntryPoint (hip_7.1). */
+#if !GP_HIP_AT_LEAST(7, 1)
 typedef enum hipDriverEntryPointQueryResult {
     hipDriverEntryPointSuccess = 0,
     hipDriverEntryPointSymbolNotFound = 1,
@@ -35,8 +38,10 @@ typedef enum hipDriverEntryPointQueryResult {
 #define hipEnableDefault 0x0
 #define hipEnableLegacyStream 0x1
 #define hipEnablePerThreadDefaultStream 0x2
+#endif
 
 /* hipStreamBatchMemOp (hip_6.4). */
+#if !GP_HIP_AT_LEAST(6, 4)
 typedef enum hipStreamBatchMemOpType {
     hipStreamMemOpWaitValue32 = 0x1,
     hipStreamMemOpWriteValue32 = 0x2,
@@ -77,21 +82,26 @@ typedef union hipStreamBatchMemOpParams_union {
     } memoryBarrier;
     uint64_t pad[6];
 } hipStreamBatchMemOpParams;
+#endif
 
 /* hipStreamBeginCaptureToGraph (hip_6.1). */
+#if !GP_HIP_AT_LEAST(6, 1)
 typedef struct hipGraphEdgeData {
     unsigned char from_port;
     unsigned char reserved[5];
     unsigned char to_port;
     unsigned char type;
 } hipGraphEdgeData;
+#endif
 
 /*
  * Stream attributes (hipStreamGetAttribute/SetAttribute, hip_7.1): upstream's hipStreamAttrID and
  * hipStreamAttrValue are macros for the launch-attribute enum and union. The 5.2.3
  * hipKernelNodeAttrID/hipKernelNodeAttrValue are left alone (upstream later made them macros for
  * the same types). hip_compat.h's hipLaunchAttribute keeps its byte-compatible layout.
+ * The launch-attribute enum and union are in the 6.4.3 headers, the rest from 7.1 on.
  */
+#if !GP_HIP_AT_LEAST(7, 1)
 typedef enum hipSynchronizationPolicy {
     hipSyncPolicyAuto = 1,
     hipSyncPolicySpin = 2,
@@ -106,6 +116,8 @@ typedef enum hipLaunchMemSyncDomain {
     hipLaunchMemSyncDomainDefault = 0,
     hipLaunchMemSyncDomainRemote = 1
 } hipLaunchMemSyncDomain;
+#endif
+#if !GP_HIP_AT_LEAST(6, 4)
 typedef enum hipClusterSchedulingPolicy {
     hipClusterSchedulingPolicyDefault = 0,
     hipClusterSchedulingPolicySpread = 1,
@@ -141,6 +153,8 @@ typedef union hipLaunchAttributeValue {
     hipClusterSchedulingPolicy clusterSchedulingPolicyPreference;
     const struct hipExtDynDataPrefetchConfig *dynDataPrefetch;
 } hipLaunchAttributeValue;
+#endif
+#if !GP_HIP_AT_LEAST(7, 1)
 #define hipStreamAttrID hipLaunchAttributeID
 #define hipStreamAttrValue hipLaunchAttributeValue
 #define hipStreamAttributeAccessPolicyWindow hipLaunchAttributeAccessPolicyWindow
@@ -148,8 +162,10 @@ typedef union hipLaunchAttributeValue {
 #define hipStreamAttributeMemSyncDomainMap hipLaunchAttributeMemSyncDomainMap
 #define hipStreamAttributeMemSyncDomain hipLaunchAttributeMemSyncDomain
 #define hipStreamAttributePriority hipLaunchAttributePriority
+#endif
 
 /* hipDrvLaunchKernelEx (hip_6.5). hipLaunchAttribute comes from hip_compat.h. */
+#if !GP_HIP_AT_LEAST(6, 5)
 typedef struct HIP_LAUNCH_CONFIG_st {
     unsigned int gridDimX;
     unsigned int gridDimY;
@@ -162,8 +178,10 @@ typedef struct HIP_LAUNCH_CONFIG_st {
     hipLaunchAttribute *attrs;
     unsigned int numAttrs;
 } HIP_LAUNCH_CONFIG;
+#endif
 
 /* hipModuleLaunchCooperativeKernelMultiDevice (hip_5.5). */
+#if !GP_HIP_AT_LEAST(5, 5)
 typedef struct hipFunctionLaunchParams_t {
     hipFunction_t function;
     unsigned int gridDimX;
@@ -176,8 +194,10 @@ typedef struct hipFunctionLaunchParams_t {
     hipStream_t hStream;
     void **kernelParams;
 } hipFunctionLaunchParams;
+#endif
 
 /* hipMemcpyBatchAsync, hipMemcpy3DBatchAsync (hip_7.1). */
+#if !GP_HIP_AT_LEAST(7, 1)
 typedef enum hipMemcpySrcAccessOrder {
     hipMemcpySrcAccessOrderInvalid = 0x0,
     hipMemcpySrcAccessOrderStream = 0x1,
@@ -236,12 +256,14 @@ typedef struct hipMemcpy3DPeerParms {
     int dstDevice;
     hipExtent extent;
 } hipMemcpy3DPeerParms;
+#endif
 
 /*
  * hipGraphInstantiateWithParams (hip_6.1). The 5.2.3 hipGraphInstantiateFlags has only
  * hipGraphInstantiateFlagAutoFreeOnLaunch; an enum cannot be extended, so the newer flags are
  * constants of an enum of their own, with upstream's values.
  */
+#if !GP_HIP_AT_LEAST(6, 1)
 enum {
     hipGraphInstantiateFlagUpload = 2,
     hipGraphInstantiateFlagDeviceLaunch = 4,
@@ -260,45 +282,59 @@ typedef struct hipGraphInstantiateParams {
     hipGraphInstantiateResult result_out;
     hipStream_t uploadStream;
 } hipGraphInstantiateParams;
+#endif
 
 /* ---- Prototypes -------------------------------------------------------------------------- */
 
-/* Function-pointer lookup (hip_7.1, hip_7.2). */
+/* Function-pointer lookup (hip_7.2, declared by no tested headers; hip_7.1). */
 hipError_t hipGetProcAddress_spt(const char *symbol, void **pfn, int hipVersion, uint64_t flags,
                                  hipDriverProcAddressQueryResult *symbolStatus);
+#if !GP_HIP_AT_LEAST(7, 1)
 hipError_t hipGetDriverEntryPoint(const char *symbol, void **funcPtr, unsigned long long flags,
                                   hipDriverEntryPointQueryResult *driverStatus);
 hipError_t hipGetDriverEntryPoint_spt(const char *symbol, void **funcPtr, unsigned long long flags,
                                       hipDriverEntryPointQueryResult *status);
+#endif
 
 /* Stream properties (hip_7.1, hip_7.2). */
+#if !GP_HIP_AT_LEAST(7, 1)
 hipError_t hipStreamGetId(hipStream_t stream, unsigned long long *streamId);
 hipError_t hipStreamSetAttribute(hipStream_t stream, hipStreamAttrID attr,
                                  const hipStreamAttrValue *value);
 hipError_t hipStreamGetAttribute(hipStream_t stream, hipStreamAttrID attr,
                                  hipStreamAttrValue *value_out);
 hipError_t hipStreamCopyAttributes(hipStream_t dst, hipStream_t src);
+#endif
 
 /* Stream memory operations (hip_6.4). */
+#if !GP_HIP_AT_LEAST(6, 4)
 hipError_t hipStreamBatchMemOp(hipStream_t stream, unsigned int count,
                                hipStreamBatchMemOpParams *paramArray, unsigned int flags);
+#endif
 
 /* Capture (hip_6.1, hip_5.3). */
+#if !GP_HIP_AT_LEAST(6, 1)
 hipError_t hipStreamBeginCaptureToGraph(hipStream_t stream, hipGraph_t graph,
                                         const hipGraphNode_t *dependencies,
                                         const hipGraphEdgeData *dependencyData,
                                         size_t numDependencies, hipStreamCaptureMode mode);
+#endif
+#if !GP_HIP_AT_LEAST(5, 3)
 hipError_t hipStreamGetCaptureInfo_v2_spt(hipStream_t stream,
                                           hipStreamCaptureStatus *captureStatus_out,
                                           unsigned long long *id_out, hipGraph_t *graph_out,
                                           const hipGraphNode_t **dependencies_out,
                                           size_t *numDependencies_out);
+#endif
 
 /* Graph instantiation that may upload on a stream (hip_6.1). */
+#if !GP_HIP_AT_LEAST(6, 1)
 hipError_t hipGraphInstantiateWithParams(hipGraphExec_t *pGraphExec, hipGraph_t graph,
                                          hipGraphInstantiateParams *instantiateParams);
+#endif
 
 /* Launches (hip_5.5, hip_6.5). */
+#if !GP_HIP_AT_LEAST(5, 5)
 hipError_t hipModuleLaunchCooperativeKernel(hipFunction_t f, unsigned int gridDimX,
                                             unsigned int gridDimY, unsigned int gridDimZ,
                                             unsigned int blockDimX, unsigned int blockDimY,
@@ -306,18 +342,24 @@ hipError_t hipModuleLaunchCooperativeKernel(hipFunction_t f, unsigned int gridDi
                                             hipStream_t stream, void **kernelParams);
 hipError_t hipModuleLaunchCooperativeKernelMultiDevice(hipFunctionLaunchParams *launchParamsList,
                                                        unsigned int numDevices, unsigned int flags);
+#endif
+#if !GP_HIP_AT_LEAST(6, 5)
 hipError_t hipDrvLaunchKernelEx(const HIP_LAUNCH_CONFIG *config, hipFunction_t f, void **params,
                                 void **extra);
+#endif
 
-/* Prefetch (hip_7.1, hip_7.2). */
+/* Prefetch (hip_7.1; hip_7.2, declared by no tested headers). */
+#if !GP_HIP_AT_LEAST(7, 1)
 hipError_t hipMemPrefetchAsync_v2(const void *dev_ptr, size_t count, hipMemLocation location,
                                   unsigned int flags, hipStream_t stream);
+#endif
 hipError_t hipMemPrefetchBatchAsync(void **dev_ptrs, size_t *sizes, size_t count,
                                     hipMemLocation *prefetch_locs, size_t *prefetch_loc_idxs,
                                     size_t num_prefetch_locs, unsigned long long flags,
                                     hipStream_t stream);
 
 /* Copies (hip_6.2, hip_7.1). */
+#if !GP_HIP_AT_LEAST(6, 2)
 hipError_t hipMemcpyAtoD(hipDeviceptr_t dstDevice, hipArray_t srcArray, size_t srcOffset,
                          size_t ByteCount);
 hipError_t hipMemcpyDtoA(hipArray_t dstArray, size_t dstOffset, hipDeviceptr_t srcDevice,
@@ -331,6 +373,8 @@ hipError_t hipMemcpyHtoAAsync(hipArray_t dstArray, size_t dstOffset, const void 
 hipError_t hipMemcpy2DArrayToArray(hipArray_t dst, size_t wOffsetDst, size_t hOffsetDst,
                                    hipArray_const_t src, size_t wOffsetSrc, size_t hOffsetSrc,
                                    size_t width, size_t height, hipMemcpyKind kind);
+#endif
+#if !GP_HIP_AT_LEAST(7, 1)
 hipError_t hipMemcpyBatchAsync(void **dsts, void **srcs, size_t *sizes, size_t count,
                                hipMemcpyAttributes *attrs, size_t *attrsIdxs, size_t numAttrs,
                                size_t *failIdx, hipStream_t stream);
@@ -338,8 +382,10 @@ hipError_t hipMemcpy3DBatchAsync(size_t numOps, struct hipMemcpy3DBatchOp *opLis
                                  unsigned long long flags, hipStream_t stream);
 hipError_t hipMemcpy3DPeer(hipMemcpy3DPeerParms *p);
 hipError_t hipMemcpy3DPeerAsync(hipMemcpy3DPeerParms *p, hipStream_t stream);
+#endif
 
 /* 2D memsets (hip_7.1). */
+#if !GP_HIP_AT_LEAST(7, 1)
 hipError_t hipMemsetD2D8(hipDeviceptr_t dst, size_t dstPitch, unsigned char value, size_t width,
                          size_t height);
 hipError_t hipMemsetD2D8Async(hipDeviceptr_t dst, size_t dstPitch, unsigned char value,
@@ -352,8 +398,10 @@ hipError_t hipMemsetD2D32(hipDeviceptr_t dst, size_t dstPitch, unsigned int valu
                           size_t height);
 hipError_t hipMemsetD2D32Async(hipDeviceptr_t dst, size_t dstPitch, unsigned int value,
                                size_t width, size_t height, hipStream_t stream);
+#endif
 
 /* Per-thread-default-stream forms (hip_5.3) that neither 5.2.3 nor hip_compat.h declares. */
+#if !GP_HIP_AT_LEAST(5, 3)
 hipError_t hipMemcpyFromArray_spt(void *dst, hipArray_const_t src, size_t wOffsetSrc,
                                   size_t hOffset, size_t count, hipMemcpyKind kind);
 hipError_t hipMemcpy2DAsync_spt(void *dst, size_t dpitch, const void *src, size_t spitch,
@@ -374,6 +422,7 @@ hipError_t hipMemset2DAsync_spt(void *dst, size_t pitch, int value, size_t width
                                 hipStream_t stream);
 hipError_t hipMemset3DAsync_spt(hipPitchedPtr pitchedDevPtr, int value, hipExtent extent,
                                 hipStream_t stream);
+#endif
 
 #ifdef __cplusplus
 }

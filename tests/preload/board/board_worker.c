@@ -43,6 +43,7 @@
  */
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <time.h>

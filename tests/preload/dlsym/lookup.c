@@ -8,6 +8,7 @@
  *   lookup SCOPE_CALLER_LIB    (under LD_PRELOAD of libgpuprio-hip.so over the simulator)
  */
 #include <dlfcn.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>

@@ -16,6 +16,7 @@
  * call). Prints OK or the failed checks; exits 1 on failure.
  */
 #include <pthread.h>
+#include <stdbool.h>
 #include <string.h>
 
 #include "../sched/sched_test.h"

@@ -20,6 +20,7 @@
  *                              expected to break the bound, which shows that the check can fail
  */
 #include <pthread.h>
+#include <stdbool.h>
 #include <string.h>
 #include <time.h>
 

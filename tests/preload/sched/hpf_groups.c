@@ -23,6 +23,7 @@
  *                              prefers the more urgent queues, keeps the bound by itself
  */
 #include <pthread.h>
+#include <stdbool.h>
 #include <string.h>
 #include <time.h>
 
