@@ -147,10 +147,9 @@ in_root() {
 }
 
 status=0
-# test_root NAME SUITES INCLUDE SONAME
+# test_root NAME SONAME
 test_root() {
-    name=$1 soname=$4
-    make_root "$1" "$2" "$3"
+    name=$1 soname=$2 t0=$(date +%s)
     root=$work/$name
     lib=$root/usr/lib/x86_64-linux-gnu/$soname
     [ -f "$lib" ] || die "FAIL: the $name root has no $soname"
@@ -163,6 +162,7 @@ test_root() {
     say "==== $name: $soname ($(readlink -f "$lib" | sed 's/.*\.so\.//'))"
     in_root "$root" sh /src/gpuprio/tests/rocm/in-root.sh /src/gpuprio \
         /src/host/libgpuprio-hip.so /build "$jobs" || status=1
+    say "$name: $(($(date +%s) - t0))s in the root"
     if sh tests/check-exports.sh "$lib" versions/hip-version-nodes.tsv >"$tmp/exports" 2>&1; then
         echo "ok: check-exports on the real $soname: $(tail -n 1 "$tmp/exports")"
     else
@@ -171,10 +171,20 @@ test_root() {
         status=1
     fi
 }
-test_root hip-6.4 "sid" "$common,libamdhip64-dev" libamdhip64.so.6
+# Both roots at once: making one is mostly waiting on the archive and on dpkg.
+t0=$(date +%s)
+make_root hip-6.4 "sid" "$common,libamdhip64-dev" &
+pid64=$!
 # shellcheck disable=SC2086 # one package a word
-test_root hip-7.2 "sid experimental" "$common,$(printf '%s/experimental,' $rocm7 | sed 's/,$//')" \
-    libamdhip64.so.7
+make_root hip-7.2 "sid experimental" "$common,$(printf '%s/experimental,' $rocm7 | sed 's/,$//')" &
+pid72=$!
+made=0
+wait $pid64 || made=1
+wait $pid72 || made=1
+[ $made = 0 ] || die "FAIL: the roots could not be made"
+say "roots ready in $(($(date +%s) - t0))s"
+test_root hip-6.4 libamdhip64.so.6
+test_root hip-7.2 libamdhip64.so.7
 
 elapsed=$(($(date +%s) - start))
 if [ $status = 0 ]; then

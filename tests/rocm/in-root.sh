@@ -34,6 +34,7 @@ headers=$(awk '/#define HIP_VERSION_(MAJOR|MINOR|PATCH)/ {v = v (v == "" ? "" : 
 echo "runtime: $lib ($soname), headers: HIP $headers"
 
 # 1. The project, built and tested here.
+t0=$(date +%s)
 build=$work/gpuprio
 if ! CC=gcc cmake -S "$src" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo >"$work/configure.log" 2>&1; then
     tail -n 20 "$work/configure.log"
@@ -43,7 +44,8 @@ elif ! cmake --build "$build" -j "$jobs" >"$work/build.log" 2>&1; then
     fail "build with gcc -Werror against the HIP $headers headers"
 else
     grep -E 'real-runtime|debian_runtime' "$work/configure.log"
-    ok "build with gcc -Werror against the HIP $headers headers"
+    ok "build with gcc -Werror against the HIP $headers headers ($(($(date +%s) - t0))s)"
+    t0=$(date +%s)
     if ctest --test-dir "$build" -N -R '^shim\.debian_runtime_identical$' | grep -q 'Total Tests: 1'; then
         ok "the real-runtime test is configured"
     else
@@ -54,13 +56,13 @@ else
     ctest_status=$?
     grep -E '^[0-9]+% tests passed|^Total Test time' "$work/ctest.log"
     # Each skipped test with its reason (the last line it printed).
-    sed -n 's/^ *[0-9]* - \(.*\) (Skipped)$/\1/p' "$work/ctest.log" | while read -r t; do
+    sed -n 's/^[[:space:]]*[0-9]* - \(.*\) (Skipped)$/\1/p' "$work/ctest.log" | while read -r t; do
         reason=$(awk -v t="$t" '$0 ~ "Test: " t "$" {on = 1} on && /^<end of output>/ {print last; exit}
                                on {last = $0}' "$build/Testing/Temporary/LastTest.log")
         echo "skipped: $t: $reason"
     done
     if [ $ctest_status = 0 ]; then
-        ok "ctest"
+        ok "ctest ($(($(date +%s) - t0))s)"
     else
         sed -n '/The following tests FAILED/,$p' "$work/ctest.log"
         grep -B2 -A30 -E '\*\*\*(Failed|Timeout|Exception)' "$work/ctest.log" | head -n 200
@@ -69,6 +71,7 @@ else
 fi
 
 # 2. The Debian 12 library preloaded into programs built here.
+t0=$(date +%s)
 cflags="-std=c11 -Wall -Wextra -Werror -O1 -g"
 wheel=$work/rocm/wheel/torch/lib
 mkdir -p "$wheel"
@@ -153,4 +156,5 @@ check_bindings() { # NAME OBJECT PROGRAM ARGS...
 }
 check_bindings real_hip "$work/rocm/real_hip" "$work/rocm/real_hip" return
 check_bindings wheel "$wheel/libframework.so" "$work/rocm/wheel_main" "$wheel/libframework.so" return
+echo "preload checks: $(($(date +%s) - t0))s"
 [ $fails = 0 ]
