@@ -4,7 +4,10 @@
  * Kernels and host functions append their index to a log (from the simulator's worker threads).
  * Long kernels are followed by commands that take no compute slot (host functions, copies), so a
  * stream whose commands could overlap or reorder (fault "stream-unordered") shows up in the log:
- * the slot-free command would run while the long kernel still holds the slot.
+ * the slot-free command would run while the long kernel still holds the slot. Every fourth
+ * command is launched through hipHccModuleLaunchKernel's C name (exported by ROCm 6 and 7), which
+ * keeps its place like any other launch (also under the shim and the scheduler: the shim and hpf
+ * variants).
  */
 #include "conf.h"
 
@@ -12,11 +15,14 @@
 
 static conf_log log_a, log_b;
 static conf_hlog hl_a[N], hl_b[2 * N];
+static hipFunction_t log_fn; /* the conf_log kernel as a module function */
 
 /* Command i of a sequence: every fourth a 20 ms kernel, then a 0 ms kernel, a host function and
- * another 0 ms kernel. */
+ * a 0 ms kernel through hipHccModuleLaunchKernel. */
 static void enqueue(hipStream_t s, conf_log *log, conf_hlog *hl, int value, int i)
 {
+    uint64_t ns = 0;
+    void *args[] = {&log, &value, &ns};
     switch (i % 4) {
     case 0:
         MUST(conf_launch_log(s, log, value, 20 * CONF_MS));
@@ -25,6 +31,9 @@ static void enqueue(hipStream_t s, conf_log *log, conf_hlog *hl, int value, int 
         hl->log = log;
         hl->value = value;
         MUST(hipLaunchHostFunc(s, conf_host_log, hl));
+        break;
+    case 3:
+        MUST(hipHccModuleLaunchKernel(log_fn, 1, 1, 1, 1, 1, 1, 0, s, args, NULL, NULL, NULL));
         break;
     default:
         MUST(conf_launch_log(s, log, value, 0));
@@ -64,6 +73,9 @@ int main(void)
     MUST(hipStreamCreate(&s1));
     MUST(hipStreamCreate(&s2));
     MUST(hipStreamCreate(&s3));
+    hipModule_t mod;
+    MUST(hipModuleLoadData(&mod, "hipsim conformance module"));
+    MUST(hipModuleGetFunction(&log_fn, mod, "conf_log"));
 
     /* One stream. */
     conf_log_reset(&log_a);
@@ -108,5 +120,6 @@ int main(void)
     MUST(hipStreamDestroy(s1));
     MUST(hipStreamDestroy(s2));
     MUST(hipStreamDestroy(s3));
+    MUST(hipModuleUnload(mod));
     return conf_done();
 }

@@ -61,6 +61,8 @@ enum {
     P_COOPERATIVE_SPT,
     P_EXC,
     P_PROC_ADDRESS,
+    P_HCC_MODULE_C,
+    P_HCC_MODULE_CXX,
     P_COUNT
 };
 
@@ -76,6 +78,8 @@ static const char *const path_names[P_COUNT] = {
     "hipLaunchCooperativeKernel_spt(stream 0)",
     "hipLaunchKernelExC",
     "hipGetProcAddress(hipLaunchKernel)",
+    "hipHccModuleLaunchKernel (C name)",
+    "hipHccModuleLaunchKernel (C++ name)",
 };
 
 static lp_result results[P_COUNT];
@@ -83,6 +87,9 @@ static lp_result results[P_COUNT];
 typedef hipError_t (*ext_module_launch_fn)(hipFunction_t, uint32_t, uint32_t, uint32_t, uint32_t,
                                            uint32_t, uint32_t, size_t, hipStream_t, void **,
                                            void **, hipEvent_t, hipEvent_t, uint32_t);
+typedef hipError_t (*hcc_module_launch_fn)(hipFunction_t, uint32_t, uint32_t, uint32_t, uint32_t,
+                                           uint32_t, uint32_t, size_t, hipStream_t, void **,
+                                           void **, hipEvent_t, hipEvent_t);
 typedef hipError_t (*launch_fn)(const void *, dim3, dim3, void **, size_t, hipStream_t);
 
 static dim3 d3(unsigned x, unsigned y, unsigned z)
@@ -185,6 +192,16 @@ int main(void)
         SHOW("hipExtModuleLaunchKernel (C++ name, extra)",
              cxx(f, 6, 1, 1, 3, 1, 1, 0, s, NULL, extra2, NULL, NULL, 0));
     }
+    /* hipExtModuleLaunchKernel's deprecated twin: a C name in ROCm 6 and 7, a C++ name before. */
+    SHOW("hipHccModuleLaunchKernel (C name)",
+         hipHccModuleLaunchKernel(f, 6, 1, 1, 3, 1, 1, 0, s, params[P_HCC_MODULE_C], NULL, NULL,
+                                  NULL));
+    hcc_module_launch_fn hcc_cxx =
+        (hcc_module_launch_fn)dlsym(RTLD_DEFAULT, HIP_HCC_MODULE_LAUNCH_KERNEL_CXX);
+    printf("dlsym(C++ hipHccModuleLaunchKernel) found: %s\n", conf_yes(hcc_cxx != NULL));
+    if (hcc_cxx)
+        SHOW("hipHccModuleLaunchKernel (C++ name)",
+             hcc_cxx(f, 6, 1, 1, 3, 1, 1, 0, s, params[P_HCC_MODULE_CXX], NULL, NULL, NULL));
     SHOW("hipLaunchCooperativeKernel",
          hipLaunchCooperativeKernel(k_store, grid, block, params[P_COOPERATIVE], 0, s));
     SHOW("hipLaunchCooperativeKernel_spt(stream 0)",

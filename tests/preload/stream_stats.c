@@ -4,7 +4,8 @@
  * Run under LD_PRELOAD of libgpuprio-hip.so over the simulator. The program does not link
  * gpuprio; it finds the public API with dlsym, as a Python program would with ctypes, and checks
  * what the XQueues saw: commands counted per stream (created streams, the null stream, the
- * per-thread stream, _spt entry points, hipExtModuleLaunchKernel under its C and C++ names,
+ * per-thread stream, _spt entry points, hipExtModuleLaunchKernel and hipHccModuleLaunchKernel
+ * under their C and C++ names,
  * ROCm 5's hipLaunchKernelGGLImpl, hipLaunchByPtr on the stream given to hipConfigureCall,
  * hipGraphInstantiateWithParams uploading on its uploadStream),
  * creation flags and priority, destroyed streams
@@ -291,6 +292,13 @@ int main(void)
            ext_cxx(fn, 1, 1, 1, 1, 1, 1, 0, ext, NULL, NULL, NULL, NULL, 0) == hipSuccess);
     EXPECT(hipExtModuleLaunchKernel(fn, 1, 1, 1, 1, 1, 1, 0, ext, NULL, NULL, NULL, NULL, 0) ==
            hipSuccess);
+    typedef hipError_t (*hcc_launch_fn)(hipFunction_t, uint32_t, uint32_t, uint32_t, uint32_t,
+                                        uint32_t, uint32_t, size_t, hipStream_t, void **, void **,
+                                        hipEvent_t, hipEvent_t);
+    hcc_launch_fn hcc_cxx = (hcc_launch_fn)dlsym(RTLD_DEFAULT, HIP_HCC_MODULE_LAUNCH_KERNEL_CXX);
+    EXPECT(hcc_cxx && hcc_cxx(fn, 1, 1, 1, 1, 1, 1, 0, ext, NULL, NULL, NULL, NULL) == hipSuccess);
+    EXPECT(hipHccModuleLaunchKernel(fn, 1, 1, 1, 1, 1, 1, 0, ext, NULL, NULL, NULL, NULL) ==
+           hipSuccess);
     /* ROCm 5's hipLaunchKernelGGL back end: counted when accepted, not when it failed. */
     typedef void (*ggl_impl_fn)(uintptr_t, const dim3 *, const dim3 *, uint32_t, hipStream_t,
                                 void **);
@@ -304,7 +312,7 @@ int main(void)
         EXPECT(hipGetLastError() == hipErrorInvalidDeviceFunction);
     }
     EXPECT(hipStreamSynchronize(ext) == hipSuccess);
-    EXPECT(stats(ext, &st) == 0 && st.submitted == 3);
+    EXPECT(stats(ext, &st) == 0 && st.submitted == 5);
 
     legacy_launches(k);
     instantiate_with_params();

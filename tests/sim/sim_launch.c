@@ -368,7 +368,19 @@ hipError_t hipExtModuleLaunchKernel(hipFunction_t f, uint32_t globalWorkSizeX,
                              extra, startEvent, stopEvent);
 }
 
-/* The C++ names of hip_ext.h, which ROCm exports beside the C one. */
+hipError_t hipHccModuleLaunchKernel(hipFunction_t f, uint32_t globalWorkSizeX,
+                                    uint32_t globalWorkSizeY, uint32_t globalWorkSizeZ,
+                                    uint32_t localWorkSizeX, uint32_t localWorkSizeY,
+                                    uint32_t localWorkSizeZ, size_t sharedMemBytes,
+                                    hipStream_t hStream, void **kernelParams, void **extra,
+                                    hipEvent_t startEvent, hipEvent_t stopEvent)
+{
+    return ext_module_launch(f, globalWorkSizeX, globalWorkSizeY, globalWorkSizeZ, localWorkSizeX,
+                             localWorkSizeY, localWorkSizeZ, sharedMemBytes, hStream, kernelParams,
+                             extra, startEvent, stopEvent);
+}
+
+/* The C++ names of hip_ext.h, which ROCm exports beside the C ones. */
 hipError_t sim_ext_module_launch_kernel_cxx(hipFunction_t, uint32_t, uint32_t, uint32_t, uint32_t,
                                             uint32_t, uint32_t, size_t, hipStream_t, void **,
                                             void **, hipEvent_t, hipEvent_t,

@@ -19,6 +19,9 @@
 #ifndef __HIP_PLATFORM_AMD__
 #define __HIP_PLATFORM_AMD__ 1
 #endif
+#include <stddef.h>
+#include <stdint.h>
+
 #include <hip/hip_runtime_api.h>
 #include <hip/hip_version.h>
 
@@ -100,7 +103,16 @@ typedef struct hipLaunchConfig_t {
 hipError_t hipLaunchKernelExC(const hipLaunchConfig_t *config, const void *fPtr, void **args);
 #endif
 
-/* hip_ext.h launch entry points. The C name is hip_4.2 upstream; 5.2.3 has only the C++ one. */
+/*
+ * hip_ext.h's launch entry points: hip_ext.h is C++-only. Both are exported under their C names
+ * (hip_4.2; 5.2.3 exports hipHccModuleLaunchKernel under its C++ name only) and their C++ names.
+ */
+hipError_t hipHccModuleLaunchKernel(hipFunction_t f, uint32_t globalWorkSizeX,
+                                    uint32_t globalWorkSizeY, uint32_t globalWorkSizeZ,
+                                    uint32_t localWorkSizeX, uint32_t localWorkSizeY,
+                                    uint32_t localWorkSizeZ, size_t sharedMemBytes,
+                                    hipStream_t hStream, void **kernelParams, void **extra,
+                                    hipEvent_t startEvent, hipEvent_t stopEvent);
 hipError_t hipExtModuleLaunchKernel(hipFunction_t f, uint32_t globalWorkSizeX,
                                     uint32_t globalWorkSizeY, uint32_t globalWorkSizeZ,
                                     uint32_t localWorkSizeX, uint32_t localWorkSizeY,

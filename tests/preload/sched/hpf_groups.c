@@ -16,6 +16,9 @@
  *   hpf_groups --violated N    the same run, expected to break the bound (GPUPRIO_POLICY=
  *                              passthrough, GPUPRIO_HW_PRIORITY=off): shows that the check can
  *                              fail
+ *   hpf_groups --hcc N         the same run with the normal and low threads' kernels launched
+ *                              through hipHccModuleLaunchKernel's C name (ROCm 6 and 7 export
+ *                              it): scheduled like any launch, it keeps the same bounds
  *   hpf_groups --hardware N    the same run with hardware priorities alone (GPUPRIO_POLICY=
  *                              passthrough): the streams were created with the HIP priorities
  *                              of their threads' (greatest, default, least), on hardware queues
@@ -52,6 +55,18 @@ static pthread_mutex_t turn_mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t turn_cv = PTHREAD_COND_INITIALIZER;
 static int turn; /* the thread whose turn it is to create its stream */
 static hipStream_t streams[THREADS];
+static hipFunction_t hcc_fn; /* the kernel as a module function, when --hcc */
+
+/* One work kernel of thread t's lower-priority queue. */
+static hipError_t work_launch(int t)
+{
+    if (!hcc_fn)
+        return busy_launch(kernel, WORK_KERNEL_NS, TAG(t, 0), streams[t]);
+    uint64_t ns = WORK_KERNEL_NS, tag = TAG(t, 0);
+    void *args[] = {&ns, &tag};
+    return hipHccModuleLaunchKernel(hcc_fn, 1, 1, 1, 1, 1, 1, 0, streams[t], args, NULL, NULL,
+                                    NULL);
+}
 
 static int group_priority(int t)
 {
@@ -90,7 +105,7 @@ static void *worker(void *arg)
         }
     } else {
         for (int k = 0; k < WORK_KERNELS; k++)
-            MUST(busy_launch(kernel, WORK_KERNEL_NS, TAG(t, 0), streams[t]));
+            MUST(work_launch(t));
         MUST(hipStreamSynchronize(streams[t]));
     }
     return NULL;
@@ -136,13 +151,19 @@ int main(int argc, char **argv)
 {
     bool expect_violation = argc == 3 && strcmp(argv[1], "--violated") == 0;
     bool hardware = argc == 3 && strcmp(argv[1], "--hardware") == 0;
-    if (argc != 2 && !expect_violation && !hardware) {
-        fprintf(stderr, "usage: hpf_groups [--violated | --hardware] WINDOW\n");
+    bool hcc = argc == 3 && strcmp(argv[1], "--hcc") == 0;
+    if (argc != 2 && !expect_violation && !hardware && !hcc) {
+        fprintf(stderr, "usage: hpf_groups [--violated | --hardware | --hcc] WINDOW\n");
         return 2;
     }
     int window = atoi(argv[argc - 1]);
     api = gp_api_find();
     kernel = busy_register();
+    hipModule_t mod = NULL;
+    if (hcc) {
+        MUST(hipModuleLoadData(&mod, "hpf_groups"));
+        MUST(hipModuleGetFunction(&hcc_fn, mod, "busy"));
+    }
     enum { CAP = 4096 };
     EXPECT(hipsimTraceStart(CAP) == 0);
     pthread_barrier_init(&start, NULL, THREADS);
@@ -205,6 +226,8 @@ int main(int argc, char **argv)
     }
     for (int t = 0; t < THREADS; t++)
         MUST(hipStreamDestroy(streams[t]));
+    if (mod)
+        MUST(hipModuleUnload(mod));
     printf("%s\n", failures ? "FAILED" : "OK");
     return failures != 0;
 }
