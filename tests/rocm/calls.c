@@ -26,6 +26,22 @@
 #define HIP_AT_LEAST(major, minor)                                                                 \
     (HIP_VERSION_MAJOR > (major) || (HIP_VERSION_MAJOR == (major) && HIP_VERSION_MINOR >= (minor)))
 
+#if HIP_AT_LEAST(6, 4)
+/* hip_ext.h declares these for C++ only; 6.4 and 7.x export both under their C names (hip_4.2). */
+hipError_t hipExtModuleLaunchKernel(hipFunction_t f, uint32_t globalWorkSizeX,
+                                    uint32_t globalWorkSizeY, uint32_t globalWorkSizeZ,
+                                    uint32_t localWorkSizeX, uint32_t localWorkSizeY,
+                                    uint32_t localWorkSizeZ, size_t sharedMemBytes,
+                                    hipStream_t hStream, void **kernelParams, void **extra,
+                                    hipEvent_t startEvent, hipEvent_t stopEvent, uint32_t flags);
+hipError_t hipHccModuleLaunchKernel(hipFunction_t f, uint32_t globalWorkSizeX,
+                                    uint32_t globalWorkSizeY, uint32_t globalWorkSizeZ,
+                                    uint32_t localWorkSizeX, uint32_t localWorkSizeY,
+                                    uint32_t localWorkSizeZ, size_t sharedMemBytes,
+                                    hipStream_t hStream, void **kernelParams, void **extra,
+                                    hipEvent_t startEvent, hipEvent_t stopEvent);
+#endif
+
 static int calls;
 
 #define SHOW(call) (calls++, printf("%-44s -> %d\n", #call, (int)(call)))
@@ -68,6 +84,8 @@ int show_calls(void)
     }
 #endif
 #if HIP_AT_LEAST(6, 4)
+    SHOW(hipExtModuleLaunchKernel(NULL, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL, NULL, NULL, 0));
+    SHOW(hipHccModuleLaunchKernel(NULL, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL, NULL, NULL));
     SHOW(hipEventRecordWithFlags(event, NULL, 0));
     SHOW(hipStreamBatchMemOp(NULL, 0, NULL, 0));
 #endif

@@ -10,8 +10,9 @@
 #      copied into a wheel-like directory under the wheel's file name, reached through a
 #      framework library opened RTLD_LOCAL). Each runs in every exit mode without and with the
 #      shim: the same output and the same exit status, the one the mode asks for, never a signal
-#      but the one it raises; the wheel's process maps one runtime. Every symbol these programs
-#      import that the shim exports (same name, same version node) binds to the shim.
+#      but the one it raises; the wheel's process maps one runtime. Every HIP function these
+#      programs import binds to the shim in its version node, but the five that touch no stream,
+#      which bind to the runtime.
 #
 #   in-root.sh SRC HOST_SHIM WORK JOBS
 #
@@ -124,34 +125,37 @@ fi
 GPUPRIO_LOG=debug LD_PRELOAD=$shim "$work/rocm/wheel_main" "$wheel/libframework.so" return \
     2>&1 >/dev/null | grep -i 'runtime' | head -n 3
 
-# Bindings: every import (name and version node) the shim exports is bound to the shim.
-exports() { # OBJECT: name@node of each versioned symbol it defines
-    readelf --dyn-syms -W "$1" | awk '$7 != "UND" && $8 ~ /@/ {sub(/@@?/, "@", $8); print $8}'
-}
-imports() { # OBJECT: name@node of each versioned symbol it imports
-    readelf --dyn-syms -W "$1" | awk '$7 == "UND" && $8 ~ /@/ {sub(/ \(.*/, "", $8); print $8}'
-}
-exports "$shim" | sort -u >"$work/rocm/shim.exports"
+# Bindings: every HIP function these programs import binds, in its version node, to the shim,
+# but the few that touch no stream, which must reach the runtime itself (docs/hip-coverage.md:
+# the error state is never intercepted).
+not_intercepted=" hipEventCreate hipGetDeviceCount hipGetLastError hipPeekAtLastError hipRuntimeGetVersion "
 check_bindings() { # NAME OBJECT PROGRAM ARGS...
     name=$1 object=$2
     shift 2
-    imports "$object" | sort -u | comm -12 - "$work/rocm/shim.exports" >"$work/rocm/$name.want"
     LD_BIND_NOW=1 LD_DEBUG=bindings LD_DEBUG_OUTPUT=$work/rocm/$name.bindings LD_PRELOAD=$shim \
         "$@" >/dev/null 2>&1
-    bad=0
+    cat "$work/rocm/$name.bindings".* >"$work/rocm/$name.bindings"
+    readelf --dyn-syms -W "$object" |
+        awk '$7 == "UND" && $8 ~ /^hip.*@/ {sub(/ \(.*/, "", $8); print $8}' | sort -u \
+        >"$work/rocm/$name.imports"
+    bad=0 n=0 to_shim=0
     while IFS=@ read -r sym node; do
-        grep -h "binding file $object \[0\] to $shim \[0\]: normal symbol \`$sym' \[$node\]" \
-            "$work/rocm/$name.bindings".* >/dev/null 2>&1 || {
-            echo "  $sym@$node is not bound to the shim"
+        n=$((n + 1))
+        case $not_intercepted in
+        *" $sym "*) want='[^ ]*libamdhip64[^ ]*' what="the runtime" ;;
+        *) want=$shim what="the shim" to_shim=$((to_shim + 1)) ;;
+        esac
+        grep -q "binding file $object \[0\] to $want \[0\]: normal symbol \`$sym' \[$node\]" \
+            "$work/rocm/$name.bindings" || {
+            echo "  $sym@$node is not bound to $what"
             bad=$((bad + 1))
         }
-    done <"$work/rocm/$name.want"
-    n=$(wc -l <"$work/rocm/$name.want")
-    nodes=$(sed 's/.*@//' "$work/rocm/$name.want" | sort -u -t. -k1,1 -k2n | tr '\n' ' ')
-    if [ "$n" -gt 0 ] && [ $bad = 0 ]; then
-        ok "$name: all $n imports the shim exports bind to it (nodes: ${nodes% })"
+    done <"$work/rocm/$name.imports"
+    nodes=$(sed 's/.*@//' "$work/rocm/$name.imports" | sort -u -t. -k1,1 -k2n | tr '\n' ' ')
+    if [ $n -gt 0 ] && [ $bad = 0 ]; then
+        ok "$name: $to_shim of its $n HIP imports bound to the shim, the rest to the runtime (nodes: ${nodes% })"
     else
-        fail "$name: $bad of $n imports the shim exports are not bound to it"
+        fail "$name: $bad of its $n HIP imports bound elsewhere than they should"
     fi
 }
 check_bindings real_hip "$work/rocm/real_hip" "$work/rocm/real_hip" return
