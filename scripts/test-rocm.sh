@@ -151,7 +151,7 @@ status=0
 test_root() {
     name=$1 soname=$2 t0=$(date +%s)
     root=$work/$name
-    lib=$root/usr/lib/x86_64-linux-gnu/$soname
+    lib=$root/usr/lib/$(gcc -print-multiarch)/$soname
     [ -f "$lib" ] || die "FAIL: the $name root has no $soname"
     # The tree as it is, built elsewhere than its build directories.
     rm -rf "$root/src" "$root/build" "$root/tmp"/*

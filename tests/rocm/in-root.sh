@@ -28,7 +28,7 @@ fail() {
 }
 rm -rf "$work"
 mkdir -p "$work/rocm"
-lib=$(readlink -f /usr/lib/x86_64-linux-gnu/libamdhip64.so)
+lib=$(readlink -f "/usr/lib/$(gcc -print-multiarch)/libamdhip64.so")
 soname=$(objdump -p "$lib" | awk '$1 == "SONAME" {print $2}')
 headers=$(awk '/#define HIP_VERSION_(MAJOR|MINOR|PATCH)/ {v = v (v == "" ? "" : ".") $3} END {print v}' \
     /usr/include/hip/hip_version.h)
