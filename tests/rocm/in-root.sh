@@ -76,8 +76,8 @@ t0=$(date +%s)
 cflags="-std=c11 -Wall -Wextra -Werror -O1 -g"
 wheel=$work/rocm/wheel/torch/lib
 mkdir -p "$wheel"
-# As PyTorch's ROCm wheels ship it: torch/lib/libamdhip64.so, its soname set to that file name
-# (patchelf), and the framework's DT_NEEDED naming it.
+# The file PyTorch's ROCm wheels bundle, torch/lib/libamdhip64.so, its soname set to that file
+# name (patchelf) so that the framework's DT_NEEDED names it and finds this copy, not the system's.
 cp "$lib" "$wheel/libamdhip64.so"
 patchelf --set-soname libamdhip64.so "$wheel/libamdhip64.so"
 # shellcheck disable=SC2086,SC2016 # the flags are words; $ORIGIN is the linker's
