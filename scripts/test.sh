@@ -5,8 +5,8 @@
 # (-DGPUPRIO_HIP=OFF) checks that a machine with CUDA only builds and tests the CUDA library.
 # Then scripts/test-rocm.sh builds and tests gpuprio against the real HIP 6.4 and 7.2 runtimes
 # in roots made from Debian's archive, and preloads the library of the Debian package made from
-# the gcc build's configuration there (as root; it fails where the archive cannot be reached). Build trees go to build-test/. Exits non-zero if
-# anything fails.
+# the gcc build's configuration there (as root; it fails where the archive cannot be reached).
+# Build trees go to build-test/. Exits non-zero if anything fails.
 set -eu
 cd "$(dirname "$0")/.."
 sh scripts/install-deps.sh
