@@ -10,10 +10,9 @@
  * result; returns the number of calls made. */
 int show_calls(void);
 
-/* Ends the process the way MODE names, after calling HIP from a second thread for "thread":
- * "return" returns 3 from main (the caller returns what this returns), "exit" calls exit(5),
- * "thread" calls exit(9) from a second thread while the first keeps calling HIP, "signal" dies of
- * SIGTERM. Returns -1 for an unknown mode, after saying so. */
+/* Ends the process the way MODE names: "return" returns 3, for main to return; "exit" calls
+ * exit(5); "thread" calls exit(9) from a second thread while this one keeps calling HIP;
+ * "signal" raises SIGTERM. Returns -1 for an unknown mode, after saying so. */
 int finish(const char *mode);
 
 #endif
