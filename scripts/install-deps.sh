@@ -8,10 +8,12 @@ set -eu
 # its runtime cannot be preloaded into /usr/bin/python3) and parses `gpuprio metrics`
 # (python3-prometheus-client); dpkg-dev,
 # lintian, man-db and pkg-config build and check the Debian package and the installed files;
-# clang-format checks the sources' format (the test `format`).
+# clang-format checks the sources' format (the test `format`); mmdebstrap makes the roots with
+# the real HIP 6.4 and 7.2 runtimes that scripts/test-rocm.sh tests against, and mount mounts
+# /proc and /dev in them.
 pkgs="cmake make gcc clang binutils libamdhip64-dev libamdhip64-5
       python3 python3-venv libpython3.11 python3-prometheus-client dpkg-dev lintian man-db pkg-config
-      clang-format"
+      clang-format mmdebstrap mount"
 missing=""
 for p in $pkgs; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing="$missing $p"

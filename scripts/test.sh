@@ -3,6 +3,9 @@
 # a clang build with AddressSanitizer and UndefinedBehaviorSanitizer, and a clang build with
 # ThreadSanitizer. Where cuda.h is installed, a fourth build without the HIP parts
 # (-DGPUPRIO_HIP=OFF) checks that a machine with CUDA only builds and tests the CUDA library.
+# Then scripts/test-rocm.sh builds and tests gpuprio against the real HIP 6.4 and 7.2 runtimes
+# in roots made from Debian's archive, and preloads the library of the Debian package made from
+# the gcc build's configuration there (as root; it fails where the archive cannot be reached).
 # Build trees go to build-test/. Exits non-zero if anything fails.
 set -eu
 cd "$(dirname "$0")/.."
@@ -29,5 +32,9 @@ run tsan clang "thread"
 if [ -e /usr/local/cuda/include/cuda.h ]; then
     run cuda-only gcc "" -DGPUPRIO_HIP=OFF
 fi
+echo "==== rocm: the real HIP 6.4 and 7.2 runtimes (scripts/test-rocm.sh)"
+# The package's build tree that package.deb left: only packing is left to do.
+GPUPRIO_PACKAGE_BUILD_DIR=$(pwd -P)/build-test/gcc/tests/package/build-package \
+    sh scripts/test-rocm.sh || status=1
 [ $status = 0 ] && echo "all test configurations passed" || echo "SOME TESTS FAILED"
 exit $status

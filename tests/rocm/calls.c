@@ -1,0 +1,157 @@
+/*
+ * calls.c - HIP calls of every version node the headers in use declare, each printed with its
+ * result, for the real-runtime stage (scripts/test-rocm.sh, docs/testing.md).
+ *
+ * The stage runs these in roots with Debian's real HIP 6.4.3 and 7.2.4 runtimes and no GPU,
+ * without and with the shim built on Debian 12 preloaded, and requires the same output and exit
+ * status. Without a GPU almost every call answers hipErrorNoDevice, so this cannot show
+ * scheduling; it shows that one shim binary binds to each runtime's symbols in their version
+ * nodes (hip_6.4, hip_6.5, hip_7.1, hip_7.2 among them), forwards every call, passes results and
+ * the last-error state through, and leaves the process's exit alone. Pointers are never printed:
+ * under the shim, lookups answer with its wrappers.
+ */
+#include "calls.h"
+
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifndef __HIP_PLATFORM_AMD__
+#define __HIP_PLATFORM_AMD__ 1
+#endif
+#include <hip/hip_runtime_api.h>
+
+#define HIP_AT_LEAST(major, minor)                                                                 \
+    (HIP_VERSION_MAJOR > (major) || (HIP_VERSION_MAJOR == (major) && HIP_VERSION_MINOR >= (minor)))
+
+#if HIP_AT_LEAST(6, 4)
+/* hip_ext.h declares these for C++ only; 6.4 and 7.x export both under their C names (hip_4.2). */
+hipError_t hipExtModuleLaunchKernel(hipFunction_t f, uint32_t globalWorkSizeX,
+                                    uint32_t globalWorkSizeY, uint32_t globalWorkSizeZ,
+                                    uint32_t localWorkSizeX, uint32_t localWorkSizeY,
+                                    uint32_t localWorkSizeZ, size_t sharedMemBytes,
+                                    hipStream_t hStream, void **kernelParams, void **extra,
+                                    hipEvent_t startEvent, hipEvent_t stopEvent, uint32_t flags);
+hipError_t hipHccModuleLaunchKernel(hipFunction_t f, uint32_t globalWorkSizeX,
+                                    uint32_t globalWorkSizeY, uint32_t globalWorkSizeZ,
+                                    uint32_t localWorkSizeX, uint32_t localWorkSizeY,
+                                    uint32_t localWorkSizeZ, size_t sharedMemBytes,
+                                    hipStream_t hStream, void **kernelParams, void **extra,
+                                    hipEvent_t startEvent, hipEvent_t stopEvent);
+#endif
+
+static int calls;
+
+#define SHOW(call) (calls++, printf("%-44s -> %d\n", #call, (int)(call)))
+
+int show_calls(void)
+{
+    int count = -1, version = -1;
+    hipStream_t stream = NULL;
+    hipEvent_t event = NULL;
+    dim3 one = {1, 1, 1};
+
+    printf("headers: HIP %d.%d\n", HIP_VERSION_MAJOR, HIP_VERSION_MINOR);
+    SHOW(hipGetDeviceCount(&count));
+    printf("count = %d\n", count);
+    SHOW(hipRuntimeGetVersion(&version));
+    printf("runtime version = %d\n", version);
+    SHOW(hipStreamCreate(&stream));
+    SHOW(hipStreamCreateWithPriority(&stream, 0, -1));
+    SHOW(hipEventCreate(&event));
+    SHOW(hipEventRecord(event, NULL));
+    SHOW(hipLaunchKernel((const void *)show_calls, one, one, NULL, 0, NULL));
+    SHOW(hipModuleLaunchKernel(NULL, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL));
+    SHOW(hipMemsetAsync(NULL, 0, 0, NULL));
+    SHOW(hipStreamWaitEvent(NULL, event, 0));
+    SHOW(hipStreamSynchronize(NULL));
+    SHOW(hipStreamQuery(NULL));
+    SHOW(hipDeviceSynchronize());
+    SHOW(hipPeekAtLastError());
+    SHOW(hipGetLastError());
+    SHOW(hipGetLastError());
+
+#if HIP_AT_LEAST(6, 1)
+    {
+        void *fn = NULL;
+        hipDriverProcAddressQueryResult status = HIP_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
+        SHOW(hipGetProcAddress("hipStreamQuery", &fn, HIP_VERSION_MAJOR * 100, 0, &status));
+        printf("hipGetProcAddress: status %d, %s\n", (int)status, fn ? "found" : "NULL");
+        if (fn)
+            SHOW(((hipError_t(*)(hipStream_t))fn)(NULL));
+    }
+#endif
+#if HIP_AT_LEAST(6, 4)
+    SHOW(hipExtModuleLaunchKernel(NULL, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL, NULL, NULL, 0));
+    SHOW(hipHccModuleLaunchKernel(NULL, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL, NULL, NULL));
+    SHOW(hipEventRecordWithFlags(event, NULL, 0));
+    SHOW(hipStreamBatchMemOp(NULL, 0, NULL, 0));
+#endif
+#if HIP_AT_LEAST(6, 5)
+    {
+        hipLaunchConfig_t config;
+        HIP_LAUNCH_CONFIG driver_config;
+        memset(&config, 0, sizeof config);
+        memset(&driver_config, 0, sizeof driver_config);
+        config.gridDim = config.blockDim = one;
+        driver_config.gridDimX = driver_config.gridDimY = driver_config.gridDimZ = 1;
+        driver_config.blockDimX = driver_config.blockDimY = driver_config.blockDimZ = 1;
+        SHOW(hipLaunchKernelExC(&config, (const void *)show_calls, NULL));
+        SHOW(hipDrvLaunchKernelEx(&driver_config, NULL, NULL, NULL));
+    }
+#endif
+#if HIP_AT_LEAST(7, 1)
+    {
+        unsigned long long id = 0;
+        hipStreamAttrValue value;
+        hipMemLocation location;
+        size_t fail_index = 0;
+        memset(&value, 0, sizeof value);
+        memset(&location, 0, sizeof location);
+        SHOW(hipStreamGetId(NULL, &id));
+        SHOW(hipStreamSetAttribute(NULL, hipStreamAttributePriority, &value));
+        SHOW(hipStreamGetAttribute(NULL, hipStreamAttributePriority, &value));
+        SHOW(hipMemsetD2D8Async(NULL, 0, 0, 0, 0, NULL));
+        SHOW(hipMemsetD2D32(NULL, 0, 0, 0, 0));
+        SHOW(hipMemPrefetchAsync_v2(NULL, 0, location, 0, NULL));
+        SHOW(hipMemcpyBatchAsync(NULL, NULL, NULL, 0, NULL, NULL, 0, &fail_index, NULL));
+    }
+#endif
+#if HIP_AT_LEAST(7, 2)
+    SHOW(hipStreamCopyAttributes(NULL, NULL));
+#endif
+    SHOW(hipGetLastError());
+    return calls;
+}
+
+static void *exit_from_thread(void *arg)
+{
+    (void)arg;
+    exit(9);
+}
+
+int finish(const char *mode)
+{
+    fflush(stdout);
+    if (strcmp(mode, "return") == 0)
+        return 3;
+    if (strcmp(mode, "exit") == 0)
+        exit(5);
+    if (strcmp(mode, "thread") == 0) {
+        pthread_t thread;
+        if (pthread_create(&thread, NULL, exit_from_thread, NULL) != 0)
+            return -1;
+        for (;;) { /* until the other thread's exit() ends the process */
+            int count;
+            (void)hipGetDeviceCount(&count);
+        }
+    }
+    if (strcmp(mode, "signal") == 0) {
+        raise(SIGTERM);
+        return -1;
+    }
+    fprintf(stderr, "unknown mode %s (return, exit, thread, signal)\n", mode);
+    return -1;
+}
