@@ -21,6 +21,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <link.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,14 +43,30 @@ static const char *object_of(const void *addr, const void **base)
 }
 
 struct mapped_search {
-    const char *basename;
+    const char *stem;
     char path[2][PATH_MAX];
     dev_t dev[2];
     ino_t ino[2];
     int found;
 };
 
-/* dl_iterate_phdr callback: notes each distinct file whose name starts with the basename. */
+/*
+ * Whether a file name is a copy of the runtime named stem: STEM.so, STEM.so.7 as installed, or
+ * STEM-8f3a1b2c.so(.7) as auditwheel renames the libraries a Python wheel bundles (one missed
+ * here would be taken for none loaded, and a second runtime opened by soname).
+ */
+static bool is_copy(const char *base, const char *stem)
+{
+    size_t n = strlen(stem);
+    if (strncmp(base, stem, n) != 0)
+        return false;
+    base += n;
+    return !strncmp(base, ".so", 3) ? base[3] == '\0' || base[3] == '.'
+           : *base == '-'           ? strstr(base, ".so") != NULL
+                                    : false;
+}
+
+/* dl_iterate_phdr callback: notes each distinct file that is a copy of the runtime. */
 static int find_mapped(struct dl_phdr_info *info, size_t size, void *data)
 {
     struct mapped_search *ms = data;
@@ -57,7 +74,7 @@ static int find_mapped(struct dl_phdr_info *info, size_t size, void *data)
     const char *name = info->dlpi_name;
     const char *base = name ? strrchr(name, '/') : NULL;
     base = base ? base + 1 : name;
-    if (!base || strncmp(base, ms->basename, strlen(ms->basename)) != 0)
+    if (!base || !is_copy(base, ms->stem))
         return 0;
     struct stat st;
     if (stat(name, &st) != 0)
@@ -102,8 +119,8 @@ static int bind_override(struct gp_runtime *rt, const char *path)
         h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     if (!h) {
         gp_log(GP_LOG_ERROR,
-               "%s=%s cannot be loaded (%s); expected the path of the application's %s*", rt->env,
-               path, dlerror(), rt->basename);
+               "%s=%s cannot be loaded (%s); expected the path of the application's %s.so*",
+               rt->env, path, dlerror(), rt->stem);
         return -ENOENT;
     }
     return adopt(rt, h, path, GP_BIND_FROM_OVERRIDE);
@@ -119,7 +136,7 @@ static int search(struct gp_runtime *rt)
     if (override)
         return bind_override(rt, override);
 
-    struct mapped_search ms = {.basename = rt->basename};
+    struct mapped_search ms = {.stem = rt->stem};
     dl_iterate_phdr(find_mapped, &ms);
     if (ms.found > 1) {
         gp_log(GP_LOG_ERROR,

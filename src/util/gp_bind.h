@@ -25,7 +25,7 @@ struct gp_binding {
 struct gp_runtime {
     const char *what;           /* "HIP runtime", for messages */
     const char *env;            /* the override variable, e.g. GPUPRIO_HIP_LIBRARY */
-    const char *basename;       /* mapped objects whose file name starts so are copies of it */
+    const char *stem;           /* copies are files named STEM.so* or STEM-*.so* (a wheel's) */
     const char *probe;          /* a function every copy exports */
     const char *const *sonames; /* what to dlopen when none is loaded, NULL-terminated */
     int result;                 /* of the search: see gp_bind_search */

@@ -8,7 +8,8 @@
 #   2. preloads HOST_SHIM, the library built on Debian 12 (the .deb's), into programs compiled
 #      here against the real runtime: real_hip (linked against it) and wheel_main (the runtime
 #      copied into a wheel-like directory under the wheel's file name, reached through a
-#      framework library opened RTLD_LOCAL). Each runs in every exit mode without and with the
+#      framework library opened RTLD_LOCAL; and again under an auditwheel-style name,
+#      libamdhip64-3f2a1b0c.so, which the shim must take for the runtime too). Each runs in every exit mode without and with the
 #      shim: the same output and the same exit status, the one the mode asks for, never a signal
 #      but the one it raises; the wheel's process maps one runtime. Every HIP function these
 #      programs import binds to the shim in its version node, but the five that touch no stream,
@@ -80,10 +81,17 @@ mkdir -p "$wheel"
 # name (patchelf) so that the framework's DT_NEEDED names it and finds this copy, not the system's.
 cp "$lib" "$wheel/libamdhip64.so"
 patchelf --set-soname libamdhip64.so "$wheel/libamdhip64.so"
+# And as auditwheel renames what a wheel bundles: a hash in the name, the soname set to match.
+hashed=$work/rocm/hashed/lib
+mkdir -p "$hashed"
+cp "$lib" "$hashed/libamdhip64-3f2a1b0c.so"
+patchelf --set-soname libamdhip64-3f2a1b0c.so "$hashed/libamdhip64-3f2a1b0c.so"
 # shellcheck disable=SC2086,SC2016 # the flags are words; $ORIGIN is the linker's
 if ! gcc $cflags -o "$work/rocm/real_hip" "$here/real_hip.c" "$here/calls.c" -lamdhip64 -lpthread ||
     ! gcc $cflags -fPIC -shared -o "$wheel/libframework.so" "$here/wheel_framework.c" \
         "$here/calls.c" -L"$wheel" -l:libamdhip64.so -lpthread -Wl,-rpath,'$ORIGIN' ||
+    ! gcc $cflags -fPIC -shared -o "$hashed/libframework.so" "$here/wheel_framework.c" \
+        "$here/calls.c" -L"$hashed" -l:libamdhip64-3f2a1b0c.so -lpthread -Wl,-rpath,'$ORIGIN' ||
     ! gcc $cflags -o "$work/rocm/wheel_main" "$here/wheel_main.c" -ldl; then
     fail "compile the programs against $soname"
     exit 1
@@ -116,11 +124,14 @@ for mode in return:3 exit:5 thread:9 signal:143; do
     run "wheel.${mode%:*}" "${mode#*:}" "$work/rocm/wheel_main" "$wheel/libframework.so" "${mode%:*}"
 done
 run wheel.dlclose 4 "$work/rocm/wheel_main" "$wheel/libframework.so" dlclose
-if grep -q '^HIP runtimes mapped: 1$' "$work/rocm/wheel.return.shim"; then
-    ok "wheel: one runtime mapped under the shim"
-else
-    fail "wheel: $(grep '^HIP runtimes mapped' "$work/rocm/wheel.return.shim") under the shim"
-fi
+run hashed.return 3 "$work/rocm/wheel_main" "$hashed/libframework.so" return
+for w in wheel hashed; do
+    if grep -q '^HIP runtimes mapped: 1$' "$work/rocm/$w.return.shim"; then
+        ok "$w: one runtime mapped under the shim"
+    else
+        fail "$w: $(grep '^HIP runtimes mapped' "$work/rocm/$w.return.shim") under the shim"
+    fi
+done
 # The shim on the wheel's copy: a missing or second runtime would show here, at debug level.
 GPUPRIO_LOG=debug LD_PRELOAD=$shim "$work/rocm/wheel_main" "$wheel/libframework.so" return \
     2>&1 >/dev/null | grep -i 'runtime' | head -n 3
@@ -160,5 +171,6 @@ check_bindings() { # NAME OBJECT PROGRAM ARGS...
 }
 check_bindings real_hip "$work/rocm/real_hip" "$work/rocm/real_hip" return
 check_bindings wheel "$wheel/libframework.so" "$work/rocm/wheel_main" "$wheel/libframework.so" return
+check_bindings hashed "$hashed/libframework.so" "$work/rocm/wheel_main" "$hashed/libframework.so" return
 echo "preload checks: $(($(date +%s) - t0))s"
 [ $fails = 0 ]

@@ -12,7 +12,7 @@
 static const char *const sonames[] = {"libcuda.so.1", NULL};
 static struct gp_runtime runtime = {.what = "CUDA driver",
                                     .env = "GPUPRIO_CUDA_LIBRARY",
-                                    .basename = "libcuda.so",
+                                    .stem = "libcuda",
                                     .probe = "cuLaunchKernel",
                                     .sonames = sonames,
                                     .result = -EAGAIN};

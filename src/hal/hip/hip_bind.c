@@ -13,7 +13,7 @@ static const char *const sonames[] = {"libamdhip64.so.7", "libamdhip64.so.6", "l
                                       "libamdhip64.so", NULL};
 static struct gp_runtime runtime = {.what = "HIP runtime",
                                     .env = "GPUPRIO_HIP_LIBRARY",
-                                    .basename = "libamdhip64.so",
+                                    .stem = "libamdhip64",
                                     .probe = "hipLaunchKernel",
                                     .sonames = sonames,
                                     .result = -EAGAIN};
