@@ -270,9 +270,8 @@ void xq_gate_failed(struct xqueue *q)
         dg_pin(l);
     if (!atomic_flag_test_and_set(&warned))
         gp_log(GP_LOG_WARN,
-               "a gate could not be put on queue %#llx (the runtime refused it, or its thread "
-               "had an error pending that a refused gate would replace): it is held on the host "
-               "only (Level 1) from now on (this is said once)",
+               "the runtime refused a gate on queue %#llx: it is held on the host only "
+               "(Level 1) from now on (this is said once)",
                (unsigned long long)q->key.handle);
 }
 

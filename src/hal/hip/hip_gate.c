@@ -11,7 +11,9 @@
  * application left pending cannot be put back by any call once a failed gate replaced it: then
  * the gate goes on from a thread of gpuprio's own, whose errors are its own, which only a created
  * stream's handle allows (the null and per-thread handles name another stream there); on those
- * the gate is not put (-EAGAIN), and the queue is held on the host from then on.
+ * this one gate is not put (-EAGAIN): the batch behind it runs ungated, a leak of one gate's
+ * worth of work, where holding the queue on the host for good would cost its Level 2 for an error
+ * the application may clear with its next call.
  */
 #include "hip_gate.h"
 

@@ -13,6 +13,8 @@
  * on any thread is a "potentially unsafe" call that invalidates the capture. The markers are
  * simply seen reached later (admission holds no thread during a capture).
  */
+#include <errno.h>
+
 #include "core.h"
 
 _Thread_local int core_depth;
@@ -83,6 +85,6 @@ void core_put_gate(struct xqueue *q, uint64_t number)
     core_depth++;
     int rc = core_shim.platform->gate_wait(q->key.handle, dg_device_addr(r, l), number);
     core_depth--;
-    if (rc != 0)
+    if (rc != 0 && rc != -EAGAIN)
         xq_gate_failed(q);
 }

@@ -164,7 +164,9 @@ struct gp_platform {
      * is at least value (CUDA: in the wrap-around sense). On the application's thread, inside
      * the depth, right before the application's own call on that stream is forwarded, and only
      * after gates_prepare succeeded; it leaves the thread's error state as it found it, even
-     * when it fails. 0 or negative.
+     * when it fails. 0; -EAGAIN: not put this time only (that error state could not be kept
+     * otherwise), the batch behind it runs ungated; another negative: refused, the queue is held
+     * on the host from then on.
      */
     int (*gate_wait)(uintptr_t stream, uintptr_t device_addr, uint64_t value);
 

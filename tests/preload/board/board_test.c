@@ -689,6 +689,35 @@ static void gate_sticky(void)
 }
 
 /*
+ * The same on the null stream, whose gate cannot go on from another thread: that one gate is left
+ * out, the application's error stays, and the queue keeps its gates (before, it was held on the
+ * host for good, with a warning, for an error the application clears with its next call).
+ */
+static void gate_sticky_null(void)
+{
+    static const char *const hold[] = {"1", "hold", "1000", NULL};
+    static const char *const sticky[] = {"3", "sticky-null", "1000", NULL};
+    struct proc high = spawn_ready("high", NULL, hold); /* above it, idle: it is gated */
+    stderr_to_file = true;
+    struct proc low = spawn_ready("low", NULL, sticky);
+    stderr_to_file = false;
+    go(&low);
+    for (int round = 0; round < 2; round++) {
+        char line[64] = "";
+        EXPECT(low.out && fgets(line, sizeof line, low.out));
+        printf("level %s: a launch on the null stream with an error pending; hipGetLastError "
+               "said: %s",
+               level(), line);
+        EXPECT(strcmp(line, "last error hipErrorInvalidDevice\n") == 0);
+    }
+    EXPECT(finish(&low, NULL) == 0);
+    EXPECT(!stderr_of(&low, "held on the host only"));
+    go(&high);
+    go(&high);
+    EXPECT(finish(&high, NULL) == 0);
+}
+
+/*
  * Priority inversion across processes: the high-priority process waits on the device for a word
  * that the low-priority one writes from its stream, behind 20 kernels of its own. The waiting
  * keeps the high queue active, so it holds the low one back (at Level 2 by a closed gate on the
@@ -2387,6 +2416,8 @@ int main(int argc, char **argv)
         exit_gates();
     else if (!strcmp(t, "gate-sticky"))
         gate_sticky();
+    else if (!strcmp(t, "gate-sticky-null"))
+        gate_sticky_null();
     else if (!strcmp(t, "gate-deep"))
         gate_deep();
     else if (!strcmp(t, "gate-capture"))

@@ -37,6 +37,8 @@
  *   board_worker TAG sticky KERNEL_US
  *       leaves an error pending (hipSetDevice of a device that does not exist), launches one
  *       kernel, says "last error NAME" (hipGetLastError's), synchronizes
+ *   board_worker TAG sticky-null KERNEL_US
+ *       the same on the null stream, twice: the second launch after hipGetLastError cleared it
  *   board_worker TAG await FILE
  *       the stream waits on the device (hipStreamWaitValue32) until FILE's first word is 1, then
  *       runs a 1-ms kernel; synchronized; says "waited N ms" (from the wait's submission)
@@ -275,6 +277,14 @@ int main(int argc, char **argv)
         printf("last error %s\n", hipGetErrorName(hipGetLastError()));
         fflush(stdout);
         MUST(hipStreamSynchronize(s));
+    } else if (strcmp(mode, "sticky-null") == 0 && argc == 4) {
+        for (int round = 0; round < 2; round++) {
+            EXPECT(hipSetDevice(99) != hipSuccess);
+            MUST(busy_launch(kernel, strtoull(argv[3], NULL, 10) * 1000, tag, NULL));
+            printf("last error %s\n", hipGetErrorName(hipGetLastError()));
+            fflush(stdout);
+            MUST(hipStreamSynchronize(NULL));
+        }
     } else if (strcmp(mode, "hold") == 0 && argc == 4) {
         if (!fgets(line, sizeof line, stdin))
             return 2;
