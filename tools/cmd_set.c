@@ -12,9 +12,21 @@
  * not only been asked for.
  * Permissions are the board's: only boards the caller can open for writing (the caller's own,
  * or, for root, every user's) can be asked.
+ *
+ * A request is a store into the owner's board, so the board is mapped writable. For root, that
+ * is another user's file, which its owner can truncate or replace at any moment (docs/board.md,
+ * "Threat model"): an access through the mapping past the file's new end raises SIGBUS. Every
+ * use of a mapping here is a guarded step (guarded()): the tool, not the library, installs a
+ * SIGBUS handler for the time of the command, which jumps back out of a step whose fault lies in
+ * that board's mapping, and the board is dropped with one message; a fault anywhere else kills
+ * the tool as it would have. A step holds no lock and allocates nothing, so leaving it midway
+ * leaves nothing behind. Opening never blocks (a FIFO at a board's name is refused by its type),
+ * and the wait for the owner is bounded, so no board makes the command hang either.
  */
 #include <errno.h>
 #include <limits.h>
+#include <setjmp.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,7 +57,8 @@ static const char help_set[] =
     "write are asked (the caller's own; every user's for root).\n"
     "\n"
     "Exit status: 0 when the priority was set; 1 when no process PID (or no such stream of it)\n"
-    "is on any board; 2 for a bad argument or priority.\n";
+    "is on any board, or its board changed under the command (its owner truncated it); 2 for a\n"
+    "bad argument or priority.\n";
 
 struct set_req {
     uint32_t pid;
@@ -60,6 +73,7 @@ struct set_ctx {
     struct gp_board *boards;
     size_t n;
     bool reached; /* a slot or record of the process was asked */
+    int dropped;  /* boards that changed under the command (their owner truncated them) */
     int asked;    /* queues asked: slots, and the unused queues records count */
     struct gp_reported seen;
     char comm[16];
@@ -84,6 +98,64 @@ static bool matches(const struct set_req *r, const struct gp_board_slot *s)
     return GP_SLOT_STATE(word) == GP_SLOT_LIVE && (!r->stream_only || s->stream == r->stream);
 }
 
+/* ---- guarded use of a mapping (see the header) ---- */
+
+static sigjmp_buf fault_jump;
+/* The mapping a step is using, while it runs; NULL otherwise. */
+static const char *volatile fault_from, *volatile fault_to;
+
+static void on_sigbus(int sig, siginfo_t *info, void *context)
+{
+    (void)context;
+    const char *at = info->si_addr;
+    if (fault_from && at >= fault_from && at < fault_to)
+        siglongjmp(fault_jump, 1);
+    /* Not a board's: die of it as without the handler (the faulting access runs again). */
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+/* Runs step(b, arg) with b's mapping guarded: 0, or -EFAULT when the board shrank under it, the
+ * step then left where it faulted. */
+static int guarded(struct gp_board *b, void (*step)(struct gp_board *, void *), void *arg)
+{
+    if (sigsetjmp(fault_jump, 1)) {
+        fault_from = fault_to = NULL;
+        return -EFAULT;
+    }
+    fault_to = (const char *)b->f + sizeof *b->f;
+    fault_from = (const char *)b->f;
+    step(b, arg);
+    fault_from = fault_to = NULL;
+    return 0;
+}
+
+/* Drops a board that changed under the command, with one message. */
+static void drop(struct set_ctx *c, struct gp_board *b)
+{
+    fprintf(stderr,
+            "gpuprio set: the board %s shrank while it was being asked (its owner truncated "
+            "it); dropped, the process may or may not take the priority from it\n",
+            b->path);
+    gp_board_close(b);
+    c->dropped++;
+}
+
+struct ask_step {
+    const struct set_req *req;
+    int rc;
+    char comm[16];
+};
+
+static void ask_step(struct gp_board *b, void *arg)
+{
+    struct ask_step *a = arg;
+    a->rc = gp_board_request(b, a->req->pid, a->req->stream_only, a->req->stream, a->req->priority);
+    for (unsigned i = 0; a->rc >= 0 && i < GP_BOARD_SLOTS && !a->comm[0]; i++)
+        if (matches(a->req, &b->f->slots[i]))
+            memcpy(a->comm, b->f->slots[i].comm, sizeof a->comm - 1);
+}
+
 static int ask_board(const char *path, void *arg)
 {
     struct set_ctx *c = arg;
@@ -94,17 +166,19 @@ static int ask_board(const char *path, void *arg)
             fprintf(stderr, "gpuprio set: the board %s %s; skipped\n", path, why);
         return 0;
     }
-    int rc =
-        gp_board_request(&b, c->req->pid, c->req->stream_only, c->req->stream, c->req->priority);
-    if (rc < 0) {
+    struct ask_step a = {.req = c->req};
+    if (guarded(&b, ask_step, &a) != 0) {
+        drop(c, &b);
+        return 0;
+    }
+    if (a.rc < 0) {
         gp_board_close(&b);
         return 0;
     }
     c->reached = true;
-    c->asked = rc > INT_MAX - c->asked ? INT_MAX : c->asked + rc;
-    for (unsigned i = 0; i < GP_BOARD_SLOTS && !c->comm[0]; i++)
-        if (matches(c->req, &b.f->slots[i]))
-            memcpy(c->comm, b.f->slots[i].comm, sizeof c->comm - 1);
+    c->asked = a.rc > INT_MAX - c->asked ? INT_MAX : c->asked + a.rc;
+    if (!c->comm[0])
+        memcpy(c->comm, a.comm, sizeof c->comm);
     struct gp_board *boards = realloc(c->boards, (c->n + 1) * sizeof *boards);
     if (!boards) {
         gp_board_close(&b);
@@ -121,34 +195,53 @@ static int effective(int priority, const struct gp_board *b, unsigned *line)
 {
     int cap;
     unsigned at;
-    if (gp_conf_lookup(gp_conf_get(), GP_CONF_CAP, (uid_t)b->f->h.uid, &cap, &at) != 0 ||
-        cap >= priority)
+    if (gp_conf_lookup(gp_conf_get(), GP_CONF_CAP, b->uid, &cap, &at) != 0 || cap >= priority)
         return priority;
     if (line)
         *line = at;
     return cap;
 }
 
+struct pending_step {
+    const struct set_req *req;
+    int left, queues;
+};
+
+static void pending_step(struct gp_board *b, void *arg)
+{
+    struct pending_step *p = arg;
+    int want = effective(p->req->priority, b, NULL);
+    for (unsigned i = 0; i < GP_BOARD_SLOTS; i++) {
+        const struct gp_board_slot *s = &b->f->slots[i];
+        if (!matches(p->req, s) || atomic_load(&s->st.priority) == want)
+            continue;
+        p->left++;
+        if (GP_SLOT_STATE(atomic_load(&s->owner)) == GP_SLOT_PROCESS) {
+            uint32_t unused = atomic_load(&s->unused_queues);
+            p->queues += unused < (uint32_t)(INT_MAX - p->queues) ? (int)unused : 0;
+        } else {
+            ++p->queues;
+        }
+    }
+}
+
 /* How many of the asked slots and records have not applied the priority yet; *queues: how many
- * queues they stand for (a record, for the unused queues it counts). */
-static int pending(const struct set_ctx *c, int *queues)
+ * queues they stand for (a record, for the unused queues it counts). A board that shrank is
+ * dropped (and what it had left is not counted). */
+static int pending(struct set_ctx *c, int *queues)
 {
     int left = 0;
     *queues = 0;
-    for (size_t j = 0; j < c->n; j++) {
-        int want = effective(c->req->priority, &c->boards[j], NULL);
-        for (unsigned i = 0; i < GP_BOARD_SLOTS; i++) {
-            const struct gp_board_slot *s = &c->boards[j].f->slots[i];
-            if (!matches(c->req, s) || atomic_load(&s->st.priority) == want)
-                continue;
-            left++;
-            if (GP_SLOT_STATE(atomic_load(&s->owner)) == GP_SLOT_PROCESS) {
-                uint32_t unused = atomic_load(&s->unused_queues);
-                *queues += unused < (uint32_t)(INT_MAX - *queues) ? (int)unused : 0;
-            } else {
-                ++*queues;
-            }
+    for (size_t j = 0; j < c->n;) {
+        struct pending_step p = {.req = c->req};
+        if (guarded(&c->boards[j], pending_step, &p) != 0) {
+            drop(c, &c->boards[j]);
+            c->boards[j] = c->boards[--c->n];
+            continue;
         }
+        left += p.left;
+        *queues = p.queues < INT_MAX - *queues ? *queues + p.queues : INT_MAX;
+        j++;
     }
     return left;
 }
@@ -208,6 +301,9 @@ int gp_cmd_set(int argc, char **argv)
     if (rc)
         return rc < 0 ? 0 : rc;
     struct set_ctx c = {.req = &req};
+    struct sigaction guard = {.sa_sigaction = on_sigbus, .sa_flags = SA_SIGINFO}, before;
+    sigemptyset(&guard.sa_mask);
+    sigaction(SIGBUS, &guard, &before);
     rc = gp_board_list(gp_board_dir(), gp_tool_board_uid(true), ask_board, &c);
     if (rc < 0 && rc != -ENOENT) {
         fprintf(stderr, "gpuprio set: cannot read the board directory %s: %s\n", gp_board_dir(),
@@ -232,6 +328,14 @@ int gp_cmd_set(int argc, char **argv)
         struct timespec ts = {0, 2000000};
         nanosleep(&ts, NULL);
     }
+    if (c.dropped && !c.n) { /* every board it was asked on changed under us: nothing to show */
+        fprintf(stderr,
+                "gpuprio set: process %u was asked, but its board changed under the command: "
+                "whether it took priority %d is unknown (gpuprio top shows it)\n",
+                (unsigned)req.pid, req.priority);
+        rc = GP_EXIT_FAILURE;
+        goto out;
+    }
     if (left > 0)
         fprintf(stderr,
                 "gpuprio set: asked process %u; %d of its %d queue%s did not take priority %d "
@@ -248,6 +352,7 @@ int gp_cmd_set(int argc, char **argv)
                gp_conf_get()->path, line);
     rc = 0;
 out:
+    sigaction(SIGBUS, &before, NULL);
     for (size_t i = 0; i < c.n; i++)
         gp_board_close(&c.boards[i]);
     free(c.boards);
