@@ -25,8 +25,9 @@
  *
  * Besides its queues' slots, a process has one record slot on each board it uses (claimed when it
  * joins the board): no queue's, never decided on, it says that the process is there even when
- * none of its queues ran yet, counts its queues on the device that never joined scheduling (so
- * `gpuprio top` can show them without a slot each), and carries the process-wide priority
+ * none of its queues ran yet, counts its queues on the device that never joined scheduling, and
+ * those that joined when the board had no free slot left (so `gpuprio top` and metrics can show
+ * both without a slot each), and carries the process-wide priority
  * requests of `gpuprio set PID PRIORITY` to a process whose queues hold no slot.
  *
  * Slots of dead processes (killed, crashed) are reclaimed by whoever notices: a slot names
@@ -84,8 +85,14 @@ struct gp_board_slot {
     uint64_t stream;              /* the application's stream handle, as in gpuprio_queue_stats */
     uint64_t thread;              /* the thread of a per-thread queue, or 0 */
     int32_t device;               /* the owner's device index (indices differ between processes) */
-    uint32_t flags;               /* the stream's creation flags */
-    char comm[16];                /* the owner's command name */
+    union {
+        uint32_t flags; /* in a queue's slot: the stream's creation flags */
+        /* In a record: the owner's queues on this device that joined scheduling when the board
+         * was full, which hold no slot and are scheduled within the process only (0 in records
+         * of libraries before it, which did not count them). */
+        _Atomic uint32_t unslotted_queues;
+    };
+    char comm[16]; /* the owner's command name */
     /* Priority requests (gpuprio set): the priority, then request_seq is incremented (low 31
      * bits) with GP_REQUEST_PROCESS or not; the owner applies each new sequence number once. */
     _Atomic int32_t request;
