@@ -2,8 +2,8 @@
  * cmd_set.c - `gpuprio set PID PRIORITY [--stream HANDLE]`: changes the priority of a running
  * process's queues, like renice(1) changes a niceness.
  *
- * The request goes through the boards (gp_board_request): the tool writes the priority into the
- * slots of the process's queues and wakes the board, and the process's own listener applies it,
+ * The request goes through the boards (gp_board_request_copy): the tool writes the priority into
+ * the slots of the process's queues and wakes the board, and the process's own listener applies it,
  * as gpuprio_stream_set_priority would (the strongest source; without --stream also for the
  * queues the process creates later). Without --stream it also goes into the process's record,
  * through which the process gives it to its queues that never ran (they hold no slot), so a
@@ -13,20 +13,18 @@
  * Permissions are the board's: only boards the caller can open for writing (the caller's own,
  * or, for root, every user's) can be asked.
  *
- * A request is a store into the owner's board, so the board is mapped writable. For root, that
- * is another user's file, which its owner can truncate or replace at any moment (docs/board.md,
- * "Threat model"): an access through the mapping past the file's new end raises SIGBUS. Every
- * use of a mapping here is a guarded step (guarded()): the tool, not the library, installs a
- * SIGBUS handler for the time of the command, which jumps back out of a step whose fault lies in
- * that board's mapping, and the board is dropped with one message; a fault anywhere else kills
- * the tool as it would have. A step holds no lock and allocates nothing, so leaving it midway
- * leaves nothing behind. Opening never blocks (a FIFO at a board's name is refused by its type),
- * and the wait for the owner is bounded, so no board makes the command hang either.
+ * A request is a store into the owner's board. For root, that is another user's file, which its
+ * owner can truncate or replace at any moment (docs/board.md, "Threat model"), and an access
+ * through a mapping past the file's new end raises SIGBUS: so the board is never mapped here
+ * (only its header's page, for the futex wake, which only the kernel touches). It is read into a
+ * private copy (gp_board_open_copy_writable, gp_board_read: pread, which a shrunk file answers
+ * short), and the request words are written with pwrite (gp_board_request_copy). A board that
+ * shrank or stopped being one while it was asked or watched is dropped with one message. Opening
+ * never blocks (a FIFO at a board's name is refused by its type), and the wait for the owner is
+ * bounded, so no board makes the command hang either.
  */
 #include <errno.h>
 #include <limits.h>
-#include <setjmp.h>
-#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -87,7 +85,7 @@ static int usage_error(const char *fmt, const char *arg)
     return GP_EXIT_USAGE;
 }
 
-/* Whether s is one of the slots the request went to (as gp_board_request chooses them). */
+/* Whether s is one of the slots the request went to (as gp_board_request_copy chooses them). */
 static bool matches(const struct set_req *r, const struct gp_board_slot *s)
 {
     uint64_t word = atomic_load(&s->owner);
@@ -98,62 +96,15 @@ static bool matches(const struct set_req *r, const struct gp_board_slot *s)
     return GP_SLOT_STATE(word) == GP_SLOT_LIVE && (!r->stream_only || s->stream == r->stream);
 }
 
-/* ---- guarded use of a mapping (see the header) ---- */
-
-static sigjmp_buf fault_jump;
-/* The mapping a step is using, while it runs; NULL otherwise. */
-static const char *volatile fault_from, *volatile fault_to;
-
-static void on_sigbus(int sig, siginfo_t *info, void *context)
-{
-    (void)context;
-    const char *at = info->si_addr;
-    if (fault_from && at >= fault_from && at < fault_to)
-        siglongjmp(fault_jump, 1);
-    /* Not a board's: die of it as without the handler (the faulting access runs again). */
-    signal(sig, SIG_DFL);
-    raise(sig);
-}
-
-/* Runs step(b, arg) with b's mapping guarded: 0, or -EFAULT when the board shrank under it, the
- * step then left where it faulted. */
-static int guarded(struct gp_board *b, void (*step)(struct gp_board *, void *), void *arg)
-{
-    if (sigsetjmp(fault_jump, 1)) {
-        fault_from = fault_to = NULL;
-        return -EFAULT;
-    }
-    fault_to = (const char *)b->f + sizeof *b->f;
-    fault_from = (const char *)b->f;
-    step(b, arg);
-    fault_from = fault_to = NULL;
-    return 0;
-}
-
-/* Drops a board that changed under the command, with one message. */
-static void drop(struct set_ctx *c, struct gp_board *b)
+/* Drops a board that changed under the command, with one message: why. */
+static void drop(struct set_ctx *c, struct gp_board *b, const char *why)
 {
     fprintf(stderr,
-            "gpuprio set: the board %s shrank while it was being asked (its owner truncated "
-            "it); dropped, the process may or may not take the priority from it\n",
-            b->path);
+            "gpuprio set: the board %s %s while it was being asked; dropped, the process may or "
+            "may not take the priority from it\n",
+            b->path, why);
     gp_board_close(b);
     c->dropped++;
-}
-
-struct ask_step {
-    const struct set_req *req;
-    int rc;
-    char comm[16];
-};
-
-static void ask_step(struct gp_board *b, void *arg)
-{
-    struct ask_step *a = arg;
-    a->rc = gp_board_request(b, a->req->pid, a->req->stream_only, a->req->stream, a->req->priority);
-    for (unsigned i = 0; a->rc >= 0 && i < GP_BOARD_SLOTS && !a->comm[0]; i++)
-        if (matches(a->req, &b->f->slots[i]))
-            memcpy(a->comm, b->f->slots[i].comm, sizeof a->comm - 1);
 }
 
 static int ask_board(const char *path, void *arg)
@@ -161,24 +112,26 @@ static int ask_board(const char *path, void *arg)
     struct set_ctx *c = arg;
     struct gp_board b;
     const char *why = "cannot be opened";
-    if (gp_board_open_file(path, true, &b, &why) != 0) {
+    if (gp_board_open_copy_writable(path, &b, &why) != 0) {
         if (!gp_reported_once(&c->seen, path))
             fprintf(stderr, "gpuprio set: the board %s %s; skipped\n", path, why);
         return 0;
     }
-    struct ask_step a = {.req = c->req};
-    if (guarded(&b, ask_step, &a) != 0) {
-        drop(c, &b);
+    int rc = gp_board_request_copy(&b, c->req->pid, c->req->stream_only, c->req->stream,
+                                   c->req->priority);
+    if (rc < 0 && rc != -ESRCH) {
+        drop(c, &b, "could not be written (its owner truncated or replaced it)");
         return 0;
     }
-    if (a.rc < 0) {
+    if (rc < 0) {
         gp_board_close(&b);
         return 0;
     }
     c->reached = true;
-    c->asked = a.rc > INT_MAX - c->asked ? INT_MAX : c->asked + a.rc;
-    if (!c->comm[0])
-        memcpy(c->comm, a.comm, sizeof c->comm);
+    c->asked = rc > INT_MAX - c->asked ? INT_MAX : c->asked + rc;
+    for (unsigned i = 0; i < gp_board_copy_slots(b.f) && !c->comm[0]; i++)
+        if (matches(c->req, &b.f->slots[i]))
+            memcpy(c->comm, b.f->slots[i].comm, sizeof c->comm - 1);
     struct gp_board *boards = realloc(c->boards, (c->n + 1) * sizeof *boards);
     if (!boards) {
         gp_board_close(&b);
@@ -202,25 +155,22 @@ static int effective(int priority, const struct gp_board *b, unsigned *line)
     return cap;
 }
 
-struct pending_step {
-    const struct set_req *req;
-    int left, queues;
-};
-
-static void pending_step(struct gp_board *b, void *arg)
+/* How many of the asked slots and records of a copy of b have not applied the priority yet,
+ * into *left, and the queues they stand for, added to *queues. */
+static void pending_in(const struct set_req *req, const struct gp_board *b,
+                       const struct gp_board_file *copy, int *left, int *queues)
 {
-    struct pending_step *p = arg;
-    int want = effective(p->req->priority, b, NULL);
-    for (unsigned i = 0; i < GP_BOARD_SLOTS; i++) {
-        const struct gp_board_slot *s = &b->f->slots[i];
-        if (!matches(p->req, s) || atomic_load(&s->st.priority) == want)
+    int want = effective(req->priority, b, NULL);
+    for (unsigned i = 0; i < gp_board_copy_slots(copy); i++) {
+        const struct gp_board_slot *s = &copy->slots[i];
+        if (!matches(req, s) || atomic_load(&s->st.priority) == want)
             continue;
-        p->left++;
+        ++*left;
         if (GP_SLOT_STATE(atomic_load(&s->owner)) == GP_SLOT_PROCESS) {
             uint32_t unused = atomic_load(&s->unused_queues);
-            p->queues += unused < (uint32_t)(INT_MAX - p->queues) ? (int)unused : 0;
-        } else {
-            ++p->queues;
+            *queues += unused < (uint32_t)(INT_MAX - *queues) ? (int)unused : 0;
+        } else if (*queues < INT_MAX) {
+            ++*queues;
         }
     }
 }
@@ -233,14 +183,13 @@ static int pending(struct set_ctx *c, int *queues)
     int left = 0;
     *queues = 0;
     for (size_t j = 0; j < c->n;) {
-        struct pending_step p = {.req = c->req};
-        if (guarded(&c->boards[j], pending_step, &p) != 0) {
-            drop(c, &c->boards[j]);
+        const char *why;
+        if (gp_board_read(&c->boards[j], c->boards[j].f, &why) != 0) {
+            drop(c, &c->boards[j], why);
             c->boards[j] = c->boards[--c->n];
             continue;
         }
-        left += p.left;
-        *queues = p.queues < INT_MAX - *queues ? *queues + p.queues : INT_MAX;
+        pending_in(c->req, &c->boards[j], c->boards[j].f, &left, queues);
         j++;
     }
     return left;
@@ -301,9 +250,6 @@ int gp_cmd_set(int argc, char **argv)
     if (rc)
         return rc < 0 ? 0 : rc;
     struct set_ctx c = {.req = &req};
-    struct sigaction guard = {.sa_sigaction = on_sigbus, .sa_flags = SA_SIGINFO}, before;
-    sigemptyset(&guard.sa_mask);
-    sigaction(SIGBUS, &guard, &before);
     rc = gp_board_list(gp_board_dir(), gp_tool_board_uid(true), ask_board, &c);
     if (rc < 0 && rc != -ENOENT) {
         fprintf(stderr, "gpuprio set: cannot read the board directory %s: %s\n", gp_board_dir(),
@@ -352,7 +298,6 @@ int gp_cmd_set(int argc, char **argv)
                gp_conf_get()->path, line);
     rc = 0;
 out:
-    sigaction(SIGBUS, &before, NULL);
     for (size_t i = 0; i < c.n; i++)
         gp_board_close(&c.boards[i]);
     free(c.boards);

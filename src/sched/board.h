@@ -247,6 +247,9 @@ int gp_board_open_file(const char *path, bool writable, struct gp_board *b, cons
  * not waited on) and never follows a link. 0, or a negative errno value with *why.
  */
 int gp_board_open_copy(const char *path, struct gp_board *b, const char **why);
+/* The same, opened for writing too (gpuprio set: the caller's own boards, or root's), for
+ * gp_board_request_copy. */
+int gp_board_open_copy_writable(const char *path, struct gp_board *b, const char **why);
 /* Reads b's file again into `into` (a copy's f, or a spare of the same size): the header, then
  * the slots below its slot_limit and their gate lines, the bounded work a scan needs. 0, or a
  * negative errno value with *why when the file is no longer a board (its owner shrank, rewrote
@@ -361,5 +364,17 @@ uint32_t gp_board_wait(struct gp_board *b, uint32_t seen, uint64_t timeout_ns);
  */
 int gp_board_request(struct gp_board *b, uint32_t pid, bool stream_only, uint64_t stream,
                      int priority);
+/*
+ * gp_board_request for a board opened with gp_board_open_copy_writable, which its owner may
+ * truncate at any moment (another user's, for root): the slots are chosen from the copy, and the
+ * request words and the sequence word written with pwrite, never through a mapping, then the
+ * sequence futex woken (a syscall: a truncated page fails, it does not kill us). The sequence
+ * increment is a read and a write, not a compare-and-swap: two requests at the same moment may
+ * count once, which still makes the owner apply the request word, the later one's. Returns as
+ * gp_board_request does, or another negative errno when the file could not be written (it
+ * shrank, or stopped being a board).
+ */
+int gp_board_request_copy(struct gp_board *b, uint32_t pid, bool stream_only, uint64_t stream,
+                          int priority);
 
 #endif /* GPUPRIO_BOARD_H */

@@ -2259,7 +2259,7 @@ static void hostile_set(void)
     int failed = 0, dropped = 0;
     for (int i = 0; i < 10; i++) {
         failed += tools_fail(1);
-        dropped += strstr(set_said, "shrank while it was being asked") != NULL;
+        dropped += strstr(set_said, "while it was being asked; dropped") != NULL;
     }
     alarm(0);
     set_target = 0;
