@@ -2,8 +2,8 @@
  * cmd_set.c - `gpuprio set PID PRIORITY [--stream HANDLE]`: changes the priority of a running
  * process's queues, like renice(1) changes a niceness.
  *
- * The request goes through the boards (gp_board_request): the tool writes the priority into the
- * slots of the process's queues and wakes the board, and the process's own listener applies it,
+ * The request goes through the boards (gp_board_request_copy): the tool writes the priority into
+ * the slots of the process's queues and wakes the board, and the process's own listener applies it,
  * as gpuprio_stream_set_priority would (the strongest source; without --stream also for the
  * queues the process creates later). Without --stream it also goes into the process's record,
  * through which the process gives it to its queues that never ran (they hold no slot), so a
@@ -12,6 +12,16 @@
  * not only been asked for.
  * Permissions are the board's: only boards the caller can open for writing (the caller's own,
  * or, for root, every user's) can be asked.
+ *
+ * A request is a store into the owner's board. For root, that is another user's file, which its
+ * owner can truncate or replace at any moment (docs/board.md, "Threat model"), and an access
+ * through a mapping past the file's new end raises SIGBUS: so the board is never mapped here
+ * (only its header's page, for the futex wake, which only the kernel touches). It is read into a
+ * private copy (gp_board_open_copy_writable, gp_board_read: pread, which a shrunk file answers
+ * short), and the request words are written with pwrite (gp_board_request_copy). A board that
+ * shrank or stopped being one while it was asked or watched is dropped with one message. Opening
+ * never blocks (a FIFO at a board's name is refused by its type), and the wait for the owner is
+ * bounded, so no board makes the command hang either.
  */
 #include <errno.h>
 #include <limits.h>
@@ -45,7 +55,8 @@ static const char help_set[] =
     "write are asked (the caller's own; every user's for root).\n"
     "\n"
     "Exit status: 0 when the priority was set; 1 when no process PID (or no such stream of it)\n"
-    "is on any board; 2 for a bad argument or priority.\n";
+    "is on any board, or its board changed under the command (its owner truncated it); 2 for a\n"
+    "bad argument or priority.\n";
 
 struct set_req {
     uint32_t pid;
@@ -60,6 +71,7 @@ struct set_ctx {
     struct gp_board *boards;
     size_t n;
     bool reached; /* a slot or record of the process was asked */
+    int dropped;  /* boards that changed under the command (their owner truncated them) */
     int asked;    /* queues asked: slots, and the unused queues records count */
     struct gp_reported seen;
     char comm[16];
@@ -73,7 +85,7 @@ static int usage_error(const char *fmt, const char *arg)
     return GP_EXIT_USAGE;
 }
 
-/* Whether s is one of the slots the request went to (as gp_board_request chooses them). */
+/* Whether s is one of the slots the request went to (as gp_board_request_copy chooses them). */
 static bool matches(const struct set_req *r, const struct gp_board_slot *s)
 {
     uint64_t word = atomic_load(&s->owner);
@@ -84,25 +96,40 @@ static bool matches(const struct set_req *r, const struct gp_board_slot *s)
     return GP_SLOT_STATE(word) == GP_SLOT_LIVE && (!r->stream_only || s->stream == r->stream);
 }
 
+/* Drops a board that changed under the command, with one message: why. */
+static void drop(struct set_ctx *c, struct gp_board *b, const char *why)
+{
+    fprintf(stderr,
+            "gpuprio set: the board %s %s while it was being asked; dropped, the process may or "
+            "may not take the priority from it\n",
+            b->path, why);
+    gp_board_close(b);
+    c->dropped++;
+}
+
 static int ask_board(const char *path, void *arg)
 {
     struct set_ctx *c = arg;
     struct gp_board b;
     const char *why = "cannot be opened";
-    if (gp_board_open_file(path, true, &b, &why) != 0) {
+    if (gp_board_open_copy_writable(path, &b, &why) != 0) {
         if (!gp_reported_once(&c->seen, path))
             fprintf(stderr, "gpuprio set: the board %s %s; skipped\n", path, why);
         return 0;
     }
-    int rc =
-        gp_board_request(&b, c->req->pid, c->req->stream_only, c->req->stream, c->req->priority);
+    int rc = gp_board_request_copy(&b, c->req->pid, c->req->stream_only, c->req->stream,
+                                   c->req->priority);
+    if (rc < 0 && rc != -ESRCH) {
+        drop(c, &b, "could not be written (its owner truncated or replaced it)");
+        return 0;
+    }
     if (rc < 0) {
         gp_board_close(&b);
         return 0;
     }
     c->reached = true;
     c->asked = rc > INT_MAX - c->asked ? INT_MAX : c->asked + rc;
-    for (unsigned i = 0; i < GP_BOARD_SLOTS && !c->comm[0]; i++)
+    for (unsigned i = 0; i < gp_board_copy_slots(b.f) && !c->comm[0]; i++)
         if (matches(c->req, &b.f->slots[i]))
             memcpy(c->comm, b.f->slots[i].comm, sizeof c->comm - 1);
     struct gp_board *boards = realloc(c->boards, (c->n + 1) * sizeof *boards);
@@ -121,34 +148,49 @@ static int effective(int priority, const struct gp_board *b, unsigned *line)
 {
     int cap;
     unsigned at;
-    if (gp_conf_lookup(gp_conf_get(), GP_CONF_CAP, (uid_t)b->f->h.uid, &cap, &at) != 0 ||
-        cap >= priority)
+    if (gp_conf_lookup(gp_conf_get(), GP_CONF_CAP, b->uid, &cap, &at) != 0 || cap >= priority)
         return priority;
     if (line)
         *line = at;
     return cap;
 }
 
+/* How many of the asked slots and records of a copy of b have not applied the priority yet,
+ * into *left, and the queues they stand for, added to *queues. */
+static void pending_in(const struct set_req *req, const struct gp_board *b,
+                       const struct gp_board_file *copy, int *left, int *queues)
+{
+    int want = effective(req->priority, b, NULL);
+    for (unsigned i = 0; i < gp_board_copy_slots(copy); i++) {
+        const struct gp_board_slot *s = &copy->slots[i];
+        if (!matches(req, s) || atomic_load(&s->st.priority) == want)
+            continue;
+        ++*left;
+        if (GP_SLOT_STATE(atomic_load(&s->owner)) == GP_SLOT_PROCESS) {
+            uint32_t unused = atomic_load(&s->unused_queues);
+            *queues += unused < (uint32_t)(INT_MAX - *queues) ? (int)unused : 0;
+        } else if (*queues < INT_MAX) {
+            ++*queues;
+        }
+    }
+}
+
 /* How many of the asked slots and records have not applied the priority yet; *queues: how many
- * queues they stand for (a record, for the unused queues it counts). */
-static int pending(const struct set_ctx *c, int *queues)
+ * queues they stand for (a record, for the unused queues it counts). A board that shrank is
+ * dropped (and what it had left is not counted). */
+static int pending(struct set_ctx *c, int *queues)
 {
     int left = 0;
     *queues = 0;
-    for (size_t j = 0; j < c->n; j++) {
-        int want = effective(c->req->priority, &c->boards[j], NULL);
-        for (unsigned i = 0; i < GP_BOARD_SLOTS; i++) {
-            const struct gp_board_slot *s = &c->boards[j].f->slots[i];
-            if (!matches(c->req, s) || atomic_load(&s->st.priority) == want)
-                continue;
-            left++;
-            if (GP_SLOT_STATE(atomic_load(&s->owner)) == GP_SLOT_PROCESS) {
-                uint32_t unused = atomic_load(&s->unused_queues);
-                *queues += unused < (uint32_t)(INT_MAX - *queues) ? (int)unused : 0;
-            } else {
-                ++*queues;
-            }
+    for (size_t j = 0; j < c->n;) {
+        const char *why;
+        if (gp_board_read(&c->boards[j], c->boards[j].f, &why) != 0) {
+            drop(c, &c->boards[j], why);
+            c->boards[j] = c->boards[--c->n];
+            continue;
         }
+        pending_in(c->req, &c->boards[j], c->boards[j].f, &left, queues);
+        j++;
     }
     return left;
 }
@@ -231,6 +273,14 @@ int gp_cmd_set(int argc, char **argv)
     while ((left = pending(&c, &queues_left)) > 0 && gp_tool_now_ns() < deadline) {
         struct timespec ts = {0, 2000000};
         nanosleep(&ts, NULL);
+    }
+    if (c.dropped && !c.n) { /* every board it was asked on changed under us: nothing to show */
+        fprintf(stderr,
+                "gpuprio set: process %u was asked, but its board changed under the command: "
+                "whether it took priority %d is unknown (gpuprio top shows it)\n",
+                (unsigned)req.pid, req.priority);
+        rc = GP_EXIT_FAILURE;
+        goto out;
     }
     if (left > 0)
         fprintf(stderr,

@@ -201,14 +201,19 @@ static int live(const struct top_opts *o)
         time_t t = time(NULL);
         char when[16];
         strftime(when, sizeof when, "%H:%M:%S", localtime(&t));
-        uint64_t unused = 0;
-        for (size_t i = 0; i < cur.nrec; i++)
+        uint64_t unused = 0, unslotted = 0;
+        for (size_t i = 0; i < cur.nrec; i++) {
             unused += cur.records[i].unused_queues;
+            unslotted += cur.records[i].unslotted_queues;
+        }
+        char no_slot[48] = "";
+        if (unslotted)
+            snprintf(no_slot, sizeof no_slot, ", %" PRIu64 " without a slot", unslotted);
         printf("\033[H\033[2J"
-               "gpuprio top - %s - %zu queue%s, %" PRIu64 " unused, on %u board%s in %s - every "
+               "gpuprio top - %s - %zu queue%s, %" PRIu64 " unused%s, on %u board%s in %s - every "
                "%gs, q quits\n",
-               when, cur.n, cur.n == 1 ? "" : "s", unused, cur.boards, cur.boards == 1 ? "" : "s",
-               gp_board_dir(), o->delay);
+               when, cur.n, cur.n == 1 ? "" : "s", unused, no_slot, cur.boards,
+               cur.boards == 1 ? "" : "s", gp_board_dir(), o->delay);
         /* What is left for the table: the lines above, its heading and a "... more" line. */
         size_t above = 1 + gp_print_processes(&cur, sized ? ws.ws_col : 0) + 2;
         size_t rows = !sized ? 0 : ws.ws_row > above ? (size_t)ws.ws_row - above : 1;

@@ -291,4 +291,15 @@ void gp_metrics_write(FILE *out, const struct gp_sample *s)
         process_labels(out, &s->records[i].id, &u);
         fprintf(out, "} %" PRIu32 "\n", s->records[i].unused_queues);
     }
+    family_head(out, "gpuprio_process_unslotted_queues", "gauge",
+                "Queues of the process on the device that joined scheduling when its board was "
+                "full: scheduled within the process only, they hold no board slot and have no "
+                "queue series.");
+    for (size_t i = 0; i < s->nrec; i++) {
+        if (duplicate_record(s, i))
+            continue;
+        fputs("gpuprio_process_unslotted_queues", out);
+        process_labels(out, &s->records[i].id, &u);
+        fprintf(out, "} %" PRIu32 "\n", s->records[i].unslotted_queues);
+    }
 }

@@ -127,6 +127,7 @@ static int read_record(struct gp_sample *s, const struct gp_board *b, unsigned i
         return -ENOMEM;
     read_id(&r->id, b, i, word, incarnation);
     r->unused_queues = atomic_load(&slot->unused_queues);
+    r->unslotted_queues = atomic_load(&slot->unslotted_queues);
     r->mps = slot->mps;
     r->mps_share = slot->mps_share;
     r->mps_sms = slot->cu_usable;

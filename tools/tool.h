@@ -80,6 +80,9 @@ struct gp_queue_row {
 struct gp_record_row {
     struct gp_slot_id id;
     uint32_t unused_queues;
+    /* Its queues there that joined when the board was full: scheduled within the process only,
+     * with no slot and so no row either. */
+    uint32_t unslotted_queues;
     uint8_t mps;       /* enum gp_record_mps */
     uint8_t mps_share; /* the share of the device MPS lets it use, percent; 0: all */
     uint16_t mps_sms;  /* and the SMs that is */

@@ -110,9 +110,9 @@ static const struct gp_record_row *record_of(const struct gp_sample *s,
 }
 
 /*
- * Calls row for each queue row and, with all, unused for each record with unused queues, in the
- * table's order: a device's queues, then its processes' unused queues (both lists are sorted by
- * device first).
+ * Calls row for each queue row and, with all, unused for each record with unused queues or
+ * queues without a slot, in the table's order: a device's queues, then its processes' unused
+ * queues (both lists are sorted by device first).
  */
 static void each_row(const struct gp_sample *s, bool all,
                      void (*row)(const struct gp_queue_row *r, void *arg),
@@ -122,7 +122,7 @@ static void each_row(const struct gp_sample *s, bool all,
     while (i < s->n || j < s->nrec) {
         if (j < s->nrec && (i == s->n || strcmp(s->records[j].id.key, s->rows[i].id.key) < 0)) {
             const struct gp_record_row *p = &s->records[j++];
-            if (p->unused_queues)
+            if (p->unused_queues || p->unslotted_queues)
                 unused(p, arg);
         } else {
             row(&s->rows[i++], arg);
@@ -214,9 +214,10 @@ static void json_row(const struct gp_queue_row *r, void *arg)
         fputs(", \"cu_usable\": null, \"cu_total\": null", stdout);
     const struct gp_record_row *p = record_of(c->s, r);
     if (p)
-        printf(", \"unused_queues\": %" PRIu32, p->unused_queues);
+        printf(", \"unused_queues\": %" PRIu32 ", \"unslotted_queues\": %" PRIu32, p->unused_queues,
+               p->unslotted_queues);
     else
-        fputs(", \"unused_queues\": null", stdout);
+        fputs(", \"unused_queues\": null, \"unslotted_queues\": null", stdout);
     json_mps(p);
     putchar('}');
 }
@@ -225,8 +226,8 @@ static void json_unused(const struct gp_record_row *p, void *arg)
 {
     struct json_ctx *c = arg;
     json_open(c, "unused", &p->id);
-    printf(", \"device_index\": %d, \"unused_queues\": %" PRIu32, (int)p->id.device,
-           p->unused_queues);
+    printf(", \"device_index\": %d, \"unused_queues\": %" PRIu32 ", \"unslotted_queues\": %" PRIu32,
+           (int)p->id.device, p->unused_queues, p->unslotted_queues);
     json_mps(p);
     putchar('}');
 }
@@ -321,7 +322,8 @@ static void table_row(const struct gp_queue_row *r, void *arg)
            gp_row_level(r), (unsigned)XQ_GATE_IN_FLIGHT(r->gate), rate, held, cus);
 }
 
-/* A process's unused queues on a device: one row, as a count (they have no slot each). */
+/* A process's unused queues on a device, and those that got no slot on a full board: one row, as
+ * counts (they have no slot each). */
 static void table_unused(const struct gp_record_row *p, void *arg)
 {
     if (!fits(arg))
@@ -331,7 +333,11 @@ static void table_unused(const struct gp_record_row *p, void *arg)
     printable(key, sizeof key, p->id.key);
     printable(comm, sizeof comm, p->id.comm);
     printable(user, sizeof user, gp_user_name(&c->users, p->id.uid));
-    snprintf(queue, sizeof queue, "%" PRIu32 " unused", p->unused_queues);
+    if (!p->unslotted_queues)
+        snprintf(queue, sizeof queue, "%" PRIu32 " unused", p->unused_queues);
+    else
+        snprintf(queue, sizeof queue, "%" PRIu32 " unused, %" PRIu32 " no slot", p->unused_queues,
+                 p->unslotted_queues);
     printf("%-16s %8" PRIu32 " %-15s %-10s %-24s %5s %4s %-6s %-9s %3s %5s %9s %9s %s\n", key,
            p->id.pid, comm, user, queue, "-", "-", "-", "-", "-", "-", "-", "-", "-");
 }
@@ -352,7 +358,7 @@ struct process_sum {
     uint32_t pid;
     char comm[16];
     size_t queues;
-    uint64_t unused;
+    uint64_t unused, unslotted;
     bool counted;                /* it has a record: its unused queues are known */
     bool mps;                    /* a record says it is an MPS client */
     unsigned mps_share, mps_sms; /* and the share and SMs MPS lets it use, when it limits it */
@@ -392,6 +398,7 @@ size_t gp_print_processes(const struct gp_sample *s, size_t width)
         struct process_sum *p = process_of(ps, &n, s->records[i].id.pid, s->records[i].id.comm);
         const struct gp_record_row *r = &s->records[i];
         p->unused += r->unused_queues;
+        p->unslotted += r->unslotted_queues;
         p->counted = true;
         if (r->mps == GP_MPS_CLIENT) {
             p->mps = true;
@@ -408,8 +415,11 @@ size_t gp_print_processes(const struct gp_sample *s, size_t width)
         fputs(" none", stdout);
     }
     for (size_t i = 0; i < n; i++) {
-        char entry[128], unused[32] = "", mps[40] = "";
-        if (ps[i].counted)
+        char entry[160], unused[64] = "", mps[40] = "";
+        if (ps[i].counted && ps[i].unslotted)
+            snprintf(unused, sizeof unused, ", %" PRIu64 " unused, %" PRIu64 " without a slot",
+                     ps[i].unused, ps[i].unslotted);
+        else if (ps[i].counted)
             snprintf(unused, sizeof unused, ", %" PRIu64 " unused", ps[i].unused);
         if (ps[i].mps_share)
             snprintf(mps, sizeof mps, ", MPS %u%%: %u SMs", ps[i].mps_share, ps[i].mps_sms);

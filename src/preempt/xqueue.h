@@ -157,6 +157,9 @@ struct xqueue {
     /* Whether it is counted among its device's queues that never joined scheduling (sched):
      * 0 not yet, 1 counted (from its creation), 2 no longer (it joined, or is gone). */
     _Atomic uint8_t unused_state;
+    /* It joined when its board had no free slot: counted in its device's queues without a slot
+     * (sched_board.c's sb_attach) until it is released. Under the scheduling lock. */
+    bool unslotted;
 
     /* Completion markers, oldest first (mu); only the watcher thread removes them. Submitting
      * threads record a marker and put it on the ring under submit_mu, which the watcher never

@@ -397,19 +397,19 @@ int gp_board_read(const struct gp_board *b, struct gp_board_file *into, const ch
     return rc;
 }
 
-int gp_board_open_copy(const char *path, struct gp_board *b, const char **why)
+static int open_copy(const char *path, bool writable, struct gp_board *b, const char **why)
 {
     memset(b, 0, sizeof *b);
     b->fd = -1;
     b->squatter = -1;
     snprintf(b->path, sizeof b->path, "%s", path);
-    int fd = open_board_file(path, O_RDONLY);
+    int fd = open_board_file(path, writable ? O_RDWR : O_RDONLY);
     if (fd < 0) {
         *why = open_failure_text(errno);
         return -errno;
     }
     struct stat st;
-    int rc = check_file(fd, false, false, &st, why);
+    int rc = check_file(fd, writable, false, &st, why);
     if (rc != 0)
         goto fail;
     rc = -ENOMEM;
@@ -444,6 +444,16 @@ int gp_board_open_copy(const char *path, struct gp_board *b, const char **why)
 fail:
     close(fd);
     return rc;
+}
+
+int gp_board_open_copy(const char *path, struct gp_board *b, const char **why)
+{
+    return open_copy(path, false, b, why);
+}
+
+int gp_board_open_copy_writable(const char *path, struct gp_board *b, const char **why)
+{
+    return open_copy(path, true, b, why);
 }
 
 /* Builds a board in a private file and links it into place; 0, or -EEXIST when another
@@ -980,6 +990,61 @@ uint32_t gp_board_wait(struct gp_board *b, uint32_t seen, uint64_t timeout_ns)
     return atomic_load(&b->f->h.seq);
 }
 
+/* Whether slot s (the owner word seen as word) is one a request of pid goes to. */
+static bool requested(uint64_t word, const struct gp_board_slot *s, uint32_t pid, bool stream_only,
+                      uint64_t stream)
+{
+    bool record = GP_SLOT_STATE(word) == GP_SLOT_PROCESS;
+    /* A record has no stream (its 0 is not the null stream's): asked for the process only. */
+    return GP_SLOT_OWNER(word) == pid &&
+           (record ? !stream_only
+                   : GP_SLOT_STATE(word) == GP_SLOT_LIVE && (!stream_only || s->stream == stream));
+}
+
+/* Writes a 32-bit word of b's file at offset (never through a mapping); 0 or -errno. */
+static int write_word(const struct gp_board *b, uint32_t value, size_t offset)
+{
+    ssize_t n = pwrite(b->fd, &value, sizeof value, (off_t)offset);
+    return n == (ssize_t)sizeof value ? 0 : n < 0 ? -errno : -ENODATA;
+}
+
+int gp_board_request_copy(struct gp_board *b, uint32_t pid, bool stream_only, uint64_t stream,
+                          int priority)
+{
+    uint64_t queues = 0;
+    bool asked = false;
+    for (unsigned i = 0; i < gp_board_copy_slots(b->f); i++) {
+        struct gp_board_slot *s = &b->f->slots[i];
+        uint64_t word = atomic_load(&s->owner);
+        if (!requested(word, s, pid, stream_only, stream))
+            continue;
+        size_t at = offsetof(struct gp_board_file, slots) + i * sizeof *s;
+        uint32_t seq;
+        int rc = write_word(b, (uint32_t)priority, at + offsetof(struct gp_board_slot, request));
+        if (rc == 0)
+            rc = read_at(b->fd, &seq, sizeof seq,
+                         (off_t)(at + offsetof(struct gp_board_slot, request_seq)));
+        if (rc == 0)
+            rc = write_word(
+                b, ((seq + 1) & ~GP_REQUEST_PROCESS) | (stream_only ? 0 : GP_REQUEST_PROCESS),
+                at + offsetof(struct gp_board_slot, request_seq));
+        if (rc != 0)
+            return rc;
+        asked = true;
+        queues += GP_SLOT_STATE(word) == GP_SLOT_PROCESS ? atomic_load(&s->unused_queues) : 1;
+    }
+    if (!asked)
+        return -ESRCH;
+    uint32_t seq;
+    int rc = read_at(b->fd, &seq, sizeof seq, (off_t)offsetof(struct gp_board_header, seq));
+    if (rc == 0)
+        rc = write_word(b, seq + 1, offsetof(struct gp_board_header, seq));
+    if (rc != 0)
+        return rc;
+    futex(&b->live->seq, FUTEX_WAKE, INT_MAX, NULL);
+    return queues < INT_MAX ? (int)queues : INT_MAX;
+}
+
 int gp_board_request(struct gp_board *b, uint32_t pid, bool stream_only, uint64_t stream,
                      int priority)
 {
@@ -989,10 +1054,7 @@ int gp_board_request(struct gp_board *b, uint32_t pid, bool stream_only, uint64_
         struct gp_board_slot *s = &b->f->slots[i];
         uint64_t word = atomic_load(&s->owner);
         bool record = GP_SLOT_STATE(word) == GP_SLOT_PROCESS;
-        /* A record has no stream (its 0 is not the null stream's): asked for the process only. */
-        if (GP_SLOT_OWNER(word) != pid || !(record ? !stream_only
-                                                   : GP_SLOT_STATE(word) == GP_SLOT_LIVE &&
-                                                         (!stream_only || s->stream == stream)))
+        if (!requested(word, s, pid, stream_only, stream))
             continue;
         atomic_store(&s->request, priority);
         uint32_t seq = atomic_load(&s->request_seq), next;

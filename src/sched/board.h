@@ -25,8 +25,9 @@
  *
  * Besides its queues' slots, a process has one record slot on each board it uses (claimed when it
  * joins the board): no queue's, never decided on, it says that the process is there even when
- * none of its queues ran yet, counts its queues on the device that never joined scheduling (so
- * `gpuprio top` can show them without a slot each), and carries the process-wide priority
+ * none of its queues ran yet, counts its queues on the device that never joined scheduling, and
+ * those that joined when the board had no free slot left (so `gpuprio top` and metrics can show
+ * both without a slot each), and carries the process-wide priority
  * requests of `gpuprio set PID PRIORITY` to a process whose queues hold no slot.
  *
  * Slots of dead processes (killed, crashed) are reclaimed by whoever notices: a slot names
@@ -84,8 +85,14 @@ struct gp_board_slot {
     uint64_t stream;              /* the application's stream handle, as in gpuprio_queue_stats */
     uint64_t thread;              /* the thread of a per-thread queue, or 0 */
     int32_t device;               /* the owner's device index (indices differ between processes) */
-    uint32_t flags;               /* the stream's creation flags */
-    char comm[16];                /* the owner's command name */
+    union {
+        uint32_t flags; /* in a queue's slot: the stream's creation flags */
+        /* In a record: the owner's queues on this device that joined scheduling when the board
+         * was full, which hold no slot and are scheduled within the process only (0 in records
+         * of libraries before it, which did not count them). */
+        _Atomic uint32_t unslotted_queues;
+    };
+    char comm[16]; /* the owner's command name */
     /* Priority requests (gpuprio set): the priority, then request_seq is incremented (low 31
      * bits) with GP_REQUEST_PROCESS or not; the owner applies each new sequence number once. */
     _Atomic int32_t request;
@@ -240,6 +247,9 @@ int gp_board_open_file(const char *path, bool writable, struct gp_board *b, cons
  * not waited on) and never follows a link. 0, or a negative errno value with *why.
  */
 int gp_board_open_copy(const char *path, struct gp_board *b, const char **why);
+/* The same, opened for writing too (gpuprio set: the caller's own boards, or root's), for
+ * gp_board_request_copy. */
+int gp_board_open_copy_writable(const char *path, struct gp_board *b, const char **why);
 /* Reads b's file again into `into` (a copy's f, or a spare of the same size): the header, then
  * the slots below its slot_limit and their gate lines, the bounded work a scan needs. 0, or a
  * negative errno value with *why when the file is no longer a board (its owner shrank, rewrote
@@ -354,5 +364,17 @@ uint32_t gp_board_wait(struct gp_board *b, uint32_t seen, uint64_t timeout_ns);
  */
 int gp_board_request(struct gp_board *b, uint32_t pid, bool stream_only, uint64_t stream,
                      int priority);
+/*
+ * gp_board_request for a board opened with gp_board_open_copy_writable, which its owner may
+ * truncate at any moment (another user's, for root): the slots are chosen from the copy, and the
+ * request words and the sequence word written with pwrite, never through a mapping, then the
+ * sequence futex woken (a syscall: a truncated page fails, it does not kill us). The sequence
+ * increment is a read and a write, not a compare-and-swap: two requests at the same moment may
+ * count once, which still makes the owner apply the request word, the later one's. Returns as
+ * gp_board_request does, or another negative errno when the file could not be written (it
+ * shrank, or stopped being a board).
+ */
+int gp_board_request_copy(struct gp_board *b, uint32_t pid, bool stream_only, uint64_t stream,
+                          int priority);
 
 #endif /* GPUPRIO_BOARD_H */

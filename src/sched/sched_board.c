@@ -54,6 +54,7 @@ static struct device_board {
     pthread_t listener;
     struct gp_board_slot *_Atomic record; /* this process's record on the board, or NULL */
     _Atomic uint32_t unused;              /* queues on the device that never joined */
+    _Atomic uint32_t unslotted;           /* queues that joined when the board was full */
     _Atomic uint32_t publishers;          /* threads storing the count into the record */
     _Atomic uint32_t record_request_seen; /* written by the listener, under the scheduling lock */
     struct dg_region gates;   /* the board's gate lines, as this process registered them */
@@ -326,18 +327,21 @@ static void *listener_main(void *arg)
 
 /* ---- the process's record ---- */
 
-/* Stores the device's unused count into the record until what is stored is the latest count
- * (see the top of the file). */
+/* Stores the device's unused and unslotted counts into the record until what is stored is the
+ * latest counts (see the top of the file). */
 static void publish_unused(struct device_board *d)
 {
     atomic_fetch_add(&d->publishers, 1); /* the record is not freed under us: free_own_slots */
     struct gp_board_slot *r = atomic_load(&d->record);
-    uint32_t n;
+    uint32_t n, m;
     do {
         n = atomic_load(&d->unused);
-        if (r)
+        m = atomic_load(&d->unslotted);
+        if (r) {
             atomic_store(&r->unused_queues, n);
-    } while (r && atomic_load(&d->unused) != n);
+            atomic_store(&r->unslotted_queues, m);
+        }
+    } while (r && (atomic_load(&d->unused) != n || atomic_load(&d->unslotted) != m));
     atomic_fetch_sub(&d->publishers, 1);
 }
 
@@ -700,9 +704,14 @@ void sb_attach(struct xqueue *q)
         if (!d->warned_full)
             gp_log(GP_LOG_WARN,
                    "the board %s is full (%u queues): new queues of this process on device %d "
-                   "are scheduled within the process only",
+                   "are scheduled within the process only (gpuprio top and metrics count them "
+                   "as without a slot)",
                    d->b.path, GP_BOARD_SLOTS, q->device);
         d->warned_full = true;
+        /* Counted in the record until it is released: it never gets a slot later. */
+        q->unslotted = true;
+        atomic_fetch_add(&d->unslotted, 1);
+        publish_unused(d);
         return;
     }
     s->stream = q->key.handle;
@@ -740,6 +749,11 @@ static void detach(struct xqueue *q, struct device_board *d)
 void sb_released(struct xqueue *q)
 {
     uncount(q);
+    if (q->unslotted && counted(q)) {
+        q->unslotted = false;
+        atomic_fetch_sub(&counted(q)->unslotted, 1);
+        publish_unused(counted(q));
+    }
     struct device_board *d = usable(q->device);
     /* Once the process is leaving, its slots are leave_all's. */
     if (!d || !sb_slot_of(q) || atomic_load(&stopping))

@@ -57,11 +57,21 @@ static int parse_who(const char *text, unsigned line, struct gp_conf_who *who)
     who->line = line;
     const char *name = text + who->group;
     uint64_t id;
+    char buf[4096];
     if (gp_parse_uint(name, 0, UINT32_MAX - 1, &id)) {
         who->id = (unsigned)id;
+        if (who->group) {
+            struct group g, *found = NULL;
+            getgrgid_r((gid_t)id, &g, buf, sizeof buf, &found);
+            who->unknown = !found;
+        } else {
+            struct passwd p, *found = NULL;
+            getpwuid_r((uid_t)id, &p, buf, sizeof buf, &found);
+            who->unknown = !found;
+        }
         return 0;
     }
-    char buf[4096];
+    who->unknown = false;
     if (who->group) {
         struct group g, *found = NULL;
         getgrnam_r(name, &g, buf, sizeof buf, &found);
@@ -259,6 +269,44 @@ static int check_listable(struct gp_conf *c)
                   c->board_dir, (unsigned)(st.st_mode & 07777), who);
 }
 
+static int by_line(const void *a, const void *b)
+{
+    const struct gp_conf_who *x = *(const struct gp_conf_who *const *)a,
+                             *y = *(const struct gp_conf_who *const *)b;
+    return x->line < y->line ? -1 : x->line > y->line;
+}
+
+/* One warning for a file that names numeric ids no user or group here has (the first few, by
+ * line): accepted, but a typo there makes an entry match nobody, without a word otherwise. */
+static void warn_unknown_ids(const struct gp_conf *c)
+{
+    const struct gp_conf_who *unknown[GP_CONF_MAX_ENTRIES * (GP_CONF_SETTINGS + 1)];
+    size_t n = 0;
+    for (unsigned i = 0; i < c->n_admit; i++)
+        if (c->admit[i].unknown)
+            unknown[n++] = &c->admit[i];
+    for (int what = 0; what < GP_CONF_SETTINGS; what++)
+        for (unsigned i = 0; i < c->set[what].n; i++)
+            if (c->set[what].who[i].unknown)
+                unknown[n++] = &c->set[what].who[i];
+    if (!n)
+        return;
+    qsort(unknown, n, sizeof *unknown, by_line);
+    char list[256] = "";
+    size_t used = 0;
+    for (size_t i = 0; i < n && i < 4; i++) {
+        int w = snprintf(list + used, sizeof list - used, "%sline %u: %s %u", i ? ", " : "",
+                         unknown[i]->line, unknown[i]->group ? "group" : "user", unknown[i]->id);
+        used += w > 0 && (size_t)w < sizeof list - used ? (size_t)w : 0;
+    }
+    gp_log(GP_LOG_WARN,
+           "the configuration file %s names %s not known on this machine (%s%s); %s (a "
+           "container's users need no account), but check for a typo: such an entry applies to "
+           "nobody else",
+           c->path, n == 1 ? "an id" : "ids", list, n > 4 ? ", and others" : "",
+           n == 1 ? "it is taken as a numeric id" : "they are taken as numeric ids");
+}
+
 static int parse_line(struct gp_conf *c, char *text, unsigned line)
 {
     char *hash = strchr(text, '#');
@@ -340,6 +388,8 @@ int gp_conf_load(const char *path, struct gp_conf *c)
     free(text);
     if (!rc)
         rc = check_listable(c);
+    if (!rc)
+        warn_unknown_ids(c);
 out:
     if (f)
         fclose(f);

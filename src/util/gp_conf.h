@@ -40,6 +40,9 @@ struct gp_conf_who {
     bool group;
     unsigned id; /* uid or gid */
     unsigned line;
+    /* Given as a number no user (group) of this machine has: taken as it is (containers run uids
+     * without accounts), with one warning per file (a name nobody has refuses the file). */
+    bool unknown;
 };
 
 /* What the file sets per user: keys KEY.default, KEY.USER and KEY.@GROUP. */

@@ -68,6 +68,7 @@ int main(void)
     memset(records, 0, sizeof records);
     records[0].id = rows[0].id;
     records[0].unused_queues = 142;
+    records[0].unslotted_queues = 89;
     records[1].id = rows[1].id;
     records[2].id = rows[1].id;
     records[2].unused_queues = 5; /* a duplicate: left out */

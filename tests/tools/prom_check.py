@@ -50,6 +50,7 @@ FAMILIES = {
     "gpuprio_queue_suspensions_total": ("counter", QUEUE_LABELS),
     "gpuprio_queue_held_seconds_total": ("counter", QUEUE_LABELS),
     "gpuprio_process_unused_queues": ("gauge", PROCESS_LABELS),
+    "gpuprio_process_unslotted_queues": ("gauge", PROCESS_LABELS),
 }
 DECISIONS = {"suspended", "throttled", "tracked", "none"}
 

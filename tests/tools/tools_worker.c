@@ -8,13 +8,15 @@
  * the running stream, and "unused priority N" when every unused stream has N (else "unused
  * priorities" and the list).
  *
- *   tools_worker STOPFILE SECONDS [UNUSED [run|null|idle|exec]]
+ *   tools_worker STOPFILE SECONDS [UNUSED [run|null|idle|exec|full]]
  *
  * Mode null runs as run does, and launches each kernel on the null stream too. Mode idle runs
  * nothing at all: none of its queues joins scheduling, so the process is on the board through its
  * record only. Mode exec creates the UNUSED streams, prints "exec" and executes itself in mode idle
  * with 2 unused streams: the same pid, a new image, whose listener must reclaim the record the
- * first image left.
+ * first image left. Mode full runs as run does, after one kernel on each of the UNUSED streams
+ * (which then are not unused: they joined scheduling, each taking a board slot while there is
+ * one, so 600 of them fill a board).
  *
  * It prints "ready" once its stream has run a kernel (so it is on the board), or in mode idle
  * once its streams exist. Exit status: 0, or 3 when it gave up waiting for STOPFILE.
@@ -28,12 +30,13 @@
 
 #define KERNEL_NS 1000000ull
 #define BATCH 4
-#define UNUSED_MAX 256
+#define UNUSED_MAX 1024
 
 int main(int argc, char **argv)
 {
     if (argc < 3 || argc > 5) {
-        fprintf(stderr, "usage: tools_worker STOPFILE SECONDS [UNUSED [run|null|idle|exec]]\n");
+        fprintf(stderr,
+                "usage: tools_worker STOPFILE SECONDS [UNUSED [run|null|idle|exec|full]]\n");
         return 2;
     }
     const char *stop = argv[1];
@@ -55,9 +58,13 @@ int main(int argc, char **argv)
         perror("tools_worker: exec");
         return 1;
     }
-    bool null_too = strcmp(mode, "null") == 0;
-    bool run = strcmp(mode, "run") == 0 || null_too;
+    bool null_too = strcmp(mode, "null") == 0, full = strcmp(mode, "full") == 0;
+    bool run = strcmp(mode, "run") == 0 || null_too || full;
     const void *kernel = busy_register();
+    for (int i = 0; full && i < unused; i++) {
+        MUST(busy_launch(kernel, KERNEL_NS / 100, 1, idle[i]));
+        MUST(hipStreamSynchronize(idle[i]));
+    }
     hipStream_t s = NULL;
     if (run) {
         MUST(hipStreamCreate(&s));

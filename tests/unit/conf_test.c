@@ -10,6 +10,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -110,7 +111,33 @@ static void messages(void)
     refused_saying("admit = @4250, 4241\n", 20, true, "user 4241 (line 2) cannot list it");
     CHECK(chown(shared, 0, 0) == 0);
     chmod(shared, 01777);
+    CHECK_INT(load_saying("admit = 0\n", 10, true, &c), 0);
+    CHECK(said[0] == '\0'); /* root: known, nothing to say */
+    /* Ids no user or group here has: accepted (containers run uids without accounts), with one
+     * warning for the file naming each line and id; a name nobody has refuses the file. */
+    static const char ids[] = "admit = 0, 77777\ncap.77777 = low\ncap.@77778 = high\n";
+    CHECK_INT(load_saying(ids, sizeof ids - 1, false, &c), 0);
+    CHECK(c.admit[1].unknown && !c.admit[0].unknown);
+    char want[400];
+    snprintf(want, sizeof want,
+             "the configuration file %s names ids not known on this machine (line 1: user 77777, "
+             "line 2: user 77777, line 3: group 77778); they are taken as numeric ids",
+             path);
+    if (!CHECK(strstr(said, want) != NULL) || !CHECK(strstr(said, "not used") == NULL) ||
+        !CHECK(strchr(said, '\n') == strrchr(said, '\n')))
+        fprintf(stderr, "  expected '%s', said '%s'\n", want, said);
+    CHECK_INT(gp_conf_lookup(&c, GP_CONF_CAP, 77777, &(int){0}, &(unsigned){0}), 0);
+    CHECK(gp_conf_admits(&c, 77777));
     CHECK_INT(load_saying("admit = 4241\n", 13, true, &c), 0);
+    snprintf(want, sizeof want,
+             "names an id not known on this machine (line 2: user 4241); it is "
+             "taken as a numeric id");
+    if (getpwuid(4241) == NULL && !CHECK(strstr(said, want) != NULL))
+        fprintf(stderr, "  expected '%s', said '%s'\n", want, said);
+    refused_saying("cap.nosuchuser = low\n", 21, false,
+                   "line 1: 'nosuchuser' is not a user or group here");
+    refused_saying("admit = 0, @nosuchgroup\n", 24, true,
+                   "line 2: '@nosuchgroup' is not a user or group here");
 }
 
 int main(void)

@@ -1910,16 +1910,27 @@ static void plant(const char *file, const char *what, uid_t named)
     EXPECT(lchown(path, USER_C, USER_C) == 0 && chmod(path, 0666) == 0);
 }
 
-/* Runs `gpuprio ARGS` as uid (0: root) for at most 20 s: 0 when it ended with status 0 and its
- * output starts as it must (start_json: '[' or '{', else "# HELP"). */
-static int run_tool(uid_t uid, const char *const *args, bool start_json)
+/* What a tool run must say: top's JSON ('[' or '{'), metrics' exposition ("# HELP"), or set's
+ * answer about a process whose board may change under it: anything, with status 0 (set) or 1
+ * (not reached, or its board changed under the command), never a signal. */
+enum tool_answer { TOOL_JSON, TOOL_METRICS, TOOL_SET };
+
+/* Runs `gpuprio ARGS` as uid (0: root) for at most 20 s: 0 when it ended as it must (answer). */
+static char set_said[4096]; /* what the latest run of gpuprio set wrote, stdout and stderr */
+
+static int run_tool(uid_t uid, const char *const *args, enum tool_answer answer)
 {
     int out[2];
     if (pipe(out) != 0)
         return -1;
+    size_t said_n = 0;
+    if (answer == TOOL_SET)
+        set_said[0] = '\0';
     pid_t child = fork_as(uid);
     if (child == 0) {
         dup2(out[1], 1);
+        if (answer == TOOL_SET)
+            dup2(out[1], 2);
         close(out[0]);
         const char *argv[8] = {tool};
         for (int i = 0; args[i] && i < 6; i++)
@@ -1938,8 +1949,14 @@ static int run_tool(uid_t uid, const char *const *args, bool start_json)
         char buf[4096];
         ssize_t n;
         while ((n = read(out[0], buf, sizeof buf)) > 0)
-            for (ssize_t i = 0; i < n && got < sizeof head - 1; i++)
-                head[got++] = buf[i];
+            for (ssize_t i = 0; i < n; i++) {
+                if (got < sizeof head - 1)
+                    head[got++] = buf[i];
+                if (answer == TOOL_SET && said_n < sizeof set_said - 1) {
+                    set_said[said_n++] = buf[i];
+                    set_said[said_n] = '\0';
+                }
+            }
         pid_t w = reap(child, &status, WNOHANG);
         if (w == child)
             break;
@@ -1954,8 +1971,10 @@ static int run_tool(uid_t uid, const char *const *args, bool start_json)
         usleep(2000);
     }
     close(out[0]);
-    bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0 &&
-              (start_json ? head[0] == '[' || head[0] == '{' : !strncmp(head, "# HELP", 6));
+    bool ok = answer == TOOL_SET ? WIFEXITED(status) && WEXITSTATUS(status) <= 1
+                                 : WIFEXITED(status) && WEXITSTATUS(status) == 0 &&
+                                       (answer == TOOL_JSON ? head[0] == '[' || head[0] == '{'
+                                                            : !strncmp(head, "# HELP", 6));
     if (!ok)
         printf("  gpuprio %s as uid %u: status %s %d, output starting '%.8s'\n", args[0],
                (unsigned)uid, WIFEXITED(status) ? "exit" : "signal",
@@ -1963,18 +1982,34 @@ static int run_tool(uid_t uid, const char *const *args, bool start_json)
     return ok ? 0 : -1;
 }
 
+/* A process of the attacker's whose board changes under it, which root's gpuprio set asks in
+ * each round of tools_fail to lower its queues (it wrote through a mapping of the board: SIGBUS);
+ * 0: none. Nobody applies the request, so set watches the board for its second. */
+static pid_t set_target;
+static int tool_runs;
+
 /* gpuprio top --once --json and gpuprio metrics --once, by root and by user B (not the
- * attacker), rounds times: how many runs failed (hung, crashed, or said nothing parseable). */
+ * attacker), and root's gpuprio set of set_target, rounds times: how many runs failed (hung,
+ * crashed, or said nothing parseable). */
 static int tools_fail(int rounds)
 {
     static const char *const top[] = {"top", "--once", "--json", NULL};
     static const char *const metrics[] = {"metrics", "--once", NULL};
+    char pid[16];
+    snprintf(pid, sizeof pid, "%d", (int)set_target);
+    const char *const set[] = {"set", pid, "low", NULL}; /* its queues are above: never taken */
     int failed = 0;
+    tool_runs = 0;
     for (int i = 0; i < rounds; i++) {
-        failed += run_tool(0, top, true) != 0;
-        failed += run_tool(0, metrics, false) != 0;
-        failed += run_tool(USER_B, top, true) != 0;
-        failed += run_tool(USER_B, metrics, false) != 0;
+        failed += run_tool(0, top, TOOL_JSON) != 0;
+        failed += run_tool(0, metrics, TOOL_METRICS) != 0;
+        failed += run_tool(USER_B, top, TOOL_JSON) != 0;
+        failed += run_tool(USER_B, metrics, TOOL_METRICS) != 0;
+        tool_runs += 4;
+        if (set_target) {
+            failed += run_tool(0, set, TOOL_SET) != 0;
+            tool_runs++;
+        }
     }
     return failed;
 }
@@ -1985,7 +2020,7 @@ struct pair {
     unsigned long long low_suspended;  /* how often the load yielded to the other user */
     unsigned long long high_suspended; /* and the bursts, to anyone */
     int high_kernels, low_kernels;
-    int tools_failed; /* runs of gpuprio top and metrics meanwhile that failed */
+    int tools_failed; /* runs of gpuprio top, metrics and set meanwhile that failed */
 };
 
 static const char *const long_bursts[] = {"1", "burst", "30", "8", "300", "10000", NULL};
@@ -2015,10 +2050,11 @@ static struct pair pair_under_attack(int tool_rounds)
     read_trace();
     r.high_kernels = count_tag(TAG_HIGH);
     r.low_kernels = count_tag(TAG_LOW);
-    printf("  user %u's bursts exit %d (%d kernels), user %u's load exit %d (%d kernels, "
-           "suspended %llu times for the bursts); %d of %d runs of gpuprio top/metrics failed%s\n",
-           USER_A, r.high_status, r.high_kernels, USER_B, r.low_status, r.low_kernels,
-           r.low_suspended, r.tools_failed, 4 * tool_rounds, hung ? "; HUNG: killed" : "");
+    printf(
+        "  user %u's bursts exit %d (%d kernels), user %u's load exit %d (%d kernels, "
+        "suspended %llu times for the bursts); %d of %d runs of gpuprio top/metrics/set failed%s\n",
+        USER_A, r.high_status, r.high_kernels, USER_B, r.low_status, r.low_kernels, r.low_suspended,
+        r.tools_failed, tool_runs, hung ? "; HUNG: killed" : "");
     return r;
 }
 
@@ -2067,7 +2103,7 @@ struct flapper {
 /* Attack 2: the attacker's own board, truncated to nothing and written back, over and over, as
  * the attacker (a board of its own, read by everyone through a mapping, killed the readers with
  * SIGBUS). */
-static pid_t start_flapping(struct flapper *f)
+static pid_t start_flapping(struct flapper *f, unsigned gone_us, unsigned there_us)
 {
     pid_t child = fork_as(USER_C);
     if (child != 0)
@@ -2093,10 +2129,10 @@ static pid_t start_flapping(struct flapper *f)
     for (;;) {
         if (ftruncate(fd, 0) != 0)
             _exit(11);
-        usleep(300);
+        usleep(gone_us);
         if (pwrite(fd, f->board, f->size, 0) != (ssize_t)f->size)
             _exit(12);
-        usleep(700);
+        usleep(there_us);
     }
 }
 
@@ -2192,7 +2228,9 @@ static void hostile_mutate(void)
     snprintf(victims, sizeof victims, "%s/gpuprio-%u-v%u-sim_%s_00", shared, USER_A,
              GP_BOARD_VERSION, name);
     pid_t mutating = start_mutating(&f, victims);
+    set_target = mutating;
     struct pair r = pair_under_attack(10);
+    set_target = 0;
     kill(mutating, SIGKILL);
     int status = 0;
     reap(mutating, &status, 0);
@@ -2222,14 +2260,48 @@ static void hostile_truncate(void)
         close(fd);
     kill(attacker.pid, SIGKILL);
     finish(&attacker, NULL);
-    pid_t flapping = start_flapping(&f);
+    pid_t flapping = start_flapping(&f, 300, 700);
+    set_target = flapping;
     struct pair r = pair_under_attack(10);
+    set_target = 0;
     kill(flapping, SIGKILL);
     int status = 0;
     reap(flapping, &status, 0);
     EXPECT(WIFSIGNALED(status)); /* it flapped until killed */
     free(f.board);
     expect_unharmed(&r);
+}
+
+/* Root's gpuprio set of a process of the attacker's, whose board the attacker truncates every
+ * 170 ms (for 20 ms) while set waits (a second) for the request to be applied: set wrote and read
+ * through a mapping of the board, and died of SIGBUS. It must end, with status 0 or 1, and say that
+ * the board changed under it. */
+static void hostile_set(void)
+{
+    hostile_setup();
+    struct flapper f;
+    attackers_board(&f);
+    pid_t flapping = start_flapping(&f, 20000, 150000);
+    set_target = flapping;
+    hung = 0;
+    hang_bound(120);
+    int failed = 0, dropped = 0;
+    for (int i = 0; i < 10; i++) {
+        failed += tools_fail(1);
+        dropped += strstr(set_said, "while it was being asked; dropped") != NULL;
+    }
+    alarm(0);
+    set_target = 0;
+    kill(flapping, SIGKILL);
+    int status = 0;
+    reap(flapping, &status, 0);
+    EXPECT(WIFSIGNALED(status)); /* it flapped until killed */
+    free(f.board);
+    printf("  %d of %d runs of the tools failed; gpuprio set saw the board shrink under it in %d "
+           "of 10 runs%s\n",
+           failed, 10 * tool_runs, dropped, hung ? "; HUNG: killed" : "");
+    EXPECT(!hung && failed == 0);
+    EXPECT(dropped > 0);
 }
 
 /* Attack 3: the attacker's board copied under 40 names of other users that sort before the
@@ -2472,6 +2544,8 @@ int main(int argc, char **argv)
         hostile_unlisted();
     else if (!strcmp(t, "tenant-hostile_mutate"))
         hostile_mutate();
+    else if (!strcmp(t, "tenant-hostile_set"))
+        hostile_set();
     else
         failures++, fprintf(stderr, "unknown subtest %s\n", t);
 
