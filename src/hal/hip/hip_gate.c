@@ -52,7 +52,9 @@ static void prepare(void *arg)
     hipError_t (*attribute)(int *, hipDeviceAttribute_t, int);
     hipError_t (*host_register)(void *, size_t, unsigned);
     hipError_t (*device_pointer)(void **, void *, unsigned);
+    hipError_t (*set_device)(int);
     *(void **)&attribute = hiphal_sym("hipDeviceGetAttribute");
+    *(void **)&set_device = hiphal_sym("hipSetDevice");
     *(void **)&host_register = hiphal_sym("hipHostRegister");
     *(void **)&device_pointer = hiphal_sym("hipHostGetDevicePointer");
     int can_wait = 0;
@@ -62,6 +64,12 @@ static void prepare(void *arg)
         !can_wait)
         return;
     job->result = -EIO;
+    /* A registration belongs to the device current when it is made, and that device's reset
+     * destroys it: this thread (fresh, our own) makes the board's own device current, so that
+     * resetting another device, which the application may do while this one works on, leaves
+     * the lines that this device's gates wait on alone. */
+    if (!set_device || set_device(job->device) != hipSuccess)
+        return;
     /* Registered already: prepared again after a reset that left the registration alone. */
     hipError_t r =
         host_register(job->base, job->size, hipHostRegisterMapped | hipHostRegisterPortable);
