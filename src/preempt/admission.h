@@ -114,9 +114,9 @@ void xq_admit(struct xqueue *q, struct xq_ticket *t, unsigned entry, uint64_t wh
  * *retry_at says when the command's cost will fit, or 0: at a completion or a decision). */
 bool xq_try_admit(struct xqueue *q, struct xq_ticket *t, unsigned entry, uint64_t what,
                   uint64_t *retry_at);
-/* A gate could not be put on q's stream (the runtime refused it, or the platform could not put it
- * without touching the thread's pending error): q is held on the host only from now on (Level 1),
- * its gate pinned open (devgate.h), and one warning says so. */
+/* The runtime refused a gate on q's stream: q is held on the host only from now on (Level 1), its
+ * gate pinned open (devgate.h), and one warning says so ("the runtime refused a gate", which tests
+ * look for). */
 void xq_gate_failed(struct xqueue *q);
 /* After forwarding: ok says whether the runtime accepted the command (then it is counted). */
 void xq_submitted(struct xq_ticket *t, bool ok);

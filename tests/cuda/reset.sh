@@ -60,7 +60,7 @@ if grep -q "fake_cuda: error" "$tmp/shim.err"; then
     echo "FAIL: gpuprio used what died with a context"
     status=1
 fi
-if grep -q "a gate could not be put" "$tmp/shim.err"; then
+if grep -q "refused a gate" "$tmp/shim.err"; then
     echo "FAIL: a gate was refused"
     status=1
 fi

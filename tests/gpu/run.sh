@@ -363,7 +363,7 @@ if want reset; then
             cmp -s "$base.native.out" "$base.$label.out" || why="$why stdout differs;"
             cmp -s "$base.native.rc" "$base.$label.rc" || why="$why exit $(cat "$base.native.rc") vs $(cat "$base.$label.rc");"
             [ "$(cat "$base.native.rc")" = 0 ] || why="$why native exit $(cat "$base.native.rc");"
-            ! grep -q 'a gate could not be put' "$base.$label.err" || why="$why a gate was refused;"
+            ! grep -q 'refused a gate' "$base.$label.err" || why="$why a gate was refused;"
             [ "$label" != gated ] || grep -q 'Level 2' "$base.$label.err" || why="$why not at Level 2;"
             if [ -z "$why" ]; then
                 pass "reset ($mode, $label): identical, exit 0"

@@ -66,7 +66,7 @@ if grep -q "hipsim: error" "$tmp/shim.err"; then
     echo "FAIL: gpuprio used what hipDeviceReset destroyed"
     status=1
 fi
-if grep -q "a gate could not be put" "$tmp/shim.err"; then
+if grep -q "refused a gate" "$tmp/shim.err"; then
     echo "FAIL: a gate was refused"
     status=1
 fi
