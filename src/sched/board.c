@@ -397,7 +397,9 @@ int gp_board_read(const struct gp_board *b, struct gp_board_file *into, const ch
     return rc;
 }
 
-static int open_copy(const char *path, bool writable, struct gp_board *b, const char **why)
+/* b emptied and named path, and path opened without blocking: the descriptor, or -errno with
+ * *why. */
+static int start_open(const char *path, bool writable, struct gp_board *b, const char **why)
 {
     memset(b, 0, sizeof *b);
     b->fd = -1;
@@ -408,6 +410,14 @@ static int open_copy(const char *path, bool writable, struct gp_board *b, const 
         *why = open_failure_text(errno);
         return -errno;
     }
+    return fd;
+}
+
+static int open_copy(const char *path, bool writable, struct gp_board *b, const char **why)
+{
+    int fd = start_open(path, writable, b, why);
+    if (fd < 0)
+        return fd;
     struct stat st;
     int rc = check_file(fd, writable, false, &st, why);
     if (rc != 0)
@@ -657,15 +667,9 @@ int gp_board_open(const char *key, struct gp_board *b, const char **why)
 
 int gp_board_open_file(const char *path, bool writable, struct gp_board *b, const char **why)
 {
-    memset(b, 0, sizeof *b);
-    b->fd = -1;
-    b->squatter = -1;
-    snprintf(b->path, sizeof b->path, "%s", path);
-    int fd = open_board_file(path, writable ? O_RDWR : O_RDONLY);
-    if (fd < 0) {
-        *why = open_failure_text(errno);
-        return -errno;
-    }
+    int fd = start_open(path, writable, b, why);
+    if (fd < 0)
+        return fd;
     int rc = check_and_map(fd, writable, false, b, why);
     if (rc != 0)
         close(fd);
