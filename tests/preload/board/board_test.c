@@ -1616,7 +1616,7 @@ static void tenant_held(void)
     unsetenv("GPUPRIO_HW_PRIORITY");
     /* The low one learns of the other user's board from its listener, woken by the high one
      * when that joined (before it said ready), a moment later: until its decision counts the
-     * high queue (and throttles its own), nothing of its user's is above it, and it would put
+     * high queue (and throttles its own), nothing it knows of is above it, and it would put
      * all its kernels in at once, out of reach of any later decision. */
     EXPECT(wait_for_queue_of(USER_B, XQ_GATE_THROTTLED | XQ_GATE_SUSPENDED));
     go(&l);
