@@ -1243,8 +1243,9 @@ static int open_board_of(uid_t uid, char *path, size_t size)
     return fd;
 }
 
-/* Waits up to 10 s until user uid's board of the subtest's device holds a queue. */
-static bool wait_for_queue_of(uid_t uid)
+/* Waits up to 10 s until user uid's board of the subtest's device holds a queue whose gate word
+ * has one of the bits of gate (0: any queue). */
+static bool wait_for_queue_of(uid_t uid, uint64_t gate)
 {
     /* Mapped as it is: this process's own reading of the configuration file (which decides the
      * mode a board must have) was made once, for the subtest's first run. */
@@ -1255,7 +1256,8 @@ static bool wait_for_queue_of(uid_t uid)
         struct gp_board_file *f =
             fd < 0 ? MAP_FAILED : mmap(NULL, sizeof *f, PROT_READ, MAP_SHARED, fd, 0);
         for (unsigned i = 0; f != MAP_FAILED && i < GP_BOARD_SLOTS && !found; i++)
-            found = GP_SLOT_STATE(atomic_load(&f->slots[i].owner)) == GP_SLOT_LIVE;
+            found = GP_SLOT_STATE(atomic_load(&f->slots[i].owner)) == GP_SLOT_LIVE &&
+                    (!gate || (atomic_load(&f->slots[i].st.gate) & gate));
         if (f != MAP_FAILED)
             munmap(f, sizeof *f);
         if (fd >= 0)
@@ -1284,7 +1286,7 @@ static int users_side_by_side(const char *its_priority, const char *load_priorit
      * GPU"), however long a loaded host makes that moment; so the load starts once the bursts'
      * queue is on its board. */
     go(&bursts);
-    EXPECT(wait_for_queue_of(USER_A));
+    EXPECT(wait_for_queue_of(USER_A, 0));
     go(&load);
     EXPECT(finish(&bursts, NULL) == 0);
     *suspended = last_suspensions;
@@ -1641,6 +1643,11 @@ static void tenant_held(void)
     stderr_to_file = false;
     unsetenv("GPUPRIO_WATCHDOG_MS");
     unsetenv("GPUPRIO_HW_PRIORITY");
+    /* The low one learns of the other user's board from its listener, woken by the high one
+     * when that joined (before it said ready), a moment later: until its decision counts the
+     * high queue (and throttles its own), nothing it knows of is above it, and it would put
+     * all its kernels in at once, out of reach of any later decision. */
+    EXPECT(wait_for_queue_of(USER_B, XQ_GATE_THROTTLED | XQ_GATE_SUSPENDED));
     go(&l);
     usleep(50000); /* the low one runs */
     go(&h);
@@ -2039,7 +2046,7 @@ static struct pair pair_under_attack(int tool_rounds)
     struct proc load = spawn_ready("low", NULL, long_load);
     spawn_uid = 0;
     go(&bursts);
-    EXPECT(wait_for_queue_of(USER_A)); /* the load finds the bursts' queue there (tenant.two) */
+    EXPECT(wait_for_queue_of(USER_A, 0)); /* the load finds the bursts' queue there (tenant.two) */
     go(&load);
     r.tools_failed = tools_fail(tool_rounds);
     r.high_status = finish(&bursts, NULL);
