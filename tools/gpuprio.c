@@ -1,6 +1,6 @@
 /*
- * gpuprio.c - the gpuprio command: dispatches to its subcommands (run, top, set, metrics) and
- * answers --help, `help CMD` and --version itself.
+ * gpuprio.c - the gpuprio command: dispatches to its subcommands (run, top, set, metrics, doctor)
+ * and answers --help, `help CMD` and --version itself.
  *
  * Each subcommand lives in its own file (cmd_run.c, cmd_top.c, cmd_set.c, cmd_metrics.c) with
  * its help text; docs/cli.md is the manual.
@@ -25,6 +25,8 @@ static const char usage[] =
     "                 change the priority of a running process (or of one of its streams)\n"
     "  metrics --once | --textfile DIR [--interval SECONDS]\n"
     "                 every queue's state and counters for Prometheus (node_exporter's textfile)\n"
+    "  doctor [--json]\n"
+    "                 say what is in effect for this user on this machine, and why\n"
     "  help [COMMAND] show this text, or a command's\n"
     "\n"
     "Options:\n"
@@ -40,10 +42,8 @@ struct command {
 };
 
 static const struct command commands[] = {
-    {"run", gp_cmd_run},
-    {"top", gp_cmd_top},
-    {"set", gp_cmd_set},
-    {"metrics", gp_cmd_metrics},
+    {"run", gp_cmd_run},         {"top", gp_cmd_top},       {"set", gp_cmd_set},
+    {"metrics", gp_cmd_metrics}, {"doctor", gp_cmd_doctor},
 };
 
 static const struct command *find(const char *name)

@@ -30,6 +30,7 @@
 #include <sys/mman.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -71,6 +72,35 @@ const char *gp_board_dir(void)
 bool gp_board_shared(void)
 {
     return gp_conf_shared_dir() != NULL;
+}
+
+int gp_board_dir_fs(const char *dir, char *name, size_t size, bool *registrable)
+{
+    /* The magic numbers of linux/magic.h, for the types a board directory is commonly on. */
+    static const struct {
+        unsigned long magic;
+        const char *name;
+        bool registrable;
+    } known[] = {
+        {0x01021994, "tmpfs", true},  {0x958458f6, "hugetlbfs", true},
+        {0xef53, "ext4", false},      {0x58465342, "xfs", false},
+        {0x9123683e, "btrfs", false}, {0x794c7630, "overlayfs", false},
+        {0x6969, "nfs", false},       {0x65735546, "fuse", false},
+        {0x2fc12fc1, "zfs", false},   {0xff534d42, "cifs", false},
+        {0x01021997, "9p", false},
+    };
+    struct statfs st;
+    if (statfs(dir, &st) != 0)
+        return -errno;
+    const char *found = "unknown";
+    *registrable = false;
+    for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
+        if ((unsigned long)st.f_type == known[i].magic) {
+            found = known[i].name;
+            *registrable = known[i].registrable;
+        }
+    snprintf(name, size, "%s", found);
+    return 0;
 }
 
 /* The device key as it appears in file names. */

@@ -216,6 +216,13 @@ const char *gp_board_dir(void);
 /* Whether the board directory is the shared one: boards there are readable by every user (mode
  * 0644), and each user's processes read the other admitted users' boards. */
 bool gp_board_shared(void);
+/*
+ * The filesystem dir is on, in a word ("tmpfs", "hugetlbfs", "ext4", ... or "unknown" for a type
+ * this does not name), into name; and whether the runtimes can register a shared mapping of a
+ * file there for the device to read (Level 2's gates): only on tmpfs and hugetlbfs, as Linux
+ * refuses long-term pinning of other files' pages. 0, or a negative errno value (dir unreadable).
+ */
+int gp_board_dir_fs(const char *dir, char *name, size_t size, bool *registrable);
 /* The board's path for the calling user and device key, into buf. 0 or -ENAMETOOLONG. */
 int gp_board_path(const char *key, char *buf, size_t size);
 

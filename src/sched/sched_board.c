@@ -20,6 +20,7 @@
 #include "sched_board.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -507,6 +508,8 @@ static void start_listener(struct device_board *d)
  * 300 us as at 100 (docs/benchmarks.md, fourteenth run: the same P99 on three loads), while every
  * gate costs the stream about 2 us on the GPU, so the load keeps 1-2% more of its throughput.
  */
+static void warn_level_1(int device, int rc);
+
 static void prepare_gates(struct device_board *d, int device)
 {
     d->gates.base = d->b.f->gates;
@@ -534,12 +537,45 @@ static void prepare_gates(struct device_board *d, int device)
                device, (unsigned long long)(d->gate_ns / 1000),
                mps_default ? ", an MPS client's default" : "");
     } else {
-        gp_log(GP_LOG_INFO, "device %d: Level 1 only: %s", device,
-               rc == -EXDEV     ? "an MPS client on a GPU before Volta shares hardware work queues "
-                                  "with the other clients, and a closed gate could hold theirs"
-               : rc == -ENOTSUP ? "it cannot wait on a value in host memory"
-                                : "the runtime refused to register the board's gates");
+        warn_level_1(device, rc);
     }
+}
+
+/*
+ * Level 2 was asked for (GPUPRIO_LEVEL unset or 2) and the device cannot have it: said once per
+ * process and device, at the default level, since it costs what gates are for: a higher priority
+ * then waits for whatever lower-priority work is already queued on the device (up to the
+ * in-flight window), not for one gate's worth. Each case names its way out; GPUPRIO_LEVEL=1 asks
+ * for Level 1 and so silences it.
+ */
+static void warn_level_1(int device, int rc)
+{
+    char fs[32] = "";
+    bool registrable = true;
+    const char *dir = gp_board_dir();
+    if (rc != -EXDEV && rc != -ENOTSUP && gp_board_dir_fs(dir, fs, sizeof fs, &registrable) != 0)
+        registrable = true; /* unknown: the runtime's own reason, then */
+    const char *why =
+        rc == -EXDEV ? "an MPS client on a GPU before Volta shares hardware work queues with the "
+                       "other clients, and a closed gate could hold theirs"
+        : rc == -ENOTSUP ? "it cannot wait on a value in host memory"
+        : !registrable   ? "the runtime refused to register the board's gates: the board "
+                           "directory is not on tmpfs or hugetlbfs"
+                         : "the runtime refused to register the board's gates";
+    const char *fix = rc == -EXDEV     ? "run without MPS, or on a GPU from Volta on"
+                      : rc == -ENOTSUP ? "a newer driver, where the device supports it"
+                      : !registrable
+                          ? "put the board directory on tmpfs (GPUPRIO_BOARD_DIR=/dev/shm, the "
+                            "default, or a tmpfs volume)"
+                          : "see docs/troubleshooting.md";
+    char where[PATH_MAX + 64] = "";
+    if (!registrable)
+        snprintf(where, sizeof where, " (%s is on %s)", dir, fs);
+    gp_log(GP_LOG_WARN,
+           "device %d: Level 1 only: %s%s; without gates on the device, a higher priority waits "
+           "for the lower priorities' work already queued there. To fix: %s; GPUPRIO_LEVEL=1 "
+           "silences this",
+           device, why, where, fix);
 }
 
 /* Whether the process is an MPS client on device: said once, at info, board or not. */

@@ -9,7 +9,7 @@ shim=$2
 prog=$3
 expected=$4
 here=$(dirname "$0")
-dir=$(mktemp -d "${TMPDIR:-/tmp}/gpuprio-gated.XXXXXX") || exit 2
+dir=$(mktemp -d /dev/shm/gpuprio-gated.XXXXXX) || exit 2
 name=gated$$
 export HIPSIM_SHARED="$name" GPUPRIO_BOARD_DIR="$dir"
 # The worker starts on "go", then bursts (2 kernels of 200 us, 1 ms apart) until killed.

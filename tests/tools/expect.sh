@@ -5,7 +5,9 @@
 #   show_stderr DIR NAME...        prints DIR/NAME.err of each NAME whose file is not empty
 #   wait_for SECONDS COMMAND...    until COMMAND succeeds (0), or SECONDS passed (1)
 #   sandbox PREFIX                 sets tmp (a new directory) and name (PREFIX, unique), for a
-#                                  simulated device shared as HIPSIM_SHARED=$name
+#                                  simulated device shared as HIPSIM_SHARED=$name; tmp is on
+#                                  /dev/shm (tmpfs, as the default board directory), where a
+#                                  board's gates can be registered (Level 2)
 #   sandbox_cleanup PID...         kills the PIDs still there, removes $tmp and the device's
 #                                  shared memory (call it from the script's EXIT trap)
 fails=0
@@ -33,7 +35,7 @@ show_stderr() { # DIR NAME...
 }
 
 sandbox() { # PREFIX
-    tmp=$(mktemp -d)
+    tmp=$(mktemp -d /dev/shm/gpuprio-test.XXXXXX)
     name=$1-$$-$(date +%s%N)
 }
 

@@ -2444,7 +2444,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "%s needs GPUPRIO_TOOL (the gpuprio command)\n", argv[1]);
         return 2;
     }
-    snprintf(dir, sizeof dir, "/tmp/gpuprio-board-test-XXXXXX");
+    snprintf(dir, sizeof dir, "/dev/shm/gpuprio-board-test-XXXXXX");
     if (!mkdtemp(dir)) {
         perror("mkdtemp");
         return 2;

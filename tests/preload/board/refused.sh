@@ -7,7 +7,7 @@
 # the last process to leave it (and a refused one is left alone).
 set -u
 worker=$1 shim=$2
-dir=$(mktemp -d /tmp/gpuprio-refused-XXXXXX)
+dir=$(mktemp -d /dev/shm/gpuprio-refused-XXXXXX)
 name=refused$$
 trap 'rm -rf "$dir"; rm -f /dev/shm/hipsim-$(id -u)-$name-0' EXIT
 export HIPSIM_SHARED=$name GPUPRIO_BOARD_DIR=$dir

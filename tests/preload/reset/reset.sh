@@ -21,7 +21,7 @@ for v in $(env | sed -n 's/^\(GPUPRIO_[A-Za-z0-9_]*\)=.*/\1/p'); do
     unset "$v"
 done
 unset HIPSIM_SHARED HIPSIM_FAULT HIPSIM_TRACE
-tmp=$(mktemp -d) || exit 1
+tmp=$(mktemp -d /dev/shm/gpuprio-reset.XXXXXX) || exit 1
 high=
 cleanup() {
     [ -z "$high" ] || kill -9 "$high" 2>/dev/null

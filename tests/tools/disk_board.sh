@@ -1,0 +1,93 @@
+#!/bin/sh
+# disk_board.sh - with the board directory on a disk filesystem, Level 2's gates cannot be
+# registered (the runtimes refuse long-term pinning of a shared file mapping outside tmpfs and
+# hugetlbfs, and so does the simulator): a low-priority worker held for a high-priority one is
+# held at Level 1 (gpuprio top's "level"), and says so once, at the default log level, naming
+# the fix. With the same workers and the board on /dev/shm (tmpfs) it is held at Level 2 with no
+# warning; with GPUPRIO_LEVEL=1 on the disk directory, Level 1 with no warning.
+#
+#   disk_board.sh GPUPRIO TOOLS_WORKER HIP_SHIM DISK_DIR
+# DISK_DIR: a directory on a disk filesystem (the build tree); the test is skipped (77) where it
+# is on tmpfs or hugetlbfs.
+set -u
+gpuprio=$1 worker=$2 shim=$3 disk=$4
+. "$(dirname "$0")/expect.sh"
+case $(stat -f -c %T "$disk") in
+tmpfs | hugetlbfs)
+    echo "skipped: $disk is on $(stat -f -c %T "$disk"), not a disk filesystem"
+    exit 77
+    ;;
+esac
+sandbox diskboard
+lowpid= highpid=
+diskboards=
+cleanup() {
+    sandbox_cleanup $lowpid $highpid
+    [ -z "$diskboards" ] || rm -rf "$diskboards"
+}
+trap cleanup EXIT
+trap 'exit 1' HUP INT TERM
+diskboards=$(mktemp -d "$disk/gpuprio-disk-boards.XXXXXX") || exit 1
+chmod 700 "$diskboards"
+mkdir -m 700 "$tmp/boards"
+unset GPUPRIO_POLICY GPUPRIO_WINDOW GPUPRIO_STREAM_PRIORITIES GPUPRIO_LOG GPUPRIO_LEVEL
+export HIPSIM_SHARED=$name
+ready() { grep -q '^ready' "$1"; }
+warnings() { grep -c 'Level 1 only' "$1"; }
+
+# The level gpuprio top shows for the low worker's queue once it is held (suspended or
+# throttled), or "never".
+held_level() { # RUN
+    i=0
+    while [ $i -lt 300 ]; do
+        "$gpuprio" top --once --json >"$tmp/$1.json" 2>"$tmp/$1.json.err"
+        row=$(grep "\"pid\": $lowpid," "$tmp/$1.json" | grep -E '"gate": "(suspended|throttled)"')
+        if [ -n "$row" ]; then
+            printf '%s\n' "$row" | sed -n 's/.*"level": \([0-9]*\).*/\1/p' | head -1
+            return
+        fi
+        i=$((i + 1))
+        sleep 0.1
+    done
+    echo never
+}
+
+run() { # RUN BOARD_DIR [VAR=VALUE...]: low then high worker; prints the low queue's held level
+    r=$1 dir=$2
+    shift 2
+    env "$@" GPUPRIO_BOARD_DIR="$dir" GPUPRIO_PRIORITY=low LD_PRELOAD="$shim" "$worker" \
+        "$tmp/$r.stop" 60 >"$tmp/$r.low.out" 2>"$tmp/$r.low.err" &
+    lowpid=$!
+    wait_for 30 ready "$tmp/$r.low.out" || { echo "FAIL: $r: the low worker never ran"; cat "$tmp/$r.low.err"; }
+    env "$@" GPUPRIO_BOARD_DIR="$dir" GPUPRIO_PRIORITY=high LD_PRELOAD="$shim" "$worker" \
+        "$tmp/$r.stop" 60 >"$tmp/$r.high.out" 2>"$tmp/$r.high.err" &
+    highpid=$!
+    GPUPRIO_BOARD_DIR=$dir held_level "$r" >"$tmp/$r.level"
+    touch "$tmp/$r.stop"
+    wait "$lowpid" "$highpid"
+    lowpid= highpid=
+}
+
+run disk "$diskboards"
+expect "disk board: the held low queue's level" 1 "$(cat "$tmp/disk.level")"
+expect "disk board: one warning in the low process" 1 "$(warnings "$tmp/disk.low.err")"
+expect "disk board: one warning in the high process" 1 "$(warnings "$tmp/disk.high.err")"
+expect "disk board: the warning names the filesystem and the fix" 1 \
+    "$(grep -c "device 0: Level 1 only: .*not on tmpfs or hugetlbfs ($diskboards is on [a-z0-9]*).*higher priority waits.*GPUPRIO_BOARD_DIR=/dev/shm.*GPUPRIO_LEVEL=1 silences this" "$tmp/disk.low.err")"
+
+run tmpfs "$tmp/boards"
+expect "tmpfs board: the held low queue's level" 2 "$(cat "$tmp/tmpfs.level")"
+expect "tmpfs board: no warning (low)" 0 "$(warnings "$tmp/tmpfs.low.err")"
+expect "tmpfs board: no warning (high)" 0 "$(warnings "$tmp/tmpfs.high.err")"
+
+run level1 "$diskboards" GPUPRIO_LEVEL=1
+expect "GPUPRIO_LEVEL=1 on the disk board: level" 1 "$(cat "$tmp/level1.level")"
+expect "GPUPRIO_LEVEL=1: no warning (low)" 0 "$(warnings "$tmp/level1.low.err")"
+expect "GPUPRIO_LEVEL=1: no warning (high)" 0 "$(warnings "$tmp/level1.high.err")"
+
+if [ "$fails" -gt 0 ]; then
+    for f in "$tmp"/*.err; do
+        [ -s "$f" ] && { echo "--- $f"; cat "$f"; }
+    done
+fi
+[ "$fails" -eq 0 ]

@@ -1,0 +1,78 @@
+#!/bin/sh
+# doctor.sh - gpuprio doctor on the simulated device: with the board directory on tmpfs,
+# Level 2, no problem, exit 0; with it on a disk directory, Level 1 and a problem naming the fix
+# (GPUPRIO_BOARD_DIR on tmpfs), exit 1; a refused setting is a problem naming the variable; the
+# JSON output parses and says the same; settings say where they came from.
+#
+#   doctor.sh GPUPRIO HIP_SIM_LIBRARY DISK_DIR
+set -u
+gpuprio=$1 sim=$2 disk=$3
+. "$(dirname "$0")/expect.sh"
+sandbox doctor
+diskboards=
+cleanup() {
+    sandbox_cleanup
+    [ -z "$diskboards" ] || rm -rf "$diskboards"
+}
+trap cleanup EXIT
+trap 'exit 1' HUP INT TERM
+for v in $(env | sed -n 's/^\(GPUPRIO_[A-Z_]*\)=.*/\1/p'); do unset "$v"; done
+export GPUPRIO_HIP_LIBRARY=$sim GPUPRIO_CONFIG=$tmp/absent.conf
+mkdir -m 700 "$tmp/boards"
+json() { # FILE EXPRESSION(on d): python3 prints it
+    python3 -c 'import json,sys; d = json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$1" "$2" 2>&1
+}
+
+GPUPRIO_BOARD_DIR=$tmp/boards "$gpuprio" doctor >"$tmp/tmpfs.txt" 2>"$tmp/tmpfs.err"
+expect "tmpfs board: exit status" 0 $?
+expect "tmpfs board: device 0 at Level 2" 1 "$(grep -c '^  device 0 .*: Level 2 ' "$tmp/tmpfs.txt")"
+expect "tmpfs board: no problems" 1 "$(grep -c '^no problems' "$tmp/tmpfs.txt")"
+expect "tmpfs board: the directory and its filesystem" 1 \
+    "$(grep -c "^board directory: $tmp/boards (from environment), on tmpfs, .*mode 0700: Level 2's gates can live there" "$tmp/tmpfs.txt")"
+expect "the runtime bound (from the environment)" 1 \
+    "$(grep -c "^HIP runtime: $sim (found: environment" "$tmp/tmpfs.txt")"
+expect "a setting from the environment" 1 "$(grep -c "^  GPUPRIO_BOARD_DIR=$tmp/boards (environment)" "$tmp/tmpfs.txt")"
+expect "a setting by default" 1 "$(grep -c '^  GPUPRIO_WINDOW=16 (default)' "$tmp/tmpfs.txt")"
+
+GPUPRIO_BOARD_DIR=$tmp/boards "$gpuprio" doctor --json >"$tmp/tmpfs.json" 2>"$tmp/tmpfs.json.err"
+expect "tmpfs board --json: exit status" 0 $?
+expect "--json: level of device 0" 2 "$(json "$tmp/tmpfs.json" 'd["runtimes"][0]["devices"][0]["level"]')"
+expect "--json: gates can live there" True "$(json "$tmp/tmpfs.json" 'd["board"]["gates_can_live_there"]')"
+expect "--json: filesystem" tmpfs "$(json "$tmp/tmpfs.json" 'd["board"]["filesystem"]')"
+expect "--json: no problems" 0 "$(json "$tmp/tmpfs.json" 'len(d["problems"])')"
+expect "--json: every setting listed" 1 \
+    "$(json "$tmp/tmpfs.json" '[s["from"] for s in d["settings"] if s["name"] == "GPUPRIO_LEVEL"].count("default")')"
+
+case $(stat -f -c %T "$disk") in
+tmpfs | hugetlbfs) echo "note: $disk is on tmpfs: the disk board case is skipped" ;;
+*)
+    diskboards=$(mktemp -d "$disk/gpuprio-doctor-boards.XXXXXX") || exit 1
+    GPUPRIO_BOARD_DIR=$diskboards "$gpuprio" doctor >"$tmp/disk.txt" 2>"$tmp/disk.err"
+    expect "disk board: exit status" 1 $?
+    expect "disk board: device 0 at Level 1" 1 "$(grep -c '^  device 0 .*: Level 1 (the board directory is not on tmpfs' "$tmp/disk.txt")"
+    expect "disk board: the problem" 1 "$(grep -c "^  the board directory $diskboards is on .*, not tmpfs or hugetlbfs" "$tmp/disk.txt")"
+    expect "disk board: its fix" 1 "$(grep -c '^    fix: put the board directory on tmpfs: GPUPRIO_BOARD_DIR=/dev/shm' "$tmp/disk.txt")"
+    GPUPRIO_BOARD_DIR=$diskboards "$gpuprio" doctor --json >"$tmp/disk.json" 2>"$tmp/disk.json.err"
+    expect "disk board --json: exit status" 1 $?
+    expect "disk board --json: level" 1 "$(json "$tmp/disk.json" 'd["runtimes"][0]["devices"][0]["level"]')"
+    expect "disk board --json: the fix" True \
+        "$(json "$tmp/disk.json" 'any("GPUPRIO_BOARD_DIR=/dev/shm" in p["fix"] for p in d["problems"])')"
+    GPUPRIO_LEVEL=1 GPUPRIO_BOARD_DIR=$diskboards "$gpuprio" doctor >"$tmp/level1.txt" 2>&1
+    expect "disk board with GPUPRIO_LEVEL=1: nothing asked for is missing" 0 $?
+    ;;
+esac
+
+GPUPRIO_BOARD_DIR=$tmp/boards GPUPRIO_WINDOW=lots "$gpuprio" doctor >"$tmp/bad.txt" 2>"$tmp/bad.err"
+expect "a refused setting: exit status" 1 $?
+expect "a refused setting: the problem" 1 "$(grep -c "^  GPUPRIO_WINDOW='lots' is not accepted" "$tmp/bad.txt")"
+expect "a refused setting: its fix" 1 "$(grep -c '^    fix: set GPUPRIO_WINDOW to ' "$tmp/bad.txt")"
+
+"$gpuprio" doctor --bogus >/dev/null 2>&1
+expect "a bad option: exit status" 2 $?
+
+if [ "$fails" -gt 0 ]; then
+    for f in "$tmp"/*.txt "$tmp"/*.json "$tmp"/*.err; do
+        [ -s "$f" ] && { echo "--- $f"; cat "$f"; }
+    done
+fi
+[ "$fails" -eq 0 ]
