@@ -239,8 +239,10 @@ static void ask_hip(struct runtime_facts *f, const struct board_facts *board)
     }
 }
 
-/* CUDA's driver API enums are fixed by its ABI (cuda.h, which this build may not have). */
-#define CU_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS 92
+/* CUDA's driver API enums are fixed by its ABI (cuda.h, which this build may not have): 122 is
+ * CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS, the one cuda_gate.c asks; 92 is the
+ * deprecated v1 attribute, which a CUDA 13 driver answers 0 (an H100 was said to be Level 1). */
+#define CU_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS 122
 
 static void ask_cuda(struct runtime_facts *f, const struct board_facts *board)
 {
