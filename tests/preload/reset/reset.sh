@@ -26,6 +26,7 @@ high=
 cleanup() {
     [ -z "$high" ] || kill -9 "$high" 2>/dev/null
     rm -rf "$tmp"
+    rm -f /dev/shm/hipsim-*-"reset$$"-* # the shared simulated devices' segments
 }
 trap cleanup EXIT
 trap 'exit 1' HUP INT TERM
