@@ -15,14 +15,15 @@
  * row's entries as above, HIPSIM_SHARED set to a name unique to the run and row, so their simulated
  * devices share one set of compute slots (tests/sim/hipsim.h) and have a PCI bus id, which gpuprio
  * keys its board by, and GPUPRIO_BOARD_DIR pointing at a private directory that the parent creates
- * and removes, so the demo leaves no board behind (it removes the simulator's segments after each
- * row too). Each child creates its one stream, warms up and prints "ready"; once all are ready,
- * the parent writes one t0 (CLOCK_MONOTONIC, which all processes share) to their stdin, so the
- * windows coincide. A BE process runs until its stdin closes, which the parent does once the
- * client processes have exited. The parent reaps each child as soon as its output ends (the
- * simulator frees a dead process's share of the device only once it is no zombie), adds the
- * children's result lines up and checks that the priorities gpuprio gave the streams of the
- * different processes are in the intended order. If any child fails, the row fails.
+ * (in /dev/shm: Level 2 needs tmpfs) and removes, so the demo leaves no board behind (it removes
+ * the simulator's segments after each row too). Each child creates its one stream, warms up and
+ * prints "ready"; once all are ready, the parent writes one t0 (CLOCK_MONOTONIC, which all
+ * processes share) to their stdin, so the windows coincide. A BE process runs until its stdin
+ * closes, which the parent does once the client processes have exited. The parent reaps each child
+ * as soon as its output ends (the simulator frees a dead process's share of the device only once it
+ * is no zombie), adds the children's result lines up and checks that the priorities gpuprio gave
+ * the streams of the different processes are in the intended order. If any child fails, the row
+ * fails.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -40,6 +41,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -367,7 +369,12 @@ bool demo_run_rows(const options *o, const char *argv0, row_result *res, bool *o
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGHUP, &sa, NULL);
-    const char *tmp = getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+    /* On tmpfs, as users' boards must be for Level 2's gates (the simulator refuses to register a
+     * shared mapping of a file elsewhere, as the runtimes do: docs/simulator.md). */
+    struct stat shm;
+    const char *tmp = stat("/dev/shm", &shm) == 0 && S_ISDIR(shm.st_mode) ? "/dev/shm"
+                      : getenv("TMPDIR") && *getenv("TMPDIR")             ? getenv("TMPDIR")
+                                                                          : "/tmp";
     char board_dir[PATH_MAX];
     snprintf(board_dir, sizeof board_dir, "%s/gpuprio-demo-XXXXXX", tmp);
     if (!mkdtemp(board_dir)) {
