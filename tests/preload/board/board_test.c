@@ -2222,6 +2222,18 @@ static pid_t start_mutating(struct flapper *f, const char *victims)
     }
 }
 
+/* Ends an attacker that runs until it is killed (one that ended on its own failed to attack), and
+ * frees the copy of its board. */
+static void stop_attacker(pid_t attacker, struct flapper *f)
+{
+    set_target = 0;
+    kill(attacker, SIGKILL);
+    int status = 0;
+    reap(attacker, &status, 0);
+    EXPECT(WIFSIGNALED(status));
+    free(f->board);
+}
+
 /* The mutator next to two users' processes, capped at low (so that its forged critical queues,
  * taken at its cap, hold nobody above low back): the high-priority bursts are never suspended,
  * both run to their end scheduling together, and 40 runs of the tools all answer. */
@@ -2237,12 +2249,7 @@ static void hostile_mutate(void)
     pid_t mutating = start_mutating(&f, victims);
     set_target = mutating;
     struct pair r = pair_under_attack(10);
-    set_target = 0;
-    kill(mutating, SIGKILL);
-    int status = 0;
-    reap(mutating, &status, 0);
-    EXPECT(WIFSIGNALED(status)); /* it mutated until killed */
-    free(f.board);
+    stop_attacker(mutating, &f);
     expect_unharmed(&r);
     EXPECT(r.high_suspended == 0);
 }
@@ -2270,12 +2277,7 @@ static void hostile_truncate(void)
     pid_t flapping = start_flapping(&f, 300, 700);
     set_target = flapping;
     struct pair r = pair_under_attack(10);
-    set_target = 0;
-    kill(flapping, SIGKILL);
-    int status = 0;
-    reap(flapping, &status, 0);
-    EXPECT(WIFSIGNALED(status)); /* it flapped until killed */
-    free(f.board);
+    stop_attacker(flapping, &f);
     expect_unharmed(&r);
 }
 
@@ -2298,12 +2300,7 @@ static void hostile_set(void)
         dropped += strstr(set_said, "while it was being asked; dropped") != NULL;
     }
     alarm(0);
-    set_target = 0;
-    kill(flapping, SIGKILL);
-    int status = 0;
-    reap(flapping, &status, 0);
-    EXPECT(WIFSIGNALED(status)); /* it flapped until killed */
-    free(f.board);
+    stop_attacker(flapping, &f);
     printf("  %d of %d runs of the tools failed; gpuprio set saw the board shrink under it in %d "
            "of 10 runs%s\n",
            failed, 10 * tool_runs, dropped, hung ? "; HUNG: killed" : "");
