@@ -332,6 +332,23 @@ def run_load(args, stream, start_barrier=None, stop_event=None, captured=None):
                     if not args.spin_gap_nosync:
                         stream.synchronize()
                     time.sleep(gap)
+    elif args.kind == "ttrain":
+        # A transformer training step with long kernels: BERT-large's shape (24 layers, hidden
+        # 1024) in bfloat16 on 32 sequences of 512 tokens, forward, backward and SGD. Its GEMMs
+        # run about 0.2-0.5 ms each, longer than the ResNet-50 step's typical kernel, so a
+        # request arriving mid-kernel waits longer for the running one.
+        from transformers import BertConfig, BertModel
+
+        model = BertModel(BertConfig(hidden_size=1024, num_hidden_layers=24, num_attention_heads=16,
+                                     intermediate_size=4096)).cuda().to(torch.bfloat16).train()
+        opt = torch.optim.SGD(model.parameters(), lr=1e-4)
+        tokens = torch.randint(0, 30000, (32, 512), device="cuda")
+        batch = 32
+
+        def step():
+            opt.zero_grad(set_to_none=True)
+            model(tokens).last_hidden_state.float().pow(2).mean().backward()
+            opt.step()
     else:
         import torchvision
 
@@ -414,7 +431,7 @@ def main():
     p = argparse.ArgumentParser()
     p.add_argument("role", choices=["client", "load", "both"])
     p.add_argument("--mode", default="graph", choices=["graph", "eager"])
-    p.add_argument("--kind", default="infer", choices=["infer", "train", "spin", "idle"])
+    p.add_argument("--kind", default="infer", choices=["infer", "train", "ttrain", "spin", "idle"])
     p.add_argument("--spin-us", type=float, default=200.0, help="spin load: each kernel's length")
     p.add_argument("--spin-fill", action="store_true",
                    help="spin load: blocks that fill every SM (a kernel's block is the kernel)")

@@ -36,9 +36,11 @@
 # rows with stream priorities (native, and gpuprio's one-process rows on streams created with
 # them), NO_CALL=1 the rows that measure what scheduling costs the client's submitting call
 # (alone under gpuprio, and next to an idle low-priority process, with gpuprio and without).
-# LOAD=train makes the load a ResNet-50 training step instead of inference, LOAD=idle a process
-# whose stream runs nothing, LOAD=spin a synthetic load of SPIN_US-microsecond kernels (default
-# 200) whose trace breaks the preemption latency down (table.py). The spin load's settings:
+# LOAD=train makes the load a ResNet-50 training step instead of inference, LOAD=ttrain a
+# transformer training step with long kernels (BERT-large's shape, bf16, 32 x 512 tokens),
+# LOAD=idle a process whose stream runs nothing, LOAD=spin a synthetic load of
+# SPIN_US-microsecond kernels (default 200) whose trace breaks the preemption latency down
+# (table.py). The spin load's settings:
 #   SPIN_GAP_US=G   one kernel at a time, G microseconds apart (each waited for before the gap,
 #                   unless SPIN_GAP_NOSYNC=1)
 #   SPIN_FILL=1     blocks that fill every SM, so that a block is the whole kernel
