@@ -1,5 +1,6 @@
 #!/bin/sh
-# demo.sh: builds gpuprio and runs the main demo on the simulated GPU (no GPU needed).
+# demo.sh: builds gpuprio and runs the main demo on the simulated GPU (no GPU needed): its
+# headline table and picture (build-demo/demo-latency.svg), or with --all every row.
 # Arguments are passed to the demo (see: scripts/demo.sh --help).
 set -eu
 cd "$(dirname "$0")/.."

@@ -34,7 +34,12 @@
  *   result.c     that line, both ways, and adding up the lines of a row's processes;
  *   rows.c       the parent: runs each row in processes of its own and collects their lines;
  *   report.c     the header, the tables (or CSV) and the notes, from the collected results;
- *   main.c       the command line: one row here (--scenario), or all of them.
+ *   picture.c    the SVG of the LC client's latency distribution in the headline rows;
+ *   main.c       the command line: the headline rows (default), all of them (--all), or one
+ *                row here (--scenario).
+ * By default the demo runs only the rows that carry a headline label (and the rows their ratios
+ * refer to), prints them as one short table and draws the picture; --all runs every row and
+ * prints the full description, the four tables and the notes.
  * The child and the parent are the same program (/proc/self/exe --scenario ID ...): a row's
  * environment (LD_PRELOAD, GPUPRIO_* and simulator settings) can only be set before a process
  * starts, and the shim and the simulator read theirs once.
@@ -50,6 +55,11 @@
 /* The shim preloaded into gpuprio rows: an absolute path, given by bench/CMakeLists.txt. */
 #ifndef GPUPRIO_SHIM_PATH
 #error "GPUPRIO_SHIM_PATH (the absolute path of libgpuprio-hip.so) must be defined"
+#endif
+/* Where the default run writes its picture (--svg PATH elsewhere): given by bench/CMakeLists.txt.
+ */
+#ifndef GPUPRIO_DEMO_SVG
+#error "GPUPRIO_DEMO_SVG (the default path of the picture) must be defined"
 #endif
 
 #define BE_INFLIGHT 8                    /* BE kernels each worker keeps in flight */
@@ -122,6 +132,11 @@ typedef struct scenario {
      * hipStreamDefault) instead of non-blocking: only such streams can be given a CU mask
      * (GPUPRIO_CU_RESERVE). The demo puts nothing on the null stream, so nothing else changes. */
     bool blocking;
+    /* The row's label in the default (headline) table; NULL: the row runs only with --all (or as
+     * a baseline of a headline row, then unshown). */
+    const char *headline;
+    /* Whether the picture draws the row's LC latency distribution (a headline row with LC). */
+    bool curve;
 } scenario;
 
 extern const scenario demo_scenarios[];
@@ -148,9 +163,14 @@ typedef struct options {
     const char *scenario; /* run this one row here and print its result line */
     demo_role role;       /* with scenario: the workload of a cross-process row to run here */
     int table;            /* --table: only this table's rows and their baselines; -1: all */
+    bool all;             /* --all (or --table, --csv): every row, the full tables; else the
+                           * headline rows and their short table */
+    const char *svg;      /* where to write the picture; NULL: not at all */
 } options;
 
-/* Whether row i runs (and is reported) under o's --table. */
+/* Whether row i is reported: a headline row, or with --all a row of --table's (or any) table. */
+bool demo_row_shown(const options *o, size_t i);
+/* Whether row i runs: it is shown, or a shown row's ratios refer to it. */
 bool demo_row_selected(const options *o, size_t i);
 
 /* A setting's value (an environment variable's, or NULL) as a number in 1..65535, else dflt. */
@@ -180,6 +200,9 @@ typedef struct client_result {
 } client_result;
 
 #define RESULT_STRING_LEN 96 /* size of each text field */
+/* The LC latencies a result carries for the picture: all of them up to this many, else this many
+ * evenly spaced in rank (the empirical CDF at 1/N steps, the last one the maximum). */
+#define DEMO_LAT_POINTS 1000
 
 /* What one row measured, carried from the child to the parent as "key=value" words. */
 typedef struct row_result {
@@ -193,12 +216,17 @@ typedef struct row_result {
     char hwq[RESULT_STRING_LEN]; /* stream -> hardware queue, e.g. "LC:1,BE:2,BE:3" */
     /* gpuprio rows: stream -> gpuprio priority, e.g. "LC:10,BE:-10"; native rows: "" */
     char prio[RESULT_STRING_LEN];
+    /* The LC client's latencies, sorted (DEMO_LAT_POINTS says which when there were more). */
+    uint32_t lc_nlat;
+    uint64_t lc_lat_ns[DEMO_LAT_POINTS];
 } row_result;
 
 void demo_print_result_line(FILE *f, const scenario *sc, row_result *r);
 /* Parses a child's output (modified): finds the result line for `id`; false if absent or
  * malformed. */
 bool demo_parse_result_line(char *text, const char *id, row_result *r);
+/* Keeps sorted[0..n) (ascending), or DEMO_LAT_POINTS of them evenly spaced in rank, in r. */
+void demo_keep_latencies(row_result *r, const uint64_t *sorted, size_t n);
 /* Adds one process's result of a cross-process row to the row's. */
 void demo_merge_result(row_result *into, row_result *part);
 /* Appends "WHO:value" to a comma-separated list (hwq, prio). */
@@ -227,5 +255,13 @@ void demo_print_header(FILE *f, const options *o, const char *argv0);
 void demo_print_tables(FILE *f, const options *o, const row_result *res, const bool *ok);
 /* What the columns are relative to, and per row: queues, priorities, suspensions, warnings. */
 void demo_print_notes(FILE *f, const options *o, const row_result *res, const bool *ok);
+/* The default run's few lines: what runs (before the rows), then the headline table and its
+ * legend (after). */
+void demo_print_brief_header(FILE *f, const options *o);
+void demo_print_headline(FILE *f, const options *o, const row_result *res, const bool *ok);
+
+/* (picture.c) Writes the SVG of the LC latency distributions of the rows with `curve` that ran
+ * and succeeded to o->svg; false (and says why on stderr) if it could not. */
+bool demo_write_picture(const options *o, const row_result *res, const bool *ok);
 
 #endif

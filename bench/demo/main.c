@@ -1,7 +1,8 @@
 /*
- * main.c - gpuprio-demo's command line: runs every row and prints the tables, or, with
- * --scenario ID, runs one row in this process and prints its result line (demo.h has the
- * overview, bench/README.md the walk-through).
+ * main.c - gpuprio-demo's command line: runs the headline rows and prints their short table and
+ * draws the picture (default), every row and the full tables (--all), or, with --scenario ID,
+ * one row in this process and its result line (demo.h has the overview, bench/README.md the
+ * walk-through).
  *
  * The two modes are one program so that the parent can re-execute itself for each row
  * (/proc/self/exe, rows.c) with the very options it was given: the child parses the same
@@ -16,28 +17,76 @@
 #include <string.h>
 #include <sys/prctl.h>
 
+/* How to read the default run's table and the picture: --help only. */
+static void print_reading(FILE *f)
+{
+    fprintf(
+        f,
+        "\n"
+        "Shows, on a simulated GPU (no GPU needed), what best-effort work does to an urgent\n"
+        "client's latency when they share the device, natively and under gpuprio.\n"
+        "\n"
+        "By default it runs the headline rows (about 30 s) and prints one short table:\n"
+        "  LC alone      the urgent client (LC) by itself: the latency the others compare with\n"
+        "  LC + BE       LC next to saturating best-effort work (BE): LC's stream has the\n"
+        "                greatest priority, BE's the least\n"
+        "  native        without gpuprio: the device prefers LC's queue but never preempts the\n"
+        "                BE kernel that runs, and BE's queued kernels run between LC's\n"
+        "  gpuprio       the same program, unchanged, with gpuprio preloaded (LD_PRELOAD of\n"
+        "                libgpuprio-hip.so, its default settings): BE is held back while LC works\n"
+        "  2 processes   LC and BE each in a process of its own on one device (gpuprio's\n"
+        "                processes coordinate through its board)\n"
+        "  3 groups      LC (high), a second client LC2 (normal) and BE (low) in one process;\n"
+        "                two lines, LC's then LC2's (load on LC's)\n"
+        "  wide 8 ms BE  8 CUs, BE kernels as wide as the device and 8 ms long: the hardware\n"
+        "                lever that matters most. Neither holding BE back nor stream priorities\n"
+        "                shorten the BE kernel LC finds running; reserving CUs for LC does\n"
+        "                (GPUPRIO_CU_RESERVE=25%%, with gpuprio's defaults). Its ratios refer to\n"
+        "                \"LC alone, 8 CUs\" (--all: each lever alone, and across processes).\n"
+        "Columns:\n"
+        "  P50, P99      LC's request latency in ms, from when a request was due (open loop) to\n"
+        "                its last kernel's completion: half of the requests (P50), 99 in 100\n"
+        "                (P99) took at most that\n"
+        "  P99/alone     that P99 over LC alone's P99 on the same device: 1.0x is no slowdown\n"
+        "  load          BE's throughput (kernels completed per second) as a share of BE's\n"
+        "                alone: what the best-effort work kept; 100%% costs it nothing\n"
+        "The picture (SVG; default %s):\n"
+        "in LC alone and the LC + BE rows, native and gpuprio, in one process and two, the\n"
+        "fraction of LC's requests (y) done within a latency (x, log scale). Further left is\n"
+        "faster; a curve that reaches the top late has a long tail. Grey: alone, red: native,\n"
+        "blue: gpuprio, dashed: 2 processes; dotted lines at P50 and P99.\n"
+        "Timings come from host threads: on a busy machine a host stall can raise any row's P99,\n"
+        "LC alone's included; repeat, and trust P50 first.\n",
+        GPUPRIO_DEMO_SVG);
+}
+
 static void usage(FILE *f, const char *argv0)
 {
     fprintf(
         f,
-        "usage: %s [--seconds S] [--rate R] [--kernels K] [--lc-us US] [--be-us US] [--csv]\n"
-        "          [--table T]\n"
+        "usage: %s [--all] [--svg PATH | --no-svg] [--seconds S] [--rate R] [--kernels K]\n"
+        "          [--lc-us US] [--be-us US] [--csv] [--table T]\n"
         "       %s --scenario ID [--role R] [same options]   (run one row, print its result)\n"
+        "  --all         run every row (about 90 s) and print the full description, the four\n"
+        "                tables and the notes (bench/README.md)\n"
+        "  --svg PATH    write the picture to PATH (the default run writes it to\n"
+        "                %s; --all only with --svg)\n"
+        "  --no-svg      write no picture\n"
         "  --seconds S   measured window of each row (default 2)\n"
         "  --rate R      LC (and LC2) requests per second, open-loop (default 100)\n"
         "  --kernels K   kernels per LC request (default 3)\n"
         "  --lc-us US    simulated duration of an LC kernel in microseconds (default 250)\n"
         "  --be-us US    simulated duration of a BE kernel in microseconds (default 1000)\n"
         "  --csv         print the tables as one CSV on stdout, every row and column (the\n"
-        "                description goes to stderr)\n"
+        "                description goes to stderr); implies --all\n"
         "  --table T     run only table T (lc-be, groups, procs or levers) and the rows its\n"
-        "                ratios refer to\n"
+        "                ratios refer to; implies --all\n"
         "  --role R      with --scenario of a cross-process row (the parent does this): run\n"
         "                only workload R (lc, lc2 or be), print \"ready\", then read t0\n"
         "                (CLOCK_MONOTONIC ns) on stdin; be runs until stdin closes. Needs\n"
         "                HIPSIM_SHARED (and, for gpuprio rows, one GPUPRIO_BOARD_DIR for all).\n"
         "rows:",
-        argv0, argv0);
+        argv0, argv0, GPUPRIO_DEMO_SVG);
     int col = 5;
     for (size_t i = 0; i < demo_nscenarios; i++) {
         if (col + 1 + (int)strlen(demo_scenarios[i].id) > 96) {
@@ -80,6 +129,7 @@ static void parse_options(int argc, char **argv, options *o)
      */
     *o = (options){
         .seconds = 2, .rate = 100, .kernels = 3, .lc_us = 250, .be_us = 1000, .table = -1};
+    bool no_svg = false;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -87,12 +137,22 @@ static void parse_options(int argc, char **argv, options *o)
         bool ok = true;
         if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
             usage(stdout, argv[0]);
+            print_reading(stdout);
             exit(0);
         } else if (strcmp(a, "--csv") == 0) {
             o->csv = true;
             continue;
+        } else if (strcmp(a, "--all") == 0) {
+            o->all = true;
+            continue;
+        } else if (strcmp(a, "--no-svg") == 0) {
+            no_svg = true;
+            continue;
         } else if (v == NULL) {
             ok = false;
+        } else if (strcmp(a, "--svg") == 0) {
+            ok = *v != '\0';
+            o->svg = v;
         } else if (strcmp(a, "--seconds") == 0) {
             ok = parse_double(v, 0.01, 3600, &o->seconds);
         } else if (strcmp(a, "--rate") == 0) {
@@ -127,6 +187,14 @@ static void parse_options(int argc, char **argv, options *o)
         }
         i++; /* consumed the value */
     }
+    /* The CSV and one table are views of the full matrix, as they were before the default run
+     * became the headline: commands that use them keep their output. */
+    o->all = o->all || o->csv || o->table >= 0;
+    /* The default run draws its picture unless told not to; --all only where asked to. */
+    if (no_svg)
+        o->svg = NULL;
+    else if (!o->svg && !o->all)
+        o->svg = GPUPRIO_DEMO_SVG;
     if (o->role != ROLE_ALL && !o->scenario) {
         fprintf(stderr, "%s: --role needs --scenario\n", argv[0]);
         exit(2);
@@ -181,12 +249,16 @@ static void check_scenarios(void)
     }
 }
 
-/* Runs every row, then prints the tables; the description goes where the tables do, or, with
- * --csv, to stderr, so that stdout is the CSV alone. */
+/* Runs the rows (the headline's, or with --all every one), then prints their table(s); the
+ * description goes where the tables do, or, with --csv, to stderr, so that stdout is the CSV
+ * alone. Then draws the picture, if asked to. */
 static int run_all(const options *o, const char *argv0)
 {
     FILE *info = o->csv ? stderr : stdout;
-    demo_print_header(info, o, argv0);
+    if (o->all)
+        demo_print_header(info, o, argv0);
+    else
+        demo_print_brief_header(info, o);
     fflush(info);
 
     row_result *res = calloc(demo_nscenarios, sizeof *res);
@@ -195,12 +267,20 @@ static int run_all(const options *o, const char *argv0)
         fprintf(stderr, "gpuprio-demo: out of memory\n");
     bool all_ok = res && ok && demo_run_rows(o, argv0, res, ok);
     if (all_ok) {
-        demo_print_tables(stdout, o, res, ok);
-        demo_print_notes(info, o, res, ok);
+        if (o->all) {
+            demo_print_tables(stdout, o, res, ok);
+            demo_print_notes(info, o, res, ok);
+        } else {
+            demo_print_headline(stdout, o, res, ok);
+        }
+        bool picture_ok = !o->svg || demo_write_picture(o, res, ok);
+        if (o->svg && picture_ok)
+            fprintf(info, "Picture (LC latency, empirical CDF): %s\n", o->svg);
         for (size_t i = 0; i < demo_nscenarios; i++)
             all_ok = all_ok && (ok[i] || !demo_row_selected(o, i));
         if (!all_ok)
             fprintf(stderr, "gpuprio-demo: at least one row FAILED (see the messages above)\n");
+        all_ok = all_ok && picture_ok;
     }
     free(res);
     free(ok);

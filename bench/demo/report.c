@@ -13,6 +13,10 @@
  * be_baseline (BE_BASELINE). A ratio means something only if both ran the same work on the same
  * device, so it is "-" where the baseline ran other kernels for that workload (grid, BE kernel
  * length) or other simulator settings (sim_env); the notes list the rows that set any of these.
+ *
+ * The default run's headline table is a third layout of the same cells: its own few columns
+ * (T_HEAD, not in the CSV) over the rows with a headline label, with a second line for LC2 in
+ * the three-group rows (the cells then read LC2's statistics).
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -92,13 +96,14 @@ typedef struct cell_ctx {
     const row_result *lc_base; /* the LC baseline's result, or NULL */
     const row_result *be_base; /* the BE baseline's result, or NULL */
     bool csv;
+    bool lc2_line; /* headline table: the line of the row's LC2 client */
 } cell_ctx;
 
 typedef void (*cell_fn)(char *buf, size_t size, const cell_ctx *c);
 
 typedef struct column {
     const char *title; /* text table heading */
-    const char *key;   /* CSV heading */
+    const char *key;   /* CSV heading; NULL: not in the CSV (the headline's own columns) */
     bool left;         /* left-aligned in the text table */
     unsigned tables;   /* the text tables it appears in (bits 1 << demo_table); CSV has all */
     cell_fn cell;
@@ -206,11 +211,68 @@ static void cell_be_ratio(char *buf, size_t size, const cell_ctx *c)
         snprintf(buf, size, "%.2f", be_per_s(c->r) / be_per_s(c->be_base));
 }
 
+/* A short name for a stream priority, for the headline's client lines. */
+static const char *prio_word(demo_prio p)
+{
+    return p == PRIO_GREATEST ? "high" : p == PRIO_MIDDLE ? "normal" : p == PRIO_LEAST ? "low" : "";
+}
+
+/* Headline: the row's label; with LC2, the LC line ends in "LC (high)" and LC2's line, under it,
+ * has only "LC2 (normal)". */
+static void cell_head_name(char *buf, size_t size, const cell_ctx *c)
+{
+    const scenario *sc = c->sc;
+    const char *label = sc->headline ? sc->headline : sc->title;
+    if (!sc->lc2)
+        snprintf(buf, size, "%s", label);
+    else if (!c->lc2_line)
+        snprintf(buf, size, "%s: LC (%s)", label, prio_word(sc->lc_prio));
+    else
+        snprintf(buf, size, "%*sLC2 (%s)", (int)strlen(label) + 2, "", prio_word(sc->lc2_prio));
+}
+
+/* Headline: the client of the line (LC, or LC2 on its line); FAILED where the row failed. */
+static void cell_head_client(char *buf, size_t size, const cell_ctx *c, enum client_stat st)
+{
+    if (!c->r)
+        snprintf(buf, size, "%s", st == STAT_P50 ? "FAILED" : "");
+    else
+        cell_client(buf, size, c, c->lc2_line, st);
+}
+
+static void cell_head_p50(char *buf, size_t size, const cell_ctx *c)
+{
+    cell_head_client(buf, size, c, STAT_P50);
+}
+
+static void cell_head_p99(char *buf, size_t size, const cell_ctx *c)
+{
+    cell_head_client(buf, size, c, STAT_P99);
+}
+
+static void cell_head_ratio(char *buf, size_t size, const cell_ctx *c)
+{
+    cell_head_client(buf, size, c, STAT_P99_RATIO);
+}
+
+/* Headline: BE's throughput as a share of its baseline's ("BE vs alone" as a percentage); blank
+ * on LC2's line, which has no BE of its own. */
+static void cell_head_load(char *buf, size_t size, const cell_ctx *c)
+{
+    if (c->lc2_line)
+        snprintf(buf, size, "%s", "");
+    else if (!has_be(c) || !c->be_base || c->be_base->be_kernels == 0)
+        NA(buf, size, c);
+    else
+        snprintf(buf, size, "%.0f%%", 100.0 * be_per_s(c->r) / be_per_s(c->be_base));
+}
+
 #define T_LC_BE (1u << TABLE_LC_BE)
 #define T_GROUPS (1u << TABLE_GROUPS)
 #define T_PROCS (1u << TABLE_PROCS)
 #define T_LEVERS (1u << TABLE_LEVERS)
 #define T_ALL (T_LC_BE | T_GROUPS | T_PROCS | T_LEVERS)
+#define T_HEAD (1u << NTABLES) /* the default run's headline table */
 
 static const column columns[] = {
     {"Scenario", "scenario", true, T_ALL, cell_name},
@@ -227,59 +289,102 @@ static const column columns[] = {
     /* Not in the levers table: its BE kernels take several slots, which busy does not count. */
     {"BE busy", "be_busy_fraction", false, T_LC_BE | T_GROUPS | T_PROCS, cell_be_busy},
     {"BE vs alone", "be_vs_alone", false, T_ALL, cell_be_ratio},
+    {"Row", NULL, true, T_HEAD, cell_head_name},
+    {"P50 ms", NULL, false, T_HEAD, cell_head_p50},
+    {"P99 ms", NULL, false, T_HEAD, cell_head_p99},
+    {"P99/alone", NULL, false, T_HEAD, cell_head_ratio},
+    {"load", NULL, false, T_HEAD, cell_head_load},
 };
 #define NCOLUMNS (sizeof columns / sizeof columns[0])
 #define CELL_LEN 48
 
 typedef char row_cells[NCOLUMNS][CELL_LEN]; /* one row's cells, formatted */
 
-/* Prints the rows of `table` with its columns as an aligned text table. */
-static void print_table(FILE *f, const row_cells *cells, demo_table table)
+/* Prints lines[0..n) with the columns of `bit` (T_*) as an aligned text table, under a heading
+ * and a rule. Columns are separated by two spaces; the first is not indented. */
+static void print_lines(FILE *f, const row_cells *lines, size_t n, unsigned bit)
 {
     int width[NCOLUMNS] = {0};
     int total = 0;
+    bool first = true;
     for (size_t j = 0; j < NCOLUMNS; j++) {
-        if (!(columns[j].tables & (1u << table)))
+        if (!(columns[j].tables & bit))
             continue;
         width[j] = (int)strlen(columns[j].title);
-        for (size_t i = 0; i < demo_nscenarios; i++)
-            if (demo_scenarios[i].table == table && (int)strlen(cells[i][j]) > width[j])
-                width[j] = (int)strlen(cells[i][j]);
-        total += width[j] + (j ? 2 : 0);
+        for (size_t i = 0; i < n; i++)
+            if ((int)strlen(lines[i][j]) > width[j])
+                width[j] = (int)strlen(lines[i][j]);
+        total += width[j] + (first ? 0 : 2);
+        first = false;
     }
-    fprintf(f, "%s\n", demo_table_titles[table]);
-    for (size_t j = 0; j < NCOLUMNS; j++)
-        if (columns[j].tables & (1u << table))
-            fprintf(f, "%s%*s", j ? "  " : "", columns[j].left ? -width[j] : width[j],
-                    columns[j].title);
-    fprintf(f, "\n");
-    for (int k = 0; k < total; k++)
-        fputc('-', f);
-    fprintf(f, "\n");
-    for (size_t i = 0; i < demo_nscenarios; i++) {
-        if (demo_scenarios[i].table != table)
-            continue;
+    for (size_t i = 0; i <= n; i++) {
+        /* A line is laid out first, so that a blank last cell (LC2's load) leaves no trailing
+         * spaces. */
+        char line[NCOLUMNS * (CELL_LEN + 2) + 1];
+        size_t len = 0;
+        first = true;
         for (size_t j = 0; j < NCOLUMNS; j++)
-            if (columns[j].tables & (1u << table))
-                fprintf(f, "%s%*s", j ? "  " : "", columns[j].left ? -width[j] : width[j],
-                        cells[i][j]);
-        fprintf(f, "\n");
+            if (columns[j].tables & bit) {
+                len += (size_t)snprintf(line + len, sizeof line - len, "%s%*s", first ? "" : "  ",
+                                        columns[j].left ? -width[j] : width[j],
+                                        i == 0 ? columns[j].title : lines[i - 1][j]);
+                first = false;
+            }
+        while (len > 0 && line[len - 1] == ' ')
+            len--;
+        fprintf(f, "%.*s\n", (int)len, line);
+        for (int k = 0; i == 0 && k <= total; k++)
+            fputc(k < total ? '-' : '\n', f);
     }
+}
+
+/* Prints the rows of `table` with its columns as an aligned text table, under its title. */
+static void print_table(FILE *f, const row_cells *cells, demo_table table)
+{
+    row_cells *lines = calloc(demo_nscenarios, sizeof *lines);
+    if (!lines) {
+        fprintf(stderr, "gpuprio-demo: out of memory\n");
+        return;
+    }
+    size_t n = 0;
+    for (size_t i = 0; i < demo_nscenarios; i++)
+        if (demo_scenarios[i].table == table)
+            memcpy(lines[n++], cells[i], sizeof *lines);
+    fprintf(f, "%s\n", demo_table_titles[table]);
+    print_lines(f, lines, n, 1u << table);
+    free(lines);
 }
 
 /* Prints every row with every column as CSV (a cell that does not apply is empty). */
 static void print_csv(FILE *f, const options *o, const row_cells *cells)
 {
     for (size_t j = 0; j < NCOLUMNS; j++)
-        fprintf(f, "%s%s", j ? "," : "", columns[j].key);
+        if (columns[j].key)
+            fprintf(f, "%s%s", j ? "," : "", columns[j].key);
     fprintf(f, "\n");
     for (size_t i = 0; i < demo_nscenarios; i++) {
         if (!demo_row_selected(o, i))
             continue;
         for (size_t j = 0; j < NCOLUMNS; j++)
-            fprintf(f, "%s%s", j ? "," : "", cells[i][j]);
+            if (columns[j].key)
+                fprintf(f, "%s%s", j ? "," : "", cells[i][j]);
         fprintf(f, "\n");
     }
+}
+
+/* Formats every cell of row i (of its LC2 client's line: lc2_line) into out. */
+static void fill_cells(row_cells out, size_t i, const options *o, const row_result *res,
+                       const bool *ok, bool lc2_line)
+{
+    const scenario *sc = &demo_scenarios[i];
+    cell_ctx c = {sc,
+                  ok[i] ? &res[i] : NULL,
+                  baseline_result(sc, false, o, res, ok),
+                  baseline_result(sc, true, o, res, ok),
+                  o->csv,
+                  lc2_line};
+    for (size_t j = 0; j < NCOLUMNS; j++)
+        columns[j].cell(out[j], CELL_LEN, &c);
 }
 
 void demo_print_tables(FILE *f, const options *o, const row_result *res, const bool *ok)
@@ -289,13 +394,8 @@ void demo_print_tables(FILE *f, const options *o, const row_result *res, const b
         fprintf(stderr, "gpuprio-demo: out of memory\n");
         return;
     }
-    for (size_t i = 0; i < demo_nscenarios; i++) {
-        const scenario *sc = &demo_scenarios[i];
-        cell_ctx c = {sc, ok[i] ? &res[i] : NULL, baseline_result(sc, false, o, res, ok),
-                      baseline_result(sc, true, o, res, ok), o->csv};
-        for (size_t j = 0; j < NCOLUMNS; j++)
-            columns[j].cell(cells[i][j], CELL_LEN, &c);
-    }
+    for (size_t i = 0; i < demo_nscenarios; i++)
+        fill_cells(cells[i], i, o, res, ok, false);
     if (o->csv) {
         print_csv(f, o, cells);
     } else {
@@ -454,6 +554,35 @@ void demo_print_header(FILE *f, const options *o, const char *argv0)
 
 /* ---- the notes ---- */
 
+/* Says of each client that started a request more than a period after it was due that it did
+ * not keep up: its backlog, and its percentiles, then grow with --seconds. brief: one line each
+ * (the headline's), and only for the rows it shows. */
+static void print_backlog_notes(FILE *f, const options *o, const row_result *res, const bool *ok,
+                                bool brief)
+{
+    uint64_t period_ns = (uint64_t)(1e9 / o->rate);
+    for (size_t i = 0; i < demo_nscenarios; i++) {
+        const scenario *sc = &demo_scenarios[i];
+        const client_result *cl[2] = {sc->lc ? &res[i].lc : NULL, sc->lc2 ? &res[i].lc2 : NULL};
+        for (int k = 0; k < 2; k++) {
+            if (!ok[i] || !cl[k] || cl[k]->max_late_ns <= period_ns)
+                continue;
+            if (brief && demo_row_shown(o, i))
+                fprintf(f,
+                        "note: in \"%s\" an %s request started %.1f ms late (host stall or "
+                        "backlog)\n",
+                        sc->headline, k ? "LC2" : "LC", (double)cl[k]->max_late_ns / 1e6);
+            else if (!brief)
+                fprintf(f,
+                        "NOTE: in \"%s\" an %s request started %.1f ms after it was due: %s does\n"
+                        "  not keep up with %g requests/s there, so its backlog (and its\n"
+                        "  percentiles) grow with --seconds.\n",
+                        sc->title, k ? "LC2" : "LC", (double)cl[k]->max_late_ns / 1e6,
+                        k ? "LC2" : "LC", o->rate);
+        }
+    }
+}
+
 /* The hardware queue an LC client (LC or LC2) shares with another stream in hwq
  * ("LC:1,LC2:2,BE:1"), or -1 when none does. */
 static int lc_shared_hwq(const char *hwq)
@@ -541,17 +670,44 @@ void demo_print_notes(FILE *f, const options *o, const row_result *res, const bo
                 "NOTE: in \"%s\" an LC client shares hardware queue %d with another stream,\n"
                 "  so it also waits for that stream's queued kernels (raise HIPSIM_HW_QUEUES).\n",
                 demo_scenarios[i].title, lc_shared_hwq(res[i].hwq));
-    uint64_t period_ns = (uint64_t)(1e9 / o->rate);
-    for (size_t i = 0; i < demo_nscenarios; i++) {
-        const client_result *cl[2] = {demo_scenarios[i].lc ? &res[i].lc : NULL,
-                                      demo_scenarios[i].lc2 ? &res[i].lc2 : NULL};
-        for (int k = 0; k < 2; k++)
-            if (ok[i] && cl[k] && cl[k]->max_late_ns > period_ns)
-                fprintf(f,
-                        "NOTE: in \"%s\" an %s request started %.1f ms after it was due: %s does\n"
-                        "  not keep up with %g requests/s there, so its backlog (and its\n"
-                        "  percentiles) grow with --seconds.\n",
-                        demo_scenarios[i].title, k ? "LC2" : "LC", (double)cl[k]->max_late_ns / 1e6,
-                        k ? "LC2" : "LC", o->rate);
+    print_backlog_notes(f, o, res, ok, false);
+}
+
+/* ---- the default run: the brief header and the headline table ---- */
+
+void demo_print_brief_header(FILE *f, const options *o)
+{
+    size_t rows = 0;
+    for (size_t i = 0; i < demo_nscenarios; i++)
+        rows += demo_row_selected(o, i);
+    fprintf(
+        f,
+        "gpuprio-demo: an urgent client (LC: %g requests/s, each %d kernels of %g us) next to\n"
+        "best-effort load (BE: kernels of %g us, always queued) on a simulated GPU, natively and\n"
+        "under gpuprio. 3 groups: LC high, LC2 normal, BE low priority. Wide 8 ms BE: on 8 CUs,\n"
+        "BE kernels as wide. %zu rows of %g s each (--all: every row; --help: how to read this)\n",
+        o->rate, o->kernels, o->lc_us, o->be_us, rows, o->seconds);
+}
+
+void demo_print_headline(FILE *f, const options *o, const row_result *res, const bool *ok)
+{
+    row_cells *lines = calloc(2 * demo_nscenarios, sizeof *lines);
+    if (!lines) {
+        fprintf(stderr, "gpuprio-demo: out of memory\n");
+        return;
     }
+    size_t n = 0;
+    for (size_t i = 0; i < demo_nscenarios; i++) {
+        if (!demo_row_shown(o, i))
+            continue;
+        fill_cells(lines[n++], i, o, res, ok, false);
+        if (demo_scenarios[i].lc2)
+            fill_cells(lines[n++], i, o, res, ok, true);
+    }
+    fprintf(f, "\n");
+    print_lines(f, lines, n, T_HEAD);
+    free(lines);
+    fprintf(f, "P50, P99: LC request latency; P99/alone: over LC alone's; load: BE throughput, %% "
+               "of BE alone\n");
+    print_backlog_notes(f, o, res, ok, true);
 }

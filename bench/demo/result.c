@@ -12,6 +12,11 @@
  * The text fields are lists "WHO:value,..." (stream -> hardware queue, stream -> gpuprio
  * priority), built in stream creation order; the same helpers read them back for the checks of
  * the priority order and the notes.
+ *
+ * The last word, lc_lat_ns=v,v,... ("-" without LC), carries the LC client's latencies for the
+ * picture: the parent only gets percentiles otherwise, and an empirical CDF needs the requests
+ * themselves. At most DEMO_LAT_POINTS of them (evenly spaced in rank beyond that), so the line
+ * stays a few kilobytes whatever --seconds and --rate are.
  */
 #include "demo.h"
 
@@ -52,6 +57,8 @@ static const result_key result_strings[] = {
 };
 #define NRESULT_STRINGS (sizeof result_strings / sizeof result_strings[0])
 
+#define LAT_KEY "lc_lat_ns"
+
 static uint64_t *result_field(row_result *r, size_t i)
 {
     return (uint64_t *)(void *)((char *)r + result_fields[i].offset);
@@ -71,8 +78,30 @@ void demo_print_result_line(FILE *f, const scenario *sc, row_result *r)
         const char *s = result_string(r, i);
         fprintf(f, " %s=%s", result_strings[i].key, s[0] ? s : "-");
     }
+    fprintf(f, " " LAT_KEY "=%s", r->lc_nlat ? "" : "-");
+    for (uint32_t i = 0; i < r->lc_nlat && i < DEMO_LAT_POINTS; i++)
+        fprintf(f, "%s%" PRIu64, i ? "," : "", r->lc_lat_ns[i]);
     fprintf(f, "\n");
     fflush(f);
+}
+
+/* Parses the value of LAT_KEY into r (the count, then the values); false if malformed. */
+static bool parse_latencies(const char *val, row_result *r)
+{
+    r->lc_nlat = 0;
+    if (strcmp(val, "-") == 0)
+        return true;
+    for (const char *p = val;; p++) {
+        char *end = NULL;
+        errno = 0;
+        unsigned long long v = strtoull(p, &end, 10);
+        if (errno != 0 || end == p || r->lc_nlat >= DEMO_LAT_POINTS || (*end && *end != ','))
+            return false;
+        r->lc_lat_ns[r->lc_nlat++] = (uint64_t)v;
+        if (!*end)
+            return true;
+        p = end;
+    }
 }
 
 bool demo_parse_result_line(char *text, const char *id, row_result *r)
@@ -93,6 +122,11 @@ bool demo_parse_result_line(char *text, const char *id, row_result *r)
             const char *val = eq + 1;
             if (strcmp(w, "scenario") == 0)
                 id_ok = strcmp(val, id) == 0;
+            if (strcmp(w, LAT_KEY) == 0) {
+                if (!parse_latencies(val, r))
+                    return false;
+                seen++;
+            }
             for (size_t i = 0; i < NRESULT_STRINGS; i++)
                 if (strcmp(w, result_strings[i].key) == 0)
                     snprintf(result_string(r, i), RESULT_STRING_LEN, "%s",
@@ -109,14 +143,24 @@ bool demo_parse_result_line(char *text, const char *id, row_result *r)
                 seen++;
             }
         }
-        return id_ok && seen == NRESULT_FIELDS;
+        return id_ok && seen == NRESULT_FIELDS + 1;
     }
     return false;
 }
 
+void demo_keep_latencies(row_result *r, const uint64_t *sorted, size_t n)
+{
+    /* Point k is the nearest-rank quantile (k+1)/kept, so the picture can put it at that
+     * fraction of the requests whether or not they were all kept. */
+    size_t kept = n < DEMO_LAT_POINTS ? n : DEMO_LAT_POINTS;
+    for (size_t k = 0; k < kept; k++)
+        r->lc_lat_ns[k] = sorted[((k + 1) * n + kept - 1) / kept - 1];
+    r->lc_nlat = (uint32_t)kept;
+}
+
 /* Counts add up, the window and the slots are the same in all processes, and a client's
- * statistics come from the one process that ran it (they are zero in the others). Lists are
- * concatenated in process order. */
+ * statistics (and LC's latencies) come from the one process that ran it (they are zero in the
+ * others). Lists are concatenated in process order. */
 void demo_merge_result(row_result *into, row_result *part)
 {
     for (size_t i = 0; i < NRESULT_FIELDS; i++) {
@@ -129,6 +173,10 @@ void demo_merge_result(row_result *into, row_result *part)
         const char *add = result_string(part, i);
         size_t len = strlen(s);
         snprintf(s + len, RESULT_STRING_LEN - len, "%s%s", len && add[0] ? "," : "", add);
+    }
+    if (part->lc_nlat) {
+        into->lc_nlat = part->lc_nlat;
+        memcpy(into->lc_lat_ns, part->lc_lat_ns, part->lc_nlat * sizeof part->lc_lat_ns[0]);
     }
 }
 

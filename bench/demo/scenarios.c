@@ -9,6 +9,15 @@
  * BE_BASELINE): adding one is adding a line here, and the header, the tables, the CSV, --help
  * and --scenario follow. Rows are printed in the order they stand here, each in its table.
  *
+ * The default run (no --all) runs and prints only the rows with a headline label (HEAD, CURVE),
+ * and runs unshown the baselines their ratios refer to: the client alone, next to BE natively and
+ * under gpuprio in one process and in two, three priority groups, and, of the hardware levers,
+ * the one that matters most: next to BE kernels as wide as the device and 8 ms long, which
+ * neither admission nor stream priorities shorten (an LC kernel still waits for the one that
+ * runs), reserved CUs with gpuprio's defaults (levers-8-all), beside the same natively. The
+ * picture draws the rows marked CURVE: LC alone and next to BE, natively and under gpuprio, in
+ * one process and two (one device, so their latencies share an axis).
+ *
  * The workloads and their stream priorities are the same in native and gpuprio rows (the WL_*
  * macros), so that a native row and its gpuprio rows differ only in gpuprio. The program checks
  * the table when it starts (ids unique, baselines known, BE workers in range).
@@ -25,6 +34,9 @@
 #define SPLIT .table = TABLE_PROCS, .split = true /* one process per workload: the third table */
 /* A gpuprio row with the given GPUPRIO_* settings. */
 #define GPUPRIO(settings) .gpuprio = true, .env = (settings)
+/* A row of the default run's table, with its label there; CURVE: also drawn in the picture. */
+#define HEAD(label) .headline = (label)
+#define CURVE(label) .headline = (label), .curve = true
 
 /* gpuprio's settings per row. "default" unsets GPUPRIO_WINDOW and GPUPRIO_WINDOW_US, so an
  * inherited one cannot leak in: the row shows what an unconfigured deployment gets (500 us of
@@ -76,11 +88,13 @@ static const char *const lv2p_all[] = {"GPUPRIO_LEVEL=2", "GPUPRIO_CU_RESERVE=25
 /* clang-format off */
 const scenario demo_scenarios[] = {
     /* Baselines, native: the ratio columns refer to these two. */
-    {.id = "lc-alone",   .title = "LC alone",               WL_LC},
+    {.id = "lc-alone",   .title = "LC alone",               WL_LC, CURVE("LC alone")},
     {.id = "be-alone",   .title = "BE alone",               WL_BE(1)},
     /* LC next to one, then two BE workers: native, gpuprio's defaults, windows 1, 2, 4, 8. */
-    {.id = "lc-1be",     .title = "LC + 1 BE",              WL_LC, WL_BE(1)},
-    {.id = "lc-1be-gp",  .title = "LC + 1 BE, gpuprio",     WL_LC, WL_BE(1), GPUPRIO(gp_default)},
+    {.id = "lc-1be",     .title = "LC + 1 BE",              WL_LC, WL_BE(1),
+                         CURVE("LC + BE, native")},
+    {.id = "lc-1be-gp",  .title = "LC + 1 BE, gpuprio",     WL_LC, WL_BE(1), GPUPRIO(gp_default),
+                         CURVE("LC + BE, gpuprio")},
     {.id = "lc-1be-w1",  .title = "LC + 1 BE, gpuprio W=1", WL_LC, WL_BE(1), GPUPRIO(gp_w1)},
     {.id = "lc-1be-w2",  .title = "LC + 1 BE, gpuprio W=2", WL_LC, WL_BE(1), GPUPRIO(gp_w2)},
     {.id = "lc-1be-w4",  .title = "LC + 1 BE, gpuprio W=4", WL_LC, WL_BE(1), GPUPRIO(gp_w4)},
@@ -92,20 +106,23 @@ const scenario demo_scenarios[] = {
     {.id = "lc-2be-w4",  .title = "LC + 2 BE, gpuprio W=4", WL_LC, WL_BE(2), GPUPRIO(gp_w4)},
     {.id = "lc-2be-w8",  .title = "LC + 2 BE, gpuprio W=8", WL_LC, WL_BE(2), GPUPRIO(gp_w8)},
     /* Three priority groups (LC high, LC2 normal, BE low): native, gpuprio's defaults, W=1. */
-    {.id = "3groups",    .title = "3 groups",               WL_GROUPS},
-    {.id = "3groups-gp", .title = "3 groups, gpuprio",      WL_GROUPS, GPUPRIO(gp_default)},
+    {.id = "3groups",    .title = "3 groups",               WL_GROUPS, HEAD("3 groups, native")},
+    {.id = "3groups-gp", .title = "3 groups, gpuprio",      WL_GROUPS, GPUPRIO(gp_default),
+                         HEAD("3 groups, gpuprio")},
     {.id = "3groups-w1", .title = "3 groups, gpuprio W=1",  WL_GROUPS, GPUPRIO(gp_w1)},
     /* The same workloads as separate processes on one shared device: native, gpuprio's defaults. */
-    {.id = "lc-1be-2p",     .title = "LC + 1 BE, 2 processes",          WL_LC, WL_BE(1), SPLIT},
+    {.id = "lc-1be-2p",     .title = "LC + 1 BE, 2 processes",          WL_LC, WL_BE(1), SPLIT,
+                            CURVE("LC + BE, 2 processes, native")},
     {.id = "lc-1be-2p-gp",  .title = "LC + 1 BE, 2 processes, gpuprio", WL_LC, WL_BE(1), SPLIT,
-                            GPUPRIO(gp_default)},
+                            GPUPRIO(gp_default), CURVE("LC + BE, 2 processes, gpuprio")},
     {.id = "3groups-3p",    .title = "3 groups, 3 processes",  WL_LC, WL_LC2, WL_BE(1), SPLIT},
     {.id = "3groups-3p-gp", .title = "3 groups, 3 processes, gpuprio", WL_LC, WL_LC2, WL_BE(1),
                             SPLIT, GPUPRIO(gp_default)},
     /* The hardware levers (8 CUs, BE kernels 8 wide): alone, then next to 2 ms and 8 ms BE
      * kernels natively, with admission alone, hardware priorities alone, 25% of the CUs
      * reserved alone, and all of them. */
-    {.id = "levers-lc-alone", .title = "LC alone, 8 CUs",             LV_LC, LEVERS(0)},
+    {.id = "levers-lc-alone", .title = "LC alone, 8 CUs",             LV_LC, LEVERS(0),
+                              HEAD("LC alone, 8 CUs")},
     {.id = "levers-be2000",   .title = "BE alone, 2 ms kernels",      LV_BE, LEVERS_BE(2000)},
     {.id = "levers-be8000",   .title = "BE alone, 8 ms kernels",      LV_BE, LEVERS_BE(8000)},
     {.id = "levers-2",        .title = "LC + BE 2 ms",                LV_LC, LV_BE, LEVERS_BE(2000)},
@@ -117,7 +134,8 @@ const scenario demo_scenarios[] = {
                               GPUPRIO(lv_reserve)},
     {.id = "levers-2-all",    .title = "LC + BE 2 ms, all + 25% CUs", LV_LC, LV_BE, LEVERS_BE(2000),
                               GPUPRIO(lv_all)},
-    {.id = "levers-8",        .title = "LC + BE 8 ms",                LV_LC, LV_BE, LEVERS_BE(8000)},
+    {.id = "levers-8",        .title = "LC + BE 8 ms",                LV_LC, LV_BE, LEVERS_BE(8000),
+                              HEAD("LC + wide 8 ms BE, native")},
     {.id = "levers-8-adm",    .title = "LC + BE 8 ms, admission",     LV_LC, LV_BE, LEVERS_BE(8000),
                               GPUPRIO(lv_admission)},
     {.id = "levers-8-hw",     .title = "LC + BE 8 ms, HW priority",   LV_LC, LV_BE, LEVERS_BE(8000),
@@ -125,7 +143,7 @@ const scenario demo_scenarios[] = {
     {.id = "levers-8-cu",     .title = "LC + BE 8 ms, 25% CUs",       LV_LC, LV_BE, LEVERS_BE(8000),
                               GPUPRIO(lv_reserve)},
     {.id = "levers-8-all",    .title = "LC + BE 8 ms, all + 25% CUs", LV_LC, LV_BE, LEVERS_BE(8000),
-                              GPUPRIO(lv_all)},
+                              GPUPRIO(lv_all), HEAD("LC + wide 8 ms BE, gpuprio + 25% CUs")},
     /* The same next to 8 ms BE kernels, LC and BE in processes of their own: natively, Level 1
      * and Level 2 alone, hardware priorities alone, reserved CUs alone, and all. */
     {.id = "levers-8-2p",     .title = "LC + BE 8 ms, 2 processes",   LV_LC, LV_BE, LEVERS_BE(8000),
@@ -158,15 +176,23 @@ const char *const demo_table_names[NTABLES] = {
     [TABLE_LEVERS] = "levers",
 };
 
+bool demo_row_shown(const options *o, size_t i)
+{
+    const scenario *sc = &demo_scenarios[i];
+    if (!o->all)
+        return sc->headline != NULL;
+    return o->table < 0 || sc->table == (demo_table)o->table;
+}
+
 bool demo_row_selected(const options *o, size_t i)
 {
     const scenario *sc = &demo_scenarios[i];
-    if (o->table < 0 || sc->table == (demo_table)o->table)
+    if (demo_row_shown(o, i))
         return true;
-    /* A baseline of a selected row runs too, so that its ratios can be worked out. */
+    /* A baseline of a shown row runs too, so that its ratios can be worked out. */
     for (size_t j = 0; j < demo_nscenarios; j++) {
         const scenario *r = &demo_scenarios[j];
-        if (r->table != (demo_table)o->table)
+        if (!demo_row_shown(o, j))
             continue;
         if (((r->lc || r->lc2) && demo_baseline_row(r, false) == sc) ||
             (r->be_workers && demo_baseline_row(r, true) == sc))

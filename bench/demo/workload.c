@@ -307,9 +307,12 @@ static void client_init(client *w, run_ctx *c, uint64_t tag, uint64_t offset_ns,
         die("out of memory");
 }
 
-static void client_result_of(client *w, client_result *out)
+/* The client's statistics; keep: where its latencies go for the picture (LC's), or NULL. */
+static void client_result_of(client *w, client_result *out, row_result *keep)
 {
     qsort(w->lat, w->reqs, sizeof *w->lat, cmp_u64);
+    if (keep)
+        demo_keep_latencies(keep, w->lat, w->reqs);
     out->reqs = w->reqs;
     out->p50_ns = percentile_nearest_rank(w->lat, w->reqs, 50);
     out->p99_ns = percentile_nearest_rank(w->lat, w->reqs, 99);
@@ -478,9 +481,9 @@ int demo_run_scenario(const scenario *sc, const options *o)
     r.window_ns = window_ns;
     r.slots = demo_setting_uint(getenv("HIPSIM_COMPUTE_SLOTS"), 1);
     if (sc->lc)
-        client_result_of(&lc_w, &r.lc);
+        client_result_of(&lc_w, &r.lc, &r);
     if (sc->lc2)
-        client_result_of(&lc2_w, &r.lc2);
+        client_result_of(&lc2_w, &r.lc2, NULL);
     r.be_kernels = atomic_load(&c.be_kernels_in_window);
     r.be_busy_ns = r.be_kernels * c.be_ns;
     demo_print_result_line(stdout, sc, &r);
