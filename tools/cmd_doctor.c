@@ -2,7 +2,8 @@
  * cmd_doctor.c - gpuprio doctor: what the library would put in effect for this user on this
  * machine, and why, before anything runs: the runtime it would bind to (the shim's own search,
  * gp_bind.c), per device the level and its reason, the gate bound and the hardware priority
- * range; the board directory and whether Level 2's gates can live there; the administrator's
+ * range; the board directory and how Level 2's gates work there (on the board's own lines, or
+ * mirrored where the runtimes cannot register its files); the administrator's
  * file (gp_conf.c); every GPUPRIO_* setting and where it came from (gp_options.def). Each problem
  * comes with its fix, and the exit status says whether there was any (0: everything asked for is
  * in effect, 1: not), so that scripts and installers can check a machine.
@@ -166,7 +167,8 @@ static void *bind(struct runtime_facts *f, const char *stem, const char *probe,
 }
 
 /* Level 2 as the library decides it (sched_board.c, prepare_gates), less what only a running
- * process knows (MPS before Volta, a refusal for another reason). */
+ * process knows (MPS before Volta, a refusal for another reason). A board directory whose files
+ * the runtimes cannot register makes it mirrored gates, still Level 2. */
 static void decide_level(struct device_facts *d, const char *runtime,
                          const struct board_facts *board)
 {
@@ -185,16 +187,15 @@ static void decide_level(struct device_facts *d, const char *runtime,
                 "%s device %d: Level 1 only: it cannot wait on a value in host memory, so a "
                 "higher priority waits for the work already queued on it",
                 runtime, d->index);
-    } else if (!board->registrable) {
-        snprintf(d->level_why, sizeof d->level_why,
-                 "the board directory is not on tmpfs or hugetlbfs: the runtime cannot "
-                 "register the gates there");
     } else {
         d->level = 2;
-        snprintf(d->level_why, sizeof d->level_why, "%s",
+        snprintf(d->level_why, sizeof d->level_why, "%s%s",
                  d->can_wait < 0 ? "asked for; whether the device can wait on host memory is "
                                    "unknown"
-                                 : "asked for, and the device can wait on host memory");
+                                 : "asked for, and the device can wait on host memory",
+                 board->registrable ? ""
+                                    : "; its gates mirrored: the board directory's files "
+                                      "cannot be registered");
         d->gate_us = gate_us ? (unsigned)gate_us : 100;
     }
 }
@@ -299,16 +300,10 @@ static void look_at_board(struct board_facts *b)
     }
     b->uid = st.st_uid;
     b->mode = st.st_mode & 07777;
+    /* Not a problem: off tmpfs and hugetlbfs Level 2 mirrors its gates, which costs a
+     * cross-process decision the owner's wake-up (said in the board line). */
     if (gp_board_dir_fs(b->dir, b->fs, sizeof b->fs, &b->registrable) != 0)
         snprintf(b->fs, sizeof b->fs, "unknown");
-    if (!b->registrable && gp_opt_uint(GP_OPT_LEVEL) >= 2 && gp_opt_choice(GP_OPT_BOARD) == 0)
-        problem("put the board directory on tmpfs: GPUPRIO_BOARD_DIR=/dev/shm (the default) or "
-                "a tmpfs volume (Kubernetes: an emptyDir with medium: Memory); or "
-                "GPUPRIO_LEVEL=1 to ask for Level 1",
-                "the board directory %s is on %s, not tmpfs or hugetlbfs: the runtimes cannot "
-                "register Level 2's gates there, so every device runs Level 1 and a higher "
-                "priority waits for the work already queued on it",
-                b->dir, b->fs);
 }
 
 static void look_at_conf(struct conf_facts *c)
@@ -427,7 +422,10 @@ static void print_json(const struct runtime_facts *rts, int nrts, const struct b
     json_str(b->from);
     printf(", \"exists\": %s, \"filesystem\": ", b->exists ? "true" : "false");
     json_str(b->fs);
-    printf(", \"gates_can_live_there\": %s", b->registrable ? "true" : "false");
+    printf(", \"gates_can_live_there\": %s, \"gates\": %s", b->registrable ? "true" : "false",
+           !b->exists       ? "null"
+           : b->registrable ? "\"direct\""
+                            : "\"mirrored\"");
     if (b->exists)
         printf(", \"owner_uid\": %u, \"mode\": \"%04o\"}", b->uid, b->mode);
     else
@@ -501,9 +499,17 @@ static void print_text(const struct runtime_facts *rts, int nrts, const struct b
     if (!any_device)
         printf("no GPU: nothing is scheduled on this machine; what follows is what would apply\n");
     printf("board directory: %s (from %s)", b->dir, b->from);
-    if (b->exists)
-        printf(", on %s, owner uid %u, mode %04o: Level 2's gates %s there\n", b->fs, b->uid,
-               b->mode, b->registrable ? "can live" : "cannot live");
+    if (b->exists && b->registrable)
+        printf(", on %s, owner uid %u, mode %04o: Level 2's gates can live there (direct)\n", b->fs,
+               b->uid, b->mode);
+    else if (b->exists)
+        printf(
+            ", on %s, owner uid %u, mode %04o: Level 2's gates cannot live there, so they are "
+            "mirrored: each process registers a private copy of its gate lines and keeps it up "
+            "with the board, and another process's decision reaches its streams once its board "
+            "listener wakes (tens of microseconds; at once on tmpfs: GPUPRIO_BOARD_DIR=/dev/shm, "
+            "the default, or a tmpfs volume)\n",
+            b->fs, b->uid, b->mode);
     else
         printf(": does not exist\n");
     printf("administrator's file: %s: %s", c->path ? c->path : "(none)",

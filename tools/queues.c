@@ -170,6 +170,7 @@ static int read_slot(struct gp_sample *s, const struct gp_board *b, unsigned i,
         r->priority = r->cap;
     r->active = atomic_load(&slot->st.active) != 0;
     r->gate = atomic_load(&slot->st.gate);
+    r->mirrored = atomic_load(&gp_board_gate(b, slot)->mirrored) != 0;
     r->submitted = atomic_load(&slot->st.submitted);
     r->completed = atomic_load(&slot->st.completed);
     r->held_ns = atomic_load(&slot->st.held_ns);

@@ -71,6 +71,7 @@ struct gp_queue_row {
     int cap;
     bool active;
     uint64_t gate;
+    bool mirrored; /* its owner's gates wait on a private copy of its line (devgate.h) */
     uint64_t submitted, completed, held_ns, suspensions;
     double submitted_per_s; /* since the previous sample of the same queue; -1 when unknown */
     struct xq_cus cus;

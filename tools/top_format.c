@@ -189,10 +189,14 @@ static void json_row(const struct gp_queue_row *r, void *arg)
     json_open(c, "queue", &r->id);
     printf(", \"stream\": \"0x%" PRIx64 "\", \"thread\": %" PRIu64 ", \"device_index\": %d"
            ", \"priority\": %d, \"state\": \"%s\", \"gate\": \"%s\", \"level\": %d"
-           ", \"in_flight\": %u, \"submitted\": %" PRIu64 ", \"completed\": %" PRIu64,
+           ", \"gates\": %s, \"in_flight\": %u, \"submitted\": %" PRIu64
+           ", \"completed\": %" PRIu64,
            r->stream, r->thread, (int)r->id.device, (int)r->priority, gp_row_state(r),
-           gp_row_gate(r), gp_row_level(r), (unsigned)XQ_GATE_IN_FLIGHT(r->gate), r->submitted,
-           r->completed);
+           gp_row_gate(r), gp_row_level(r),
+           gp_row_level(r) < 2 ? "null"
+           : r->mirrored       ? "\"mirrored\""
+                               : "\"direct\"",
+           (unsigned)XQ_GATE_IN_FLIGHT(r->gate), r->submitted, r->completed);
     if (r->capped)
         printf(", \"cap\": %d", r->cap);
     else

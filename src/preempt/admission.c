@@ -266,8 +266,10 @@ void xq_gate_failed(struct xqueue *q)
     atomic_store(&q->dgate_off, true);
     atomic_fetch_and(&xq_st(q)->gate, ~XQ_GATE_DEVICE);
     struct dg_line *l = atomic_load(&q->dgate);
-    if (l)
+    if (l) {
         dg_pin(l);
+        dg_mirror(q->dgate_region, l); /* gates already put wait there (mirrored gates) */
+    }
     if (!atomic_flag_test_and_set(&warned))
         gp_log(GP_LOG_WARN,
                "the runtime refused a gate on queue %#llx: it is held on the host only "

@@ -12,18 +12,20 @@ void dg_reset(struct dg_line *l)
     atomic_store(&l->word, DG_OPEN);
     atomic_store(&l->vtime, 0);
     atomic_store(&l->owed, 0);
+    atomic_store(&l->mirrored, 0);
 }
 
-void dg_follow(struct dg_line *l, bool hold)
+bool dg_follow(struct dg_line *l, bool hold)
 {
     if (hold) {
         uint64_t open = DG_OPEN;
-        atomic_compare_exchange_strong(&l->word, &open, 0);
-        return;
+        return atomic_compare_exchange_strong(&l->word, &open, 0);
     }
     uint64_t w = atomic_load(&l->word);
-    while (w < DG_OPEN && !atomic_compare_exchange_weak(&l->word, &w, DG_OPEN)) {
-    }
+    while (w < DG_OPEN)
+        if (atomic_compare_exchange_weak(&l->word, &w, DG_OPEN))
+            return true;
+    return false;
 }
 
 void dg_pin(struct dg_line *l)
@@ -35,4 +37,17 @@ void dg_unpin(struct dg_line *l)
 {
     uint64_t pinned = DG_PINNED;
     atomic_compare_exchange_strong(&l->word, &pinned, DG_OPEN);
+}
+
+void dg_mirror(const struct dg_region *r, struct dg_line *l)
+{
+    if (!r->mirror)
+        return;
+    struct dg_line *m = &r->mirror[l - r->base];
+    uint64_t stored, w = atomic_load(&l->word);
+    do {
+        atomic_store(&m->word, w);
+        stored = w;
+        w = atomic_load(&l->word);
+    } while (w != stored);
 }

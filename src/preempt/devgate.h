@@ -15,6 +15,14 @@
  *   - pinned: DG_PINNED (DG_OPEN + 1), open for good: the owner's queue may not be held on the
  *     device (it could hold a queue of its process that must run: docs/design.md), and closing
  *     leaves it alone because it only ever replaces DG_OPEN.
+ *
+ * Mirrored gates: where the runtime refuses to register the board's lines (a board file outside
+ * tmpfs and hugetlbfs, whose pages Linux will not pin for long), the owner registers a private,
+ * anonymous copy of them instead (struct dg_region's mirror) and its gates wait on that. The
+ * board's word stays what every decider writes, the intent; the owner copies it into its private
+ * line (dg_mirror) after each write of its own threads and whenever its board listener wakes,
+ * and a decider that changes the word of a line marked mirrored wakes the board's listeners
+ * (docs/design.md, "Mirrored gates").
  */
 #ifndef GPUPRIO_DEVGATE_H
 #define GPUPRIO_DEVGATE_H
@@ -33,15 +41,23 @@ struct dg_line {
      * whether it is owed GPU time under its minimum share. Written by its owner only. */
     _Atomic uint64_t vtime;
     _Atomic uint32_t owed;
-    uint8_t reserved[44];
+    /* 1 while the owner's gates wait on its private mirror of word, not on word: a decider that
+     * changes word must then wake the board's listeners, or the change never reaches the device
+     * (set by the owner once it claimed the slot; 0 in lines of libraries before it). */
+    _Atomic uint32_t mirrored;
+    uint8_t reserved[40];
 };
 
 /* A region of gate lines (a board's), as this process registered it with its runtime: the
- * device sees base + offset at device_base + offset. Set before queues use it; a device reset or
- * a context's destruction unregisters it (ready false) until it is registered again, possibly at
- * another device address (docs/design.md, "Resets and context destruction"). */
+ * device sees the word of base + offset (or, mirrored, of mirror + offset) at device_base +
+ * offset. Set before queues use it; a device reset or a context's destruction unregisters it
+ * (ready false) until it is registered again, possibly at another device address (docs/design.md,
+ * "Resets and context destruction"). */
 struct dg_region {
     struct dg_line *base;
+    /* NULL: the device reads base's lines themselves. Else the private copy of them that was
+     * registered in their place (same layout), which dg_mirror keeps up with base's words. */
+    struct dg_line *mirror;
     _Atomic bool ready; /* registered: gates may be put on streams */
     _Atomic uintptr_t device_base;
 };
@@ -59,12 +75,20 @@ static inline uintptr_t dg_device_addr(const struct dg_region *r, const struct d
            (uintptr_t)((const char *)l - (const char *)r->base);
 }
 
-/* A slot's line for a new owner: open (before the slot is published). */
+/* A slot's line for a new owner: open (before the slot is published), not mirrored. */
 void dg_reset(struct dg_line *l);
 /* Closes an open gate (hold) or opens a closed one (!hold): what a decision's suspension says. A
- * pinned gate stays pinned either way. */
-void dg_follow(struct dg_line *l, bool hold);
+ * pinned gate stays pinned either way. Whether the word changed. */
+bool dg_follow(struct dg_line *l, bool hold);
 /* Opens for good; dg_unpin makes a pinned gate open (not closed) again. */
 void dg_pin(struct dg_line *l);
 void dg_unpin(struct dg_line *l);
+/*
+ * Where r is mirrored, copies l's word (one of r's lines) into r's private copy of l, which the
+ * device reads; nothing otherwise. By the owner only, after each change its own threads made to
+ * l, and from its listener whenever another process may have changed it. Copiers need no lock: a
+ * copier stores what it read, then reads the word again and stores again until the two agree, so
+ * a stale value stored by a slower copier is corrected by whichever copier stores last.
+ */
+void dg_mirror(const struct dg_region *r, struct dg_line *l);
 #endif /* GPUPRIO_DEVGATE_H */

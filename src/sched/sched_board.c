@@ -11,6 +11,12 @@
  * Failure to use a board (no identity for the device, a refused file, a full board) is one
  * warning; the device's queues are then scheduled among this process's own.
  *
+ * Level 2's gates wait on the board's own lines where the runtime registers them, and on a
+ * private copy of them where it refuses (mirrored gates, devgate.h): the listener then also
+ * copies the board's words of our lines into the copy on every wake, which is how another
+ * process's decision reaches our streams (it wakes us when it changes a mirrored line:
+ * scheduler.c).
+ *
  * The process's record (board.h) is claimed with the board and freed at exit. It holds the count
  * of the device's queues that never joined scheduling: kept here in an atomic (queues are created
  * and released under no lock of ours, or under the registry's, where the scheduling lock cannot
@@ -27,6 +33,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <unistd.h>
 
@@ -58,8 +65,10 @@ static struct device_board {
     _Atomic uint32_t unslotted;           /* queues that joined when the board was full */
     _Atomic uint32_t publishers;          /* threads storing the count into the record */
     _Atomic uint32_t record_request_seen; /* written by the listener, under the scheduling lock */
-    struct dg_region gates;   /* the board's gate lines, as this process registered them */
-    _Atomic bool gates_lost;  /* a teardown unregistered them: registered again on next use */
+    struct dg_region gates;  /* the board's gate lines, as this process registered them */
+    _Atomic bool gates_lost; /* a teardown unregistered them: registered again on next use */
+    /* Mirrored gates: the slots whose lines the listener copies into gates.mirror (ours). */
+    _Atomic uint64_t mirrored[GP_BOARD_SLOTS / 64];
     uint64_t gate_ns;         /* Level 2: the predicted GPU time one gate may hold back */
     struct xq_mps mps;        /* whether the process is an MPS client on the device */
     struct tn_device tenants; /* other users' boards of the device (shared directory only) */
@@ -264,6 +273,19 @@ static struct gp_board_slot *claim_slot(struct device_board *d)
     return s;
 }
 
+/* Mirrored gates (devgate.h): copies the board's words of our lines into the private copies our
+ * streams' gates wait on. On every wake of the listener: another process that changes one of
+ * them wakes it (scheduler.c), and a copy that crossed a later change is put right by the copy
+ * that change brings. */
+static void mirror_own(struct device_board *d)
+{
+    if (!d->gates.mirror)
+        return;
+    for (unsigned w = 0; w < GP_BOARD_SLOTS / 64; w++)
+        for (uint64_t bits = atomic_load(&d->mirrored[w]); bits; bits &= bits - 1)
+            dg_mirror(&d->gates, &d->b.f->gates[w * 64 + (unsigned)__builtin_ctzll(bits)]);
+}
+
 /* Whether slot i of d's board is one we keep until the process ends (leave_one). */
 static bool kept(const struct device_board *d, size_t i)
 {
@@ -294,6 +316,7 @@ static void *listener_main(void *arg)
                                                 : LIVENESS_IDLE_NS;
         uint32_t now_seq = tn_wait(&d->tenants, &d->b, seen, period, &poked);
         atomic_store(&d->dozing, false);
+        mirror_own(d); /* first: what another process's decision changed reaches the device */
         if (atomic_load(&stopping))
             break;
         bool decide = atomic_exchange(&d->redecide, false);
@@ -510,9 +533,43 @@ static void start_listener(struct device_board *d)
  */
 static void warn_level_1(int device, int rc);
 
+/* Registers d's gate lines with the runtime (gates_prepare): the board's own, or where they are
+ * mirrored, the private copy that stands in for them. */
+static int register_gates(struct device_board *d, int device, uintptr_t *device_base)
+{
+    struct dg_line *lines = d->gates.mirror ? d->gates.mirror : d->gates.base;
+    return device_ops.gates_prepare(device, lines, sizeof d->b.f->gates, device_base);
+}
+
+/*
+ * The runtime refused to register the board's lines (the board file is on a filesystem other than
+ * tmpfs and hugetlbfs, whose pages Linux will not pin for long, or for a reason of its own): our
+ * gates wait on a private copy of them instead, anonymous memory, which the runtimes register, and
+ * which this process keeps up with the board's words (devgate.h, "Mirrored gates"). Lines of no
+ * queue of ours are open there. 0, or the runtime refused the copy too (then none is kept).
+ */
+static int mirror_gates(struct device_board *d, int device, uintptr_t *device_base)
+{
+    size_t size = sizeof d->b.f->gates; /* whole pages, as the board's lines are */
+    struct dg_line *m =
+        mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (m == MAP_FAILED)
+        return -errno;
+    for (unsigned i = 0; i < GP_BOARD_SLOTS; i++)
+        atomic_store(&m[i].word, DG_OPEN);
+    d->gates.mirror = m;
+    int rc = register_gates(d, device, device_base);
+    if (rc != 0) {
+        d->gates.mirror = NULL;
+        munmap(m, size);
+    }
+    return rc;
+}
+
 static void prepare_gates(struct device_board *d, int device)
 {
     d->gates.base = d->b.f->gates;
+    d->gates.mirror = NULL;
     atomic_store(&d->gates.ready, false);
     atomic_store(&d->gates.device_base, 0);
     if (gp_opt_uint(GP_OPT_LEVEL) < 2)
@@ -520,25 +577,37 @@ static void prepare_gates(struct device_board *d, int device)
     /* A client waiting at a closed gate holds its hardware queue; where MPS clients share them,
      * that could hold another client of equal or higher priority (docs/mps.md). */
     uintptr_t device_base = 0;
-    int rc =
-        d->mps.client == 1 && d->mps.shared_queues ? -EXDEV
-        : device_ops.gates_prepare
-            ? device_ops.gates_prepare(device, d->gates.base, sizeof d->b.f->gates, &device_base)
-            : -ENOTSUP;
-    if (rc == 0) {
-        atomic_store(&d->gates.device_base, device_base);
-        atomic_store(&d->gates.ready, true);
-        uint64_t us = gp_opt_uint(GP_OPT_GATE_US);
-        bool mps_default = !us && d->mps.client == 1;
-        d->gate_ns = 1000 * (us ? us : mps_default ? 300 : 100);
-        gp_log(GP_LOG_INFO,
-               "device %d: Level 2 (lower priorities are held by gates on the device, one per "
-               "%llu us of predicted GPU time%s)",
-               device, (unsigned long long)(d->gate_ns / 1000),
-               mps_default ? ", an MPS client's default" : "");
-    } else {
+    int rc = d->mps.client == 1 && d->mps.shared_queues ? -EXDEV
+             : device_ops.gates_prepare                 ? register_gates(d, device, &device_base)
+                                                        : -ENOTSUP;
+    if (rc != 0 && rc != -EXDEV && rc != -ENOTSUP)
+        rc = mirror_gates(d, device, &device_base);
+    if (rc != 0) {
         warn_level_1(device, rc);
+        return;
     }
+    atomic_store(&d->gates.device_base, device_base);
+    atomic_store(&d->gates.ready, true);
+    uint64_t us = gp_opt_uint(GP_OPT_GATE_US);
+    bool mps_default = !us && d->mps.client == 1;
+    d->gate_ns = 1000 * (us ? us : mps_default ? 300 : 100);
+    char mirrored[PATH_MAX + 320] = "";
+    if (d->gates.mirror) {
+        char fs[32] = "unknown";
+        bool registrable;
+        gp_board_dir_fs(gp_board_dir(), fs, sizeof fs, &registrable);
+        snprintf(mirrored, sizeof mirrored,
+                 ", mirrored: the runtime refused to register the board's gate lines (%s is on "
+                 "%s), so this process's gates wait on a private copy that it keeps up with the "
+                 "board, and another process's decision reaches them once this process's board "
+                 "listener wakes",
+                 gp_board_dir(), fs);
+    }
+    gp_log(GP_LOG_INFO,
+           "device %d: Level 2 (lower priorities are held by gates on the device, one per %llu us "
+           "of predicted GPU time%s)%s",
+           device, (unsigned long long)(d->gate_ns / 1000),
+           mps_default ? ", an MPS client's default" : "", mirrored);
 }
 
 /*
@@ -546,36 +615,26 @@ static void prepare_gates(struct device_board *d, int device)
  * process and device, at the default level, since it costs what gates are for: a higher priority
  * then waits for whatever lower-priority work is already queued on the device (up to the
  * in-flight window), not for one gate's worth. Each case names its way out; GPUPRIO_LEVEL=1 asks
- * for Level 1 and so silences it.
+ * for Level 1 and so silences it. The board directory's filesystem is no reason: where the
+ * runtime refuses the board's lines, it was asked to register a private copy of them, anonymous
+ * memory (mirror_gates), and refused that too.
  */
 static void warn_level_1(int device, int rc)
 {
-    char fs[32] = "";
-    bool registrable = true;
-    const char *dir = gp_board_dir();
-    if (rc != -EXDEV && rc != -ENOTSUP && gp_board_dir_fs(dir, fs, sizeof fs, &registrable) != 0)
-        registrable = true; /* unknown: the runtime's own reason, then */
     const char *why =
         rc == -EXDEV ? "an MPS client on a GPU before Volta shares hardware work queues with the "
                        "other clients, and a closed gate could hold theirs"
         : rc == -ENOTSUP ? "it cannot wait on a value in host memory"
-        : !registrable   ? "the runtime refused to register the board's gates: the board "
-                           "directory is not on tmpfs or hugetlbfs"
-                         : "the runtime refused to register the board's gates";
+                         : "the runtime refused to register the gates (the board's gate lines, "
+                           "and a private copy of them)";
     const char *fix = rc == -EXDEV     ? "run without MPS, or on a GPU from Volta on"
                       : rc == -ENOTSUP ? "a newer driver, where the device supports it"
-                      : !registrable
-                          ? "put the board directory on tmpfs (GPUPRIO_BOARD_DIR=/dev/shm, the "
-                            "default, or a tmpfs volume)"
-                          : "see docs/troubleshooting.md";
-    char where[PATH_MAX + 64] = "";
-    if (!registrable)
-        snprintf(where, sizeof where, " (%s is on %s)", dir, fs);
+                                       : "see docs/troubleshooting.md";
     gp_log(GP_LOG_WARN,
-           "device %d: Level 1 only: %s%s; without gates on the device, a higher priority waits "
+           "device %d: Level 1 only: %s; without gates on the device, a higher priority waits "
            "for the lower priorities' work already queued there. To fix: %s; GPUPRIO_LEVEL=1 "
            "silences this",
-           device, why, where, fix);
+           device, why, fix);
 }
 
 /* Whether the process is an MPS client on device: said once, at info, board or not. */
@@ -632,8 +691,7 @@ void sb_gates_renew_now(int device)
     gp_mutex_lock(&boards_mu, GP_RANK_BOARDS);
     if (atomic_load(&d->gates_lost) && !atomic_load(&stopping)) {
         uintptr_t device_base = 0;
-        int rc =
-            device_ops.gates_prepare(device, d->gates.base, sizeof d->b.f->gates, &device_base);
+        int rc = register_gates(d, device, &device_base); /* the same lines, mirrored or not */
         atomic_store(&d->gates_lost, false);
         atomic_fetch_sub(&sb_gates_unregistered, 1);
         if (rc == 0) {
@@ -644,8 +702,8 @@ void sb_gates_renew_now(int device)
             gp_log(GP_LOG_DEBUG, "device %d: the board's gates are registered again", device);
         } else {
             gp_log(GP_LOG_WARN,
-                   "device %d: the runtime refused to register the board's gates again after a "
-                   "reset: Level 1 only from now on",
+                   "device %d: the runtime refused to register the gates again after a reset: "
+                   "Level 1 only from now on",
                    device);
         }
     }
@@ -702,6 +760,15 @@ void sb_join(int device)
     tn_refresh(&d->tenants, true); /* the others' listeners list the directory again */
     atomic_store(&d->ok, true);
     start_listener(d);
+    /* Mirrored gates follow other processes' decisions only through the listener: without it,
+     * Level 1 for good (sb_gates_lost passes over a region that is not ready, so no teardown
+     * has it registered again). */
+    if (d->gates.mirror && !d->listening && atomic_exchange(&d->gates.ready, false))
+        gp_log(GP_LOG_WARN,
+               "device %d: Level 1 only: its gates are mirrored (the board directory's files "
+               "cannot be registered with the runtime), and without the board's thread other "
+               "processes' decisions would never reach them",
+               device);
 out:
     gp_mutex_unlock(&boards_mu, GP_RANK_BOARDS);
 }
@@ -763,8 +830,17 @@ void sb_attach(struct xqueue *q)
     atomic_store(&s->st.gate, atomic_load(&q->own.gate));
     atomic_store(&q->dgate_placed, 0);
     atomic_store(&q->dgate_batch_ns, 0);
+    struct dg_line *line = gp_board_gate(&d->b, s);
+    if (d->gates.mirror) {
+        /* Before the slot is published: every decider that sees it wakes us when it changes the
+         * line (scheduler.c), and the listener copies it from then on. */
+        size_t i = (size_t)(s - d->b.f->slots);
+        atomic_store(&line->mirrored, 1);
+        atomic_fetch_or(&d->mirrored[i / 64], UINT64_C(1) << (i % 64));
+        dg_mirror(&d->gates, line);
+    }
     q->dgate_region = &d->gates;
-    atomic_store(&q->dgate, gp_board_gate(&d->b, s));
+    atomic_store(&q->dgate, line);
     gp_board_publish(&d->b, s);
     atomic_store_explicit(&q->st, &s->st, memory_order_release);
 }
@@ -779,6 +855,8 @@ static void detach(struct xqueue *q, struct device_board *d)
     atomic_store(&q->own.priority, atomic_load(&s->st.priority));
     atomic_store_explicit(&q->st, &q->own, memory_order_release);
     atomic_store(&q->dgate, NULL);
+    size_t i = (size_t)(s - d->b.f->slots);
+    atomic_fetch_and(&d->mirrored[i / 64], ~(UINT64_C(1) << (i % 64)));
     gp_board_free(&d->b, s);
 }
 
@@ -871,8 +949,10 @@ static void leave_one(struct xqueue *q, void *arg)
     struct dg_line *line = atomic_load(&q->dgate);
     if (!d || !s)
         return;
-    if (line)
+    if (line) {
         dg_pin(line);
+        dg_mirror(&d->gates, line); /* the listener, which would, is stopped */
+    }
     if (!line || !XQ_GATE_IN_FLIGHT(atomic_load(&s->st.gate))) {
         detach(q, d);
         return;
@@ -945,6 +1025,8 @@ void sb_reset(void)
             gp_board_close(&d->b);
             tn_close(&d->tenants);
         }
+        if (d->gates.mirror) /* the parent's, registered with the parent's runtime */
+            munmap(d->gates.mirror, sizeof d->b.f->gates);
         memset(d, 0, sizeof *d);
     }
     atomic_store(&sb_gates_unregistered, 0);

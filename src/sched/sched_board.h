@@ -41,7 +41,8 @@ struct sb_upcalls {
 void sb_configure(const struct sb_upcalls *upcalls);
 /* What the boards need of the platform (platform.h has the rules): a device's stable identity
  * (0, or negative when it has none; without it no board is used), and preparing a board's gate
- * lines for Level 2 (optional: without it, or when it fails, the device stays on Level 1). */
+ * lines for Level 2, or where the runtime refuses them a private copy of them (mirrored gates,
+ * devgate.h) (optional: without it, or when both fail, the device stays on Level 1). */
 struct sb_device_ops {
     int (*key)(int device, char *buf, size_t size);
     int (*gates_prepare)(int device, void *base, size_t size, uintptr_t *device_base);

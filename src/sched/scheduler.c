@@ -222,16 +222,19 @@ static void apply_gate(const struct sched_queue *d, struct xqueue *q)
         atomic_fetch_and(&st->gate, ~XQ_GATE_DEVICE);
         dg_pin(line);
     }
+    dg_mirror(q->dgate_region, line); /* mirrored gates: to the copy the device reads */
 }
 
 /*
  * Applies the i-th decision (another process's only with the board locked); returns whether
- * another process's queue was let go further (it was suspended or throttled and no longer is),
- * so that its held threads must be woken. One held back further needs no wake: its threads read
- * the gate before each command. So a queue
- * becoming active, which holds others back, makes no system call. Gates follow suspension:
- * another process's gate is closed or opened here (its owner pinned it open if it must not
- * close), this process's by apply_gate.
+ * another process must be woken: its queue was let go further (it was suspended or throttled and
+ * no longer is), so that its held threads look again, or its gate line changed and its owner
+ * mirrors its gates (devgate.h), so that its listener copies the change to where its device
+ * reads it. One held back further needs no wake otherwise: its threads read the gate before each
+ * command, its device the line. So a queue becoming active, which holds others back, makes no
+ * system call unless a process it holds mirrors its gates. Gates follow suspension: another
+ * process's gate is closed or opened here (its owner pinned it open if it must not close), this
+ * process's by apply_gate.
  */
 static bool apply(size_t i, bool board_locked)
 {
@@ -243,8 +246,8 @@ static bool apply(size_t i, bool board_locked)
         if (!board_locked || !r->gate)
             return false; /* a board given up on, or another user's: read, not written */
         uint64_t old = xq_state_set_decision(r->st, decision);
-        dg_follow(r->gate, d->suspend);
-        return (old & ~decision & (XQ_GATE_SUSPENDED | XQ_GATE_THROTTLED)) != 0;
+        bool mirror_moved = dg_follow(r->gate, d->suspend) && atomic_load(&r->gate->mirrored);
+        return mirror_moved || (old & ~decision & (XQ_GATE_SUSPENDED | XQ_GATE_THROTTLED)) != 0;
     }
     r->switched = ((xq_set_decision(r->q, decision) ^ decision) & XQ_GATE_SUSPENDED) != 0;
     apply_gate(d, r->q);
@@ -315,13 +318,13 @@ static void decide_device(int device)
     if (policy == SCHED_POLICY_SHARE)
         share_catch_up();
     sched_policy_decide(policy, snap.s, snap.n);
-    bool others_let_go = false;
+    bool wake_others = false;
     for (size_t i = 0; i < snap.n; i++)
-        others_let_go |= apply(i, locked);
+        wake_others |= apply(i, locked);
     if (locked) {
         bool shared = gp_board_shared();
         uint64_t ours = shared ? summary() : 0;
-        sb_unlock(device, others_let_go, shared ? &ours : NULL);
+        sb_unlock(device, wake_others, shared ? &ours : NULL);
     }
     log_switched();
     if (slow_ns && waited.ns >= slow_ns)

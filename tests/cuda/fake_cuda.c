@@ -34,6 +34,7 @@
 #include <string.h>
 
 #include "cuda_compat.h"
+#include "sim_pinning.h"
 
 #define EXPORT __attribute__((visibility("default")))
 #define DEVICES 2
@@ -678,6 +679,10 @@ EXPORT CUresult cuMemHostRegister_v2(void *p, size_t bytesize, unsigned int Flag
                            CU_MEMHOSTREGISTER_IOMEMORY | CU_MEMHOSTREGISTER_READ_ONLY;
     if (!p || !bytesize || (Flags & ~known))
         return CUDA_ERROR_INVALID_VALUE;
+    /* A shared mapping of a file outside tmpfs and hugetlbfs: the driver cannot pin its pages
+     * (Linux refuses long-term pinning of them) and fails as when memory runs out. */
+    if (sim_unpinnable_file_mapping(p, bytesize))
+        return CUDA_ERROR_OUT_OF_MEMORY;
     CUresult r = CUDA_SUCCESS;
     pthread_mutex_lock(&life_mu);
     struct registration *old = registration_of((uintptr_t)p, bytesize);

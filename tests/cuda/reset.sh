@@ -6,6 +6,8 @@
 # Fails unless both runs print the same and exit 0, the fake driver saw no use of a dead stream,
 # event or registration ("fake_cuda: error" on stderr), no gate was refused, and gates were put
 # after the first teardown too (gpuprio registered the board's gate lines again).
+# RESET_BOARDS_IN=DIR: the board directory is made in DIR (disk_board.sh: a disk filesystem, where
+# the gates are mirrored), not in the test's temporary directory.
 set -u
 if [ $# != 3 ]; then
     echo "usage: reset.sh MODE LIB PROG" >&2
@@ -16,15 +18,23 @@ for v in $(env | sed -n 's/^\(GPUPRIO_[A-Za-z0-9_]*\)=.*/\1/p'); do
     unset "$v"
 done
 tmp=$(mktemp -d) || exit 1
-high=
+high= boards=
 cleanup() {
     [ -z "$high" ] || kill -9 "$high" 2>/dev/null
+    [ -z "$boards" ] || rm -rf "$boards"
     rm -rf "$tmp"
 }
 trap cleanup EXIT
 trap 'exit 1' HUP INT TERM
-export GPUPRIO_BOARD_DIR="$tmp/boards" FAKE_CUDA_BUS_ID="fake$$"
-mkdir -m 700 "$GPUPRIO_BOARD_DIR"
+if [ -n "${RESET_BOARDS_IN:-}" ]; then
+    boards=$(mktemp -d "$RESET_BOARDS_IN/gpuprio-reset-boards.XXXXXX") || exit 1
+    chmod 700 "$boards"
+    export GPUPRIO_BOARD_DIR="$boards"
+else
+    export GPUPRIO_BOARD_DIR="$tmp/boards"
+    mkdir -m 700 "$GPUPRIO_BOARD_DIR"
+fi
+export FAKE_CUDA_BUS_ID="fake$$"
 status=0
 
 "$prog" "$mode" >"$tmp/native.out" 2>"$tmp/native.err"

@@ -7,11 +7,11 @@
  * memory returns at once. hipFree and hipHostFree first wait for all work on all devices.
  */
 #include "sim_internal.h"
+#include "sim_pinning.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/vfs.h>
 
 enum range_kind { RANGE_DEVICE, RANGE_PINNED, RANGE_REGISTERED };
 
@@ -146,40 +146,6 @@ hipError_t hipHostFree(void *ptr)
 
 /* ---- registered host memory ---- */
 
-/*
- * Whether [ptr, ptr + size) holds a shared mapping of a file on a filesystem other than tmpfs
- * and hugetlbfs, which the real runtimes refuse to register: they pin the pages for as long as
- * the registration lasts, and Linux refuses long-term pinning of such files' pages (they must
- * stay writable back to their file). Read from /proc/self/maps: where that cannot be read, or a
- * file is gone (" (deleted)"), the mapping counts as registrable, as the simulator's was before.
- */
-static bool unpinnable_file_mapping(const void *ptr, size_t size)
-{
-    FILE *maps = fopen("/proc/self/maps", "re");
-    if (!maps)
-        return false;
-    uintptr_t first = (uintptr_t)ptr, end = first + size;
-    bool refused = false;
-    char line[4096 + 128];
-    while (!refused && fgets(line, sizeof line, maps)) {
-        unsigned long lo, hi, inode;
-        char perms[8];
-        int path_at = 0;
-        if (sscanf(line, "%lx-%lx %7s %*s %*s %lu %n", &lo, &hi, perms, &inode, &path_at) < 4 ||
-            hi <= first || lo >= end || perms[3] != 's' || !inode || !path_at)
-            continue;
-        char *path = line + path_at;
-        path[strcspn(path, "\n")] = '\0';
-        struct statfs st;
-        if (path[0] != '/' || statfs(path, &st) != 0)
-            continue;
-        refused = st.f_type != 0x01021994 /* TMPFS_MAGIC */ &&
-                  st.f_type != 0x958458f6 /* HUGETLBFS_MAGIC */;
-    }
-    fclose(maps);
-    return refused;
-}
-
 static hipError_t host_register(void *ptr, size_t size, unsigned flags)
 {
     sim_init();
@@ -188,7 +154,7 @@ static hipError_t host_register(void *ptr, size_t size, unsigned flags)
          ~(unsigned)(hipHostRegisterPortable | hipHostRegisterMapped | hipHostRegisterIoMemory)))
         return hipErrorInvalidValue;
     /* ROCm fails pinning such pages as running out of memory does. */
-    if (unpinnable_file_mapping(ptr, size))
+    if (sim_unpinnable_file_mapping(ptr, size))
         return hipErrorOutOfMemory;
     sim_lock();
     hipError_t err = hipSuccess;

@@ -1,10 +1,13 @@
 #!/bin/sh
-# disk_board.sh - with the board directory on a disk filesystem, Level 2's gates cannot be
+# disk_board.sh - with the board directory on a disk filesystem, the board's gate lines cannot be
 # registered (the runtimes refuse long-term pinning of a shared file mapping outside tmpfs and
-# hugetlbfs, and so does the simulator): a low-priority worker held for a high-priority one is
-# held at Level 1 (gpuprio top's "level"), and says so once, at the default log level, naming
-# the fix. With the same workers and the board on /dev/shm (tmpfs) it is held at Level 2 with no
-# warning; with GPUPRIO_LEVEL=1 on the disk directory, Level 1 with no warning.
+# hugetlbfs, and so does the simulator), and each process mirrors its gates instead (a private,
+# registered copy of its lines that it keeps up with the board: docs/design.md, "Mirrored
+# gates"): a low-priority worker held for a high-priority one is held at Level 2 (gpuprio top's
+# "level"), its gates "mirrored", with no "Level 1 only" warning, and says at info that its gates
+# are mirrored and why. With the same workers and the board on /dev/shm (tmpfs) it is held at
+# Level 2 with its gates "direct"; with GPUPRIO_LEVEL=1 on the disk directory, Level 1. No
+# warning in any of them.
 #
 #   disk_board.sh GPUPRIO TOOLS_WORKER HIP_SHIM DISK_DIR
 # DISK_DIR: a directory on a disk filesystem (the build tree); the test is skipped (77) where it
@@ -35,15 +38,16 @@ export HIPSIM_SHARED=$name
 ready() { grep -q '^ready' "$1"; }
 warnings() { grep -c 'Level 1 only' "$1"; }
 
-# The level gpuprio top shows for the low worker's queue once it is held (suspended or
-# throttled), or "never".
+# The level and gates gpuprio top shows for the low worker's queue once it is held (suspended or
+# throttled), as "LEVEL GATES" (2 mirrored, 2 direct, 1 null), or "never".
 held_level() { # RUN
     i=0
     while [ $i -lt 300 ]; do
         "$gpuprio" top --once --json >"$tmp/$1.json" 2>"$tmp/$1.json.err"
         row=$(grep "\"pid\": $lowpid," "$tmp/$1.json" | grep -E '"gate": "(suspended|throttled)"')
         if [ -n "$row" ]; then
-            printf '%s\n' "$row" | sed -n 's/.*"level": \([0-9]*\).*/\1/p' | head -1
+            printf '%s\n' "$row" | sed -n 's/.*"level": \([0-9]*\), "gates": "*\([a-z]*\).*/\1 \2/p' |
+                head -1
             return
         fi
         i=$((i + 1))
@@ -68,20 +72,21 @@ run() { # RUN BOARD_DIR [VAR=VALUE...]: low then high worker; prints the low que
     lowpid= highpid=
 }
 
-run disk "$diskboards"
-expect "disk board: the held low queue's level" 1 "$(cat "$tmp/disk.level")"
-expect "disk board: one warning in the low process" 1 "$(warnings "$tmp/disk.low.err")"
-expect "disk board: one warning in the high process" 1 "$(warnings "$tmp/disk.high.err")"
-expect "disk board: the warning names the filesystem and the fix" 1 \
-    "$(grep -c "device 0: Level 1 only: .*not on tmpfs or hugetlbfs ($diskboards is on [a-z0-9]*).*higher priority waits.*GPUPRIO_BOARD_DIR=/dev/shm.*GPUPRIO_LEVEL=1 silences this" "$tmp/disk.low.err")"
+run disk "$diskboards" GPUPRIO_LOG=info
+expect "disk board: the held low queue's level and gates" "2 mirrored" "$(cat "$tmp/disk.level")"
+expect "disk board: no warning (low)" 0 "$(warnings "$tmp/disk.low.err")"
+expect "disk board: no warning (high)" 0 "$(warnings "$tmp/disk.high.err")"
+expect "disk board: said at info, with the filesystem" 1 \
+    "$(grep -c "device 0: Level 2 (.*), mirrored: the runtime refused to register the board's gate lines ($diskboards is on [a-z0-9]*)" "$tmp/disk.low.err")"
 
-run tmpfs "$tmp/boards"
-expect "tmpfs board: the held low queue's level" 2 "$(cat "$tmp/tmpfs.level")"
+run tmpfs "$tmp/boards" GPUPRIO_LOG=info
+expect "tmpfs board: the held low queue's level and gates" "2 direct" "$(cat "$tmp/tmpfs.level")"
 expect "tmpfs board: no warning (low)" 0 "$(warnings "$tmp/tmpfs.low.err")"
 expect "tmpfs board: no warning (high)" 0 "$(warnings "$tmp/tmpfs.high.err")"
+expect "tmpfs board: not mirrored" 0 "$(grep -c 'mirrored' "$tmp/tmpfs.low.err")"
 
 run level1 "$diskboards" GPUPRIO_LEVEL=1
-expect "GPUPRIO_LEVEL=1 on the disk board: level" 1 "$(cat "$tmp/level1.level")"
+expect "GPUPRIO_LEVEL=1 on the disk board: level" "1 null" "$(cat "$tmp/level1.level")"
 expect "GPUPRIO_LEVEL=1: no warning (low)" 0 "$(warnings "$tmp/level1.low.err")"
 expect "GPUPRIO_LEVEL=1: no warning (high)" 0 "$(warnings "$tmp/level1.high.err")"
 

@@ -1,8 +1,9 @@
 #!/bin/sh
 # doctor.sh - gpuprio doctor on the simulated device: with the board directory on tmpfs,
-# Level 2, no problem, exit 0; with it on a disk directory, Level 1 and a problem naming the fix
-# (GPUPRIO_BOARD_DIR on tmpfs), exit 1; a refused setting is a problem naming the variable; the
-# JSON output parses and says the same; settings say where they came from.
+# Level 2 with direct gates, no problem, exit 0; with it on a disk directory, Level 2 with
+# mirrored gates (what that costs, and tmpfs as the way to direct ones, said in the board line),
+# no problem, exit 0; a refused setting is a problem naming the variable; the JSON output parses
+# and says the same; settings say where they came from.
 #
 #   doctor.sh GPUPRIO HIP_SIM_LIBRARY DISK_DIR
 set -u
@@ -28,7 +29,7 @@ expect "tmpfs board: exit status" 0 $?
 expect "tmpfs board: device 0 at Level 2" 1 "$(grep -c '^  device 0 .*: Level 2 ' "$tmp/tmpfs.txt")"
 expect "tmpfs board: no problems" 1 "$(grep -c '^no problems' "$tmp/tmpfs.txt")"
 expect "tmpfs board: the directory and its filesystem" 1 \
-    "$(grep -c "^board directory: $tmp/boards (from environment), on tmpfs, .*mode 0700: Level 2's gates can live there" "$tmp/tmpfs.txt")"
+    "$(grep -c "^board directory: $tmp/boards (from environment), on tmpfs, .*mode 0700: Level 2's gates can live there (direct)" "$tmp/tmpfs.txt")"
 expect "the runtime bound (from the environment)" 1 \
     "$(grep -c "^HIP runtime: $sim (found: environment" "$tmp/tmpfs.txt")"
 expect "a setting from the environment" 1 "$(grep -c "^  GPUPRIO_BOARD_DIR=$tmp/boards (environment)" "$tmp/tmpfs.txt")"
@@ -38,6 +39,7 @@ GPUPRIO_BOARD_DIR=$tmp/boards "$gpuprio" doctor --json >"$tmp/tmpfs.json" 2>"$tm
 expect "tmpfs board --json: exit status" 0 $?
 expect "--json: level of device 0" 2 "$(json "$tmp/tmpfs.json" 'd["runtimes"][0]["devices"][0]["level"]')"
 expect "--json: gates can live there" True "$(json "$tmp/tmpfs.json" 'd["board"]["gates_can_live_there"]')"
+expect "--json: direct gates" direct "$(json "$tmp/tmpfs.json" 'd["board"]["gates"]')"
 expect "--json: filesystem" tmpfs "$(json "$tmp/tmpfs.json" 'd["board"]["filesystem"]')"
 expect "--json: no problems" 0 "$(json "$tmp/tmpfs.json" 'len(d["problems"])')"
 expect "--json: every setting listed" 1 \
@@ -48,15 +50,17 @@ tmpfs | hugetlbfs) echo "note: $disk is on tmpfs: the disk board case is skipped
 *)
     diskboards=$(mktemp -d "$disk/gpuprio-doctor-boards.XXXXXX") || exit 1
     GPUPRIO_BOARD_DIR=$diskboards "$gpuprio" doctor >"$tmp/disk.txt" 2>"$tmp/disk.err"
-    expect "disk board: exit status" 1 $?
-    expect "disk board: device 0 at Level 1" 1 "$(grep -c '^  device 0 .*: Level 1 (the board directory is not on tmpfs' "$tmp/disk.txt")"
-    expect "disk board: the problem" 1 "$(grep -c "^  the board directory $diskboards is on .*, not tmpfs or hugetlbfs" "$tmp/disk.txt")"
-    expect "disk board: its fix" 1 "$(grep -c '^    fix: put the board directory on tmpfs: GPUPRIO_BOARD_DIR=/dev/shm' "$tmp/disk.txt")"
+    expect "disk board: exit status" 0 $?
+    expect "disk board: device 0 at Level 2, mirrored" 1 "$(grep -c '^  device 0 .*: Level 2 (asked for.*; its gates mirrored: the board directory' "$tmp/disk.txt")"
+    expect "disk board: the directory, mirrored, and the way to direct gates" 1 \
+        "$(grep -c "^board directory: $diskboards (from environment), on [a-z0-9]*, .*: Level 2's gates cannot live there, so they are mirrored: .*GPUPRIO_BOARD_DIR=/dev/shm" "$tmp/disk.txt")"
+    expect "disk board: no problems" 1 "$(grep -c '^no problems' "$tmp/disk.txt")"
     GPUPRIO_BOARD_DIR=$diskboards "$gpuprio" doctor --json >"$tmp/disk.json" 2>"$tmp/disk.json.err"
-    expect "disk board --json: exit status" 1 $?
-    expect "disk board --json: level" 1 "$(json "$tmp/disk.json" 'd["runtimes"][0]["devices"][0]["level"]')"
-    expect "disk board --json: the fix" True \
-        "$(json "$tmp/disk.json" 'any("GPUPRIO_BOARD_DIR=/dev/shm" in p["fix"] for p in d["problems"])')"
+    expect "disk board --json: exit status" 0 $?
+    expect "disk board --json: level" 2 "$(json "$tmp/disk.json" 'd["runtimes"][0]["devices"][0]["level"]')"
+    expect "disk board --json: gates cannot live there" False "$(json "$tmp/disk.json" 'd["board"]["gates_can_live_there"]')"
+    expect "disk board --json: mirrored gates" mirrored "$(json "$tmp/disk.json" 'd["board"]["gates"]')"
+    expect "disk board --json: no problems" 0 "$(json "$tmp/disk.json" 'len(d["problems"])')"
     GPUPRIO_LEVEL=1 GPUPRIO_BOARD_DIR=$diskboards "$gpuprio" doctor >"$tmp/level1.txt" 2>&1
     expect "disk board with GPUPRIO_LEVEL=1: nothing asked for is missing" 0 $?
     ;;

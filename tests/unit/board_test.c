@@ -68,6 +68,11 @@ static void layout(void)
     CHECK_INT(offsetof(struct gp_board_slot, mps_share), 134);
     CHECK_INT(offsetof(struct gp_board_slot, liveness_lock), 135);
     CHECK_INT(offsetof(struct gp_board_file, gates), 73728); /* a page of its own */
+    CHECK_INT(sizeof(struct dg_line), 64);
+    CHECK_INT(offsetof(struct dg_line, word), 0);
+    CHECK_INT(offsetof(struct dg_line, vtime), 8);
+    CHECK_INT(offsetof(struct dg_line, owed), 16);
+    CHECK_INT(offsetof(struct dg_line, mirrored), 20); /* reserved before mirrored gates */
     CHECK_INT(sizeof(struct gp_board_file), 73728 + 64 * GP_BOARD_SLOTS);
 }
 

@@ -1,7 +1,9 @@
 /*
  * cuda_gate.c - CUDA's gates (Level 2, src/preempt/devgate.h): the device waits with
  * cuStreamWaitValue64 (CU_STREAM_WAIT_VALUE_GEQ, which compares in the wrap-around sense) on a
- * word of the board that every process registered with cuMemHostRegister (portable, mapped).
+ * word of the board that every process registered with cuMemHostRegister (portable, mapped), or
+ * where the driver refuses the board's file (off tmpfs and hugetlbfs), on the process's private
+ * copy of it (mirrored gates, devgate.h).
  *
  * The driver keeps no per-thread error state, so both run on the calling thread: preparing needs
  * a current context (the board is joined on a thread with a current device, and prepared again

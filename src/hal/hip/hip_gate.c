@@ -1,7 +1,8 @@
 /*
  * hip_gate.c - HIP's gates (Level 2, src/preempt/devgate.h): the device waits with
  * hipStreamWaitValue64 (hipStreamWaitValueGte, all bits) on a word of the board that every
- * process registered with hipHostRegister.
+ * process registered with hipHostRegister, or where the runtime refuses the board's file (off
+ * tmpfs and hugetlbfs), on the process's private copy of it (mirrored gates, devgate.h).
  *
  * Preparing a device happens once per board, on a thread of gpuprio's own (hip_device.c says
  * why). A gate is put on the application's thread right before its own call on the same stream,

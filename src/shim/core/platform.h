@@ -151,12 +151,15 @@ struct gp_platform {
     /* ---- gates (Level 2: src/preempt/devgate.h) ---- */
 
     /*
-     * Prepares device for gates in [base, base + size), a page-aligned shared mapping (a board's
-     * gate lines): checks that the device can wait on a 64-bit word of registered host memory,
+     * Prepares device for gates in [base, base + size), page-aligned memory: a board's gate
+     * lines (a shared mapping of its file), or where the runtime refused those, the process's
+     * private copy of them (anonymous memory: mirrored gates, devgate.h). Checks that the device
+     * can wait on a 64-bit word of registered host memory,
      * registers the range with the runtime for every device of the process, and writes where
      * the device sees base into *device_base. 0; -ENOTSUP: the device or runtime cannot (Level 1
-     * there); another negative value: the runtime refused. Once per board, with device_key's
-     * threads and rules (HIP prepares on a thread of its own).
+     * there); another negative value: the runtime refused (the boards then try the copy). Once
+     * per board and region, with device_key's threads and rules (HIP prepares on a thread of its
+     * own).
      */
     int (*gates_prepare)(int device, void *base, size_t size, uintptr_t *device_base);
     /*
