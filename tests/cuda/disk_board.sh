@@ -18,12 +18,7 @@ if [ $# != 4 ]; then
 fi
 lib=$1 ctx_reset=$2 host_register=$3 disk=$4
 . "$(dirname "$0")/../tools/expect.sh"
-case $(stat -f -c %T "$disk") in
-tmpfs | hugetlbfs)
-    echo "skipped: $disk is on $(stat -f -c %T "$disk"), not a disk filesystem"
-    exit 77
-    ;;
-esac
+need_disk_fs "$disk"
 tmp=$(mktemp -d "$disk/gpuprio-cuda-disk.XXXXXX") || exit 1
 shm=$(mktemp -d /dev/shm/gpuprio-cuda-disk.XXXXXX) || exit 1
 trap 'rm -rf "$tmp" "$shm"' EXIT

@@ -15,12 +15,7 @@
 set -u
 gpuprio=$1 worker=$2 shim=$3 disk=$4
 . "$(dirname "$0")/expect.sh"
-case $(stat -f -c %T "$disk") in
-tmpfs | hugetlbfs)
-    echo "skipped: $disk is on $(stat -f -c %T "$disk"), not a disk filesystem"
-    exit 77
-    ;;
-esac
+need_disk_fs "$disk"
 sandbox diskboard
 lowpid= highpid=
 diskboards=

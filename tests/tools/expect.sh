@@ -10,6 +10,8 @@
 #                                  board's gates can be registered (Level 2)
 #   sandbox_cleanup PID...         kills the PIDs still there, removes $tmp and the device's
 #                                  shared memory (call it from the script's EXIT trap)
+#   need_disk_fs DIR               exits 77 (skipped), saying why, unless DIR is on a disk
+#                                  filesystem (not tmpfs or hugetlbfs: mirrored gates' case)
 fails=0
 
 expect() { # WHAT EXPECTED ACTUAL
@@ -52,4 +54,13 @@ wait_for() { # SECONDS COMMAND...
         [ "$(date +%s)" -lt $_wf_until ] || return 1
         sleep 0.05
     done
+}
+
+need_disk_fs() { # DIR
+    case $(stat -f -c %T "$1") in
+    tmpfs | hugetlbfs)
+        echo "skipped: $1 is on $(stat -f -c %T "$1"), not a disk filesystem"
+        exit 77
+        ;;
+    esac
 }
