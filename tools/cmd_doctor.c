@@ -1,15 +1,18 @@
 /*
  * cmd_doctor.c - gpuprio doctor: what the library would put in effect for this user on this
  * machine, and why, before anything runs: the runtime it would bind to (the shim's own search,
- * gp_bind.c), per device the level and its reason, the gate bound and the hardware priority
- * range; the board directory and how Level 2's gates work there (on the board's own lines, or
+ * gp_bind.c), per device the level and its reason, the gate bound, the hardware priority range
+ * and whether created streams get it, MPS (CUDA) and what GPUPRIO_CU_RESERVE reserves there;
+ * the board directory and how Level 2's gates work there (on the board's own lines, or
  * mirrored where the runtimes cannot register its files); the administrator's
  * file (gp_conf.c); every GPUPRIO_* setting and where it came from (gp_options.def). Each problem
  * comes with its fix, and the exit status says whether there was any (0: everything asked for is
  * in effect, 1: not), so that scripts and installers can check a machine.
  *
- * It asks the runtimes what a process would find; it starts no work on a device. On a machine
- * without a GPU or a runtime it says so, which is no problem in itself.
+ * It asks the runtimes what a process would find; it starts no work on a device (CUDA gives its
+ * priority range only to a context: the device's primary context is retained for the question,
+ * then released). On a machine without a GPU or a runtime it says so, which is no problem in
+ * itself.
  */
 #include <errno.h>
 #include <pwd.h>
@@ -26,15 +29,18 @@
 #include "gp_conf.h"
 #include "gp_dl.h"
 #include "gp_options.h"
+#include "gpuprio.h"
 #include "tool.h"
 #ifdef GP_DOCTOR_WITH_HIP
-#include "hip_compat.h" /* the attribute's number, which HIP's versions renumber */
+#include "hip_compat.h"  /* the attributes' numbers, which HIP's versions renumber */
+#include "hip_reserve.h" /* the most CUs a reservation handles */
 #endif
 
 static const char doctor_usage[] =
     "Usage: gpuprio doctor [--json]\n"
     "Say what gpuprio would put in effect for this user on this machine, and why: per device\n"
-    "the runtime, the level, the gate bound and the hardware priorities; the board directory;\n"
+    "the runtime, the level, the gate bound, the hardware priorities, MPS and the reserved\n"
+    "compute units; the board directory;\n"
     "the administrator's file; every GPUPRIO_* setting and where it came from. Each problem\n"
     "comes with its fix.\n"
     "\n"
@@ -59,9 +65,23 @@ struct device_facts {
     int can_wait; /* 1, 0, -1 unknown */
     bool has_priorities;
     int least, greatest;
+    const char *no_range; /* why has_priorities is false */
+    bool cuda;            /* MPS is a question (NVIDIA's) */
+    int mps_client;       /* CUDA: 1, 0, -1 unknown */
+    int cc_major;         /* CUDA: compute capability major, 0 unknown */
     int level;
     char level_why[256];
     unsigned gate_us; /* 0: no gates */
+    bool gate_mps_default;
+    /* GPUPRIO_CU_RESERVE on this device, when it asks for a reservation */
+    struct {
+        bool asked;
+        char setting[24]; /* the variable's value */
+        const char *by;   /* "cu_mask" (HIP), "mps_share" (CUDA under MPS), NULL: neither */
+        bool in_effect;
+        unsigned reserved, of; /* compute units (cu_mask) or percent of the SMs (mps_share) */
+        char what[320];
+    } cu;
 };
 
 struct runtime_facts {
@@ -167,8 +187,9 @@ static void *bind(struct runtime_facts *f, const char *stem, const char *probe,
 }
 
 /* Level 2 as the library decides it (sched_board.c, prepare_gates), less what only a running
- * process knows (MPS before Volta, a refusal for another reason). A board directory whose files
- * the runtimes cannot register makes it mirrored gates, still Level 2. */
+ * process knows (a refusal to register the gates). A board directory whose files the runtimes
+ * cannot register makes it mirrored gates, still Level 2. The gate bound: GPUPRIO_GATE_US, else
+ * 100 us, 300 in an MPS client. */
 static void decide_level(struct device_facts *d, const char *runtime,
                          const struct board_facts *board)
 {
@@ -180,6 +201,14 @@ static void decide_level(struct device_facts *d, const char *runtime,
     } else if (gp_opt_choice(GP_OPT_BOARD) != 0) {
         snprintf(d->level_why, sizeof d->level_why,
                  "GPUPRIO_BOARD=off: no board, so no gates on the device");
+    } else if (d->mps_client == 1 && d->cc_major > 0 && d->cc_major < 7) {
+        snprintf(d->level_why, sizeof d->level_why,
+                 "an MPS client on a GPU before Volta: compute capability %d", d->cc_major);
+        problem("run without MPS, or on a GPU from Volta on; GPUPRIO_LEVEL=1 says Level 1 is "
+                "what you want",
+                "%s device %d: Level 1 only: an MPS client on a GPU before Volta shares hardware "
+                "work queues with the other clients, and a closed gate could hold theirs",
+                runtime, d->index);
     } else if (d->can_wait == 0) {
         snprintf(d->level_why, sizeof d->level_why, "the device cannot wait on host memory");
         problem("nothing in gpuprio's settings: a newer driver where the device supports it; "
@@ -196,8 +225,164 @@ static void decide_level(struct device_facts *d, const char *runtime,
                  board->registrable ? ""
                                     : "; its gates mirrored: the board directory's files "
                                       "cannot be registered");
-        d->gate_us = gate_us ? (unsigned)gate_us : 100;
+        d->gate_mps_default = !gate_us && d->mps_client == 1;
+        d->gate_us = gate_us ? (unsigned)gate_us : d->gate_mps_default ? 300 : 100;
     }
+}
+
+/* ---- GPUPRIO_CU_RESERVE (docs/configuration.md, "Hardware levers"; docs/mps.md) ---- */
+
+static const char *amount_text(char *buf, size_t size, const struct gp_amount *a)
+{
+    snprintf(buf, size, "%u%s", (unsigned)a->value, a->percent ? "%" : "");
+    return buf;
+}
+
+/* Whether the variable asks for a reservation; *a and d->cu.setting if so. */
+static bool cu_asked(struct device_facts *d, struct gp_amount *a)
+{
+    if (!gp_opt_amount(GP_OPT_CU_RESERVE, a) || a->value == 0)
+        return false;
+    d->cu.asked = true;
+    amount_text(d->cu.setting, sizeof d->cu.setting, a);
+    return true;
+}
+
+/* A reservation whose fate on this device is not known: no problem, said as it is. */
+static void cu_unknown(struct device_facts *d, const char *why)
+{
+    struct gp_amount a;
+    if (cu_asked(d, &a))
+        snprintf(d->cu.what, sizeof d->cu.what, "GPUPRIO_CU_RESERVE=%s: unknown: %s", d->cu.setting,
+                 why);
+}
+
+/* A reservation that cannot take effect: the device's line, and a problem with its fix. */
+static void cu_refused(struct device_facts *d, const char *runtime, const char *fix,
+                       const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+static void cu_refused(struct device_facts *d, const char *runtime, const char *fix,
+                       const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(d->cu.what, sizeof d->cu.what, fmt, ap);
+    va_end(ap);
+    problem(fix, "%s device %d: %s", runtime, d->index, d->cu.what);
+}
+
+#ifdef GP_DOCTOR_WITH_HIP
+/* HIP: the library confines the streams below the process's highest priority to the device's
+ * CUs less the reserved ones, with a CU mask (hip_reserve.c, whose refusals are these). The
+ * device is the current one. */
+static void decide_cu_hip(struct device_facts *d, void *h, int (*attribute)(int *, int, int))
+{
+    struct gp_amount a;
+    if (!cu_asked(d, &a))
+        return;
+    const char *text = d->cu.setting;
+    d->cu.by = "cu_mask";
+    int (*get_mask)(void *, uint32_t, uint32_t *) =
+        (int (*)(void *, uint32_t, uint32_t *))gp_dlsym(h, "hipExtStreamGetCUMask");
+    if (!gp_dlsym(h, "hipExtStreamCreateWithCUMask")) {
+        cu_refused(d, "HIP", "a HIP runtime with CU masks, or unset GPUPRIO_CU_RESERVE",
+                   "GPUPRIO_CU_RESERVE=%s: the HIP runtime has no hipExtStreamCreateWithCUMask, "
+                   "so streams cannot be confined to CUs; no compute units are reserved",
+                   text);
+        return;
+    }
+    int cus = 0;
+    uint32_t mask[HIPHAL_RESERVE_WORDS] = {0};
+    uint32_t words = 0;
+    bool ok = attribute && get_mask &&
+              attribute(&cus, hipDeviceAttributeMultiprocessorCount, d->index) == 0 && cus > 0 &&
+              cus <= HIPHAL_RESERVE_MAX_CUS;
+    if (ok) {
+        words = ((uint32_t)cus + 31) / 32;
+        ok = get_mask(NULL, words, mask) == 0;
+    }
+    if (!ok) {
+        cu_refused(
+            d, "HIP",
+            "unset GPUPRIO_CU_RESERVE: the runtime does not say which compute units there are",
+            "GPUPRIO_CU_RESERVE=%s: cannot read the device's compute units and CU mask "
+            "(devices of at most %d CUs are supported); no compute units are reserved",
+            text, HIPHAL_RESERVE_MAX_CUS);
+        return;
+    }
+    unsigned enabled = 0;
+    for (uint32_t i = 0; i < words; i++)
+        enabled += (unsigned)__builtin_popcount(mask[i]);
+    unsigned reserve = gp_amount_of(&a, enabled);
+    d->cu.of = enabled;
+    if (reserve >= enabled) {
+        char fix[160];
+        snprintf(fix, sizeof fix,
+                 "set GPUPRIO_CU_RESERVE to a count below %u or a percentage that leaves at "
+                 "least one compute unit, or unset it",
+                 enabled);
+        cu_refused(d, "HIP", fix,
+                   "GPUPRIO_CU_RESERVE=%s: the device has %u compute units for a process, and "
+                   "this would leave the lower priorities none; no compute units are reserved",
+                   text, enabled);
+        return;
+    }
+    d->cu.in_effect = true;
+    d->cu.reserved = reserve;
+    snprintf(d->cu.what, sizeof d->cu.what,
+             "%u of the %u compute units kept for a process's highest priority: streams "
+             "below it are created confined to the other %u (GPUPRIO_CU_RESERVE=%s)",
+             reserve, enabled, enabled - reserve, text);
+}
+#endif
+
+/* CUDA: only an MPS client's share of the SMs can be limited, as a percentage set before the
+ * driver starts, for a process at normal priority or below (cuda_mps.c); without MPS the driver
+ * has no such share. */
+static void decide_cu_cuda(struct device_facts *d)
+{
+    struct gp_amount a;
+    if (d->mps_client < 0) {
+        cu_unknown(d, "it limits MPS clients only, and whether a process would be one is unknown");
+        return;
+    }
+    if (!cu_asked(d, &a))
+        return;
+    const char *text = d->cu.setting;
+    if (d->mps_client == 0) {
+        cu_refused(d, "CUDA",
+                   "run the processes as MPS clients (docs/mps.md), or unset GPUPRIO_CU_RESERVE",
+                   "GPUPRIO_CU_RESERVE=%s has no effect: a process would not be an MPS client, "
+                   "and without MPS the driver has no share of the SMs to limit",
+                   text);
+        return;
+    }
+    d->cu.by = "mps_share";
+    if (!a.percent) {
+        char fix[96];
+        snprintf(fix, sizeof fix, "give it as a percentage (GPUPRIO_CU_RESERVE=%u%%, say)",
+                 a.value < 100 ? a.value : 25);
+        cu_refused(d, "CUDA", fix,
+                   "GPUPRIO_CU_RESERVE=%s is a count of compute units, but MPS takes a client's "
+                   "share of SMs as a percentage before the driver starts; nothing is reserved",
+                   text);
+        return;
+    }
+    if (a.value >= 100) {
+        cu_refused(d, "CUDA", "set GPUPRIO_CU_RESERVE to a percentage below 100%",
+                   "GPUPRIO_CU_RESERVE=100%% would leave a client no SM; nothing is reserved");
+        return;
+    }
+    int priority = GPUPRIO_PRIORITY_NORMAL;
+    bool above = gp_opt_priority(GP_OPT_PRIORITY, &priority) && priority > GPUPRIO_PRIORITY_NORMAL;
+    d->cu.in_effect = true;
+    d->cu.reserved = a.value;
+    d->cu.of = 100;
+    snprintf(d->cu.what, sizeof d->cu.what,
+             "%u%% of the SMs kept for priorities above normal: a client at normal priority or "
+             "below is limited to the other %u%% (CUDA_MPS_ACTIVE_THREAD_PERCENTAGE, set before "
+             "the driver starts)%s",
+             a.value, 100 - a.value,
+             above ? "; GPUPRIO_PRIORITY here is above normal: such a process uses every SM" : "");
 }
 
 static void ask_hip(struct runtime_facts *f, const struct board_facts *board)
@@ -231,19 +416,84 @@ static void ask_hip(struct runtime_facts *f, const struct board_facts *board)
         int can = 0;
         if (attribute && attribute(&can, hipDeviceAttributeCanUseStreamWaitValue, i) == 0)
             d->can_wait = can != 0;
+#endif
+        bool current = set_device && set_device(i) == 0;
+        if (current && range && range(&d->least, &d->greatest) == 0)
+            d->has_priorities = true;
+        else
+            d->no_range = "the runtime did not say";
+        decide_level(d, "HIP", board);
+#ifdef GP_DOCTOR_WITH_HIP
+        if (current)
+            decide_cu_hip(d, h, attribute);
+        else
+            cu_unknown(d, "the device could not be selected");
 #else
         (void)attribute;
+        cu_unknown(d, "this gpuprio was built without HIP's headers");
 #endif
-        if (set_device && range && set_device(i) == 0 && range(&d->least, &d->greatest) == 0)
-            d->has_priorities = true;
-        decide_level(d, "HIP", board);
     }
 }
 
 /* CUDA's driver API enums are fixed by its ABI (cuda.h, which this build may not have): 122 is
  * CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS, the one cuda_gate.c asks; 92 is the
- * deprecated v1 attribute, which a CUDA 13 driver answers 0 (an H100 was said to be Level 1). */
+ * deprecated v1 attribute, which a CUDA 13 driver answers 0 (an H100 was said to be Level 1).
+ * 133 is CU_DEVICE_ATTRIBUTE_MPS_ENABLED (older headers do not name it), 75 the compute
+ * capability's major, and 0 CU_EXEC_AFFINITY_TYPE_SM_COUNT: what cuda_mps.c asks. */
 #define CU_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS 122
+#define CU_ATTRIBUTE_MPS_ENABLED 133
+#define CU_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR 75
+#define CU_EXEC_AFFINITY_SM_COUNT 0
+
+/* The driver's calls past cuInit that the doctor makes, looked up in the bound library (the _v2
+ * names are those the driver's headers map the plain ones to). */
+struct cuda_calls {
+    int (*attribute)(int *, int, int);
+    int (*affinity_support)(int *, int, int);
+    int (*device_get)(int *, int);
+    int (*retain)(void **, int);
+    int (*release)(int);
+    int (*push)(void *);
+    int (*pop)(void **);
+    int (*range)(int *, int *);
+};
+
+/* Whether a process would be an MPS client on device d, as cuda_mps.c decides it: the MPS
+ * attribute, or where the driver lacks it, whether SM-count execution affinity is supported
+ * (only Volta and later MPS clients have it). */
+static void ask_mps(struct device_facts *d, const struct cuda_calls *cu)
+{
+    int v = 0;
+    d->mps_client = -1;
+    if (cu->attribute && cu->attribute(&v, CU_ATTRIBUTE_MPS_ENABLED, d->index) == 0)
+        d->mps_client = v != 0;
+    else if (cu->affinity_support &&
+             cu->affinity_support(&v, CU_EXEC_AFFINITY_SM_COUNT, d->index) == 0)
+        d->mps_client = v ? 1 : -1;
+    if (cu->attribute && cu->attribute(&v, CU_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, d->index) == 0)
+        d->cc_major = v;
+}
+
+/* CUDA gives the stream priority range of the current context only: the device's primary context
+ * is retained and made current for the question, then popped and released (a standalone process:
+ * nobody else's context is touched). */
+static void ask_cuda_range(struct device_facts *d, const struct cuda_calls *cu)
+{
+    int dev = 0;
+    void *ctx = NULL, *popped = NULL;
+    d->no_range = "the driver did not say";
+    if (!cu->device_get || !cu->retain || !cu->release || !cu->push || !cu->pop || !cu->range)
+        return;
+    if (cu->device_get(&dev, d->index) != 0 || cu->retain(&ctx, dev) != 0) {
+        d->no_range = "no context could be made on the device";
+        return;
+    }
+    if (cu->push(ctx) == 0) {
+        d->has_priorities = cu->range(&d->least, &d->greatest) == 0;
+        cu->pop(&popped);
+    }
+    cu->release(dev);
+}
 
 static void ask_cuda(struct runtime_facts *f, const struct board_facts *board)
 {
@@ -254,8 +504,15 @@ static void ask_cuda(struct runtime_facts *f, const struct board_facts *board)
     version_fn version = (version_fn)gp_dlsym(h, "cuDriverGetVersion");
     count_fn count = (count_fn)gp_dlsym(h, "cuDeviceGetCount");
     int (*name)(char *, int, int) = (int (*)(char *, int, int))gp_dlsym(h, "cuDeviceGetName");
-    int (*attribute)(int *, int, int) =
-        (int (*)(int *, int, int))gp_dlsym(h, "cuDeviceGetAttribute");
+    struct cuda_calls cu;
+    *(void **)&cu.attribute = gp_dlsym(h, "cuDeviceGetAttribute");
+    *(void **)&cu.affinity_support = gp_dlsym(h, "cuDeviceGetExecAffinitySupport");
+    *(void **)&cu.device_get = gp_dlsym(h, "cuDeviceGet");
+    *(void **)&cu.retain = gp_dlsym(h, "cuDevicePrimaryCtxRetain");
+    *(void **)&cu.release = gp_dlsym(h, "cuDevicePrimaryCtxRelease_v2");
+    *(void **)&cu.push = gp_dlsym(h, "cuCtxPushCurrent_v2");
+    *(void **)&cu.pop = gp_dlsym(h, "cuCtxPopCurrent_v2");
+    *(void **)&cu.range = gp_dlsym(h, "cuCtxGetStreamPriorityRange");
     int v = 0, n = 0;
     if (version && version(&v) == 0)
         f->version = v;
@@ -270,11 +527,14 @@ static void ask_cuda(struct runtime_facts *f, const struct board_facts *board)
         d->can_wait = -1;
         if (name && name(d->name, sizeof d->name, i) != 0)
             d->name[0] = '\0';
+        d->cuda = true;
         int can = 0;
-        if (attribute && attribute(&can, CU_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS, i) == 0)
+        if (cu.attribute && cu.attribute(&can, CU_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS, i) == 0)
             d->can_wait = can != 0;
-        /* CUDA gives the range of a context's streams only: not asked here. */
+        ask_mps(d, &cu);
+        ask_cuda_range(d, &cu);
         decide_level(d, "CUDA", board);
+        decide_cu_cuda(d);
     }
 }
 
@@ -358,6 +618,13 @@ static const char *setting_source(enum gp_opt id, const char **value)
 
 /* ---- printing ---- */
 
+/* Whether the library gives created streams the device's priorities (creation.c,
+ * core_hw_priority: GPUPRIO_HW_PRIORITY's first word is "on"), where the device has any. */
+static bool hw_given(const struct device_facts *d)
+{
+    return d->has_priorities && d->least != d->greatest && gp_opt_choice(GP_OPT_HW_PRIORITY) == 0;
+}
+
 static void json_str(const char *s)
 {
     if (!s) {
@@ -403,16 +670,49 @@ static void print_json(const struct runtime_facts *rts, int nrts, const struct b
                                                         : d->can_wait   ? "true"
                                                                         : "false");
             if (d->has_priorities)
-                printf(", \"hardware_priorities\": {\"least\": %d, \"greatest\": %d}", d->least,
-                       d->greatest);
+                printf(", \"hardware_priorities\": {\"least\": %d, \"greatest\": %d, "
+                       "\"given_to_streams\": %s}",
+                       d->least, d->greatest, hw_given(d) ? "true" : "false");
             else
                 printf(", \"hardware_priorities\": null");
+            if (d->cuda) {
+                printf(", \"mps\": {\"client\": %s, \"compute_capability_major\": ",
+                       d->mps_client < 0 ? "null"
+                       : d->mps_client   ? "true"
+                                         : "false");
+                if (d->cc_major > 0)
+                    printf("%d}", d->cc_major);
+                else
+                    printf("null}");
+            } else {
+                printf(", \"mps\": null");
+            }
             printf(", \"level\": %d, \"level_why\": ", d->level);
             json_str(d->level_why);
             if (d->gate_us)
-                printf(", \"gate_us\": %u}", d->gate_us);
+                printf(", \"gate_us\": %u", d->gate_us);
             else
-                printf(", \"gate_us\": null}");
+                printf(", \"gate_us\": null");
+            printf(", \"cu_reserve\": ");
+            if (d->cu.asked) {
+                printf("{\"setting\": ");
+                json_str(d->cu.setting);
+                printf(", \"by\": ");
+                json_str(d->cu.by);
+                printf(", \"in_effect\": %s", d->cu.in_effect ? "true" : "false");
+                if (d->cu.in_effect)
+                    printf(", \"reserved\": %u, \"of\": %u, \"unit\": \"%s\"", d->cu.reserved,
+                           d->cu.of,
+                           strcmp(d->cu.by, "cu_mask") == 0 ? "compute units" : "percent of SMs");
+                else
+                    printf(", \"reserved\": null, \"of\": null, \"unit\": null");
+                printf(", \"what\": ");
+                json_str(d->cu.what);
+                putchar('}');
+            } else {
+                printf("null");
+            }
+            putchar('}');
         }
         printf("]}");
     }
@@ -485,15 +785,41 @@ static void print_text(const struct runtime_facts *rts, int nrts, const struct b
             printf("  device %d%s%s: Level %d (%s)", d->index, d->name[0] ? " " : "", d->name,
                    d->level, d->level_why);
             if (d->gate_us)
-                printf(", gate bound %u us (300 in an MPS client unless GPUPRIO_GATE_US is set)",
-                       d->gate_us);
+                printf(", gate bound %u us%s", d->gate_us,
+                       d->gate_mps_default ? " (an MPS client's default)"
+                       : d->cuda && d->mps_client < 0 && !gp_opt_uint(GP_OPT_GATE_US)
+                           ? " (300 in an MPS client)"
+                           : "");
             putchar('\n');
-            if (d->has_priorities)
+            if (!d->has_priorities)
+                printf("    hardware stream priorities: unknown (%s)\n", d->no_range);
+            else if (d->least == d->greatest)
+                printf("    hardware stream priorities: none (the device's range is %d to %d): "
+                       "priorities act by admission and gates only\n",
+                       d->least, d->greatest);
+            else
                 printf("    hardware stream priorities: %d (least) to %d (greatest)%s\n", d->least,
                        d->greatest,
-                       gp_opt_choice(GP_OPT_HW_PRIORITY) == 0
-                           ? ", given to created streams"
-                           : ", not used (GPUPRIO_HW_PRIORITY=off)");
+                       hw_given(d) ? ", given to created streams of a priority other than normal"
+                                   : ", not used (GPUPRIO_HW_PRIORITY=off)");
+            if (!d->cuda)
+                printf("    MPS: not applicable (NVIDIA's Multi-Process Service)\n");
+            else if (d->mps_client == 1)
+                printf("    MPS: a process would be a client: stream priorities compare across "
+                       "processes%s\n",
+                       d->cc_major > 0 && d->cc_major < 7
+                           ? "; before Volta its clients share hardware work queues"
+                           : "");
+            else if (d->mps_client == 0)
+                printf("    MPS: not a client: stream priorities order a process's own streams "
+                       "only (the device time-slices processes)\n");
+            else
+                printf("    MPS: unknown (the driver says neither the MPS attribute nor "
+                       "SM-count execution affinity)\n");
+            if (d->cu.asked)
+                printf("    CU reservation: %s\n", d->cu.what);
+            else
+                printf("    CU reservation: none (GPUPRIO_CU_RESERVE unset or 0)\n");
         }
     }
     if (!any_device)

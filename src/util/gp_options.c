@@ -233,6 +233,11 @@ bool gp_opt_amount(enum gp_opt id, struct gp_amount *out)
     return values[id].set;
 }
 
+unsigned gp_amount_of(const struct gp_amount *a, unsigned total)
+{
+    return a->percent ? (unsigned)(((uint64_t)a->value * total + 99) / 100) : a->value;
+}
+
 const char *gp_opt_str(enum gp_opt id)
 {
     return value(id)->str;

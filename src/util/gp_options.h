@@ -95,6 +95,9 @@ bool gp_opt_priority(enum gp_opt id, int *out);
 int gp_opt_priority_list(enum gp_opt id, const int **out);
 /* Whether the variable gives an amount (it is set and valid); *out is the amount if so. */
 bool gp_opt_amount(enum gp_opt id, struct gp_amount *out);
+/* How many of `total` things an amount stands for: a count as it is, a percentage of total
+ * rounded up (so that any share above 0% is at least one). */
+unsigned gp_amount_of(const struct gp_amount *a, unsigned total);
 /* The text, or the default, or NULL when neither is set. */
 const char *gp_opt_str(enum gp_opt id);
 

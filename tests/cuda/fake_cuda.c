@@ -341,6 +341,8 @@ EXPORT CUresult cuCtxDestroy_v2(CUcontext ctx)
  *                           attribute is unknown, as to a driver older than it.
  *   FAKE_CUDA_CC_MAJOR=N    compute capability major (default 9: Hopper).
  *   FAKE_CUDA_SMS=N         multiprocessors per device (default 132: an H100 SXM).
+ *   FAKE_CUDA_GREATEST=N    a context's greatest stream priority, -100..0 (default -5: an H100's
+ *                           range is 0 to -5); 0: the device has no stream priorities.
  *
  * What a real H100 with driver 580 does, and the fake copies: the MPS attribute and SM-count
  * execution-affinity support are 1 under MPS and 0 without; an MPS client's SM limit comes from
@@ -507,7 +509,7 @@ EXPORT CUresult cuCtxGetStreamPriorityRange(int *leastPriority, int *greatestPri
     if (leastPriority)
         *leastPriority = 0;
     if (greatestPriority)
-        *greatestPriority = -5;
+        *greatestPriority = env_int("FAKE_CUDA_GREATEST", -100, 0, -5);
     return CUDA_SUCCESS;
 }
 

@@ -3,7 +3,11 @@
 # Level 2 with direct gates, no problem, exit 0; with it on a disk directory, Level 2 with
 # mirrored gates (what that costs, and tmpfs as the way to direct ones, said in the board line),
 # no problem, exit 0; a refused setting is a problem naming the variable; the JSON output parses
-# and says the same; settings say where they came from.
+# and says the same; settings say where they came from. Per device: the simulated device's
+# hardware stream priorities (1 to -1) and whether created streams get them (not with
+# GPUPRIO_HW_PRIORITY=off), MPS not applicable (HIP), and GPUPRIO_CU_RESERVE: none unset, the
+# compute units a percentage keeps on a device of 8 (2 of 8 for 25%), and a count that would leave
+# the lower priorities none, a problem with its fix.
 #
 #   doctor.sh GPUPRIO HIP_SIM_LIBRARY DISK_DIR
 set -u
@@ -34,6 +38,10 @@ expect "the runtime bound (from the environment)" 1 \
     "$(grep -c "^HIP runtime: $sim (found: environment" "$tmp/tmpfs.txt")"
 expect "a setting from the environment" 1 "$(grep -c "^  GPUPRIO_BOARD_DIR=$tmp/boards (environment)" "$tmp/tmpfs.txt")"
 expect "a setting by default" 1 "$(grep -c '^  GPUPRIO_WINDOW=16 (default)' "$tmp/tmpfs.txt")"
+expect "hardware priorities: the device's range, given to streams" 1 \
+    "$(grep -c '^    hardware stream priorities: 1 (least) to -1 (greatest), given to created streams' "$tmp/tmpfs.txt")"
+expect "MPS: not applicable on HIP" 1 "$(grep -c '^    MPS: not applicable' "$tmp/tmpfs.txt")"
+expect "CU reservation: none when unset" 1 "$(grep -c '^    CU reservation: none' "$tmp/tmpfs.txt")"
 
 GPUPRIO_BOARD_DIR=$tmp/boards "$gpuprio" doctor --json >"$tmp/tmpfs.json" 2>"$tmp/tmpfs.json.err"
 expect "tmpfs board --json: exit status" 0 $?
@@ -44,6 +52,33 @@ expect "--json: filesystem" tmpfs "$(json "$tmp/tmpfs.json" 'd["board"]["filesys
 expect "--json: no problems" 0 "$(json "$tmp/tmpfs.json" 'len(d["problems"])')"
 expect "--json: every setting listed" 1 \
     "$(json "$tmp/tmpfs.json" '[s["from"] for s in d["settings"] if s["name"] == "GPUPRIO_LEVEL"].count("default")')"
+expect "--json: hardware priorities" "{'least': 1, 'greatest': -1, 'given_to_streams': True}" \
+    "$(json "$tmp/tmpfs.json" 'd["runtimes"][0]["devices"][0]["hardware_priorities"]')"
+expect "--json: MPS not applicable" None "$(json "$tmp/tmpfs.json" 'd["runtimes"][0]["devices"][0]["mps"]')"
+expect "--json: no CU reservation" None "$(json "$tmp/tmpfs.json" 'd["runtimes"][0]["devices"][0]["cu_reserve"]')"
+
+GPUPRIO_BOARD_DIR=$tmp/boards GPUPRIO_HW_PRIORITY=off "$gpuprio" doctor >"$tmp/hwoff.txt" 2>"$tmp/hwoff.err"
+expect "GPUPRIO_HW_PRIORITY=off: exit status" 0 $?
+expect "GPUPRIO_HW_PRIORITY=off: the range, not used" 1 \
+    "$(grep -c '^    hardware stream priorities: 1 (least) to -1 (greatest), not used (GPUPRIO_HW_PRIORITY=off)' "$tmp/hwoff.txt")"
+
+export HIPSIM_COMPUTE_SLOTS=8
+GPUPRIO_BOARD_DIR=$tmp/boards GPUPRIO_CU_RESERVE=25% "$gpuprio" doctor >"$tmp/reserve.txt" 2>"$tmp/reserve.err"
+expect "GPUPRIO_CU_RESERVE=25%: exit status" 0 $?
+expect "GPUPRIO_CU_RESERVE=25%: 2 of 8 compute units kept" 1 \
+    "$(grep -c '^    CU reservation: 2 of the 8 compute units kept for a process.s highest priority: .*confined to the other 6 (GPUPRIO_CU_RESERVE=25%)' "$tmp/reserve.txt")"
+GPUPRIO_BOARD_DIR=$tmp/boards GPUPRIO_CU_RESERVE=25% "$gpuprio" doctor --json >"$tmp/reserve.json" 2>"$tmp/reserve.json.err"
+expect "GPUPRIO_CU_RESERVE=25% --json" "25% cu_mask True 2 8 compute units" \
+    "$(json "$tmp/reserve.json" '" ".join(str(v) for k, v in d["runtimes"][0]["devices"][0]["cu_reserve"].items() if k != "what")')"
+GPUPRIO_BOARD_DIR=$tmp/boards GPUPRIO_CU_RESERVE=8 "$gpuprio" doctor >"$tmp/reserve-all.txt" 2>"$tmp/reserve-all.err"
+expect "GPUPRIO_CU_RESERVE=8 of 8: exit status" 1 $?
+expect "GPUPRIO_CU_RESERVE=8 of 8: the problem" 1 \
+    "$(grep -c '^  HIP device 0: GPUPRIO_CU_RESERVE=8: the device has 8 compute units .*no compute units are reserved' "$tmp/reserve-all.txt")"
+expect "GPUPRIO_CU_RESERVE=8 of 8: its fix" 1 "$(grep -c '^    fix: set GPUPRIO_CU_RESERVE to a count below 8 ' "$tmp/reserve-all.txt")"
+GPUPRIO_BOARD_DIR=$tmp/boards GPUPRIO_CU_RESERVE=8 "$gpuprio" doctor --json >"$tmp/reserve-all.json" 2>"$tmp/reserve-all.json.err"
+expect "GPUPRIO_CU_RESERVE=8 of 8 --json: not in effect" "cu_mask False" \
+    "$(json "$tmp/reserve-all.json" '" ".join(str(d["runtimes"][0]["devices"][0]["cu_reserve"][k]) for k in ("by", "in_effect"))')"
+unset HIPSIM_COMPUTE_SLOTS
 
 case $(stat -f -c %T "$disk") in
 tmpfs | hugetlbfs) echo "note: $disk is on tmpfs: the disk board case is skipped" ;;

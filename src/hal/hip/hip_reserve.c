@@ -134,7 +134,7 @@ static void prepare(int device, const struct gp_amount *amount)
         return;
     }
     unsigned enabled = popcount(q.mask, q.words);
-    unsigned reserve = amount->percent ? (amount->value * enabled + 99) / 100 : amount->value;
+    unsigned reserve = gp_amount_of(amount, enabled);
     if (reserve == 0)
         return;
     if (reserve >= enabled) {
