@@ -301,8 +301,10 @@ static void *listener_main(void *arg)
             seen = now_seq;
             xq_wake_waiters();
         }
-        /* Another user's board moved, or a new one poked us (it appeared). */
-        decide |= tn_summaries_moved(&d->tenants) || (poked && tn_refresh(&d->tenants, false));
+        /* Another user's board moved, or a new one may have appeared (a poke, or the directory
+         * changed): listed again, which reads every board again too. Not skipped when a summary
+         * moved as well: the newcomer would wait for the next look. */
+        decide |= poked ? tn_refresh(&d->tenants, false) : tn_summaries_moved(&d->tenants);
         uint64_t now = gp_now_ns();
         held = up.device_held(device, &suspended);
         if ((held || watching_others) && next_check > now + LIVENESS_HELD_NS)
