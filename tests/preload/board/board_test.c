@@ -285,6 +285,7 @@ struct kernel {
     int pid;
     int tag;
     uint64_t start, end, submit;
+    int burst; /* the tag's low bits: the burst's number (board_worker burst), or 0 */
 };
 static struct kernel *k;
 static size_t nk;
@@ -305,7 +306,7 @@ static void read_trace(void)
             cap = cap ? cap * 2 : 1024;
             k = realloc(k, cap * sizeof *k);
         }
-        k[nk++] = (struct kernel){pid, (int)(tag >> 16), start, end, submit};
+        k[nk++] = (struct kernel){pid, (int)(tag >> 16), start, end, submit, (int)(tag & 0xffff)};
     }
     if (f)
         fclose(f);
@@ -1950,11 +1951,14 @@ static int run_tool(uid_t uid, const char *const *args, enum tool_answer answer)
     size_t got = 0;
     int status = -1;
     uint64_t until = now_ns() + 20000000000ull;
-    /* Read while waiting: a full pipe must not block it. */
+    /* Read while waiting: a full pipe must not block it. Reaped before the read, so that what a
+     * tool wrote just before it ended is read before the loop ends (read, then reaped, it was
+     * lost: "exit 0, output starting ''" under load). */
     fcntl(out[0], F_SETFL, O_NONBLOCK);
     for (;;) {
         char buf[4096];
         ssize_t n;
+        pid_t w = reap(child, &status, WNOHANG);
         while ((n = read(out[0], buf, sizeof buf)) > 0)
             for (ssize_t i = 0; i < n; i++) {
                 if (got < sizeof head - 1)
@@ -1964,7 +1968,6 @@ static int run_tool(uid_t uid, const char *const *args, enum tool_answer answer)
                     set_said[said_n] = '\0';
                 }
             }
-        pid_t w = reap(child, &status, WNOHANG);
         if (w == child)
             break;
         if (now_ns() > until) {
@@ -2033,6 +2036,30 @@ struct pair {
 static const char *const long_bursts[] = {"1", "burst", "30", "8", "300", "10000", NULL};
 static const char *const long_load[] = {"3", "saturate", "2000", "300", NULL};
 
+/* How many of the bursts (TAG_HIGH, each numbered in its tag) ran wholly while the load
+ * (TAG_LOW) had work on the device: from its first kernel's submission to its last one's end. */
+static int bursts_within_load(void)
+{
+    enum { MAX_BURSTS = 64 };
+    uint64_t from = UINT64_MAX, until = 0, first[MAX_BURSTS], last[MAX_BURSTS];
+    for (int b = 0; b < MAX_BURSTS; b++)
+        first[b] = UINT64_MAX, last[b] = 0;
+    for (size_t i = 0; i < nk; i++) {
+        int b = k[i].burst;
+        if (k[i].tag == TAG_LOW) {
+            from = k[i].submit < from ? k[i].submit : from;
+            until = k[i].end > until ? k[i].end : until;
+        } else if (k[i].tag == TAG_HIGH && b > 0 && b < MAX_BURSTS) {
+            first[b] = k[i].submit < first[b] ? k[i].submit : first[b];
+            last[b] = k[i].end > last[b] ? k[i].end : last[b];
+        }
+    }
+    int n = 0;
+    for (int b = 1; b < MAX_BURSTS; b++)
+        n += last[b] && first[b] >= from && last[b] <= until;
+    return n;
+}
+
 /* A's bursts and B's load, both under a bound on hangs (90 s: they take about 1 s), with
  * tool_rounds rounds of the tools (tools_fail) while they run. */
 static struct pair pair_under_attack(int tool_rounds)
@@ -2057,11 +2084,12 @@ static struct pair pair_under_attack(int tool_rounds)
     read_trace();
     r.high_kernels = count_tag(TAG_HIGH);
     r.low_kernels = count_tag(TAG_LOW);
-    printf(
-        "  user %u's bursts exit %d (%d kernels), user %u's load exit %d (%d kernels, "
-        "suspended %llu times for the bursts); %d of %d runs of gpuprio top/metrics/set failed%s\n",
-        USER_A, r.high_status, r.high_kernels, USER_B, r.low_status, r.low_kernels, r.low_suspended,
-        r.tools_failed, tool_runs, hung ? "; HUNG: killed" : "");
+    int within = bursts_within_load();
+    printf("  user %u's bursts exit %d (%d kernels), user %u's load exit %d (%d kernels, "
+           "suspended %llu times for the bursts, %d of them wholly within it); %d of %d runs of "
+           "gpuprio top/metrics/set failed%s\n",
+           USER_A, r.high_status, r.high_kernels, USER_B, r.low_status, r.low_kernels,
+           r.low_suspended, within, r.tools_failed, tool_runs, hung ? "; HUNG: killed" : "");
     return r;
 }
 
@@ -2144,16 +2172,17 @@ static pid_t start_flapping(struct flapper *f, unsigned gone_us, unsigned there_
 }
 
 /* The attacker's board as a process of its own made it (then killed: it would die of its own
- * truncations too), with a queue that outranks the load on it, into f. */
+ * truncations too), with a queue that outranks the load on it, into f. The process waits, its
+ * kernel queued, until it is killed: one that ended on its own (mode hold) removed its board at
+ * exit, before a test slowed by a loaded host had read it. */
 static void attackers_board(struct flapper *f)
 {
-    static const char *const hold[] = {"5", "hold", "1000", NULL};
+    static const char *const queue_one[] = {"5", "exit", "1", "1000", NULL};
     spawn_uid = USER_C;
-    struct proc attacker = spawn_ready("high", NULL, hold);
+    struct proc attacker = spawn_ready("high", NULL, queue_one);
     spawn_uid = 0;
     go(&attacker);
-    go(&attacker);
-    EXPECT(expect_line(&attacker, "launched") == 0);
+    EXPECT(expect_line(&attacker, "queued") == 0);
     f->size = sizeof(struct gp_board_file);
     int fd = open_board_of(USER_C, f->path, sizeof f->path);
     f->board = malloc(f->size);
@@ -2230,6 +2259,8 @@ static void stop_attacker(pid_t attacker, struct flapper *f)
     kill(attacker, SIGKILL);
     int status = 0;
     reap(attacker, &status, 0);
+    if (!WIFSIGNALED(status))
+        printf("  the attacker ended on its own, with status %d\n", WEXITSTATUS(status));
     EXPECT(WIFSIGNALED(status));
     free(f->board);
 }
@@ -2257,23 +2288,8 @@ static void hostile_mutate(void)
 static void hostile_truncate(void)
 {
     hostile_setup();
-    /* The attacker's board, made by a process of its own (then killed: it would die of its own
-     * truncations too), with a queue that outranks the load on it. */
-    static const char *const hold[] = {"5", "hold", "1000", NULL};
-    spawn_uid = USER_C;
-    struct proc attacker = spawn_ready("high", NULL, hold);
-    spawn_uid = 0;
-    go(&attacker);
-    go(&attacker);
-    EXPECT(expect_line(&attacker, "launched") == 0);
-    struct flapper f = {.size = sizeof(struct gp_board_file)};
-    int fd = open_board_of(USER_C, f.path, sizeof f.path);
-    f.board = malloc(f.size);
-    EXPECT(fd >= 0 && f.board && pread(fd, f.board, f.size, 0) == (ssize_t)f.size);
-    if (fd >= 0)
-        close(fd);
-    kill(attacker.pid, SIGKILL);
-    finish(&attacker, NULL);
+    struct flapper f;
+    attackers_board(&f);
     pid_t flapping = start_flapping(&f, 300, 700);
     set_target = flapping;
     struct pair r = pair_under_attack(10);
