@@ -294,6 +294,18 @@ bool gp_board_owner_alive(const struct gp_board *b, const struct gp_board_slot *
     return start == s->owner_start;
 }
 
+bool gp_board_claimer_gone(const struct gp_board *b, const struct gp_board_slot *s,
+                           uint64_t claimed_ns)
+{
+    uint32_t pid = GP_SLOT_OWNER(atomic_load(&s->owner));
+    int locked = slot_locked(b, s);
+    if (locked > 0)
+        return false;
+    if (locked == 0 && claimed_ns >= GP_BOARD_CLAIM_MAX_NS)
+        return true;
+    return pid && s->pid_ns == gp_board_self()->pid_ns && !pid_runs(pid, NULL);
+}
+
 /* ---- opening ---- */
 
 static const char *open_failure_text(int err)
@@ -802,19 +814,34 @@ struct gp_board_slot *gp_board_claim(struct gp_board *b)
     for (unsigned i = 0; i < GP_BOARD_SLOTS; i++) {
         struct gp_board_slot *s = &b->f->slots[i];
         uint64_t expected = 0;
-        if (atomic_load(&s->owner) != 0 ||
-            !atomic_compare_exchange_strong(&s->owner, &expected, claimed))
+        if (atomic_load(&s->owner) != 0)
             continue;
+        /* Scans stop at the limit: raised before the claim, so that a claimer killed right after
+         * it leaves a slot that others' scans see and reclaim. */
         uint32_t limit = atomic_load(&b->f->h.slot_limit);
         while (limit < i + 1 && !atomic_compare_exchange_weak(&b->f->h.slot_limit, &limit, i + 1))
             ;
-        clear_slot(s);
-        dg_reset(gp_board_gate(b, s));
+        if (!atomic_compare_exchange_strong(&s->owner, &expected, claimed))
+            continue;
+        /* Then the lock and the identity: until the lock is held, the claimer can only be told
+         * alive by its pid (in the pid namespace the slot names) or by how short a claim is
+         * (gp_board_claimer_gone). One that stalled longer than that before it (stopped) may
+         * find the slot reclaimed: it leaves it to its new owner. */
         struct flock l = slot_lock(b, s, F_RDLCK);
-        atomic_store(&s->liveness_lock, fcntl(b->fd, F_OFD_SETLK, &l) == 0);
+        bool locked = fcntl(b->fd, F_OFD_SETLK, &l) == 0;
+        if (atomic_load(&s->owner) != claimed) {
+            if (locked) {
+                l.l_type = F_UNLCK;
+                fcntl(b->fd, F_OFD_SETLK, &l);
+            }
+            continue;
+        }
         s->owner_start = me->start;
         s->incarnation = me->incarnation;
         s->pid_ns = me->pid_ns;
+        clear_slot(s);
+        dg_reset(gp_board_gate(b, s));
+        atomic_store(&s->liveness_lock, locked);
         memcpy(s->comm, me->comm, sizeof s->comm);
         return s;
     }
@@ -855,7 +882,9 @@ void gp_board_free(struct gp_board *b, struct gp_board_slot *s)
         struct flock l = slot_lock(b, s, F_UNLCK);
         fcntl(b->fd, F_OFD_SETLK, &l);
     }
-    atomic_store(&s->owner, 0);
+    /* Still ours unless we stalled here past GP_BOARD_CLAIM_MAX_NS and someone reclaimed it:
+     * then it is theirs, or free, or someone else's again. */
+    atomic_compare_exchange_strong(&s->owner, &mine, 0);
 }
 
 bool gp_board_linked(const struct gp_board *b)

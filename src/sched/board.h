@@ -307,8 +307,24 @@ static inline unsigned gp_board_slots_used(const struct gp_board *b)
 
 /* Claims a free slot for the calling process and fills in its identity; NULL when the board
  * is full. The slot is not yet live: fill it in, then gp_board_publish (a queue's slot) or
- * gp_board_publish_record (the process's record). */
+ * gp_board_publish_record (the process's record). Its liveness lock is taken right after the
+ * claim, before anything else is written. */
 struct gp_board_slot *gp_board_claim(struct gp_board *b);
+/* Claiming, filling in and freeing take microseconds: a slot claimed this long by the same owner
+ * word, its liveness lock held by nobody, was left so by a process that died. */
+#define GP_BOARD_CLAIM_MAX_NS 500000000ull
+/*
+ * Whether the process that claimed slot s (being filled in or freed) is gone. Its identity in the
+ * slot is written after the claim, so it may still be the previous owner's: the claimer is judged
+ * by the slot's liveness lock, which it takes right after claiming, and by its pid. Alive while
+ * anyone holds the lock; gone once nobody has held it while the slot stayed claimed by the same
+ * owner word for GP_BOARD_CLAIM_MAX_NS (claimed_ns: how long the caller has seen it so, 0 when it
+ * cannot tell), whatever the pid says (a killed claimer not yet reaped, its pid reused, or of
+ * another pid namespace). Otherwise gone when its pid no longer runs in this pid namespace (a
+ * zombie included), where the slot says it is of this namespace.
+ */
+bool gp_board_claimer_gone(const struct gp_board *b, const struct gp_board_slot *s,
+                           uint64_t claimed_ns);
 void gp_board_publish(struct gp_board *b, struct gp_board_slot *s);
 void gp_board_publish_record(struct gp_board *b, struct gp_board_slot *s);
 /* Frees a slot (the caller's own, or a dead owner's that it checked). */

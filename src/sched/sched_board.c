@@ -183,21 +183,40 @@ static bool live_owner_alive(struct alive_cache *c, const struct gp_board *b,
     return true;
 }
 
-static bool reclaim_dead(struct device_board *d)
+/* The listener's memory of claimed slots: since when each has been claimed by the same owner
+ * word (gp_board_claimer_gone). */
+struct claim_watch {
+    uint64_t word, since;
+};
+
+/*
+ * Frees the slots of owners that are gone; true when it freed any. A record is judged like a
+ * queue's slot: by its owner's identity, so an exec'd image's goes too. A claimed slot (being
+ * filled in or freed) has no identity of its own yet: by its lock and pid, and with claims (the
+ * listener's, at now) by how long it has stayed claimed, which frees one whose claimer was killed
+ * whatever its pid says (judged by pid alone, a claimer killed before it wrote its pid namespace
+ * held a new slot for ever: chaos.short_lived under TSan). *pending: a claimed slot not judged
+ * gone yet (look again soon).
+ */
+static bool reclaim_dead(struct device_board *d, struct claim_watch *claims, uint64_t now,
+                         bool *pending)
 {
     bool any = false;
     struct alive_cache alive = {.n = 0};
     for (unsigned i = 0; i < gp_board_slots_used(&d->b); i++) {
         struct gp_board_slot *s = &d->b.f->slots[i];
-        uint64_t word = atomic_load(&s->owner);
+        uint64_t word = atomic_load(&s->owner), claimed_ns = 0;
+        if (claims && claims[i].word != word)
+            claims[i] = (struct claim_watch){word, now};
         if (!word || !sb_foreign(s))
             continue;
-        /* A claimed slot is being filled in: only a vanished pid is proof of death. A record is
-         * judged like a queue's slot: by its owner's identity, so an exec'd image's goes too. */
+        if (claims && !GP_SLOT_PUBLISHED(word))
+            claimed_ns = now - claims[i].since;
         bool dead = GP_SLOT_PUBLISHED(word)
                         ? !live_owner_alive(&alive, &d->b, s, GP_SLOT_OWNER(word))
-                        : s->pid_ns == gp_board_self()->pid_ns &&
-                              kill((pid_t)GP_SLOT_OWNER(word), 0) != 0 && errno == ESRCH;
+                        : gp_board_claimer_gone(&d->b, s, claimed_ns);
+        if (!dead && !GP_SLOT_PUBLISHED(word) && pending)
+            *pending = true;
         if (!dead || gp_board_lock(&d->b) != 0)
             continue;
         bool freed = atomic_load(&s->owner) == word;
@@ -265,7 +284,7 @@ static bool mark_stalled(struct device_board *d, struct stall_watch *seen, uint6
 static struct gp_board_slot *claim_slot(struct device_board *d)
 {
     struct gp_board_slot *s = gp_board_claim(&d->b);
-    if (!s && reclaim_dead(d)) {
+    if (!s && reclaim_dead(d, NULL, 0, NULL)) {
         s = gp_board_claim(&d->b);
         atomic_store(&d->redecide, true); /* what the dead held back is decided on again */
         gp_board_notify(&d->b);
@@ -300,8 +319,10 @@ static void *listener_main(void *arg)
     xq_sched_thread_role("a board listener");
     uint32_t seen = atomic_load(&d->b.f->h.seq);
     uint64_t next_check = 0, held_since = 0;
-    struct stall_watch *watch = calloc(GP_BOARD_SLOTS, sizeof *watch); /* NULL: not watched */
+    struct stall_watch *watch = calloc(GP_BOARD_SLOTS, sizeof *watch);   /* NULL: not watched */
+    struct claim_watch *claims = calloc(GP_BOARD_SLOTS, sizeof *claims); /* NULL: pid only */
     bool watching_others = false; /* another user's queue is taken for stalled: look often */
+    bool claim_pending = false;   /* a claimed slot may be a dead claimer's: look again soon */
     while (!atomic_load(&stopping)) {
         /* Dozing is said before looking: a queue of ours held after the look finds it said
          * (sb_thread_held) and wakes us, one held before it is seen by the look. Said after, a
@@ -313,6 +334,7 @@ static void *listener_main(void *arg)
             atomic_store(&d->dozing, false);
         uint64_t period = up.share_turn(device) ? SB_SHARE_LOOK_NS
                           : often               ? LIVENESS_HELD_NS
+                          : claim_pending       ? GP_BOARD_CLAIM_MAX_NS
                                                 : LIVENESS_IDLE_NS;
         uint32_t now_seq = tn_wait(&d->tenants, &d->b, seen, period, &poked);
         atomic_store(&d->dozing, false);
@@ -324,16 +346,21 @@ static void *listener_main(void *arg)
             seen = now_seq;
             xq_wake_waiters();
         }
-        /* Another user's board moved, or a new one poked us (it appeared). */
-        decide |= tn_summaries_moved(&d->tenants) || (poked && tn_refresh(&d->tenants, false));
+        /* Another user's board moved, or a new one may have appeared (a poke, or the directory
+         * changed): listed again, which reads every board again too. Not skipped when a summary
+         * moved as well: the newcomer would wait for the next look. */
+        decide |= poked ? tn_refresh(&d->tenants, false) : tn_summaries_moved(&d->tenants);
         uint64_t now = gp_now_ns();
         held = up.device_held(device, &suspended);
         if ((held || watching_others) && next_check > now + LIVENESS_HELD_NS)
             next_check = now; /* held since the last check was planned: look at once */
         if (now >= next_check) {
             decide |= tn_look(&d->tenants, now, watchdog_ns, &watching_others);
-            next_check = now + (held || watching_others ? LIVENESS_HELD_NS : LIVENESS_IDLE_NS);
-            decide |= reclaim_dead(d);
+            claim_pending = false;
+            decide |= reclaim_dead(d, claims, now, &claim_pending);
+            next_check = now + (held || watching_others ? LIVENESS_HELD_NS
+                                : claim_pending         ? GP_BOARD_CLAIM_MAX_NS
+                                                        : LIVENESS_IDLE_NS);
             if (held && watch)
                 decide |= mark_stalled(d, watch, now);
             /* The decision that suspends us may be stale: a process stopped between a queue of
@@ -346,6 +373,7 @@ static void *listener_main(void *arg)
         up.changed(device, decide);
     }
     free(watch);
+    free(claims);
     return NULL;
 }
 
@@ -486,7 +514,7 @@ static void drop_record(struct device_board *d)
  * go with the file: nobody can open it any more, so nobody can claim their lines. */
 static void remove_if_last(struct device_board *d)
 {
-    reclaim_dead(d);
+    reclaim_dead(d, NULL, 0, NULL);
     if (gp_board_lock(&d->b) != 0)
         return;
     for (unsigned i = 0; i < gp_board_slots_used(&d->b); i++) {

@@ -174,6 +174,47 @@ static int take(const char *path, void *arg)
     return 0;
 }
 
+/* Lists again at most this often when the directory keeps changing (someone keeps replacing
+ * files in it): its changes are looked for before each sleep of the listener. */
+#define TN_RELIST_NS 20000000ull
+/* Directories' timestamps come from a clock that moves a tick at a time (1-10 ms): a change
+ * within the tick after a listing leaves the time the listing saw. */
+#define TN_TIMESTAMP_TICK_NS 20000000ll
+
+static int64_t ts_ns(struct timespec t)
+{
+    return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+}
+
+/* Before a listing: the directory's modification time, which a board's appearing changes. */
+static void note_listing(struct tn_device *td)
+{
+    struct stat st;
+    struct timespec now;
+    td->listed_ns = gp_now_ns();
+    if (stat(gp_board_dir(), &st) != 0 || clock_gettime(CLOCK_REALTIME, &now) != 0) {
+        /* Nothing to compare with (nor, then, at the next sleep): pokes and looks only. */
+        td->dir_mtime = (struct timespec){0, 0};
+        td->dir_unsettled = false;
+        return;
+    }
+    int64_t age = ts_ns(now) - ts_ns(st.st_mtim);
+    td->dir_mtime = st.st_mtim;
+    td->dir_unsettled = age > -TN_TIMESTAMP_TICK_NS && age < TN_TIMESTAMP_TICK_NS;
+}
+
+/* Whether the directory may hold a board that the last listing did not see. */
+static bool dir_moved(const struct tn_device *td)
+{
+    struct stat st;
+    if (!td->listed_ns)
+        return false; /* never listed: not the shared directory */
+    if (td->dir_unsettled)
+        return true;
+    return stat(gp_board_dir(), &st) == 0 && (st.st_mtim.tv_sec != td->dir_mtime.tv_sec ||
+                                              st.st_mtim.tv_nsec != td->dir_mtime.tv_nsec);
+}
+
 /* Reads every board again (and, with list, looks for new ones and removed ones in the
  * directory): the boards whose file is removed or no longer a board are dropped. The copies are
  * read outside the scheduling lock and put in place under it. True when the set changed; into
@@ -183,6 +224,7 @@ static bool update(struct tn_device *td, bool list, bool poke, bool *moved)
     struct listing l = {.td = td};
     *moved = false;
     if (list) {
+        note_listing(td);
         gp_board_list(gp_board_dir(), (uid_t)-1, take, &l);
         if (l.full && !td->said_full)
             gp_log(GP_LOG_WARN,
@@ -306,11 +348,10 @@ bool tn_summaries_moved(struct tn_device *td)
     return changed || moved;
 }
 
-uint32_t tn_wait(struct tn_device *td, struct gp_board *own, uint32_t seen, uint64_t timeout_ns,
-                 bool *poked)
+/* tn_wait's sleep, from `from` for at most timeout_ns. */
+static uint32_t sleep_on(struct tn_device *td, struct gp_board *own, uint32_t seen,
+                         uint64_t timeout_ns, uint64_t from, bool *poked)
 {
-    *poked = false;
-    uint64_t from = gp_now_ns();
 #ifdef SYS_futex_waitv
     struct futex_waitv w[1 + TN_MAX_BOARDS];
     unsigned n = 0;
@@ -335,6 +376,26 @@ uint32_t tn_wait(struct tn_device *td, struct gp_board *own, uint32_t seen, uint
     uint64_t step = td->n && timeout_ns > 2000000 ? 2000000 : timeout_ns;
     uint32_t now_seq = gp_board_wait(own, seen, step);
     *poked = now_seq == seen && gp_now_ns() < from + step;
+    return now_seq;
+}
+
+uint32_t tn_wait(struct tn_device *td, struct gp_board *own, uint32_t seen, uint64_t timeout_ns,
+                 bool *poked)
+{
+    *poked = false;
+    uint64_t from = gp_now_ns(), due = UINT64_MAX;
+    /* A board that appeared while we were awake may have poked nobody: the directory is listed
+     * again now, or once TN_RELIST_NS passed since the last listing (the sleep ends then). */
+    if (dir_moved(td)) {
+        due = td->listed_ns + TN_RELIST_NS;
+        if (from >= due) {
+            *poked = true;
+            return atomic_load(&own->f->h.seq);
+        }
+        timeout_ns = due - from < timeout_ns ? due - from : timeout_ns;
+    }
+    uint32_t now_seq = sleep_on(td, own, seen, timeout_ns, from, poked);
+    *poked |= gp_now_ns() >= due;
     return now_seq;
 }
 

@@ -78,6 +78,14 @@ struct tn_device {
     } refused[TN_MAX_REFUSED];
     unsigned n_refused;
     bool said_too_many, said_full;
+    /* The directory as last listed. A new user's process pokes our listener (tn_refresh), but a
+     * wake that finds nobody waiting is lost: a listener busy at that moment slept the idle
+     * period before it listed again, and meanwhile our queues, alone as far as we knew, were
+     * decided untracked and published no activity for the newcomer to yield to. So before it
+     * sleeps the listener lists again once the directory changed since this listing. */
+    struct timespec dir_mtime;
+    uint64_t listed_ns; /* gp_now_ns() at the listing; 0: never listed */
+    bool dir_unsettled; /* it changed within a timestamp's granularity of the listing */
 };
 
 /* Lists the directory: opens the boards of other users that appeared, drops those removed, and
@@ -90,7 +98,8 @@ bool tn_refresh(struct tn_device *td, bool poke);
 bool tn_look(struct tn_device *td, uint64_t now, uint64_t watchdog_ns, bool *watching);
 /* Waits until own's sequence word differs from seen, another board's summary moved, or timeout:
  * returns own's sequence word; *poked: woken with nothing of that changed (another user's new
- * board: list the directory again). */
+ * board), or the directory changed since it was last listed (a poke may have been lost): list
+ * the directory again (tn_refresh). */
 uint32_t tn_wait(struct tn_device *td, struct gp_board *own, uint32_t seen, uint64_t timeout_ns,
                  bool *poked);
 /* Reads the boards again (their private copies); whether a board's summary moved since the last

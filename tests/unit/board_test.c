@@ -245,6 +245,97 @@ static void dead_owners(void)
     gp_board_close(&b);
 }
 
+/* A claimed slot of pid as a claimer left it right after its claim: its identity (the pid
+ * namespace included) not written yet, and no lock taken. */
+static struct gp_board_slot *forge_claim(struct gp_board *b, uint32_t pid)
+{
+    for (unsigned i = 0; i < GP_BOARD_SLOTS; i++) {
+        struct gp_board_slot *s = &b->f->slots[i];
+        if (atomic_load(&s->owner))
+            continue;
+        if (atomic_load(&b->f->h.slot_limit) < i + 1)
+            atomic_store(&b->f->h.slot_limit, i + 1);
+        s->pid_ns = 0;
+        s->owner_start = s->incarnation = 0;
+        atomic_store(&s->liveness_lock, 0);
+        atomic_store(&s->owner, (uint64_t)pid << 32 | GP_SLOT_CLAIMED);
+        return s;
+    }
+    return NULL;
+}
+
+/*
+ * A slot claimed and not yet published has no identity of its own yet, so its claimer is judged by
+ * the slot's liveness lock, by its pid, and by how long the slot has stayed claimed. One killed
+ * right after its claim is gone once the slot stayed claimed, unlocked, for GP_BOARD_CLAIM_MAX_NS
+ * (judged by its pid alone it was alive for ever: its namespace was not written); so is one whose
+ * pid runs again (reused); one whose pid no longer runs in the namespace the slot names is gone at
+ * once, a zombie included (killed, not reaped: kill(pid, 0) still succeeds); one that holds its
+ * claim is alive however long it has been claimed.
+ */
+static void dead_claimers(void)
+{
+    struct gp_board b;
+    const char *why;
+    CHECK_INT(gp_board_open("claim", &b, &why), 0);
+    pid_t ended = fork();
+    if (ended == 0)
+        _exit(0);
+    waitpid(ended, NULL, 0);
+    struct gp_board_slot *s = forge_claim(&b, (uint32_t)ended);
+    CHECK(s != NULL);
+    if (s) {
+        CHECK(!gp_board_claimer_gone(&b, s, 0));
+        CHECK(!gp_board_claimer_gone(&b, s, GP_BOARD_CLAIM_MAX_NS - 1));
+        CHECK(gp_board_claimer_gone(&b, s, GP_BOARD_CLAIM_MAX_NS));
+        s->pid_ns = gp_board_self()->pid_ns; /* written: the vanished pid tells at once */
+        CHECK(gp_board_claimer_gone(&b, s, 0));
+        gp_board_free(&b, s);
+        CHECK_INT(atomic_load(&s->owner), 0);
+    }
+    /* A pid that runs (our parent's, as if reused) tells nothing against the time. */
+    s = forge_claim(&b, (uint32_t)getppid());
+    CHECK(s != NULL);
+    if (s) {
+        s->pid_ns = gp_board_self()->pid_ns;
+        CHECK(!gp_board_claimer_gone(&b, s, 0));
+        CHECK(gp_board_claimer_gone(&b, s, GP_BOARD_CLAIM_MAX_NS));
+        gp_board_free(&b, s);
+    }
+    int ready[2];
+    CHECK_INT(pipe(ready), 0);
+    pid_t claimer = fork();
+    if (claimer == 0) {
+        struct gp_board own;
+        struct gp_board_slot *c = claim_as_child("claim", &own);
+        char locked = c && atomic_load(&c->liveness_lock);
+        if (write(ready[1], &locked, 1) != 1)
+            _exit(1);
+        pause();
+        _exit(0);
+    }
+    char locked = 0;
+    CHECK(read(ready[0], &locked, 1) == 1 && locked);
+    s = NULL;
+    for (unsigned i = 0; i < GP_BOARD_SLOTS; i++)
+        if (atomic_load(&b.f->slots[i].owner) == ((uint64_t)claimer << 32 | GP_SLOT_CLAIMED))
+            s = &b.f->slots[i];
+    CHECK(s != NULL);
+    if (s) {
+        CHECK(!gp_board_claimer_gone(&b, s, 10 * GP_BOARD_CLAIM_MAX_NS));
+        kill(claimer, SIGKILL);
+        siginfo_t info;
+        CHECK_INT(waitid(P_PID, (id_t)claimer, &info, WEXITED | WNOWAIT), 0); /* a zombie now */
+        CHECK_INT(kill(claimer, 0), 0);
+        CHECK(gp_board_claimer_gone(&b, s, 0));
+        gp_board_free(&b, s);
+    }
+    waitpid(claimer, NULL, 0);
+    close(ready[0]);
+    close(ready[1]);
+    gp_board_close(&b);
+}
+
 /*
  * A process of another pid namespace (a container sharing the board directory) is judged by its
  * slot's liveness lock, not by its pid, which may be ours (every container's first process is
@@ -595,13 +686,14 @@ int main(void)
     layout();
     create_and_share();
     dead_owners();
+    dead_claimers();
     other_namespace();
     exec_without_gpuprio();
     own_threads_excluded();
     waking();
     int n = 0;
     CHECK_INT(gp_board_list(dir, geteuid(), count_board, &n), 0);
-    CHECK_INT(n, 6); /* 0000:c1:00.0, dead, namespace, exec, threads, wake; nothing hidden */
+    CHECK_INT(n, 7); /* 0000:c1:00.0, dead, claim, namespace, exec, threads, wake; nothing hidden */
     refusals();
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
