@@ -1339,7 +1339,13 @@ static int users_side_by_side(const char *its_priority, const char *load_priorit
     spawn_uid = USER_A;
     struct proc bursts = spawn_ready(its_priority, NULL, high_bursts);
     spawn_uid = USER_B;
+    /* With the shared directory on disk (disk-tenant-two), the load says its gates are mirrored. */
+    stderr_to_file = on_disk;
+    if (on_disk)
+        setenv("GPUPRIO_LOG", "info", 1);
     struct proc load = spawn_ready(load_priority, NULL, low_load);
+    stderr_to_file = false;
+    unsetenv("GPUPRIO_LOG");
     spawn_uid = 0;
     /* The bursts first, so that the load finds their queue there and is throttled from its first
      * command: another user's arrival reaches a running load only with its listener's wake-up,
@@ -1352,6 +1358,8 @@ static int users_side_by_side(const char *its_priority, const char *load_priorit
     EXPECT(finish(&bursts, NULL) == 0);
     *suspended = last_suspensions;
     EXPECT(finish(&load, load_at) == 0);
+    if (on_disk)
+        EXPECT(stderr_of(&load, "mirrored: the runtime refused to register the board's gate lines"));
     read_trace();
     EXPECT(count_tag(TAG_HIGH) == 64);
     EXPECT(count_tag(TAG_LOW) == 500);
