@@ -1359,7 +1359,7 @@ static int users_side_by_side(const char *its_priority, const char *load_priorit
     *suspended = last_suspensions;
     EXPECT(finish(&load, load_at) == 0);
     if (on_disk)
-        EXPECT(stderr_of(&load, "mirrored: the runtime refused to register the board's gate lines"));
+        EXPECT(stderr_of(&load, "mirrored: the runtime refused to register the board's"));
     read_trace();
     EXPECT(count_tag(TAG_HIGH) == 64);
     EXPECT(count_tag(TAG_LOW) == 500);
