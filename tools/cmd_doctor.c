@@ -385,6 +385,30 @@ static void decide_cu_cuda(struct device_facts *d)
              above ? "; GPUPRIO_PRIORITY here is above normal: such a process uses every SM" : "");
 }
 
+/* The runtime's version and its devices (up to MAX_DEVICES), each with its index and name, its
+ * ability to wait on host memory not yet known; false, with why_none said, where it sees none
+ * (or is not ready: CUDA's driver that cuInit refused). */
+static bool take_devices(struct runtime_facts *f, version_fn version, bool ready, count_fn count,
+                         int (*name)(char *, int, int), const char *runtime)
+{
+    int v = 0, n = 0;
+    if (version && version(&v) == 0)
+        f->version = v;
+    if (!ready || !count || count(&n) != 0 || n <= 0) {
+        snprintf(f->why_none, sizeof f->why_none, "the %s sees no device", runtime);
+        return false;
+    }
+    f->ndevices = n < MAX_DEVICES ? n : MAX_DEVICES;
+    for (int i = 0; i < f->ndevices; i++) {
+        struct device_facts *d = &f->dev[i];
+        d->index = i;
+        d->can_wait = -1;
+        if (name && name(d->name, sizeof d->name, i) != 0)
+            d->name[0] = '\0';
+    }
+    return true;
+}
+
 static void ask_hip(struct runtime_facts *f, const struct board_facts *board)
 {
     void *h = bind(f, "libamdhip64", "hipLaunchKernel", hip_sonames);
@@ -398,20 +422,10 @@ static void ask_hip(struct runtime_facts *f, const struct board_facts *board)
         (int (*)(int *, int, int))gp_dlsym(h, "hipDeviceGetAttribute");
     int (*range)(int *, int *) =
         (int (*)(int *, int *))gp_dlsym(h, "hipDeviceGetStreamPriorityRange");
-    int v = 0, n = 0;
-    if (version && version(&v) == 0)
-        f->version = v;
-    if (!count || count(&n) != 0 || n <= 0) {
-        snprintf(f->why_none, sizeof f->why_none, "the runtime sees no device");
+    if (!take_devices(f, version, true, count, name, "runtime"))
         return;
-    }
-    f->ndevices = n < MAX_DEVICES ? n : MAX_DEVICES;
     for (int i = 0; i < f->ndevices; i++) {
         struct device_facts *d = &f->dev[i];
-        d->index = i;
-        d->can_wait = -1;
-        if (name && name(d->name, sizeof d->name, i) != 0)
-            d->name[0] = '\0';
 #ifdef GP_DOCTOR_WITH_HIP
         int can = 0;
         if (attribute && attribute(&can, hipDeviceAttributeCanUseStreamWaitValue, i) == 0)
@@ -513,20 +527,11 @@ static void ask_cuda(struct runtime_facts *f, const struct board_facts *board)
     *(void **)&cu.push = gp_dlsym(h, "cuCtxPushCurrent_v2");
     *(void **)&cu.pop = gp_dlsym(h, "cuCtxPopCurrent_v2");
     *(void **)&cu.range = gp_dlsym(h, "cuCtxGetStreamPriorityRange");
-    int v = 0, n = 0;
-    if (version && version(&v) == 0)
-        f->version = v;
-    if (!init || init(0) != 0 || !count || count(&n) != 0 || n <= 0) {
-        snprintf(f->why_none, sizeof f->why_none, "the driver sees no device");
+    bool initialized = init && init(0) == 0;
+    if (!take_devices(f, version, initialized, count, name, "driver"))
         return;
-    }
-    f->ndevices = n < MAX_DEVICES ? n : MAX_DEVICES;
     for (int i = 0; i < f->ndevices; i++) {
         struct device_facts *d = &f->dev[i];
-        d->index = i;
-        d->can_wait = -1;
-        if (name && name(d->name, sizeof d->name, i) != 0)
-            d->name[0] = '\0';
         d->cuda = true;
         int can = 0;
         if (cu.attribute && cu.attribute(&can, CU_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS, i) == 0)
