@@ -18,29 +18,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#ifndef __HIP_PLATFORM_AMD__
-#define __HIP_PLATFORM_AMD__ 1
-#endif
-#include <hip/hip_runtime_api.h>
-
-#define HIP_AT_LEAST(major, minor)                                                                 \
-    (HIP_VERSION_MAJOR > (major) || (HIP_VERSION_MAJOR == (major) && HIP_VERSION_MINOR >= (minor)))
-
-#if HIP_AT_LEAST(6, 4)
-/* hip_ext.h declares these for C++ only; 6.4 and 7.x export both under their C names (hip_4.2). */
-hipError_t hipExtModuleLaunchKernel(hipFunction_t f, uint32_t globalWorkSizeX,
-                                    uint32_t globalWorkSizeY, uint32_t globalWorkSizeZ,
-                                    uint32_t localWorkSizeX, uint32_t localWorkSizeY,
-                                    uint32_t localWorkSizeZ, size_t sharedMemBytes,
-                                    hipStream_t hStream, void **kernelParams, void **extra,
-                                    hipEvent_t startEvent, hipEvent_t stopEvent, uint32_t flags);
-hipError_t hipHccModuleLaunchKernel(hipFunction_t f, uint32_t globalWorkSizeX,
-                                    uint32_t globalWorkSizeY, uint32_t globalWorkSizeZ,
-                                    uint32_t localWorkSizeX, uint32_t localWorkSizeY,
-                                    uint32_t localWorkSizeZ, size_t sharedMemBytes,
-                                    hipStream_t hStream, void **kernelParams, void **extra,
-                                    hipEvent_t startEvent, hipEvent_t stopEvent);
-#endif
+/* The library's own declarations for what the headers in use lack: hip_ext.h declares
+ * hipExtModuleLaunchKernel and hipHccModuleLaunchKernel for C++ only, and 6.4 and 7.x export both
+ * under their C names (hip_4.2). */
+#include "hip_compat.h"
 
 static int calls;
 
@@ -73,7 +54,7 @@ int show_calls(void)
     SHOW(hipGetLastError());
     SHOW(hipGetLastError());
 
-#if HIP_AT_LEAST(6, 1)
+#if GP_HIP_AT_LEAST(6, 1)
     {
         void *fn = NULL;
         hipDriverProcAddressQueryResult status = HIP_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
@@ -83,13 +64,13 @@ int show_calls(void)
             SHOW(((hipError_t(*)(hipStream_t))fn)(NULL));
     }
 #endif
-#if HIP_AT_LEAST(6, 4)
+#if GP_HIP_AT_LEAST(6, 4)
     SHOW(hipExtModuleLaunchKernel(NULL, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL, NULL, NULL, 0));
     SHOW(hipHccModuleLaunchKernel(NULL, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL, NULL, NULL));
     SHOW(hipEventRecordWithFlags(event, NULL, 0));
     SHOW(hipStreamBatchMemOp(NULL, 0, NULL, 0));
 #endif
-#if HIP_AT_LEAST(6, 5)
+#if GP_HIP_AT_LEAST(6, 5)
     {
         hipLaunchConfig_t config;
         HIP_LAUNCH_CONFIG driver_config;
@@ -102,7 +83,7 @@ int show_calls(void)
         SHOW(hipDrvLaunchKernelEx(&driver_config, NULL, NULL, NULL));
     }
 #endif
-#if HIP_AT_LEAST(7, 1)
+#if GP_HIP_AT_LEAST(7, 1)
     {
         unsigned long long id = 0;
         hipStreamAttrValue value;
@@ -119,7 +100,7 @@ int show_calls(void)
         SHOW(hipMemcpyBatchAsync(NULL, NULL, NULL, 0, NULL, NULL, 0, &fail_index, NULL));
     }
 #endif
-#if HIP_AT_LEAST(7, 2)
+#if GP_HIP_AT_LEAST(7, 2)
     SHOW(hipStreamCopyAttributes(NULL, NULL));
 #endif
     SHOW(hipGetLastError());

@@ -74,7 +74,7 @@ fi
 
 # 2. The Debian 12 library preloaded into programs built here.
 t0=$(date +%s)
-cflags="-std=c11 -Wall -Wextra -Werror -O1 -g"
+cflags="-std=c11 -Wall -Wextra -Werror -O1 -g -I$here/../../src/hal/hip" # calls.c: hip_compat.h
 wheel=$work/rocm/wheel/torch/lib
 mkdir -p "$wheel"
 # The file PyTorch's ROCm wheels bundle, torch/lib/libamdhip64.so, its soname set to that file
