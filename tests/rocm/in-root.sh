@@ -3,8 +3,11 @@
 # with one of Debian's real HIP runtimes installed (libamdhip64.so.6 or .so.7) and no GPU:
 #   1. builds gpuprio from SRC with gcc (-Werror, as every build) against the root's HIP headers
 #      and runs its tests (ctest); a test that needs a package the root lacks skips, and its
-#      reason is printed; the real-runtime test (shim.debian_runtime_identical) must be among
-#      those run, against the root's runtime;
+#      reason is printed; the real-runtime test (shim.real_runtime_identical) must be among
+#      those run, against the root's runtime (GPUPRIO_REQUIRE_REAL_HIP_RUNTIME: configure fails
+#      otherwise), and so must shim.hip_coverage: tools/hip-coverage.sh against the root's
+#      runtime and headers, every export that touches a stream wrapped or left out for a
+#      recorded reason (its summary line is printed);
 #   2. preloads HOST_SHIM, the library built on Debian 12 (the .deb's), into programs compiled
 #      here against the real runtime: real_hip (linked against it) and wheel_main (the runtime
 #      copied into a wheel-like directory under the wheel's file name, reached through a
@@ -38,21 +41,24 @@ echo "runtime: $lib ($soname), headers: HIP $headers"
 # 1. The project, built and tested here.
 t0=$(date +%s)
 build=$work/gpuprio
-if ! CC=gcc cmake -S "$src" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo >"$work/configure.log" 2>&1; then
+if ! CC=gcc cmake -S "$src" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DGPUPRIO_REQUIRE_REAL_HIP_RUNTIME=ON >"$work/configure.log" 2>&1; then
     tail -n 20 "$work/configure.log"
     fail "configure"
 elif ! cmake --build "$build" -j "$jobs" >"$work/build.log" 2>&1; then
     grep -E 'error|warning' "$work/build.log" | head -n 40
     fail "build with gcc -Werror against the HIP $headers headers"
 else
-    grep -E 'real-runtime|debian_runtime' "$work/configure.log"
+    grep -E '^-- (HIP headers|gpuprio: real-runtime)' "$work/configure.log"
     ok "build with gcc -Werror against the HIP $headers headers ($(($(date +%s) - t0))s)"
     t0=$(date +%s)
-    if ctest --test-dir "$build" -N -R '^shim\.debian_runtime_identical$' | grep -q 'Total Tests: 1'; then
-        ok "the real-runtime test is configured"
-    else
-        fail "the real-runtime test (shim.debian_runtime_identical) is not configured against $soname"
-    fi
+    for t in shim.real_runtime_identical shim.hip_coverage; do
+        if ctest --test-dir "$build" -N -R "^$t\$" | grep -q 'Total Tests: 1'; then
+            ok "$t is configured"
+        else
+            fail "$t is not configured against $soname"
+        fi
+    done
     # The sim-dependent tests wait on timers, not the CPU: more jobs than cores shortens the run.
     ctest --test-dir "$build" -j "$((jobs + 1))" --output-on-failure >"$work/ctest.log" 2>&1
     ctest_status=$?
@@ -63,6 +69,10 @@ else
                                on {last = $0}' "$build/Testing/Temporary/LastTest.log")
         echo "skipped: $t: $reason"
     done
+    coverage=$(awk '/Test: shim\.hip_coverage$/ {on = 1}
+                    on && /exported functions touch a stream/ {print; exit}' \
+        "$build/Testing/Temporary/LastTest.log")
+    echo "hip-coverage against $soname: ${coverage:-no summary line}"
     if [ $ctest_status = 0 ]; then
         ok "ctest ($(($(date +%s) - t0))s)"
     else
