@@ -14,7 +14,9 @@
 #      framework library opened RTLD_LOCAL; and again under an auditwheel-style name,
 #      libamdhip64-3f2a1b0c.so, which the shim must take for the runtime too). Each runs in every exit mode without and with the
 #      shim: the same output and the same exit status, the one the mode asks for, never a signal
-#      but the one it raises; the wheel's process maps one runtime. Every HIP function these
+#      but the one it raises; the wheel's process maps one runtime, and the shim binds to that
+#      copy (its debug log names the file), as it binds to the system's for real_hip. Every HIP
+#      function these
 #      programs import binds to the shim in its version node, but the five that touch no stream,
 #      which bind to the runtime.
 #
@@ -142,9 +144,24 @@ for w in wheel hashed; do
         fail "$w: $(grep '^HIP runtimes mapped' "$work/rocm/$w.return.shim") under the shim"
     fi
 done
-# The shim on the wheel's copy: a missing or second runtime would show here, at debug level.
-GPUPRIO_LOG=debug LD_PRELOAD=$shim "$work/rocm/wheel_main" "$wheel/libframework.so" return \
-    2>&1 >/dev/null | grep -i 'runtime' | head -n 3
+# The runtime the shim bound to, as its debug log names it: the wheel's copy in the wheel's
+# processes (not the system's, which a search by soname would find), the system's for real_hip.
+bound_to() { # NAME EXPECTED_FILE PROGRAM ARGS...
+    name=$1 want=$2
+    shift 2
+    GPUPRIO_LOG=debug LD_PRELOAD=$shim "$@" 2>"$work/rocm/$name.debug" >/dev/null
+    got=$(sed -n 's/.*bound to the HIP runtime //p' "$work/rocm/$name.debug" | head -n 1)
+    if [ -n "$got" ] && [ "$(readlink -f "$got")" = "$(readlink -f "$want")" ]; then
+        ok "$name: the shim bound to $got"
+    else
+        grep -i 'runtime' "$work/rocm/$name.debug" | head -n 3
+        fail "$name: the shim bound to ${got:-no runtime}, not $want"
+    fi
+}
+bound_to real_hip "$lib" "$work/rocm/real_hip" return
+bound_to wheel "$wheel/libamdhip64.so" "$work/rocm/wheel_main" "$wheel/libframework.so" return
+bound_to hashed "$hashed/libamdhip64-3f2a1b0c.so" \
+    "$work/rocm/wheel_main" "$hashed/libframework.so" return
 
 # Bindings: every HIP function these programs import binds, in its version node, to the shim,
 # but the few that touch no stream, which must reach the runtime itself (docs/hip-coverage.md:
