@@ -8,8 +8,10 @@
 #   - preloads HOST_SHIM, the library built here on Debian 12 (the .deb's), into programs linked
 #     against the real runtime, directly and bundled like a ROCm wheel's: output, exit status and
 #     bindings as without it, in every exit path;
-# and runs tests/check-exports.sh against each real runtime: every symbol it exports is in
-# versions/hip-version-nodes.tsv, in the version node the table gives.
+# and, outside the roots, runs tests/check-exports.sh against each real runtime (every symbol it
+# exports is in versions/hip-version-nodes.tsv, in the version node the table gives) and checks
+# the tree's syntax with this machine's clang -Werror against each root's HIP headers
+# (tests/rocm/clang-syntax.sh: the roots have gcc only, and clang there would cost the download).
 #
 #   sh scripts/test-rocm.sh [PACKAGE.deb | LIBRARY.so]
 #
@@ -37,7 +39,7 @@ die() {
 }
 
 [ "$(id -u)" = 0 ] || die "needs root (mmdebstrap, chroot and mounts); run it as root"
-for tool in mmdebstrap unshare chroot readelf; do
+for tool in mmdebstrap unshare chroot readelf clang python3; do
     command -v $tool >/dev/null 2>&1 || die "$tool not found (scripts/install-deps.sh installs it)"
 done
 
@@ -170,6 +172,13 @@ test_root() {
         echo "FAIL: check-exports on the real $soname"
         status=1
     fi
+    # The root's hip/ alone: its usr/include would put its libc headers ahead of this machine's.
+    t0=$(date +%s)
+    mkdir -p "$tmp/include-$name"
+    ln -s "$root/usr/include/hip" "$tmp/include-$name/hip"
+    sh tests/rocm/clang-syntax.sh "$src" "$tmp/include-$name" "$tmp/clang-$name" "$jobs" ||
+        status=1
+    say "$name: clang syntax check in $(($(date +%s) - t0))s"
 }
 # Both roots at once: making one is mostly waiting on the archive and on dpkg.
 t0=$(date +%s)

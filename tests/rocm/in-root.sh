@@ -3,15 +3,20 @@
 # with one of Debian's real HIP runtimes installed (libamdhip64.so.6 or .so.7) and no GPU:
 #   1. builds gpuprio from SRC with gcc (-Werror, as every build) against the root's HIP headers
 #      and runs its tests (ctest); a test that needs a package the root lacks skips, and its
-#      reason is printed; the real-runtime test (shim.debian_runtime_identical) must be among
-#      those run, against the root's runtime;
+#      reason is printed; the real-runtime test (shim.real_runtime_identical) must be among
+#      those run, against the root's runtime (GPUPRIO_REQUIRE_REAL_HIP_RUNTIME: configure fails
+#      otherwise), and so must shim.hip_coverage: tools/hip-coverage.sh against the root's
+#      runtime and headers, every export that touches a stream wrapped or left out for a
+#      recorded reason (its summary line is printed);
 #   2. preloads HOST_SHIM, the library built on Debian 12 (the .deb's), into programs compiled
 #      here against the real runtime: real_hip (linked against it) and wheel_main (the runtime
 #      copied into a wheel-like directory under the wheel's file name, reached through a
 #      framework library opened RTLD_LOCAL; and again under an auditwheel-style name,
 #      libamdhip64-3f2a1b0c.so, which the shim must take for the runtime too). Each runs in every exit mode without and with the
 #      shim: the same output and the same exit status, the one the mode asks for, never a signal
-#      but the one it raises; the wheel's process maps one runtime. Every HIP function these
+#      but the one it raises; the wheel's process maps one runtime, and the shim binds to that
+#      copy (its debug log names the file), as it binds to the system's for real_hip. Every HIP
+#      function these
 #      programs import binds to the shim in its version node, but the five that touch no stream,
 #      which bind to the runtime.
 #
@@ -38,21 +43,24 @@ echo "runtime: $lib ($soname), headers: HIP $headers"
 # 1. The project, built and tested here.
 t0=$(date +%s)
 build=$work/gpuprio
-if ! CC=gcc cmake -S "$src" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo >"$work/configure.log" 2>&1; then
+if ! CC=gcc cmake -S "$src" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DGPUPRIO_REQUIRE_REAL_HIP_RUNTIME=ON >"$work/configure.log" 2>&1; then
     tail -n 20 "$work/configure.log"
     fail "configure"
 elif ! cmake --build "$build" -j "$jobs" >"$work/build.log" 2>&1; then
     grep -E 'error|warning' "$work/build.log" | head -n 40
     fail "build with gcc -Werror against the HIP $headers headers"
 else
-    grep -E 'real-runtime|debian_runtime' "$work/configure.log"
+    grep -E '^-- (HIP headers|gpuprio: real-runtime)' "$work/configure.log"
     ok "build with gcc -Werror against the HIP $headers headers ($(($(date +%s) - t0))s)"
     t0=$(date +%s)
-    if ctest --test-dir "$build" -N -R '^shim\.debian_runtime_identical$' | grep -q 'Total Tests: 1'; then
-        ok "the real-runtime test is configured"
-    else
-        fail "the real-runtime test (shim.debian_runtime_identical) is not configured against $soname"
-    fi
+    for t in shim.real_runtime_identical shim.hip_coverage; do
+        if ctest --test-dir "$build" -N -R "^$t\$" | grep -q 'Total Tests: 1'; then
+            ok "$t is configured"
+        else
+            fail "$t is not configured against $soname"
+        fi
+    done
     # The sim-dependent tests wait on timers, not the CPU: more jobs than cores shortens the run.
     ctest --test-dir "$build" -j "$((jobs + 1))" --output-on-failure >"$work/ctest.log" 2>&1
     ctest_status=$?
@@ -63,6 +71,10 @@ else
                                on {last = $0}' "$build/Testing/Temporary/LastTest.log")
         echo "skipped: $t: $reason"
     done
+    coverage=$(awk '/Test: shim\.hip_coverage$/ {on = 1}
+                    on && /exported functions touch a stream/ {print; exit}' \
+        "$build/Testing/Temporary/LastTest.log")
+    echo "hip-coverage against $soname: ${coverage:-no summary line}"
     if [ $ctest_status = 0 ]; then
         ok "ctest ($(($(date +%s) - t0))s)"
     else
@@ -132,9 +144,24 @@ for w in wheel hashed; do
         fail "$w: $(grep '^HIP runtimes mapped' "$work/rocm/$w.return.shim") under the shim"
     fi
 done
-# The shim on the wheel's copy: a missing or second runtime would show here, at debug level.
-GPUPRIO_LOG=debug LD_PRELOAD=$shim "$work/rocm/wheel_main" "$wheel/libframework.so" return \
-    2>&1 >/dev/null | grep -i 'runtime' | head -n 3
+# The runtime the shim bound to, as its debug log names it: the wheel's copy in the wheel's
+# processes (not the system's, which a search by soname would find), the system's for real_hip.
+bound_to() { # NAME EXPECTED_FILE PROGRAM ARGS...
+    name=$1 want=$2
+    shift 2
+    GPUPRIO_LOG=debug LD_PRELOAD=$shim "$@" 2>"$work/rocm/$name.debug" >/dev/null
+    got=$(sed -n 's/.*bound to the HIP runtime //p' "$work/rocm/$name.debug" | head -n 1)
+    if [ -n "$got" ] && [ "$(readlink -f "$got")" = "$(readlink -f "$want")" ]; then
+        ok "$name: the shim bound to $got"
+    else
+        grep -i 'runtime' "$work/rocm/$name.debug" | head -n 3
+        fail "$name: the shim bound to ${got:-no runtime}, not $want"
+    fi
+}
+bound_to real_hip "$lib" "$work/rocm/real_hip" return
+bound_to wheel "$wheel/libamdhip64.so" "$work/rocm/wheel_main" "$wheel/libframework.so" return
+bound_to hashed "$hashed/libamdhip64-3f2a1b0c.so" \
+    "$work/rocm/wheel_main" "$hashed/libframework.so" return
 
 # Bindings: every HIP function these programs import binds, in its version node, to the shim,
 # but the few that touch no stream, which must reach the runtime itself (docs/hip-coverage.md:

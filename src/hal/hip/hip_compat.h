@@ -9,9 +9,12 @@
  *
  * Each block is guarded by the headers' own version (hip/hip_version.h, GP_HIP_AT_LEAST): it is
  * left out from the HIP version whose headers declare it, taken as the version node of its
- * function (versions/hip-version-nodes.tsv) or, where the headers came earlier, the oldest tested
- * headers that have it. Checked against 5.2.3, 6.4.3 and 7.2.4; headers in between are untested.
- * Names that no tested headers declare are declared unguarded.
+ * function (versions/hip-version-nodes.tsv) where the headers declared it with that node, or else
+ * (headers that came earlier or later than the node) the oldest tested headers that have it.
+ * Checked against 5.2.3, 6.4.3 and 7.2.4; headers in between are untested (an identical
+ * prototype declared again is valid C, so a guard later than the headers' first version is
+ * harmless; an earlier one is an error). Names that no tested headers declare are declared
+ * unguarded.
  */
 #ifndef GPUPRIO_HIP_COMPAT_H
 #define GPUPRIO_HIP_COMPAT_H
@@ -150,8 +153,11 @@ hipError_t hipStreamGetCaptureInfo_spt(hipStream_t stream, hipStreamCaptureStatu
 hipError_t hipGraphUpload(hipGraphExec_t graphExec, hipStream_t stream);
 #endif
 
-/* hipStreamGetDevice is exported since hip_4.2 but first declared by the 6.x headers. */
-#if !GP_HIP_AT_LEAST(6, 0)
+/*
+ * hipStreamGetDevice is exported since hip_4.2 but declared by none of the 5.2.3 headers: left
+ * out from the oldest tested headers that have it, 6.4.
+ */
+#if !GP_HIP_AT_LEAST(6, 4)
 hipError_t hipStreamGetDevice(hipStream_t stream, hipDevice_t *device);
 #endif
 
