@@ -11,6 +11,7 @@
 # shim's list has it, or when its C++ name has an ihipStream_t parameter. Wrapped: in the list,
 # or one of the C++ names of hip_compat.h's *_CXX macros. Anything else is left out for a reason
 # given below; one without a recorded reason is printed as such and makes the exit status 1.
+# Headers that cannot be read, or that declare nothing taking a stream, exit with 2.
 set -eu
 lib=$1 inc=$2
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -23,9 +24,14 @@ trap 'rm -rf "$tmp"' EXIT
 objdump -T "$lib" | awk '$4 == ".text" && $6 ~ /^hip_/ { print $7 "\t" $6 }' | sort -u > "$tmp/exports"
 sed -n 's/^HIP_API(\([A-Za-z0-9_]*\),.*/\1/p' "$def" | sort -u > "$tmp/listed"
 sed -n 's/^ *"\(_Z[A-Za-z0-9_]*\)"$/\1/p' "$compat" | sort -u > "$tmp/cxx_wrapped"
+# Preprocessed apart from the pipeline below, whose failure would only shorten the list.
 printf '#define __HIP_PLATFORM_AMD__ 1\n#include <hip/hip_runtime_api.h>\n' |
-    "$cc" -E -P -x c -I "$inc" - | tr '\n' ' ' | tr ';' '\n' | grep -w hipStream_t |
+    "$cc" -E -P -x c -I "$inc" - > "$tmp/headers" ||
+    { echo "$0: $cc cannot preprocess $inc/hip/hip_runtime_api.h" >&2; exit 2; }
+tr '\n' ' ' < "$tmp/headers" | tr ';' '\n' | grep -w hipStream_t |
     sed -n 's/.*[^A-Za-z0-9_]\(hip[A-Za-z0-9_]*\) *(.*/\1/p' | sort -u > "$tmp/declared"
+[ -s "$tmp/declared" ] ||
+    { echo "$0: $inc/hip/hip_runtime_api.h declares no function taking a hipStream_t" >&2; exit 2; }
 
 awk -F '\t' -v listed="$tmp/listed" -v cxx="$tmp/cxx_wrapped" -v declared="$tmp/declared" '
     BEGIN {
