@@ -31,7 +31,8 @@
 
 #define GP_CONF_PATH "/etc/gpuprio.conf"
 /* The most entries one key takes (cap., share., weight.: users and groups; admit: items), and
- * the longest line; more refuses the file (docs/configuration.md). */
+ * the longest line, in characters without its newline; more refuses the file
+ * (docs/configuration.md). */
 #define GP_CONF_MAX_ENTRIES 64
 #define GP_CONF_LINE_MAX 1024
 
