@@ -502,6 +502,81 @@ static const char *level(void)
     return l ? l : "2";
 }
 
+/* What a worker's stderr (stderr_to_file) said of its queue's suspensions: lines, and the
+ * suspensions they count (a line may say "N times since the last line"), those naming who
+ * suspended it (" by process "), and of those, how many name `by`. */
+struct said_switches {
+    int lines, suspensions, resumed, naming, named;
+};
+
+static struct said_switches switches_said(const struct proc *p, const char *by)
+{
+    struct said_switches s = {0, 0, 0, 0, 0};
+    char path[128], line[1024];
+    snprintf(path, sizeof path, "%s/%d.err", dir, (int)p->pid);
+    FILE *f = fopen(path, "r");
+    while (f && fgets(line, sizeof line, f)) {
+        if (strstr(line, "gpuprio: info: resumed queue "))
+            s.resumed++;
+        if (!strstr(line, "gpuprio: info: suspended queue "))
+            continue;
+        const char *times = strstr(line, " times since the last line");
+        int n = 1;
+        if (times) {
+            while (times > line && times[-1] >= '0' && times[-1] <= '9')
+                times--;
+            n = atoi(times);
+        }
+        s.lines++;
+        s.suspensions += n;
+        s.naming += strstr(line, " by process ") != NULL;
+        s.named += strstr(line, by) != NULL;
+    }
+    if (f)
+        fclose(f);
+    return s;
+}
+
+/*
+ * GPUPRIO_LOG=info promises a line each time a queue is suspended or resumed: a low-priority
+ * process that a high-priority process of its user suspends through the board (the decision
+ * the high one writes into the low one's slot, not the low one's own) says so, naming the high
+ * process, and says when it is resumed. It said nothing of those before (0 lines for 9
+ * suspensions): only its own decisions were said.
+ */
+static void log_info(void)
+{
+    setenv("GPUPRIO_LOG", "info", 1);
+    stderr_to_file = true;
+    struct proc high = spawn_ready("high", NULL, high_bursts);
+    struct proc low = spawn_ready("low", NULL, low_load);
+    stderr_to_file = false;
+    unsetenv("GPUPRIO_LOG");
+    go(&low);
+    go(&high);
+    EXPECT(finish(&high, NULL) == 0);
+    EXPECT(finish(&low, NULL) == 0);
+    unsigned long long suspended = last_suspensions;
+    char by[64];
+    snprintf(by, sizeof by, " by process %d (board_worker)", (int)high.pid);
+    struct said_switches said = switches_said(&low, by);
+    printf("GPUPRIO_LOG=info, level %s: the low-priority process was suspended %llu times and "
+           "said %d suspensions in %d lines (%d naming who suspended it, %d the high-priority "
+           "process %d), and %d resumptions\n",
+           level(), suspended, said.suspensions, said.lines, said.naming, said.named, (int)high.pid,
+           said.resumed);
+    EXPECT(suspended > 0);
+    EXPECT(said.lines >= 1 && said.suspensions >= 1);
+    EXPECT(said.named >= 1);           /* suspended by the other process, which it names */
+    EXPECT(said.naming == said.named); /* and nobody else: only the high one suspends it */
+    EXPECT(said.resumed >= 1);
+    /* Said once each: never more than there were (the count it ended with, and a few that
+     * may come after it said its count, while it exits). */
+    EXPECT((unsigned long long)said.suspensions <= suspended + 2);
+    if (failures)
+        stderr_of(&low, "");
+}
+
 static void kill_high(void)
 {
     static const char *const hold[] = {"1", "hold", "5000000", NULL};
@@ -2614,6 +2689,8 @@ int main(int argc, char **argv)
     }
     if (!strcmp(t, "two"))
         bursts_next_to(1, NULL);
+    else if (!strcmp(t, "log-info"))
+        log_info();
     else if (!strcmp(t, "three"))
         bursts_next_to(2, NULL);
     else if (!strcmp(t, "unscheduled"))
