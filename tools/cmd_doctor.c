@@ -579,8 +579,8 @@ static void look_at_conf(struct conf_facts *c)
     const struct gp_conf *conf = gp_conf_get();
     c->used = conf != NULL;
     if (c->present && !c->used)
-        problem("correct the file as the warning above says (docs/configuration.md, "
-                "\"Tenants\"); until then each user's processes schedule among themselves",
+        problem("correct the file as the warning above says (docs/configuration.md, \"Users "
+                "sharing a GPU\"); until then each user's processes schedule among themselves",
                 "the administrator's file %s is refused", c->path);
     if (!conf)
         return;

@@ -289,8 +289,18 @@ def _handle(stream: Any, name: str = "stream") -> int:
             raise TypeError(
                 f"{name} must be {_STREAM_ACCEPTED}, not {type(stream).__name__}"
             ) from None
-    if not 0 <= value < 1 << (8 * ctypes.sizeof(ctypes.c_void_p)):
-        raise ValueError(f"{name} {value:#x} is not a stream handle: a pointer is never negative")
+    bits = 8 * ctypes.sizeof(ctypes.c_void_p)
+    if value < 0:
+        raise ValueError(
+            f"{name} {value:#x} is not a stream handle: a pointer is never negative; "
+            f"accepted: {_STREAM_ACCEPTED}"
+        )
+    if value >= 1 << bits:
+        # Told apart from a negative value: 2**64 is no more negative than a pointer is.
+        raise ValueError(
+            f"{name} {value:#x} is not a stream handle: it is too large for a pointer (at most "
+            f"{(1 << bits) - 1:#x}, {bits} bits); accepted: {_STREAM_ACCEPTED}"
+        )
     return value
 
 

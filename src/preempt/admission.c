@@ -771,10 +771,13 @@ uint64_t xq_state_set_decision(struct xq_state *st, uint64_t decision)
     uint64_t old = atomic_load(&st->gate) & XQ_GATE_DECISION;
     if (old == decision)
         return old;
+    /* Counted before the bit is set: whoever sees the queue suspended sees it counted too, so
+     * its owner, saying each suspension (scheduler.c's say_switches), reads the gate first and
+     * then the count, and never says one twice. */
+    if ((decision & XQ_GATE_SUSPENDED) && !(old & XQ_GATE_SUSPENDED))
+        atomic_fetch_add(&st->suspensions, 1);
     atomic_fetch_or(&st->gate, decision & ~old);
     atomic_fetch_and(&st->gate, ~(old & ~decision));
-    if ((decision & XQ_GATE_SUSPENDED) && !(old & XQ_GATE_SUSPENDED))
-        atomic_fetch_add_explicit(&st->suspensions, 1, memory_order_relaxed);
     return old;
 }
 

@@ -45,7 +45,15 @@ struct dg_line {
      * changes word must then wake the board's listeners, or the change never reaches the device
      * (set by the owner once it claimed the slot; 0 in lines of libraries before it). */
     _Atomic uint32_t mirrored;
-    uint8_t reserved[40];
+    /* GPUPRIO_LOG=info: the process whose decision last suspended the queue, as that process
+     * sees itself (its pid, and its pid namespace's inode), written by the decider before the
+     * suspension, so that the owner can say who suspended its queue (0 from libraries before it:
+     * unknown); and 1 while the owner logs its queue's suspensions, when a decider that suspends
+     * it wakes the board's listeners, so that the owner says so when it happens rather than at
+     * its next look (0 from libraries before it, which wake nobody for a suspension). */
+    _Atomic uint32_t suspended_by, suspended_by_ns;
+    _Atomic uint32_t tell_suspended;
+    uint8_t reserved[28];
 };
 
 /* A region of gate lines (a board's), as this process registered it with its runtime: the

@@ -825,6 +825,23 @@ uint64_t sb_identity(const struct xqueue *q)
     return d && s ? GP_BOARD_QUEUE_IDENTITY(geteuid(), s - d->b.f->slots) : (uint64_t)(uintptr_t)q;
 }
 
+bool sb_process_comm(int device, uint32_t pid, uint32_t pid_ns, char comm[16])
+{
+    struct device_board *d = usable(device);
+    if (!d)
+        return false;
+    for (unsigned i = 0, n = gp_board_slots_used(&d->b); i < n; i++) {
+        struct gp_board_slot *s = &d->b.f->slots[i];
+        uint64_t owner = atomic_load(&s->owner);
+        if (GP_SLOT_STATE(owner) == GP_SLOT_PROCESS && GP_SLOT_OWNER(owner) == pid &&
+            atomic_load(&s->pid_ns) == pid_ns) {
+            memcpy(comm, s->comm, 16);
+            return atomic_load(&s->owner) == owner; /* still that process's record */
+        }
+    }
+    return false;
+}
+
 void sb_attach(struct xqueue *q)
 {
     struct device_board *d = usable(q->device);
@@ -859,6 +876,9 @@ void sb_attach(struct xqueue *q)
     atomic_store(&q->dgate_placed, 0);
     atomic_store(&q->dgate_batch_ns, 0);
     struct dg_line *line = gp_board_gate(&d->b, s);
+    /* Before the slot is published: another process that suspends the queue wakes us, so that
+     * GPUPRIO_LOG=info says it when it happens (scheduler.c's say_switches). */
+    atomic_store(&line->tell_suspended, gp_log_on(GP_LOG_INFO));
     if (d->gates.mirror) {
         /* Before the slot is published: every decider that sees it wakes us when it changes the
          * line (scheduler.c), and the listener copies it from then on. */

@@ -105,6 +105,9 @@ struct gp_board_slot *sb_slot_of(const struct xqueue *q);
 /* q's identity on its device (GP_BOARD_QUEUE_IDENTITY; a queue without a slot: its address,
  * seen by no other process). */
 uint64_t sb_identity(const struct xqueue *q);
+/* The command name of the process with pid in pid namespace pid_ns, from its record on device's
+ * board, into comm (not terminated when 16 long); false when it has none there. */
+bool sb_process_comm(int device, uint32_t pid, uint32_t pid_ns, char comm[16]);
 
 /* The board of device, locked for a decision, or NULL (none, or given up on). */
 struct gp_board *sb_lock(int device);

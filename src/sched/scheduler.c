@@ -10,6 +10,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -84,7 +85,6 @@ struct snap_ref {
     struct xq_state *st;  /* another process's queue's state on a board */
     struct dg_line *gate; /* and its gate line, on our user's board; NULL on another user's,
                              which is read only (tenants.h) */
-    bool switched;        /* this process's queue was suspended or resumed: to be logged */
 };
 static struct {
     struct sched_queue *s;
@@ -109,7 +109,7 @@ static bool push(struct sched_queue e, struct xqueue *q, struct xq_state *st, st
         snap.cap = cap;
     }
     snap.s[snap.n] = e;
-    snap.ref[snap.n++] = (struct snap_ref){q, st, gate, false};
+    snap.ref[snap.n++] = (struct snap_ref){q, st, gate};
     return true;
 }
 
@@ -236,6 +236,22 @@ static void apply_gate(const struct sched_queue *d, struct xqueue *q)
  * process's gate is closed or opened here (its owner pinned it open if it must not close), this
  * process's by apply_gate.
  */
+/* A queue on st (its gate line: line) is about to be suspended by this process's decision: its
+ * line says by whom, for its owner's GPUPRIO_LOG=info line (say_switches). Before the decision is
+ * set, so that the owner, which sees the suspension, sees who made it too. */
+static bool suspending(const struct xq_state *st, struct dg_line *line, uint64_t decision)
+{
+    if (!(decision & XQ_GATE_SUSPENDED) ||
+        (atomic_load(&((struct xq_state *)st)->gate) & XQ_GATE_SUSPENDED))
+        return false;
+    if (line) {
+        const struct gp_board_owner *me = gp_board_self();
+        atomic_store(&line->suspended_by, me->pid);
+        atomic_store(&line->suspended_by_ns, me->pid_ns);
+    }
+    return true;
+}
+
 static bool apply(size_t i, bool board_locked)
 {
     const struct sched_queue *d = &snap.s[i];
@@ -245,26 +261,88 @@ static bool apply(size_t i, bool board_locked)
     if (!r->q) {
         if (!board_locked || !r->gate)
             return false; /* a board given up on, or another user's: read, not written */
+        /* Its owner says each suspension at GPUPRIO_LOG=info, and asks to be woken for one so
+         * that it says so at once: only then does suspending cost a wake. */
+        bool tell = suspending(r->st, r->gate, decision) && atomic_load(&r->gate->tell_suspended);
         uint64_t old = xq_state_set_decision(r->st, decision);
         bool mirror_moved = dg_follow(r->gate, d->suspend) && atomic_load(&r->gate->mirrored);
-        return mirror_moved || (old & ~decision & (XQ_GATE_SUSPENDED | XQ_GATE_THROTTLED)) != 0;
+        return mirror_moved || tell ||
+               (old & ~decision & (XQ_GATE_SUSPENDED | XQ_GATE_THROTTLED)) != 0;
     }
-    r->switched = ((xq_set_decision(r->q, decision) ^ decision) & XQ_GATE_SUSPENDED) != 0;
+    suspending(xq_st(r->q), atomic_load(&r->q->dgate), decision);
+    xq_set_decision(r->q, decision);
     apply_gate(d, r->q);
     return false;
 }
 
-/* GPUPRIO_LOG=info: one line per queue of this process suspended or resumed, the answer to "is
- * scheduling doing anything?"; written once the board is unlocked. */
+/*
+ * GPUPRIO_LOG=info: one line each time a queue of this process is suspended or resumed, the
+ * answer to "is scheduling doing anything?", whichever process decided it: this one (said after
+ * its decision), or another of its user on the board, which sets the decision in our slot
+ * without us (said at our listener's next wake, which that decision makes at once where we ask
+ * for it: tell_suspended). Another user's processes never write our slot: our own decisions
+ * suspend us for their queues. Said from the slot's count of suspensions, so each is said once,
+ * however many processes decided meanwhile; those that came faster than we looked are one line
+ * with their number. Under the scheduling lock.
+ */
+static void say_switches(struct xqueue *q)
+{
+    struct xq_state *st = xq_st(q);
+    /* The gate first: a suspension is counted before its bit is set (xq_state_set_decision). */
+    bool suspended = (atomic_load(&st->gate) & XQ_GATE_SUSPENDED) != 0;
+    uint64_t n = atomic_load(&st->suspensions);
+    if (q->said_st != st || n < q->said_suspensions) {
+        /* The queue took or left a slot since (or is new): that state's count starts here. */
+        q->said_st = st;
+        q->said_suspensions = n;
+    }
+    uint64_t times = n - q->said_suspensions;
+    q->said_suspensions = n;
+    int priority = atomic_load(&st->priority);
+    if (times || (suspended && !q->said_suspended)) {
+        char by[96] = "", more[64] = "";
+        struct dg_line *line = atomic_load(&q->dgate);
+        uint32_t pid = line ? atomic_load(&line->suspended_by) : 0;
+        uint32_t ns = line ? atomic_load(&line->suspended_by_ns) : 0;
+        const struct gp_board_owner *me = gp_board_self();
+        char comm[16];
+        bool named = pid && sb_process_comm(q->device, pid, ns, comm);
+        if (pid && (pid != me->pid || ns != me->pid_ns)) /* else ours, or unknown: no more */
+            snprintf(by, sizeof by,
+                     ns == me->pid_ns ? " by process %u%s%.16s%s"
+                                      : " by process %u of another pid namespace%s%.16s%s",
+                     pid, named ? " (" : "", named ? comm : "", named ? ")" : "");
+        if (times > 1)
+            snprintf(more, sizeof more, ", %llu times since the last line",
+                     (unsigned long long)times);
+        gp_log(GP_LOG_INFO, "suspended queue %#llx (device %d, thread %llu, priority %d)%s%s",
+               (unsigned long long)q->key.handle, q->device, (unsigned long long)q->key.tid,
+               priority, by, more);
+        q->said_suspended = true;
+    } else if (!suspended && q->said_suspended) {
+        /* Not in the same look as a suspension counted: the count may be seen before the bit. */
+        gp_log(GP_LOG_INFO, "resumed queue %#llx (device %d, thread %llu, priority %d)",
+               (unsigned long long)q->key.handle, q->device, (unsigned long long)q->key.tid,
+               priority);
+        q->said_suspended = false;
+    }
+}
+
+/* After a decision: this process's queues in it, once the board is unlocked. */
 static void log_switched(void)
 {
-    for (size_t i = 0; i < snap.n; i++) {
-        const struct xqueue *q = snap.ref[i].q;
-        if (snap.ref[i].switched)
-            gp_log(GP_LOG_INFO, "%s queue %#llx (device %d, thread %llu, priority %d)",
-                   snap.s[i].suspend ? "suspended" : "resumed", (unsigned long long)q->key.handle,
-                   q->device, (unsigned long long)q->key.tid, snap.s[i].priority);
-    }
+    if (!gp_log_on(GP_LOG_INFO))
+        return;
+    for (size_t i = 0; i < snap.n; i++)
+        if (snap.ref[i].q)
+            say_switches(snap.ref[i].q);
+}
+
+/* At each wake of device's listener: what other processes' decisions did to our queues there. */
+static void say_device_switches(struct xqueue *q, void *arg)
+{
+    if (q->device == *(const int *)arg)
+        say_switches(q);
 }
 
 /*
@@ -675,6 +753,11 @@ static void share_note_running(struct xqueue *q, void *arg)
 static void board_changed(int device, bool decide)
 {
     struct request_scan r = {.device = device};
+    if (gp_log_on(GP_LOG_INFO)) {
+        xq_sched_lock();
+        xq_foreach_joined(say_device_switches, &device);
+        xq_sched_unlock();
+    }
     if (!decide && policy != SCHED_POLICY_SHARE && !sb_record_request_pending(device)) {
         xq_foreach_joined(note_request, &r);
         if (!r.changed)

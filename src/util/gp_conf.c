@@ -120,8 +120,9 @@ static int parse_admit(struct gp_conf *c, char *value, unsigned line)
         if (!*item)
             continue;
         if (c->n_admit == GP_CONF_MAX_ENTRIES)
-            return refuse(c->path, line, "more than %d users and groups to admit",
-                          GP_CONF_MAX_ENTRIES);
+            return refuse(c->path, line,
+                          "admit names more than %d users and groups (at most %d for each key)",
+                          GP_CONF_MAX_ENTRIES, GP_CONF_MAX_ENTRIES);
         if (parse_who(item, line, &c->admit[c->n_admit]) != 0)
             return refuse(c->path, line,
                           "'%s' is not a user or group here (accepted: a user name or uid, or "
@@ -194,7 +195,11 @@ static int parse_setting(struct gp_conf *c, enum gp_conf_setting what, const cha
             return refuse(c->path, line, "%s%s is set twice (first on line %u)", key, who_text,
                           t->who[i].line);
     if (t->n == GP_CONF_MAX_ENTRIES)
-        return refuse(c->path, line, "more than %d %s entries", GP_CONF_MAX_ENTRIES, key);
+        return refuse(c->path, line,
+                      "%s%s is one more than the %d users and groups key %.*s may name (at most %d "
+                      "%sUSER and %s@GROUP lines, %sdefault besides)",
+                      key, who_text, GP_CONF_MAX_ENTRIES, (int)strlen(key) - 1, key,
+                      GP_CONF_MAX_ENTRIES, key, key, key);
     t->who[t->n] = who;
     t->value[t->n++] = v;
     return 0;
@@ -380,7 +385,8 @@ int gp_conf_load(const char *path, struct gp_conf *c)
             rc = refuse(path, line,
                         "the file starts with a UTF-8 byte-order mark (save it as plain text, "
                         "without one)");
-        else if (n > GP_CONF_LINE_MAX)
+        /* The limit is the line's characters, its newline not counted (configuration.md). */
+        else if ((size_t)n - (text[n - 1] == '\n') > GP_CONF_LINE_MAX)
             rc = refuse(path, line, "the line is longer than %d characters", GP_CONF_LINE_MAX);
         else
             rc = parse_line(c, text, line);

@@ -1,8 +1,8 @@
 /*
  * gp_conf.h - the administrator's configuration file, /etc/gpuprio.conf (GPUPRIO_CONFIG names
  * another for tests): scheduling across users (a shared board directory, the users admitted to
- * it) and the highest priority each user or group may use (docs/configuration.md, "Tenants";
- * the trust model is docs/board.md's, "Tenants").
+ * it) and the highest priority each user or group may use (docs/configuration.md, "Users sharing
+ * a GPU"; the trust model is docs/board.md's, "Users sharing a GPU").
  *
  * The file is all or nothing. It is used only when it is a regular file owned by root, not
  * writable by group or others, every line of it is understood, and its board directory (if it
@@ -31,7 +31,8 @@
 
 #define GP_CONF_PATH "/etc/gpuprio.conf"
 /* The most entries one key takes (cap., share., weight.: users and groups; admit: items), and
- * the longest line; more refuses the file (docs/configuration.md). */
+ * the longest line, in characters without its newline; more refuses the file
+ * (docs/configuration.md). */
 #define GP_CONF_MAX_ENTRIES 64
 #define GP_CONF_LINE_MAX 1024
 

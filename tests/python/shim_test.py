@@ -138,7 +138,16 @@ raises(ValueError, lambda: gpuprio.set_thread_priority("max"), "thread priority 
 raises(ValueError, lambda: gpuprio.thread_priority(2000).__enter__(), "thread_priority(2000)")
 for bad in ("0x10", 1.0, NotTorch(), TorchVision(), object()):
     raises(TypeError, lambda: gpuprio.get_stream_priority(bad), f"stream {bad!r}", "torch")
-raises(ValueError, lambda: gpuprio.get_stream_priority(-1), "stream -1")
+raises(ValueError, lambda: gpuprio.get_stream_priority(-1), "stream -1", "never negative")
+# Too large is not negative: the message says which, and what a pointer can be.
+_ptr_max = (1 << (8 * ctypes.sizeof(ctypes.c_void_p))) - 1
+for big in (_ptr_max + 1, 2**64, 2**100):
+    raises(ValueError, lambda: gpuprio.set_stream_priority(big, "high"), f"stream {big:#x}",
+           f"too large for a pointer (at most {_ptr_max:#x}")
+    try:
+        gpuprio.set_stream_priority(big, "high")
+    except ValueError as e:
+        expect("negative" not in str(e), f"stream {big:#x}: not called negative: {e}")
 raises(ValueError, lambda: gpuprio.drain(a, -1), "drain timeout -1")
 raises(TypeError, lambda: gpuprio.drain(a, 0.5), "drain timeout 0.5")
 expect(gpuprio.get_stream_priority(a) == -1000, "a refused call changes nothing")

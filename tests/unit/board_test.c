@@ -73,6 +73,10 @@ static void layout(void)
     CHECK_INT(offsetof(struct dg_line, vtime), 8);
     CHECK_INT(offsetof(struct dg_line, owed), 16);
     CHECK_INT(offsetof(struct dg_line, mirrored), 20); /* reserved before mirrored gates */
+    /* Reserved before GPUPRIO_LOG=info said who suspended a queue (docs/board.md). */
+    CHECK_INT(offsetof(struct dg_line, suspended_by), 24);
+    CHECK_INT(offsetof(struct dg_line, suspended_by_ns), 28);
+    CHECK_INT(offsetof(struct dg_line, tell_suspended), 32);
     CHECK_INT(sizeof(struct gp_board_file), 73728 + 64 * GP_BOARD_SLOTS);
 }
 

@@ -93,6 +93,63 @@ static void messages(void)
     memset(longer, '#', sizeof longer);
     longer[sizeof longer - 1] = '\n';
     refused_saying(longer, sizeof longer, false, "line 1: the line is longer than 1024 characters");
+    /* The boundary (configuration.md: "lines of at most 1024 characters", the newline not
+     * counted): 1024 characters are used, with a newline or as the last line without one; 1025
+     * are refused either way. A key's line, so that being used is seen in the result. */
+    struct gp_conf c;
+    char edge[1026];
+    static const char key[] = "cap.default = low";
+    for (int without_newline = 0; without_newline < 2; without_newline++) {
+        for (size_t chars = 1024; chars <= 1025; chars++) {
+            memset(edge, ' ', sizeof edge);
+            memcpy(edge, key, sizeof key - 1);
+            edge[chars] = '\n';
+            size_t len = chars + !without_newline;
+            if (chars == 1024) {
+                int cap = 99;
+                unsigned at = 0;
+                if (!CHECK_INT(load_saying(edge, len, false, &c), 0) || !CHECK(said[0] == '\0') ||
+                    !CHECK_INT(gp_conf_lookup(&c, GP_CONF_CAP, 4242, &cap, &at), 0) ||
+                    !CHECK_INT(cap, GPUPRIO_PRIORITY_LOW))
+                    fprintf(stderr, "  a line of 1024 characters%s: said '%s'\n",
+                            without_newline ? " (no newline)" : "", said);
+            } else {
+                refused_saying(edge, len, false, "line 1: the line is longer than 1024 characters");
+            }
+        }
+    }
+    /* At most 64 users and groups for each key (configuration.md): the 65th is one message,
+     * naming its line, the key and the limit, and the file is not used; 64 are fine. */
+    char many[65 * 24 + 32];
+    for (int keyed = 0; keyed < 3; keyed++) {
+        static const char *const prefix[] = {"cap.", "share.", "weight."};
+        static const char *const value[] = {"low", "5", "2"};
+        for (int entries = 64; entries <= 65; entries++) {
+            size_t used = 0;
+            for (int i = 0; i < entries; i++)
+                used += (size_t)snprintf(many + used, sizeof many - used, "%s%d = %s\n",
+                                         prefix[keyed], 5000 + i, value[keyed]);
+            if (entries == 64) {
+                CHECK_INT(load_saying(many, used, false, &c), 0);
+                continue;
+            }
+            char want[200];
+            snprintf(want, sizeof want,
+                     "line 65: %s5064 is one more than the 64 users and groups key %.*s may name "
+                     "(at most 64 %sUSER and %s@GROUP lines, %sdefault besides)",
+                     prefix[keyed], (int)strlen(prefix[keyed]) - 1, prefix[keyed], prefix[keyed],
+                     prefix[keyed], prefix[keyed]);
+            refused_saying(many, used, false, want);
+            CHECK(strchr(said, '\n') == strrchr(said, '\n')); /* one message */
+        }
+    }
+    size_t used = (size_t)snprintf(many, sizeof many, "admit = 0");
+    for (int i = 1; i < 65; i++)
+        used += (size_t)snprintf(many + used, sizeof many - used, ", %d", 5000 + i);
+    used += (size_t)snprintf(many + used, sizeof many - used, "\n");
+    refused_saying(many, used, false,
+                   "line 1: admit names more than 64 users and groups (at most 64 for each key)");
+    CHECK(strchr(said, '\n') == strrchr(said, '\n'));
     /* A shared directory the admitted users cannot list (root's, sticky, 1733): they would each
      * schedule alone without a word. */
     char line[400];
@@ -106,7 +163,6 @@ static void messages(void)
     /* Only root and the directory's group may list it, and the file admits that group only. */
     chmod(shared, 01770);
     CHECK(chown(shared, 0, 4250) == 0);
-    struct gp_conf c;
     CHECK_INT(load_saying("admit = @4250\n", 14, true, &c), 0);
     refused_saying("admit = @4250, 4241\n", 20, true, "user 4241 (line 2) cannot list it");
     CHECK(chown(shared, 0, 0) == 0);

@@ -89,10 +89,14 @@
 #define TAG_LOW 3
 
 static const char *worker, *shim;
+static const char *tool;    /* the gpuprio command (GPUPRIO_TOOL), copied where users reach it */
 static bool stderr_to_file; /* workers write stderr to DIR/PID.err (stderr_of) */
 static bool in_namespaces;  /* each worker in a pid namespace of its own (ns-*) */
 static bool on_disk;        /* the board directory on a disk filesystem (disk-*) */
 static uid_t spawn_uid;     /* workers run as this user (0: as the test) */
+/* Programs that run the worker (each execs or starts the next), under the shim themselves as a
+ * script's would be: NULL-terminated, or NULL for none. */
+static const char *const *wrapper;
 static char dir[64], name[32], trace[128];
 /* Every worker started, so that a hung one can be killed (hang_bound). */
 #define MAX_WATCHED 256
@@ -164,10 +168,12 @@ static struct proc spawn(const char *priority, const char *policy, const char *c
         snprintf(preload, sizeof preload, "LD_PRELOAD=%s", shim);
         const char *const unshared[] = {"unshare", "--pid", "--fork", "--kill-child",
                                         "--",      "env",   preload};
-        const char *argv[16];
+        const char *argv[32];
         int n = 0;
         for (size_t i = 0; in_namespaces && i < sizeof unshared / sizeof *unshared; i++)
             argv[n++] = unshared[i];
+        for (int i = 0; wrapper && wrapper[i] && i < 8; i++)
+            argv[n++] = wrapper[i];
         argv[n++] = worker;
         for (int i = 0; args[i] && i < 8; i++)
             argv[n++] = args[i];
@@ -201,6 +207,20 @@ static bool stderr_of(const struct proc *p, const char *says)
     if (f)
         fclose(f);
     return found;
+}
+
+/* How many lines of the stderr a worker wrote (with stderr_to_file) have `says` in them. */
+static int stderr_count(const struct proc *p, const char *says)
+{
+    char path[128], line[1024];
+    snprintf(path, sizeof path, "%s/%d.err", dir, (int)p->pid);
+    FILE *f = fopen(path, "r");
+    int n = 0;
+    while (f && fgets(line, sizeof line, f))
+        n += strstr(line, says) != NULL;
+    if (f)
+        fclose(f);
+    return n;
 }
 
 /* Reads the worker's next line; 0 when it says what was expected. */
@@ -264,15 +284,21 @@ static long said(struct proc *p, const char *format)
 static unsigned long long last_held_us, last_suspensions;
 /* BOARD_WORKER_MARKERS=1: the worker's markers, commands and commands seen completed. */
 static unsigned long long last_markers, last_commands, last_completed, last_submitted;
+/* Everything the worker said from there on, as it said it. */
+static char last_output[1024];
 
 static int finish(struct proc *p, int *priority)
 {
     char line[64];
+    size_t used = 0;
     if (priority)
         *priority = INT32_MIN;
     last_held_us = last_suspensions = last_markers = last_commands = last_completed = 0;
     last_submitted = 0;
+    last_output[0] = '\0';
     while (p->out && fgets(line, sizeof line, p->out)) {
+        int w = snprintf(last_output + used, sizeof last_output - used, "%s", line);
+        used += w > 0 && (size_t)w < sizeof last_output - used ? (size_t)w : 0;
         if (priority)
             sscanf(line, "done %d", priority);
         sscanf(line, "held %llu us, suspended %llu times", &last_held_us, &last_suspensions);
@@ -480,6 +506,81 @@ static const char *level(void)
 {
     const char *l = getenv("GPUPRIO_LEVEL");
     return l ? l : "2";
+}
+
+/* What a worker's stderr (stderr_to_file) said of its queue's suspensions: lines, and the
+ * suspensions they count (a line may say "N times since the last line"), those naming who
+ * suspended it (" by process "), and of those, how many name `by`. */
+struct said_switches {
+    int lines, suspensions, resumed, naming, named;
+};
+
+static struct said_switches switches_said(const struct proc *p, const char *by)
+{
+    struct said_switches s = {0, 0, 0, 0, 0};
+    char path[128], line[1024];
+    snprintf(path, sizeof path, "%s/%d.err", dir, (int)p->pid);
+    FILE *f = fopen(path, "r");
+    while (f && fgets(line, sizeof line, f)) {
+        if (strstr(line, "gpuprio: info: resumed queue "))
+            s.resumed++;
+        if (!strstr(line, "gpuprio: info: suspended queue "))
+            continue;
+        const char *times = strstr(line, " times since the last line");
+        int n = 1;
+        if (times) {
+            while (times > line && times[-1] >= '0' && times[-1] <= '9')
+                times--;
+            n = atoi(times);
+        }
+        s.lines++;
+        s.suspensions += n;
+        s.naming += strstr(line, " by process ") != NULL;
+        s.named += strstr(line, by) != NULL;
+    }
+    if (f)
+        fclose(f);
+    return s;
+}
+
+/*
+ * GPUPRIO_LOG=info promises a line each time a queue is suspended or resumed: a low-priority
+ * process that a high-priority process of its user suspends through the board (the decision
+ * the high one writes into the low one's slot, not the low one's own) says so, naming the high
+ * process, and says when it is resumed. It said nothing of those before (0 lines for 9
+ * suspensions): only its own decisions were said.
+ */
+static void log_info(void)
+{
+    setenv("GPUPRIO_LOG", "info", 1);
+    stderr_to_file = true;
+    struct proc high = spawn_ready("high", NULL, high_bursts);
+    struct proc low = spawn_ready("low", NULL, low_load);
+    stderr_to_file = false;
+    unsetenv("GPUPRIO_LOG");
+    go(&low);
+    go(&high);
+    EXPECT(finish(&high, NULL) == 0);
+    EXPECT(finish(&low, NULL) == 0);
+    unsigned long long suspended = last_suspensions;
+    char by[64];
+    snprintf(by, sizeof by, " by process %d (board_worker)", (int)high.pid);
+    struct said_switches said = switches_said(&low, by);
+    printf("GPUPRIO_LOG=info, level %s: the low-priority process was suspended %llu times and "
+           "said %d suspensions in %d lines (%d naming who suspended it, %d the high-priority "
+           "process %d), and %d resumptions\n",
+           level(), suspended, said.suspensions, said.lines, said.naming, said.named, (int)high.pid,
+           said.resumed);
+    EXPECT(suspended > 0);
+    EXPECT(said.lines >= 1 && said.suspensions >= 1);
+    EXPECT(said.named >= 1);           /* suspended by the other process, which it names */
+    EXPECT(said.naming == said.named); /* and nobody else: only the high one suspends it */
+    EXPECT(said.resumed >= 1);
+    /* Said once each: never more than there were (the count it ended with, and a few that
+     * may come after it said its count, while it exits). */
+    EXPECT((unsigned long long)said.suspensions <= suspended + 2);
+    if (failures)
+        stderr_of(&low, "");
 }
 
 static void kill_high(void)
@@ -1574,22 +1675,47 @@ static void tenant_bad_conf(void)
     static const char *const few[] = {"1", "saturate", "5", "100", NULL};
     tenants_setup();
     stderr_to_file = true;
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        write_conf(cases[i].text);
-        EXPECT(chmod(conf, cases[i].mode) == 0);
-        spawn_uid = USER_A;
-        struct proc p = spawn_ready("critical", NULL, few);
-        spawn_uid = 0;
-        go(&p);
-        int at;
-        EXPECT(finish(&p, &at) == 0);
-        EXPECT(at == GPUPRIO_PRIORITY_CRITICAL); /* no cap loosened or tightened: none is used */
-        bool said_why = stderr_of(&p, cases[i].says),
-             said_so = stderr_of(&p, "the file is not used");
-        if (!said_why || !said_so)
-            printf("  case %zu: expected '%s'\n", i, cases[i].says);
-        EXPECT(said_why && said_so);
+    /* Each case also through wrappers, as a script runs a program: gpuprio run, which execs
+     * timeout, which starts the worker; all three under the shim (LD_PRELOAD is inherited), the
+     * worker the only one that uses a GPU and so the only one to say it, once (configuration.md).
+     * Not timeout in sanitizer builds: the instrumented shim cannot be preloaded into a program
+     * of the system without the sanitizer's runtime before it. */
+    static char libdir[160], copied[176];
+    snprintf(libdir, sizeof libdir, "%s/bin", dir); /* copy_for_others put the shim there */
+    snprintf(copied, sizeof copied, "%s/gpuprio", libdir);
+    copy_file(tool, copied, 0755);
+    setenv("GPUPRIO_LIBRARY_DIR", libdir, 1);
+    const char *const wrappers[] = {copied,    "run", "--shim", "hip", "--",
+#ifndef BOARD_TEST_SANITIZED
+                                    "timeout", "120",
+#endif
+                                    NULL};
+    for (int wrapped = 0; wrapped < 2; wrapped++) {
+        for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+            write_conf(cases[i].text);
+            EXPECT(chmod(conf, cases[i].mode) == 0);
+            spawn_uid = USER_A;
+            wrapper = wrapped ? wrappers : NULL;
+            struct proc p = spawn_ready("critical", NULL, few);
+            wrapper = NULL;
+            spawn_uid = 0;
+            go(&p);
+            int at;
+            EXPECT(finish(&p, &at) == 0);
+            EXPECT(at == GPUPRIO_PRIORITY_CRITICAL); /* no cap loosened or tightened: none used */
+            int said_why = stderr_count(&p, cases[i].says),
+                said_so = stderr_count(&p, "the file is not used");
+            if (said_why != 1 || said_so != 1) {
+                printf("  case %zu%s: expected '%s' and 'the file is not used' once each, said "
+                       "%d and %d times:\n",
+                       i, wrapped ? " (through gpuprio run and timeout)" : "", cases[i].says,
+                       said_why, said_so);
+                stderr_of(&p, ""); /* copied to the test's stderr */
+            }
+            EXPECT(said_why == 1 && said_so == 1);
+        }
     }
+    unsetenv("GPUPRIO_LIBRARY_DIR");
     /* The shared directory itself must be root's and sticky: one that is not refuses the file. */
     write_conf("");
     EXPECT(chmod(shared, 0777) == 0);
@@ -1598,7 +1724,7 @@ static void tenant_bad_conf(void)
     spawn_uid = 0;
     go(&p);
     EXPECT(finish(&p, NULL) == 0);
-    EXPECT(stderr_of(&p, "lets others remove files in it"));
+    EXPECT(stderr_count(&p, "lets others remove files in it") == 1);
 }
 
 /* ---- the admission watchdog counts what holds a thread, nothing else (admission.h) ---- */
@@ -1937,7 +2063,8 @@ static void tenant_shares(void)
 
 /* The attacker: a third local user, admitted or not, with nothing but its own files. */
 #define USER_C 4243u
-static const char *tool; /* the gpuprio command (GPUPRIO_TOOL), copied where users reach it */
+/* A bystander, neither a victim nor the attacker: any user of the machine, running the tools. */
+#define USER_D 4244u
 
 /* A worker or tool that hangs is killed, and the subtest fails, rather than stalling until
  * ctest's timeout. */
@@ -1986,13 +2113,301 @@ static void plant(const char *file, const char *what, uid_t named)
     EXPECT(lchown(path, USER_C, USER_C) == 0 && chmod(path, 0666) == 0);
 }
 
-/* What a tool run must say: top's JSON ('[' or '{'), metrics' exposition ("# HELP"), or set's
- * answer about a process whose board may change under it: anything, with status 0 (set) or 1
- * (not reached, or its board changed under the command), never a signal. */
+/* ---- what gpuprio top --json and metrics say, parsed (RFC 8259; Prometheus text format) ---- */
+
+struct parse {
+    const char *p, *end;
+    int depth;
+};
+
+static void j_space(struct parse *j)
+{
+    while (j->p < j->end && (*j->p == ' ' || *j->p == '\t' || *j->p == '\n' || *j->p == '\r'))
+        j->p++;
+}
+
+static bool j_digits(struct parse *j)
+{
+    const char *from = j->p;
+    while (j->p < j->end && *j->p >= '0' && *j->p <= '9')
+        j->p++;
+    return j->p > from;
+}
+
+static bool j_string(struct parse *j)
+{
+    if (j->p >= j->end || *j->p != '"')
+        return false;
+    for (j->p++; j->p < j->end; j->p++) {
+        unsigned char c = (unsigned char)*j->p;
+        if (c == '"') {
+            j->p++;
+            return true;
+        }
+        if (c < 0x20)
+            return false;
+        if (c != '\\')
+            continue;
+        if (++j->p >= j->end)
+            return false;
+        if (*j->p == 'u') {
+            for (int i = 0; i < 4; i++)
+                if (++j->p >= j->end || !strchr("0123456789abcdefABCDEF", *j->p) || !*j->p)
+                    return false;
+        } else if (!*j->p || !strchr("\"\\/bfnrt", *j->p)) {
+            return false;
+        }
+    }
+    return false;
+}
+
+static bool j_number(struct parse *j)
+{
+    if (j->p < j->end && *j->p == '-')
+        j->p++;
+    if (j->p < j->end && *j->p == '0')
+        j->p++;
+    else if (!j_digits(j))
+        return false;
+    if (j->p < j->end && *j->p == '.' && (++j->p, !j_digits(j)))
+        return false;
+    if (j->p < j->end && (*j->p == 'e' || *j->p == 'E')) {
+        j->p++;
+        if (j->p < j->end && (*j->p == '+' || *j->p == '-'))
+            j->p++;
+        return j_digits(j);
+    }
+    return true;
+}
+
+static bool j_literal(struct parse *j, const char *word)
+{
+    size_t n = strlen(word);
+    if ((size_t)(j->end - j->p) < n || memcmp(j->p, word, n) != 0)
+        return false;
+    j->p += n;
+    return true;
+}
+
+/* One JSON value, its members and elements (an object's or array's closing character: close). */
+static bool j_value(struct parse *j);
+
+static bool j_members(struct parse *j, char close)
+{
+    j->p++;
+    j_space(j);
+    if (j->p < j->end && *j->p == close) {
+        j->p++;
+        return true;
+    }
+    for (;;) {
+        j_space(j);
+        if (close == '}') {
+            if (!j_string(j))
+                return false;
+            j_space(j);
+            if (j->p >= j->end || *j->p++ != ':')
+                return false;
+        }
+        if (!j_value(j))
+            return false;
+        j_space(j);
+        if (j->p >= j->end)
+            return false;
+        char c = *j->p++;
+        if (c == close)
+            return true;
+        if (c != ',')
+            return false;
+    }
+}
+
+static bool j_value(struct parse *j)
+{
+    j_space(j);
+    if (j->p >= j->end || j->depth >= 64)
+        return false;
+    j->depth++;
+    bool ok;
+    switch (*j->p) {
+    case '{':
+        ok = j_members(j, '}');
+        break;
+    case '[':
+        ok = j_members(j, ']');
+        break;
+    case '"':
+        ok = j_string(j);
+        break;
+    case 't':
+        ok = j_literal(j, "true");
+        break;
+    case 'f':
+        ok = j_literal(j, "false");
+        break;
+    case 'n':
+        ok = j_literal(j, "null");
+        break;
+    default:
+        ok = j_number(j);
+    }
+    j->depth--;
+    return ok;
+}
+
+/* Whether text is one JSON value, an object or an array (top's answer), and nothing else. */
+static bool json_parses(const char *text, size_t n)
+{
+    struct parse j = {text, text + n, 0};
+    j_space(&j);
+    if (j.p >= j.end || (*j.p != '{' && *j.p != '['))
+        return false;
+    bool ok = j_value(&j);
+    j_space(&j);
+    return ok && j.p == j.end;
+}
+
+/* Whether the n characters at p are word. */
+static bool is_word(const char *p, size_t n, const char *word)
+{
+    return n == strlen(word) && !memcmp(p, word, n);
+}
+
+/* The length of the name of class `first`, then `rest`, at p (0: none). */
+static size_t name_len(const char *p, const char *end, const char *first, const char *rest)
+{
+    size_t n = 0;
+    while (p + n < end && p[n] && strchr(n ? rest : first, p[n]))
+        n++;
+    return n;
+}
+
+#define LOWER_UPPER "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_"
+#define METRIC_FIRST LOWER_UPPER ":"
+#define METRIC_REST LOWER_UPPER ":0123456789"
+#define LABEL_REST LOWER_UPPER "0123456789"
+
+/* A sample's value (or timestamp): a float as Go's ParseFloat takes it, or NaN, +Inf, -Inf. */
+static bool m_float(const char *p, size_t n)
+{
+    char buf[64];
+    if (!n || n >= sizeof buf)
+        return false;
+    memcpy(buf, p, n);
+    buf[n] = '\0';
+    if (!strcmp(buf, "NaN") || !strcmp(buf, "+Inf") || !strcmp(buf, "-Inf"))
+        return true;
+    char *stop;
+    strtod(buf, &stop);
+    return *stop == '\0' && strspn(buf, "+-0123456789.eE") == n;
+}
+
+/* Whether text is a Prometheus text exposition (version 0.0.4) of what metrics says: HELP and
+ * TYPE lines, each family's TYPE before its samples, samples with well-formed names, labels
+ * (escapes: \\, \", \n) and values, every line ended; why not into *why. */
+static bool metrics_parse(const char *text, size_t n, const char **why)
+{
+    char typed[256][96];
+    size_t n_typed = 0, samples = 0;
+    const char *end = text + n;
+    *why = "empty, or its last line unended";
+    if (!n || text[n - 1] != '\n' || strncmp(text, "# HELP ", 7) != 0)
+        return false;
+    for (const char *line = text; line < end;) {
+        const char *eol = memchr(line, '\n', (size_t)(end - line));
+        *why = "a line holds a NUL byte";
+        if (memchr(line, '\0', (size_t)(eol - line)))
+            return false;
+        if (line == eol) {
+            line = eol + 1;
+            continue;
+        }
+        if (line[0] == '#') {
+            bool help = !strncmp(line, "# HELP ", 7), type = !strncmp(line, "# TYPE ", 7);
+            size_t len = (help || type) ? name_len(line + 7, eol, METRIC_FIRST, METRIC_REST) : 0;
+            *why = "a HELP or TYPE line without a metric name";
+            if ((help || type) && (!len || (line + 7 + len < eol && line[7 + len] != ' ')))
+                return false;
+            if (type) {
+                const char *t = line + 7 + len + 1;
+                size_t tn = t < eol ? (size_t)(eol - t) : 0;
+                *why = "a TYPE that is none of counter, gauge, histogram, summary, untyped";
+                if (!is_word(t, tn, "counter") && !is_word(t, tn, "gauge") &&
+                    !is_word(t, tn, "histogram") && !is_word(t, tn, "summary") &&
+                    !is_word(t, tn, "untyped"))
+                    return false;
+                if (n_typed < 256 && len < 96)
+                    snprintf(typed[n_typed++], 96, "%.*s", (int)len, line + 7);
+            }
+            line = eol + 1;
+            continue;
+        }
+        size_t len = name_len(line, eol, METRIC_FIRST, METRIC_REST);
+        *why = "a sample without a metric name";
+        if (!len)
+            return false;
+        bool declared = false;
+        for (size_t i = 0; i < n_typed && !declared; i++) {
+            size_t tk = strlen(typed[i]);
+            declared =
+                tk <= len && !strncmp(line, typed[i], tk) &&
+                (tk == len || is_word(line + tk, len - tk, "_bucket") ||
+                 is_word(line + tk, len - tk, "_sum") || is_word(line + tk, len - tk, "_count"));
+        }
+        *why = "a sample of a family with no TYPE before it";
+        if (!declared)
+            return false;
+        const char *p = line + len;
+        if (p < eol && *p == '{') {
+            p++;
+            while (p < eol && *p != '}') {
+                size_t l = name_len(p, eol, LOWER_UPPER, LABEL_REST);
+                *why = "a label that is not NAME=\"VALUE\"";
+                if (!l || p + l + 1 >= eol || p[l] != '=' || p[l + 1] != '"')
+                    return false;
+                for (p += l + 2; p < eol && *p != '"'; p++)
+                    if (*p == '\\' && (++p >= eol || !strchr("\\\"n", *p) || !*p)) {
+                        *why = "a label value with an escape other than \\\\, \\\" or \\n";
+                        return false;
+                    }
+                if (p >= eol)
+                    return false;
+                p++;
+                if (p < eol && *p == ',')
+                    p++;
+            }
+            *why = "labels not closed";
+            if (p >= eol)
+                return false;
+            p++;
+        }
+        *why = "a sample whose value is not a number";
+        if (p >= eol || *p != ' ')
+            return false;
+        p++;
+        const char *space = memchr(p, ' ', (size_t)(eol - p));
+        if (!m_float(p, (size_t)((space ? space : eol) - p)) ||
+            (space && !m_float(space + 1, (size_t)(eol - space - 1))))
+            return false;
+        samples++;
+        line = eol + 1;
+    }
+    *why = "no sample";
+    return samples > 0;
+}
+
+/* What a tool run must say: top's JSON (an object or array, parsed whole), metrics' exposition
+ * (parsed whole), or set's answer about a process whose board may change under it: anything,
+ * with status 0 (set) or 1 (not reached, or its board changed under the command), never a
+ * signal. */
 enum tool_answer { TOOL_JSON, TOOL_METRICS, TOOL_SET };
 
-/* Runs `gpuprio ARGS` as uid (0: root) for at most 20 s: 0 when it ended as it must (answer). */
-static char set_said[4096]; /* what the latest run of gpuprio set wrote, stdout and stderr */
+/* Runs `gpuprio ARGS` as uid (0: root), killed after 20 s: 0 when it ended as it must (answer)
+ * within TOOL_PROMPT_NS (a run that takes longer holds up whoever watches with it, and was
+ * taken for a hang by everyone it was asked by). */
+#define TOOL_PROMPT_NS 5000000000ull
+static char set_said[4096];      /* what the latest run of gpuprio set wrote, stdout and stderr */
+static uint64_t tool_slowest_ns; /* the longest run since tools_fail began */
 
 static int run_tool(uid_t uid, const char *const *args, enum tool_answer answer)
 {
@@ -2002,6 +2417,7 @@ static int run_tool(uid_t uid, const char *const *args, enum tool_answer answer)
     size_t said_n = 0;
     if (answer == TOOL_SET)
         set_said[0] = '\0';
+    uint64_t started = now_ns();
     pid_t child = fork_as(uid);
     if (child == 0) {
         dup2(out[1], 1);
@@ -2015,27 +2431,42 @@ static int run_tool(uid_t uid, const char *const *args, enum tool_answer answer)
         _exit(127);
     }
     close(out[1]);
-    char head[16] = "";
-    size_t got = 0;
+    char *said = NULL;
+    size_t got = 0, cap = 0;
+    bool too_long = false; /* more than 64 MiB: not what top or metrics say of two boards */
     int status = -1;
-    uint64_t until = now_ns() + 20000000000ull;
+    uint64_t until = started + 20000000000ull;
     /* Read while waiting: a full pipe must not block it. Reaped before the read, so that what a
      * tool wrote just before it ended is read before the loop ends (read, then reaped, it was
      * lost: "exit 0, output starting ''" under load). */
     fcntl(out[0], F_SETFL, O_NONBLOCK);
     for (;;) {
-        char buf[4096];
+        char buf[65536];
         ssize_t n;
         pid_t w = reap(child, &status, WNOHANG);
-        while ((n = read(out[0], buf, sizeof buf)) > 0)
-            for (ssize_t i = 0; i < n; i++) {
-                if (got < sizeof head - 1)
-                    head[got++] = buf[i];
-                if (answer == TOOL_SET && said_n < sizeof set_said - 1) {
-                    set_said[said_n++] = buf[i];
-                    set_said[said_n] = '\0';
+        while ((n = read(out[0], buf, sizeof buf)) > 0) {
+            if (got + (size_t)n + 1 > cap && !too_long) {
+                size_t want = cap ? 2 * cap : 65536;
+                while (want < got + (size_t)n + 1)
+                    want *= 2;
+                char *grown = want <= (64u << 20) ? realloc(said, want) : NULL;
+                if (grown) {
+                    said = grown;
+                    cap = want;
+                } else {
+                    too_long = true;
                 }
             }
+            if (!too_long) {
+                memcpy(said + got, buf, (size_t)n);
+                got += (size_t)n;
+                said[got] = '\0';
+            }
+            for (ssize_t i = 0; answer == TOOL_SET && i < n && said_n < sizeof set_said - 1; i++) {
+                set_said[said_n++] = buf[i];
+                set_said[said_n] = '\0';
+            }
+        }
         if (w == child)
             break;
         if (now_ns() > until) {
@@ -2044,20 +2475,37 @@ static int run_tool(uid_t uid, const char *const *args, enum tool_answer answer)
             kill(child, SIGKILL);
             reap(child, &status, 0);
             close(out[0]);
+            free(said);
             return -1;
         }
         usleep(2000);
     }
     close(out[0]);
-    bool ok = answer == TOOL_SET ? WIFEXITED(status) && WEXITSTATUS(status) <= 1
-                                 : WIFEXITED(status) && WEXITSTATUS(status) == 0 &&
-                                       (answer == TOOL_JSON ? head[0] == '[' || head[0] == '{'
-                                                            : !strncmp(head, "# HELP", 6));
-    if (!ok)
-        printf("  gpuprio %s as uid %u: status %s %d, output starting '%.8s'\n", args[0],
-               (unsigned)uid, WIFEXITED(status) ? "exit" : "signal",
-               WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status), head);
-    return ok ? 0 : -1;
+    uint64_t took = now_ns() - started;
+    if (took > tool_slowest_ns)
+        tool_slowest_ns = took;
+    const char *why = "";
+    bool ended = answer == TOOL_SET ? WIFEXITED(status) && WEXITSTATUS(status) <= 1
+                                    : WIFEXITED(status) && WEXITSTATUS(status) == 0;
+    bool parsed = answer == TOOL_SET ||
+                  (!too_long && said &&
+                   (answer == TOOL_JSON ? json_parses(said, got) : metrics_parse(said, got, &why)));
+    if (answer == TOOL_JSON && !parsed)
+        why = "not one JSON object or array";
+    if (too_long)
+        why = "more than 64 MiB";
+    bool prompt = took <= TOOL_PROMPT_NS;
+    if (!ended || !parsed || !prompt) {
+        char head[17] = "";
+        for (size_t i = 0; said && i < got && i < sizeof head - 1; i++)
+            head[i] = (unsigned char)said[i] < 0x20 ? ' ' : said[i];
+        printf("  gpuprio %s as uid %u: status %s %d after %.2f s%s%s, output starting '%s'\n",
+               args[0], (unsigned)uid, WIFEXITED(status) ? "exit" : "signal",
+               WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status), (double)took / 1e9,
+               parsed ? "" : "; does not parse: ", why, head);
+    }
+    free(said);
+    return ended && parsed && prompt ? 0 : -1;
 }
 
 /* A process of the attacker's whose board changes under it, which root's gpuprio set asks in
@@ -2066,9 +2514,9 @@ static int run_tool(uid_t uid, const char *const *args, enum tool_answer answer)
 static pid_t set_target;
 static int tool_runs;
 
-/* gpuprio top --once --json and gpuprio metrics --once, by root and by user B (not the
- * attacker), and root's gpuprio set of set_target, rounds times: how many runs failed (hung,
- * crashed, or said nothing parseable). */
+/* gpuprio top --once --json and gpuprio metrics --once, by root and by user D (neither a victim
+ * nor the attacker: anyone on the machine), and root's gpuprio set of set_target, rounds times:
+ * how many runs failed (hung, slow, crashed, or said what does not parse). */
 static int tools_fail(int rounds)
 {
     static const char *const top[] = {"top", "--once", "--json", NULL};
@@ -2078,11 +2526,12 @@ static int tools_fail(int rounds)
     const char *const set[] = {"set", pid, "low", NULL}; /* its queues are above: never taken */
     int failed = 0;
     tool_runs = 0;
+    tool_slowest_ns = 0;
     for (int i = 0; i < rounds; i++) {
         failed += run_tool(0, top, TOOL_JSON) != 0;
         failed += run_tool(0, metrics, TOOL_METRICS) != 0;
-        failed += run_tool(USER_B, top, TOOL_JSON) != 0;
-        failed += run_tool(USER_B, metrics, TOOL_METRICS) != 0;
+        failed += run_tool(USER_D, top, TOOL_JSON) != 0;
+        failed += run_tool(USER_D, metrics, TOOL_METRICS) != 0;
         tool_runs += 4;
         if (set_target) {
             failed += run_tool(0, set, TOOL_SET) != 0;
@@ -2099,6 +2548,11 @@ struct pair {
     unsigned long long high_suspended; /* and the bursts, to anyone */
     int high_kernels, low_kernels;
     int tools_failed; /* runs of gpuprio top, metrics and set meanwhile that failed */
+    /* What each said on stdout after "ready", the priority it ended with, and its pid (whose
+     * stderr is DIR/PID.err). */
+    char high_out[1024], low_out[1024];
+    int high_at, low_at;
+    pid_t high_pid, low_pid;
 };
 
 static const char *const long_bursts[] = {"1", "burst", "30", "8", "300", "10000", NULL};
@@ -2132,7 +2586,7 @@ static int bursts_within_load(void)
  * tool_rounds rounds of the tools (tools_fail) while they run. */
 static struct pair pair_under_attack(int tool_rounds)
 {
-    struct pair r = {-1, -1, 0, 0, 0, 0, 0};
+    struct pair r = {.high_status = -1, .low_status = -1};
     hung = 0;
     hang_bound(90);
     spawn_uid = USER_A;
@@ -2144,10 +2598,14 @@ static struct pair pair_under_attack(int tool_rounds)
     EXPECT(wait_for_queue_of(USER_A, 0)); /* the load finds the bursts' queue there (tenant.two) */
     go(&load);
     r.tools_failed = tools_fail(tool_rounds);
-    r.high_status = finish(&bursts, NULL);
+    r.high_status = finish(&bursts, &r.high_at);
     r.high_suspended = last_suspensions;
-    r.low_status = finish(&load, NULL);
+    snprintf(r.high_out, sizeof r.high_out, "%s", last_output);
+    r.low_status = finish(&load, &r.low_at);
     r.low_suspended = last_suspensions;
+    snprintf(r.low_out, sizeof r.low_out, "%s", last_output);
+    r.high_pid = bursts.pid;
+    r.low_pid = load.pid;
     alarm(0);
     read_trace();
     r.high_kernels = count_tag(TAG_HIGH);
@@ -2163,13 +2621,93 @@ static struct pair pair_under_attack(int tool_rounds)
 
 /* The victims ran to their end as without the attacker, scheduling together (the load yielded
  * to the other user's bursts), and every tool run answered. */
-static void expect_unharmed(const struct pair *r)
+/* text with every run of digits as one '#' (what differs between runs: times, counts, pids). */
+static void masked(const char *text, char *out, size_t size)
+{
+    size_t n = 0;
+    for (const char *p = text; *p && n + 1 < size; p++)
+        if (*p < '0' || *p > '9')
+            out[n++] = *p;
+        else if (!n || out[n - 1] != '#')
+            out[n++] = '#';
+    out[n] = '\0';
+}
+
+/* What a victim said on stdout after "ready": its stream's time held and suspensions, then its
+ * priority, exactly as without an attacker (board_worker.c); the priority it ran at, at. */
+static bool output_as_expected(const char *who, const char *out, int priority, int at)
+{
+    char got[1024];
+    masked(out, got, sizeof got);
+    bool ok = !strcmp(got, "held # us, suspended # times\ndone #\n") ||
+              !strcmp(got, "held # us, suspended # times\ndone -#\n");
+    if (!ok || at != priority)
+        printf("  %s said '%s' (priority %d), not its output of a run at priority %d\n", who, out,
+               at, priority);
+    return ok && at == priority;
+}
+
+/* The lines of a victim's stderr (pid) that its run without the attacker (base_pid) did not say,
+ * digits masked, other than warnings about the attacker's files (which name its uid): the
+ * attacker may cost a victim a warning about the attacker, nothing else. */
+static int stderr_beyond(pid_t pid, pid_t base_pid)
+{
+    char path[128], line[1024], m[1024], attacker[32];
+    snprintf(attacker, sizeof attacker, "user %u", USER_C);
+    size_t cap = 0, n_base = 0;
+    char **base = NULL;
+    snprintf(path, sizeof path, "%s/%d.err", dir, (int)base_pid);
+    FILE *f = fopen(path, "r");
+    while (f && fgets(line, sizeof line, f)) {
+        char **grown =
+            n_base == cap ? realloc(base, (cap = cap ? 2 * cap : 16) * sizeof *base) : base;
+        if (!grown)
+            break;
+        base = grown;
+        masked(line, m, sizeof m);
+        base[n_base++] = strdup(m);
+    }
+    if (f)
+        fclose(f);
+    int beyond = 0;
+    snprintf(path, sizeof path, "%s/%d.err", dir, (int)pid);
+    f = fopen(path, "r");
+    while (f && fgets(line, sizeof line, f)) {
+        masked(line, m, sizeof m);
+        bool known = strstr(line, attacker) != NULL;
+        for (size_t i = 0; i < n_base && !known; i++)
+            known = base[i] && !strcmp(base[i], m);
+        if (!known) {
+            if (beyond++ < 3)
+                printf("  process %d said what it did not without the attacker: %s", (int)pid,
+                       line);
+        }
+    }
+    if (f)
+        fclose(f);
+    for (size_t i = 0; i < n_base; i++)
+        free(base[i]);
+    free(base);
+    return beyond;
+}
+
+/* The victims ran to their end as without the attacker, scheduling together (the load yielded
+ * to the other user's bursts), said on stdout what a run says (and, given their run without the
+ * attacker, base, nothing on stderr that it did not, but about the attacker), and every tool run
+ * answered. */
+static void expect_unharmed(const struct pair *r, const struct pair *base)
 {
     EXPECT(!hung);
     EXPECT(r->high_status == 0 && r->low_status == 0);
     EXPECT(r->high_kernels == 30 * 8 && r->low_kernels == 2000);
     EXPECT(r->low_suspended > 0);
     EXPECT(r->tools_failed == 0);
+    EXPECT(output_as_expected("the bursts", r->high_out, GPUPRIO_PRIORITY_HIGH, r->high_at));
+    EXPECT(output_as_expected("the load", r->low_out, GPUPRIO_PRIORITY_LOW, r->low_at));
+    if (base) {
+        EXPECT(stderr_beyond(r->high_pid, base->high_pid) == 0);
+        EXPECT(stderr_beyond(r->low_pid, base->low_pid) == 0);
+    }
 }
 
 static void hostile_setup(void)
@@ -2194,7 +2732,7 @@ static void hostile_fifo(void)
     plant("", "fifo", USER_B);
     plant("", "fifo", USER_C);
     struct pair r = pair_under_attack(2);
-    expect_unharmed(&r);
+    expect_unharmed(&r, NULL);
 }
 
 struct flapper {
@@ -2335,11 +2873,17 @@ static void stop_attacker(pid_t attacker, struct flapper *f)
 
 /* The mutator next to two users' processes, capped at low (so that its forged critical queues,
  * taken at its cap, hold nobody above low back): the high-priority bursts are never suspended,
- * both run to their end scheduling together, and 40 runs of the tools all answer. */
+ * both run to their end scheduling together, saying what they said in a run without the
+ * mutator (stdout's shape, and nothing more on stderr but warnings about the attacker's files),
+ * and 40 runs of the tools, by root and by a bystander, all answer promptly and parse. */
 static void hostile_mutate(void)
 {
     hostile_setup();
+    /* The victims' run without the attacker first: what they say then is what they must say. */
     write_conf("cap.4243 = low\n");
+    struct pair base = pair_under_attack(0);
+    expect_unharmed(&base, NULL);
+    write_conf("cap.4243 = low\n"); /* and a fresh trace */
     struct flapper f;
     attackers_board(&f);
     char victims[300];
@@ -2349,7 +2893,7 @@ static void hostile_mutate(void)
     set_target = mutating;
     struct pair r = pair_under_attack(10);
     stop_attacker(mutating, &f);
-    expect_unharmed(&r);
+    expect_unharmed(&r, &base);
     EXPECT(r.high_suspended == 0);
 }
 
@@ -2362,7 +2906,7 @@ static void hostile_truncate(void)
     set_target = flapping;
     struct pair r = pair_under_attack(10);
     stop_attacker(flapping, &f);
-    expect_unharmed(&r);
+    expect_unharmed(&r, NULL);
 }
 
 /* Root's gpuprio set of a process of the attacker's, whose board the attacker truncates every
@@ -2418,7 +2962,7 @@ static void hostile_flood(void)
     go(&attacker);
     go(&attacker);
     finish(&attacker, NULL);
-    expect_unharmed(&r);
+    expect_unharmed(&r, NULL);
     /* Every process that reads the others' boards says it, once. */
     char says[200];
     snprintf(says, sizeof says,
@@ -2452,7 +2996,7 @@ static void hostile_squat(void)
     hostile_setup();
     plant("", "empty", USER_A);
     struct pair r = pair_under_attack(1);
-    expect_unharmed(&r);
+    expect_unharmed(&r, NULL);
     char says[300];
     snprintf(says, sizeof says,
              "gpuprio-%u-v%u-sim_%s_00, this user's board for device 0, is a "
@@ -2522,7 +3066,7 @@ int main(int argc, char **argv)
     worker = argv[2];
     shim = argv[3];
     tool = getenv("GPUPRIO_TOOL");
-    if (!strncmp(argv[1], "tenant-hostile", 14) && !tool) {
+    if ((!strncmp(argv[1], "tenant-hostile", 14) || !strcmp(argv[1], "tenant-bad-conf")) && !tool) {
         fprintf(stderr, "%s needs GPUPRIO_TOOL (the gpuprio command)\n", argv[1]);
         return 2;
     }
@@ -2570,6 +3114,8 @@ int main(int argc, char **argv)
     }
     if (!strcmp(t, "two"))
         bursts_next_to(1, NULL);
+    else if (!strcmp(t, "log-info"))
+        log_info();
     else if (!strcmp(t, "three"))
         bursts_next_to(2, NULL);
     else if (!strcmp(t, "unscheduled"))
