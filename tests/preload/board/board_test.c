@@ -52,12 +52,14 @@
  *               of /dev/shm: the runtime refuses to register the board's gate lines there, and
  *               Level 2 must hold on the device all the same (mirrored gates, docs/design.md).
  *               Exits 77 (skipped) where /var/tmp is on tmpfs or hugetlbfs.
- * watchdog-neighbour, watchdog-higher-neighbour, tenant-watchdog-neighbour, tenant-held
+ * watchdog-neighbour, watchdog-higher-neighbour, watchdog-suspended-neighbour,
+ * tenant-watchdog-neighbour, tenant-held
  *               the admission watchdog counts only what holds a thread: the watchdog test's
  *               program (BOARD_TEST_WATCHDOG) is let through after the watchdog next to a process
  *               of its user or another that keeps completing work, or of higher priority that
- *               bursts every 20 ms; a low-priority process of another user stays held, without
- *               a warning, while a high-priority one is busy.
+ *               bursts every 20 ms, or (suspended by its own higher stream) of its priority and
+ *               user, whose kernels are let through now and then; a low-priority process of
+ *               another user stays held, without a warning, while a high-priority one is busy.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -1626,9 +1628,16 @@ static const char *watchdog_program(bool other_user)
  * bursts, 20 ms apart, suspend it again and again: only its own queue's completions are its
  * progress, and only while it is not suspended. Before, the same user's neighbour's completions
  * counted, and it was held until the neighbour ended (2960-4954 ms in the issue; 8.7 s here).
+ * With suspended, the program's wait is on its own higher stream, which suspends the launch's
+ * queue and the neighbour's (of its priority), and which its producer thread keeps moving, so
+ * that nobody marks it stalled; the neighbour, with a watchdog of 40 ms, gets a kernel through
+ * every 40 ms. Only the queues that can hold the launch back are its progress, under hpf the
+ * higher ones: the neighbour's completions at its priority are not. Before, queues of its
+ * priority counted under hpf too, every kernel the neighbour got through held the launch another
+ * period, and it was held until the neighbour ended (still held after the 15 s allowed here).
  * The bound leaves 2 s for a loaded host under sanitizers.
  */
-static void watchdog_next_to(bool other_user, bool higher)
+static void watchdog_next_to(bool other_user, bool higher, bool suspended)
 {
     /* Bursts of 4 kernels of 1 ms back to back, each synchronized: what it submits once the
      * watchdog program is there is followed by markers (priorities then differ on the device),
@@ -1636,6 +1645,7 @@ static void watchdog_next_to(bool other_user, bool higher)
     static const char *const load[] = {"2", "burst", "2000", "4", "1000", "0", NULL};
     static const char *const bursts[] = {"1", "burst", "300", "2", "1000", "20000", NULL};
     static const char *const watchdog_ms[] = {"200", NULL};
+    static const char *const watchdog_suspended[] = {"200", "suspended", NULL};
     if (other_user) {
         tenants_setup();
         write_conf("");
@@ -1645,7 +1655,13 @@ static void watchdog_next_to(bool other_user, bool higher)
     if (!program)
         return;
     spawn_uid = other_user ? USER_B : 0;
+    if (suspended) {
+        setenv("GPUPRIO_WATCHDOG_MS", "40", 1);
+        setenv("GPUPRIO_LEVEL", "1", 1);
+    }
     struct proc neighbour = spawn_ready(higher ? "high" : "normal", NULL, higher ? bursts : load);
+    unsetenv("GPUPRIO_WATCHDOG_MS");
+    unsetenv("GPUPRIO_LEVEL");
     go(&neighbour);
     usleep(300000); /* it completes kernels by now */
     spawn_uid = other_user ? USER_A : 0;
@@ -1655,36 +1671,50 @@ static void watchdog_next_to(bool other_user, bool higher)
     const char *the_worker = worker;
     worker = program;
     uint64_t started = now_ns();
-    struct proc held = spawn("normal", NULL, watchdog_ms);
+    struct proc held = spawn("normal", NULL, suspended ? watchdog_suspended : watchdog_ms);
     worker = the_worker;
     setenv("GPUPRIO_WINDOW", "2", 1);
     unsetenv("GPUPRIO_WATCHDOG_MS");
     stderr_to_file = false;
     spawn_uid = 0;
     long held_ms = -1;
-    unsigned long long suspended = 0;
+    unsigned long long times_suspended = 0;
     char line[64];
-    while (held.out && fgets(line, sizeof line, held.out)) {
+    uint64_t until = started + 15000000000u;
+    bool in_time = true;
+    while (held.out) {
+        struct pollfd fd = {fileno(held.out), POLLIN, 0};
+        uint64_t now = now_ns();
+        if (now >= until || poll(&fd, 1, (int)((until - now) / 1000000u) + 1) <= 0) {
+            in_time = false; /* still held, or hung: it ends here */
+            kill(held.pid, SIGKILL);
+            break;
+        }
+        if (!fgets(line, sizeof line, held.out))
+            break;
         sscanf(line, "the launch behind the wait was held %ld ms", &held_ms);
-        sscanf(line, "suspended %llu times", &suspended);
+        sscanf(line, "suspended %llu times", &times_suspended);
     }
+    EXPECT(in_time);
     EXPECT(finish(&held, NULL) == 0);
     double ran_ms = (double)(now_ns() - started) / 1e6;
     bool busy = waitpid(neighbour.pid, NULL, WNOHANG) == 0; /* still completing work */
     kill(neighbour.pid, SIGKILL);
     finish(&neighbour, NULL);
-    printf("next to a process of %s user %s: the launch behind its own stream's wait was held "
+    printf("next to a process of %s user %s: the launch behind its own%s stream's wait was held "
            "%ld ms, its queue suspended %llu times (watchdog 200 ms; the program ran %.0f ms)\n",
            other_user ? "another" : "the same",
-           higher ? "bursting at a higher priority every 20 ms"
-                  : "completing a kernel every ms at its priority",
-           held_ms, suspended, ran_ms);
+           higher      ? "bursting at a higher priority every 20 ms"
+           : suspended ? "at its priority, let through by its watchdog every 40 ms"
+                       : "completing a kernel every ms at its priority",
+           suspended ? " higher" : "", held_ms, times_suspended, ran_ms);
     EXPECT(busy);
-    if (higher)
-        EXPECT(suspended > 0); /* the bursts did suspend it */
+    if (higher || suspended)
+        EXPECT(times_suspended > 0); /* the bursts, or its own higher stream, did suspend it */
     EXPECT(held_ms >= 180 && held_ms < 200 + 2000);
-    /* The warning says what held it: its own stream's commands in flight. */
-    EXPECT(stderr_of(&held, "behind its own queue's commands in flight (1 of them)"));
+    /* The warning says what held it: its own stream's commands in flight, or the higher stream. */
+    EXPECT(stderr_of(&held, suspended ? "suspended for the queues that can hold it back"
+                                      : "behind its own queue's commands in flight (1 of them)"));
 }
 
 /*
@@ -2629,11 +2659,13 @@ int main(int argc, char **argv)
     else if (!strcmp(t, "tenant-bad-conf"))
         tenant_bad_conf();
     else if (!strcmp(t, "watchdog-neighbour"))
-        watchdog_next_to(false, false);
+        watchdog_next_to(false, false, false);
     else if (!strcmp(t, "watchdog-higher-neighbour"))
-        watchdog_next_to(false, true);
+        watchdog_next_to(false, true, false);
+    else if (!strcmp(t, "watchdog-suspended-neighbour"))
+        watchdog_next_to(false, false, true);
     else if (!strcmp(t, "tenant-watchdog-neighbour"))
-        watchdog_next_to(true, false);
+        watchdog_next_to(true, false, false);
     else if (!strcmp(t, "tenant-held"))
         tenant_held();
     else if (!strcmp(t, "tenant-hostile_fifo"))
