@@ -33,6 +33,9 @@
  *               per gate's batch (Level 1: per command) and still sees every command reached
  *               once drained; kernels predicted above a quarter of the gate bound keep a marker
  *               each; one that destroys a stream with its kernels queued ends normally.
+ * gate-destroy-failed
+ *               a gated low-priority process's stream destroy fails: the stream runs on, and its
+ *               unmarked commands count in flight until a query finds it idle, then reached.
  * gate-capture  a low-priority process whose queue is held by gates captures a graph: the graph
  *               holds the captured kernels only (no gate), and replays them all.
  * gate-shared   one process with a low and a critical stream on one hardware queue
@@ -976,6 +979,58 @@ static void gate_sparse(void)
     EXPECT(finish(&high, NULL) == 0);
     read_trace();
     EXPECT(count_tag(TAG_LOW) == 600 + 100 + 300);
+}
+
+/*
+ * A stream's destroy that fails (HIPSIM_REFUSE_STREAM_DESTROY=1) leaves the stream working, and
+ * gpuprio follows it as before: a gated low-priority process (below an idle high one; a gate per
+ * second, so that its 10-us kernels go without markers, but the first of a batch: sparse markers)
+ * whose destroy of a stream failed puts 50 short kernels and a 2-s one (of their cost key, so
+ * predicted short and unmarked too) on it. 100 ms into the long kernel gpuprio still counts
+ * commands in flight on the stream and a drain times out: the unmarked ones are reached only
+ * when a query finds the stream idle. Once it is synchronized, a drain finds them all reached (the
+ * watcher queries the stream again). Before the destroy's closing was undone, the stream counted
+ * as idle from the destroy on, and its unmarked commands were reached at once (the watcher took
+ * it for destroyed: in flight 0, drained early); left closing, it is never queried again and the
+ * last drain times out.
+ */
+static void gate_destroy_failed(void)
+{
+    static const char *const hold[] = {"1", "hold", "1000", NULL};
+    static const char *const undestroyed[] = {"3", "undestroyed", "50", "10", "2000000", NULL};
+    struct proc high = spawn_ready("high", NULL, hold); /* above it, idle: it is gated */
+    setenv("HIPSIM_REFUSE_STREAM_DESTROY", "1", 1);
+    setenv("GPUPRIO_GATE_US", "1000000", 1);
+    struct proc low = spawn_ready("low", NULL, undestroyed);
+    unsetenv("HIPSIM_REFUSE_STREAM_DESTROY");
+    unsetenv("GPUPRIO_GATE_US");
+    go(&low);
+    unsigned in_flight = 0;
+    int drained_early = 1, drained = 1, commands = 0;
+    unsigned long long markers = 0, completed = 0, submitted = 0;
+    char line[128];
+    while (low.out && fgets(line, sizeof line, low.out)) {
+        fputs(line, stdout);
+        sscanf(line, "in flight %u, drained %d, markers %llu for %d commands", &in_flight,
+               &drained_early, &markers, &commands);
+        sscanf(line, "drained %d", &drained);
+        sscanf(line, "completed %llu of %llu", &completed, &submitted);
+    }
+    EXPECT(finish(&low, NULL) == 0);
+    printf("level %s: a stream whose destroy failed, 100 ms into its 2-s kernel: %u commands in "
+           "flight, a drain returned %d (%llu markers for its %d commands); synchronized, a "
+           "drain returned %d, %llu of %llu commands seen completed\n",
+           level(), in_flight, drained_early, markers, commands, drained, completed, submitted);
+    EXPECT(commands == 51 && markers * 3 < (unsigned long long)commands); /* sparse */
+    EXPECT(in_flight > 0);
+    EXPECT(drained_early == -ETIMEDOUT);
+    EXPECT(drained == 0);
+    EXPECT(submitted > 0 && completed == submitted);
+    go(&high);
+    go(&high);
+    EXPECT(finish(&high, NULL) == 0);
+    read_trace();
+    EXPECT(count_tag(TAG_LOW) == 50 + 51);
 }
 
 static void gate_capture(void)
@@ -2626,6 +2681,8 @@ int main(int argc, char **argv)
         gate_deep();
     else if (!strcmp(t, "gate-capture"))
         gate_capture();
+    else if (!strcmp(t, "gate-destroy-failed"))
+        gate_destroy_failed();
     else if (!strcmp(t, "gate-sparse"))
         gate_sparse();
     else if (!strcmp(t, "gate-shared"))
