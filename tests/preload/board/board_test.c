@@ -584,14 +584,44 @@ static void stop_high(void)
  * A retired queue's gate (docs/design.md, "A queue's gate, from creation to exit"): a low-priority
  * process at Level 2 queues 200 kernels of 1 ms; a high-priority one starts a 20-s kernel, which
  * closes the low one's gate; the low one then retires the queue (how: keep, destroy, exit, alive;
- * board_worker's retire) and synchronizes the device; the high one is killed, or stopped and kept
- * stopped. The low process's own decisions must open the gate: its synchronization returns
- * within the watchdog (500 ms) and a second, plus the kernels' own 200 ms. Before, a destroyed
- * stream's queue, or the null stream's of a thread that exited, left its process's decisions at
- * once, and only another process's decision could open its gate: killed, nobody; stopped, the
- * stall mark was logged and the gate stayed closed.
+ * board_worker's retire) and synchronizes the device, which is still blocked with the queue
+ * suspended and its gate line closed on the board (the 20-s kernel alone would block it too); the
+ * high one is killed, or stopped and kept stopped. The low process's own decisions must open the
+ * gate: its synchronization returns within the watchdog (500 ms) and a second, plus the kernels'
+ * own 200 ms. Before, a destroyed stream's queue, or the null stream's of a thread that exited,
+ * left its process's decisions at once, and only another process's decision could open its gate:
+ * killed, nobody; stopped, the stall mark was logged and the gate stayed closed.
  */
 #define RETIRE_WATCHDOG_MS 500
+
+/* Whether process pid has a queue on the board that submitted at least `submitted` commands and
+ * is suspended there with its gate line closed (0): held by gates, as a closer's decision leaves
+ * it. Says what it found. */
+static bool gate_closed_of(pid_t pid, uint64_t submitted)
+{
+    struct gp_board b;
+    if (open_board(&b) != 0)
+        return false;
+    bool closed = false;
+    for (unsigned i = 0; i < GP_BOARD_SLOTS; i++) {
+        struct gp_board_slot *s = &b.f->slots[i];
+        uint64_t owner = atomic_load(&s->owner);
+        if (GP_SLOT_STATE(owner) != GP_SLOT_LIVE || GP_SLOT_OWNER(owner) != (uint32_t)pid ||
+            atomic_load(&s->st.submitted) < submitted)
+            continue;
+        uint64_t gate = atomic_load(&s->st.gate), word = atomic_load(&gp_board_gate(&b, s)->word);
+        printf("process %d's queue of %llu commands: %s, its gate line %s\n", (int)pid,
+               (unsigned long long)atomic_load(&s->st.submitted),
+               gate & XQ_GATE_SUSPENDED ? "suspended" : "not suspended",
+               word == 0         ? "closed"
+               : word >= DG_OPEN ? "open"
+                                 : "passed");
+        closed |= (gate & XQ_GATE_SUSPENDED) && word == 0;
+    }
+    gp_board_close(&b);
+    return closed;
+}
+
 static void retired_gate(const char *how, bool stop)
 {
     static const char *const hold[] = {"1", "hold", "20000000", NULL};
@@ -610,8 +640,10 @@ static void retired_gate(const char *how, bool stop)
     usleep(50000); /* the low process runs into its closed gate */
     go(&low);
     EXPECT(line_within(&low, "retired", 20000));
-    /* Held: behind its gate (and the high process's kernel, on the device's one slot). */
+    /* Held: behind its gate (and the high process's kernel, on the device's one slot). The
+     * kernel alone would hold the synchronization too: the gate must be closed on the board. */
     EXPECT(!line_within(&low, "synchronized", 300));
+    EXPECT(gate_closed_of(low.pid, 200));
     uint64_t from = now_ns();
     kill(high.pid, stop ? SIGSTOP : SIGKILL);
     long bound = RETIRE_WATCHDOG_MS + 1000 + 200;
@@ -681,7 +713,7 @@ static void exit_gates(void)
  * A gated low-priority process leaves an error pending, then launches a kernel whose gate the
  * runtime refuses (HIPSIM_REFUSE_WAIT_VALUE64): the launch goes through, and hipGetLastError
  * still says the application's own error, as without gpuprio. Before, the refused gate's error
- * replaced it.
+ * replaced it. Its warning shows a gate was put at all.
  */
 static void gate_sticky(void)
 {
@@ -689,7 +721,9 @@ static void gate_sticky(void)
     static const char *const sticky[] = {"3", "sticky", "1000", NULL};
     struct proc high = spawn_ready("high", NULL, hold); /* above it, idle: it is gated */
     setenv("HIPSIM_REFUSE_WAIT_VALUE64", "1", 1);
+    stderr_to_file = true;
     struct proc low = spawn_ready("low", NULL, sticky);
+    stderr_to_file = false;
     unsetenv("HIPSIM_REFUSE_WAIT_VALUE64");
     go(&low);
     char line[64] = "";
@@ -697,6 +731,8 @@ static void gate_sticky(void)
     printf("level %s: after a refused gate, hipGetLastError said: %s", level(), line);
     EXPECT(strcmp(line, "last error hipErrorInvalidDevice\n") == 0);
     EXPECT(finish(&low, NULL) == 0);
+    /* A gate was put and refused: else the error was never at risk (an ungated launch, Level 1). */
+    EXPECT(stderr_of(&low, "the runtime refused a gate"));
     go(&high);
     go(&high);
     EXPECT(finish(&high, NULL) == 0);
