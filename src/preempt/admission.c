@@ -84,14 +84,18 @@ static uint64_t no_progress_elsewhere(int device, int priority)
     return 0;
 }
 
-/* The completions of the queues that can hold q back by suspending it: those of its device at
- * its priority or above (higher ones under hpf, equal ones taking turns under share), except q;
- * this process's here, other processes' from the hook. With the scheduling lock held, which
- * keeps priorities still. A queue that goes idle keeps its count, so only a queue joining,
- * leaving or changing priority moves the sum without completing anything. */
+/* The completions of the queues that can hold q back by suspending it, those of its device
+ * above its priority, and at it where equal priorities take turns (cfg.peers_hold: share), except
+ * q; this process's here, other processes' from the hook. Under hpf queues of one priority never
+ * suspend each other, so their completions are no progress of what holds q: counted, a
+ * neighbour at q's priority that its own watchdog lets through now and then held q for as long
+ * as it ran (board.watchdog_suspended_neighbour). A lower queue owed its minimum share (share)
+ * suspends q for a turn of a few milliseconds, far below the watchdog: not counted. With the
+ * scheduling lock held, which keeps priorities still. A queue that goes idle keeps its count, so
+ * only a queue joining, leaving or changing priority moves the sum without completing anything. */
 struct holders_scan {
     const struct xqueue *held;
-    int priority;
+    int priority; /* the least priority that holds it */
     uint64_t completed;
 };
 
@@ -105,7 +109,8 @@ static void add_holder(struct xqueue *q, void *arg)
 
 static uint64_t holders_progress(const struct xqueue *q)
 {
-    struct holders_scan h = {q, atomic_load(&xq_st(q)->priority), 0};
+    int priority = atomic_load(&xq_st(q)->priority);
+    struct holders_scan h = {q, cfg.peers_hold || priority == INT_MAX ? priority : priority + 1, 0};
     xq_foreach_joined(add_holder, &h);
     return h.completed + hooks.progress_elsewhere(q->device, h.priority);
 }
@@ -402,12 +407,14 @@ static void watchdog_warning(const struct xqueue *q, enum hold why, uint64_t wai
     unsigned long long ms = 1000000, handle = (unsigned long long)q->key.handle;
     if (why == HELD_SUSPENDED)
         gp_log(GP_LOG_WARN,
-               "a thread waited %llu ms to submit to queue %#llx, suspended for queues of its "
-               "priority or higher on device %d, none of which completed any work for the last "
-               "%llu ms; letting it through. A process of higher priority is stopped or hung "
-               "(gpuprio top then shows its queue stalled), or runs a command longer than that "
+               "a thread waited %llu ms to submit to queue %#llx, suspended for the queues that "
+               "can hold it back on device %d (of higher priority%s), none of which completed any "
+               "work for the last %llu ms; letting it through. A process of higher priority is "
+               "stopped or hung (gpuprio top then shows its queue stalled), a higher stream waits "
+               "for something done later, or one runs a command longer than that "
                "(GPUPRIO_WATCHDOG_MS sets the wait; this is said once)",
-               waited_ns / ms, handle, q->device, still_ns / ms);
+               waited_ns / ms, handle, q->device, cfg.peers_hold ? ", or of its own" : "",
+               still_ns / ms);
     else
         gp_log(GP_LOG_WARN,
                "a thread waited %llu ms to submit to queue %#llx, behind its own queue's commands "

@@ -22,8 +22,9 @@
  * A queue is active while it has work in flight, threads waiting, or finished within the grace
  * window; becoming active or idle asks the scheduler (xq_admission_hooks) for new decisions.
  * Every wait has a progress watchdog that counts only the work the wait is for: a suspended
- * queue's thread waits for the queues of its priority or above on its device to let it go (in
- * any process, of any user), a throttled one's for its own queue's commands in flight to be
+ * queue's thread waits for the queues that can suspend it to let it go, those of higher priority
+ * on its device (and of its own under share: peers_hold), in any process, of any user; a
+ * throttled one's for its own queue's commands in flight to be
  * reached. When none of that completed for the watchdog period, the call goes through and one
  * warning says which of the two it was. An application can make a stream wait for something its
  * own thread does later (wait-value, host function), and it must be delayed, never deadlocked,
@@ -58,6 +59,9 @@ struct xq_admission_config {
     uint64_t watchdog_ns; /* how long a wait may see no progress before it gives up */
     uint64_t poll_ns;     /* the watcher's polling period while markers are outstanding */
     uint64_t slow_ns;     /* report calls and marker queries that take longer (0: none) */
+    /* Queues of one priority suspend each other (GPUPRIO_POLICY=share's turns): a suspended
+     * queue's watchdog counts its peers' completions as progress too, not only higher ones'. */
+    bool peers_hold;
 };
 
 /* For xq_admission_hooks.activity_changed: queues of several devices changed. */
@@ -71,8 +75,9 @@ struct xq_admission_hooks {
      * scheduling lock held: decide again for that device. */
     void (*activity_changed)(int device);
     /* A count that changes whenever another process's queue of device at priority or above
-     * completes work (those queues can hold ours back by suspending them), whatever its user;
-     * called by a suspended thread's watchdog with the scheduling lock held. Optional. */
+     * completes work, whatever its user; called by a suspended thread's watchdog, with the least
+     * priority that can hold its queue back by suspending it (above its own under hpf, its own
+     * under share), with the scheduling lock held. Optional. */
     uint64_t (*progress_elsewhere)(int device, int priority);
     /* A thread is about to be held on a queue of device (what holds it may be another
      * process's, which may die). Optional. */

@@ -119,11 +119,12 @@ bool sb_foreign(const struct gp_board_slot *s)
     return GP_SLOT_OWNER(atomic_load(&s->owner)) != me->pid || s->incarnation != me->incarnation;
 }
 
-/* The completions of other processes' queues of a device at a priority or above, what holds a
- * suspended queue back (sched_board.h). Our own slots are skipped: admission counts this
- * process's queues. Other users' boards are read as decisions read them (tenants.c: live slots
- * of owners not found dead, each priority within its user's cap); no read goes past a board's
- * slots, and a priority no gpuprio writes counts for nothing, as it does in decisions. */
+/* The completions of other processes' queues of a device at a priority or above, what can hold a
+ * suspended queue back (sched_board.h; admission.c says which priority that is). Our own slots are
+ * skipped: admission counts this process's queues. Other users' boards are read as decisions read
+ * them (tenants.c: live slots of owners not found dead, each priority within its user's cap); no
+ * read goes past a board's slots, and a priority no gpuprio writes counts for nothing, as it does
+ * in decisions. */
 struct progress_scan {
     int priority;
     uint64_t completed;

@@ -132,7 +132,8 @@ bool sb_leaving(void);
 
 /* Commands seen finished of other processes' queues of device at priority or above, on this
  * user's board and other users' (tenants.h): what a suspended queue's watchdog counts as
- * progress (admission.h). With the scheduling lock held. */
+ * progress, priority being the least that can hold it back (admission.h). With the scheduling
+ * lock held. */
 uint64_t sb_progress_elsewhere(int device, int priority);
 
 /* In the child of fork: the parent's boards, slots and listeners are not this process's. */

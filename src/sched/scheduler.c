@@ -576,6 +576,7 @@ void sched_configure(const struct xq_marker_ops *ops)
         .poll_ns = 1000 * gp_opt_uint(GP_OPT_POLL_US),
         /* GPUPRIO_LOG=debug: where calls that held an application thread this long went. */
         .slow_ns = gp_log_on(GP_LOG_DEBUG) ? 1000 * gp_opt_uint(GP_OPT_SLOW_US) : 0,
+        .peers_hold = policy == SCHED_POLICY_SHARE, /* only share's turns suspend equal peers */
     };
     slow_ns = cfg.slow_ns;
     has_cap = gp_conf_lookup(gp_conf_get(), GP_CONF_CAP, geteuid(), &user_cap, &cap_line) == 0;

@@ -20,6 +20,7 @@
 /* X(NAME, what the lock protects), lowest rank first: a lock may be taken while holding only
  * locks listed above it. */
 #define GP_LOCK_RANKS(X)                                                                           \
+    X(CU_RESERVE, "a device's GPUPRIO_CU_RESERVE mask, worked out once (hip_reserve.c)")           \
     X(BOARDS, "joining a device's board (sched_board.c; may ask the runtime for the device)")      \
     X(SCHED, "the scheduling lock: decisions, queues becoming active or idle, admission waits")    \
     X(REGISTRY, "the registry of queues (xqueue.c; read for every pass over the queues)")          \
@@ -29,7 +30,8 @@
     X(STREAM_QUERY, "the watcher's stream queries against captures and stream ends (admission.c)") \
     X(QUEUE, "one queue's ring of markers (xqueue mu)")                                            \
     X(FREE_QUEUES, "the registry's list of queues to reuse (xqueue.c)")                            \
-    X(MARKER_POOL, "a device's pool of markers (hal)")
+    X(MARKER_POOL, "a device's pool of markers (hal)")                                             \
+    X(LOG, "log lines held back until the process uses a GPU (gp_log.c; takes nothing else)")
 
 enum gp_lock_rank {
     GP_RANK_NONE,

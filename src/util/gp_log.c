@@ -13,10 +13,13 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "gp_lockrank.h"
+
 static enum gp_log_level log_level = GP_LOG_WARN;
 
 /* Lines held back until the process uses a GPU (gp_log_hold), in order; past the buffer, the
- * rest are dropped with a count. */
+ * rest are dropped with a count. held_mu ranks last (LOG): a line may be logged with any other
+ * lock held, and nothing but a write to stderr happens under it. */
 #define HELD_MAX 8192
 static pthread_mutex_t held_mu = PTHREAD_MUTEX_INITIALIZER;
 static _Atomic bool holding; /* only ever set by the constructor, then cleared */
@@ -26,9 +29,9 @@ static unsigned held_dropped;
 
 void gp_log_hold(void)
 {
-    pthread_mutex_lock(&held_mu);
+    gp_mutex_lock(&held_mu, GP_RANK_LOG);
     atomic_store(&holding, true);
-    pthread_mutex_unlock(&held_mu);
+    gp_mutex_unlock(&held_mu, GP_RANK_LOG);
 }
 
 static void write_line(const char *line, size_t n)
@@ -42,7 +45,7 @@ static void write_line(const char *line, size_t n)
 
 void gp_log_release(void)
 {
-    pthread_mutex_lock(&held_mu);
+    gp_mutex_lock(&held_mu, GP_RANK_LOG);
     for (size_t at = 0; at < held_len;) {
         size_t n = (size_t)((char *)memchr(held + at, '\n', held_len - at) - (held + at)) + 1;
         write_line(held + at, n);
@@ -57,7 +60,7 @@ void gp_log_release(void)
     held_len = 0;
     held_dropped = 0;
     atomic_store(&holding, false);
-    pthread_mutex_unlock(&held_mu);
+    gp_mutex_unlock(&held_mu, GP_RANK_LOG);
 }
 
 const char *const gp_log_level_names[] = {
@@ -99,9 +102,9 @@ void gp_log(enum gp_log_level level, const char *fmt, ...)
     /* Once released, never held again: no lock (a child forked while another thread held it
      * could never log). */
     if (atomic_load(&holding)) {
-        pthread_mutex_lock(&held_mu);
+        gp_mutex_lock(&held_mu, GP_RANK_LOG);
         if (!atomic_load(&holding)) {
-            pthread_mutex_unlock(&held_mu);
+            gp_mutex_unlock(&held_mu, GP_RANK_LOG);
             write_line(line, (size_t)n);
             errno = saved;
             return;
@@ -112,7 +115,7 @@ void gp_log(enum gp_log_level level, const char *fmt, ...)
         } else {
             held_dropped++;
         }
-        pthread_mutex_unlock(&held_mu);
+        gp_mutex_unlock(&held_mu, GP_RANK_LOG);
         errno = saved;
         return;
     }

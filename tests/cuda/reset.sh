@@ -6,8 +6,12 @@
 # Fails unless both runs print the same and exit 0, the fake driver saw no use of a dead stream,
 # event or registration ("fake_cuda: error" on stderr), no gate was refused, and gates were put
 # after the first teardown too (gpuprio registered the board's gate lines again).
-# RESET_BOARDS_IN=DIR: the board directory is made in DIR (disk_board.sh: a disk filesystem, where
-# the gates are mirrored), not in the test's temporary directory.
+# The board directory is a private one under /dev/shm (tmpfs), as shim.device_reset's, so that the
+# runtime registers the board's gate lines themselves (direct gates: the log must say Level 2, not
+# mirrored): under /tmp, a disk filesystem on many hosts, the gates were mirrored and direct
+# re-registration after a teardown went untested.
+# RESET_BOARDS_IN=DIR: the board directory is made in DIR instead (disk_board.sh: a disk
+# filesystem, where the gates are mirrored, which that script checks).
 set -u
 if [ $# != 3 ]; then
     echo "usage: reset.sh MODE LIB PROG" >&2
@@ -17,7 +21,7 @@ mode=$1 lib=$2 prog=$3
 for v in $(env | sed -n 's/^\(GPUPRIO_[A-Za-z0-9_]*\)=.*/\1/p'); do
     unset "$v"
 done
-tmp=$(mktemp -d) || exit 1
+tmp=$(mktemp -d /dev/shm/gpuprio-cuda-reset.XXXXXX) || exit 1
 high= boards=
 cleanup() {
     [ -z "$high" ] || kill -9 "$high" 2>/dev/null
@@ -73,6 +77,13 @@ fi
 if grep -q "refused a gate" "$tmp/shim.err"; then
     echo "FAIL: a gate was refused"
     status=1
+fi
+if [ -z "${RESET_BOARDS_IN:-}" ]; then
+    if ! grep -q "^gpuprio: info: device 0: Level 2 (" "$tmp/shim.err" ||
+        grep "^gpuprio: info: device 0: Level 2 (" "$tmp/shim.err" | grep -q mirrored; then
+        echo "FAIL: the log does not say Level 2 with direct gates (the board under $tmp)"
+        status=1
+    fi
 fi
 after=$(sed -n 's/^ctx_reset: gates \([0-9]*\) after the first teardown.*/\1/p' "$tmp/shim.err")
 if [ "${after:-0}" -eq 0 ]; then

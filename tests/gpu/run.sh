@@ -35,10 +35,12 @@
 #      created again; the last cuDevicePrimaryCtxRelease), without the shim, under it, and under
 #      it at low priority next to the bursting process of 8 (Level 2 gates closed in every
 #      burst): stdout identical, exit 0 (issue 37: it died with SIGSEGV there), no gate refused;
-#  10. torch_threads: torch_threads.py, a small model trained 40 steps with each step's forward
-#      and backward in a thread of its own, without the shim and under it at low priority next to
-#      the bursting process: losses and weights bit-identical, exit 0, within a timeout (a hang
-#      fails).
+#  10. torch_threads: torch_threads.py, a small model trained 200 steps, each step's forward in a
+#      thread of its own that then ends (autograd's backward runs on PyTorch's persistent device
+#      thread), without the shim and under it at low priority next to the bursting process of 8:
+#      bursting throughout, killed (SIGKILL) at step 50, or stopped (SIGSTOP) there until the end:
+#      losses and weights bit-identical, exit 0, at Level 2 with suspensions seen, and killed or
+#      stopped within the native run's time plus 15 s (issue 37: retired queues' gates hung).
 #
 # Environment: PYTHON (default python3), NVCC (default /usr/local/cuda/bin/nvcc or nvcc on
 # PATH), NVCC_ARCH (default -arch=native), CC (default cc). OUTDIR defaults to $OUT. GPU_ONLY
@@ -384,28 +386,79 @@ if want reset; then
 fi
 
 # ---- 10. PyTorch threads that come and go, at low priority next to the bursting process ----
+# torch_threads.py trains 200 steps, each step's forward in a thread of its own that then ends
+# (its queue of the null stream retired, often with work queued behind a closed gate; autograd's
+# backward runs on PyTorch's persistent device thread). Under the shim alone, then at low priority
+# next to the bursting neighbour of 8: bursting throughout; killed (SIGKILL) once the low one
+# passed step 50, which left the retired queues' gates closed by a process that is gone (issue
+# 37's hang); stopped (SIGSTOP) there and kept stopped until the low one ends, then continued.
+# Each: losses and weights bit-identical to the native run, exit 0; the neighbour's cases at
+# Level 2 with a suspension seen (the stats of the queues still there, or the log's suspension
+# lines, as the step threads' queues are gone by the end); killed and stopped within the native
+# run's time plus 15 s (before the kill or stop the bursts slow it; afterwards nothing may).
 tt=$out/torch_threads
 if want torch_threads; then
     mkdir -p "$tt"
-    timeout 600 "$python" "$here/torch_threads.py" "$tt/native.bin" > "$tt/native.log" 2>&1
+    steps=200 mark=50
+    now() { date +%s.%N; }
+    t0=$(now)
+    timeout 600 "$python" "$here/torch_threads.py" "$tt/native.bin" --steps $steps > "$tt/native.log" 2>&1
     nrc=$?
-    # threads_case LABEL [ENV...]
+    native_s=$(awk -v a="$t0" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }')
+    bound_s=$(awk -v n="$native_s" 'BEGIN { printf "%.1f", n + 15 }')
+    # threads_case LABEL HOW [ENV...]: HOW is none (no neighbour), burst (the neighbour bursts
+    # throughout), kill or stop (the neighbour, once the low one touched its mark).
     threads_case() {
-        label=$1
-        shift
-        env "$@" LD_PRELOAD="$shim" timeout 600 "$python" "$here/torch_threads.py" \
-            "$tt/$label.bin" --expect-gpuprio "$tt/$label.stats" > "$tt/$label.log" 2>&1
+        label=$1 how=$2
+        shift 2
+        rm -f "$tt/$label.mark"
+        [ "$how" = none ] || start_high "$tt"
+        begin=$(now)
+        env "$@" LD_PRELOAD="$shim" timeout 600 "$python" "$here/torch_threads.py" "$tt/$label.bin" \
+            --steps $steps --mark $mark "$tt/$label.mark" --expect-gpuprio "$tt/$label.stats" \
+            > "$tt/$label.log" 2>&1 &
+        lpid=$!
+        if [ "$how" = kill ] || [ "$how" = stop ]; then
+            while [ ! -e "$tt/$label.mark" ] && kill -0 $lpid 2> /dev/null; do sleep 0.05; done
+            sig=KILL
+            [ "$how" = kill ] || sig=STOP
+            [ ! -e "$tt/$label.mark" ] || kill -$sig $hpid
+        fi
+        wait $lpid
         rc=$?
-        if [ $nrc = 0 ] && [ $rc = 0 ] && cmp -s "$tt/native.bin" "$tt/$label.bin"; then
-            pass "torch_threads ($label): losses and weights bit-identical, exit 0"
+        took=$(awk -v a="$begin" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }')
+        why=
+        if [ "$how" != none ]; then
+            [ "$how" != stop ] || kill -CONT $hpid
+            stop_high
+            hrc=$?
+            # Killed, its status is 137; otherwise it ends normally once told to.
+            [ "$how" = kill ] && [ $hrc = 137 ] && hrc=0
+            [ $hrc = 0 ] || why="$why the neighbour exits $hrc;"
+            [ "$how" = burst ] || [ -e "$tt/$label.mark" ] || why="$why never reached step $mark;"
+            grep -q 'Level 2' "$tt/$label.log" || why="$why not at Level 2;"
+            susp=$(sed -n 's/^total suspensions //p' "$tt/$label.stats" 2> /dev/null)
+            lines=$(grep -c 'suspended queue' "$tt/$label.log")
+            [ "${susp:-0}" -gt 0 ] 2> /dev/null || [ "$lines" -gt 0 ] ||
+                why="$why no suspension seen (stats ${susp:-none}, log lines $lines);"
+        fi
+        [ $nrc = 0 ] || why="$why native exit $nrc;"
+        [ $rc = 0 ] || why="$why exit $rc$([ $rc = 124 ] && echo ' (timed out: a hang)');"
+        cmp -s "$tt/native.bin" "$tt/$label.bin" || why="$why outputs DIFFER;"
+        if [ "$how" = kill ] || [ "$how" = stop ]; then
+            awk -v t="$took" -v b="$bound_s" 'BEGIN { exit !(t <= b) }' ||
+                why="$why took $took s, over the native $native_s s + 15 s;"
+        fi
+        if [ -z "$why" ]; then
+            pass "torch_threads ($label): losses and weights bit-identical, exit 0, $took s (native $native_s s)$([ "$how" = none ] || echo ", Level 2, suspended (stats ${susp:-0}, log $lines)")"
         else
-            fail "torch_threads ($label): exit $nrc natively, $rc under gpuprio$([ $rc = 124 ] && echo ' (timed out: a hang)'), outputs $(cmp -s "$tt/native.bin" "$tt/$label.bin" && echo identical || echo DIFFER) (see torch_threads/)"
+            fail "torch_threads ($label):$why see torch_threads/$label.*"
         fi
     }
-    threads_case shim GPUPRIO_LOG=info
-    start_high "$tt"
-    threads_case gated GPUPRIO_LOG=info GPUPRIO_PRIORITY=low
-    stop_high || fail "torch_threads: the bursting neighbour exits $? (see torch_threads/high.log)"
+    threads_case shim none GPUPRIO_LOG=info
+    threads_case gated burst GPUPRIO_LOG=info GPUPRIO_PRIORITY=low
+    threads_case killed kill GPUPRIO_LOG=info GPUPRIO_PRIORITY=low
+    threads_case stopped stop GPUPRIO_LOG=info GPUPRIO_PRIORITY=low
 fi
 
 note "$failed failed, $(($(date +%s) - start)) s"

@@ -293,6 +293,22 @@ hipError_t hipDeviceGetStreamPriorityRange(int *leastPriority, int *greatestPrio
     return sim_ret(hipSuccess);
 }
 
+/* HIPSIM_REFUSE_STREAM_DESTROY=N: the first N destroys of live streams fail with
+ * hipErrorUnknown and leave the stream as it was, working (the tests of gpuprio's handling of a
+ * destroy that fails: the stream must still be followed). With the simulator's lock held. */
+static bool refuse_destroy(void)
+{
+    static long left = -1;
+    if (left < 0) {
+        const char *v = getenv("HIPSIM_REFUSE_STREAM_DESTROY");
+        left = v && strtol(v, NULL, 10) > 0 ? strtol(v, NULL, 10) : 0;
+    }
+    if (left == 0)
+        return false;
+    left--;
+    return true;
+}
+
 hipError_t hipStreamDestroy(hipStream_t stream)
 {
     sim_init();
@@ -300,7 +316,9 @@ hipError_t hipStreamDestroy(hipStream_t stream)
         return sim_ret(hipErrorInvalidHandle);
     sim_lock();
     hipError_t err = hipErrorContextIsDestroyed;
-    if (sim_handle_valid(stream, SIM_H_STREAM)) {
+    if (sim_handle_valid(stream, SIM_H_STREAM) && refuse_destroy()) {
+        err = hipErrorUnknown;
+    } else if (sim_handle_valid(stream, SIM_H_STREAM)) {
         stream_retire(stream);
         err = hipSuccess;
     }

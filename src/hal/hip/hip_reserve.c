@@ -26,6 +26,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "gp_lockrank.h"
 #include "gp_log.h"
 #include "gp_options.h"
 #include "hip_bind.h"
@@ -42,6 +43,9 @@ static struct {
     uint32_t words;
     uint32_t mask[HIPHAL_RESERVE_WORDS];
 } devices[MAX_DEVICES];
+/* Held while a device's mask is worked out, across the runtime's queries on gpuprio's own thread
+ * (hiphal_on_own_thread), so that every creator of the device waits for the one mask: only stream
+ * creators take it, holding no other lock of gpuprio's (the lowest rank, CU_RESERVE). */
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 
 static struct {
@@ -182,7 +186,7 @@ bool hiphal_reserve_mask(uint32_t *mask, uint32_t *words)
     int device = hiphal_platform.current_device();
     if (device < 0 || device >= MAX_DEVICES)
         return false;
-    pthread_mutex_lock(&mu);
+    gp_mutex_lock(&mu, GP_RANK_CU_RESERVE);
     if (devices[device].state == UNKNOWN)
         prepare(device, &amount);
     bool masked = devices[device].state == MASKED;
@@ -190,6 +194,6 @@ bool hiphal_reserve_mask(uint32_t *mask, uint32_t *words)
         *words = devices[device].words;
         memcpy(mask, devices[device].mask, *words * sizeof *mask);
     }
-    pthread_mutex_unlock(&mu);
+    gp_mutex_unlock(&mu, GP_RANK_CU_RESERVE);
     return masked;
 }

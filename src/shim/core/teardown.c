@@ -120,7 +120,10 @@ void core_teardown_end(bool ok)
     xq_watcher_drop(on_device, forget_marker, &td.t);
     for (size_t i = 0; i < td.n; i++) {
         struct xq_key key = {td.dying[i], -1, 0};
-        xq_stream_closing(xq_find(&key)); /* never asked about again: its commands are reached */
+        /* Closing, not closed: its dead handle is never queried again, and the stream counts as
+         * busy, not idle; nothing waits on that, since every command it had in flight was taken
+         * as reached above (xq_watcher_drop) and a dead stream gets no more. */
+        xq_stream_closing(xq_find(&key));
         xq_destroy(&key);
     }
     sb_gates_lost();

@@ -33,6 +33,9 @@
  *               per gate's batch (Level 1: per command) and still sees every command reached
  *               once drained; kernels predicted above a quarter of the gate bound keep a marker
  *               each; one that destroys a stream with its kernels queued ends normally.
+ * gate-destroy-failed
+ *               a gated low-priority process's stream destroy fails: the stream runs on, and its
+ *               unmarked commands count in flight until a query finds it idle, then reached.
  * gate-capture  a low-priority process whose queue is held by gates captures a graph: the graph
  *               holds the captured kernels only (no gate), and replays them all.
  * gate-shared   one process with a low and a critical stream on one hardware queue
@@ -52,12 +55,14 @@
  *               of /dev/shm: the runtime refuses to register the board's gate lines there, and
  *               Level 2 must hold on the device all the same (mirrored gates, docs/design.md).
  *               Exits 77 (skipped) where /var/tmp is on tmpfs or hugetlbfs.
- * watchdog-neighbour, watchdog-higher-neighbour, tenant-watchdog-neighbour, tenant-held
+ * watchdog-neighbour, watchdog-higher-neighbour, watchdog-suspended-neighbour,
+ * tenant-watchdog-neighbour, tenant-held
  *               the admission watchdog counts only what holds a thread: the watchdog test's
  *               program (BOARD_TEST_WATCHDOG) is let through after the watchdog next to a process
  *               of its user or another that keeps completing work, or of higher priority that
- *               bursts every 20 ms; a low-priority process of another user stays held, without
- *               a warning, while a high-priority one is busy.
+ *               bursts every 20 ms, or (suspended by its own higher stream) of its priority and
+ *               user, whose kernels are let through now and then; a low-priority process of
+ *               another user stays held, without a warning, while a high-priority one is busy.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -680,14 +685,44 @@ static void stop_high(void)
  * A retired queue's gate (docs/design.md, "A queue's gate, from creation to exit"): a low-priority
  * process at Level 2 queues 200 kernels of 1 ms; a high-priority one starts a 20-s kernel, which
  * closes the low one's gate; the low one then retires the queue (how: keep, destroy, exit, alive;
- * board_worker's retire) and synchronizes the device; the high one is killed, or stopped and kept
- * stopped. The low process's own decisions must open the gate: its synchronization returns
- * within the watchdog (500 ms) and a second, plus the kernels' own 200 ms. Before, a destroyed
- * stream's queue, or the null stream's of a thread that exited, left its process's decisions at
- * once, and only another process's decision could open its gate: killed, nobody; stopped, the
- * stall mark was logged and the gate stayed closed.
+ * board_worker's retire) and synchronizes the device, which is still blocked with the queue
+ * suspended and its gate line closed on the board (the 20-s kernel alone would block it too); the
+ * high one is killed, or stopped and kept stopped. The low process's own decisions must open the
+ * gate: its synchronization returns within the watchdog (500 ms) and a second, plus the kernels'
+ * own 200 ms. Before, a destroyed stream's queue, or the null stream's of a thread that exited,
+ * left its process's decisions at once, and only another process's decision could open its gate:
+ * killed, nobody; stopped, the stall mark was logged and the gate stayed closed.
  */
 #define RETIRE_WATCHDOG_MS 500
+
+/* Whether process pid has a queue on the board that submitted at least `submitted` commands and
+ * is suspended there with its gate line closed (0): held by gates, as a closer's decision leaves
+ * it. Says what it found. */
+static bool gate_closed_of(pid_t pid, uint64_t submitted)
+{
+    struct gp_board b;
+    if (open_board(&b) != 0)
+        return false;
+    bool closed = false;
+    for (unsigned i = 0; i < GP_BOARD_SLOTS; i++) {
+        struct gp_board_slot *s = &b.f->slots[i];
+        uint64_t owner = atomic_load(&s->owner);
+        if (GP_SLOT_STATE(owner) != GP_SLOT_LIVE || GP_SLOT_OWNER(owner) != (uint32_t)pid ||
+            atomic_load(&s->st.submitted) < submitted)
+            continue;
+        uint64_t gate = atomic_load(&s->st.gate), word = atomic_load(&gp_board_gate(&b, s)->word);
+        printf("process %d's queue of %llu commands: %s, its gate line %s\n", (int)pid,
+               (unsigned long long)atomic_load(&s->st.submitted),
+               gate & XQ_GATE_SUSPENDED ? "suspended" : "not suspended",
+               word == 0         ? "closed"
+               : word >= DG_OPEN ? "open"
+                                 : "passed");
+        closed |= (gate & XQ_GATE_SUSPENDED) && word == 0;
+    }
+    gp_board_close(&b);
+    return closed;
+}
+
 static void retired_gate(const char *how, bool stop)
 {
     static const char *const hold[] = {"1", "hold", "20000000", NULL};
@@ -706,8 +741,10 @@ static void retired_gate(const char *how, bool stop)
     usleep(50000); /* the low process runs into its closed gate */
     go(&low);
     EXPECT(line_within(&low, "retired", 20000));
-    /* Held: behind its gate (and the high process's kernel, on the device's one slot). */
+    /* Held: behind its gate (and the high process's kernel, on the device's one slot). The
+     * kernel alone would hold the synchronization too: the gate must be closed on the board. */
     EXPECT(!line_within(&low, "synchronized", 300));
+    EXPECT(gate_closed_of(low.pid, 200));
     uint64_t from = now_ns();
     kill(high.pid, stop ? SIGSTOP : SIGKILL);
     long bound = RETIRE_WATCHDOG_MS + 1000 + 200;
@@ -777,7 +814,7 @@ static void exit_gates(void)
  * A gated low-priority process leaves an error pending, then launches a kernel whose gate the
  * runtime refuses (HIPSIM_REFUSE_WAIT_VALUE64): the launch goes through, and hipGetLastError
  * still says the application's own error, as without gpuprio. Before, the refused gate's error
- * replaced it.
+ * replaced it. Its warning shows a gate was put at all.
  */
 static void gate_sticky(void)
 {
@@ -785,7 +822,9 @@ static void gate_sticky(void)
     static const char *const sticky[] = {"3", "sticky", "1000", NULL};
     struct proc high = spawn_ready("high", NULL, hold); /* above it, idle: it is gated */
     setenv("HIPSIM_REFUSE_WAIT_VALUE64", "1", 1);
+    stderr_to_file = true;
     struct proc low = spawn_ready("low", NULL, sticky);
+    stderr_to_file = false;
     unsetenv("HIPSIM_REFUSE_WAIT_VALUE64");
     go(&low);
     char line[64] = "";
@@ -793,6 +832,8 @@ static void gate_sticky(void)
     printf("level %s: after a refused gate, hipGetLastError said: %s", level(), line);
     EXPECT(strcmp(line, "last error hipErrorInvalidDevice\n") == 0);
     EXPECT(finish(&low, NULL) == 0);
+    /* A gate was put and refused: else the error was never at risk (an ungated launch, Level 1). */
+    EXPECT(stderr_of(&low, "the runtime refused a gate"));
     go(&high);
     go(&high);
     EXPECT(finish(&high, NULL) == 0);
@@ -1075,6 +1116,58 @@ static void gate_sparse(void)
     EXPECT(finish(&high, NULL) == 0);
     read_trace();
     EXPECT(count_tag(TAG_LOW) == 600 + 100 + 300);
+}
+
+/*
+ * A stream's destroy that fails (HIPSIM_REFUSE_STREAM_DESTROY=1) leaves the stream working, and
+ * gpuprio follows it as before: a gated low-priority process (below an idle high one; a gate per
+ * second, so that its 10-us kernels go without markers, but the first of a batch: sparse markers)
+ * whose destroy of a stream failed puts 50 short kernels and a 2-s one (of their cost key, so
+ * predicted short and unmarked too) on it. 100 ms into the long kernel gpuprio still counts
+ * commands in flight on the stream and a drain times out: the unmarked ones are reached only
+ * when a query finds the stream idle. Once it is synchronized, a drain finds them all reached (the
+ * watcher queries the stream again). Before the destroy's closing was undone, the stream counted
+ * as idle from the destroy on, and its unmarked commands were reached at once (the watcher took
+ * it for destroyed: in flight 0, drained early); left closing, it is never queried again and the
+ * last drain times out.
+ */
+static void gate_destroy_failed(void)
+{
+    static const char *const hold[] = {"1", "hold", "1000", NULL};
+    static const char *const undestroyed[] = {"3", "undestroyed", "50", "10", "2000000", NULL};
+    struct proc high = spawn_ready("high", NULL, hold); /* above it, idle: it is gated */
+    setenv("HIPSIM_REFUSE_STREAM_DESTROY", "1", 1);
+    setenv("GPUPRIO_GATE_US", "1000000", 1);
+    struct proc low = spawn_ready("low", NULL, undestroyed);
+    unsetenv("HIPSIM_REFUSE_STREAM_DESTROY");
+    unsetenv("GPUPRIO_GATE_US");
+    go(&low);
+    unsigned in_flight = 0;
+    int drained_early = 1, drained = 1, commands = 0;
+    unsigned long long markers = 0, completed = 0, submitted = 0;
+    char line[128];
+    while (low.out && fgets(line, sizeof line, low.out)) {
+        fputs(line, stdout);
+        sscanf(line, "in flight %u, drained %d, markers %llu for %d commands", &in_flight,
+               &drained_early, &markers, &commands);
+        sscanf(line, "drained %d", &drained);
+        sscanf(line, "completed %llu of %llu", &completed, &submitted);
+    }
+    EXPECT(finish(&low, NULL) == 0);
+    printf("level %s: a stream whose destroy failed, 100 ms into its 2-s kernel: %u commands in "
+           "flight, a drain returned %d (%llu markers for its %d commands); synchronized, a "
+           "drain returned %d, %llu of %llu commands seen completed\n",
+           level(), in_flight, drained_early, markers, commands, drained, completed, submitted);
+    EXPECT(commands == 51 && markers * 3 < (unsigned long long)commands); /* sparse */
+    EXPECT(in_flight > 0);
+    EXPECT(drained_early == -ETIMEDOUT);
+    EXPECT(drained == 0);
+    EXPECT(submitted > 0 && completed == submitted);
+    go(&high);
+    go(&high);
+    EXPECT(finish(&high, NULL) == 0);
+    read_trace();
+    EXPECT(count_tag(TAG_LOW) == 50 + 51);
 }
 
 static void gate_capture(void)
@@ -1752,9 +1845,16 @@ static const char *watchdog_program(bool other_user)
  * bursts, 20 ms apart, suspend it again and again: only its own queue's completions are its
  * progress, and only while it is not suspended. Before, the same user's neighbour's completions
  * counted, and it was held until the neighbour ended (2960-4954 ms in the issue; 8.7 s here).
+ * With suspended, the program's wait is on its own higher stream, which suspends the launch's
+ * queue and the neighbour's (of its priority), and which its producer thread keeps moving, so
+ * that nobody marks it stalled; the neighbour, with a watchdog of 40 ms, gets a kernel through
+ * every 40 ms. Only the queues that can hold the launch back are its progress, under hpf the
+ * higher ones: the neighbour's completions at its priority are not. Before, queues of its
+ * priority counted under hpf too, every kernel the neighbour got through held the launch another
+ * period, and it was held until the neighbour ended (still held after the 15 s allowed here).
  * The bound leaves 2 s for a loaded host under sanitizers.
  */
-static void watchdog_next_to(bool other_user, bool higher)
+static void watchdog_next_to(bool other_user, bool higher, bool suspended)
 {
     /* Bursts of 4 kernels of 1 ms back to back, each synchronized: what it submits once the
      * watchdog program is there is followed by markers (priorities then differ on the device),
@@ -1762,6 +1862,7 @@ static void watchdog_next_to(bool other_user, bool higher)
     static const char *const load[] = {"2", "burst", "2000", "4", "1000", "0", NULL};
     static const char *const bursts[] = {"1", "burst", "300", "2", "1000", "20000", NULL};
     static const char *const watchdog_ms[] = {"200", NULL};
+    static const char *const watchdog_suspended[] = {"200", "suspended", NULL};
     if (other_user) {
         tenants_setup();
         write_conf("");
@@ -1771,7 +1872,13 @@ static void watchdog_next_to(bool other_user, bool higher)
     if (!program)
         return;
     spawn_uid = other_user ? USER_B : 0;
+    if (suspended) {
+        setenv("GPUPRIO_WATCHDOG_MS", "40", 1);
+        setenv("GPUPRIO_LEVEL", "1", 1);
+    }
     struct proc neighbour = spawn_ready(higher ? "high" : "normal", NULL, higher ? bursts : load);
+    unsetenv("GPUPRIO_WATCHDOG_MS");
+    unsetenv("GPUPRIO_LEVEL");
     go(&neighbour);
     usleep(300000); /* it completes kernels by now */
     spawn_uid = other_user ? USER_A : 0;
@@ -1781,36 +1888,50 @@ static void watchdog_next_to(bool other_user, bool higher)
     const char *the_worker = worker;
     worker = program;
     uint64_t started = now_ns();
-    struct proc held = spawn("normal", NULL, watchdog_ms);
+    struct proc held = spawn("normal", NULL, suspended ? watchdog_suspended : watchdog_ms);
     worker = the_worker;
     setenv("GPUPRIO_WINDOW", "2", 1);
     unsetenv("GPUPRIO_WATCHDOG_MS");
     stderr_to_file = false;
     spawn_uid = 0;
     long held_ms = -1;
-    unsigned long long suspended = 0;
+    unsigned long long times_suspended = 0;
     char line[64];
-    while (held.out && fgets(line, sizeof line, held.out)) {
+    uint64_t until = started + 15000000000u;
+    bool in_time = true;
+    while (held.out) {
+        struct pollfd fd = {fileno(held.out), POLLIN, 0};
+        uint64_t now = now_ns();
+        if (now >= until || poll(&fd, 1, (int)((until - now) / 1000000u) + 1) <= 0) {
+            in_time = false; /* still held, or hung: it ends here */
+            kill(held.pid, SIGKILL);
+            break;
+        }
+        if (!fgets(line, sizeof line, held.out))
+            break;
         sscanf(line, "the launch behind the wait was held %ld ms", &held_ms);
-        sscanf(line, "suspended %llu times", &suspended);
+        sscanf(line, "suspended %llu times", &times_suspended);
     }
+    EXPECT(in_time);
     EXPECT(finish(&held, NULL) == 0);
     double ran_ms = (double)(now_ns() - started) / 1e6;
     bool busy = waitpid(neighbour.pid, NULL, WNOHANG) == 0; /* still completing work */
     kill(neighbour.pid, SIGKILL);
     finish(&neighbour, NULL);
-    printf("next to a process of %s user %s: the launch behind its own stream's wait was held "
+    printf("next to a process of %s user %s: the launch behind its own%s stream's wait was held "
            "%ld ms, its queue suspended %llu times (watchdog 200 ms; the program ran %.0f ms)\n",
            other_user ? "another" : "the same",
-           higher ? "bursting at a higher priority every 20 ms"
-                  : "completing a kernel every ms at its priority",
-           held_ms, suspended, ran_ms);
+           higher      ? "bursting at a higher priority every 20 ms"
+           : suspended ? "at its priority, let through by its watchdog every 40 ms"
+                       : "completing a kernel every ms at its priority",
+           suspended ? " higher" : "", held_ms, times_suspended, ran_ms);
     EXPECT(busy);
-    if (higher)
-        EXPECT(suspended > 0); /* the bursts did suspend it */
+    if (higher || suspended)
+        EXPECT(times_suspended > 0); /* the bursts, or its own higher stream, did suspend it */
     EXPECT(held_ms >= 180 && held_ms < 200 + 2000);
-    /* The warning says what held it: its own stream's commands in flight. */
-    EXPECT(stderr_of(&held, "behind its own queue's commands in flight (1 of them)"));
+    /* The warning says what held it: its own stream's commands in flight, or the higher stream. */
+    EXPECT(stderr_of(&held, suspended ? "suspended for the queues that can hold it back"
+                                      : "behind its own queue's commands in flight (1 of them)"));
 }
 
 /*
@@ -3142,6 +3263,8 @@ int main(int argc, char **argv)
         gate_deep();
     else if (!strcmp(t, "gate-capture"))
         gate_capture();
+    else if (!strcmp(t, "gate-destroy-failed"))
+        gate_destroy_failed();
     else if (!strcmp(t, "gate-sparse"))
         gate_sparse();
     else if (!strcmp(t, "gate-shared"))
@@ -3175,11 +3298,13 @@ int main(int argc, char **argv)
     else if (!strcmp(t, "tenant-bad-conf"))
         tenant_bad_conf();
     else if (!strcmp(t, "watchdog-neighbour"))
-        watchdog_next_to(false, false);
+        watchdog_next_to(false, false, false);
     else if (!strcmp(t, "watchdog-higher-neighbour"))
-        watchdog_next_to(false, true);
+        watchdog_next_to(false, true, false);
+    else if (!strcmp(t, "watchdog-suspended-neighbour"))
+        watchdog_next_to(false, false, true);
     else if (!strcmp(t, "tenant-watchdog-neighbour"))
-        watchdog_next_to(true, false);
+        watchdog_next_to(true, false, false);
     else if (!strcmp(t, "tenant-held"))
         tenant_held();
     else if (!strcmp(t, "tenant-hostile_fifo"))

@@ -39,6 +39,14 @@
  *       kernel, says "last error NAME" (hipGetLastError's), synchronizes
  *   board_worker TAG sticky-null KERNEL_US
  *       the same on the null stream, twice: the second launch after hipGetLastError cleared it
+ *   board_worker TAG undestroyed KERNELS KERNEL_US LONG_US
+ *       on a second stream: KERNELS kernels, synchronized; a destroy that fails (run with
+ *       HIPSIM_REFUSE_STREAM_DESTROY=1); KERNELS kernels and one of LONG_US (of the same cost key,
+ *       so predicted as short); 100 ms later, while the long one still runs, says "in flight N,
+ *       drained D, markers M for C commands" (gpuprio's commands in flight on the stream, what a
+ *       50-ms gpuprio_stream_drain returned, the events recorded for the commands since the
+ *       destroy); then synchronizes, says "drained D" (gpuprio_stream_drain, at most 5 s) and
+ *       "completed X of Y", and destroys the stream (now for good)
  *   board_worker TAG await FILE
  *       the stream waits on the device (hipStreamWaitValue32) until FILE's first word is 1, then
  *       runs a 1-ms kernel; synchronized; says "waited N ms" (from the wait's submission)
@@ -353,6 +361,37 @@ int main(int argc, char **argv)
             MUST(busy_launch(kernel, ns, tag, s));
         MUST(hipStreamWriteValue32(s, word, 1, 0));
         MUST(hipStreamSynchronize(s));
+    } else if (strcmp(mode, "undestroyed") == 0 && argc == 6) {
+        int kernels = atoi(argv[3]);
+        uint64_t ns = strtoull(argv[4], NULL, 10) * 1000,
+                 long_ns = strtoull(argv[5], NULL, 10) * 1000;
+        hipStream_t d;
+        MUST(hipStreamCreate(&d));
+        for (int k = 0; k < kernels; k++)
+            MUST(busy_launch(kernel, ns, tag, d));
+        MUST(hipStreamSynchronize(d));
+        EXPECT(hipStreamDestroy(d) == hipErrorUnknown);
+        EXPECT(hipGetLastError() == hipErrorUnknown);
+        uint64_t recorded = hipsimEventRecords();
+        for (int k = 0; k < kernels; k++)
+            MUST(busy_launch(kernel, ns, tag, d));
+        MUST(busy_launch(kernel, long_ns, tag | 1, d));
+        recorded = hipsimEventRecords() - recorded;
+        sleep_us(100000);
+        struct gpuprio_queue_stats st = {0};
+        EXPECT(hipStreamQuery(d) == hipErrorNotReady); /* the long kernel runs... */
+        EXPECT(api.stream_stats(d, &st) == 0);
+        int drained = api.stream_drain(d, 50);
+        EXPECT(hipStreamQuery(d) == hipErrorNotReady); /* ... throughout */
+        printf("in flight %u, drained %d, markers %llu for %d commands\n", st.in_flight, drained,
+               (unsigned long long)recorded, kernels + 1);
+        MUST(hipStreamSynchronize(d));
+        printf("drained %d\n", api.stream_drain(d, 5000));
+        EXPECT(api.stream_stats(d, &st) == 0);
+        printf("completed %llu of %llu\n", (unsigned long long)st.completed,
+               (unsigned long long)st.submitted);
+        fflush(stdout);
+        MUST(hipStreamDestroy(d));
     } else if (strcmp(mode, "await") == 0 && argc == 4) {
         uint32_t *word = shared_word(argv[3]);
         uint64_t from = ms_now();

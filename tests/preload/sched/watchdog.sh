@@ -1,12 +1,13 @@
 #!/bin/sh
-# watchdog.sh PROGRAM SHIM: runs tests/preload/sched/watchdog.c under the shim with a window of 1
-# and a 200 ms watchdog; it must finish, say OK, and gpuprio must have warned exactly once. With
-# GPUPRIO_LOG=debug, the held call is also reported as slow, with the 200 ms spent admitting it.
+# watchdog.sh PROGRAM SHIM [suspended]: runs tests/preload/sched/watchdog.c under the shim with a
+# window of 1 and a 200 ms watchdog (its mode the third argument); it must finish, say OK, and
+# gpuprio must have warned exactly once. With GPUPRIO_LOG=debug, the held call is also reported as
+# slow, with the 200 ms spent admitting it.
 set -u
-prog=$1 shim=$2
+prog=$1 shim=$2 mode=${3:-}
 err=$(mktemp)
 trap 'rm -f "$err"' EXIT
-out=$(GPUPRIO_LOG=debug GPUPRIO_WINDOW=1 GPUPRIO_WATCHDOG_MS=200 LD_PRELOAD=$shim "$prog" 200 2>"$err")
+out=$(GPUPRIO_LOG=debug GPUPRIO_WINDOW=1 GPUPRIO_WATCHDOG_MS=200 LD_PRELOAD=$shim "$prog" 200 $mode 2>"$err")
 status=$?
 echo "$out"
 warnings=$(grep -c "^gpuprio: warn: a thread waited" "$err")
