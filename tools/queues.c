@@ -13,7 +13,7 @@
  * Which files are boards to read is board_screen.h's to say, as for the library's readers: any
  * user can write the directory (/dev/shm, a shared one), and a board hard-linked or copied under
  * hundreds of names, or named as another user's, must neither show up as more queues nor cost
- * the tool more than a look per name.
+ * the tool more than a look per name. Nothing after the reading is quadratic in rows either.
  */
 #include <errno.h>
 #include <math.h>
@@ -201,6 +201,23 @@ static int take_board(const char *path, void *arg)
     return rc;
 }
 
+/* What tells apart rows of one device, priority, pid, stream and thread (a process's queue on
+ * two of its user's boards, or slots that say the same): the labels `gpuprio metrics` gives them,
+ * then where they come from. So rows of the same labels are next to each other. */
+static int by_labels(const struct gp_slot_id *a, const struct gp_slot_id *b)
+{
+    if (a->device != b->device)
+        return a->device < b->device ? -1 : 1;
+    if (a->uid != b->uid)
+        return a->uid < b->uid ? -1 : 1;
+    int c = strcmp(a->comm, b->comm);
+    if (c)
+        return c;
+    if ((c = strcmp(a->board, b->board)))
+        return c;
+    return a->slot < b->slot ? -1 : a->slot > b->slot;
+}
+
 static int by_row(const void *pa, const void *pb)
 {
     const struct gp_queue_row *a = pa, *b = pb;
@@ -213,7 +230,9 @@ static int by_row(const void *pa, const void *pb)
         return a->id.pid < b->id.pid ? -1 : 1;
     if (a->stream != b->stream)
         return a->stream < b->stream ? -1 : 1;
-    return a->thread < b->thread ? -1 : a->thread > b->thread;
+    if (a->thread != b->thread)
+        return a->thread < b->thread ? -1 : 1;
+    return by_labels(&a->id, &b->id);
 }
 
 static int by_record(const void *pa, const void *pb)
@@ -224,7 +243,7 @@ static int by_record(const void *pa, const void *pb)
         return c;
     if (a->id.pid != b->id.pid)
         return a->id.pid < b->id.pid ? -1 : 1;
-    return a->id.slot < b->id.slot ? -1 : a->id.slot > b->id.slot;
+    return by_labels(&a->id, &b->id);
 }
 
 int gp_sample_take(struct gp_sample *s, struct gp_screen *screen)
@@ -257,29 +276,51 @@ int gp_sample_or_report(struct gp_sample *s, struct gp_screen *screen, const cha
     return 0;
 }
 
-static bool same_queue(const struct gp_queue_row *a, const struct gp_queue_row *b)
+/* Orders rows by what makes them one queue: the board and slot, its owner's identity, the stream
+ * and thread. */
+static int by_queue(const void *pa, const void *pb)
 {
-    return a->id.slot == b->id.slot && a->id.pid == b->id.pid &&
-           a->id.incarnation == b->id.incarnation && a->id.owner_start == b->id.owner_start &&
-           a->stream == b->stream && a->thread == b->thread &&
-           strcmp(a->id.board, b->id.board) == 0;
+    const struct gp_queue_row *a = *(const struct gp_queue_row *const *)pa,
+                              *b = *(const struct gp_queue_row *const *)pb;
+    if (a->id.slot != b->id.slot)
+        return a->id.slot < b->id.slot ? -1 : 1;
+    if (a->id.pid != b->id.pid)
+        return a->id.pid < b->id.pid ? -1 : 1;
+    if (a->id.incarnation != b->id.incarnation)
+        return a->id.incarnation < b->id.incarnation ? -1 : 1;
+    if (a->id.owner_start != b->id.owner_start)
+        return a->id.owner_start < b->id.owner_start ? -1 : 1;
+    if (a->stream != b->stream)
+        return a->stream < b->stream ? -1 : 1;
+    if (a->thread != b->thread)
+        return a->thread < b->thread ? -1 : 1;
+    return strcmp(a->id.board, b->id.board);
 }
 
 void gp_sample_rates(struct gp_sample *cur, const struct gp_sample *prev)
 {
     double dt = (double)(cur->taken_ns - prev->taken_ns) / 1e9;
+    for (size_t i = 0; i < cur->n; i++)
+        cur->rows[i].submitted_per_s = -1;
+    /* The previous sample's rows sorted, each row's found by a binary search: a sample's rows
+     * cost n log n, not n times n (an attacker's boards once held root's top for a minute). */
+    const struct gp_queue_row **index = prev->n && dt > 0 ? malloc(prev->n * sizeof *index) : NULL;
+    if (!index)
+        return; /* no rates (out of memory: unknown, as for a new queue) */
+    for (size_t j = 0; j < prev->n; j++)
+        index[j] = &prev->rows[j];
+    qsort(index, prev->n, sizeof *index, by_queue);
     for (size_t i = 0; i < cur->n; i++) {
         struct gp_queue_row *r = &cur->rows[i];
-        r->submitted_per_s = -1;
-        for (size_t j = 0; j < prev->n && dt > 0; j++) {
-            const struct gp_queue_row *p = &prev->rows[j];
-            if (!same_queue(r, p))
-                continue;
-            r->submitted_per_s =
-                r->submitted >= p->submitted ? (double)(r->submitted - p->submitted) / dt : 0;
-            break;
-        }
+        const struct gp_queue_row *const *found =
+            bsearch(&r, index, prev->n, sizeof *index, by_queue);
+        if (!found)
+            continue;
+        const struct gp_queue_row *p = *found;
+        r->submitted_per_s =
+            r->submitted >= p->submitted ? (double)(r->submitted - p->submitted) / dt : 0;
     }
+    free(index);
 }
 
 void gp_sample_free(struct gp_sample *s)

@@ -105,8 +105,9 @@ struct gp_sample {
  * directory) that screen takes (board_screen.h: the rules the library's readers apply: a board's
  * name agrees with its owner, a file hard-linked under many names is read once, a user counts once
  * against the limits however many files it makes): one row per live slot whose owner is alive,
- * sorted by device, priority (highest first), pid and stream, and one record row per process
- * record whose owner is alive, sorted by device and pid. Files refused are
+ * sorted by device, priority (highest first), pid, stream and thread, then by the other labels
+ * metrics gives them (so rows of the same labels are next to each other), and one record row per
+ * process record whose owner is alive, sorted by device and pid, then so too. Files refused are
  * said on stderr as the screen says (once each, a few per owner), and skipped; screen remembers
  * them from sample to sample. 0, or a negative errno value (the directory cannot be read; a missing
  * directory is no boards).
@@ -120,8 +121,10 @@ void gp_sample_rates(struct gp_sample *cur, const struct gp_sample *prev);
 void gp_sample_free(struct gp_sample *s);
 
 /* User names by uid, each looked up once per cache (a sample's printing); a uid without a name (a
- * container without the user in /etc/passwd) is its number, as ls shows it. */
-#define GP_USERS_CACHED 8
+ * container without the user in /etc/passwd) is its number, as ls shows it. Room for the users a
+ * device's boards can have (board_screen.h's limit, and the caller), so that no row looks its
+ * user up again. */
+#define GP_USERS_CACHED (GP_SCREEN_USERS + 1)
 struct gp_users {
     uint32_t uid[GP_USERS_CACHED];
     char name[GP_USERS_CACHED][64];
