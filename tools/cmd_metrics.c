@@ -46,7 +46,8 @@ static const char help_metrics[] =
     "Usage: gpuprio metrics --once\n"
     "       gpuprio metrics --textfile DIR [--interval SECONDS | --once]\n"
     "Write the state and counters of every queue that gpuprio schedules (of every process of\n"
-    "the user; of every user when run as root) in the Prometheus text exposition format: once\n"
+    "the user; of every user when run as root, or on the shared board directory of the\n"
+    "administrator's configuration file) in the Prometheus text exposition format: once\n"
     "on standard output, or into DIR/" PROM_NAME " for node_exporter's textfile collector\n"
     "(--collector.textfile.directory=DIR), replaced atomically every SECONDS until SIGINT or\n"
     "SIGTERM.\n"
@@ -239,8 +240,8 @@ static void write_failed(const char *dir, int rc)
 static int once(const struct metrics_opts *o)
 {
     struct gp_sample s = {0};
-    struct gp_reported seen = {0};
-    int rc = gp_sample_or_report(&s, &seen, "metrics");
+    struct gp_screen screen = {.key = NULL}; /* every device's boards, the caller's too */
+    int rc = gp_sample_or_report(&s, &screen, "metrics");
     if (!rc && !o->dir && (rc = write_all(stdout, &s)) < 0) {
         fprintf(stderr, "gpuprio metrics: cannot write to standard output: %s\n", strerror(-rc));
         rc = GP_EXIT_FAILURE;
@@ -249,7 +250,7 @@ static int once(const struct metrics_opts *o)
         rc = GP_EXIT_FAILURE;
     }
     gp_sample_free(&s);
-    gp_reported_free(&seen);
+    gp_screen_free(&screen);
     return rc;
 }
 
@@ -259,13 +260,13 @@ static int repeat(const struct metrics_opts *o)
     termination_signals(&stop);
     sigprocmask(SIG_BLOCK, &stop, NULL);
     struct gp_sample s = {0};
-    struct gp_reported seen = {0};
+    struct gp_screen screen = {.key = NULL}; /* every device's boards, the caller's too */
     uint64_t interval_ns = (uint64_t)(o->interval * 1e9 + 0.5);
     uint64_t next = gp_tool_now_ns();
     bool written = false, failing = false;
     int rc;
     for (;;) {
-        if ((rc = gp_sample_or_report(&s, &seen, "metrics")))
+        if ((rc = gp_sample_or_report(&s, &screen, "metrics")))
             break;
         int w = write_textfile(o->dir, &s);
         if (w < 0 && !written) {
@@ -295,7 +296,7 @@ static int repeat(const struct metrics_opts *o)
             break;
     }
     gp_sample_free(&s);
-    gp_reported_free(&seen);
+    gp_screen_free(&screen);
     return rc;
 }
 

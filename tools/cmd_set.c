@@ -73,7 +73,9 @@ struct set_ctx {
     bool reached; /* a slot or record of the process was asked */
     int dropped;  /* boards that changed under the command (their owner truncated them) */
     int asked;    /* queues asked: slots, and the unused queues records count */
-    struct gp_reported seen;
+    /* Which files are boards to ask (board_screen.h): named as their owner's, each file once,
+     * within the limits, as every reader takes them. */
+    struct gp_screen screen;
     char comm[16];
 };
 
@@ -111,12 +113,8 @@ static int ask_board(const char *path, void *arg)
 {
     struct set_ctx *c = arg;
     struct gp_board b;
-    const char *why = "cannot be opened";
-    if (gp_board_open_copy_writable(path, &b, &why) != 0) {
-        if (!gp_reported_once(&c->seen, path))
-            fprintf(stderr, "gpuprio set: the board %s %s; skipped\n", path, why);
-        return 0;
-    }
+    if (gp_screen_take(&c->screen, path, &b) != 0)
+        return 0; /* not a board to ask (and said why, where that is to be said) */
     int rc = gp_board_request_copy(&b, c->req->pid, c->req->stream_only, c->req->stream,
                                    c->req->priority);
     if (rc < 0 && rc != -ESRCH) {
@@ -249,8 +247,10 @@ int gp_cmd_set(int argc, char **argv)
     int rc = parse(argc, argv, &req);
     if (rc)
         return rc < 0 ? 0 : rc;
-    struct set_ctx c = {.req = &req};
+    struct set_ctx c = {.req = &req, .screen = {.writable = true}};
+    gp_screen_begin(&c.screen);
     rc = gp_board_list(gp_board_dir(), gp_tool_board_uid(true), ask_board, &c);
+    gp_screen_end(&c.screen);
     if (rc < 0 && rc != -ENOENT) {
         fprintf(stderr, "gpuprio set: cannot read the board directory %s: %s\n", gp_board_dir(),
                 strerror(-rc));
@@ -301,6 +301,6 @@ out:
     for (size_t i = 0; i < c.n; i++)
         gp_board_close(&c.boards[i]);
     free(c.boards);
-    gp_reported_free(&c.seen);
+    gp_screen_free(&c.screen);
     return rc;
 }

@@ -35,7 +35,8 @@
 static const char help_top[] =
     "Usage: gpuprio top [--once] [--json] [--all] [-d SECONDS]\n"
     "Show the queues (streams) that gpuprio schedules, in every process of the user (of every\n"
-    "user when run as root), on every device: one line per queue that has run something (or\n"
+    "user when run as root, or on the shared board directory of the administrator's\n"
+    "configuration file), on every device: one line per queue that has run something (or\n"
     "whose priority was set), refreshed like top. Above the table, each process with its\n"
     "queues and its unused ones (created, never ran anything: they take no part in scheduling\n"
     "and are only counted).\n"
@@ -121,11 +122,11 @@ static void sleep_ns(uint64_t ns)
 static int once(const struct top_opts *o)
 {
     struct gp_sample a = {0}, b = {0};
-    struct gp_reported seen = {0};
-    int rc = gp_sample_or_report(&a, &seen, "top");
+    struct gp_screen screen = {.key = NULL}; /* every device's boards, the caller's too */
+    int rc = gp_sample_or_report(&a, &screen, "top");
     if (!rc) {
         sleep_ns(ONCE_INTERVAL_NS);
-        rc = gp_sample_or_report(&b, &seen, "top");
+        rc = gp_sample_or_report(&b, &screen, "top");
     }
     if (!rc) {
         gp_sample_rates(&b, &a);
@@ -138,7 +139,7 @@ static int once(const struct top_opts *o)
     }
     gp_sample_free(&a);
     gp_sample_free(&b);
-    gp_reported_free(&seen);
+    gp_screen_free(&screen);
     return rc;
 }
 
@@ -189,11 +190,11 @@ static int live(const struct top_opts *o)
     sigaction(SIGHUP, &sa, NULL);
 
     struct gp_sample prev = {0}, cur = {0};
-    struct gp_reported seen = {0};
-    int rc = gp_sample_or_report(&prev, &seen, "top");
+    struct gp_screen screen = {.key = NULL}; /* every device's boards, the caller's too */
+    int rc = gp_sample_or_report(&prev, &screen, "top");
     uint64_t wait = ONCE_INTERVAL_NS; /* the first frame: a rate over 200 ms */
     while (!rc && !stop && !wait_key(tty, wait)) {
-        if ((rc = gp_sample_or_report(&cur, &seen, "top")))
+        if ((rc = gp_sample_or_report(&cur, &screen, "top")))
             break;
         gp_sample_rates(&cur, &prev);
         struct winsize ws;
@@ -228,7 +229,7 @@ static int live(const struct top_opts *o)
         tcsetattr(STDIN_FILENO, TCSANOW, &saved);
     gp_sample_free(&prev);
     gp_sample_free(&cur);
-    gp_reported_free(&seen);
+    gp_screen_free(&screen);
     return rc;
 }
 

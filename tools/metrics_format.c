@@ -133,34 +133,21 @@ static bool same_process_labels(const struct gp_slot_id *a, const struct gp_slot
            strcmp(a->key, b->key) == 0 && strcmp(a->comm, b->comm) == 0;
 }
 
-/* Whether row i has the labels of an earlier row. Rows are sorted by device, priority, pid,
- * stream and thread, so such a row can only be among the run of rows equal in those. */
+/* Whether row i has the labels of an earlier row (a process's queue seen on two of its user's
+ * boards): rows are sorted by their labels first (queues.c), so such a row follows one. */
 static bool duplicate_row(const struct gp_sample *s, size_t i)
 {
-    const struct gp_queue_row *r = &s->rows[i];
-    for (size_t j = i; j-- > 0;) {
-        const struct gp_queue_row *p = &s->rows[j];
-        if (strcmp(p->id.key, r->id.key) != 0 || p->priority != r->priority ||
-            p->id.pid != r->id.pid || p->stream != r->stream || p->thread != r->thread)
-            return false;
-        if (same_process_labels(&p->id, &r->id))
-            return true;
-    }
-    return false;
+    const struct gp_queue_row *r = &s->rows[i], *p = &s->rows[i - (i > 0)];
+    return i > 0 && strcmp(p->id.key, r->id.key) == 0 && p->priority == r->priority &&
+           p->id.pid == r->id.pid && p->stream == r->stream && p->thread == r->thread &&
+           same_process_labels(&p->id, &r->id);
 }
 
-/* The same for records, sorted by device and pid. */
+/* The same for records, sorted by their labels first too. */
 static bool duplicate_record(const struct gp_sample *s, size_t i)
 {
-    const struct gp_record_row *r = &s->records[i];
-    for (size_t j = i; j-- > 0;) {
-        const struct gp_record_row *p = &s->records[j];
-        if (strcmp(p->id.key, r->id.key) != 0 || p->id.pid != r->id.pid)
-            return false;
-        if (same_process_labels(&p->id, &r->id))
-            return true;
-    }
-    return false;
+    const struct gp_record_row *r = &s->records[i], *p = &s->records[i - (i > 0)];
+    return i > 0 && same_process_labels(&p->id, &r->id);
 }
 
 enum queue_value {

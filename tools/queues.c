@@ -9,6 +9,11 @@
  * then the board again: the owner may be changing a slot while it is copied, so a row is kept
  * only if the second copy has the same owner word and identity in that slot (it was not freed or
  * claimed meanwhile). Counters are single words, so each is consistent on its own.
+ *
+ * Which files are boards to read is board_screen.h's to say, as for the library's readers: any
+ * user can write the directory (/dev/shm, a shared one), and a board hard-linked or copied under
+ * hundreds of names, or named as another user's, must neither show up as more queues nor cost
+ * the tool more than a look per name. Nothing after the reading is quadratic in rows either.
  */
 #include <errno.h>
 #include <math.h>
@@ -20,6 +25,7 @@
 #include <unistd.h>
 
 #include "board.h"
+#include "board_screen.h"
 #include "gp_conf.h"
 #include "gp_grow.h"
 #include "tool.h"
@@ -45,29 +51,6 @@ bool gp_parse_seconds(const char *text, double min, double max, double *out)
 uid_t gp_tool_board_uid(bool to_write)
 {
     return geteuid() == 0 || (!to_write && gp_board_shared()) ? (uid_t)-1 : geteuid();
-}
-
-bool gp_reported_once(struct gp_reported *seen, const char *path)
-{
-    for (size_t i = 0; i < seen->n; i++)
-        if (strcmp(seen->paths[i], path) == 0)
-            return true;
-    char **paths = realloc(seen->paths, (seen->n + 1) * sizeof *paths);
-    if (!paths)
-        return false; /* reported again next time: better than never */
-    seen->paths = paths;
-    if ((seen->paths[seen->n] = strdup(path)))
-        seen->n++;
-    return false;
-}
-
-void gp_reported_free(struct gp_reported *seen)
-{
-    for (size_t i = 0; i < seen->n; i++)
-        free(seen->paths[i]);
-    free(seen->paths);
-    seen->paths = NULL;
-    seen->n = 0;
 }
 
 static struct gp_queue_row *new_row(struct gp_sample *s)
@@ -185,26 +168,24 @@ static int read_slot(struct gp_sample *s, const struct gp_board *b, unsigned i,
 
 struct take_ctx {
     struct gp_sample *s;
-    struct gp_reported *seen;
+    struct gp_screen *screen;
 };
 
 static int take_board(const char *path, void *arg)
 {
     struct take_ctx *t = arg;
     struct gp_board b;
-    const char *why = "cannot be opened";
-    int rc = gp_board_open_copy(path, &b, &why);
-    struct gp_board_file *again = rc == 0 ? malloc(sizeof *again) : NULL;
-    if (rc == 0 && (!again || gp_board_read(&b, again, &why) != 0))
-        rc = again ? -EINVAL : -ENOMEM;
-    if (rc == -ENOMEM) {
-        free(again);
+    int rc = gp_screen_take(t->screen, path, &b);
+    if (rc != 0)
+        return rc < 0 ? rc : 0; /* not taken (and said why, where it is to be said) */
+    const char *why;
+    struct gp_board_file *again = malloc(sizeof *again);
+    if (!again) {
         gp_board_close(&b);
-        return rc;
+        return -ENOMEM;
     }
-    if (rc != 0) {
-        if (!gp_reported_once(t->seen, path))
-            fprintf(stderr, "gpuprio: the board %s %s; skipped\n", path, why);
+    if (gp_board_read(&b, again, &why) != 0) {
+        gp_screen_drop(t->screen, &b, why);
         free(again);
         gp_board_close(&b);
         return 0;
@@ -220,6 +201,23 @@ static int take_board(const char *path, void *arg)
     return rc;
 }
 
+/* What tells apart rows of one device, priority, pid, stream and thread (a process's queue on
+ * two of its user's boards, or slots that say the same): the labels `gpuprio metrics` gives them,
+ * then where they come from. So rows of the same labels are next to each other. */
+static int by_labels(const struct gp_slot_id *a, const struct gp_slot_id *b)
+{
+    if (a->device != b->device)
+        return a->device < b->device ? -1 : 1;
+    if (a->uid != b->uid)
+        return a->uid < b->uid ? -1 : 1;
+    int c = strcmp(a->comm, b->comm);
+    if (c)
+        return c;
+    if ((c = strcmp(a->board, b->board)))
+        return c;
+    return a->slot < b->slot ? -1 : a->slot > b->slot;
+}
+
 static int by_row(const void *pa, const void *pb)
 {
     const struct gp_queue_row *a = pa, *b = pb;
@@ -232,7 +230,9 @@ static int by_row(const void *pa, const void *pb)
         return a->id.pid < b->id.pid ? -1 : 1;
     if (a->stream != b->stream)
         return a->stream < b->stream ? -1 : 1;
-    return a->thread < b->thread ? -1 : a->thread > b->thread;
+    if (a->thread != b->thread)
+        return a->thread < b->thread ? -1 : 1;
+    return by_labels(&a->id, &b->id);
 }
 
 static int by_record(const void *pa, const void *pb)
@@ -243,16 +243,18 @@ static int by_record(const void *pa, const void *pb)
         return c;
     if (a->id.pid != b->id.pid)
         return a->id.pid < b->id.pid ? -1 : 1;
-    return a->id.slot < b->id.slot ? -1 : a->id.slot > b->id.slot;
+    return by_labels(&a->id, &b->id);
 }
 
-int gp_sample_take(struct gp_sample *s, struct gp_reported *seen)
+int gp_sample_take(struct gp_sample *s, struct gp_screen *screen)
 {
     s->n = 0;
     s->nrec = 0;
     s->boards = 0;
-    struct take_ctx t = {s, seen};
+    struct take_ctx t = {s, screen};
+    gp_screen_begin(screen);
     int rc = gp_board_list(gp_board_dir(), gp_tool_board_uid(false), take_board, &t);
+    gp_screen_end(screen);
     s->taken_ns = gp_tool_now_ns();
     if (rc == -ENOENT)
         rc = 0; /* no board directory: no boards */
@@ -263,9 +265,9 @@ int gp_sample_take(struct gp_sample *s, struct gp_reported *seen)
     return rc;
 }
 
-int gp_sample_or_report(struct gp_sample *s, struct gp_reported *seen, const char *command)
+int gp_sample_or_report(struct gp_sample *s, struct gp_screen *screen, const char *command)
 {
-    int rc = gp_sample_take(s, seen);
+    int rc = gp_sample_take(s, screen);
     if (rc < 0) {
         fprintf(stderr, "gpuprio %s: cannot read the board directory %s: %s\n", command,
                 gp_board_dir(), strerror(-rc));
@@ -274,29 +276,51 @@ int gp_sample_or_report(struct gp_sample *s, struct gp_reported *seen, const cha
     return 0;
 }
 
-static bool same_queue(const struct gp_queue_row *a, const struct gp_queue_row *b)
+/* Orders rows by what makes them one queue: the board and slot, its owner's identity, the stream
+ * and thread. */
+static int by_queue(const void *pa, const void *pb)
 {
-    return a->id.slot == b->id.slot && a->id.pid == b->id.pid &&
-           a->id.incarnation == b->id.incarnation && a->id.owner_start == b->id.owner_start &&
-           a->stream == b->stream && a->thread == b->thread &&
-           strcmp(a->id.board, b->id.board) == 0;
+    const struct gp_queue_row *a = *(const struct gp_queue_row *const *)pa,
+                              *b = *(const struct gp_queue_row *const *)pb;
+    if (a->id.slot != b->id.slot)
+        return a->id.slot < b->id.slot ? -1 : 1;
+    if (a->id.pid != b->id.pid)
+        return a->id.pid < b->id.pid ? -1 : 1;
+    if (a->id.incarnation != b->id.incarnation)
+        return a->id.incarnation < b->id.incarnation ? -1 : 1;
+    if (a->id.owner_start != b->id.owner_start)
+        return a->id.owner_start < b->id.owner_start ? -1 : 1;
+    if (a->stream != b->stream)
+        return a->stream < b->stream ? -1 : 1;
+    if (a->thread != b->thread)
+        return a->thread < b->thread ? -1 : 1;
+    return strcmp(a->id.board, b->id.board);
 }
 
 void gp_sample_rates(struct gp_sample *cur, const struct gp_sample *prev)
 {
     double dt = (double)(cur->taken_ns - prev->taken_ns) / 1e9;
+    for (size_t i = 0; i < cur->n; i++)
+        cur->rows[i].submitted_per_s = -1;
+    /* The previous sample's rows sorted, each row's found by a binary search: a sample's rows
+     * cost n log n, not n times n (an attacker's boards once held root's top for a minute). */
+    const struct gp_queue_row **index = prev->n && dt > 0 ? malloc(prev->n * sizeof *index) : NULL;
+    if (!index)
+        return; /* no rates (out of memory: unknown, as for a new queue) */
+    for (size_t j = 0; j < prev->n; j++)
+        index[j] = &prev->rows[j];
+    qsort(index, prev->n, sizeof *index, by_queue);
     for (size_t i = 0; i < cur->n; i++) {
         struct gp_queue_row *r = &cur->rows[i];
-        r->submitted_per_s = -1;
-        for (size_t j = 0; j < prev->n && dt > 0; j++) {
-            const struct gp_queue_row *p = &prev->rows[j];
-            if (!same_queue(r, p))
-                continue;
-            r->submitted_per_s =
-                r->submitted >= p->submitted ? (double)(r->submitted - p->submitted) / dt : 0;
-            break;
-        }
+        const struct gp_queue_row *const *found =
+            bsearch(&r, index, prev->n, sizeof *index, by_queue);
+        if (!found)
+            continue;
+        const struct gp_queue_row *p = *found;
+        r->submitted_per_s =
+            r->submitted >= p->submitted ? (double)(r->submitted - p->submitted) / dt : 0;
     }
+    free(index);
 }
 
 void gp_sample_free(struct gp_sample *s)

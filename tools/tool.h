@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <sys/types.h>
 
+#include "board_screen.h"
 #include "xqueue.h"
 
 /* Exit statuses of the command's own failures (run returns the command's status instead). */
@@ -53,9 +54,9 @@ int gp_shims_find(struct gp_shims *out);
 /* One live queue on a board, copied out of its slot. */
 /* Where a row comes from: a slot of a board, and its owner. */
 struct gp_slot_id {
-    char board[PATH_MAX]; /* the board file */
-    char key[64];         /* the device identity (its PCI bus id) */
-    unsigned slot;        /* index on the board: with the owner's identity, the row's identity */
+    char board[256]; /* the board file (as long as board.h's struct gp_board keeps it) */
+    char key[64];    /* the device identity (its PCI bus id) */
+    unsigned slot;   /* index on the board: with the owner's identity, the row's identity */
     uint32_t pid;
     uint64_t owner_start, incarnation;
     char comm[16];
@@ -99,33 +100,31 @@ struct gp_sample {
     unsigned boards;   /* boards read */
 };
 
-/* Paths already reported on stderr, so that each unreadable board is reported once. */
-struct gp_reported {
-    char **paths;
-    size_t n;
-};
-
 /*
- * Reads every board in gp_board_dir() (the user's; every user's as root): one row per live slot
- * whose owner is alive, sorted by device, priority (highest first), pid and stream, and one record
- * row per process record whose owner is alive, sorted by device and pid. Boards that
- * cannot be opened are reported on stderr once each (through seen) and skipped. 0, or a negative
- * errno value (the directory cannot be read; a missing directory is no boards).
+ * Reads every board in gp_board_dir() (the user's; every user's as root, or on the shared
+ * directory) that screen takes (board_screen.h: the rules the library's readers apply: a board's
+ * name agrees with its owner, a file hard-linked under many names is read once, a user counts once
+ * against the limits however many files it makes): one row per live slot whose owner is alive,
+ * sorted by device, priority (highest first), pid, stream and thread, then by the other labels
+ * metrics gives them (so rows of the same labels are next to each other), and one record row per
+ * process record whose owner is alive, sorted by device and pid, then so too. Files refused are
+ * said on stderr as the screen says (once each, a few per owner), and skipped; screen remembers
+ * them from sample to sample. 0, or a negative errno value (the directory cannot be read; a missing
+ * directory is no boards).
  */
-int gp_sample_take(struct gp_sample *s, struct gp_reported *seen);
+int gp_sample_take(struct gp_sample *s, struct gp_screen *screen);
 /* gp_sample_take for a command: a directory that cannot be read is reported on stderr as
  * "gpuprio COMMAND: ..."; 0 or GP_EXIT_FAILURE. */
-int gp_sample_or_report(struct gp_sample *s, struct gp_reported *seen, const char *command);
-/* Sets each row's submitted_per_s from the same queue's row in prev. */
+int gp_sample_or_report(struct gp_sample *s, struct gp_screen *screen, const char *command);
+/* Sets each row's submitted_per_s from the same queue's row in prev (-1 where it has none). */
 void gp_sample_rates(struct gp_sample *cur, const struct gp_sample *prev);
 void gp_sample_free(struct gp_sample *s);
-void gp_reported_free(struct gp_reported *seen);
-/* Whether path was reported before; records it if not. */
-bool gp_reported_once(struct gp_reported *seen, const char *path);
 
 /* User names by uid, each looked up once per cache (a sample's printing); a uid without a name (a
- * container without the user in /etc/passwd) is its number, as ls shows it. */
-#define GP_USERS_CACHED 8
+ * container without the user in /etc/passwd) is its number, as ls shows it. Room for the users a
+ * device's boards can have (board_screen.h's limit, and the caller), so that no row looks its
+ * user up again. */
+#define GP_USERS_CACHED (GP_SCREEN_USERS + 1)
 struct gp_users {
     uint32_t uid[GP_USERS_CACHED];
     char name[GP_USERS_CACHED][64];

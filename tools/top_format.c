@@ -95,17 +95,47 @@ static void json_string(const char *text)
     putchar('"');
 }
 
+/* Orders records by what finds a row's: the process's pid and image, and the board. */
+static int by_owner(const void *pa, const void *pb)
+{
+    const struct gp_record_row *a = *(const struct gp_record_row *const *)pa,
+                               *b = *(const struct gp_record_row *const *)pb;
+    if (a->id.pid != b->id.pid)
+        return a->id.pid < b->id.pid ? -1 : 1;
+    if (a->id.incarnation != b->id.incarnation)
+        return a->id.incarnation < b->id.incarnation ? -1 : 1;
+    return strcmp(a->id.board, b->id.board);
+}
+
+/* The records sorted by_owner, for record_of: a binary search per row, where a pass over every
+ * record per row made a sample of many rows cost their number squared. NULL when there are none
+ * or memory ran out (record_of then passes over them). */
+static const struct gp_record_row **owner_index(const struct gp_sample *s)
+{
+    const struct gp_record_row **index = s->nrec ? malloc(s->nrec * sizeof *index) : NULL;
+    if (!index)
+        return NULL;
+    for (size_t j = 0; j < s->nrec; j++)
+        index[j] = &s->records[j];
+    qsort(index, s->nrec, sizeof *index, by_owner);
+    return index;
+}
+
 /* The record of the process that owns row r, on r's board; NULL when it has none there (a
  * full board, or a library before records). */
 static const struct gp_record_row *record_of(const struct gp_sample *s,
+                                             const struct gp_record_row **index,
                                              const struct gp_queue_row *r)
 {
-    for (size_t j = 0; j < s->nrec; j++) {
-        const struct gp_record_row *p = &s->records[j];
-        if (p->id.pid == r->id.pid && p->id.incarnation == r->id.incarnation &&
-            strcmp(p->id.board, r->id.board) == 0)
-            return p;
+    struct gp_record_row want = {.id = r->id};
+    const struct gp_record_row *key = &want;
+    if (index) {
+        const struct gp_record_row **found = bsearch(&key, index, s->nrec, sizeof *index, by_owner);
+        return found ? *found : NULL;
     }
+    for (size_t j = 0; j < s->nrec; j++)
+        if (by_owner(&key, &(const struct gp_record_row *){&s->records[j]}) == 0)
+            return &s->records[j];
     return NULL;
 }
 
@@ -150,6 +180,7 @@ const char *gp_user_name(struct gp_users *u, uint32_t uid)
 
 struct json_ctx {
     const struct gp_sample *s;
+    const struct gp_record_row **records; /* owner_index */
     size_t printed;
     struct gp_users users;
 };
@@ -216,7 +247,7 @@ static void json_row(const struct gp_queue_row *r, void *arg)
                (unsigned)r->cus.total);
     else
         fputs(", \"cu_usable\": null, \"cu_total\": null", stdout);
-    const struct gp_record_row *p = record_of(c->s, r);
+    const struct gp_record_row *p = record_of(c->s, c->records, r);
     if (p)
         printf(", \"unused_queues\": %" PRIu32 ", \"unslotted_queues\": %" PRIu32, p->unused_queues,
                p->unslotted_queues);
@@ -238,10 +269,11 @@ static void json_unused(const struct gp_record_row *p, void *arg)
 
 void gp_print_json(const struct gp_sample *s, bool all)
 {
-    struct json_ctx c = {s, 0, {.n = 0}};
+    struct json_ctx c = {s, owner_index(s), 0, {.n = 0}};
     fputs("[", stdout);
     each_row(s, all, json_row, json_unused, &c);
     fputs(c.printed ? "\n]\n" : "]\n", stdout);
+    free(c.records);
 }
 
 /* A duration for the table: "0", "850us", "12.3ms", "4.56s", "12m03s". */
@@ -368,39 +400,54 @@ struct process_sum {
     unsigned mps_share, mps_sms; /* and the share and SMs MPS lets it use, when it limits it */
 };
 
-static struct process_sum *process_of(struct process_sum *ps, size_t *n, uint32_t pid,
-                                      const char *comm)
+/* One row's or record's part in the line: its process, and where it came in the sample (the
+ * first part of a process names it). */
+struct process_part {
+    uint32_t pid;
+    size_t order;
+    const char *comm;
+    const struct gp_record_row *record; /* NULL: a queue row */
+};
+
+static int by_pid_then_order(const void *pa, const void *pb)
 {
-    for (size_t i = 0; i < *n; i++)
-        if (ps[i].pid == pid)
-            return &ps[i];
-    struct process_sum *p = &ps[(*n)++];
-    memset(p, 0, sizeof *p);
-    p->pid = pid;
-    printable(p->comm, sizeof p->comm, comm);
-    return p;
+    const struct process_part *a = pa, *b = pb;
+    if (a->pid != b->pid)
+        return a->pid < b->pid ? -1 : 1;
+    return a->order < b->order ? -1 : a->order > b->order;
 }
 
-static int by_pid(const void *pa, const void *pb)
+/* The processes of s, by pid, each with what its rows and records add up to, into ps (room for
+ * s->n + s->nrec); how many. Sorted, then summed in one pass: a sample of many processes costs
+ * their number times its logarithm, not its square. -1: out of memory. */
+static long sum_processes(const struct gp_sample *s, struct process_sum *ps)
 {
-    const struct process_sum *a = pa, *b = pb;
-    return a->pid < b->pid ? -1 : a->pid > b->pid;
-}
-
-size_t gp_print_processes(const struct gp_sample *s, size_t width)
-{
-    static const char lead[] = "processes:";
-    struct process_sum *ps = calloc(s->n + s->nrec + 1, sizeof *ps);
-    if (!ps) {
-        puts("processes: (out of memory)");
-        return 1;
-    }
-    size_t n = 0;
+    size_t total = s->n + s->nrec, n = 0;
+    struct process_part *parts = total ? malloc(total * sizeof *parts) : NULL;
+    if (total && !parts)
+        return -1;
     for (size_t i = 0; i < s->n; i++)
-        process_of(ps, &n, s->rows[i].id.pid, s->rows[i].id.comm)->queues++;
-    for (size_t i = 0; i < s->nrec; i++) {
-        struct process_sum *p = process_of(ps, &n, s->records[i].id.pid, s->records[i].id.comm);
-        const struct gp_record_row *r = &s->records[i];
+        parts[i] = (struct process_part){s->rows[i].id.pid, i, s->rows[i].id.comm, NULL};
+    for (size_t i = 0; i < s->nrec; i++)
+        parts[s->n + i] = (struct process_part){s->records[i].id.pid, s->n + i,
+                                                s->records[i].id.comm, &s->records[i]};
+    if (total)
+        qsort(parts, total, sizeof *parts, by_pid_then_order);
+    for (size_t i = 0; i < total; i++) {
+        struct process_sum *p = &ps[n];
+        if (!n || ps[n - 1].pid != parts[i].pid) {
+            memset(p, 0, sizeof *p);
+            p->pid = parts[i].pid;
+            printable(p->comm, sizeof p->comm, parts[i].comm);
+            n++;
+        } else {
+            p = &ps[n - 1];
+        }
+        const struct gp_record_row *r = parts[i].record;
+        if (!r) {
+            p->queues++;
+            continue;
+        }
         p->unused += r->unused_queues;
         p->unslotted += r->unslotted_queues;
         p->counted = true;
@@ -412,7 +459,21 @@ size_t gp_print_processes(const struct gp_sample *s, size_t width)
             }
         }
     }
-    qsort(ps, n, sizeof *ps, by_pid);
+    free(parts);
+    return (long)n;
+}
+
+size_t gp_print_processes(const struct gp_sample *s, size_t width)
+{
+    static const char lead[] = "processes:";
+    struct process_sum *ps = calloc(s->n + s->nrec + 1, sizeof *ps);
+    long counted = ps ? sum_processes(s, ps) : -1;
+    if (counted < 0) {
+        free(ps);
+        puts("processes: (out of memory)");
+        return 1;
+    }
+    size_t n = (size_t)counted;
     fputs(lead, stdout);
     size_t lines = 1, column = sizeof lead - 1;
     if (!n) {

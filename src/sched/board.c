@@ -103,16 +103,19 @@ int gp_board_dir_fs(const char *dir, char *name, size_t size, bool *registrable)
     return 0;
 }
 
+/* Whether c stands for itself in a device key in a file name (safe_key). */
+static bool safe_char(char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
+           c == '_' || c == '-';
+}
+
 /* The device key as it appears in file names. */
 static void safe_key(const char *key, char safe[GP_BOARD_KEY_MAX])
 {
     size_t i = 0;
-    for (; key[i] && i < GP_BOARD_KEY_MAX - 1; i++) {
-        char c = key[i];
-        bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-                  c == '.' || c == '_' || c == '-';
-        safe[i] = ok ? c : '_';
-    }
+    for (; key[i] && i < GP_BOARD_KEY_MAX - 1; i++)
+        safe[i] = safe_char(key[i]) ? key[i] : '_';
     safe[i] = '\0';
 }
 
@@ -125,11 +128,8 @@ int gp_board_path(const char *key, char *buf, size_t size)
     return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
 }
 
-bool gp_board_name_of(const char *name, const char *key, uid_t *uid)
+bool gp_board_name_parse(const char *name, uid_t *uid, char *device, size_t size)
 {
-    char safe[GP_BOARD_KEY_MAX], suffix[GP_BOARD_KEY_MAX + 16];
-    safe_key(key, safe);
-    int len = snprintf(suffix, sizeof suffix, "-v%u-%s", GP_BOARD_VERSION, safe);
     if (strncmp(name, "gpuprio-", 8) != 0 || name[8] < '0' || name[8] > '9')
         return false;
     /* One spelling per uid (no leading zeros, no sign): a user's board has one name, and one
@@ -137,19 +137,51 @@ bool gp_board_name_of(const char *name, const char *key, uid_t *uid)
     if (name[8] == '0' && name[9] >= '0' && name[9] <= '9')
         return false;
     char *end;
+    errno = 0;
     unsigned long id = strtoul(name + 8, &end, 10);
-    if (id > UINT32_MAX || strncmp(end, suffix, (size_t)len) != 0)
+    if (errno || id > UINT32_MAX || end[0] != '-' || end[1] != 'v' || end[2] < '0' || end[2] > '9')
         return false;
-    const char *rest = end + len;
-    if (*rest == '+') { /* an alternate: 16 lower-case hexadecimal digits */
-        size_t digits = strspn(rest + 1, "0123456789abcdef");
-        if (digits != 16 || rest[17] != '\0')
+    /* The device: "vVERSION-KEY", the key as safe_key writes it (never a '+'), then nothing or
+     * an alternate's '+' and 16 lower-case hexadecimal digits. */
+    const char *from = end + 1;
+    size_t len = strcspn(from, "+");
+    size_t digits = strspn(from + 1, "0123456789");
+    if (from[1 + digits] != '-' || from[2 + digits] == '\0' || from[2 + digits] == '+')
+        return false;
+    for (size_t i = 2 + digits; i < len; i++)
+        if (!safe_char(from[i]))
             return false;
-    } else if (*rest != '\0') {
+    const char *rest = from + len;
+    if (*rest == '+' && (strspn(rest + 1, "0123456789abcdef") != 16 || rest[17] != '\0'))
         return false;
-    }
+    if (len >= size)
+        return false;
+    memcpy(device, from, len);
+    device[len] = '\0';
     *uid = (uid_t)id;
     return true;
+}
+
+bool gp_board_name_of(const char *name, const char *key, uid_t *uid)
+{
+    char safe[GP_BOARD_KEY_MAX], want[GP_BOARD_KEY_MAX + 16], device[GP_BOARD_KEY_MAX + 16];
+    safe_key(key, safe);
+    snprintf(want, sizeof want, "v%u-%s", GP_BOARD_VERSION, safe);
+    uid_t named;
+    if (!gp_board_name_parse(name, &named, device, sizeof device) || strcmp(device, want) != 0)
+        return false;
+    *uid = named;
+    return true;
+}
+
+bool gp_board_device_is(const struct gp_board_file *f, const char *device)
+{
+    char key[GP_BOARD_KEY_MAX], safe[GP_BOARD_KEY_MAX], want[GP_BOARD_KEY_MAX + 16];
+    memcpy(key, f->h.key, sizeof key); /* a copy of another user's file: maybe unterminated */
+    key[sizeof key - 1] = '\0';
+    safe_key(key, safe);
+    snprintf(want, sizeof want, "v%u-%s", (unsigned)f->h.version, safe);
+    return strcmp(want, device) == 0;
 }
 
 /* ---- who owns a slot ---- */

@@ -375,6 +375,13 @@ void gp_board_summary_wake(struct gp_board *b);
  * user's board is named gpuprio-UID-vVERSION-KEY, or, where another user's file took that name,
  * the same followed by '+' and 16 hexadecimal digits (gp_board_open). */
 bool gp_board_name_of(const char *name, const char *key, uid_t *uid);
+/* Whether name is a board's of any device and version (gpuprio-UID-vVERSION-KEY, or an
+ * alternate), for readers of every device (gpuprio top): its uid into *uid, and the rest that
+ * tells its device and version, "vVERSION-KEY", into device (size bytes; false when longer). */
+bool gp_board_name_parse(const char *name, uid_t *uid, char *device, size_t size);
+/* Whether f's header (version and device key) is of device, as gp_board_name_parse gives it from
+ * a name: a board's name must say its device, as it must say its owner. */
+bool gp_board_device_is(const struct gp_board_file *f, const char *device);
 /* Waits until the sequence word differs from seen, or timeout_ns passed; returns the word. */
 uint32_t gp_board_wait(struct gp_board *b, uint32_t seen, uint64_t timeout_ns);
 

@@ -18,119 +18,34 @@
 #include "gp_priority.h"
 #include "xqueue.h"
 
-/* Whether the file was refused before (and said so): it is not opened again. A file's identity
- * and owner, not its name: another file at the name is looked at afresh, and so is a file of
- * another owner that reuses a removed one's inode number (on a file system that reuses them, an
- * attacker's refused files must not stand for a real user's board made later). */
-static bool refused_before(const struct tn_device *td, const struct stat *st)
-{
-    for (unsigned i = 0; i < td->n_refused; i++)
-        if (td->refused[i].dev == st->st_dev && td->refused[i].ino == st->st_ino &&
-            td->refused[i].uid == st->st_uid)
-            return true;
-    return false;
-}
-
-/* Notes a refused file; true when it is to be said: once per file, and at most
- * TN_SAID_PER_USER times per owner, then once more for all of that owner's others (a user who
- * keeps replacing its board, or makes files by the hundred, cannot flood everyone's log); past
- * TN_MAX_REFUSED files, once more for all the others. */
-static bool refuse(struct tn_device *td, const struct stat *st)
-{
-    if (refused_before(td, st))
-        return false;
-    if (td->n_refused == TN_MAX_REFUSED) {
-        if (!td->said_too_many)
-            gp_log(GP_LOG_WARN,
-                   "more than %d files in %s are refused as other users' boards: the others "
-                   "are ignored without a warning",
-                   TN_MAX_REFUSED, gp_board_dir());
-        td->said_too_many = true;
-        return false;
-    }
-    td->refused[td->n_refused].dev = st->st_dev;
-    td->refused[td->n_refused++].ino = st->st_ino;
-    unsigned said = 0;
-    for (unsigned i = 0; i < td->n_refused - 1; i++)
-        said += td->refused[i].uid == st->st_uid && td->refused[i].said;
-    td->refused[td->n_refused - 1].uid = st->st_uid;
-    td->refused[td->n_refused - 1].said = said < TN_SAID_PER_USER;
-    if (said == TN_SAID_PER_USER)
-        gp_log(GP_LOG_WARN,
-               "user %u's files in %s were refused as boards %d times: its others are ignored "
-               "without a warning",
-               (unsigned)st->st_uid, gp_board_dir(), TN_SAID_PER_USER);
-    return said < TN_SAID_PER_USER;
-}
-
-static bool known(const struct tn_device *td, const struct stat *st)
-{
-    for (unsigned i = 0; i < td->n; i++)
-        if (td->boards[i]->b.dev == st->st_dev && td->boards[i]->b.ino == st->st_ino &&
-            td->boards[i]->uid == st->st_uid)
-            return true;
-    return false;
-}
-
 struct listing {
     struct tn_device *td;
     struct tn_board *found[TN_MAX_BOARDS];
     unsigned n;
-    bool full;
 };
 
-/* How many boards of uid the device has and the listing found, and how many users they are. */
-static unsigned boards_of(const struct listing *l, uid_t uid, unsigned *users)
+/* A board the screen took (board_screen.h: its name, owner and file checked, within the limits),
+ * with what the configuration file sets for its user; NULL when it took none. */
+static struct tn_board *open_board(struct tn_device *td, const char *path)
 {
-    uid_t seen[TN_MAX_BOARDS];
-    unsigned n = 0, mine = 0;
-    for (unsigned i = 0; i < l->td->n + l->n; i++) {
-        uid_t u = i < l->td->n ? l->td->boards[i]->uid : l->found[i - l->td->n]->uid;
-        mine += u == uid;
-        bool again = false;
-        for (unsigned j = 0; j < n && !again; j++)
-            again = seen[j] == u;
-        if (!again)
-            seen[n++] = u;
-    }
-    *users = n;
-    return mine;
-}
-
-static struct tn_board *open_board(struct tn_device *td, const char *path, const struct stat *st)
-{
-    struct tn_board *t = calloc(1, sizeof *t);
-    const char *why = NULL;
-    if (!t)
+    struct gp_board b;
+    if (gp_screen_take(&td->screen, path, &b) != 0)
         return NULL;
-    if (!(t->next = calloc(1, sizeof *t->next)))
-        goto fail;
-    if (gp_board_open_copy(path, &t->b, &why) != 0) {
-        if (refuse(td, st))
-            gp_log(GP_LOG_WARN, "the board %s of user %u %s: it is ignored", path,
-                   (unsigned)st->st_uid, why);
-        goto fail;
+    struct tn_board *t = calloc(1, sizeof *t);
+    if (!t || !(t->next = calloc(1, sizeof *t->next))) {
+        free(t);
+        gp_board_close(&b);
+        return NULL;
     }
-    t->uid = t->b.uid; /* the file's owner, which the header agrees with */
+    memcpy(&t->b, &b, sizeof b);
+    t->uid = t->b.uid; /* the file's owner, which its name and header agree with */
     const struct gp_conf *conf = gp_conf_get();
-    if (!gp_conf_admits(conf, t->uid)) {
-        if (refuse(td, st))
-            gp_log(GP_LOG_WARN,
-                   "the board %s belongs to user %u, whom %s does not admit: it is ignored", path,
-                   (unsigned)t->uid, conf ? conf->path : "the configuration file");
-        gp_board_close(&t->b);
-        goto fail;
-    }
     unsigned line;
     int share;
     t->capped = gp_conf_lookup(conf, GP_CONF_CAP, t->uid, &t->cap, &line) == 0;
     t->may_be_owed = gp_conf_lookup(conf, GP_CONF_SHARE, t->uid, &share, &line) == 0 && share > 0;
     t->summary_seen = atomic_load(&t->b.f->h.summary_seq);
     return t;
-fail:
-    free(t->next);
-    free(t);
-    return NULL;
 }
 
 static void free_board(struct tn_board *t)
@@ -143,32 +58,10 @@ static void free_board(struct tn_board *t)
 static int take(const char *path, void *arg)
 {
     struct listing *l = arg;
-    const char *name = strrchr(path, '/');
-    name = name ? name + 1 : path;
-    uid_t uid;
-    struct stat st;
-    if (!gp_board_name_of(name, l->td->key, &uid) || uid == geteuid() || lstat(path, &st) != 0 ||
-        known(l->td, &st) || refused_before(l->td, &st))
+    /* The screen's limits keep the boards of one device within TN_MAX_BOARDS. */
+    if (l->td->n + l->n >= TN_MAX_BOARDS)
         return 0;
-    /* A board is its owner's by the file, and its name must say so: a user cannot pass its own
-     * boards off as other users' (to crowd real users out of the limit below), nor stand in
-     * another user's name (a file taken before that user made its board: gp_board_open). */
-    if (st.st_uid != uid) {
-        if (refuse(l->td, &st))
-            gp_log(GP_LOG_WARN,
-                   "%s is named as user %u's board but belongs to user %u: it is ignored (the "
-                   "administrator should remove it)",
-                   path, (unsigned)uid, (unsigned)st.st_uid);
-        return 0;
-    }
-    unsigned users, mine = boards_of(l, uid, &users);
-    if (mine >= TN_PER_USER)
-        return 0; /* more than a user's processes make (gp_board_open): the first in name order */
-    if (!mine && users >= TN_MAX_USERS) {
-        l->full = true;
-        return 0;
-    }
-    struct tn_board *t = open_board(l->td, path, &st);
+    struct tn_board *t = open_board(l->td, path);
     if (t)
         l->found[l->n++] = t;
     return 0;
@@ -224,14 +117,18 @@ static bool update(struct tn_device *td, bool list, bool poke, bool *moved)
     struct listing l = {.td = td};
     *moved = false;
     if (list) {
+        struct gp_screen *screen = &td->screen;
+        screen->key = td->key;
+        screen->skip_own = true;      /* this process's own board is its sched_board.c's */
+        screen->admitted_only = true; /* nobody yields to a user the file does not admit */
         note_listing(td);
-        gp_board_list(gp_board_dir(), (uid_t)-1, take, &l);
-        if (l.full && !td->said_full)
-            gp_log(GP_LOG_WARN,
-                   "more than %d other users have boards of one device in %s: the boards of "
-                   "those after the first %d in name order are ignored",
-                   TN_MAX_USERS, gp_board_dir(), TN_MAX_USERS);
-        td->said_full |= l.full;
+        gp_screen_begin(screen);
+        int rc = 0;
+        for (unsigned i = 0; i < td->n && !rc; i++)
+            rc = gp_screen_hold(screen, &td->boards[i]->b);
+        if (!rc) /* else no count to keep the limits by: nothing new this time */
+            gp_board_list(gp_board_dir(), (uid_t)-1, take, &l);
+        gp_screen_end(screen);
     }
     /* Only this thread changes the set or the copies in place, so what it reads here is still
      * where it was found once the lock is held. */
@@ -264,13 +161,8 @@ static bool update(struct tn_device *td, bool list, bool poke, bool *moved)
     xq_sched_unlock();
     for (unsigned i = 0; i < n_gone; i++) {
         struct tn_board *t = gone[i];
-        struct stat st = {.st_dev = t->b.dev, .st_ino = t->b.ino, .st_uid = t->uid};
-        /* Not opened again while it is this file: its owner may flap it between a board and
-         * not one as fast as it likes, which costs it its own scheduling with us, and us one
-         * look. */
-        if (gone_why[i] && refuse(td, &st))
-            gp_log(GP_LOG_WARN, "the board %s of user %u %s: it is ignored from now on", t->b.path,
-                   (unsigned)t->uid, gone_why[i]);
+        if (gone_why[i])
+            gp_screen_drop(&td->screen, &t->b, gone_why[i]);
         free_board(t);
     }
     for (unsigned i = 0; i < td->n; i++) {
@@ -437,4 +329,5 @@ void tn_close(struct tn_device *td)
     for (unsigned j = 0; j < td->n; j++)
         free_board(td->boards[j]);
     td->n = 0;
+    gp_screen_free(&td->screen);
 }

@@ -26,21 +26,12 @@
 #include <sys/types.h>
 
 #include "board.h"
+#include "board_screen.h"
 #include "policy.h"
 
-/* Other users whose boards of a device are read (the first in name order; past it, one
- * warning), and boards per user: its usual name and an alternate (board.h's gp_board_name_of;
- * a user's processes use one at a time, but a process may still be on the usual one when the
- * others moved). A user's boards count once against the users' limit, so nobody can crowd real
- * users out with boards of its own. */
-#define TN_MAX_USERS 32
-#define TN_PER_USER 2
-#define TN_MAX_BOARDS (TN_MAX_USERS * TN_PER_USER)
-/* Files refused (not a board, another owner than their name says, not admitted...) that are
- * remembered, so that each is said once and not opened again. */
-#define TN_MAX_REFUSED 256
-/* Warnings about one owner's refused files, at most (then one more for all its others). */
-#define TN_SAID_PER_USER 4
+/* Other users' boards of a device read at most: which files are taken, and the limits that keep
+ * a user's boards counting once, are board_screen.h's, which gpuprio top applies too. */
+#define TN_MAX_BOARDS (GP_SCREEN_USERS * GP_SCREEN_PER_USER)
 
 /* What this process made of one slot of another user's board. */
 struct tn_slot {
@@ -69,15 +60,8 @@ struct tn_device {
     char key[GP_BOARD_KEY_MAX];
     struct tn_board *boards[TN_MAX_BOARDS];
     unsigned n;
-    /* Files refused (and said so), by identity: neither said nor opened again. */
-    struct {
-        dev_t dev;
-        ino_t ino;
-        uid_t uid; /* its owner */
-        bool said; /* it was warned about */
-    } refused[TN_MAX_REFUSED];
-    unsigned n_refused;
-    bool said_too_many, said_full;
+    /* Which files of the directory are taken, refused files remembered (board_screen.h). */
+    struct gp_screen screen;
     /* The directory as last listed. A new user's process pokes our listener (tn_refresh), but a
      * wake that finds nobody waiting is lost: a listener busy at that moment slept the idle
      * period before it listed again, and meanwhile our queues, alone as far as we knew, were

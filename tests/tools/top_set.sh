@@ -64,9 +64,12 @@ ready() { # FILE
     grep -q '^ready' "$1"
 }
 
-# An unreadable board (garbage of the wrong size) next to the real one: reported, skipped.
-head -c 100 /dev/zero >"$GPUPRIO_BOARD_DIR/gpuprio-$(id -u)-garbage"
-chmod 600 "$GPUPRIO_BOARD_DIR/gpuprio-$(id -u)-garbage"
+# An unreadable board (garbage of the wrong size, under a board's name) next to the real one:
+# reported, skipped. A file whose name is no board's is not looked at (nor is it by the library).
+garbage=$GPUPRIO_BOARD_DIR/gpuprio-$(id -u)-v4-garbage
+head -c 100 /dev/zero >"$garbage"
+chmod 600 "$garbage"
+head -c 100 /dev/zero >"$GPUPRIO_BOARD_DIR/gpuprio-$(id -u)-no-board"
 
 export HIPSIM_SHARED=$name HIPSIM_COMPUTE_SLOTS=8
 GPUPRIO_PRIORITY=low GPUPRIO_CU_RESERVE=2 LD_PRELOAD=$shim "$worker" "$tmp/stop" 60 20 \
@@ -126,7 +129,8 @@ case $(field "$tmp/top.json" in_flight) in [0-9]*) echo "ok: in_flight" ;; *) ec
 case $(field "$tmp/top.json" submitted) in [1-9]*) echo "ok: submitted" ;; *) echo "FAIL: submitted"; fails=$((fails + 1)) ;; esac
 case $(field "$tmp/top.json" submitted_per_s) in [1-9]*) echo "ok: submitted_per_s" ;; *) echo "FAIL: submitted_per_s: $(field "$tmp/top.json" submitted_per_s)"; fails=$((fails + 1)) ;; esac
 case $(field "$tmp/top.json" held_ns) in [0-9]*) echo "ok: held_ns" ;; *) echo "FAIL: held_ns"; fails=$((fails + 1)) ;; esac
-expect "the garbage board reported once" 1 "$(grep -c "gpuprio-$(id -u)-garbage.*skipped" "$tmp/top.json.err")"
+expect "the garbage board reported once" 1 "$(grep -c "$garbage .*wrong size.*ignored" "$tmp/top.json.err")"
+expect "a file not named as a board not looked at" 0 "$(grep -c "no-board" "$tmp/top.json.err")"
 expect "kind" queue "$(field "$tmp/top.json" kind)"
 expect "unused queues in JSON" 20 "$(field "$tmp/top.json" unused_queues)"
 expect "cu_mask (GPUPRIO_CU_RESERVE=2)" reserved "$(field "$tmp/top.json" cu_mask)"
@@ -291,7 +295,7 @@ expect "worker's own priority" "priority 10" "$(grep '^priority' "$tmp/worker.ou
 expect "worker's unused streams' priority" "unused priority 10" "$(grep '^unused' "$tmp/worker.out")"
 expect "the board removed by the last process to leave it" no "$([ -e "$board" ] && echo yes || echo no)"
 # With no board left (the garbage one removed too), top shows nothing, successfully.
-rm -f "$GPUPRIO_BOARD_DIR/gpuprio-$(id -u)-garbage"
+rm -f "$garbage" "$GPUPRIO_BOARD_DIR/gpuprio-$(id -u)-no-board"
 top_json "$tmp/none.json"
 expect "top --json without boards" "[]" "$(cat "$tmp/none.json")"
 show_stderr "$tmp" worker worker2 worker3 worker4 worker5

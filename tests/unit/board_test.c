@@ -3,7 +3,9 @@
  * field by field (a change is a new GP_BOARD_VERSION); creating, opening and refusing files;
  * slots and process records, owners alive and dead; the decision lock with a dead, an exec'd
  * and a stuck holder, and between threads of one process; priority requests, to queues' slots
- * and to records; waking on the sequence word; listing boards.
+ * and to records; waking on the sequence word; listing boards; which files of the directory a
+ * reader takes for other users' boards (board_screen.h): names, owners, links, the limits, what it
+ * says, a file swapped after the look at its name.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -18,6 +20,7 @@
 #include <unistd.h>
 
 #include "board.h"
+#include "board_screen.h"
 #include "check.h"
 #include "gp_options.h"
 
@@ -641,6 +644,288 @@ static void refusals(void)
     gp_opts_load();
 }
 
+/* Board names: a board's of any device and version, and of one device. */
+static void board_names(void)
+{
+    uid_t uid = 0;
+    char device[64];
+    CHECK(gp_board_name_parse("gpuprio-12-v4-a.b_c-d", &uid, device, sizeof device));
+    CHECK(uid == 12 && strcmp(device, "v4-a.b_c-d") == 0);
+    CHECK(gp_board_name_parse("gpuprio-12-v4-x+0123456789abcdef", &uid, device, sizeof device));
+    CHECK(strcmp(device, "v4-x") == 0);
+    CHECK(gp_board_name_parse("gpuprio-4294967295-v3-x", &uid, device, sizeof device));
+    CHECK(uid == 4294967295u && strcmp(device, "v3-x") == 0);
+    CHECK(!gp_board_name_of("gpuprio-12-v3-x", "x", &uid));
+    CHECK(gp_board_name_of("gpuprio-12-v4-x+0123456789abcdef", "x", &uid) && uid == 12);
+    static const char *const not_boards[] = {"gpuprio-012-v4-x",
+                                             "gpuprio--1-v4-x",
+                                             "gpuprio-4294967296-v4-x",
+                                             "gpuprio-12-v4-",
+                                             "gpuprio-12-v4-+0123456789abcdef",
+                                             "gpuprio-12-4-x",
+                                             "gpuprio-12-v-x",
+                                             "gpuprio-12-v4x",
+                                             "gpuprio-12-v4-x y",
+                                             "gpuprio-12-v4-x+0123",
+                                             "gpuprio-12-v4-x+0123456789ABCDEF",
+                                             "gpuprio-12-garbage"};
+    for (size_t i = 0; i < sizeof not_boards / sizeof *not_boards; i++)
+        if (!CHECK(!gp_board_name_parse(not_boards[i], &uid, device, sizeof device)))
+            fprintf(stderr, "  taken for a board's name: %s\n", not_boards[i]);
+    CHECK(!gp_board_name_parse("gpuprio-12-v4-a-longer-key", &uid, device, 8)); /* no room */
+}
+
+/* ---- the screen (board_screen.h) ---- */
+
+static char screen_dir[96];
+static struct gp_board_file *screen_image; /* a board of this process's, to copy */
+
+/* A board of uid for device key at NAME in screen_dir (a copy of screen_image, its recorded owner
+ * uid), owned by owner. */
+static void screen_board_of(const char *name, uid_t uid, uid_t owner, const char *key)
+{
+    char path[256];
+    snprintf(path, sizeof path, "%s/%s", screen_dir, name);
+    screen_image->h.uid = uid;
+    snprintf(screen_image->h.key, sizeof screen_image->h.key, "%s", key);
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0600);
+    CHECK(fd >= 0 &&
+          pwrite(fd, screen_image, sizeof *screen_image, 0) == (ssize_t)sizeof *screen_image);
+    CHECK(fd >= 0 && fchown(fd, owner, owner) == 0);
+    if (fd >= 0)
+        close(fd);
+}
+
+static void screen_board(const char *name, uid_t uid, uid_t owner)
+{
+    screen_board_of(name, uid, owner, "scr");
+}
+
+struct screen_listing {
+    struct gp_screen *s;
+    unsigned taken, of[128]; /* boards taken, and of each uid 5000 + i */
+    char last[256];          /* the last board taken */
+};
+
+static int screen_take(const char *path, void *arg)
+{
+    struct screen_listing *l = arg;
+    struct gp_board b;
+    int rc = gp_screen_take(l->s, path, &b);
+    CHECK(rc >= 0);
+    if (rc == 0) {
+        l->taken++;
+        if (b.uid >= 5000 && b.uid < 5128)
+            l->of[b.uid - 5000]++;
+        snprintf(l->last, sizeof l->last, "%s", b.path);
+        gp_board_close(&b);
+    }
+    return 0;
+}
+
+static struct screen_listing screen_list(struct gp_screen *s)
+{
+    struct screen_listing l = {.s = s};
+    gp_screen_begin(s);
+    CHECK_INT(gp_board_list(screen_dir, (uid_t)-1, screen_take, &l), 0);
+    gp_screen_end(s);
+    return l;
+}
+
+/* What this process wrote on stderr (gp_log's warnings) since it was sent to a file. */
+static int said_fd = -1, saved_stderr = -1;
+static void say_into_file(void)
+{
+    char path[128];
+    snprintf(path, sizeof path, "%s/said", dir);
+    fflush(stderr);
+    said_fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+    saved_stderr = dup(2);
+    CHECK(said_fd >= 0 && saved_stderr >= 0 && dup2(said_fd, 2) == 2);
+}
+
+/* How many lines said so far have `what` in them; stderr back where it was. */
+static int lines_saying(const char *what)
+{
+    static char text[65536];
+    ssize_t n = pread(said_fd, text, sizeof text - 1, 0);
+    text[n > 0 ? n : 0] = '\0';
+    int lines = 0;
+    for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n"))
+        lines += strstr(line, what) != NULL;
+    return lines;
+}
+
+static void said_back(void)
+{
+    dup2(saved_stderr, 2);
+    close(saved_stderr);
+    close(said_fd);
+}
+
+/*
+ * A reader of device "scr" (root, reading every user's boards as gpuprio top does): 33 other users
+ * with boards, one of them (5000) with 5 under its uid's names, and one (5001) with its board
+ * hard-linked under an alternate name: each user's boards count once against the users' limit,
+ * so the first 32 users are read, 2 boards of 5000 and 1 of 5001, and the 33rd is left out with
+ * one warning in two listings. User 5099's 7 files named as other users' are refused: 4 warnings
+ * and one line for the others (before: that line again for each later file).
+ */
+static void screen_limits(void)
+{
+    struct gp_screen s = {.key = "scr"};
+    char name[128];
+    screen_board("gpuprio-5000-v4-scr", 5000, 5000);
+    for (unsigned i = 0; i < 4; i++) {
+        snprintf(name, sizeof name, "gpuprio-5000-v4-scr+%016x", i);
+        screen_board(name, 5000, 5000);
+    }
+    screen_board("gpuprio-5001-v4-scr", 5001, 5001);
+    char from[256], to[256];
+    snprintf(from, sizeof from, "%s/gpuprio-5001-v4-scr", screen_dir);
+    snprintf(to, sizeof to, "%s/gpuprio-5001-v4-scr+0000000000000000", screen_dir);
+    CHECK(link(from, to) == 0);
+    for (uid_t uid = 5002; uid <= 5032; uid++) {
+        snprintf(name, sizeof name, "gpuprio-%u-v4-scr", (unsigned)uid);
+        screen_board(name, uid, uid);
+    }
+    for (uid_t uid = 6000; uid < 6007; uid++) {
+        snprintf(name, sizeof name, "gpuprio-%u-v4-scr", (unsigned)uid);
+        screen_board(name, 5099, 5099);
+    }
+    say_into_file();
+    struct screen_listing first = screen_list(&s), again = screen_list(&s);
+    int users = lines_saying("more than 32 other users have boards of one device");
+    int forged = lines_saying("is named as user 600");
+    int summed = lines_saying("user 5099's files in");
+    said_back();
+    for (int i = 0; i < 2; i++) {
+        struct screen_listing *l = i ? &again : &first;
+        CHECK_INT(l->taken, 2 + 1 + 30);
+        CHECK_INT(l->of[0], 2);
+        CHECK_INT(l->of[1], 1);
+        CHECK_INT(l->of[31], 1); /* the 32nd user */
+        CHECK_INT(l->of[32], 0); /* the 33rd */
+    }
+    CHECK_INT(users, 1);
+    CHECK_INT(forged, GP_SCREEN_SAID_PER_USER);
+    CHECK_INT(summed, 1);
+    gp_screen_free(&s);
+}
+
+/*
+ * A file replaced between the reader's look at its name and its open: another user's board (a
+ * good one, of its own uid) at user 5050's name is refused as misnamed, and a hard link to a
+ * board taken already is not taken twice (before: both were taken, by the look alone).
+ */
+static void screen_swapped(void)
+{
+    struct gp_screen s = {.key = "scr"};
+    char usual[200], other[200], alternate[256], tmp[200];
+    snprintf(usual, sizeof usual, "%s/gpuprio-5050-v4-scr", screen_dir);
+    snprintf(alternate, sizeof alternate, "%s+0000000000000001", usual);
+    snprintf(other, sizeof other, "%s/other", screen_dir);
+    snprintf(tmp, sizeof tmp, "%s/tmp", screen_dir);
+    screen_board("gpuprio-5050-v4-scr", 5050, 5050);
+    screen_board("gpuprio-5050-v4-scr+0000000000000001", 5050, 5050);
+    screen_board("other", 5051, 5051);
+    struct gp_board b;
+    struct stat seen;
+    say_into_file();
+    gp_screen_begin(&s);
+    CHECK(lstat(usual, &seen) == 0 && seen.st_uid == 5050);
+    CHECK(rename(other, usual) == 0); /* 5051's board at 5050's name */
+    int misnamed = gp_screen_take_seen(&s, usual, &seen, &b);
+    if (misnamed == 0)
+        gp_board_close(&b);
+    CHECK_INT(gp_screen_take(&s, alternate, &b), 0);
+    gp_board_close(&b);
+    CHECK(unlink(usual) == 0); /* 5050's own board at its name again, */
+    screen_board("gpuprio-5050-v4-scr", 5050, 5050);
+    CHECK(lstat(usual, &seen) == 0 && seen.st_uid == 5050);
+    CHECK(link(alternate, tmp) == 0 && rename(tmp, usual) == 0); /* then the alternate there */
+    int linked = gp_screen_take_seen(&s, usual, &seen, &b);
+    if (linked == 0)
+        gp_board_close(&b);
+    gp_screen_end(&s);
+    int said = lines_saying("is named as user 5050's board but belongs to user 5051");
+    said_back();
+    CHECK_INT(misnamed, 1);
+    CHECK_INT(said, 1);
+    CHECK_INT(linked, 1);
+    gp_screen_free(&s);
+}
+
+/*
+ * A reader of every device (gpuprio top): user 5070's board hard-linked under 3 made-up devices'
+ * names that sort before its own is read once, under its own name (the links, whose board is of
+ * another device than they say, are refused under those names only); user 5071's boards of 65
+ * devices (copies, each saying its device) are read for the first 64, with one warning.
+ */
+static void screen_devices(void)
+{
+    char sub[128], name[128], from[300], to[300];
+    snprintf(sub, sizeof sub, "%s/devices", screen_dir);
+    CHECK(mkdir(sub, 0700) == 0);
+    snprintf(screen_dir + strlen(screen_dir), sizeof screen_dir - strlen(screen_dir), "/devices");
+    screen_board("gpuprio-5070-v4-scr", 5070, 5070);
+    snprintf(from, sizeof from, "%s/gpuprio-5070-v4-scr", screen_dir);
+    for (int i = 0; i < 3; i++) {
+        snprintf(to, sizeof to, "%s/gpuprio-5070-v4-aaa%d", screen_dir, i);
+        CHECK(link(from, to) == 0);
+    }
+    for (int i = 0; i < GP_SCREEN_DEVICES + 1; i++) {
+        char key[16];
+        snprintf(key, sizeof key, "d%02d", i);
+        snprintf(name, sizeof name, "gpuprio-5071-v4-%s", key);
+        screen_board_of(name, 5071, 5071, key);
+    }
+    struct gp_screen s = {.key = NULL};
+    struct gp_screen one = {.key = "scr"};
+    say_into_file();
+    struct screen_listing every = screen_list(&s), again = screen_list(&s);
+    struct screen_listing of_scr = screen_list(&one);
+    int devices = lines_saying("user 5071 has boards of more than 64 devices");
+    int linked = lines_saying("is named as a board of another device than its own");
+    said_back();
+    for (int i = 0; i < 2; i++) {
+        struct screen_listing *l = i ? &again : &every;
+        CHECK_INT(l->of[70], 1);
+        CHECK_INT(l->of[71], GP_SCREEN_DEVICES);
+        CHECK_INT(l->taken, 1 + GP_SCREEN_DEVICES);
+    }
+    CHECK_INT(devices, 1);
+    CHECK_INT(linked, 3);
+    CHECK_INT(of_scr.taken, 1); /* a reader of one device: its board, the others not looked at */
+    CHECK(strcmp(of_scr.last, from) == 0);
+    gp_screen_free(&s);
+    gp_screen_free(&one);
+    *strrchr(screen_dir, '/') = '\0';
+}
+
+static void screen(void)
+{
+    if (geteuid() != 0) {
+        fprintf(stderr, "board_test: not root, so boards of other users are not screened\n");
+        return;
+    }
+    struct gp_board b;
+    const char *why;
+    CHECK_INT(gp_board_open("scr", &b, &why), 0);
+    screen_image = calloc(1, sizeof *screen_image);
+    CHECK(screen_image &&
+          pread(b.fd, screen_image, sizeof *screen_image, 0) == (ssize_t)sizeof *screen_image);
+    gp_board_close(&b);
+    snprintf(screen_dir, sizeof screen_dir, "%s/screen", dir);
+    CHECK(mkdir(screen_dir, 0700) == 0);
+    if (screen_image) {
+        screen_limits();
+        screen_swapped();
+        screen_devices();
+    }
+    free(screen_image);
+}
+
 static void *notifier(void *arg)
 {
     struct timespec ts = {0, 20000000};
@@ -699,6 +984,8 @@ int main(void)
     CHECK_INT(gp_board_list(dir, geteuid(), count_board, &n), 0);
     CHECK_INT(n, 7); /* 0000:c1:00.0, dead, claim, namespace, exec, threads, wake; nothing hidden */
     refusals();
+    board_names();
+    screen();
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     CHECK(system(cmd) == 0);

@@ -86,6 +86,7 @@
 #include <unistd.h>
 
 #include "board.h"
+#include "board_screen.h"
 #include "gpuprio.h"
 
 #define WINDOW 2
@@ -3090,23 +3091,201 @@ static void hostile_flood(void)
              "gpuprio-1000-v%u-sim_%s_00 is named as user 1000's board but "
              "belongs to user %u: it is ignored",
              GP_BOARD_VERSION, name, USER_C);
-    int n = 0, most = 0;
+    /* And of the attacker's 40 files, GP_SCREEN_SAID_PER_USER are said, then one line for the
+     * others, once (it was said again for each later file: 36 times). */
+    char others[sizeof shared + 64];
+    snprintf(others, sizeof others, "user %u's files in %s were refused as boards", USER_C, shared);
+    int n = 0, most = 0, summed = 0, most_summed = 0;
     for (int i = 0; i < n_watched; i++) {
         char path[128], line[512];
         snprintf(path, sizeof path, "%s/%d.err", dir, (int)watched[i]);
         FILE *e = fopen(path, "r");
-        int here = 0;
-        while (e && fgets(line, sizeof line, e))
+        int here = 0, summed_here = 0;
+        while (e && fgets(line, sizeof line, e)) {
             here += strstr(line, says) != NULL;
+            summed_here += strstr(line, others) != NULL;
+        }
         if (e)
             fclose(e);
         n += here;
         most = here > most ? here : most;
+        summed += summed_here;
+        most_summed = summed_here > most_summed ? summed_here : most_summed;
     }
     printf("  the warning about one forged board was said by %d processes, at most %d times by "
-           "one\n",
-           n, most);
+           "one; the line for the attacker's other files %d times, at most %d by one\n",
+           n, most, summed, most_summed);
     EXPECT(n >= 1 && most == 1);
+    EXPECT(summed >= 1 && most_summed == 1);
+}
+
+/* What a run of the tool did: its output and errors, and how long it took. */
+struct tool_run {
+    bool ok; /* it ended within the bound, with status 0, and within TOOL_PROMPT_NS */
+    double seconds;
+    char *out, *err; /* NUL-terminated, at most TOOL_OUT_MAX bytes each */
+};
+#define TOOL_OUT_MAX (16u << 20)
+
+/* Reads what fd's file holds into a new string. */
+static char *file_text(int fd)
+{
+    char *text = malloc(TOOL_OUT_MAX + 1);
+    ssize_t n = text ? pread(fd, text, TOOL_OUT_MAX, 0) : -1;
+    if (text)
+        text[n > 0 ? n : 0] = '\0';
+    return text;
+}
+
+/* Runs `gpuprio ARGS` as uid (0: root) for at most bound seconds, keeping all it wrote. */
+static struct tool_run run_tool_kept(uid_t uid, const char *const *args, unsigned bound)
+{
+    struct tool_run r = {false, 0, NULL, NULL};
+    char out_path[128], err_path[128];
+    snprintf(out_path, sizeof out_path, "%s/tool.out", dir);
+    snprintf(err_path, sizeof err_path, "%s/tool.err", dir);
+    int out = open(out_path, O_RDWR | O_CREAT | O_TRUNC, 0600),
+        err = open(err_path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+    EXPECT(out >= 0 && err >= 0);
+    uint64_t from = now_ns();
+    pid_t child = fork_as(uid);
+    if (child == 0) {
+        dup2(out, 1);
+        dup2(err, 2);
+        const char *argv[8] = {tool};
+        for (int i = 0; args[i] && i < 6; i++)
+            argv[i + 1] = args[i];
+        execv(tool, (char *const *)argv);
+        _exit(127);
+    }
+    int status = -1;
+    bool ended = false;
+    while (!(ended = reap(child, &status, WNOHANG) == child) &&
+           now_ns() - from < bound * 1000000000ull)
+        usleep(5000);
+    r.seconds = (double)(now_ns() - from) / 1e9;
+    if (!ended) {
+        printf("  gpuprio %s as uid %u did not end within %u s: killed\n", args[0], (unsigned)uid,
+               bound);
+        kill(child, SIGKILL);
+        reap(child, &status, 0);
+    }
+    r.ok =
+        ended && WIFEXITED(status) && WEXITSTATUS(status) == 0 && r.seconds * 1e9 <= TOOL_PROMPT_NS;
+    r.out = file_text(out);
+    r.err = file_text(err);
+    close(out);
+    close(err);
+    return r;
+}
+
+static int occurrences(const char *text, const char *what)
+{
+    int n = 0;
+    for (const char *at = text; at && (at = strstr(at, what)); at += strlen(what))
+        n++;
+    return n;
+}
+
+/*
+ * The attacker's full board (every slot a live queue, of a pid namespace of its own, so that every
+ * reader takes them for alive) hard-linked 150 times and copied 150 times under alternate names of
+ * its own uid, hard-linked under 40 made-up devices' names, and copied under user B's name, next
+ * to a queue of user A's: root's and the bystander's gpuprio top --once --json and metrics --once
+ * each answer within TOOL_PROMPT_NS (killed after 10 s) with what parses, and show the attacker's
+ * queues from its first GP_SCREEN_PER_USER boards of the device only, nothing from the made-up
+ * devices' links (the same file) nor from the copy named as B's, and A's queue. Before: the tools
+ * read every name, and matched rows pairwise (root's top took 4, 16 and 66 s for 100, 200 and 400
+ * links).
+ */
+static void hostile_links(void)
+{
+    hostile_setup();
+    struct flapper f;
+    attackers_board(&f);
+    struct gp_board_file *b = f.board;
+    for (unsigned i = 0; i < GP_BOARD_SLOTS; i++) {
+        struct gp_board_slot *slot = &b->slots[i];
+        slot->owner = (uint64_t)(100000 + i) << 32 | GP_SLOT_LIVE;
+        slot->pid_ns = gp_board_self()->pid_ns + 1; /* alive to every reader: not our pids */
+        slot->liveness_lock = 0;
+        slot->incarnation = 1;
+        slot->stream = 0x1000 + i;
+        slot->thread = 0;
+        slot->st.priority = GPUPRIO_PRIORITY_LOW;
+        slot->st.active = 0;
+        snprintf(slot->comm, sizeof slot->comm, "forged");
+    }
+    b->h.slot_limit = GP_BOARD_SLOTS;
+    int fd = open(f.path, O_WRONLY);
+    EXPECT(fd >= 0 && pwrite(fd, b, f.size, 0) == (ssize_t)f.size);
+    if (fd >= 0)
+        close(fd);
+    char path[sizeof f.path + 32];
+    for (unsigned i = 0; i < 150; i++) { /* links first in name order, then copies */
+        snprintf(path, sizeof path, "%s+%016x", f.path, i);
+        EXPECT(link(f.path, path) == 0);
+        snprintf(path, sizeof path, "%s+1%015x", f.path, i);
+        copy_file(f.path, path, 0644);
+        EXPECT(chown(path, USER_C, USER_C) == 0);
+    }
+    for (unsigned i = 0; i < 40; i++) {
+        snprintf(path, sizeof path, "%s/gpuprio-%u-v%u-made_up_%02u", shared, USER_C,
+                 GP_BOARD_VERSION, i);
+        EXPECT(link(f.path, path) == 0);
+    }
+    snprintf(path, sizeof path, "%s/gpuprio-%u-v%u-sim_%s_00", shared, USER_B, GP_BOARD_VERSION,
+             name);
+    copy_file(f.path, path, 0644);
+    EXPECT(chown(path, USER_C, USER_C) == 0);
+    free(f.board);
+
+    static const char *const queue_one[] = {"6", "retire", "keep", "1", "1000", NULL};
+    spawn_uid = USER_A;
+    struct proc a = spawn_ready("high", NULL, queue_one);
+    spawn_uid = 0;
+    go(&a);
+    EXPECT(expect_line(&a, "queued") == 0);
+
+    static const char *const top[] = {"top", "--once", "--json", NULL};
+    static const char *const metrics[] = {"metrics", "--once", NULL};
+    char attacker[32], user_a[32], forged[64], boards[32];
+    snprintf(attacker, sizeof attacker, "\"uid\": %u,", USER_C);
+    snprintf(user_a, sizeof user_a, "\"uid\": %u,", USER_A);
+    snprintf(forged, sizeof forged, "/gpuprio-%u-", USER_B);
+    /* A's board, and the attacker's usual one and first copy (its links are that file). */
+    snprintf(boards, sizeof boards, "\ngpuprio_boards %d\n", 1 + GP_SCREEN_PER_USER);
+    const uid_t readers[] = {0, USER_D};
+    for (int i = 0; i < 2; i++) {
+        struct tool_run t = run_tool_kept(readers[i], top, 10);
+        int queues = occurrences(t.out, attacker), a_queues = occurrences(t.out, user_a);
+        printf("  gpuprio top --once --json as uid %u: %s in %.2f s, %d of "
+               "the attacker's queues, %d of user A's\n",
+               (unsigned)readers[i], t.ok ? "answered" : "FAILED", t.seconds, queues, a_queues);
+        EXPECT(t.ok && t.out && json_parses(t.out, strlen(t.out)));
+        EXPECT(queues >= (int)GP_BOARD_SLOTS && queues <= GP_SCREEN_PER_USER * (int)GP_BOARD_SLOTS);
+        EXPECT(a_queues == 1);
+        EXPECT(t.out && !strstr(t.out, forged) && !strstr(t.out, "made_up"));
+        /* The file named as B's is said once, and the links not at all: they are one file. */
+        EXPECT(occurrences(t.err, "is named as user 4242's board but belongs to user 4243") == 1);
+        free(t.out);
+        free(t.err);
+        t = run_tool_kept(readers[i], metrics, 10);
+        printf("  gpuprio metrics --once as uid %u: %s in %.2f s\n", (unsigned)readers[i],
+               t.ok ? "answered" : "FAILED", t.seconds);
+        const char *why = "";
+        EXPECT(t.ok && t.out && metrics_parse(t.out, strlen(t.out), &why) && strstr(t.out, boards));
+        EXPECT(t.out && !strstr(t.out, "made_up"));
+        if (t.out && !strstr(t.out, boards)) {
+            const char *at = strstr(t.out, "\ngpuprio_boards ");
+            printf("  expected%.*s, got%.*s\n", (int)strlen(boards) - 1, boards,
+                   at ? (int)strcspn(at + 1, "\n") + 1 : 0, at ? at : "");
+        }
+        free(t.out);
+        free(t.err);
+    }
+    EXPECT(write(a.in, "go\n", 3) == 3);
+    EXPECT(finish(&a, NULL) == 0);
 }
 
 /* Attack 4: the name user A's board will have, taken by the attacker before A starts (a file
@@ -3321,6 +3500,8 @@ int main(int argc, char **argv)
         hostile_mutate();
     else if (!strcmp(t, "tenant-hostile_set"))
         hostile_set();
+    else if (!strcmp(t, "tenant-hostile_links"))
+        hostile_links();
     else
         failures++, fprintf(stderr, "unknown subtest %s\n", t);
 
