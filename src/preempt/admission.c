@@ -77,42 +77,53 @@ static void no_joining(struct xqueue *q)
 {
     (void)q;
 }
-static uint64_t no_progress_elsewhere(int device, int priority)
+static void no_holders_elsewhere(int device, int priority, struct xq_holders *h)
 {
     (void)device;
     (void)priority;
-    return 0;
+    (void)h;
 }
 
-/* The completions of the queues that can hold q back by suspending it, those of its device
- * above its priority, and at it where equal priorities take turns (cfg.peers_hold: share), except
- * q; this process's here, other processes' from the hook. Under hpf queues of one priority never
- * suspend each other, so their completions are no progress of what holds q: counted, a
- * neighbour at q's priority that its own watchdog lets through now and then held q for as long
- * as it ran (board.watchdog_suspended_neighbour). A lower queue owed its minimum share (share)
- * suspends q for a turn of a few milliseconds, far below the watchdog: not counted. With the
- * scheduling lock held, which keeps priorities still. A queue that goes idle keeps its count, so
- * only a queue joining, leaving or changing priority moves the sum without completing anything. */
+/* What can hold q back by suspending it (struct xq_holders): the queues of its device above its
+ * priority, and at it, except q; this process's here, other processes' from the hook. Those at
+ * its priority count only where equal priorities take turns (cfg.peers_hold: share), and only
+ * while none above is active (watch_look): under hpf queues of one priority never suspend each
+ * other, so their completions are no progress of what holds q; counted, a neighbour at q's
+ * priority that its own watchdog lets through now and then held q for as long as it ran
+ * (board.watchdog_suspended_neighbour). A lower queue owed its minimum share (share) suspends q
+ * for a turn of a few milliseconds, far below the watchdog: not counted. With the scheduling
+ * lock held, which keeps priorities still. A queue that goes idle keeps its count, so only a
+ * queue joining, leaving or changing priority moves a count without completing anything. */
 struct holders_scan {
     const struct xqueue *held;
-    int priority; /* the least priority that holds it */
-    uint64_t completed;
+    int priority;
+    struct xq_holders h;
 };
 
 static void add_holder(struct xqueue *q, void *arg)
 {
-    struct holders_scan *h = arg;
+    struct holders_scan *s = arg;
     const struct xq_state *st = xq_st(q);
-    if (q != h->held && q->device == h->held->device && atomic_load(&st->priority) >= h->priority)
-        h->completed += atomic_load_explicit(&st->completed, memory_order_relaxed);
+    int priority = atomic_load(&st->priority);
+    if (q == s->held || q->device != s->held->device || priority < s->priority)
+        return;
+    uint64_t completed = atomic_load_explicit(&st->completed, memory_order_relaxed);
+    if (priority > s->priority) {
+        s->h.higher += completed;
+        /* as decisions take it: a stalled queue holds nobody back (xqueue.h) */
+        s->h.higher_active |=
+            atomic_load(&st->active) && !(atomic_load(&st->gate) & XQ_GATE_STALLED);
+    } else {
+        s->h.peers += completed;
+    }
 }
 
-static uint64_t holders_progress(const struct xqueue *q)
+static struct xq_holders holders_of(const struct xqueue *q)
 {
-    int priority = atomic_load(&xq_st(q)->priority);
-    struct holders_scan h = {q, cfg.peers_hold || priority == INT_MAX ? priority : priority + 1, 0};
-    xq_foreach_joined(add_holder, &h);
-    return h.completed + hooks.progress_elsewhere(q->device, h.priority);
+    struct holders_scan s = {q, atomic_load(&xq_st(q)->priority), {0, 0, false}};
+    xq_foreach_joined(add_holder, &s);
+    hooks.holders_elsewhere(q->device, s.priority, &s.h);
+    return s.h;
 }
 
 void xq_admission_configure(const struct xq_admission_config *config,
@@ -128,8 +139,8 @@ void xq_admission_configure(const struct xq_admission_config *config,
         hooks.joining = no_joining;
     if (!hooks.held)
         hooks.held = no_hook;
-    if (!hooks.progress_elsewhere)
-        hooks.progress_elsewhere = no_progress_elsewhere;
+    if (!hooks.holders_elsewhere)
+        hooks.holders_elsewhere = no_holders_elsewhere;
     if (!hooks.now_ns)
         hooks.now_ns = gp_now_ns;
     if (!marker_ops.record)
@@ -352,7 +363,8 @@ struct watchdog {
     enum hold why;    /* at the last look */
     uint64_t last_ns; /* the last look */
     uint64_t own_seen, own_still_ns;
-    uint64_t holders_seen, holders_still_ns;
+    struct xq_holders holders_seen;
+    uint64_t holders_still_ns;
     uint64_t holders_looked_ns; /* their completions are added up at most once a step: every
                                    completion of this process wakes every held thread */
 };
@@ -362,7 +374,7 @@ static void watch_start(struct watchdog *w, const struct xqueue *q, uint64_t now
     w->why = why_held(q);
     w->last_ns = now;
     w->own_seen = own_completed(q);
-    w->holders_seen = w->why == HELD_SUSPENDED ? holders_progress(q) : 0;
+    w->holders_seen = w->why == HELD_SUSPENDED ? holders_of(q) : (struct xq_holders){0, 0, false};
     w->own_still_ns = w->holders_still_ns = 0;
     w->holders_looked_ns = now;
 }
@@ -386,12 +398,18 @@ static uint64_t watch_look(struct watchdog *w, const struct xqueue *q, uint64_t 
     bool suspension_began = why == HELD_SUSPENDED && w->why != HELD_SUSPENDED;
     if (suspension_began ||
         (why == HELD_SUSPENDED && now - w->holders_looked_ns >= cfg.watchdog_ns / WATCH_STEPS)) {
-        uint64_t p = holders_progress(q);
+        struct xq_holders h = holders_of(q);
         w->holders_looked_ns = now;
-        if (suspension_began || p != w->holders_seen) {
-            w->holders_seen = p;
+        /* Peers (share) count only while nothing above is active: then the suspension can be a
+         * peer's turn. Behind a higher queue, a peer let through by its own watchdog now and
+         * then would otherwise hold q for as long as it ran (board.watchdog_suspended_neighbour,
+         * its _share variant: still held after 15 s). Both counts are kept up either way, so
+         * that what completed while they did not count is no progress once they do. */
+        bool peers_count = cfg.peers_hold && !h.higher_active;
+        if (suspension_began || h.higher != w->holders_seen.higher ||
+            (peers_count && h.peers != w->holders_seen.peers))
             w->holders_still_ns = 0;
-        }
+        w->holders_seen = h;
     }
     w->why = why;
     return why == HELD_SUSPENDED ? w->holders_still_ns : w->own_still_ns;
@@ -413,8 +431,8 @@ static void watchdog_warning(const struct xqueue *q, enum hold why, uint64_t wai
                "stopped or hung (gpuprio top then shows its queue stalled), a higher stream waits "
                "for something done later, or one runs a command longer than that "
                "(GPUPRIO_WATCHDOG_MS sets the wait; this is said once)",
-               waited_ns / ms, handle, q->device, cfg.peers_hold ? ", or of its own" : "",
-               still_ns / ms);
+               waited_ns / ms, handle, q->device,
+               cfg.peers_hold ? ", or of its own while none above was active" : "", still_ns / ms);
     else
         gp_log(GP_LOG_WARN,
                "a thread waited %llu ms to submit to queue %#llx, behind its own queue's commands "

@@ -23,7 +23,8 @@
  * window; becoming active or idle asks the scheduler (xq_admission_hooks) for new decisions.
  * Every wait has a progress watchdog that counts only the work the wait is for: a suspended
  * queue's thread waits for the queues that can suspend it to let it go, those of higher priority
- * on its device (and of its own under share: peers_hold), in any process, of any user; a
+ * on its device (and of its own under share while none above is active: peers_hold), in any
+ * process, of any user; a
  * throttled one's for its own queue's commands in flight to be
  * reached. When none of that completed for the watchdog period, the call goes through and one
  * warning says which of the two it was. An application can make a stream wait for something its
@@ -60,8 +61,18 @@ struct xq_admission_config {
     uint64_t poll_ns;     /* the watcher's polling period while markers are outstanding */
     uint64_t slow_ns;     /* report calls and marker queries that take longer (0: none) */
     /* Queues of one priority suspend each other (GPUPRIO_POLICY=share's turns): a suspended
-     * queue's watchdog counts its peers' completions as progress too, not only higher ones'. */
+     * queue's watchdog counts its peers' completions as progress too, not only higher ones', while
+     * no queue above it on its device is active (only then can its suspension be a peer's turn). */
     bool peers_hold;
+};
+
+/* What may hold a suspended queue of one priority back, as its watchdog counts it: counts that
+ * change whenever a queue above that priority completes work, and one at it, and whether a queue
+ * above it is active as decisions see it (not stalled). Under share a queue at its priority
+ * suspends it only for a turn, which it can take only while nothing above is active. */
+struct xq_holders {
+    uint64_t higher, peers;
+    bool higher_active;
 };
 
 /* For xq_admission_hooks.activity_changed: queues of several devices changed. */
@@ -74,11 +85,10 @@ struct xq_admission_hooks {
     /* A queue of device (or of several: XQ_ALL_DEVICES) became active or idle, with the
      * scheduling lock held: decide again for that device. */
     void (*activity_changed)(int device);
-    /* A count that changes whenever another process's queue of device at priority or above
-     * completes work, whatever its user; called by a suspended thread's watchdog, with the least
-     * priority that can hold its queue back by suspending it (above its own under hpf, its own
-     * under share), with the scheduling lock held. Optional. */
-    uint64_t (*progress_elsewhere)(int device, int priority);
+    /* Adds to *h what other processes' queues of device, whatever their user, tell a suspended
+     * thread's watchdog of priority (struct xq_holders); with the scheduling lock held.
+     * Optional. */
+    void (*holders_elsewhere)(int device, int priority, struct xq_holders *h);
     /* A thread is about to be held on a queue of device (what holds it may be another
      * process's, which may die). Optional. */
     void (*held)(int device);

@@ -119,38 +119,50 @@ bool sb_foreign(const struct gp_board_slot *s)
     return GP_SLOT_OWNER(atomic_load(&s->owner)) != me->pid || s->incarnation != me->incarnation;
 }
 
-/* The completions of other processes' queues of a device at a priority or above, what can hold a
- * suspended queue back (sched_board.h; admission.c says which priority that is). Our own slots are
- * skipped: admission counts this process's queues. Other users' boards are read as decisions read
- * them (tenants.c: live slots of owners not found dead, each priority within its user's cap); no
- * read goes past a board's slots, and a priority no gpuprio writes counts for nothing, as it does
- * in decisions. */
-struct progress_scan {
+/* What other processes' queues of a device at a priority or above tell a suspended queue's
+ * watchdog (admission.h's struct xq_holders): their completions, above the priority and at it,
+ * and whether one above it is active as decisions take it (not stalled). Our own slots are
+ * skipped: admission counts this process's queues. Other users' boards are read as decisions
+ * read them (tenants.c: live slots of owners not found dead, each priority within its user's cap,
+ * active as decided); no read goes past a board's slots, and a priority no gpuprio writes counts
+ * for nothing, as it does in decisions. */
+struct holders_scan {
     int priority;
-    uint64_t completed;
+    struct xq_holders *h;
 };
 
-static void add_tenant_progress(const struct sched_queue *q, struct xq_state *st, void *arg)
+static void add_holder(struct xq_holders *h, int its, int priority, uint64_t completed, bool active)
 {
-    struct progress_scan *p = arg;
-    if (q->priority >= p->priority)
-        p->completed += atomic_load_explicit(&st->completed, memory_order_relaxed);
+    if (its > priority) {
+        h->higher += completed;
+        h->higher_active |= active;
+    } else if (its == priority) {
+        h->peers += completed;
+    }
 }
 
-uint64_t sb_progress_elsewhere(int device, int priority)
+static void add_tenant_holder(const struct sched_queue *q, struct xq_state *st, void *arg)
+{
+    struct holders_scan *p = arg;
+    add_holder(p->h, q->priority, p->priority,
+               atomic_load_explicit(&st->completed, memory_order_relaxed), q->active);
+}
+
+void sb_holders_elsewhere(int device, int priority, struct xq_holders *h)
 {
     struct device_board *d = usable(device);
-    struct progress_scan p = {priority, 0};
     for (unsigned i = 0; d && i < gp_board_slots_used(&d->b); i++) {
         struct gp_board_slot *s = &d->b.f->slots[i];
         int its = atomic_load_explicit(&s->st.priority, memory_order_relaxed);
-        if (GP_SLOT_STATE(atomic_load(&s->owner)) == GP_SLOT_LIVE && sb_foreign(s) &&
-            gp_priority_valid(its) && its >= priority)
-            p.completed += atomic_load_explicit(&s->st.completed, memory_order_relaxed);
+        if (GP_SLOT_STATE(atomic_load(&s->owner)) != GP_SLOT_LIVE || !sb_foreign(s) ||
+            !gp_priority_valid(its))
+            continue;
+        uint64_t gate = atomic_load(&s->st.gate);
+        add_holder(h, its, priority, atomic_load_explicit(&s->st.completed, memory_order_relaxed),
+                   atomic_load(&s->st.active) && !(gate & (XQ_GATE_STALLED | XQ_GATE_LEFT)));
     }
     if (d)
-        tn_foreach_queue(&d->tenants, add_tenant_progress, &p);
-    return p.completed;
+        tn_foreach_queue(&d->tenants, add_tenant_holder, &(struct holders_scan){priority, h});
 }
 
 /* ---- reclaiming dead owners' slots ---- */

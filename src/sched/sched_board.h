@@ -16,6 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "admission.h"
 #include "board.h"
 #include "policy.h"
 
@@ -130,11 +131,10 @@ bool sb_has_board(int device);
 /* Exit began: this process's queues have left the boards and take no part in decisions. */
 bool sb_leaving(void);
 
-/* Commands seen finished of other processes' queues of device at priority or above, on this
- * user's board and other users' (tenants.h): what a suspended queue's watchdog counts as
- * progress, priority being the least that can hold it back (admission.h). With the scheduling
- * lock held. */
-uint64_t sb_progress_elsewhere(int device, int priority);
+/* Adds to *h what other processes' queues of device above priority and at it tell a suspended
+ * queue's watchdog (admission.h's struct xq_holders), on this user's board and other users'
+ * (tenants.h). With the scheduling lock held. */
+void sb_holders_elsewhere(int device, int priority, struct xq_holders *h);
 
 /* In the child of fork: the parent's boards, slots and listeners are not this process's. */
 void sb_reset(void);

@@ -588,12 +588,11 @@ void sched_configure(const struct xq_marker_ops *ops)
         note_given(capped(env_list[i], "GPUPRIO_STREAM_PRIORITIES"));
     sb_configure(&(struct sb_upcalls){
         .changed = board_changed, .device_held = device_held, .share_turn = share_turn});
-    xq_admission_configure(
-        &cfg, ops,
-        &(struct xq_admission_hooks){.joining = queue_joining,
-                                     .activity_changed = decide_locked,
-                                     .held = sb_thread_held,
-                                     .progress_elsewhere = sb_progress_elsewhere});
+    xq_admission_configure(&cfg, ops,
+                           &(struct xq_admission_hooks){.joining = queue_joining,
+                                                        .activity_changed = decide_locked,
+                                                        .held = sb_thread_held,
+                                                        .holders_elsewhere = sb_holders_elsewhere});
     xq_set_hooks(&(struct xq_hooks){.created = queue_created, .released = queue_released});
 }
 
