@@ -15,7 +15,8 @@ void dg_reset(struct dg_line *l)
     atomic_store(&l->mirrored, 0);
     atomic_store(&l->suspended_by, 0);
     atomic_store(&l->suspended_by_ns, 0);
-    atomic_store(&l->tell_suspended, 0);
+    atomic_store(&l->reserved_32, 0);
+    atomic_store(&l->suspended_at, 0);
 }
 
 bool dg_follow(struct dg_line *l, bool hold)

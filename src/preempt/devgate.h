@@ -48,12 +48,19 @@ struct dg_line {
     /* GPUPRIO_LOG=info: the process whose decision last suspended the queue, as that process
      * sees itself (its pid, and its pid namespace's inode), written by the decider before the
      * suspension, so that the owner can say who suspended its queue (0 from libraries before it:
-     * unknown); and 1 while the owner logs its queue's suspensions, when a decider that suspends
-     * it wakes the board's listeners, so that the owner says so when it happens rather than at
-     * its next look (0 from libraries before it, which wake nobody for a suspension). */
+     * unknown); and which of the queue's suspensions that was (suspended_at: its slot's count of
+     * suspensions once that one was counted, low 32 bits), written by the decider once the
+     * suspension is set, and 0 from before it writes suspended_by until then. The owner names
+     * the decider only for the count it reads (a decider of an older library writes suspended_by
+     * but never suspended_at: it is named nobody then, rather than a stale decider), and takes
+     * suspended_at's match for the last suspension being set (scheduler.c's say_switches). */
     _Atomic uint32_t suspended_by, suspended_by_ns;
-    _Atomic uint32_t tell_suspended;
-    uint8_t reserved[28];
+    /* Reserved, 0. A library before this one set it while it logged at info and had deciders
+     * wake it for every suspension, a system call in the decider's thread: no decider reads it
+     * now, and the owner says suspensions at its listener's next look (docs/board.md). */
+    _Atomic uint32_t reserved_32;
+    _Atomic uint32_t suspended_at;
+    uint8_t reserved[24];
 };
 
 /* A region of gate lines (a board's), as this process registered it with its runtime: the

@@ -183,12 +183,15 @@ struct xqueue {
     bool share_was_active, share_owed, share_looked_active, share_looked_running;
     int64_t share_credit_ns;
     uint64_t share_look_ns, share_completed_seen;
-    /* GPUPRIO_LOG=info (scheduler.c's say_switches), under the scheduling lock: the state whose
-     * suspensions were last said (its own, or its slot's, whose count starts afresh), its count
-     * of suspensions then, and whether the last line said it suspended. */
-    const struct xq_state *said_st;
-    uint64_t said_suspensions;
-    bool said_suspended;
+    /* GPUPRIO_LOG=info (scheduler.c's say_switches), written under the scheduling lock: the
+     * state whose suspensions were last said (its own, or its slot's, whose count starts
+     * afresh), its count of suspensions then, and whether the last line said it suspended;
+     * atomic, as a board's listener compares them with the state without the lock first. And a
+     * count that one look left unsaid, its last suspension perhaps not set yet (lock only). */
+    const struct xq_state *_Atomic said_st;
+    _Atomic uint64_t said_suspensions;
+    _Atomic bool said_suspended;
+    uint64_t said_deferred;
     /* The oldest in-flight command: its charged cost, and since when it can have run (the later
      * of its submission and the previous one's completion seen); set under mu. */
     _Atomic uint64_t head_cost_ns, head_since_ns;

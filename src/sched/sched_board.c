@@ -889,9 +889,6 @@ void sb_attach(struct xqueue *q)
     atomic_store(&q->dgate_placed, 0);
     atomic_store(&q->dgate_batch_ns, 0);
     struct dg_line *line = gp_board_gate(&d->b, s);
-    /* Before the slot is published: another process that suspends the queue wakes us, so that
-     * GPUPRIO_LOG=info says it when it happens (scheduler.c's say_switches). */
-    atomic_store(&line->tell_suspended, gp_log_on(GP_LOG_INFO));
     if (d->gates.mirror) {
         /* Before the slot is published: every decider that sees it wakes us when it changes the
          * line (scheduler.c), and the listener copies it from then on. */
@@ -1067,6 +1064,8 @@ static void leave_all(void)
         }
     xq_shutdown(); /* pass-through from here on, so our queues need no gates */
     xq_sched_lock();
+    if (up.leaving)
+        up.leaving();
     xq_foreach_joined(leave_one, NULL);
     free_own_slots();
     xq_sched_unlock();

@@ -35,6 +35,9 @@ struct sb_upcalls {
      * it is active): the listener then looks every SB_SHARE_LOOK_NS, which is how long turns
      * overrun. */
     bool (*share_turn)(int device);
+    /* At exit, with the scheduling lock held, before this process's queues leave their slots
+     * (whose counts go with them): say what is left to say of them (GPUPRIO_LOG=info). */
+    void (*leaving)(void);
 };
 #define SB_SHARE_LOOK_NS 2000000ull
 

@@ -226,19 +226,13 @@ static void apply_gate(const struct sched_queue *d, struct xqueue *q)
 }
 
 /*
- * Applies the i-th decision (another process's only with the board locked); returns whether
- * another process must be woken: its queue was let go further (it was suspended or throttled and
- * no longer is), so that its held threads look again, or its gate line changed and its owner
- * mirrors its gates (devgate.h), so that its listener copies the change to where its device
- * reads it. One held back further needs no wake otherwise: its threads read the gate before each
- * command, its device the line. So a queue becoming active, which holds others back, makes no
- * system call unless a process it holds mirrors its gates. Gates follow suspension: another
- * process's gate is closed or opened here (its owner pinned it open if it must not close), this
- * process's by apply_gate.
+ * GPUPRIO_LOG=info: who suspends a queue, on its gate line (devgate.h), for its owner's line
+ * (say_switches). suspending(), before the decision is set, says whether it suspends the queue on
+ * st and notes this process on its line, with suspended_at zeroed first, so that an owner that
+ * reads these names never takes them for an earlier suspension's; suspended(), once the decision
+ * is set, writes which suspension that was. Plain stores: a suspension holds back, and costs its
+ * decider no system call (docs/design.md), whatever the owner logs.
  */
-/* A queue on st (its gate line: line) is about to be suspended by this process's decision: its
- * line says by whom, for its owner's GPUPRIO_LOG=info line (say_switches). Before the decision is
- * set, so that the owner, which sees the suspension, sees who made it too. */
 static bool suspending(const struct xq_state *st, struct dg_line *line, uint64_t decision)
 {
     if (!(decision & XQ_GATE_SUSPENDED) ||
@@ -246,12 +240,33 @@ static bool suspending(const struct xq_state *st, struct dg_line *line, uint64_t
         return false;
     if (line) {
         const struct gp_board_owner *me = gp_board_self();
+        atomic_store(&line->suspended_at, 0);
         atomic_store(&line->suspended_by, me->pid);
         atomic_store(&line->suspended_by_ns, me->pid_ns);
     }
     return true;
 }
 
+static void suspended(const struct xq_state *st, struct dg_line *line)
+{
+    /* The count with this suspension in it: a slot's deciders hold its board's lock, so none
+     * other is counted meanwhile (but where a board was given up, when a line may name nobody). */
+    if (line)
+        atomic_store(&line->suspended_at,
+                     (uint32_t)atomic_load(&((struct xq_state *)st)->suspensions));
+}
+
+/*
+ * Applies the i-th decision (another process's only with the board locked); returns whether
+ * another process must be woken: its queue was let go further (it was suspended or throttled and
+ * no longer is), so that its held threads look again, or its gate line changed and its owner
+ * mirrors its gates (devgate.h), so that its listener copies the change to where its device
+ * reads it. One held back further needs no wake otherwise: its threads read the gate before each
+ * command, its device the line, and its owner says the suspension at its listener's next look.
+ * So a queue becoming active, which holds others back, makes no system call unless a process it
+ * holds mirrors its gates. Gates follow suspension: another process's gate is closed or opened
+ * here (its owner pinned it open if it must not close), this process's by apply_gate.
+ */
 static bool apply(size_t i, bool board_locked)
 {
     const struct sched_queue *d = &snap.s[i];
@@ -261,71 +276,121 @@ static bool apply(size_t i, bool board_locked)
     if (!r->q) {
         if (!board_locked || !r->gate)
             return false; /* a board given up on, or another user's: read, not written */
-        /* Its owner says each suspension at GPUPRIO_LOG=info, and asks to be woken for one so
-         * that it says so at once: only then does suspending cost a wake. */
-        bool tell = suspending(r->st, r->gate, decision) && atomic_load(&r->gate->tell_suspended);
+        bool suspends = suspending(r->st, r->gate, decision);
         uint64_t old = xq_state_set_decision(r->st, decision);
+        if (suspends)
+            suspended(r->st, r->gate);
         bool mirror_moved = dg_follow(r->gate, d->suspend) && atomic_load(&r->gate->mirrored);
-        return mirror_moved || tell ||
-               (old & ~decision & (XQ_GATE_SUSPENDED | XQ_GATE_THROTTLED)) != 0;
+        return mirror_moved || (old & ~decision & (XQ_GATE_SUSPENDED | XQ_GATE_THROTTLED)) != 0;
     }
-    suspending(xq_st(r->q), atomic_load(&r->q->dgate), decision);
+    struct dg_line *line = atomic_load(&r->q->dgate);
+    bool suspends = suspending(xq_st(r->q), line, decision);
     xq_set_decision(r->q, decision);
+    if (suspends)
+        suspended(xq_st(r->q), line);
     apply_gate(d, r->q);
     return false;
 }
 
 /*
- * GPUPRIO_LOG=info: one line each time a queue of this process is suspended or resumed, the
- * answer to "is scheduling doing anything?", whichever process decided it: this one (said after
- * its decision), or another of its user on the board, which sets the decision in our slot
- * without us (said at our listener's next wake, which that decision makes at once where we ask
- * for it: tell_suspended). Another user's processes never write our slot: our own decisions
- * suspend us for their queues. Said from the slot's count of suspensions, so each is said once,
- * however many processes decided meanwhile; those that came faster than we looked are one line
- * with their number. Under the scheduling lock.
+ * GPUPRIO_LOG=info: a line each time a queue of this process is suspended or resumed, the answer
+ * to "is scheduling doing anything?", whichever process decided it: this one (said after its
+ * decision), or another of its user on the board, which sets the decision in our slot without
+ * us and wakes nobody for a suspension (said at our listener's next look: every 20 ms while a
+ * queue of ours is held, at once where a resumption wakes it; before the queue leaves its slot,
+ * and at exit). Another user's processes never write our slot: our own decisions suspend us for
+ * their queues. Said from the slot's count of suspensions, so each is said once, however many
+ * processes decided meanwhile; those that came faster than we looked are one line with their
+ * number, and each line says the state the queue is in now: suspended; suspended and resumed
+ * (suspended since the last line, running again now); resumed. The decider is named only for the
+ * count read (its line's suspended_at), never a stale one, and its name (its comm, which it sets
+ * as it likes) only in printable ASCII. Under the scheduling lock; final: the queue leaves its
+ * slot or the process exits, and nothing is left for a later look.
  */
-static void say_switches(struct xqueue *q)
+static void say_switches(struct xqueue *q, bool final)
 {
     struct xq_state *st = xq_st(q);
-    /* The gate first: a suspension is counted before its bit is set (xq_state_set_decision). */
+    struct dg_line *line = atomic_load(&q->dgate);
+    /* The decider of the last suspension, first: suspended_at around its names, which it zeroes
+     * before it writes them, so that a match makes them that suspension's decider's. */
+    uint32_t at = line ? atomic_load(&line->suspended_at) : 0;
+    uint32_t pid = line ? atomic_load(&line->suspended_by) : 0;
+    uint32_t ns = line ? atomic_load(&line->suspended_by_ns) : 0;
+    bool noted = at != 0 && atomic_load(&line->suspended_at) == at;
+    /* Then the gate, then the count: a suspension is counted before its bit is set
+     * (xq_state_set_decision), so one seen set is counted, and suspended_at is written after the
+     * bit, so with it matching the count, the gate read shows the last suspension set (or lifted
+     * since). */
     bool suspended = (atomic_load(&st->gate) & XQ_GATE_SUSPENDED) != 0;
     uint64_t n = atomic_load(&st->suspensions);
-    if (q->said_st != st || n < q->said_suspensions) {
+    bool settled = noted && at == (uint32_t)n;
+    uint64_t said = atomic_load(&q->said_suspensions);
+    if (atomic_load(&q->said_st) != st || n < said) {
         /* The queue took or left a slot since (or is new): that state's count starts here. */
-        q->said_st = st;
-        q->said_suspensions = n;
+        atomic_store(&q->said_st, st);
+        said = n;
     }
-    uint64_t times = n - q->said_suspensions;
-    q->said_suspensions = n;
+    uint64_t times = n - said;
+    if (times && !suspended && line && !settled && !final && q->said_deferred != n) {
+        /* Counted, its bit clear, and not known set: another process may be between the two
+         * now. Said at the next look, whatever it finds (a decider of an older library never
+         * writes suspended_at): "suspended and resumed" now could be followed by a
+         * "suspended" for the same suspension. */
+        q->said_deferred = n;
+        return;
+    }
+    atomic_store(&q->said_suspensions, n);
     int priority = atomic_load(&st->priority);
-    if (times || (suspended && !q->said_suspended)) {
-        char by[96] = "", more[64] = "";
-        struct dg_line *line = atomic_load(&q->dgate);
-        uint32_t pid = line ? atomic_load(&line->suspended_by) : 0;
-        uint32_t ns = line ? atomic_load(&line->suspended_by_ns) : 0;
-        const struct gp_board_owner *me = gp_board_self();
-        char comm[16];
-        bool named = pid && sb_process_comm(q->device, pid, ns, comm);
-        if (pid && (pid != me->pid || ns != me->pid_ns)) /* else ours, or unknown: no more */
-            snprintf(by, sizeof by,
-                     ns == me->pid_ns ? " by process %u%s%.16s%s"
-                                      : " by process %u of another pid namespace%s%.16s%s",
-                     pid, named ? " (" : "", named ? comm : "", named ? ")" : "");
-        if (times > 1)
-            snprintf(more, sizeof more, ", %llu times since the last line",
-                     (unsigned long long)times);
-        gp_log(GP_LOG_INFO, "suspended queue %#llx (device %d, thread %llu, priority %d)%s%s",
-               (unsigned long long)q->key.handle, q->device, (unsigned long long)q->key.tid,
-               priority, by, more);
-        q->said_suspended = true;
-    } else if (!suspended && q->said_suspended) {
-        /* Not in the same look as a suspension counted: the count may be seen before the bit. */
-        gp_log(GP_LOG_INFO, "resumed queue %#llx (device %d, thread %llu, priority %d)",
-               (unsigned long long)q->key.handle, q->device, (unsigned long long)q->key.tid,
-               priority);
-        q->said_suspended = false;
+    bool was = atomic_load(&q->said_suspended);
+    const char *what = times && suspended  ? "suspended"
+                       : times             ? "suspended and resumed"
+                       : suspended && !was ? "suspended"
+                       : !suspended && was ? "resumed"
+                                           : NULL;
+    if (!what)
+        return;
+    char by[96] = "", more[64] = "";
+    const struct gp_board_owner *me = gp_board_self();
+    if (times && settled && pid && (pid != me->pid || ns != me->pid_ns)) {
+        /* Another process's decision (ours, or unknown: no more). */
+        char comm[16], shown[17];
+        bool named = sb_process_comm(q->device, pid, ns, comm);
+        if (named)
+            gp_log_printable(shown, comm, sizeof comm);
+        snprintf(by, sizeof by,
+                 ns == me->pid_ns ? " by process %u%s%s%s"
+                                  : " by process %u of another pid namespace%s%s%s",
+                 pid, named ? " (" : "", named ? shown : "", named ? ")" : "");
     }
+    if (times > 1)
+        snprintf(more, sizeof more, ", %llu times since the last line", (unsigned long long)times);
+    else if (!times && suspended)
+        snprintf(more, sizeof more, " (counted already)"); /* said before its bit was seen */
+    gp_log(GP_LOG_INFO, "%s queue %#llx (device %d, thread %llu, priority %d)%s%s", what,
+           (unsigned long long)q->key.handle, q->device, (unsigned long long)q->key.tid, priority,
+           by, more);
+    atomic_store(&q->said_suspended, suspended);
+}
+
+/* Whether say_switches has anything to say of a queue of device: its count or its suspension
+ * moved since its last line. Without the scheduling lock, which a board's listener then takes
+ * only when there is: a queue becoming active must not wait behind every wake of it. */
+struct unsaid_scan {
+    int device;
+    bool unsaid;
+};
+
+static void note_unsaid(struct xqueue *q, void *arg)
+{
+    struct unsaid_scan *u = arg;
+    if (u->unsaid || q->device != u->device)
+        return;
+    const struct xq_state *st = xq_st(q);
+    bool suspended = (atomic_load(&((struct xq_state *)st)->gate) & XQ_GATE_SUSPENDED) != 0;
+    u->unsaid =
+        atomic_load(&q->said_st) != st ||
+        atomic_load(&((struct xq_state *)st)->suspensions) != atomic_load(&q->said_suspensions) ||
+        suspended != atomic_load(&q->said_suspended);
 }
 
 /* After a decision: this process's queues in it, once the board is unlocked. */
@@ -335,14 +400,27 @@ static void log_switched(void)
         return;
     for (size_t i = 0; i < snap.n; i++)
         if (snap.ref[i].q)
-            say_switches(snap.ref[i].q);
+            say_switches(snap.ref[i].q, false);
 }
 
-/* At each wake of device's listener: what other processes' decisions did to our queues there. */
+/* At a wake of device's listener: what other processes' decisions did to our queues there. */
 static void say_device_switches(struct xqueue *q, void *arg)
 {
     if (q->device == *(const int *)arg)
-        say_switches(q);
+        say_switches(q, false);
+}
+
+static void say_last_switches(struct xqueue *q, void *arg)
+{
+    (void)arg;
+    say_switches(q, true);
+}
+
+/* At exit, before our queues leave their slots (sb_upcalls.leaving; scheduling lock held). */
+static void say_leaving(void)
+{
+    if (gp_log_on(GP_LOG_INFO))
+        xq_foreach_joined(say_last_switches, NULL);
 }
 
 /*
@@ -536,6 +614,8 @@ static void queue_created(struct xqueue *q)
 static void queue_released(struct xqueue *q)
 {
     xq_sched_lock();
+    if (gp_log_on(GP_LOG_INFO))
+        say_switches(q, true); /* its slot's count goes with the slot */
     sb_released(q);
     xq_sched_unlock();
 }
@@ -586,8 +666,10 @@ void sched_configure(const struct xq_marker_ops *ops)
     const int *env_list;
     for (int i = gp_opt_priority_list(GP_OPT_STREAM_PRIORITIES, &env_list); i-- > 0;)
         note_given(capped(env_list[i], "GPUPRIO_STREAM_PRIORITIES"));
-    sb_configure(&(struct sb_upcalls){
-        .changed = board_changed, .device_held = device_held, .share_turn = share_turn});
+    sb_configure(&(struct sb_upcalls){.changed = board_changed,
+                                      .device_held = device_held,
+                                      .share_turn = share_turn,
+                                      .leaving = say_leaving});
     xq_admission_configure(&cfg, ops,
                            &(struct xq_admission_hooks){.joining = queue_joining,
                                                         .activity_changed = decide_locked,
@@ -748,12 +830,16 @@ static void share_note_running(struct xqueue *q, void *arg)
  *
  * Most wakes bring neither a request nor a reason to decide (another process's queue went
  * active or idle, the liveness period ended): those are found so without the scheduling lock,
- * which a queue becoming active must never wait behind.
+ * which a queue becoming active must never wait behind. At GPUPRIO_LOG=info too: the lock is
+ * taken to say suspensions only where a queue's count or suspension moved since its last line.
  */
 static void board_changed(int device, bool decide)
 {
     struct request_scan r = {.device = device};
-    if (gp_log_on(GP_LOG_INFO)) {
+    struct unsaid_scan u = {device, false};
+    if (gp_log_on(GP_LOG_INFO))
+        xq_foreach_joined(note_unsaid, &u);
+    if (u.unsaid) {
         xq_sched_lock();
         xq_foreach_joined(say_device_switches, &device);
         xq_sched_unlock();

@@ -80,6 +80,14 @@ bool gp_log_on(enum gp_log_level level)
     return level <= log_level;
 }
 
+void gp_log_printable(char *out, const char *in, size_t n)
+{
+    size_t i = 0;
+    for (; i < n && in[i]; i++)
+        out[i] = (unsigned char)in[i] >= 0x20 && (unsigned char)in[i] <= 0x7e ? in[i] : '?';
+    out[i] = '\0';
+}
+
 void gp_log(enum gp_log_level level, const char *fmt, ...)
 {
     if (level > log_level)

@@ -11,6 +11,7 @@
 #define GPUPRIO_LOG_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 /* The levels, least verbose first, as GPUPRIO_LOG and each line's prefix spell them. */
 #define GP_LOG_LEVELS(X) X(ERROR, "error") X(WARN, "warn") X(INFO, "info") X(DEBUG, "debug")
@@ -36,5 +37,11 @@ void gp_log_set_level(enum gp_log_level level);
  * one says nothing of them. */
 void gp_log_hold(void);
 void gp_log_release(void);
+
+/* Copies at most n bytes of in, up to its first NUL, into out (n + 1 bytes, always terminated),
+ * each byte outside printable ASCII (0x20 to 0x7e) as '?': for a name another process wrote (a
+ * process's comm, which prctl sets to any bytes), which gp_log, replacing only control bytes
+ * below 0x20, would pass on to a terminal as DEL, C1 controls or broken UTF-8. */
+void gp_log_printable(char *out, const char *in, size_t n);
 
 #endif /* GPUPRIO_LOG_H */

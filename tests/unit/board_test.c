@@ -79,7 +79,10 @@ static void layout(void)
     /* Reserved before GPUPRIO_LOG=info said who suspended a queue (docs/board.md). */
     CHECK_INT(offsetof(struct dg_line, suspended_by), 24);
     CHECK_INT(offsetof(struct dg_line, suspended_by_ns), 28);
-    CHECK_INT(offsetof(struct dg_line, tell_suspended), 32);
+    /* Where tell_suspended was (reserved again, 0), and reserved before suspended_at. */
+    CHECK_INT(offsetof(struct dg_line, reserved_32), 32);
+    CHECK_INT(offsetof(struct dg_line, suspended_at), 36);
+    CHECK_INT(offsetof(struct dg_line, reserved), 40);
     CHECK_INT(sizeof(struct gp_board_file), 73728 + 64 * GP_BOARD_SLOTS);
 }
 

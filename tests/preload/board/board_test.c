@@ -514,26 +514,44 @@ static const char *level(void)
     return l ? l : "2";
 }
 
-/* What a worker's stderr (stderr_to_file) said of its queue's suspensions: lines, and the
- * suspensions they count (a line may say "N times since the last line"), those naming who
- * suspended it (" by process "), and of those, how many name `by`. */
+/* What a worker's stderr (stderr_to_file) said of its queue's suspensions at GPUPRIO_LOG=info:
+ * lines saying it suspended ("suspended", now suspended; "suspended and resumed", suspended since
+ * the last line and running again now) and the suspensions they count (a line may say "N times
+ * since the last line"; "(counted already)" counts none), those naming who suspended it
+ * (" by process "), and of those, how many name `by`; lines saying it resumed (both kinds).
+ * Followed line by line, the states they say must fit the counts: how many resumptions they
+ * imply (a line that finds it suspended again after one that said so implies one for each
+ * suspension it counts, a line that says it resumed one more), and whether a line said it
+ * resumed while the last one had said it was running, or a "counted already" one that it was
+ * suspended while the last one had already said so (bad); and the state of the last line. */
 struct said_switches {
     int lines, suspensions, resumed, naming, named;
+    int implied_resumptions, bad;
+    int suspended_lines; /* lines saying "suspended" (and not resumed) */
+    int last_naming;     /* the last line counting suspensions names who suspended it */
+    bool ends_suspended;
 };
 
 static struct said_switches switches_said(const struct proc *p, const char *by)
 {
-    struct said_switches s = {0, 0, 0, 0, 0};
+    struct said_switches s = {0};
     char path[128], line[1024];
     snprintf(path, sizeof path, "%s/%d.err", dir, (int)p->pid);
     FILE *f = fopen(path, "r");
+    bool suspended = false; /* as the lines so far say */
     while (f && fgets(line, sizeof line, f)) {
-        if (strstr(line, "gpuprio: info: resumed queue "))
+        if (strstr(line, "gpuprio: info: resumed queue ")) {
             s.resumed++;
-        if (!strstr(line, "gpuprio: info: suspended queue "))
+            s.bad += !suspended;
+            s.implied_resumptions++;
+            suspended = false;
+            continue;
+        }
+        bool and_resumed = strstr(line, "gpuprio: info: suspended and resumed queue ") != NULL;
+        if (!and_resumed && !strstr(line, "gpuprio: info: suspended queue "))
             continue;
         const char *times = strstr(line, " times since the last line");
-        int n = 1;
+        int n = strstr(line, "(counted already)") ? 0 : 1;
         if (times) {
             while (times > line && times[-1] >= '0' && times[-1] <= '9')
                 times--;
@@ -543,10 +561,72 @@ static struct said_switches switches_said(const struct proc *p, const char *by)
         s.suspensions += n;
         s.naming += strstr(line, " by process ") != NULL;
         s.named += strstr(line, by) != NULL;
+        s.suspended_lines += !and_resumed;
+        if (n)
+            s.last_naming = strstr(line, " by process ") != NULL;
+        if (n == 0) { /* its state only: suspended, its suspension said already */
+            s.bad += suspended || and_resumed;
+        } else {
+            /* Each suspension counted followed a resumption, but the first when it was running. */
+            s.implied_resumptions += suspended ? n : n - 1;
+            if (and_resumed) {
+                s.resumed++;
+                s.implied_resumptions++;
+            }
+        }
+        suspended = !and_resumed;
     }
+    s.ends_suspended = suspended;
     if (f)
         fclose(f);
     return s;
+}
+
+/* Waits (up to 10 s) until no queue of process `high` on the board is active and none of `low`
+ * is suspended; whether that came. */
+static bool settled(struct gp_board *b, pid_t high, pid_t low)
+{
+    for (int tries = 0; tries < 10000; tries++) {
+        bool busy = false;
+        for (unsigned i = 0; i < GP_BOARD_SLOTS; i++) {
+            struct gp_board_slot *s = &b->f->slots[i];
+            uint64_t owner = atomic_load(&s->owner);
+            if (GP_SLOT_STATE(owner) != GP_SLOT_LIVE)
+                continue;
+            busy |= GP_SLOT_OWNER(owner) == (uint32_t)high && atomic_load(&s->st.active);
+            busy |= GP_SLOT_OWNER(owner) == (uint32_t)low &&
+                    (atomic_load(&s->st.gate) & XQ_GATE_SUSPENDED);
+        }
+        if (!busy)
+            return true;
+        usleep(1000);
+    }
+    return false;
+}
+
+/* The test plays a decider of a library from before suspended_by (devgate.h): it suspends
+ * process pid's queues on board b (suspend), or resumes them and wakes the board's listeners, as
+ * such a library's decisions did, writing nothing on their gate lines. Whether it held the lock. */
+static bool old_library_decides(struct gp_board *b, pid_t pid, bool suspend)
+{
+    if (gp_board_lock(b) != 0)
+        return false;
+    for (unsigned i = 0; i < GP_BOARD_SLOTS; i++) {
+        struct gp_board_slot *s = &b->f->slots[i];
+        uint64_t owner = atomic_load(&s->owner);
+        if (GP_SLOT_STATE(owner) != GP_SLOT_LIVE || GP_SLOT_OWNER(owner) != (uint32_t)pid)
+            continue;
+        if (!suspend) {
+            atomic_fetch_and(&s->st.gate, ~XQ_GATE_SUSPENDED);
+        } else if (!(atomic_load(&s->st.gate) & XQ_GATE_SUSPENDED)) {
+            atomic_fetch_add(&s->st.suspensions, 1); /* counted first, as every decider does */
+            atomic_fetch_or(&s->st.gate, XQ_GATE_SUSPENDED);
+        }
+    }
+    gp_board_unlock(b);
+    if (!suspend)
+        gp_board_notify(b);
+    return true;
 }
 
 /*
@@ -554,37 +634,92 @@ static struct said_switches switches_said(const struct proc *p, const char *by)
  * process that a high-priority process of its user suspends through the board (the decision
  * the high one writes into the low one's slot, not the low one's own) says so, naming the high
  * process, and says when it is resumed. It said nothing of those before (0 lines for 9
- * suspensions): only its own decisions were said.
+ * suspensions): only its own decisions were said. Every suspension its statistics count is in
+ * its lines (said at its listener's next look, or as its queue leaves its slot, or at exit:
+ * nothing is lost there), and what each line says of its state fits what came after. The high
+ * one, at the default level, wakes nobody to suspend it: the board's sequence word moves about
+ * once per resumption, not once more per suspension as when a decider woke a logging owner for
+ * each (16 and more for 8). Both stay alive until the low one said everything (the high one's
+ * name is read from its record on the board, gone with it), and the low one reads its
+ * statistics once nothing suspends it any more. The bursts are 50 ms apart, so that the look that
+ * each resumption wakes the low one's listener to comes before the next burst: each line that
+ * says it suspended is followed by one that says it running again, while a look that found new
+ * suspensions and its bit already clear said only "suspended" before (8 such lines, 1 resumed).
+ * The high one's record names it with bytes a terminal would act on (as a hostile process of
+ * the user can name itself), which the low one's lines show as '?' (they passed but for those
+ * below 0x20 before). Last, the test suspends it as a library before suspended_by decided, which
+ * leaves on its gate line the name of the high process, which did not suspend it this time: its
+ * line for that one must name nobody (it named the high process before).
  */
 static void log_info(void)
 {
+    static const char *const spaced_bursts[] = {"1", "burst", "8", "8", "300", "50000", NULL};
+    setenv("BOARD_WORKER_LINGER", "1", 1);
+    struct proc high = spawn_ready("high", NULL, spaced_bursts);
     setenv("GPUPRIO_LOG", "info", 1);
     stderr_to_file = true;
-    struct proc high = spawn_ready("high", NULL, high_bursts);
     struct proc low = spawn_ready("low", NULL, low_load);
     stderr_to_file = false;
     unsetenv("GPUPRIO_LOG");
+    unsetenv("BOARD_WORKER_LINGER");
+    struct gp_board b;
+    bool board = open_board(&b) == 0;
+    EXPECT(board);
+    uint32_t seq = board ? atomic_load(&b.f->h.seq) : 0;
+    /* The high one's name as a hostile process of the user could set it (prctl), on its record:
+     * the low one says it in printable ASCII only (gp_log itself replaces bytes below 0x20). */
+    static const char hostile[16] = "board\x1b\x9b\xc3worker";
+    for (unsigned i = 0; board && i < GP_BOARD_SLOTS; i++) {
+        struct gp_board_slot *s = &b.f->slots[i];
+        uint64_t owner = atomic_load(&s->owner);
+        if (GP_SLOT_STATE(owner) == GP_SLOT_PROCESS && GP_SLOT_OWNER(owner) == (uint32_t)high.pid)
+            memcpy(s->comm, hostile, sizeof s->comm);
+    }
     go(&low);
     go(&high);
-    EXPECT(finish(&high, NULL) == 0);
+    EXPECT(expect_line(&high, "worked") == 0); /* its bursts are over */
+    EXPECT(expect_line(&low, "worked") == 0);
+    EXPECT(board && settled(&b, high.pid, low.pid)); /* and its queue's grace: low resumed */
+    uint32_t wakes = board ? atomic_load(&b.f->h.seq) - seq : 0;
+    EXPECT(board && old_library_decides(&b, low.pid, true));
+    usleep(100000); /* a look of its listener (every 20 ms: a queue throttled is held) says it */
+    EXPECT(board && old_library_decides(&b, low.pid, false));
+    if (board)
+        gp_board_close(&b);
+    go(&low);
     EXPECT(finish(&low, NULL) == 0);
     unsigned long long suspended = last_suspensions;
+    go(&high);
+    EXPECT(finish(&high, NULL) == 0);
     char by[64];
-    snprintf(by, sizeof by, " by process %d (board_worker)", (int)high.pid);
+    snprintf(by, sizeof by, " by process %d (board???worker)", (int)high.pid);
     struct said_switches said = switches_said(&low, by);
+    bool mirrored = stderr_count(&low, "mirrored") > 0; /* then deciders wake its listener */
     printf("GPUPRIO_LOG=info, level %s: the low-priority process was suspended %llu times and "
            "said %d suspensions in %d lines (%d naming who suspended it, %d the high-priority "
-           "process %d), and %d resumptions\n",
+           "process %d, %s the last), %d of them saying it was still suspended, and %d "
+           "resumptions in lines (%d implied, %d lines out of step, the last line %s); the "
+           "board's listeners were woken %u times by the bursts%s\n",
            level(), suspended, said.suspensions, said.lines, said.naming, said.named, (int)high.pid,
-           said.resumed);
+           said.last_naming ? "including" : "not", said.suspended_lines, said.resumed,
+           said.implied_resumptions, said.bad, said.ends_suspended ? "suspended" : "running", wakes,
+           mirrored ? " (mirrored)" : "");
     EXPECT(suspended > 0);
-    EXPECT(said.lines >= 1 && said.suspensions >= 1);
     EXPECT(said.named >= 1);           /* suspended by the other process, which it names */
-    EXPECT(said.naming == said.named); /* and nobody else: only the high one suspends it */
+    EXPECT(said.naming == said.named); /* and nobody else: only the high one names itself */
     EXPECT(said.resumed >= 1);
-    /* Said once each: never more than there were (the count it ended with, and a few that
-     * may come after it said its count, while it exits). */
-    EXPECT((unsigned long long)said.suspensions <= suspended + 2);
+    /* Each line that says it suspended is followed by one that says it resumed (above). */
+    EXPECT(said.resumed >= said.suspended_lines);
+    /* The last suspension, the old library's, is named nobody's (nor any before: said.named). */
+    EXPECT(said.last_naming == 0);
+    /* Each said once, none lost: the count it read once nothing suspended it any more. */
+    EXPECT((unsigned long long)said.suspensions == suspended);
+    /* Each resumed, and said so: it ended running. */
+    EXPECT((unsigned long long)said.implied_resumptions == suspended);
+    EXPECT(said.bad == 0 && !said.ends_suspended);
+    /* A wake for each resumption (a few more for joins and idle queues), none for suspending. */
+    if (!mirrored)
+        EXPECT(wakes <= suspended + 4);
     if (failures)
         stderr_of(&low, "");
 }

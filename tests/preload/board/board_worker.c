@@ -51,6 +51,10 @@
  *       the stream waits on the device (hipStreamWaitValue32) until FILE's first word is 1, then
  *       runs a 1-ms kernel; synchronized; says "waited N ms" (from the wait's submission)
  *
+ * With BOARD_WORKER_LINGER=1 it says "worked" once its work is done and waits for a line on stdin
+ * before it reads its stream's statistics and ends (so that a test can keep it alive, or have its
+ * statistics read once nothing changes them any more).
+ *
  * With BOARD_WORKER_MARKERS=1 it also prints, before "held", "markers N for M commands, C of S
  * completed": the events recorded in the process (gpuprio's completion markers) and its stream's
  * commands since it started its work, then of all its stream's commands the ones gpuprio saw
@@ -403,6 +407,12 @@ int main(int argc, char **argv)
     } else {
         fprintf(stderr, "board_worker: bad arguments\n");
         return 2;
+    }
+    const char *linger = getenv("BOARD_WORKER_LINGER");
+    if (linger && !strcmp(linger, "1")) {
+        say("worked");
+        if (!fgets(line, sizeof line, stdin))
+            return 2;
     }
     int priority = 0;
     struct gpuprio_queue_stats stats;
