@@ -419,6 +419,28 @@ static bool failed(struct gp_screen *s, uid_t uid)
     return add(s, key) >= 0;
 }
 
+/* Whether an open's failure (rc) is about the file itself (its type, owner, mode, size or
+ * header), which stays until the file changes: else (out of file descriptors or memory, removed
+ * since the look, interrupted...) it says nothing of the file, which is looked at again later. */
+static bool about_the_file(int rc)
+{
+    return rc == -EINVAL || rc == -EPERM || rc == -EACCES || rc == -ELOOP || rc == -ENODATA ||
+           rc == -ENXIO || rc == -ENODEV || rc == -EISDIR || rc == -ETXTBSY;
+}
+
+/* The file at path could not be opened for a reason that is not its own (rc): left for a later
+ * listing, said once per reader (a file removed since the look, never: anyone may remove its
+ * own). */
+static void skip_for_now(struct gp_screen *s, const char *path, int rc)
+{
+    s->skipped = true;
+    if (rc == -ENOENT || s->said_transient)
+        return;
+    s->said_transient = true;
+    gp_log(GP_LOG_WARN, "%s cannot be opened now (%s): it is looked at again later", path,
+           strerror(-rc));
+}
+
 /* gp_screen_take_seen for a name of uid and device. */
 static int take_seen(struct gp_screen *s, const char *path, uid_t uid, const char *device,
                      const struct stat *seen, struct gp_board *b)
@@ -446,7 +468,9 @@ static int take_seen(struct gp_screen *s, const char *path, uid_t uid, const cha
     if (rc != 0) {
         if (rc == -ENOMEM || !failed(s, uid))
             return -ENOMEM;
-        if (gp_screen_refuse(s, seen))
+        if (!about_the_file(rc))
+            skip_for_now(s, path, rc);
+        else if (gp_screen_refuse(s, seen))
             gp_log(GP_LOG_WARN, "the board %s of user %u %s: it is ignored", path, (unsigned)uid,
                    why);
         return 1;
@@ -512,8 +536,11 @@ int gp_screen_take_entry(struct gp_screen *s, const struct gp_board_entry *e, st
     if (e->dev && e->ino && seen_before(s, e->dev, e->ino, uid, device))
         return 1;
     struct stat seen;
-    if (lstat(e->path, &seen) != 0)
+    if (lstat(e->path, &seen) != 0) {
+        if (errno != ENOENT)
+            skip_for_now(s, e->path, -errno);
         return 1;
+    }
     return take_seen(s, e->path, uid, device, &seen, b);
 }
 

@@ -30,13 +30,16 @@
  *   the open file is still its name's uid's and not a file taken already (a file swapped in after
  *   the look at its name is checked again), and its header is of the device its name says;
  * - where the reader asks (the library), the configuration file admits its owner.
- * A file refused is remembered, and said once, with one warning naming it and what is wrong, for at
+ * A file refused for what it is (its type, owner, mode, size, header or device, or its owner not
+ * admitted) is remembered, and said once, with one warning naming it and what is wrong, for at
  * most GP_SCREEN_SAID_PER_USER files of one owner, then one line for all of that owner's others.
  * At most GP_SCREEN_REFUSED_PER_USER files of one owner and GP_SCREEN_MAX_REFUSED in all (owners
  * included) are remembered, then one more line, and the rest are looked at again in each listing
  * (within the limit of failures above) without a warning; a file that a whole listing did not see
- * (removed) is forgotten. A listing that left a file for later says so (skipped), so that its
- * reader lists again soon.
+ * (removed) is forgotten. A failure that is not the file's (the reader out of file descriptors or
+ * memory, the file removed between the look and the open) refuses nothing: the file is left for
+ * the next listing, with one warning per reader (none for a removed file), and the listing says
+ * that it left something out (skipped), so that its reader lists again soon.
  */
 #ifndef GPUPRIO_BOARD_SCREEN_H
 #define GPUPRIO_BOARD_SCREEN_H
@@ -86,15 +89,15 @@ struct gp_screen {
      * listing. */
     struct gp_screen_table refused;
     unsigned listing; /* the listing in progress, or the last one, counted from 1 */
-    bool said_too_many, said_users, said_devices;
+    bool said_too_many, said_users, said_devices, said_transient;
     /* The listing in progress (gp_screen_begin to gp_screen_end): counts of what it took, by
      * identity, user and device, and of its owners' failures, so that each file costs the same
      * however many there are. */
     struct gp_screen_table counts;
     char want[GP_BOARD_DEVICE_MAX]; /* key's device as names say it */
     bool users_full;                /* the users' limit left boards out (said at the end) */
-    /* The last listing (until the next gp_screen_begin) left a file out for now (its owner's
-     * failures spent): list again soon. */
+    /* The last listing (until the next gp_screen_begin) left a file out for now (a failure that
+     * was not the file's, or its owner's failures spent): list again soon. */
     bool skipped;
 };
 

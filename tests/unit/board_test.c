@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -898,6 +899,49 @@ static void screen_devices(void)
     *strrchr(screen_dir, '/') = '\0';
 }
 
+/*
+ * A reader out of file descriptors (EMFILE) while it lists: user 5080's good board is not taken
+ * by that listing, with one warning that does not blame the board, and is taken by the next
+ * (before: it was refused as a board that cannot be opened, and never taken again).
+ */
+static void screen_fd_limit(void)
+{
+    char sub[128];
+    snprintf(sub, sizeof sub, "%s/fds", screen_dir);
+    CHECK(mkdir(sub, 0700) == 0);
+    snprintf(screen_dir + strlen(screen_dir), sizeof screen_dir - strlen(screen_dir), "/fds");
+    screen_board("gpuprio-5080-v4-scr", 5080, 5080);
+    struct gp_screen s = {.key = "scr"};
+    struct rlimit was, low;
+    CHECK(getrlimit(RLIMIT_NOFILE, &was) == 0);
+    low = was;
+    low.rlim_cur = 64;
+    say_into_file();
+    CHECK(setrlimit(RLIMIT_NOFILE, &low) == 0);
+    /* Every descriptor taken but one, for the listing's own opendir. */
+    int fds[64], n = 0;
+    while (n < 64 && (fds[n] = open("/dev/null", O_RDONLY | O_CLOEXEC)) >= 0)
+        n++;
+    CHECK(n > 0 && n < 64 && errno == EMFILE);
+    if (n > 0)
+        close(fds[--n]);
+    struct screen_listing at_limit = screen_list(&s);
+    while (n > 0)
+        close(fds[--n]);
+    CHECK(setrlimit(RLIMIT_NOFILE, &was) == 0);
+    struct screen_listing later = screen_list(&s);
+    int said = lines_saying("cannot be opened now (Too many open files)");
+    int blamed = lines_saying("is ignored");
+    said_back();
+    CHECK_INT(at_limit.taken, 0);
+    CHECK_INT(later.taken, 1);
+    CHECK_INT(later.of[80], 1);
+    CHECK_INT(said, 1);
+    CHECK_INT(blamed, 0);
+    gp_screen_free(&s);
+    *strrchr(screen_dir, '/') = '\0';
+}
+
 static void screen(void)
 {
     if (geteuid() != 0) {
@@ -917,6 +961,7 @@ static void screen(void)
         screen_limits();
         screen_swapped();
         screen_devices();
+        screen_fd_limit();
     }
     free(screen_image);
 }
