@@ -83,8 +83,13 @@ static void read_id(struct gp_slot_id *id, const struct gp_board *b, unsigned i,
     id->pid = GP_SLOT_OWNER(word);
     id->owner_start = atomic_load(&slot->owner_start);
     id->incarnation = incarnation;
-    memcpy(id->comm, slot->comm, sizeof id->comm);
-    id->comm[sizeof id->comm - 1] = '\0';
+    char comm[sizeof slot->comm];
+    memcpy(comm, slot->comm, sizeof comm);
+    comm[sizeof comm - 1] = '\0';
+    /* Cleaned before the rows are sorted and told apart: two names that differ only in bytes
+     * that are not UTF-8 (x\xff, x\xfe) print the same, and metrics printed both, a duplicate
+     * series for which a scraper refuses the whole exposition. */
+    gp_utf8_clean(id->comm, sizeof id->comm, comm);
     id->device = slot->device;
     /* The board's recorded owner, which the open checked against the file's: whose processes
      * these are, with no second look at the file (which could have been replaced since). */

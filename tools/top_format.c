@@ -7,7 +7,7 @@
  * Every string in the JSON output comes from a shared file that any process of the user can
  * write (a command name, a device key), so each is escaped completely: quotes, backslashes,
  * control characters, and bytes that are not valid UTF-8 (as \u00XX of the byte, so the output
- * is always valid JSON).
+ * is always valid JSON; a command name has them as U+FFFD already, queues.c).
  */
 #include <inttypes.h>
 #include <pwd.h>
@@ -55,20 +55,47 @@ static const char *cu_mask_name(const struct gp_queue_row *r)
     }
 }
 
-/* The length of the valid UTF-8 sequence at s (1 to 4), or 0. */
-static size_t utf8_len(const unsigned char *s)
+size_t gp_utf8_len(const unsigned char *s)
 {
-    size_t n = s[0] < 0x80             ? 1
-               : (s[0] & 0xe0) == 0xc0 ? 2
-               : (s[0] & 0xf0) == 0xe0 ? 3
-               : (s[0] & 0xf8) == 0xf0 ? 4
-                                       : 0;
-    if (n == 2 && s[0] < 0xc2)
-        return 0; /* overlong */
-    for (size_t i = 1; i < n; i++)
-        if ((s[i] & 0xc0) != 0x80)
+    if (s[0] < 0x80)
+        return 1;
+    size_t n;
+    uint32_t c, min;
+    if ((s[0] & 0xe0) == 0xc0) {
+        n = 2, c = s[0] & 0x1fu, min = 0x80;
+    } else if ((s[0] & 0xf0) == 0xe0) {
+        n = 3, c = s[0] & 0x0fu, min = 0x800;
+    } else if ((s[0] & 0xf8) == 0xf0) {
+        n = 4, c = s[0] & 0x07u, min = 0x10000;
+    } else {
+        return 0;
+    }
+    for (size_t i = 1; i < n; i++) {
+        if ((s[i] & 0xc0) != 0x80) /* the terminating NUL stops here too */
             return 0;
+        c = c << 6 | (s[i] & 0x3fu);
+    }
+    if (c < min || c > 0x10ffff || (c >= 0xd800 && c <= 0xdfff))
+        return 0;
     return n;
+}
+
+void gp_utf8_clean(char *out, size_t size, const char *text)
+{
+    static const char replacement[] = "\xef\xbf\xbd"; /* U+FFFD REPLACEMENT CHARACTER */
+    const unsigned char *s = (const unsigned char *)text;
+    size_t used = 0;
+    while (*s) {
+        size_t n = gp_utf8_len(s);
+        const char *from = n ? (const char *)s : replacement;
+        size_t len = n ? n : sizeof replacement - 1;
+        if (used + len >= size)
+            break;
+        memcpy(out + used, from, len);
+        used += len;
+        s += n ? n : 1;
+    }
+    out[used] = '\0';
 }
 
 static void json_string(const char *text)
@@ -76,7 +103,7 @@ static void json_string(const char *text)
     const unsigned char *s = (const unsigned char *)text;
     putchar('"');
     while (*s) {
-        size_t n = utf8_len(s);
+        size_t n = gp_utf8_len(s);
         if (*s == '"' || *s == '\\')
             printf("\\%c", *s);
         else if (*s == '\n')
@@ -337,7 +364,8 @@ static void table_row(const struct gp_queue_row *r, void *arg)
     if (!fits(arg))
         return;
     struct table_ctx *c = arg;
-    char key[17], comm[16], user[11], queue[48], rate[24], held[24], cus[24], cap[12] = "-";
+    char key[17], comm[GP_COMM_MAX], user[11], queue[48], rate[24], held[24], cus[24],
+        cap[12] = "-";
     printable(key, sizeof key, r->id.key);
     printable(comm, sizeof comm, r->id.comm);
     if (r->thread)
@@ -365,7 +393,7 @@ static void table_unused(const struct gp_record_row *p, void *arg)
     if (!fits(arg))
         return;
     struct table_ctx *c = arg;
-    char key[17], comm[16], user[11], queue[48];
+    char key[17], comm[GP_COMM_MAX], user[11], queue[48];
     printable(key, sizeof key, p->id.key);
     printable(comm, sizeof comm, p->id.comm);
     printable(user, sizeof user, gp_user_name(&c->users, p->id.uid));
@@ -392,7 +420,7 @@ void gp_print_table(const struct gp_sample *s, size_t max_rows, bool all)
 /* One process of the line above the table: every device's queues and unused queues together. */
 struct process_sum {
     uint32_t pid;
-    char comm[16];
+    char comm[GP_COMM_MAX];
     size_t queues;
     uint64_t unused, unslotted;
     bool counted;                /* it has a record: its unused queues are known */
