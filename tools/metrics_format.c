@@ -262,4 +262,5 @@ void gp_metrics_write(FILE *out, const struct gp_sample *s)
         process_labels(out, &s->records[i].id, &u);
         fprintf(out, "} %" PRIu32 "\n", s->records[i].unslotted_queues);
     }
+    gp_users_free(&u);
 }

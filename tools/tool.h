@@ -126,18 +126,20 @@ int gp_sample_or_report(struct gp_sample *s, struct gp_screen *screen, const cha
 void gp_sample_rates(struct gp_sample *cur, const struct gp_sample *prev);
 void gp_sample_free(struct gp_sample *s);
 
-/* User names by uid, each looked up once per cache (a sample's printing); a uid without a name (a
- * container without the user in /etc/passwd) is its number, as ls shows it. Room for the users a
- * device's boards can have (board_screen.h's limit, and the caller), so that no row looks its
- * user up again. */
-#define GP_USERS_CACHED (GP_SCREEN_USERS + 1)
+/* User names by uid, each looked up once per cache (a sample's printing), for every user the
+ * sample has: root reading every device reads up to GP_SCREEN_USERS users of each, so a fixed
+ * cache (33) left the others looked up for every row and every metrics family. A uid without a
+ * name (a container without the user in /etc/passwd) is its number, as ls shows it. Start it
+ * zeroed, free it with gp_users_free. */
+struct gp_user;
 struct gp_users {
-    uint32_t uid[GP_USERS_CACHED];
-    char name[GP_USERS_CACHED][64];
-    size_t n;
-    char spare[64]; /* beyond the cache: looked up again each time */
+    struct gp_user *table; /* by uid, open addressing, at most half full */
+    size_t cap, n;
+    char spare[64]; /* out of memory: looked up each time */
 };
+/* uid's name, valid until the next call. */
 const char *gp_user_name(struct gp_users *u, uint32_t uid);
+void gp_users_free(struct gp_users *u);
 
 /* The uid whose boards the tool looks at: the caller's, or every user's ((uid_t)-1) as root, and
  * (unless it is to write them) on the shared board directory (gp_conf.h). */

@@ -187,12 +187,46 @@ static void each_row(const struct gp_sample *s, bool all,
     }
 }
 
+struct gp_user {
+    bool used;
+    uint32_t uid;
+    char name[64];
+};
+
+/* uid's entry in a table of cap entries (a free one where it has none). */
+static struct gp_user *user_entry(struct gp_user *table, size_t cap, uint32_t uid)
+{
+    size_t i = (uid * 2654435761u) & (cap - 1);
+    while (table[i].used && table[i].uid != uid)
+        i = (i + 1) & (cap - 1);
+    return &table[i];
+}
+
+/* Makes room for one more name (the table at most half full); false when out of memory. */
+static bool room_for_user(struct gp_users *u)
+{
+    if ((u->n + 1) * 2 <= u->cap)
+        return true;
+    size_t cap = u->cap ? 2 * u->cap : 64;
+    struct gp_user *table = calloc(cap, sizeof *table);
+    if (!table)
+        return false;
+    for (size_t i = 0; i < u->cap; i++)
+        if (u->table[i].used)
+            *user_entry(table, cap, u->table[i].uid) = u->table[i];
+    free(u->table);
+    u->table = table;
+    u->cap = cap;
+    return true;
+}
+
 const char *gp_user_name(struct gp_users *u, uint32_t uid)
 {
-    for (size_t i = 0; i < u->n; i++)
-        if (u->uid[i] == uid)
-            return u->name[i];
-    char *name = u->n < GP_USERS_CACHED ? u->name[u->n] : u->spare;
+    struct gp_user *e = u->cap ? user_entry(u->table, u->cap, uid) : NULL;
+    if (e && e->used)
+        return e->name;
+    e = room_for_user(u) ? user_entry(u->table, u->cap, uid) : NULL;
+    char *name = e ? e->name : u->spare;
     struct passwd pw, *found = NULL;
     char buf[4096];
     if (getpwuid_r((uid_t)uid, &pw, buf, sizeof buf, &found) == 0 && found &&
@@ -200,9 +234,18 @@ const char *gp_user_name(struct gp_users *u, uint32_t uid)
         snprintf(name, sizeof u->spare, "%s", found->pw_name);
     else
         snprintf(name, sizeof u->spare, "%" PRIu32, uid);
-    if (u->n < GP_USERS_CACHED)
-        u->uid[u->n++] = uid;
+    if (e) {
+        e->used = true;
+        e->uid = uid;
+        u->n++;
+    }
     return name;
+}
+
+void gp_users_free(struct gp_users *u)
+{
+    free(u->table);
+    *u = (struct gp_users){.n = 0};
 }
 
 struct json_ctx {
@@ -301,6 +344,7 @@ void gp_print_json(const struct gp_sample *s, bool all)
     each_row(s, all, json_row, json_unused, &c);
     fputs(c.printed ? "\n]\n" : "]\n", stdout);
     free(c.records);
+    gp_users_free(&c.users);
 }
 
 /* A duration for the table: "0", "850us", "12.3ms", "4.56s", "12m03s". */
@@ -415,6 +459,7 @@ void gp_print_table(const struct gp_sample *s, size_t max_rows, bool all)
     each_row(s, all, table_row, table_unused, &c);
     if (c.more)
         printf("... %zu more\n", c.more);
+    gp_users_free(&c.users);
 }
 
 /* One process of the line above the table: every device's queues and unused queues together. */
