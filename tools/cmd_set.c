@@ -109,12 +109,11 @@ static void drop(struct set_ctx *c, struct gp_board *b, const char *why)
     c->dropped++;
 }
 
-static int ask_board(const char *path, void *arg)
+/* Asks a board the screen took, and keeps it to watch (or closes it). */
+static int ask_board(struct gp_board *taken, void *arg)
 {
     struct set_ctx *c = arg;
-    struct gp_board b;
-    if (gp_screen_take(&c->screen, path, &b) != 0)
-        return 0; /* not a board to ask (and said why, where that is to be said) */
+    struct gp_board b = *taken;
     int rc = gp_board_request_copy(&b, c->req->pid, c->req->stream_only, c->req->stream,
                                    c->req->priority);
     if (rc < 0 && rc != -ESRCH) {
@@ -248,9 +247,7 @@ int gp_cmd_set(int argc, char **argv)
     if (rc)
         return rc < 0 ? 0 : rc;
     struct set_ctx c = {.req = &req, .screen = {.writable = true}};
-    gp_screen_begin(&c.screen);
-    rc = gp_board_list(gp_board_dir(), gp_tool_board_uid(true), ask_board, &c);
-    gp_screen_end(&c.screen);
+    rc = gp_screen_list(&c.screen, gp_board_dir(), gp_tool_board_uid(true), ask_board, &c);
     if (rc < 0 && rc != -ENOENT) {
         fprintf(stderr, "gpuprio set: cannot read the board directory %s: %s\n", gp_board_dir(),
                 strerror(-rc));

@@ -35,39 +35,12 @@
 #include "board.h"
 #include "tool.h"
 
-/* The length of the valid UTF-8 sequence at s (1 to 4), or 0: strict, as scrapers check it (no
- * overlong forms, surrogates, or code points above U+10FFFF). */
-static size_t utf8_len(const unsigned char *s)
-{
-    if (s[0] < 0x80)
-        return 1;
-    size_t n;
-    uint32_t c, min;
-    if ((s[0] & 0xe0) == 0xc0) {
-        n = 2, c = s[0] & 0x1fu, min = 0x80;
-    } else if ((s[0] & 0xf0) == 0xe0) {
-        n = 3, c = s[0] & 0x0fu, min = 0x800;
-    } else if ((s[0] & 0xf8) == 0xf0) {
-        n = 4, c = s[0] & 0x07u, min = 0x10000;
-    } else {
-        return 0;
-    }
-    for (size_t i = 1; i < n; i++) {
-        if ((s[i] & 0xc0) != 0x80) /* the terminating NUL stops here too */
-            return 0;
-        c = c << 6 | (s[i] & 0x3fu);
-    }
-    if (c < min || c > 0x10ffff || (c >= 0xd800 && c <= 0xdfff))
-        return 0;
-    return n;
-}
-
 /* A label value: \\, \" and \n escaped, invalid UTF-8 replaced. */
 static void label_value(FILE *out, const char *text)
 {
     const unsigned char *s = (const unsigned char *)text;
     while (*s) {
-        size_t n = utf8_len(s);
+        size_t n = gp_utf8_len(s);
         if (*s == '\\')
             fputs("\\\\", out);
         else if (*s == '"')
@@ -289,4 +262,5 @@ void gp_metrics_write(FILE *out, const struct gp_sample *s)
         process_labels(out, &s->records[i].id, &u);
         fprintf(out, "} %" PRIu32 "\n", s->records[i].unslotted_queues);
     }
+    gp_users_free(&u);
 }

@@ -83,8 +83,13 @@ static void read_id(struct gp_slot_id *id, const struct gp_board *b, unsigned i,
     id->pid = GP_SLOT_OWNER(word);
     id->owner_start = atomic_load(&slot->owner_start);
     id->incarnation = incarnation;
-    memcpy(id->comm, slot->comm, sizeof id->comm);
-    id->comm[sizeof id->comm - 1] = '\0';
+    char comm[sizeof slot->comm];
+    memcpy(comm, slot->comm, sizeof comm);
+    comm[sizeof comm - 1] = '\0';
+    /* Cleaned before the rows are sorted and told apart: two names that differ only in bytes
+     * that are not UTF-8 (x\xff, x\xfe) print the same, and metrics printed both, a duplicate
+     * series for which a scraper refuses the whole exposition. */
+    gp_utf8_clean(id->comm, sizeof id->comm, comm);
     id->device = slot->device;
     /* The board's recorded owner, which the open checked against the file's: whose processes
      * these are, with no second look at the file (which could have been replaced since). */
@@ -171,13 +176,12 @@ struct take_ctx {
     struct gp_screen *screen;
 };
 
-static int take_board(const char *path, void *arg)
+/* Reads a board the screen took into rows, and closes it. */
+static int take_board(struct gp_board *taken, void *arg)
 {
     struct take_ctx *t = arg;
-    struct gp_board b;
-    int rc = gp_screen_take(t->screen, path, &b);
-    if (rc != 0)
-        return rc < 0 ? rc : 0; /* not taken (and said why, where it is to be said) */
+    struct gp_board b = *taken;
+    int rc = 0;
     const char *why;
     struct gp_board_file *again = malloc(sizeof *again);
     if (!again) {
@@ -252,9 +256,7 @@ int gp_sample_take(struct gp_sample *s, struct gp_screen *screen)
     s->nrec = 0;
     s->boards = 0;
     struct take_ctx t = {s, screen};
-    gp_screen_begin(screen);
-    int rc = gp_board_list(gp_board_dir(), gp_tool_board_uid(false), take_board, &t);
-    gp_screen_end(screen);
+    int rc = gp_screen_list(screen, gp_board_dir(), gp_tool_board_uid(false), take_board, &t);
     s->taken_ns = gp_tool_now_ns();
     if (rc == -ENOENT)
         rc = 0; /* no board directory: no boards */

@@ -51,6 +51,9 @@ int gp_shims_find(struct gp_shims *out);
 
 /* ---- queues.c: what the boards hold ---- */
 
+/* A command name from a board, cleaned (gp_utf8_clean): 15 bytes, each up to 3. */
+#define GP_COMM_MAX (15 * 3 + 1)
+
 /* One live queue on a board, copied out of its slot. */
 /* Where a row comes from: a slot of a board, and its owner. */
 struct gp_slot_id {
@@ -59,7 +62,10 @@ struct gp_slot_id {
     unsigned slot;   /* index on the board: with the owner's identity, the row's identity */
     uint32_t pid;
     uint64_t owner_start, incarnation;
-    char comm[16];
+    /* The slot's command name (15 bytes) with each byte that is not valid UTF-8 as U+FFFD (3
+     * bytes; gp_utf8_clean): what every output shows, so also what rows are sorted and told
+     * apart by (two names that differ only in such bytes are one series for metrics). */
+    char comm[GP_COMM_MAX];
     int32_t device; /* the owner's device index */
     uint32_t uid;   /* the board's owner (the user the processes run as), as checked at open */
 };
@@ -120,24 +126,33 @@ int gp_sample_or_report(struct gp_sample *s, struct gp_screen *screen, const cha
 void gp_sample_rates(struct gp_sample *cur, const struct gp_sample *prev);
 void gp_sample_free(struct gp_sample *s);
 
-/* User names by uid, each looked up once per cache (a sample's printing); a uid without a name (a
- * container without the user in /etc/passwd) is its number, as ls shows it. Room for the users a
- * device's boards can have (board_screen.h's limit, and the caller), so that no row looks its
- * user up again. */
-#define GP_USERS_CACHED (GP_SCREEN_USERS + 1)
+/* User names by uid, each looked up once per cache (a sample's printing), for every user the
+ * sample has: root reading every device reads up to GP_SCREEN_USERS users of each, so a fixed
+ * cache (33) left the others looked up for every row and every metrics family. A uid without a
+ * name (a container without the user in /etc/passwd) is its number, as ls shows it. Start it
+ * zeroed, free it with gp_users_free. */
+struct gp_user;
 struct gp_users {
-    uint32_t uid[GP_USERS_CACHED];
-    char name[GP_USERS_CACHED][64];
-    size_t n;
-    char spare[64]; /* beyond the cache: looked up again each time */
+    struct gp_user *table; /* by uid, open addressing, at most half full */
+    size_t cap, n;
+    char spare[64]; /* out of memory: looked up each time */
 };
+/* uid's name, valid until the next call. */
 const char *gp_user_name(struct gp_users *u, uint32_t uid);
+void gp_users_free(struct gp_users *u);
 
 /* The uid whose boards the tool looks at: the caller's, or every user's ((uid_t)-1) as root, and
  * (unless it is to write them) on the shared board directory (gp_conf.h). */
 uid_t gp_tool_board_uid(bool to_write);
 
 /* ---- top_format.c: printing rows ---- */
+
+/* The length of the valid UTF-8 sequence at s (1 to 4), or 0: strict, as scrapers check it (no
+ * overlong forms, surrogates, or code points above U+10FFFF). */
+size_t gp_utf8_len(const unsigned char *s);
+/* text into out (size bytes, NUL-terminated, cut only between characters) with each byte that
+ * does not start a valid UTF-8 sequence replaced by U+FFFD. */
+void gp_utf8_clean(char *out, size_t size, const char *text);
 
 /* "active" or "idle" */
 const char *gp_row_state(const struct gp_queue_row *r);

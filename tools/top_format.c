@@ -7,7 +7,7 @@
  * Every string in the JSON output comes from a shared file that any process of the user can
  * write (a command name, a device key), so each is escaped completely: quotes, backslashes,
  * control characters, and bytes that are not valid UTF-8 (as \u00XX of the byte, so the output
- * is always valid JSON).
+ * is always valid JSON; a command name has them as U+FFFD already, queues.c).
  */
 #include <inttypes.h>
 #include <pwd.h>
@@ -55,20 +55,47 @@ static const char *cu_mask_name(const struct gp_queue_row *r)
     }
 }
 
-/* The length of the valid UTF-8 sequence at s (1 to 4), or 0. */
-static size_t utf8_len(const unsigned char *s)
+size_t gp_utf8_len(const unsigned char *s)
 {
-    size_t n = s[0] < 0x80             ? 1
-               : (s[0] & 0xe0) == 0xc0 ? 2
-               : (s[0] & 0xf0) == 0xe0 ? 3
-               : (s[0] & 0xf8) == 0xf0 ? 4
-                                       : 0;
-    if (n == 2 && s[0] < 0xc2)
-        return 0; /* overlong */
-    for (size_t i = 1; i < n; i++)
-        if ((s[i] & 0xc0) != 0x80)
+    if (s[0] < 0x80)
+        return 1;
+    size_t n;
+    uint32_t c, min;
+    if ((s[0] & 0xe0) == 0xc0) {
+        n = 2, c = s[0] & 0x1fu, min = 0x80;
+    } else if ((s[0] & 0xf0) == 0xe0) {
+        n = 3, c = s[0] & 0x0fu, min = 0x800;
+    } else if ((s[0] & 0xf8) == 0xf0) {
+        n = 4, c = s[0] & 0x07u, min = 0x10000;
+    } else {
+        return 0;
+    }
+    for (size_t i = 1; i < n; i++) {
+        if ((s[i] & 0xc0) != 0x80) /* the terminating NUL stops here too */
             return 0;
+        c = c << 6 | (s[i] & 0x3fu);
+    }
+    if (c < min || c > 0x10ffff || (c >= 0xd800 && c <= 0xdfff))
+        return 0;
     return n;
+}
+
+void gp_utf8_clean(char *out, size_t size, const char *text)
+{
+    static const char replacement[] = "\xef\xbf\xbd"; /* U+FFFD REPLACEMENT CHARACTER */
+    const unsigned char *s = (const unsigned char *)text;
+    size_t used = 0;
+    while (*s) {
+        size_t n = gp_utf8_len(s);
+        const char *from = n ? (const char *)s : replacement;
+        size_t len = n ? n : sizeof replacement - 1;
+        if (used + len >= size)
+            break;
+        memcpy(out + used, from, len);
+        used += len;
+        s += n ? n : 1;
+    }
+    out[used] = '\0';
 }
 
 static void json_string(const char *text)
@@ -76,7 +103,7 @@ static void json_string(const char *text)
     const unsigned char *s = (const unsigned char *)text;
     putchar('"');
     while (*s) {
-        size_t n = utf8_len(s);
+        size_t n = gp_utf8_len(s);
         if (*s == '"' || *s == '\\')
             printf("\\%c", *s);
         else if (*s == '\n')
@@ -160,12 +187,46 @@ static void each_row(const struct gp_sample *s, bool all,
     }
 }
 
+struct gp_user {
+    bool used;
+    uint32_t uid;
+    char name[64];
+};
+
+/* uid's entry in a table of cap entries (a free one where it has none). */
+static struct gp_user *user_entry(struct gp_user *table, size_t cap, uint32_t uid)
+{
+    size_t i = (uid * 2654435761u) & (cap - 1);
+    while (table[i].used && table[i].uid != uid)
+        i = (i + 1) & (cap - 1);
+    return &table[i];
+}
+
+/* Makes room for one more name (the table at most half full); false when out of memory. */
+static bool room_for_user(struct gp_users *u)
+{
+    if ((u->n + 1) * 2 <= u->cap)
+        return true;
+    size_t cap = u->cap ? 2 * u->cap : 64;
+    struct gp_user *table = calloc(cap, sizeof *table);
+    if (!table)
+        return false;
+    for (size_t i = 0; i < u->cap; i++)
+        if (u->table[i].used)
+            *user_entry(table, cap, u->table[i].uid) = u->table[i];
+    free(u->table);
+    u->table = table;
+    u->cap = cap;
+    return true;
+}
+
 const char *gp_user_name(struct gp_users *u, uint32_t uid)
 {
-    for (size_t i = 0; i < u->n; i++)
-        if (u->uid[i] == uid)
-            return u->name[i];
-    char *name = u->n < GP_USERS_CACHED ? u->name[u->n] : u->spare;
+    struct gp_user *e = u->cap ? user_entry(u->table, u->cap, uid) : NULL;
+    if (e && e->used)
+        return e->name;
+    e = room_for_user(u) ? user_entry(u->table, u->cap, uid) : NULL;
+    char *name = e ? e->name : u->spare;
     struct passwd pw, *found = NULL;
     char buf[4096];
     if (getpwuid_r((uid_t)uid, &pw, buf, sizeof buf, &found) == 0 && found &&
@@ -173,9 +234,18 @@ const char *gp_user_name(struct gp_users *u, uint32_t uid)
         snprintf(name, sizeof u->spare, "%s", found->pw_name);
     else
         snprintf(name, sizeof u->spare, "%" PRIu32, uid);
-    if (u->n < GP_USERS_CACHED)
-        u->uid[u->n++] = uid;
+    if (e) {
+        e->used = true;
+        e->uid = uid;
+        u->n++;
+    }
     return name;
+}
+
+void gp_users_free(struct gp_users *u)
+{
+    free(u->table);
+    *u = (struct gp_users){.n = 0};
 }
 
 struct json_ctx {
@@ -274,6 +344,7 @@ void gp_print_json(const struct gp_sample *s, bool all)
     each_row(s, all, json_row, json_unused, &c);
     fputs(c.printed ? "\n]\n" : "]\n", stdout);
     free(c.records);
+    gp_users_free(&c.users);
 }
 
 /* A duration for the table: "0", "850us", "12.3ms", "4.56s", "12m03s". */
@@ -337,7 +408,8 @@ static void table_row(const struct gp_queue_row *r, void *arg)
     if (!fits(arg))
         return;
     struct table_ctx *c = arg;
-    char key[17], comm[16], user[11], queue[48], rate[24], held[24], cus[24], cap[12] = "-";
+    char key[17], comm[GP_COMM_MAX], user[11], queue[48], rate[24], held[24], cus[24],
+        cap[12] = "-";
     printable(key, sizeof key, r->id.key);
     printable(comm, sizeof comm, r->id.comm);
     if (r->thread)
@@ -365,7 +437,7 @@ static void table_unused(const struct gp_record_row *p, void *arg)
     if (!fits(arg))
         return;
     struct table_ctx *c = arg;
-    char key[17], comm[16], user[11], queue[48];
+    char key[17], comm[GP_COMM_MAX], user[11], queue[48];
     printable(key, sizeof key, p->id.key);
     printable(comm, sizeof comm, p->id.comm);
     printable(user, sizeof user, gp_user_name(&c->users, p->id.uid));
@@ -387,12 +459,13 @@ void gp_print_table(const struct gp_sample *s, size_t max_rows, bool all)
     each_row(s, all, table_row, table_unused, &c);
     if (c.more)
         printf("... %zu more\n", c.more);
+    gp_users_free(&c.users);
 }
 
 /* One process of the line above the table: every device's queues and unused queues together. */
 struct process_sum {
     uint32_t pid;
-    char comm[16];
+    char comm[GP_COMM_MAX];
     size_t queues;
     uint64_t unused, unslotted;
     bool counted;                /* it has a record: its unused queues are known */

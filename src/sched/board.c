@@ -162,11 +162,17 @@ bool gp_board_name_parse(const char *name, uid_t *uid, char *device, size_t size
     return true;
 }
 
+void gp_board_key_device(unsigned version, const char *key, char *device, size_t size)
+{
+    char safe[GP_BOARD_KEY_MAX];
+    safe_key(key, safe);
+    snprintf(device, size, "v%u-%s", version, safe);
+}
+
 bool gp_board_name_of(const char *name, const char *key, uid_t *uid)
 {
-    char safe[GP_BOARD_KEY_MAX], want[GP_BOARD_KEY_MAX + 16], device[GP_BOARD_KEY_MAX + 16];
-    safe_key(key, safe);
-    snprintf(want, sizeof want, "v%u-%s", GP_BOARD_VERSION, safe);
+    char want[GP_BOARD_DEVICE_MAX], device[GP_BOARD_DEVICE_MAX];
+    gp_board_key_device(GP_BOARD_VERSION, key, want, sizeof want);
     uid_t named;
     if (!gp_board_name_parse(name, &named, device, sizeof device) || strcmp(device, want) != 0)
         return false;
@@ -174,13 +180,18 @@ bool gp_board_name_of(const char *name, const char *key, uid_t *uid)
     return true;
 }
 
-bool gp_board_device_is(const struct gp_board_file *f, const char *device)
+void gp_board_device_of(const struct gp_board_file *f, char *device, size_t size)
 {
-    char key[GP_BOARD_KEY_MAX], safe[GP_BOARD_KEY_MAX], want[GP_BOARD_KEY_MAX + 16];
+    char key[GP_BOARD_KEY_MAX];
     memcpy(key, f->h.key, sizeof key); /* a copy of another user's file: maybe unterminated */
     key[sizeof key - 1] = '\0';
-    safe_key(key, safe);
-    snprintf(want, sizeof want, "v%u-%s", (unsigned)f->h.version, safe);
+    gp_board_key_device((unsigned)f->h.version, key, device, size);
+}
+
+bool gp_board_device_is(const struct gp_board_file *f, const char *device)
+{
+    char want[GP_BOARD_DEVICE_MAX];
+    gp_board_device_of(f, want, sizeof want);
     return strcmp(want, device) == 0;
 }
 
@@ -766,28 +777,62 @@ void gp_board_close(struct gp_board *b)
     b->fd = -1;
 }
 
+/* A name of the listing, and its inode number as the directory gave it. */
+struct listed {
+    char *name;
+    ino_t ino;
+};
+
 static int by_name(const void *a, const void *b)
 {
-    return strcmp(*(char *const *)a, *(char *const *)b);
+    return strcmp(((const struct listed *)a)->name, ((const struct listed *)b)->name);
 }
 
-int gp_board_list(const char *dir, uid_t uid, int (*fn)(const char *path, void *arg), void *arg)
+/* The prefix of uid's board names ("gpuprio-" for every user's) into prefix; its length. */
+static size_t name_prefix(uid_t uid, char prefix[32])
+{
+    int n = uid == (uid_t)-1 ? snprintf(prefix, 32, "gpuprio-")
+                             : snprintf(prefix, 32, "gpuprio-%u-", (unsigned)uid);
+    return (size_t)n;
+}
+
+/* Calls fn for name (an entry of dir, d on it), with its inode number and the directory's file
+ * system. */
+static int call_entry(const char *dir, dev_t dev, const char *name, ino_t ino,
+                      int (*fn)(const struct gp_board_entry *e, void *arg), void *arg)
+{
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    struct gp_board_entry e = {path, dev, ino};
+    return fn(&e, arg);
+}
+
+/* The file system of d's directory (0 when it cannot be told: no entry's inode number is then
+ * taken for a file's). */
+static dev_t dir_dev(DIR *d)
+{
+    struct stat st;
+    return fstat(dirfd(d), &st) == 0 ? st.st_dev : 0;
+}
+
+int gp_board_list_entries(const char *dir, uid_t uid,
+                          int (*fn)(const struct gp_board_entry *e, void *arg), void *arg)
 {
     DIR *d = opendir(dir);
     if (!d)
         return -errno;
     char prefix[32];
-    int plen = uid == (uid_t)-1 ? snprintf(prefix, sizeof prefix, "gpuprio-")
-                                : snprintf(prefix, sizeof prefix, "gpuprio-%u-", (unsigned)uid);
-    char **names = NULL;
+    size_t plen = name_prefix(uid, prefix);
+    dev_t dev = dir_dev(d);
+    struct listed *names = NULL;
     size_t n = 0, cap = 0;
     int rc = 0;
     for (struct dirent *e; (e = readdir(d));) {
-        if (strncmp(e->d_name, prefix, (size_t)plen) != 0)
+        if (strncmp(e->d_name, prefix, plen) != 0)
             continue;
         if (n == cap) {
             size_t c = cap ? cap * 2 : 16;
-            char **nn = realloc(names, c * sizeof *nn);
+            struct listed *nn = realloc(names, c * sizeof *nn);
             if (!nn) {
                 rc = -ENOMEM;
                 goto out;
@@ -795,7 +840,8 @@ int gp_board_list(const char *dir, uid_t uid, int (*fn)(const char *path, void *
             names = nn;
             cap = c;
         }
-        if (!(names[n] = strdup(e->d_name))) {
+        names[n].ino = e->d_ino;
+        if (!(names[n].name = strdup(e->d_name))) {
             rc = -ENOMEM;
             goto out;
         }
@@ -803,17 +849,68 @@ int gp_board_list(const char *dir, uid_t uid, int (*fn)(const char *path, void *
     }
     if (n) /* names is NULL without any: not for qsort */
         qsort(names, n, sizeof *names, by_name);
-    for (size_t i = 0; i < n && !rc; i++) {
-        char path[PATH_MAX];
-        snprintf(path, sizeof path, "%s/%s", dir, names[i]);
-        rc = fn(path, arg);
-    }
+    for (size_t i = 0; i < n && !rc; i++)
+        rc = call_entry(dir, dev, names[i].name, names[i].ino, fn, arg);
 out:
     for (size_t i = 0; i < n; i++)
-        free(names[i]);
+        free(names[i].name);
     free(names);
     closedir(d);
     return rc;
+}
+
+struct by_path {
+    int (*fn)(const char *path, void *arg);
+    void *arg;
+};
+
+static int path_only(const struct gp_board_entry *e, void *arg)
+{
+    const struct by_path *p = arg;
+    return p->fn(e->path, p->arg);
+}
+
+int gp_board_list(const char *dir, uid_t uid, int (*fn)(const char *path, void *arg), void *arg)
+{
+    struct by_path p = {fn, arg};
+    return gp_board_list_entries(dir, uid, path_only, &p);
+}
+
+int gp_board_cursor_open(struct gp_board_cursor *c, const char *dir)
+{
+    snprintf(c->dir, sizeof c->dir, "%s", dir);
+    if (!(c->d = opendir(dir)))
+        return -errno;
+    c->dev = dir_dev(c->d);
+    return 0;
+}
+
+int gp_board_cursor_step(struct gp_board_cursor *c, unsigned budget,
+                         int (*fn)(const struct gp_board_entry *e, void *arg), void *arg)
+{
+    char prefix[32];
+    size_t plen = name_prefix((uid_t)-1, prefix);
+    int rc = 0;
+    for (unsigned i = 0; i < budget && !rc; i++) {
+        errno = 0;
+        struct dirent *e = readdir(c->d);
+        if (!e) {
+            rc = errno ? -errno : 1;
+            break;
+        }
+        if (strncmp(e->d_name, prefix, plen) == 0)
+            rc = call_entry(c->dir, c->dev, e->d_name, e->d_ino, fn, arg);
+    }
+    if (rc)
+        gp_board_cursor_close(c);
+    return rc;
+}
+
+void gp_board_cursor_close(struct gp_board_cursor *c)
+{
+    if (c->d)
+        closedir(c->d);
+    c->d = NULL;
 }
 
 /* ---- slots ---- */

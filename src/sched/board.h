@@ -40,6 +40,8 @@
 #ifndef GPUPRIO_BOARD_H
 #define GPUPRIO_BOARD_H
 
+#include <dirent.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -270,6 +272,36 @@ void gp_board_close(struct gp_board *b);
  * (uid_t)-1), in name order; stops when fn returns non-zero and returns that.
  */
 int gp_board_list(const char *dir, uid_t uid, int (*fn)(const char *path, void *arg), void *arg);
+/* An entry of a board directory, as its listing gives it: what a reader can tell of a file before
+ * it looks at it (board_screen.h skips a name of a file it knows without an lstat). */
+struct gp_board_entry {
+    const char *path;
+    dev_t dev; /* the directory's file system (0: unknown) */
+    ino_t ino; /* the inode number the directory gives for the name (d_ino) */
+};
+/* gp_board_list, with each name's entry. */
+int gp_board_list_entries(const char *dir, uid_t uid,
+                          int (*fn)(const struct gp_board_entry *e, void *arg), void *arg);
+/*
+ * A listing of every user's board names in dir in steps, in the order the directory gives them
+ * (not sorted, which needs every name first): each step reads at most a given number of entries,
+ * whatever they are named, so that a directory of any size costs a reader bounded work per step
+ * (tenants.c). A name added or removed during the listing may or may not be given; every other
+ * name is given once.
+ */
+struct gp_board_cursor {
+    DIR *d; /* NULL: closed */
+    dev_t dev;
+    char dir[PATH_MAX];
+};
+/* Opens the listing: 0 or -errno. */
+int gp_board_cursor_open(struct gp_board_cursor *c, const char *dir);
+/* Calls fn for each board name among the next `budget` entries of the directory (fn returns 0, or
+ * a negative errno value, which ends the listing). 0: entries are left for the next step; 1: the
+ * directory is listed to its end; else a negative errno value. The cursor is closed unless 0. */
+int gp_board_cursor_step(struct gp_board_cursor *c, unsigned budget,
+                         int (*fn)(const struct gp_board_entry *e, void *arg), void *arg);
+void gp_board_cursor_close(struct gp_board_cursor *c);
 
 /* The calling process's identity as slots record it. */
 struct gp_board_owner {
@@ -382,6 +414,11 @@ bool gp_board_name_parse(const char *name, uid_t *uid, char *device, size_t size
 /* Whether f's header (version and device key) is of device, as gp_board_name_parse gives it from
  * a name: a board's name must say its device, as it must say its owner. */
 bool gp_board_device_is(const struct gp_board_file *f, const char *device);
+/* The device as a name says it ("vVERSION-KEY", what gp_board_name_parse gives): of a board of
+ * version and device key, and of f's header. GP_BOARD_DEVICE_MAX bytes hold any. */
+#define GP_BOARD_DEVICE_MAX (GP_BOARD_KEY_MAX + 16)
+void gp_board_key_device(unsigned version, const char *key, char *device, size_t size);
+void gp_board_device_of(const struct gp_board_file *f, char *device, size_t size);
 /* Waits until the sequence word differs from seen, or timeout_ns passed; returns the word. */
 uint32_t gp_board_wait(struct gp_board *b, uint32_t seen, uint64_t timeout_ns);
 

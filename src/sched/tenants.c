@@ -26,10 +26,10 @@ struct listing {
 
 /* A board the screen took (board_screen.h: its name, owner and file checked, within the limits),
  * with what the configuration file sets for its user; NULL when it took none. */
-static struct tn_board *open_board(struct tn_device *td, const char *path)
+static struct tn_board *open_board(struct tn_device *td, const struct gp_board_entry *e)
 {
     struct gp_board b;
-    if (gp_screen_take(&td->screen, path, &b) != 0)
+    if (gp_screen_take_entry(&td->screen, e, &b) != 0)
         return NULL;
     struct tn_board *t = calloc(1, sizeof *t);
     if (!t || !(t->next = calloc(1, sizeof *t->next))) {
@@ -55,13 +55,13 @@ static void free_board(struct tn_board *t)
     free(t);
 }
 
-static int take(const char *path, void *arg)
+static int take(const struct gp_board_entry *e, void *arg)
 {
     struct listing *l = arg;
     /* The screen's limits keep the boards of one device within TN_MAX_BOARDS. */
     if (l->td->n + l->n >= TN_MAX_BOARDS)
         return 0;
-    struct tn_board *t = open_board(l->td, path);
+    struct tn_board *t = open_board(l->td, e);
     if (t)
         l->found[l->n++] = t;
     return 0;
@@ -70,6 +70,17 @@ static int take(const char *path, void *arg)
 /* Lists again at most this often when the directory keeps changing (someone keeps replacing
  * files in it): its changes are looked for before each sleep of the listener. */
 #define TN_RELIST_NS 20000000ull
+/*
+ * A listing reads at most TN_LIST_STEP entries of the directory a step (gp_board_cursor_step),
+ * and after any step the listener lists nothing for TN_LIST_PAUSE times as long as the step took.
+ * So whatever the directory holds (another user's hundreds of thousands of names), the listener
+ * is away from its other work (following the others' summaries, its liveness looks) for one
+ * step at a time, and lists for at most a quarter of its time: a listing of the whole directory
+ * at every look took 170 ms over 10,000 links to one board, and its user's scheduling with the
+ * others with it.
+ */
+#define TN_LIST_STEP 2048u
+#define TN_LIST_PAUSE 3u
 /* Directories' timestamps come from a clock that moves a tick at a time (1-10 ms): a change
  * within the tick after a listing leaves the time the listing saw. */
 #define TN_TIMESTAMP_TICK_NS 20000000ll
@@ -108,27 +119,100 @@ static bool dir_moved(const struct tn_device *td)
                                               st.st_mtim.tv_nsec != td->dir_mtime.tv_nsec);
 }
 
+/* When the next listing may start (none in progress): asked for (a poke), at once; for what the
+ * directory may hold that the last one did not see (it changed, or a file was left for later),
+ * TN_RELIST_NS after the last one started at the earliest; either way, once the pause after the
+ * last step passed. When its next step may come, for one in progress. UINT64_MAX: none. */
+static uint64_t listing_due(const struct tn_device *td, bool moved)
+{
+    if (td->cursor.d)
+        return td->next_ns;
+    uint64_t due = td->wanted ? td->next_ns : UINT64_MAX;
+    if (td->skipped || moved) {
+        uint64_t later = td->listed_ns + TN_RELIST_NS;
+        later = later > td->next_ns ? later : td->next_ns;
+        due = later < due ? later : due;
+    }
+    return due;
+}
+
+/*
+ * When a glance at the directory's first names may come, during a listing that began before the
+ * directory changed or a poke came: at most every TN_RELIST_NS, after the pause. A new user's
+ * board is looked for there at once (tmpfs lists the newest names first) rather than a listing
+ * later: the listing in progress may have passed the new name, and over 150,000 names a listing
+ * takes 100s of ms, during which the newcomer's queues went unseen.
+ */
+static uint64_t glance_due(const struct tn_device *td, bool moved)
+{
+    if (!td->cursor.d || !(td->wanted || moved))
+        return UINT64_MAX;
+    uint64_t due = td->glanced_ns + TN_RELIST_NS;
+    return due > td->next_ns ? due : td->next_ns;
+}
+
+/* Starts a listing: false when it cannot (no count to keep the limits by, no directory). */
+static bool start_listing(struct tn_device *td, uint64_t now)
+{
+    struct gp_screen *screen = &td->screen;
+    screen->key = td->key;
+    screen->skip_own = true;      /* this process's own board is its sched_board.c's */
+    screen->admitted_only = true; /* nobody yields to a user the file does not admit */
+    note_listing(td);
+    td->wanted = false;
+    td->glanced_ns = now; /* its first step is a glance */
+    gp_screen_begin(screen);
+    int rc = 0;
+    for (unsigned i = 0; i < td->n && !rc; i++)
+        rc = gp_screen_hold(screen, &td->boards[i]->b);
+    if (rc || gp_board_cursor_open(&td->cursor, gp_board_dir()) != 0) {
+        gp_screen_end(screen, false);
+        td->skipped = rc != 0;
+        return false;
+    }
+    return true;
+}
+
+/* One step of listing into l, the boards it takes (counted against the limits with those held
+ * from earlier, board_screen.h): of the listing in progress, starting one where there is none,
+ * or, with glance, of a listing of the directory's first names counted with it. */
+static void list_step(struct tn_device *td, struct listing *l, bool glance)
+{
+    uint64_t from = gp_now_ns();
+    int rc = 0;
+    if (glance) {
+        struct gp_board_cursor first;
+        td->glanced_ns = from;
+        if (gp_board_cursor_open(&first, gp_board_dir()) == 0 &&
+            gp_board_cursor_step(&first, TN_LIST_STEP, take, l) == 0)
+            gp_board_cursor_close(&first);
+    } else if (td->cursor.d || start_listing(td, from)) {
+        rc = gp_board_cursor_step(&td->cursor, TN_LIST_STEP, take, l);
+    }
+    uint64_t now = gp_now_ns();
+    td->next_ns = now + TN_LIST_PAUSE * (now - from);
+    if (rc == 0)
+        return; /* a glance, more of the directory at the next step, or no listing */
+    gp_screen_end(&td->screen, rc == 1);
+    td->skipped = rc != 1 || td->screen.skipped;
+    td->pokes = false;
+}
+
 /* Reads every board again (and, with list, looks for new ones and removed ones in the
  * directory): the boards whose file is removed or no longer a board are dropped. The copies are
  * read outside the scheduling lock and put in place under it. True when the set changed; into
  * *moved, whether a board's summary moved since the last call (and takes note). */
-static bool update(struct tn_device *td, bool list, bool poke, bool *moved)
+static bool update(struct tn_device *td, bool list, bool *moved)
 {
     struct listing l = {.td = td};
     *moved = false;
+    bool poke = td->pokes; /* of those it finds: the listing began with this process's joining */
     if (list) {
-        struct gp_screen *screen = &td->screen;
-        screen->key = td->key;
-        screen->skip_own = true;      /* this process's own board is its sched_board.c's */
-        screen->admitted_only = true; /* nobody yields to a user the file does not admit */
-        note_listing(td);
-        gp_screen_begin(screen);
-        int rc = 0;
-        for (unsigned i = 0; i < td->n && !rc; i++)
-            rc = gp_screen_hold(screen, &td->boards[i]->b);
-        if (!rc) /* else no count to keep the limits by: nothing new this time */
-            gp_board_list(gp_board_dir(), (uid_t)-1, take, &l);
-        gp_screen_end(screen);
+        uint64_t now = gp_now_ns();
+        bool dir = dir_moved(td), glance = now >= glance_due(td, dir);
+        list = glance || now >= listing_due(td, dir);
+        if (list)
+            list_step(td, &l, glance);
     }
     /* Only this thread changes the set or the copies in place, so what it reads here is still
      * where it was found once the lock is held. */
@@ -177,7 +261,11 @@ static bool update(struct tn_device *td, bool list, bool poke, bool *moved)
 
 bool tn_refresh(struct tn_device *td, bool poke)
 {
-    bool moved = false, changed = gp_board_shared() && update(td, true, poke, &moved);
+    if (!gp_board_shared())
+        return false;
+    td->wanted |= poke;
+    td->pokes |= poke;
+    bool moved = false, changed = update(td, true, &moved);
     return changed || moved; /* a summary move seen here is not seen again */
 }
 
@@ -223,7 +311,9 @@ static bool look_at(struct tn_board *t, unsigned i, uint64_t now, uint64_t watch
 
 bool tn_look(struct tn_device *td, uint64_t now, uint64_t watchdog_ns, bool *watching)
 {
-    bool changed = tn_refresh(td, false);
+    /* No listing here: the listener lists whenever the directory changed, or a poke asked
+     * (tn_wait), and a listing at every look cost a flooded directory's size every 20 ms. */
+    bool changed = false;
     *watching = false;
     for (unsigned j = 0; j < td->n; j++)
         for (unsigned i = 0; i < gp_board_slots_used(&td->boards[j]->b); i++)
@@ -236,7 +326,7 @@ bool tn_summaries_moved(struct tn_device *td)
     bool moved;
     if (!td->n)
         return false;
-    bool changed = update(td, false, false, &moved);
+    bool changed = update(td, false, &moved);
     return changed || moved;
 }
 
@@ -275,11 +365,14 @@ uint32_t tn_wait(struct tn_device *td, struct gp_board *own, uint32_t seen, uint
                  bool *poked)
 {
     *poked = false;
-    uint64_t from = gp_now_ns(), due = UINT64_MAX;
+    uint64_t from = gp_now_ns();
     /* A board that appeared while we were awake may have poked nobody: the directory is listed
-     * again now, or once TN_RELIST_NS passed since the last listing (the sleep ends then). */
-    if (dir_moved(td)) {
-        due = td->listed_ns + TN_RELIST_NS;
+     * again once it changed, when its listing is due (the sleep ends then), as is a listing's
+     * next step. */
+    bool dir = dir_moved(td);
+    uint64_t due = listing_due(td, dir), glance = glance_due(td, dir);
+    due = glance < due ? glance : due;
+    if (due != UINT64_MAX) {
         if (from >= due) {
             *poked = true;
             return atomic_load(&own->f->h.seq);
@@ -287,6 +380,10 @@ uint32_t tn_wait(struct tn_device *td, struct gp_board *own, uint32_t seen, uint
         timeout_ns = due - from < timeout_ns ? due - from : timeout_ns;
     }
     uint32_t now_seq = sleep_on(td, own, seen, timeout_ns, from, poked);
+    /* A poke asks for a listing, which comes when it is due (at once, but after the pause that
+     * the last step of listing earned: a user poking all the time costs us a quarter of our
+     * time at most). */
+    td->wanted |= *poked && gp_board_shared();
     *poked |= gp_now_ns() >= due;
     return now_seq;
 }
@@ -329,5 +426,6 @@ void tn_close(struct tn_device *td)
     for (unsigned j = 0; j < td->n; j++)
         free_board(td->boards[j]);
     td->n = 0;
+    gp_board_cursor_close(&td->cursor);
     gp_screen_free(&td->screen);
 }

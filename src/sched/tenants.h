@@ -16,7 +16,7 @@
  * others', in this process's memory: a slot whose owner is dead (its liveness lock gone), or that
  * stayed active without moving for the watchdog, no longer holds our queues back. The boards are
  * found by listing the directory: when this process joins (poking the others' listeners, which
- * list it again), and on every liveness look.
+ * list it again), and whenever it changed since the last listing.
  */
 #ifndef GPUPRIO_TENANTS_H
 #define GPUPRIO_TENANTS_H
@@ -68,22 +68,31 @@ struct tn_device {
      * decided untracked and published no activity for the newcomer to yield to. So before it
      * sleeps the listener lists again once the directory changed since this listing. */
     struct timespec dir_mtime;
-    uint64_t listed_ns; /* gp_now_ns() at the listing; 0: never listed */
+    uint64_t listed_ns; /* gp_now_ns() at the listing's start; 0: never listed */
     bool dir_unsettled; /* it changed within a timestamp's granularity of the listing */
+    /* A listing is made in steps of bounded work, paused for what they cost (tenants.c), so that
+     * no directory, however large, takes the listener from its other work for long. */
+    struct gp_board_cursor cursor; /* the listing in progress (cursor.d NULL: none) */
+    uint64_t next_ns;              /* when the next step of listing may come */
+    uint64_t glanced_ns;           /* the last look at the directory's first names */
+    bool wanted;                   /* a listing is asked for (a poke) */
+    bool pokes;                    /* it wakes the listeners of the boards it finds (joining) */
+    bool skipped;                  /* the last listing left files for later: list again */
 };
 
-/* Lists the directory: opens the boards of other users that appeared, drops those removed, and
- * reads the others again. True when a board's summary moved since it was last read, or
- * when the set changed (decide again). poke: wake the listeners of those that appeared. */
+/* Lists the directory, a step of it where it is large (the rest when tn_wait says), where a
+ * listing is due: opens the boards of other users that appeared, drops those removed; and reads
+ * the others again. True when a board's summary moved since it was last read, or when the set
+ * changed (decide again). poke: a listing is asked for (this process joins), which wakes the
+ * listeners of the boards it finds. */
 bool tn_refresh(struct tn_device *td, bool poke);
-/* The liveness look (after tn_refresh): marks the slots of dead owners, and those active without
- * moving for watchdog_ns; true when a mark changed, or what tn_refresh returns. *watching: a slot
- * is marked stalled (look often). */
+/* The liveness look: marks the slots of dead owners, and those active without moving for
+ * watchdog_ns; true when a mark changed. *watching: a slot is marked stalled (look often). */
 bool tn_look(struct tn_device *td, uint64_t now, uint64_t watchdog_ns, bool *watching);
 /* Waits until own's sequence word differs from seen, another board's summary moved, or timeout:
  * returns own's sequence word; *poked: woken with nothing of that changed (another user's new
- * board), or the directory changed since it was last listed (a poke may have been lost): list
- * the directory again (tn_refresh). */
+ * board), or a listing is due (the directory changed since it was last listed, and a poke may
+ * have been lost; a listing's next step): call tn_refresh. */
 uint32_t tn_wait(struct tn_device *td, struct gp_board *own, uint32_t seen, uint64_t timeout_ns,
                  bool *poked);
 /* Reads the boards again (their private copies); whether a board's summary moved since the last

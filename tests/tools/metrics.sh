@@ -6,7 +6,9 @@
 # named w"q\x<0xff>z, so that its command name (the kernel takes it from the name executed) holds
 # a quote, a backslash and a byte that is not UTF-8, which must come out as "w\"q\\x<U+FFFD>z".
 # A made-up sample (tools_metrics_sample: a newline in a label, every kind of bad UTF-8, 2^64-1,
-# a duplicate row) must print exactly metrics_sample.prom and parse.
+# a duplicate row) must print exactly metrics_sample.prom and parse. A process with two queues
+# alike but for command names that differ only in a byte that is not UTF-8 (tools_forged_comm:
+# x\xff and x\xfe, both x<U+FFFD>) has one series per family (top --json shows both queues, so).
 #
 # Then --textfile: once (a parseable DIR/gpuprio.prom of mode 0644 whatever the umask, no
 # temporary file left), and every 0.2 s in the background while prom_check.py reads the file over
@@ -16,18 +18,18 @@
 # naming the problem, status 2 for a bad option or DIR, 1 when the output cannot be written or
 # the board directory cannot be read.
 #
-#   metrics.sh GPUPRIO TOOLS_WORKER HIP_SHIM TOOLS_METRICS_SAMPLE
+#   metrics.sh GPUPRIO TOOLS_WORKER HIP_SHIM TOOLS_METRICS_SAMPLE TOOLS_FORGED_COMM
 #
 # Needs Debian's /usr/bin/python3 with python3-prometheus-client (scripts/install-deps.sh).
 set -u
-gpuprio=$1 worker=$2 shim=$3 sample=$4
+gpuprio=$1 worker=$2 shim=$3 sample=$4 forged=$5
 here=$(dirname "$0")
 py=/usr/bin/python3
 check="$py $here/prom_check.py"
 . "$here/expect.sh"
 sandbox metrics
-pid= pid2= mpid=
-cleanup() { sandbox_cleanup $pid $pid2 $mpid; }
+pid= pid2= mpid= fpid=
+cleanup() { sandbox_cleanup $pid $pid2 $mpid $fpid; }
 trap cleanup EXIT
 export GPUPRIO_BOARD_DIR=$tmp/boards
 mkdir -m 700 "$GPUPRIO_BOARD_DIR"
@@ -163,6 +165,27 @@ gone="gpuprio metrics: cannot write $tmp/tf3/gpuprio.prom (--textfile $tmp/tf3)"
 expect "--interval, DIR gone for a while: what it says" "$gone: No such file or directory
 gpuprio metrics: $tmp/tf3/gpuprio.prom written again" "$(cat "$tmp/tf3.err")"
 expect "--interval, DIR gone for a while: no temporary file" "" "$(others "$tmp/tf3")"
+
+# Two queues of one process, alike but for names that print the same: one series, one row.
+"$forged" "$tmp/stop_forged" >"$tmp/forged.out" 2>"$tmp/forged.err" &
+fpid=$!
+if wait_for 10 grep -q ready "$tmp/forged.out"; then
+    "$gpuprio" metrics --once >"$tmp/forged.prom" 2>/dev/null
+    expect "names that differ only in bytes that are not UTF-8: series" 1 \
+        "$(grep -c "^gpuprio_queue_priority{.*,pid=\"$fpid\",command=\"x$fffd\"," "$tmp/forged.prom")"
+    prom_check "names that differ only in bytes that are not UTF-8" "$tmp/forged.prom" \
+        --command "$fpid:x$fffd"
+    "$gpuprio" top --once --json >"$tmp/forged.json" 2>/dev/null
+    expect "names that differ only in bytes that are not UTF-8: top --json" 2 \
+        "$(grep "\"pid\": $fpid," "$tmp/forged.json" | grep -c "\"command\": \"x$fffd\"")"
+else
+    echo "FAIL: tools_forged_comm never got ready: $(cat "$tmp/forged.err")"
+    fails=$((fails + 1))
+fi
+touch "$tmp/stop_forged"
+wait "$fpid"
+expect "tools_forged_comm status" 0 $?
+fpid=
 
 # Bad inputs: one line on standard error naming the problem, nothing on standard output, and
 # the status.
