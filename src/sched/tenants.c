@@ -70,6 +70,10 @@ static int take(const struct gp_board_entry *e, void *arg)
 /* Lists again at most this often when the directory keeps changing (someone keeps replacing
  * files in it): its changes are looked for before each sleep of the listener. */
 #define TN_RELIST_NS 20000000ull
+/* And at least this often whatever the directory's time says: a file system whose directory
+ * times lag (attributes cached over NFS) or a poke lost while the listener was busy must not
+ * leave a new user's board unseen for good. Paced like any listing, so it costs little. */
+#define TN_SAFETY_RELIST_NS 2000000000ull
 /*
  * A listing reads at most TN_LIST_STEP entries of the directory a step (gp_board_cursor_step),
  * and after any step the listener lists nothing for TN_LIST_PAUSE times as long as the step took.
@@ -121,13 +125,19 @@ static bool dir_moved(const struct tn_device *td)
 
 /* When the next listing may start (none in progress): asked for (a poke), at once; for what the
  * directory may hold that the last one did not see (it changed, or a file was left for later),
- * TN_RELIST_NS after the last one started at the earliest; either way, once the pause after the
- * last step passed. When its next step may come, for one in progress. UINT64_MAX: none. */
+ * TN_RELIST_NS after the last one started at the earliest; TN_SAFETY_RELIST_NS after it in any
+ * case; each once the pause after the last step passed. When its next step may come, for one in
+ * progress. UINT64_MAX: none. */
 static uint64_t listing_due(const struct tn_device *td, bool moved)
 {
     if (td->cursor.d)
         return td->next_ns;
     uint64_t due = td->wanted ? td->next_ns : UINT64_MAX;
+    if (td->listed_ns) {
+        uint64_t safety = td->listed_ns + TN_SAFETY_RELIST_NS;
+        safety = safety > td->next_ns ? safety : td->next_ns;
+        due = safety < due ? safety : due;
+    }
     if (td->skipped || moved) {
         uint64_t later = td->listed_ns + TN_RELIST_NS;
         later = later > td->next_ns ? later : td->next_ns;
