@@ -13,12 +13,15 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <unistd.h>
 
+#include "gp_clock.h"
 #include "gp_conf.h"
 #include "gp_log.h"
 
@@ -42,12 +45,31 @@ struct gp_screen_entry {
 #define DEVICE_MAX (NAME_MAX + 1)
 #define KEY_MAX (DEVICE_MAX + 48)
 
+/* The keys are other users' file names: hashed with a seed of this process's, and mixed at the
+ * end, so that nobody can choose names that fall in one bucket and make each look a long probe. */
+static uint64_t hash_seed(void)
+{
+    static _Atomic uint64_t seed;
+    uint64_t s = atomic_load_explicit(&seed, memory_order_relaxed);
+    if (s)
+        return s;
+    if (getrandom(&s, sizeof s, GRND_NONBLOCK) != (ssize_t)sizeof s)
+        s = gp_now_ns() ^ ((uint64_t)getpid() << 32) ^ (uint64_t)(uintptr_t)&s;
+    s |= 1;
+    uint64_t none = 0;
+    return atomic_compare_exchange_strong(&seed, &none, s) ? s : none;
+}
+
 static uint64_t hash_of(const char *key)
 {
-    uint64_t h = 14695981039346656037ull; /* FNV-1a */
+    uint64_t h = 14695981039346656037ull ^ hash_seed(); /* FNV-1a */
     for (; *key; key++)
         h = (h ^ (unsigned char)*key) * 1099511628211ull;
-    return h;
+    h ^= h >> 30; /* splitmix64's finish: every bit of the key and seed in the low ones */
+    h *= 0xbf58476d1ce4e5b9ull;
+    h ^= h >> 27;
+    h *= 0x94d049bb133111ebull;
+    return h ^ (h >> 31);
 }
 
 /* The entry of key in the table (only free ones past it, so a look ends at the first free one). */
