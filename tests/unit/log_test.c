@@ -22,7 +22,8 @@ static void printable(void)
                      16);
     CHECK(strcmp(out, "a?[2Jb??c???") == 0);
     /* A comm fills its 16 bytes without a terminator: at most n bytes are read, and out ends. */
-    const char full[16] = "0123456789abcdef";
+    char full[16];
+    memcpy(full, "0123456789abcdef", sizeof full);
     memset(out, 'x', sizeof out);
     gp_log_printable(out, full, sizeof full);
     CHECK(strcmp(out, "0123456789abcdef") == 0);
