@@ -1723,6 +1723,127 @@ static void tenant_two(void)
     EXPECT(together < apart);
 }
 
+/* The gate words of the live slots on user uid's board, or-ed (0 when there is none). */
+static uint64_t gates_on_board_of(uid_t uid)
+{
+    char path[300];
+    uint64_t n = 0;
+    int fd = open_board_of(uid, path, sizeof path);
+    struct gp_board_file *f =
+        fd < 0 ? MAP_FAILED : mmap(NULL, sizeof *f, PROT_READ, MAP_SHARED, fd, 0);
+    for (unsigned i = 0; f != MAP_FAILED && i < GP_BOARD_SLOTS; i++)
+        if (GP_SLOT_STATE(atomic_load(&f->slots[i].owner)) == GP_SLOT_LIVE)
+            n |= atomic_load(&f->slots[i].st.gate);
+    if (f != MAP_FAILED)
+        munmap(f, sizeof *f);
+    if (fd >= 0)
+        close(fd);
+    return n;
+}
+
+/*
+ * A board that appears without a poke, the directory's time unchanged (a poke lost while the
+ * listener was busy; a file system whose directory times lag): the listener lists at least every
+ * TN_SAFETY_RELIST_NS (2 s) whatever the directory's time says, so the other user's board is
+ * found all the same. User B's high-priority load runs with a board directory of its own (its
+ * own configuration file), poking nobody; its board is then linked into the shared directory,
+ * whose time is set back to what it was, while user A's low-priority load runs there. A's queue
+ * must be throttled or suspended for B's within the safety re-list's period and slack; without
+ * the re-list it never is (not within 6 s).
+ */
+static void tenant_relist(void)
+{
+    tenants_setup();
+    setenv("GPUPRIO_HW_PRIORITY", "off", 1);
+    write_conf("");
+    char elsewhere[200], conf_b[200];
+    snprintf(elsewhere, sizeof elsewhere, "%s/elsewhere", dir);
+    snprintf(conf_b, sizeof conf_b, "%s/gpuprio-b.conf", dir);
+    EXPECT(mkdir(elsewhere, 0700) == 0 && chmod(elsewhere, 01777) == 0);
+    FILE *f = fopen(conf_b, "w");
+    EXPECT(f != NULL);
+    if (f) {
+        fprintf(f, "# written by board_test\nboard_dir = %s\n", elsewhere);
+        fclose(f);
+    }
+    EXPECT(chmod(conf_b, 0644) == 0);
+
+    /* Long enough for the whole subtest; both are killed at its end. */
+    static const char *const long_load[] = {"3", "saturate", "200000", "300", NULL};
+    static const char *const long_high[] = {"1", "saturate", "200000", "300", NULL};
+    spawn_uid = USER_A;
+    struct proc a = spawn_ready("low", NULL, long_load);
+    go(&a);
+    EXPECT(wait_for_queue_of(USER_A, 0));
+    spawn_uid = USER_B;
+    setenv("GPUPRIO_CONFIG", conf_b, 1);
+    setenv("GPUPRIO_BOARD_DIR", elsewhere, 1);
+    struct proc b = spawn_ready("high", NULL, long_high);
+    setenv("GPUPRIO_CONFIG", conf, 1);
+    setenv("GPUPRIO_BOARD_DIR", shared, 1);
+    spawn_uid = 0;
+    go(&b);
+
+    /* B's board, in its own directory. */
+    char from[512] = "", to[512] = "";
+    for (int tries = 0; tries < 10000 && !from[0]; tries++) {
+        DIR *d = opendir(elsewhere);
+        for (struct dirent *e; d && (e = readdir(d));)
+            if (!strncmp(e->d_name, "gpuprio-", 8)) {
+                snprintf(from, sizeof from, "%s/%s", elsewhere, e->d_name);
+                snprintf(to, sizeof to, "%s/%s", shared, e->d_name);
+            }
+        if (d)
+            closedir(d);
+        if (!from[0])
+            usleep(1000);
+    }
+    EXPECT(from[0] != '\0');
+    /* Past the listings that A's own board's arrival asked for, and any listing unsettled by it
+     * (a directory time within a timestamp's granularity of the listing). */
+    usleep(1000000);
+    /* Alone as far as it knows, A's queue is neither throttled nor suspended. */
+    EXPECT(!(gates_on_board_of(USER_A) & (XQ_GATE_THROTTLED | XQ_GATE_SUSPENDED)));
+    struct stat st;
+    EXPECT(stat(shared, &st) == 0);
+    uint64_t linked = now_ns();
+    EXPECT(link(from, to) == 0);
+    struct timespec times[2] = {{0, UTIME_OMIT}, st.st_mtim};
+    EXPECT(utimensat(AT_FDCWD, shared, times, 0) == 0);
+    struct stat now_st;
+    EXPECT(stat(shared, &now_st) == 0 && now_st.st_mtim.tv_sec == st.st_mtim.tv_sec &&
+           now_st.st_mtim.tv_nsec == st.st_mtim.tv_nsec);
+
+    /* The safety re-list comes within 2 s of the last listing; 6 s leaves a loaded host slack. */
+    uint64_t seen = 0;
+    while (!seen && now_ns() - linked < 6000000000ull) {
+        if (gates_on_board_of(USER_A) & (XQ_GATE_THROTTLED | XQ_GATE_SUSPENDED))
+            seen = now_ns();
+        else
+            usleep(5000);
+    }
+    if (seen)
+        printf("user %u's low queue was held back for user %u's board %.0f ms after it was "
+               "linked into the shared directory (no poke, the directory's time set back)\n",
+               USER_A, USER_B, (double)(seen - linked) / 1e6);
+    else
+        printf("user %u's low queue was not held back within 6 s of user %u's board being linked "
+               "into the shared directory: the listener did not list it again\n",
+               USER_A, USER_B);
+    EXPECT(seen != 0);
+    kill(a.pid, SIGKILL);
+    kill(b.pid, SIGKILL);
+    int status;
+    reap(a.pid, &status, 0);
+    reap(b.pid, &status, 0);
+    if (a.out)
+        fclose(a.out);
+    if (b.out)
+        fclose(b.out);
+    close(a.in);
+    close(b.in);
+}
+
 struct forger {
     char path[256];
     _Atomic bool stop;
@@ -3682,6 +3803,8 @@ int main(int argc, char **argv)
         watchdog_next_to(true, false, false);
     else if (!strcmp(t, "tenant-held"))
         tenant_held();
+    else if (!strcmp(t, "tenant-relist"))
+        tenant_relist();
     else if (!strcmp(t, "tenant-hostile_fifo"))
         hostile_fifo();
     else if (!strcmp(t, "tenant-hostile_truncate"))
