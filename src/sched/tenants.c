@@ -130,20 +130,13 @@ static bool dir_moved(const struct tn_device *td)
  * progress. UINT64_MAX: none. */
 static uint64_t listing_due(const struct tn_device *td, bool moved)
 {
-    if (td->cursor.d)
+    if (td->cursor.d || td->wanted)
         return td->next_ns;
-    uint64_t due = td->wanted ? td->next_ns : UINT64_MAX;
-    if (td->listed_ns) {
-        uint64_t safety = td->listed_ns + TN_SAFETY_RELIST_NS;
-        safety = safety > td->next_ns ? safety : td->next_ns;
-        due = safety < due ? safety : due;
-    }
-    if (td->skipped || moved) {
-        uint64_t later = td->listed_ns + TN_RELIST_NS;
-        later = later > td->next_ns ? later : td->next_ns;
-        due = later < due ? later : due;
-    }
-    return due;
+    bool changed = td->skipped || moved;
+    if (!changed && !td->listed_ns)
+        return UINT64_MAX;
+    uint64_t due = td->listed_ns + (changed ? TN_RELIST_NS : TN_SAFETY_RELIST_NS);
+    return due > td->next_ns ? due : td->next_ns;
 }
 
 /*

@@ -5,9 +5,7 @@
 # the headers cannot be read or declare nothing taking a stream (2).
 set -eu
 src=$1 lib=$2 inc=$3
-sh "$src/tools/hip-coverage.sh" "$lib" "$inc" >"${TMPDIR:-/tmp}/hip-coverage.$$" 2>&1 || status=$?
-out=$(cat "${TMPDIR:-/tmp}/hip-coverage.$$")
-rm -f "${TMPDIR:-/tmp}/hip-coverage.$$"
+out=$(sh "$src/tools/hip-coverage.sh" "$lib" "$inc" 2>&1) || status=$?
 echo "$out"
 [ "${status:-0}" = 0 ] || exit 1
 echo "$out" | grep -Eq '^[1-9][0-9]* exported functions touch a stream' ||
