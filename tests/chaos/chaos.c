@@ -95,6 +95,8 @@ static void sleep_ms(unsigned ms)
 enum end { END_RUN, END_RETURN, END_THREAD_EXIT, END_SIGNAL, END_ABORT, END_KILLED };
 static const char *const end_how[] = {"run", "return", "thread-exit", "signal", "abort", "wait"};
 
+#define STOPS_KEPT 8
+
 struct worker {
     pid_t pid;
     enum end end;
@@ -102,6 +104,9 @@ struct worker {
     bool stopped, killed;
     uint64_t resume_at;
     char log[96];
+    int resumes_fd;   /* its resumes file (chaos_worker.c, CHAOS_RESUMES), or -1 */
+    uint64_t resumes; /* how many times it was resumed */
+    uint64_t stopped_ms[STOPS_KEPT][2]; /* its last stops: from, to (now_ms) */
 };
 
 static const struct {
@@ -129,7 +134,15 @@ static struct worker spawn(enum end end, int rounds, const char *priority)
     struct worker w = {.end = end,
                        .priority = priority ? priority : priorities[rnd(5)].name,
                        .level = rnd(2) ? "2" : "1"};
-    snprintf(w.log, sizeof w.log, "%s/worker-%u.log", dir, serial++);
+    char resumes[sizeof w.log];
+    snprintf(w.log, sizeof w.log, "%s/worker-%u.log", dir, serial);
+    snprintf(resumes, sizeof resumes, "%s/worker-%u.resumes", dir, serial++);
+    w.resumes_fd = -1;
+    if (end == END_RUN) {
+        w.resumes_fd = open(resumes, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+        if (w.resumes_fd < 0 || ftruncate(w.resumes_fd, sizeof w.resumes) != 0)
+            FAIL("cannot make %s: %s", resumes, strerror(errno));
+    }
     char arg[16];
     snprintf(arg, sizeof arg, "%d", rounds);
     fflush(stdout);
@@ -141,10 +154,12 @@ static struct worker spawn(enum end end, int rounds, const char *priority)
         setenv("LD_PRELOAD", shim, 1);
         setenv("GPUPRIO_PRIORITY", w.priority, 1);
         setenv("GPUPRIO_LEVEL", w.level, 1);
-        if (end == END_RUN)
+        if (end == END_RUN) {
+            setenv("CHAOS_RESUMES", resumes, 1);
             execl(worker, worker, "run", arg, (char *)NULL);
-        else
+        } else {
             execl(worker, worker, "brief", end == END_KILLED ? "wait" : end_how[end], (char *)NULL);
+        }
         _exit(127);
     }
     if (w.pid < 0)
@@ -319,6 +334,19 @@ static bool hold_bound_reported_only(void)
     return v && strcmp(v, "report") == 0;
 }
 
+/* How many ms of [from, to] this driver kept worker w stopped (of its last STOPS_KEPT stops): a
+ * hold it reports should have none, as the worker leaves out calls that spanned a stop. */
+static uint64_t stopped_within(const struct worker *w, uint64_t from, uint64_t to)
+{
+    uint64_t sum = 0;
+    for (uint64_t i = w->resumes > STOPS_KEPT ? w->resumes - STOPS_KEPT : 0; i < w->resumes; i++) {
+        const uint64_t *stop = w->stopped_ms[i % STOPS_KEPT];
+        uint64_t a = stop[0] > from ? stop[0] : from, b = stop[1] < to ? stop[1] : to;
+        sum += b > a ? b - a : 0;
+    }
+    return sum;
+}
+
 static long held_max_us;
 static unsigned ended_run, ended_killed, ended_other;
 
@@ -356,8 +384,10 @@ static void ended(struct worker *w, int st)
                    (int)w->pid, w->priority, w->level, held / 1e3, unexplained, HELD_BOUND_MS);
         else if (!hold_bound_reported_only())
             FAIL("worker %d (%s, level %s): a call took %.1f ms, %ld ms of it with no work of a "
-                 "higher priority completing (bound %d ms)",
-                 (int)w->pid, w->priority, w->level, held / 1e3, unexplained, HELD_BOUND_MS);
+                 "higher priority completing (bound %d ms; stopped itself for %" PRIu64
+                 " ms of it)",
+                 (int)w->pid, w->priority, w->level, held / 1e3, unexplained, HELD_BOUND_MS,
+                 stopped_within(w, from, from + (uint64_t)held / 1000));
         else
             printf("worker %d (%s, level %s): a call took %.1f ms, %ld ms of it with no work of "
                    "a higher priority completing (bound %d ms, reported only: "
@@ -371,6 +401,9 @@ static void ended(struct worker *w, int st)
     if (nreaped < sizeof reaped / sizeof reaped[0])
         reaped[nreaped++] = w->pid;
     w->pid = 0;
+    if (w->resumes_fd >= 0)
+        close(w->resumes_fd);
+    w->resumes_fd = -1;
 }
 
 /* Reaps the workers of ws that ended (all of them with wait); how many are still there. */
@@ -510,6 +543,26 @@ static void check_top(void)
 
 /* ---- the tests ---- */
 
+static void stop_worker(struct worker *w)
+{
+    w->stopped = true;
+    w->stopped_ms[w->resumes % STOPS_KEPT][0] = now_ms();
+    kill(w->pid, SIGSTOP);
+}
+
+/* Counts the resume in the worker's file before it goes on, so that its calls that spanned the
+ * stop see the count change (chaos_worker.c, TIMED). */
+static void resume_worker(struct worker *w)
+{
+    w->stopped_ms[w->resumes % STOPS_KEPT][1] = now_ms();
+    w->resumes++;
+    if (w->resumes_fd >= 0 &&
+        pwrite(w->resumes_fd, &w->resumes, sizeof w->resumes, 0) != sizeof w->resumes)
+        FAIL("cannot count a resume of worker %d: %s", (int)w->pid, strerror(errno));
+    kill(w->pid, SIGCONT);
+    w->stopped = false;
+}
+
 static void chaos(int steps)
 {
     struct worker ws[WORKERS] = {{0}};
@@ -518,10 +571,8 @@ static void chaos(int steps)
         reap(ws, WORKERS, false);
         uint64_t now = now_ms();
         for (int i = 0; i < WORKERS; i++)
-            if (ws[i].pid > 0 && ws[i].stopped && now >= ws[i].resume_at) {
-                kill(ws[i].pid, SIGCONT);
-                ws[i].stopped = false;
-            }
+            if (ws[i].pid > 0 && ws[i].stopped && now >= ws[i].resume_at)
+                resume_worker(&ws[i]);
         for (int i = 0; i < WORKERS; i++)
             if (ws[i].pid <= 0) {
                 ws[i] = spawn(END_RUN, 200 + (int)rnd(400), NULL);
@@ -539,9 +590,8 @@ static void chaos(int steps)
             break;
         case 1:
             if (w->pid > 0 && !w->killed && !w->stopped) {
-                w->stopped = true;
                 w->resume_at = now + STOP_MIN_MS + rnd(STOP_SPREAD_MS);
-                kill(w->pid, SIGSTOP);
+                stop_worker(w);
                 stops++;
             }
             break;
@@ -556,7 +606,7 @@ static void chaos(int steps)
     }
     for (int i = 0; i < WORKERS; i++)
         if (ws[i].pid > 0 && ws[i].stopped)
-            kill(ws[i].pid, SIGCONT);
+            resume_worker(&ws[i]);
     uint64_t limit = now_ms() + FINISH_LIMIT_S * 1000u;
     while (reap(ws, WORKERS, false) > 0 && now_ms() < limit)
         sleep_ms(20);
