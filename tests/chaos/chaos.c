@@ -140,7 +140,11 @@ static struct worker spawn(enum end end, int rounds, const char *priority)
     w.resumes_fd = -1;
     if (end == END_RUN) {
         w.resumes_fd = open(resumes, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-        if (w.resumes_fd < 0 || ftruncate(w.resumes_fd, sizeof w.resumes) != 0)
+        if (w.resumes_fd >= 0 && ftruncate(w.resumes_fd, sizeof w.resumes) != 0) {
+            close(w.resumes_fd);
+            w.resumes_fd = -1;
+        }
+        if (w.resumes_fd < 0)
             FAIL("cannot make %s: %s", resumes, strerror(errno));
     }
     char arg[16];
@@ -155,15 +159,20 @@ static struct worker spawn(enum end end, int rounds, const char *priority)
         setenv("GPUPRIO_PRIORITY", w.priority, 1);
         setenv("GPUPRIO_LEVEL", w.level, 1);
         if (end == END_RUN) {
-            setenv("CHAOS_RESUMES", resumes, 1);
+            if (w.resumes_fd >= 0)
+                setenv("CHAOS_RESUMES", resumes, 1);
             execl(worker, worker, "run", arg, (char *)NULL);
         } else {
             execl(worker, worker, "brief", end == END_KILLED ? "wait" : end_how[end], (char *)NULL);
         }
         _exit(127);
     }
-    if (w.pid < 0)
+    if (w.pid < 0) {
         FAIL("fork: %s", strerror(errno));
+        if (w.resumes_fd >= 0)
+            close(w.resumes_fd);
+        w.resumes_fd = -1;
+    }
     return w;
 }
 
@@ -334,12 +343,13 @@ static bool hold_bound_reported_only(void)
     return v && strcmp(v, "report") == 0;
 }
 
-/* How many ms of [from, to] this driver kept worker w stopped (of its last STOPS_KEPT stops): a
- * hold it reports should have none, as the worker leaves out calls that spanned a stop. */
+/* How many ms of [from, to] this driver kept worker w stopped (of its last STOPS_KEPT - 1 stops
+ * that ended: a stop under way has the next entry): a hold it reports should have none, as the
+ * worker leaves out calls that spanned a stop. */
 static uint64_t stopped_within(const struct worker *w, uint64_t from, uint64_t to)
 {
-    uint64_t sum = 0;
-    for (uint64_t i = w->resumes > STOPS_KEPT ? w->resumes - STOPS_KEPT : 0; i < w->resumes; i++) {
+    uint64_t sum = 0, kept = STOPS_KEPT - 1;
+    for (uint64_t i = w->resumes > kept ? w->resumes - kept : 0; i < w->resumes; i++) {
         const uint64_t *stop = w->stopped_ms[i % STOPS_KEPT];
         uint64_t a = stop[0] > from ? stop[0] : from, b = stop[1] < to ? stop[1] : to;
         sum += b > a ? b - a : 0;

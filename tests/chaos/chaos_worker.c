@@ -12,10 +12,10 @@
  *           done ROUNDS held_max_us N from_ms T in CALL
  *       the longest any one HIP call took, when it started (CLOCK_MONOTONIC) and which call it
  *       was, leaving out calls during which the process was stopped and resumed (SIGSTOP and
- *       SIGCONT: chaos.c counts its resumes in the file CHAOS_RESUMES names). With CHAOS_STOPFILE
- * set, the threads also stop once that file exists (ROUNDS 0: only then), and ROUNDS in the last
- * line is the rounds the first thread ran. A wrong result prints "WRONG ..." and exits 1; a HIP
- * error, "FATAL ..." and exits 1.
+ *       SIGCONT: chaos.c counts its resumes in the file CHAOS_RESUMES names). With
+ *       CHAOS_STOPFILE set, the threads also stop once that file exists (ROUNDS 0: only then),
+ *       and ROUNDS in the last line is the rounds the first thread ran. A wrong result prints
+ *       "WRONG ..." and exits 1; a HIP error, "FATAL ..." and exits 1.
  *
  *   chaos_worker brief HOW
  *       Creates two streams, runs a few kernels on each and ends with kernels still queued, as
