@@ -44,8 +44,9 @@
 /* How many times chaos.c resumed this process: it counts them in the file CHAOS_RESUMES names,
  * while the process is still stopped, so a call that spans a stop reads another count when it
  * ends. A SIGCONT handler cannot tell this: the kernel runs it on a thread of its choice, which
- * may be scheduled after the timed thread has already looked (a critical worker's stopped call
- * was once judged a 1.28 s hold). NULL without CHAOS_RESUMES: no stops are told apart. */
+ * may be scheduled after the timed thread has already looked (the likely cause of a CI run that
+ * judged a critical worker's 1.28 s call, a stop's length, a hold). NULL without CHAOS_RESUMES: no
+ * stops are told apart. */
 static const _Atomic uint64_t *resumes;
 static _Atomic uint64_t held_max_ns;
 static _Atomic uint64_t held_max_from; /* when that call started (CLOCK_MONOTONIC, ns; roughly) */
