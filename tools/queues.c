@@ -256,6 +256,9 @@ int gp_sample_take(struct gp_sample *s, struct gp_screen *screen)
     s->nrec = 0;
     s->boards = 0;
     struct take_ctx t = {s, screen};
+    /* In the administrator's shared directory the boards of users the file does not admit are
+     * left out, as the library's readers leave them out: nobody schedules with them. */
+    screen->admitted_only = gp_board_shared();
     int rc = gp_screen_list(screen, gp_board_dir(), gp_tool_board_uid(false), take_board, &t);
     s->taken_ns = gp_tool_now_ns();
     if (rc == -ENOENT)

@@ -1968,43 +1968,6 @@ static void tenant_alter(void)
     EXPECT(finish(&owner, NULL) == 0);
 }
 
-/*
- * A board of a user the file does not admit is ignored, with one warning: the admitted user's
- * bursts are not suspended for it, however high its priority.
- */
-static void tenant_admit(void)
-{
-    tenants_setup();
-    stderr_to_file = true;
-    char all[200];
-    snprintf(all, sizeof all, "%s/all.conf", dir);
-    FILE *f = fopen(all, "w");
-    if (f) {
-        fprintf(f, "board_dir = %s\n", shared);
-        fclose(f);
-    }
-    EXPECT(chmod(all, 0644) == 0);
-    write_conf("admit = 4241, @0\n");
-    spawn_uid = USER_A;
-    struct proc bursts = spawn_ready("normal", NULL, high_bursts);
-    setenv("GPUPRIO_CONFIG", all, 1); /* the other user's own file admits everyone */
-    spawn_uid = USER_B;
-    struct proc load = spawn_ready("critical", NULL, low_load);
-    spawn_uid = 0;
-    setenv("GPUPRIO_CONFIG", conf, 1);
-    go(&load);
-    go(&bursts);
-    EXPECT(finish(&bursts, NULL) == 0);
-    unsigned long long suspended = last_suspensions;
-    EXPECT(finish(&load, NULL) == 0);
-    printf("a user not admitted at critical next to an admitted user's bursts: suspended %llu "
-           "times\n",
-           suspended);
-    EXPECT(suspended == 0);
-    EXPECT(stderr_of(&bursts, "whom"));
-    EXPECT(stderr_of(&bursts, "does not admit: it is ignored"));
-}
-
 /* A configuration file it cannot use: one message naming the file, the line and what is
  * accepted; the program runs as without it, on its own user's board (mode 0600). */
 static void tenant_bad_conf(void)
@@ -3452,6 +3415,65 @@ static int occurrences(const char *text, const char *what)
     for (const char *at = text; at && (at = strstr(at, what)); at += strlen(what))
         n++;
     return n;
+}
+
+/*
+ * A board of a user the file does not admit is ignored, with one warning: the admitted user's
+ * bursts are not suspended for it, however high its priority; and gpuprio top, run by root and by
+ * the admitted user, does not show its queues either (warning once), as nobody schedules with
+ * them.
+ */
+static void tenant_admit(void)
+{
+    tenants_setup();
+    stderr_to_file = true;
+    char all[200];
+    snprintf(all, sizeof all, "%s/all.conf", dir);
+    FILE *f = fopen(all, "w");
+    if (f) {
+        fprintf(f, "board_dir = %s\n", shared);
+        fclose(f);
+    }
+    EXPECT(chmod(all, 0644) == 0);
+    write_conf("admit = 4241, @0\n");
+    spawn_uid = USER_A;
+    struct proc bursts = spawn_ready("normal", NULL, high_bursts);
+    setenv("GPUPRIO_CONFIG", all, 1); /* the other user's own file admits everyone */
+    spawn_uid = USER_B;
+    struct proc load = spawn_ready("critical", NULL, low_load);
+    spawn_uid = 0;
+    setenv("GPUPRIO_CONFIG", conf, 1);
+
+    /* Both are on their boards in the shared directory (ready: their streams ran a kernel). */
+    static const char *const top[] = {"top", "--once", "--json", NULL};
+    char user_a[32], user_b[32];
+    snprintf(user_a, sizeof user_a, "\"uid\": %u,", USER_A);
+    snprintf(user_b, sizeof user_b, "\"uid\": %u,", USER_B);
+    const uid_t readers[] = {0, USER_A};
+    for (int i = 0; i < 2; i++) {
+        struct tool_run t = run_tool_kept(readers[i], top, 10);
+        int a_rows = occurrences(t.out, user_a), b_rows = occurrences(t.out, user_b);
+        printf("  gpuprio top --once --json as uid %u: %d of user %u's queues, %d of user %u's "
+               "(not admitted)\n",
+               (unsigned)readers[i], a_rows, USER_A, b_rows, USER_B);
+        EXPECT(t.ok && t.out && json_parses(t.out, strlen(t.out)));
+        EXPECT(a_rows >= 1 && b_rows == 0);
+        EXPECT(occurrences(t.err, "does not admit: it is ignored") == 1);
+        free(t.out);
+        free(t.err);
+    }
+
+    go(&load);
+    go(&bursts);
+    EXPECT(finish(&bursts, NULL) == 0);
+    unsigned long long suspended = last_suspensions;
+    EXPECT(finish(&load, NULL) == 0);
+    printf("a user not admitted at critical next to an admitted user's bursts: suspended %llu "
+           "times\n",
+           suspended);
+    EXPECT(suspended == 0);
+    EXPECT(stderr_of(&bursts, "whom"));
+    EXPECT(stderr_of(&bursts, "does not admit: it is ignored"));
 }
 
 /*
