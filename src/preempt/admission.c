@@ -100,22 +100,26 @@ struct holders_scan {
     struct xq_holders h;
 };
 
+void xq_holders_add(struct xq_holders *h, int its, int priority, uint64_t completed, bool active)
+{
+    if (its > priority) {
+        h->higher += completed;
+        h->higher_active |= active;
+    } else if (its == priority) {
+        h->peers += completed;
+    }
+}
+
 static void add_holder(struct xqueue *q, void *arg)
 {
     struct holders_scan *s = arg;
     const struct xq_state *st = xq_st(q);
-    int priority = atomic_load(&st->priority);
-    if (q == s->held || q->device != s->held->device || priority < s->priority)
+    if (q == s->held || q->device != s->held->device)
         return;
-    uint64_t completed = atomic_load_explicit(&st->completed, memory_order_relaxed);
-    if (priority > s->priority) {
-        s->h.higher += completed;
-        /* as decisions take it: a stalled queue holds nobody back (xqueue.h) */
-        s->h.higher_active |=
-            atomic_load(&st->active) && !(atomic_load(&st->gate) & XQ_GATE_STALLED);
-    } else {
-        s->h.peers += completed;
-    }
+    /* active as decisions take it: a stalled queue holds nobody back (xqueue.h) */
+    xq_holders_add(&s->h, atomic_load(&st->priority), s->priority,
+                   atomic_load_explicit(&st->completed, memory_order_relaxed),
+                   atomic_load(&st->active) && !(atomic_load(&st->gate) & XQ_GATE_STALLED));
 }
 
 static struct xq_holders holders_of(const struct xqueue *q)

@@ -75,6 +75,10 @@ struct xq_holders {
     bool higher_active;
 };
 
+/* Adds to h, what holds back a suspended queue of priority, a queue of priority its: its
+ * completed work, and whether it is active as decisions take it. */
+void xq_holders_add(struct xq_holders *h, int its, int priority, uint64_t completed, bool active);
+
 /* For xq_admission_hooks.activity_changed: queues of several devices changed. */
 #define XQ_ALL_DEVICES INT_MIN
 

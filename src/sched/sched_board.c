@@ -131,21 +131,11 @@ struct holders_scan {
     struct xq_holders *h;
 };
 
-static void add_holder(struct xq_holders *h, int its, int priority, uint64_t completed, bool active)
-{
-    if (its > priority) {
-        h->higher += completed;
-        h->higher_active |= active;
-    } else if (its == priority) {
-        h->peers += completed;
-    }
-}
-
 static void add_tenant_holder(const struct sched_queue *q, struct xq_state *st, void *arg)
 {
     struct holders_scan *p = arg;
-    add_holder(p->h, q->priority, p->priority,
-               atomic_load_explicit(&st->completed, memory_order_relaxed), q->active);
+    xq_holders_add(p->h, q->priority, p->priority,
+                   atomic_load_explicit(&st->completed, memory_order_relaxed), q->active);
 }
 
 void sb_holders_elsewhere(int device, int priority, struct xq_holders *h)
@@ -158,8 +148,9 @@ void sb_holders_elsewhere(int device, int priority, struct xq_holders *h)
             !gp_priority_valid(its))
             continue;
         uint64_t gate = atomic_load(&s->st.gate);
-        add_holder(h, its, priority, atomic_load_explicit(&s->st.completed, memory_order_relaxed),
-                   atomic_load(&s->st.active) && !(gate & (XQ_GATE_STALLED | XQ_GATE_LEFT)));
+        xq_holders_add(h, its, priority,
+                       atomic_load_explicit(&s->st.completed, memory_order_relaxed),
+                       atomic_load(&s->st.active) && !(gate & (XQ_GATE_STALLED | XQ_GATE_LEFT)));
     }
     if (d)
         tn_foreach_queue(&d->tenants, add_tenant_holder, &(struct holders_scan){priority, h});
