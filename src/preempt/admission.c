@@ -674,8 +674,10 @@ static bool follow_marker(struct xqueue *q, const struct xq_ticket *t, void *mar
             (uint32_t)t->cost_ns,
             t->predicted_ns > UINT32_MAX ? UINT32_MAX : (uint32_t)t->predicted_ns,
             (uint32_t)atomic_load_explicit(&xq_st(q)->suspensions, memory_order_relaxed)};
-        if (marker)
+        if (marker) {
             r->marked = r->count;
+            atomic_store(&q->gate_unbacked, false); /* recorded behind every gate put so far */
+        }
         if (r->count == 1)
             xq_head_changed(q, now);
         *start_watching = !q->watched;
@@ -685,6 +687,36 @@ static bool follow_marker(struct xqueue *q, const struct xq_ticket *t, void *mar
     return room;
 }
 
+/*
+ * A gate was put before t's command, and the command will not be followed: the runtime refused
+ * it, or a capture began meanwhile (the command may be in the graph, not behind the gate). A
+ * marker recorded now stands behind the gate instead, where the platform can record one without
+ * touching the refusal's error state and no capture can take it (the capture lock); otherwise
+ * the queue owes a marker and is not released until one follows (xqueue.h's gate_unbacked).
+ * With q->submit_mu held. Whether t's slot is now followed.
+ */
+static bool back_gate(struct xqueue *q, const struct xq_ticket *t, bool *start_watching)
+{
+    void *marker = NULL;
+    if (marker_ops.record_behind_refused) {
+        gp_mutex_lock(&query_mu, GP_RANK_STREAM_QUERY);
+        if (!atomic_load(&captures) && !q->closing && !q->closed)
+            marker = marker_ops.record_behind_refused(q);
+        gp_mutex_unlock(&query_mu, GP_RANK_STREAM_QUERY);
+    }
+    /* Followed as a command of no key: what the refused command costs is not learned from the
+     * time the marker waited behind the work before it. */
+    struct xq_ticket keyless = *t;
+    keyless.cost_key = 0;
+    keyless.predicted_ns = 0;
+    if (marker && follow_marker(q, &keyless, marker, start_watching))
+        return true;
+    if (marker)
+        marker_ops.release(q, marker);
+    atomic_store(&q->gate_unbacked, true);
+    return false;
+}
+
 static void submitted(struct xq_ticket *t, bool ok)
 {
     struct xqueue *q = t->q;
@@ -692,7 +724,8 @@ static void submitted(struct xq_ticket *t, bool ok)
         atomic_fetch_add_explicit(&xq_st(q)->submitted, 1, memory_order_relaxed);
     if (!t->reserved)
         return;
-    if (ok && !atomic_load(&captures) && (atomic_load(&xq_st(q)->gate) & XQ_GATE_TRACKED)) {
+    bool follow = ok && !atomic_load(&captures) && (atomic_load(&xq_st(q)->gate) & XQ_GATE_TRACKED);
+    if (follow || t->gate) {
         /*
          * Recorded and queued under the submitters' lock, so that the ring has the markers in
          * their order on the stream, but not under the ring's lock: recording calls the runtime
@@ -702,7 +735,9 @@ static void submitted(struct xq_ticket *t, bool ok)
         bool start_watching = false, followed = false;
         void *marker = NULL;
         xq_lock_submit(q);
-        if (!needs_marker(q, t) || (marker = marker_ops.record(q)) != NULL) {
+        if (!follow) {
+            followed = back_gate(q, t, &start_watching);
+        } else if (!needs_marker(q, t) || (marker = marker_ops.record(q)) != NULL) {
             followed = follow_marker(q, t, marker, &start_watching);
             if (!followed && marker)
                 marker_ops.release(q, marker);

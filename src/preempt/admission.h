@@ -42,6 +42,12 @@
  * the stream idle (the platform's stream_idle). Stream queries never run while a capture may be in
  * progress, nor once the stream is being destroyed (a lock of their own orders them against
  * both); a destroyed stream's unmarked commands count as reached.
+ *
+ * Gates: no gate stands on the device without a counted command behind it. A gate whose command
+ * the runtime refused, or that a capture beginning meanwhile left unfollowed, gets a marker behind
+ * it where the platform can record one without touching the caller's error state; otherwise its
+ * queue owes one and is not released until a later marker pays (docs/design.md, "A queue's gate,
+ * from creation to exit").
  */
 #ifndef GPUPRIO_ADMISSION_H
 #define GPUPRIO_ADMISSION_H

@@ -55,3 +55,9 @@ void dg_mirror(const struct dg_region *r, struct dg_line *l)
         w = atomic_load(&l->word);
     } while (w != stored);
 }
+
+void dg_mirror_release(const struct dg_region *r, struct dg_line *l)
+{
+    if (r->mirror)
+        atomic_store(&r->mirror[l - r->base].word, DG_OPEN);
+}

@@ -106,4 +106,8 @@ void dg_unpin(struct dg_line *l);
  * a stale value stored by a slower copier is corrected by whichever copier stores last.
  */
 void dg_mirror(const struct dg_region *r, struct dg_line *l);
+/* Where r is mirrored, opens r's private copy of l, a line its owner gave back: the board's line
+ * is reset open for its next owner, and the copy, which nobody copies into any more, must not
+ * stay closed under a gate of the old owner's stream. */
+void dg_mirror_release(const struct dg_region *r, struct dg_line *l);
 #endif /* GPUPRIO_DEVGATE_H */

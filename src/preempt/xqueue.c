@@ -331,6 +331,9 @@ static bool done_with(struct xqueue *q)
     xq_lock_markers(q);
     bool done = q->retired && q->markers.count == 0 && !q->watched;
     xq_unlock_markers(q);
+    /* A gate with nothing counted behind it may still hold its stream: kept, and its line
+     * decided, until the process ends (xqueue.h's gate_unbacked). */
+    done &= !atomic_load(&q->gate_unbacked);
     return done && !atomic_load(&xq_st(q)->active) && !atomic_exchange(&q->releasing, true);
 }
 

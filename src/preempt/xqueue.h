@@ -207,7 +207,13 @@ struct xqueue {
     _Atomic uint64_t dgate_batch_ns;
     _Atomic uint64_t dgate_bound_ns; /* what one gate may hold: its device's (sb_gate_ns) */
     _Atomic bool dgate_off;          /* the runtime refused one of its gates: Level 1 for good */
-    bool watched;                    /* on the watcher's list (watcher lock) */
+    /* A gate of it may stand on the device with no counted command behind it (its command was
+     * refused, or went untracked as a capture began, and no marker could follow it): it is not
+     * released until a marker recorded after that gate is followed (set and cleared under
+     * submit_mu), so that its line is never reset or claimed again while the device may still
+     * wait there. */
+    _Atomic bool gate_unbacked;
+    bool watched; /* on the watcher's list (watcher lock) */
     bool retired; /* its stream is gone; released once its work is done (mu, xq_release_if_done) */
     _Atomic bool releasing; /* retired and done with: taken by the one caller that releases it */
     /* Its stream is being destroyed (not queried meanwhile), or was (never queried again): under
@@ -259,6 +265,12 @@ struct xq_marker_ops {
      * it on any thread): 1 when everything put on it so far has run, 0 not yet, negative when
      * it cannot tell. Without it, every command of a tracked queue gets a marker. */
     int (*stream_idle)(const struct xqueue *q);
+    /* Optional: as record, behind a command the runtime refused (or one a capture may have
+     * taken), so that a gate put before it gets a marker after it, without touching what the
+     * calling thread's error state says of the refusal; NULL where the platform cannot (the
+     * null and per-thread streams, whose handles name the calling thread's stream, or whose
+     * marker would synchronize with other streams). */
+    void *(*record_behind_refused)(const struct xqueue *q);
 };
 
 /* The oldest of q's in-flight commands changed (q->mu held): it can have run since the later of

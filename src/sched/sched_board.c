@@ -903,10 +903,12 @@ static void detach(struct xqueue *q, struct device_board *d)
     atomic_store(&q->own.gate, atomic_load(&s->st.gate) & ~(XQ_GATE_DECISION | XQ_GATE_DEVICE));
     atomic_store(&q->own.priority, atomic_load(&s->st.priority));
     atomic_store_explicit(&q->st, &q->own, memory_order_release);
-    atomic_store(&q->dgate, NULL);
+    struct dg_line *line = atomic_exchange(&q->dgate, NULL);
     size_t i = (size_t)(s - d->b.f->slots);
     atomic_fetch_and(&d->mirrored[i / 64], ~(UINT64_C(1) << (i % 64)));
     gp_board_free(&d->b, s);
+    if (line)
+        dg_mirror_release(&d->gates, line);
 }
 
 void sb_released(struct xqueue *q)
@@ -1002,7 +1004,8 @@ static void leave_one(struct xqueue *q, void *arg)
         dg_pin(line);
         dg_mirror(&d->gates, line); /* the listener, which would, is stopped */
     }
-    if (!line || !XQ_GATE_IN_FLIGHT(atomic_load(&s->st.gate))) {
+    if (!line ||
+        (!XQ_GATE_IN_FLIGHT(atomic_load(&s->st.gate)) && !atomic_load(&q->gate_unbacked))) {
         detach(q, d);
         return;
     }

@@ -50,6 +50,18 @@ static void release(const struct xqueue *q, void *marker)
     released++;
 }
 
+/* Behind a refused command: a marker where the test lets the platform record one. */
+static bool refused_recordable;
+static unsigned recorded_behind_refused;
+static void *record_behind_refused(const struct xqueue *q)
+{
+    (void)q;
+    if (!refused_recordable)
+        return NULL;
+    recorded_behind_refused++;
+    return (void *)(uintptr_t)++recorded;
+}
+
 static unsigned idle_queries;
 static int stream_idle(const struct xqueue *q)
 {
@@ -372,6 +384,95 @@ static void retired(void)
     xq_set_hooks(&(struct xq_hooks){0});
 }
 
+/* A gated queue (Level 2) whose next command gets a gate: admitted, the gate's number taken. */
+static struct xqueue *gated_queue(uintptr_t handle)
+{
+    struct xqueue *q = new_queue(handle, XQ_GATE_DEVICE | XQ_GATE_TRACKED);
+    atomic_store(&q->dgate_bound_ns, 100 * US);
+    return q;
+}
+
+static void admit_gated(struct xqueue *q, struct xq_ticket *t)
+{
+    uint64_t retry_at;
+    CHECK(xq_try_admit(q, t, 7, 1, &retry_at));
+    CHECK(t->gate != 0); /* a queue's first costly command always gets one */
+}
+
+/* Released once its grace window has passed, as the watcher would. */
+static void expire_all(void)
+{
+    fake_now += 10 * GRACE;
+    watcher.expire_idle(fake_now);
+}
+
+/*
+ * No gate without a counted command behind it (docs/design.md, "A queue's gate, from creation to
+ * exit"). A gate is put before a command that the runtime then refuses: a marker recorded behind
+ * the refusal is followed instead (without a key: nothing is learned from it), and the queue is
+ * released only once it is reached. Where none can be recorded (the null and per-thread streams)
+ * or a capture began between admission and the call, the queue owes one: it is not released
+ * while it owes, and the next command's marker pays. Before, the refused command was simply let
+ * go, and the queue's slot, whose line the device may still wait on, was released at once.
+ */
+static void gates_backed(void)
+{
+    xq_set_hooks(&(struct xq_hooks){.released = on_released});
+    expire_all();
+    unsigned released_before = releases;
+    struct xq_ticket t;
+
+    refused_recordable = true;
+    struct xqueue *q = gated_queue(0x900);
+    admit_gated(q, &t);
+    xq_submitted(&t, false);
+    CHECK_INT(recorded_behind_refused, 1);
+    CHECK_INT(q->markers.count, 1);
+    CHECK(q->markers.count == 1 && q->markers.slots[q->markers.head].cost_key == 0);
+    CHECK(!atomic_load(&q->gate_unbacked));
+    xq_destroy(&(struct xq_key){0x900, -1, 0});
+    expire_all();
+    CHECK_INT(releases, released_before); /* its marker is not reached */
+    reach(q, 1);
+    xq_lock_markers(q);
+    q->watched = false;
+    xq_unlock_markers(q);
+    expire_all();
+    CHECK_INT(releases, released_before + 1);
+
+    refused_recordable = false;
+    q = gated_queue(0x901);
+    admit_gated(q, &t);
+    xq_submitted(&t, false);
+    CHECK_INT(q->markers.count, 0);
+    CHECK(atomic_load(&q->gate_unbacked));
+    xq_destroy(&(struct xq_key){0x901, -1, 0});
+    expire_all();
+    CHECK(!xq_release_if_done(q));
+    CHECK_INT(releases, released_before + 1); /* kept: it owes a marker */
+
+    q = gated_queue(0x902);
+    admit_gated(q, &t);
+    xq_capture_beginning(); /* on another thread, between admission and the call */
+    xq_capture_begun(true);
+    xq_submitted(&t, true);
+    xq_capture_end();
+    CHECK_INT(q->markers.count, 0);
+    CHECK(atomic_load(&q->gate_unbacked));
+    uint64_t retry_at;
+    CHECK(submit(q, 1, &retry_at)); /* the next command's marker stands behind that gate too */
+    CHECK(!atomic_load(&q->gate_unbacked));
+    xq_destroy(&(struct xq_key){0x902, -1, 0});
+    reach(q, 1);
+    xq_lock_markers(q);
+    q->watched = false;
+    xq_unlock_markers(q);
+    expire_all();
+    CHECK_INT(releases, released_before + 2);
+    refused_recordable = true;
+    xq_set_hooks(&(struct xq_hooks){0});
+}
+
 /* ---- the slow-call report ---- */
 
 struct lock_holder {
@@ -414,7 +515,8 @@ static void *hold_lock(void *arg)
 static void slow_report(struct xq_admission_config cfg, const struct xq_admission_hooks *hooks)
 {
     cfg.slow_ns = 1;
-    xq_admission_configure(&cfg, &(struct xq_marker_ops){record, query, release, NULL}, hooks);
+    xq_admission_configure(
+        &cfg, &(struct xq_marker_ops){.record = record, .query = query, .release = release}, hooks);
     struct xqueue *free_q = new_queue(0x700, XQ_GATE_THROTTLED | XQ_GATE_TRACKED);
     struct xqueue *held_q = new_queue(0x701, XQ_GATE_THROTTLED | XQ_GATE_TRACKED);
     struct xq_ticket t;
@@ -455,7 +557,12 @@ int main(void)
     };
     const struct xq_admission_hooks hooks = {.activity_changed = activity_changed,
                                              .now_ns = clock_now};
-    xq_admission_configure(&cfg, &(struct xq_marker_ops){record, query, release, stream_idle},
+    xq_admission_configure(&cfg,
+                           &(struct xq_marker_ops){.record = record,
+                                                   .query = query,
+                                                   .release = release,
+                                                   .stream_idle = stream_idle,
+                                                   .record_behind_refused = record_behind_refused},
                            &hooks);
     CHECK(watcher.completed && watcher.expire_idle && watcher.stream_idle);
     unknown_costs();
@@ -466,6 +573,7 @@ int main(void)
     activity();
     closing();
     retired();
+    gates_backed();
     CHECK(watched > 0);
     slow_report(cfg, &hooks);
     return check_finish("unit.admission");

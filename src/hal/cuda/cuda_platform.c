@@ -102,6 +102,16 @@ static void *marker_record(const struct xqueue *q)
     return cudahal_marker_record(q->key.handle);
 }
 
+/* The driver API keeps no per-thread error state, so the caller's thread serves; only on a
+ * stream the application created, as on HIP: a marker on the legacy stream would synchronize
+ * with every blocking stream where the refused command did not. */
+static void *marker_record_behind_refused(const struct xqueue *q)
+{
+    if (q->key.device >= 0 || q->key.tid)
+        return NULL;
+    return cudahal_marker_record(q->key.handle);
+}
+
 static void marker_release(const struct xqueue *q, void *marker)
 {
     (void)q;
@@ -192,6 +202,7 @@ const struct gp_platform cudahal_platform = {
     .stream_props = stream_props,
     .priority_range = priority_range,
     .markers = {.record = marker_record,
+                .record_behind_refused = marker_record_behind_refused,
                 .query = cudahal_marker_query,
                 .release = marker_release,
                 .stream_idle = stream_idle},

@@ -21,6 +21,7 @@
 #include <stdlib.h>
 
 #include "hip_bind.h"
+#include "hip_device.h"
 #include "gp_lockrank.h"
 #include "hip_compat.h"
 
@@ -96,6 +97,24 @@ void *hiphal_marker_record(uintptr_t stream, int device)
         return NULL;
     }
     return e;
+}
+
+struct record_job {
+    uintptr_t stream;
+    int device;
+    void *marker;
+};
+
+static void record_on_own_thread(void *arg)
+{
+    struct record_job *job = arg;
+    job->marker = hiphal_marker_record(job->stream, job->device);
+}
+
+void *hiphal_marker_record_elsewhere(uintptr_t stream, int device)
+{
+    struct record_job job = {stream, device, NULL};
+    return hiphal_on_own_thread(record_on_own_thread, &job) == 0 ? job.marker : NULL;
 }
 
 /* The watcher's thread queries in relaxed capture mode (the top of the file). */

@@ -9,6 +9,10 @@
 /* Records a marker on stream (of device) for the calling thread; NULL when none can be. Call
  * only after the runtime accepted a command on that stream (see hip_marker.c). */
 void *hiphal_marker_record(uintptr_t stream, int device);
+/* The same from a thread of gpuprio's own, whose errors are its own: behind a command the
+ * runtime refused, where the calling thread's error state must stay the refusal's. stream must
+ * be one the application created (the null and per-thread handles name another stream there). */
+void *hiphal_marker_record_elsewhere(uintptr_t stream, int device);
 /* 1 reached, 0 not yet, -1 never will be. */
 int hiphal_marker_query(void *marker);
 /* Whether everything put on stream has run (1), not yet (0), or it cannot tell (negative). */

@@ -80,6 +80,15 @@ static void *marker_record(const struct xqueue *q)
     return hiphal_marker_record(q->key.handle, q->device);
 }
 
+/* Only on a stream the application created: the null and per-thread handles name another stream
+ * on gpuprio's thread. */
+static void *marker_record_behind_refused(const struct xqueue *q)
+{
+    if (q->key.device >= 0 || q->key.tid)
+        return NULL;
+    return hiphal_marker_record_elsewhere(q->key.handle, q->device);
+}
+
 static void marker_release(const struct xqueue *q, void *marker)
 {
     hiphal_marker_release(q->device, marker);
@@ -141,6 +150,7 @@ const struct gp_platform hiphal_platform = {
     .stream_props = stream_props,
     .priority_range = priority_range,
     .markers = {.record = marker_record,
+                .record_behind_refused = marker_record_behind_refused,
                 .query = hiphal_marker_query,
                 .release = marker_release,
                 .stream_idle = stream_idle},

@@ -27,6 +27,14 @@ static void *record(const struct xqueue *q)
     return m;
 }
 
+static void *record_behind_refused(const struct xqueue *q)
+{
+    core_depth++;
+    void *m = core_shim.platform->markers.record_behind_refused(q);
+    core_depth--;
+    return m;
+}
+
 static int query(void *marker)
 {
     if (xq_capturing())
@@ -57,6 +65,8 @@ const struct xq_marker_ops *core_markers(void)
 {
     static struct xq_marker_ops guarded = {.record = record, .query = query, .release = release};
     guarded.stream_idle = core_shim.platform->markers.stream_idle ? stream_idle : NULL;
+    guarded.record_behind_refused =
+        core_shim.platform->markers.record_behind_refused ? record_behind_refused : NULL;
     return &guarded;
 }
 

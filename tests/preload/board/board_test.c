@@ -900,6 +900,58 @@ static void retired_gate(const char *how, bool stop)
 }
 
 /*
+ * No gate without a counted command behind it (docs/design.md, "A queue's gate, from creation to
+ * exit"). A low-priority process at Level 2 queues a 1-s kernel, then launches a kernel the
+ * runtime refuses (admitted, so a gate goes on the stream before it), and retires the stream (how:
+ * exit, the null stream of a thread that ends; destroy, a created stream destroyed). A
+ * high-priority process then starts a 20-s kernel beside it (two compute slots), which closes the
+ * low one's gate, and the low one synchronizes the device. The refused launch's gate must stay
+ * its queue's, decided by its process: held while the high process runs (the queue is suspended),
+ * opened within a second and a half once the high one is killed. The watchdog is 5 s, so that no
+ * stall mark opens anything meanwhile. Before, the queue was released when its kernel ended, as
+ * if nothing stood on its stream: with the board on tmpfs (direct gates) its line was reset open
+ * under the suspended queue, free for another queue to claim and close; on disk (mirrored gates)
+ * the private copy that the gate waits on kept the closed word for good, and the synchronization
+ * never returned.
+ */
+static void refused_gate(const char *how)
+{
+    static const char *const hold[] = {"1", "hold", "20000000", NULL};
+    const char *const refuse[] = {"3", "refuse", how, "1000000", NULL};
+    setenv("GPUPRIO_WATCHDOG_MS", "5000", 1);
+    setenv("HIPSIM_COMPUTE_SLOTS", "2", 1);
+    struct proc high = spawn_ready("high", NULL, hold);
+    struct proc low = spawn_ready("low", NULL, refuse);
+    unsetenv("GPUPRIO_WATCHDOG_MS");
+    go(&high);
+    go(&low);
+    EXPECT(line_within(&low, "retired", 20000));
+    go(&high);
+    EXPECT(expect_line(&high, "launched") == 0);
+    go(&low);
+    /* Its kernel ends a second after it started; the refused launch's gate holds on after it. */
+    bool held = !line_within(&low, "synchronized", 2000);
+    uint64_t from = now_ns();
+    kill(high.pid, SIGKILL);
+    long bound = 1500;
+    bool synchronized = held && line_within(&low, "synchronized", 15000);
+    double ms = (double)(now_ns() - from) / 1e6;
+    printf("%s gates, level %s: a refused launch behind a closed gate, its stream retired (%s): "
+           "the synchronization %s while the high-priority process ran, and %s %.0f ms after it "
+           "was killed (bound %ld ms)\n",
+           on_disk ? "mirrored" : "direct", level(), how, held ? "was held" : "returned",
+           synchronized ? "returned" : "had not returned", ms, bound);
+    EXPECT(held);
+    EXPECT(synchronized);
+    EXPECT(ms < bound);
+    if (!synchronized)
+        kill(low.pid, SIGKILL);
+    finish(&high, NULL);
+    EXPECT(finish(&low, NULL) == (synchronized ? 0 : 128 + SIGKILL));
+    setenv("HIPSIM_COMPUTE_SLOTS", "1", 1);
+}
+
+/*
  * A process that exits with its work queued behind a closed gate (a handler run after gpuprio's
  * synchronizes the device): its gates open for good and stay its own until it ends, so that its
  * last work runs to completion, although a high-priority process stays active and another
@@ -3767,6 +3819,8 @@ int main(int argc, char **argv)
         stop_high();
     else if (!strcmp(t, "churn"))
         churn();
+    else if (!strncmp(t, "refused-", 8))
+        refused_gate(t + 8);
     else if (!strncmp(t, "retired-", 8) && strchr(t + 8, '-')) {
         char how[16];
         snprintf(how, sizeof how, "%.*s", (int)(strchr(t + 8, '-') - (t + 8)), t + 8);

@@ -31,6 +31,13 @@
  *       HOW says, says "retired" and synchronizes the device, then says "synchronized". HOW:
  *       keep (on its stream, kept), destroy (on a second stream, destroyed), exit (on the null
  *       stream from a thread, which then exits), alive (the same, the thread kept alive)
+ *   board_worker TAG refuse HOW KERNEL_US
+ *       queues one kernel of KERNEL_US and waits until the device started it, then launches on
+ *       the same stream a kernel that the
+ *       runtime refuses (an empty block: hipErrorInvalidConfiguration), and retires the stream as
+ *       HOW says: exit (the null stream of a thread, which then exits), destroy (a second stream,
+ *       destroyed); says "retired" and waits for a line; then synchronizes the device and says
+ *       "synchronized"
  *   board_worker TAG exit KERNELS KERNEL_US
  *       queues KERNELS kernels and calls exit() with them queued; a handler registered before
  *       gpuprio's (so run after it) says "left", synchronizes the device, says "synchronized"
@@ -68,6 +75,7 @@
  */
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -192,6 +200,68 @@ static void retire(const char *how, const void *kernel, hipStream_t s, int kerne
     }
 }
 
+/* A launch the runtime refuses (an empty block), which a gate may already stand before. */
+static void launch_refused(const void *kernel, hipStream_t s)
+{
+    uint64_t ns = 1000, tag = 0;
+    void *args[] = {&ns, &tag};
+    dim3 one = {1, 1, 1}, empty = {0, 1, 1};
+    EXPECT(hipLaunchKernel(kernel, one, empty, args, 0, s) == hipErrorInvalidConfiguration);
+    EXPECT(hipGetLastError() == hipErrorInvalidConfiguration);
+}
+
+/* refuse's kernel: busy, and says when the device started it. */
+static atomic_bool announced_started;
+static uint64_t announced_kernel(hipsimLaunch *l)
+{
+    atomic_store(&announced_started, true);
+    return busy_kernel(l);
+}
+
+/* Launches an announced kernel on s and returns once the device started it (so that it passed
+ * its gate), or exits after 20 s. */
+static void launch_started(const void *kernel, uint64_t ns, uint64_t tag, hipStream_t s)
+{
+    atomic_store(&announced_started, false);
+    MUST(busy_launch(kernel, ns, tag, s));
+    for (int i = 0; i < 20000 && !atomic_load(&announced_started); i++)
+        sleep_us(1000);
+    if (!atomic_load(&announced_started))
+        exit(2);
+}
+
+/* refuse's thread: its kernel, then the refused launch, on the null stream; then it ends. */
+static void *refuse_on_null_stream(void *arg)
+{
+    struct null_stream_work *w = arg;
+    launch_started(w->kernel, w->ns, w->tag, NULL);
+    launch_refused(w->kernel, NULL);
+    return NULL;
+}
+
+static void refuse(const char *how, const void *kernel, uint64_t ns, uint64_t tag)
+{
+    char line[16];
+    if (!strcmp(how, "exit")) {
+        struct null_stream_work w = {.kernel = kernel, .kernels = 1, .ns = ns, .tag = tag};
+        pthread_t t;
+        if (pthread_create(&t, NULL, refuse_on_null_stream, &w) != 0)
+            exit(2);
+        pthread_join(t, NULL);
+    } else {
+        hipStream_t d;
+        MUST(hipStreamCreate(&d));
+        launch_started(kernel, ns, tag, d);
+        launch_refused(kernel, d);
+        MUST(hipStreamDestroy(d));
+    }
+    say("retired");
+    if (!fgets(line, sizeof line, stdin))
+        exit(2);
+    MUST(hipDeviceSynchronize());
+    say("synchronized");
+}
+
 static void synchronize_at_exit(void)
 {
     say("left");
@@ -274,6 +344,10 @@ int main(int argc, char **argv)
         MUST(hipDeviceSynchronize());
     } else if (strcmp(mode, "retire") == 0 && argc == 6) {
         retire(argv[3], kernel, s, atoi(argv[4]), strtoull(argv[5], NULL, 10) * 1000, tag);
+    } else if (strcmp(mode, "refuse") == 0 && argc == 5) {
+        size_t sizes[] = {sizeof(uint64_t), sizeof(uint64_t)};
+        const void *announced = hipsimRegisterKernel("announced", announced_kernel, 2, sizes);
+        refuse(argv[3], announced, strtoull(argv[4], NULL, 10) * 1000, tag);
     } else if (strcmp(mode, "exit") == 0 && argc == 5) {
         int kernels = atoi(argv[3]);
         uint64_t ns = strtoull(argv[4], NULL, 10) * 1000;
