@@ -836,10 +836,14 @@ static void print_text(const struct runtime_facts *rts, int nrts, const struct b
     else if (b->exists)
         printf(
             ", on %s, owner uid %u, mode %04o: Level 2's gates cannot live there, so they are "
-            "mirrored: each process registers a private copy of its gate lines and keeps it up "
-            "with the board, and another process's decision reaches its streams once its board "
-            "listener wakes (tens of microseconds; at once on tmpfs: GPUPRIO_BOARD_DIR=/dev/shm, "
-            "the default, or a tmpfs volume)\n",
+            "mirrored: each process registers a copy of its gate lines in /dev/shm and keeps it "
+            "up with the board, and its user's other processes write it as they decide, so "
+            "their decisions reach its streams at once, even while it is stopped; where they "
+            "cannot open it (another pid namespace, as containers are) they reach them once its board "
+            "listener wakes, and not while it is stopped (what it queued then runs beside their "
+            "work). Other users' decisions never gate it: for their priorities it is held on "
+            "the host, at most its window in flight (at once for all of it on tmpfs: "
+            "GPUPRIO_BOARD_DIR=/dev/shm, the default, or a tmpfs volume)\n",
             b->fs, b->uid, b->mode);
     else
         printf(": does not exist\n");

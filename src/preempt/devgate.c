@@ -17,6 +17,7 @@ void dg_reset(struct dg_line *l)
     atomic_store(&l->suspended_by_ns, 0);
     atomic_store(&l->reserved_32, 0);
     atomic_store(&l->suspended_at, 0);
+    atomic_store(&l->copy_fd, 0);
 }
 
 bool dg_follow(struct dg_line *l, bool hold)

@@ -60,7 +60,11 @@ struct dg_line {
      * now, and the owner says suspensions at its listener's next look (docs/board.md). */
     _Atomic uint32_t reserved_32;
     _Atomic uint32_t suspended_at;
-    uint8_t reserved[24];
+    /* Mirrored gates: 1 + the descriptor, in the owner's process, of the copy its gates wait on,
+     * which its user's deciders may open through /proc and write (src/sched/gate_copy.h); 0 when
+     * the copy is private memory (and in lines of libraries before it, which left it reserved). */
+    _Atomic uint32_t copy_fd;
+    uint8_t reserved[20];
 };
 
 /* A region of gate lines (a board's), as this process registered it with its runtime: the

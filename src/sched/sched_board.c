@@ -38,6 +38,7 @@
 #include <unistd.h>
 
 #include "admission.h"
+#include "gate_copy.h"
 #include "gpuprio.h"
 #include "gp_clock.h"
 #include "gp_lockrank.h"
@@ -69,6 +70,8 @@ static struct device_board {
     _Atomic bool gates_lost; /* a teardown unregistered them: registered again on next use */
     /* Mirrored gates: the slots whose lines the listener copies into gates.mirror (ours). */
     _Atomic uint64_t mirrored[GP_BOARD_SLOTS / 64];
+    int copy_fd; /* 1 + the descriptor of gates.mirror's file, which deciders write too; 0: none */
+    struct gc_peers peers;    /* the copies of our user's other processes (board lock) */
     uint64_t gate_ns;         /* Level 2: the predicted GPU time one gate may hold back */
     struct xq_mps mps;        /* whether the process is an MPS client on the device */
     struct tn_device tenants; /* other users' boards of the device (shared directory only) */
@@ -224,8 +227,10 @@ static bool reclaim_dead(struct device_board *d, struct claim_watch *claims, uin
         if (!dead || gp_board_lock(&d->b) != 0)
             continue;
         bool freed = atomic_load(&s->owner) == word;
-        if (freed)
+        if (freed) {
+            gc_forget(&d->peers, atomic_load(&s->incarnation), sizeof d->b.f->gates);
             gp_board_free(&d->b, s);
+        }
         gp_board_unlock(&d->b);
         if (freed) /* logged outside the lock: a stalled stderr must not hold other processes */
             gp_log(GP_LOG_INFO, "reclaimed the slot of process %u on %s (it is gone)",
@@ -576,15 +581,26 @@ static int register_gates(struct device_board *d, int device, uintptr_t *device_
 /*
  * The runtime refused to register the board's lines (the board file is on a filesystem other than
  * tmpfs and hugetlbfs, whose pages Linux will not pin for long, or for a reason of its own): our
- * gates wait on a private copy of them instead, anonymous memory, which the runtimes register, and
- * which this process keeps up with the board's words (devgate.h, "Mirrored gates"). Lines of no
- * queue of ours are open there. 0, or the runtime refused the copy too (then none is kept).
+ * gates wait on a copy of them instead, which this process keeps up with the board's words
+ * (devgate.h, "Mirrored gates"): a file of ours under /dev/shm, which our user's deciders write
+ * too (gate_copy.h), or else anonymous memory. Lines of no queue of ours are open there. 0, or
+ * the runtime refused the copy too (then none is kept).
  */
 static int mirror_gates(struct device_board *d, int device, uintptr_t *device_base)
 {
     size_t size = sizeof d->b.f->gates; /* whole pages, as the board's lines are */
-    struct dg_line *m =
-        mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    int fd = -1;
+    struct dg_line *m = gc_create(gp_board_self()->incarnation, size, &fd);
+    d->gates.mirror = m;
+    if (m && register_gates(d, device, device_base) == 0) {
+        d->copy_fd = fd + 1;
+        return 0;
+    }
+    if (m) {
+        munmap(m, size);
+        close(fd);
+    }
+    m = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (m == MAP_FAILED)
         return -errno;
     for (unsigned i = 0; i < GP_BOARD_SLOTS; i++)
@@ -596,6 +612,20 @@ static int mirror_gates(struct device_board *d, int device, uintptr_t *device_ba
         munmap(m, size);
     }
     return rc;
+}
+
+void sb_write_peer_copy(int device, const struct dg_line *line)
+{
+    struct device_board *d = usable(device);
+    if (!d)
+        return;
+    size_t i = (size_t)(line - d->b.f->gates);
+    struct gp_board_slot *s = &d->b.f->slots[i];
+    /* A pid of another pid namespace names another process here. */
+    if (atomic_load(&s->pid_ns) != gp_board_self()->pid_ns)
+        return;
+    gc_write(&d->peers, (pid_t)GP_SLOT_OWNER(atomic_load(&s->owner)), atomic_load(&s->incarnation),
+             atomic_load(&((struct dg_line *)line)->copy_fd), line, i, sizeof d->b.f->gates);
 }
 
 static void prepare_gates(struct device_board *d, int device)
@@ -884,6 +914,7 @@ void sb_attach(struct xqueue *q)
         /* Before the slot is published: every decider that sees it wakes us when it changes the
          * line (scheduler.c), and the listener copies it from then on. */
         size_t i = (size_t)(s - d->b.f->slots);
+        atomic_store(&line->copy_fd, (uint32_t)d->copy_fd);
         atomic_store(&line->mirrored, 1);
         atomic_fetch_or(&d->mirrored[i / 64], UINT64_C(1) << (i % 64));
         dg_mirror(&d->gates, line);
@@ -1081,6 +1112,9 @@ void sb_reset(void)
         }
         if (d->gates.mirror) /* the parent's, registered with the parent's runtime */
             munmap(d->gates.mirror, sizeof d->b.f->gates);
+        if (d->copy_fd)
+            close(d->copy_fd - 1);
+        gc_reset(&d->peers, sizeof d->b.f->gates);
         memset(d, 0, sizeof *d);
     }
     atomic_store(&sb_gates_unregistered, 0);

@@ -54,6 +54,10 @@ struct sb_device_ops {
     int (*mps)(int device, struct xq_mps *out);
 };
 void sb_set_device_ops(const struct sb_device_ops *ops);
+/* A decision changed the word of another process's gate line on device's board (board locked),
+ * which its owner mirrors: written into the owner's copy too where it can be (gate_copy.h), so
+ * that the change reaches the owner's device without waiting for its listener. */
+void sb_write_peer_copy(int device, const struct dg_line *line);
 /* Whether queues of device may be held by gates (Level 2): GPUPRIO_LEVEL=2, a board, and the
  * device can wait on its gate lines. */
 bool sb_gates_usable(int device);

@@ -281,6 +281,8 @@ static bool apply(size_t i, bool board_locked)
         if (suspends)
             suspended(r->st, r->gate);
         bool mirror_moved = dg_follow(r->gate, d->suspend) && atomic_load(&r->gate->mirrored);
+        if (mirror_moved)
+            sb_write_peer_copy(d->device, r->gate);
         return mirror_moved || (old & ~decision & (XQ_GATE_SUSPENDED | XQ_GATE_THROTTLED)) != 0;
     }
     struct dg_line *line = atomic_load(&r->q->dgate);

@@ -83,7 +83,8 @@ static void layout(void)
     /* Where tell_suspended was (reserved again, 0), and reserved before suspended_at. */
     CHECK_INT(offsetof(struct dg_line, reserved_32), 32);
     CHECK_INT(offsetof(struct dg_line, suspended_at), 36);
-    CHECK_INT(offsetof(struct dg_line, reserved), 40);
+    CHECK_INT(offsetof(struct dg_line, copy_fd), 40); /* reserved before the deciders' copies */
+    CHECK_INT(offsetof(struct dg_line, reserved), 44);
     CHECK_INT(sizeof(struct gp_board_file), 73728 + 64 * GP_BOARD_SLOTS);
 }
 

@@ -79,6 +79,7 @@
 #include <string.h>
 #include <poll.h>
 #include <sys/mman.h>
+#include <sys/ptrace.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
 #include <sys/wait.h>
@@ -1244,6 +1245,68 @@ static void gate_deep(void)
         EXPECT(depth <= WINDOW);
         EXPECT(wait <= WINDOW);
     }
+}
+
+/* Stops the board listener of process pid alone (ptrace stops one thread: its other threads, and
+ * the simulated device, which runs in them, go on); its thread id, or 0 when it was not found. */
+static pid_t stop_listener(pid_t pid)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
+    DIR *tasks = opendir(path);
+    pid_t found = 0;
+    for (struct dirent *e; tasks && !found && (e = readdir(tasks));) {
+        char comm[32] = "", comm_path[384];
+        snprintf(comm_path, sizeof comm_path, "%s/%s/comm", path, e->d_name);
+        FILE *f = fopen(comm_path, "r");
+        if (f && fgets(comm, sizeof comm, f) && !strcmp(comm, "gpuprio-board\n"))
+            found = atoi(e->d_name);
+        if (f)
+            fclose(f);
+    }
+    if (tasks)
+        closedir(tasks);
+    int status;
+    if (!found || ptrace(PTRACE_SEIZE, found, NULL, NULL) != 0 ||
+        ptrace(PTRACE_INTERRUPT, found, NULL, NULL) != 0 ||
+        waitpid(found, &status, __WALL) != found)
+        return 0;
+    return found;
+}
+
+/*
+ * A stopped owner (docs/design.md, "A stopped owner"): a low-priority process at Level 2 queues
+ * 400 kernels of 1 ms, then its board listener stops (as under SIGSTOP, Slurm's `scontrol
+ * suspend`, a debugger or a freezer; only the listener here, as a GPU runs a stopped process's
+ * queued work, and the simulated device runs in the process's other threads), then a
+ * high-priority process runs 20 bursts of four 1-ms kernels 5 ms apart. The high process's
+ * decisions must still close the low process's gates: a high-priority kernel waits behind at most
+ * one of its kernels. With the board on disk the low process's gates wait on its copy of its
+ * lines, which its listener keeps up: the deciders write it themselves (gate_copy.h). Before, they
+ * only woke that listener, and with it stopped the low process's queue ran beside the bursts.
+ */
+static void stopped_owner(void)
+{
+    static const char *const bursts[] = {"1", "burst", "20", "4", "1000", "5000", NULL};
+    static const char *const load[] = {"3", "saturate", "400", "1000", NULL};
+    struct proc high = spawn_ready("high", NULL, bursts);
+    struct proc low = spawn_ready("low", NULL, load);
+    go(&low);
+    usleep(50000); /* its kernels all queued, the first ones run */
+    pid_t listener = stop_listener(low.pid);
+    EXPECT(listener != 0);
+    go(&high);
+    EXPECT(finish(&high, NULL) == 0);
+    if (listener)
+        ptrace(PTRACE_DETACH, listener, NULL, NULL);
+    EXPECT(finish(&low, NULL) == 0);
+    read_trace();
+    EXPECT(count_tag(TAG_HIGH) == 80);
+    int wait = most_overtaking(TAG_HIGH);
+    printf("%s gates, level %s: the low-priority process's listener stopped with its kernels "
+           "queued; a high-priority kernel waited behind at most %d of its kernels\n",
+           on_disk ? "mirrored" : "direct", level(), wait);
+    EXPECT(wait <= 1);
 }
 
 /*
@@ -3819,6 +3882,8 @@ int main(int argc, char **argv)
         stop_high();
     else if (!strcmp(t, "churn"))
         churn();
+    else if (!strcmp(t, "stopped-owner"))
+        stopped_owner();
     else if (!strncmp(t, "refused-", 8))
         refused_gate(t + 8);
     else if (!strncmp(t, "retired-", 8) && strchr(t + 8, '-')) {
