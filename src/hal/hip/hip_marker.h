@@ -9,9 +9,10 @@
 /* Records a marker on stream (of device) for the calling thread; NULL when none can be. Call
  * only after the runtime accepted a command on that stream (see hip_marker.c). */
 void *hiphal_marker_record(uintptr_t stream, int device);
-/* 1 reached, 0 not yet, -1 never will be. */
+/* 1 reached, 0 not yet, -EIO never will be. */
 int hiphal_marker_query(void *marker);
-/* Whether everything put on stream has run (1), not yet (0), or it cannot tell (negative). */
+/* Whether everything put on stream has run (1), not yet (0), or it cannot tell (-ENOTSUP:
+ * the runtime has no stream query; -EIO: it failed). */
 int hiphal_stream_idle(uintptr_t stream);
 /* Back to device's pool. */
 void hiphal_marker_release(int device, void *marker);
