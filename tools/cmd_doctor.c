@@ -587,8 +587,9 @@ static void look_at_conf(struct conf_facts *c)
     uid_t uid = geteuid();
     c->admitted = gp_conf_admits(conf, uid);
     c->shared = conf->board_dir[0] != '\0';
+    unsigned line; /* gp_conf_lookup writes it */
     for (int i = 0; i < GP_CONF_SETTINGS; i++)
-        c->has[i] = gp_conf_lookup(conf, (enum gp_conf_setting)i, uid, &c->value[i], NULL) == 0;
+        c->has[i] = gp_conf_lookup(conf, (enum gp_conf_setting)i, uid, &c->value[i], &line) == 0;
     if (c->shared && !c->admitted)
         problem("ask the administrator to add this user to the file's admit line",
                 "the administrator's file names a shared board directory and does not admit "
