@@ -587,8 +587,9 @@ static void look_at_conf(struct conf_facts *c)
     uid_t uid = geteuid();
     c->admitted = gp_conf_admits(conf, uid);
     c->shared = conf->board_dir[0] != '\0';
+    unsigned line; /* gp_conf_lookup writes it */
     for (int i = 0; i < GP_CONF_SETTINGS; i++)
-        c->has[i] = gp_conf_lookup(conf, (enum gp_conf_setting)i, uid, &c->value[i], NULL) == 0;
+        c->has[i] = gp_conf_lookup(conf, (enum gp_conf_setting)i, uid, &c->value[i], &line) == 0;
     if (c->shared && !c->admitted)
         problem("ask the administrator to add this user to the file's admit line",
                 "the administrator's file names a shared board directory and does not admit "
@@ -630,6 +631,10 @@ static bool hw_given(const struct device_facts *d)
     return d->has_priorities && d->least != d->greatest && gp_opt_choice(GP_OPT_HW_PRIORITY) == 0;
 }
 
+static const char *const conf_keys[GP_CONF_SETTINGS] = {"cap", "share", "weight"};
+
+/* ---- printing: JSON ---- */
+
 static void json_str(const char *s)
 {
     if (!s) {
@@ -648,86 +653,102 @@ static void json_str(const char *s)
     putchar('"');
 }
 
-static void print_json(const struct runtime_facts *rts, int nrts, const struct board_facts *b,
-                       const struct conf_facts *c)
+static const char *json_bool(bool b)
 {
-    printf("{\"runtimes\": [");
-    for (int r = 0; r < nrts; r++) {
-        const struct runtime_facts *f = &rts[r];
-        printf("%s{\"runtime\": ", r ? ", " : "");
-        json_str(f->what);
-        printf(", \"library\": ");
-        json_str(f->bound ? f->path : NULL);
-        printf(", \"found_by\": ");
-        json_str(f->bound ? f->source : NULL);
-        if (f->version >= 0)
-            printf(", \"version\": %d", f->version);
-        else
-            printf(", \"version\": null");
-        printf(", \"why_none\": ");
-        json_str(f->why_none[0] ? f->why_none : NULL);
-        printf(", \"devices\": [");
-        for (int i = 0; i < f->ndevices; i++) {
-            const struct device_facts *d = &f->dev[i];
-            printf("%s{\"index\": %d, \"name\": ", i ? ", " : "", d->index);
-            json_str(d->name);
-            printf(", \"can_wait_on_host_memory\": %s", d->can_wait < 0 ? "null"
-                                                        : d->can_wait   ? "true"
-                                                                        : "false");
-            if (d->has_priorities)
-                printf(", \"hardware_priorities\": {\"least\": %d, \"greatest\": %d, "
-                       "\"given_to_streams\": %s}",
-                       d->least, d->greatest, hw_given(d) ? "true" : "false");
-            else
-                printf(", \"hardware_priorities\": null");
-            if (d->cuda) {
-                printf(", \"mps\": {\"client\": %s, \"compute_capability_major\": ",
-                       d->mps_client < 0 ? "null"
-                       : d->mps_client   ? "true"
-                                         : "false");
-                if (d->cc_major > 0)
-                    printf("%d}", d->cc_major);
-                else
-                    printf("null}");
-            } else {
-                printf(", \"mps\": null");
-            }
-            printf(", \"level\": %d, \"level_why\": ", d->level);
-            json_str(d->level_why);
-            if (d->gate_us)
-                printf(", \"gate_us\": %u", d->gate_us);
-            else
-                printf(", \"gate_us\": null");
-            printf(", \"cu_reserve\": ");
-            if (d->cu.asked) {
-                printf("{\"setting\": ");
-                json_str(d->cu.setting);
-                printf(", \"by\": ");
-                json_str(d->cu.by);
-                printf(", \"in_effect\": %s", d->cu.in_effect ? "true" : "false");
-                if (d->cu.in_effect)
-                    printf(", \"reserved\": %u, \"of\": %u, \"unit\": \"%s\"", d->cu.reserved,
-                           d->cu.of,
-                           strcmp(d->cu.by, "cu_mask") == 0 ? "compute units" : "percent of SMs");
-                else
-                    printf(", \"reserved\": null, \"of\": null, \"unit\": null");
-                printf(", \"what\": ");
-                json_str(d->cu.what);
-                putchar('}');
-            } else {
-                printf("null");
-            }
-            putchar('}');
-        }
-        printf("]}");
+    return b ? "true" : "false";
+}
+
+/* 1, 0, -1 unknown */
+static const char *json_tristate(int v)
+{
+    return v < 0 ? "null" : json_bool(v);
+}
+
+/* The device's "cu_reserve": null unless GPUPRIO_CU_RESERVE asks for a reservation. */
+static void json_cu_reserve(const struct device_facts *d)
+{
+    printf(", \"cu_reserve\": ");
+    if (!d->cu.asked) {
+        printf("null");
+        return;
     }
-    printf("], \"board\": {\"dir\": ");
+    printf("{\"setting\": ");
+    json_str(d->cu.setting);
+    printf(", \"by\": ");
+    json_str(d->cu.by);
+    printf(", \"in_effect\": %s", json_bool(d->cu.in_effect));
+    if (d->cu.in_effect)
+        printf(", \"reserved\": %u, \"of\": %u, \"unit\": \"%s\"", d->cu.reserved, d->cu.of,
+               strcmp(d->cu.by, "cu_mask") == 0 ? "compute units" : "percent of SMs");
+    else
+        printf(", \"reserved\": null, \"of\": null, \"unit\": null");
+    printf(", \"what\": ");
+    json_str(d->cu.what);
+    putchar('}');
+}
+
+/* One device's object, after a comma unless it is the first. */
+static void json_device(const struct device_facts *d, bool first)
+{
+    printf("%s{\"index\": %d, \"name\": ", first ? "" : ", ", d->index);
+    json_str(d->name);
+    printf(", \"can_wait_on_host_memory\": %s", json_tristate(d->can_wait));
+    if (d->has_priorities)
+        printf(", \"hardware_priorities\": {\"least\": %d, \"greatest\": %d, "
+               "\"given_to_streams\": %s}",
+               d->least, d->greatest, json_bool(hw_given(d)));
+    else
+        printf(", \"hardware_priorities\": null");
+    if (d->cuda) {
+        printf(", \"mps\": {\"client\": %s, \"compute_capability_major\": ",
+               json_tristate(d->mps_client));
+        if (d->cc_major > 0)
+            printf("%d}", d->cc_major);
+        else
+            printf("null}");
+    } else {
+        printf(", \"mps\": null");
+    }
+    printf(", \"level\": %d, \"level_why\": ", d->level);
+    json_str(d->level_why);
+    if (d->gate_us)
+        printf(", \"gate_us\": %u", d->gate_us);
+    else
+        printf(", \"gate_us\": null");
+    json_cu_reserve(d);
+    putchar('}');
+}
+
+/* One runtime's object with its devices, after a comma unless it is the first. */
+static void json_runtime(const struct runtime_facts *f, bool first)
+{
+    printf("%s{\"runtime\": ", first ? "" : ", ");
+    json_str(f->what);
+    printf(", \"library\": ");
+    json_str(f->bound ? f->path : NULL);
+    printf(", \"found_by\": ");
+    json_str(f->bound ? f->source : NULL);
+    if (f->version >= 0)
+        printf(", \"version\": %d", f->version);
+    else
+        printf(", \"version\": null");
+    printf(", \"why_none\": ");
+    json_str(f->why_none[0] ? f->why_none : NULL);
+    printf(", \"devices\": [");
+    for (int i = 0; i < f->ndevices; i++)
+        json_device(&f->dev[i], i == 0);
+    printf("]}");
+}
+
+static void json_board(const struct board_facts *b)
+{
+    printf("\"board\": {\"dir\": ");
     json_str(b->dir);
     printf(", \"from\": ");
     json_str(b->from);
-    printf(", \"exists\": %s, \"filesystem\": ", b->exists ? "true" : "false");
+    printf(", \"exists\": %s, \"filesystem\": ", json_bool(b->exists));
     json_str(b->fs);
-    printf(", \"gates_can_live_there\": %s, \"gates\": %s", b->registrable ? "true" : "false",
+    printf(", \"gates_can_live_there\": %s, \"gates\": %s", json_bool(b->registrable),
            !b->exists       ? "null"
            : b->registrable ? "\"direct\""
                             : "\"mirrored\"");
@@ -735,17 +756,26 @@ static void print_json(const struct runtime_facts *rts, int nrts, const struct b
         printf(", \"owner_uid\": %u, \"mode\": \"%04o\"}", b->uid, b->mode);
     else
         printf(", \"owner_uid\": null, \"mode\": null}");
-    printf(", \"config\": {\"path\": ");
+}
+
+static void json_config(const struct conf_facts *c)
+{
+    printf("\"config\": {\"path\": ");
     json_str(c->path);
-    printf(", \"present\": %s, \"used\": %s, \"admitted\": %s", c->present ? "true" : "false",
-           c->used ? "true" : "false", c->used ? (c->admitted ? "true" : "false") : "null");
-    static const char *const keys[] = {"cap", "share", "weight"};
+    printf(", \"present\": %s, \"used\": %s, \"admitted\": %s", json_bool(c->present),
+           json_bool(c->used), c->used ? json_bool(c->admitted) : "null");
     for (int i = 0; i < GP_CONF_SETTINGS; i++)
         if (c->has[i])
-            printf(", \"%s\": %d", keys[i], c->value[i]);
+            printf(", \"%s\": %d", conf_keys[i], c->value[i]);
         else
-            printf(", \"%s\": null", keys[i]);
-    printf("}, \"settings\": [");
+            printf(", \"%s\": null", conf_keys[i]);
+    putchar('}');
+}
+
+/* Before the problems: a refused setting adds one (setting_source). */
+static void json_settings(void)
+{
+    printf("\"settings\": [");
     for (int i = 0; i < GP_OPT_COUNT; i++) {
         const char *value = NULL;
         const char *from = setting_source((enum gp_opt)i, &value);
@@ -757,7 +787,12 @@ static void print_json(const struct runtime_facts *rts, int nrts, const struct b
         json_str(from);
         putchar('}');
     }
-    printf("], \"problems\": [");
+    putchar(']');
+}
+
+static void json_problems(void)
+{
+    printf("\"problems\": [");
     for (int i = 0; i < nproblems; i++) {
         printf("%s{\"problem\": ", i ? ", " : "");
         json_str(problems[i].what);
@@ -765,70 +800,101 @@ static void print_json(const struct runtime_facts *rts, int nrts, const struct b
         json_str(problems[i].fix);
         putchar('}');
     }
-    printf("]}\n");
+    putchar(']');
 }
 
-static void print_text(const struct runtime_facts *rts, int nrts, const struct board_facts *b,
+static void print_json(const struct runtime_facts *rts, int nrts, const struct board_facts *b,
                        const struct conf_facts *c)
 {
-    bool any_device = false;
-    for (int r = 0; r < nrts; r++) {
-        const struct runtime_facts *f = &rts[r];
-        if (!f->bound) {
-            printf("%s: none (%s; %s names one)\n", f->what, f->why_none, f->env);
-            continue;
-        }
-        printf("%s: %s (found: %s", f->what, f->path, f->source);
-        if (f->version >= 0)
-            printf(", version %d", f->version);
-        printf(")\n");
-        if (!f->ndevices)
-            printf("  no device: %s\n", f->why_none);
-        for (int i = 0; i < f->ndevices; i++) {
-            const struct device_facts *d = &f->dev[i];
-            any_device = true;
-            printf("  device %d%s%s: Level %d (%s)", d->index, d->name[0] ? " " : "", d->name,
-                   d->level, d->level_why);
-            if (d->gate_us)
-                printf(", gate bound %u us%s", d->gate_us,
-                       d->gate_mps_default ? " (an MPS client's default)"
-                       : d->cuda && d->mps_client < 0 && !gp_opt_uint(GP_OPT_GATE_US)
-                           ? " (300 in an MPS client)"
-                           : "");
-            putchar('\n');
-            if (!d->has_priorities)
-                printf("    hardware stream priorities: unknown (%s)\n", d->no_range);
-            else if (d->least == d->greatest)
-                printf("    hardware stream priorities: none (the device's range is %d to %d): "
-                       "priorities act by admission and gates only\n",
-                       d->least, d->greatest);
-            else
-                printf("    hardware stream priorities: %d (least) to %d (greatest)%s\n", d->least,
-                       d->greatest,
-                       hw_given(d) ? ", given to created streams of a priority other than normal"
-                                   : ", not used (GPUPRIO_HW_PRIORITY=off)");
-            if (!d->cuda)
-                printf("    MPS: not applicable (NVIDIA's Multi-Process Service)\n");
-            else if (d->mps_client == 1)
-                printf("    MPS: a process would be a client: stream priorities compare across "
-                       "processes%s\n",
-                       d->cc_major > 0 && d->cc_major < 7
-                           ? "; before Volta its clients share hardware work queues"
-                           : "");
-            else if (d->mps_client == 0)
-                printf("    MPS: not a client: stream priorities order a process's own streams "
-                       "only (the device time-slices processes)\n");
-            else
-                printf("    MPS: unknown (the driver says neither the MPS attribute nor "
-                       "SM-count execution affinity)\n");
-            if (d->cu.asked)
-                printf("    CU reservation: %s\n", d->cu.what);
-            else
-                printf("    CU reservation: none (GPUPRIO_CU_RESERVE unset or 0)\n");
-        }
+    printf("{\"runtimes\": [");
+    for (int r = 0; r < nrts; r++)
+        json_runtime(&rts[r], r == 0);
+    printf("], ");
+    json_board(b);
+    printf(", ");
+    json_config(c);
+    printf(", ");
+    json_settings();
+    printf(", ");
+    json_problems();
+    printf("}\n");
+}
+
+/* ---- printing: text ---- */
+
+static void text_priorities(const struct device_facts *d)
+{
+    if (!d->has_priorities)
+        printf("    hardware stream priorities: unknown (%s)\n", d->no_range);
+    else if (d->least == d->greatest)
+        printf("    hardware stream priorities: none (the device's range is %d to %d): "
+               "priorities act by admission and gates only\n",
+               d->least, d->greatest);
+    else
+        printf("    hardware stream priorities: %d (least) to %d (greatest)%s\n", d->least,
+               d->greatest,
+               hw_given(d) ? ", given to created streams of a priority other than normal"
+                           : ", not used (GPUPRIO_HW_PRIORITY=off)");
+}
+
+static void text_mps(const struct device_facts *d)
+{
+    if (!d->cuda)
+        printf("    MPS: not applicable (NVIDIA's Multi-Process Service)\n");
+    else if (d->mps_client == 1)
+        printf("    MPS: a process would be a client: stream priorities compare across "
+               "processes%s\n",
+               d->cc_major > 0 && d->cc_major < 7
+                   ? "; before Volta its clients share hardware work queues"
+                   : "");
+    else if (d->mps_client == 0)
+        printf("    MPS: not a client: stream priorities order a process's own streams "
+               "only (the device time-slices processes)\n");
+    else
+        printf("    MPS: unknown (the driver says neither the MPS attribute nor "
+               "SM-count execution affinity)\n");
+}
+
+/* A device's lines under its runtime's. */
+static void text_device(const struct device_facts *d)
+{
+    printf("  device %d%s%s: Level %d (%s)", d->index, d->name[0] ? " " : "", d->name, d->level,
+           d->level_why);
+    if (d->gate_us)
+        printf(", gate bound %u us%s", d->gate_us,
+               d->gate_mps_default ? " (an MPS client's default)"
+               : d->cuda && d->mps_client < 0 && !gp_opt_uint(GP_OPT_GATE_US)
+                   ? " (300 in an MPS client)"
+                   : "");
+    putchar('\n');
+    text_priorities(d);
+    text_mps(d);
+    if (d->cu.asked)
+        printf("    CU reservation: %s\n", d->cu.what);
+    else
+        printf("    CU reservation: none (GPUPRIO_CU_RESERVE unset or 0)\n");
+}
+
+/* Returns how many devices it printed. */
+static int text_runtime(const struct runtime_facts *f)
+{
+    if (!f->bound) {
+        printf("%s: none (%s; %s names one)\n", f->what, f->why_none, f->env);
+        return 0;
     }
-    if (!any_device)
-        printf("no GPU: nothing is scheduled on this machine; what follows is what would apply\n");
+    printf("%s: %s (found: %s", f->what, f->path, f->source);
+    if (f->version >= 0)
+        printf(", version %d", f->version);
+    printf(")\n");
+    if (!f->ndevices)
+        printf("  no device: %s\n", f->why_none);
+    for (int i = 0; i < f->ndevices; i++)
+        text_device(&f->dev[i]);
+    return f->ndevices;
+}
+
+static void text_board(const struct board_facts *b)
+{
     printf("board directory: %s (from %s)", b->dir, b->from);
     if (b->exists && b->registrable)
         printf(", on %s, owner uid %u, mode %04o: Level 2's gates can live there (direct)\n", b->fs,
@@ -847,17 +913,25 @@ static void print_text(const struct runtime_facts *rts, int nrts, const struct b
             b->fs, b->uid, b->mode);
     else
         printf(": does not exist\n");
+}
+
+static void text_config(const struct conf_facts *c)
+{
     printf("administrator's file: %s: %s", c->path ? c->path : "(none)",
            !c->present ? "absent (each user's processes schedule among themselves)"
            : !c->used  ? "refused"
            : c->shared ? (c->admitted ? "used; this user is admitted to its shared board directory"
                                       : "used; this user is NOT admitted")
                        : "used");
-    static const char *const keys[] = {"cap", "share", "weight"};
     for (int i = 0; i < GP_CONF_SETTINGS; i++)
         if (c->has[i])
-            printf("; %s %d", keys[i], c->value[i]);
+            printf("; %s %d", conf_keys[i], c->value[i]);
     putchar('\n');
+}
+
+/* Before the problems: a refused setting adds one (setting_source). */
+static void text_settings(void)
+{
     printf("settings:\n");
     for (int i = 0; i < GP_OPT_COUNT; i++) {
         const char *value = NULL;
@@ -865,6 +939,10 @@ static void print_text(const struct runtime_facts *rts, int nrts, const struct b
         printf("  %s=%s (%s)\n", gp_opt_desc((enum gp_opt)i)->name, value ? value : "(unset)",
                from);
     }
+}
+
+static void text_problems(void)
+{
     if (!nproblems) {
         printf("no problems: everything asked for is in effect\n");
         return;
@@ -872,6 +950,20 @@ static void print_text(const struct runtime_facts *rts, int nrts, const struct b
     printf("problems:\n");
     for (int i = 0; i < nproblems; i++)
         printf("  %s\n    fix: %s\n", problems[i].what, problems[i].fix);
+}
+
+static void print_text(const struct runtime_facts *rts, int nrts, const struct board_facts *b,
+                       const struct conf_facts *c)
+{
+    int devices = 0;
+    for (int r = 0; r < nrts; r++)
+        devices += text_runtime(&rts[r]);
+    if (!devices)
+        printf("no GPU: nothing is scheduled on this machine; what follows is what would apply\n");
+    text_board(b);
+    text_config(c);
+    text_settings();
+    text_problems();
 }
 
 int gp_cmd_doctor(int argc, char **argv)

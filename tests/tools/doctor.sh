@@ -7,7 +7,8 @@
 # hardware stream priorities (1 to -1) and whether created streams get them (not with
 # GPUPRIO_HW_PRIORITY=off), MPS not applicable (HIP), and GPUPRIO_CU_RESERVE: none unset, the
 # compute units a percentage keeps on a device of 8 (2 of 8 for 25%), and a count that would leave
-# the lower priorities none, a problem with its fix.
+# the lower priorities none, a problem with its fix. As root, the administrator's file's cap,
+# share and weight for the user, shown.
 #
 #   doctor.sh GPUPRIO HIP_SIM_LIBRARY DISK_DIR
 set -u
@@ -108,6 +109,21 @@ expect "a refused setting: its fix" 1 "$(grep -c '^    fix: set GPUPRIO_WINDOW t
 
 "$gpuprio" doctor --bogus >/dev/null 2>&1
 expect "a bad option: exit status" 2 $?
+
+# The administrator's file setting a cap, a share and a weight for this user: each is shown (the
+# file must be root's: as root only).
+if [ "$(id -u)" = 0 ]; then
+    printf 'cap.default = low\nshare.%s = 10\nweight.%s = 3\n' "$(id -u)" "$(id -u)" >"$tmp/set.conf"
+    chmod 644 "$tmp/set.conf"
+    GPUPRIO_CONFIG=$tmp/set.conf GPUPRIO_BOARD_DIR=$tmp/boards "$gpuprio" doctor >"$tmp/conf.txt" 2>"$tmp/conf.err"
+    expect "a file's settings: exit status" 0 $?
+    expect "a file's settings: shown" 1 \
+        "$(grep -c "^administrator's file: $tmp/set.conf: used; cap -10; share 10; weight 3\$" "$tmp/conf.txt")"
+    GPUPRIO_CONFIG=$tmp/set.conf GPUPRIO_BOARD_DIR=$tmp/boards "$gpuprio" doctor --json >"$tmp/conf.json" 2>"$tmp/conf.json.err"
+    expect "a file's settings --json: exit status" 0 $?
+    expect "a file's settings --json" "True -10 10 3" \
+        "$(json "$tmp/conf.json" '" ".join(str(d["config"][k]) for k in ("used", "cap", "share", "weight"))')"
+fi
 
 if [ "$fails" -gt 0 ]; then
     for f in "$tmp"/*.txt "$tmp"/*.json "$tmp"/*.err; do

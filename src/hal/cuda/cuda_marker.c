@@ -27,6 +27,7 @@
  */
 #include "cuda_marker.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -180,9 +181,10 @@ static void relax(void)
     }
 }
 
+/* As the marker contract has it: any other answer means it will never be reached. */
 static int answer(CUresult r)
 {
-    return r == CUDA_SUCCESS ? 1 : r == CUDA_ERROR_NOT_READY ? 0 : -1;
+    return r == CUDA_SUCCESS ? 1 : r == CUDA_ERROR_NOT_READY ? 0 : -EIO;
 }
 
 int cudahal_marker_query(void *marker)
@@ -201,7 +203,7 @@ int cudahal_stream_idle(uintptr_t stream)
 {
     pthread_once(&drv_once, resolve);
     if (!drv_ok || !drv.stream_query)
-        return -1;
+        return -ENOTSUP;
     relax();
     CUresult r = drv.stream_query((CUstream)stream);
     CUcontext ctx;

@@ -10,10 +10,10 @@
  * calling thread means them) for the calling thread; NULL when none can be. Call only after the
  * driver accepted a command on that stream (see cuda_marker.c). */
 void *cudahal_marker_record(uintptr_t stream);
-/* 1 reached, 0 not yet, -1 never will be. From any thread (the watcher's). */
+/* 1 reached, 0 not yet, -EIO never will be. From any thread (the watcher's). */
 int cudahal_marker_query(void *marker);
-/* Whether everything put on stream has run (1), not yet (0), or it cannot tell (negative); on
- * the watcher's thread. */
+/* Whether everything put on stream has run (1), not yet (0), or it cannot tell (-ENOTSUP: the
+ * driver has no stream query; -EIO: it failed); on the watcher's thread. */
 int cudahal_stream_idle(uintptr_t stream);
 /* Back to its context's pool. */
 void cudahal_marker_release(void *marker);

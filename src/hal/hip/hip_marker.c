@@ -16,6 +16,7 @@
  */
 #include "hip_marker.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -128,9 +129,10 @@ static void relax(void)
     }
 }
 
+/* As the marker contract has it: any other answer means it will never be reached. */
 static int answer(hipError_t r)
 {
-    return r == hipSuccess ? 1 : r == hipErrorNotReady ? 0 : -1;
+    return r == hipSuccess ? 1 : r == hipErrorNotReady ? 0 : -EIO;
 }
 
 int hiphal_marker_query(void *marker)
@@ -144,7 +146,7 @@ int hiphal_stream_idle(uintptr_t stream)
 {
     pthread_once(&rt_once, resolve);
     if (!rt.stream_query)
-        return -1;
+        return -ENOTSUP;
     relax();
     return answer(rt.stream_query((hipStream_t)stream));
 }

@@ -13,9 +13,10 @@ void *hiphal_marker_record(uintptr_t stream, int device);
  * runtime refused, where the calling thread's error state must stay the refusal's. stream must
  * be one the application created (the null and per-thread handles name another stream there). */
 void *hiphal_marker_record_elsewhere(uintptr_t stream, int device);
-/* 1 reached, 0 not yet, -1 never will be. */
+/* 1 reached, 0 not yet, -EIO never will be. */
 int hiphal_marker_query(void *marker);
-/* Whether everything put on stream has run (1), not yet (0), or it cannot tell (negative). */
+/* Whether everything put on stream has run (1), not yet (0), or it cannot tell (-ENOTSUP:
+ * the runtime has no stream query; -EIO: it failed). */
 int hiphal_stream_idle(uintptr_t stream);
 /* Back to device's pool. */
 void hiphal_marker_release(int device, void *marker);

@@ -17,7 +17,7 @@
 #define CORE_CHECK_SHAPE_FN_PTR void **
 #define CORE_CHECK_SHAPE_DEVICE intptr_t
 #define CORE_CHECK_SHAPE_CONTEXT CORE_CHECK_CONTEXT
-#define CORE_KIND(name, stream) typedef CORE_CHECK_SHAPE_##stream core_stream_of_##name;
+#define CORE_KIND(name, stream, forward) typedef CORE_CHECK_SHAPE_##stream core_stream_of_##name;
 #include "kinds.def"
 #undef CORE_KIND
 

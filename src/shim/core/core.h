@@ -133,7 +133,7 @@ void core_put_gate(struct xqueue *q, uint64_t number);
 /* ---- the wrapper skeleton (call.c) ---- */
 
 enum core_kind {
-#define CORE_KIND(name, stream) CORE_KIND_##name,
+#define CORE_KIND(name, stream, forward) CORE_KIND_##name,
 #include "kinds.def"
 #undef CORE_KIND
 };
@@ -165,37 +165,17 @@ void core_teardown_begin(enum core_kind kind, void *arg);
 void core_teardown_end(bool ok);
 
 /*
- * How a wrapper of each kind forwards (CORE_WRAPPER_BODY's `forward`): the runtime's function
- * with the caller's arguments, except that stream creators go through the shim's create_NAME,
+ * How a wrapper of each kind forwards (CORE_WRAPPER_BODY's `forward`), as kinds.def's forward
+ * column says: the runtime's function with the caller's arguments, or the shim's create_NAME,
  * which may create the stream with a hardware priority or CU mask (creation.c) and is called
- * only when the runtime has NAME. A kind missing here is a compile error in every wrapper of it.
+ * only when the runtime has NAME. core_forward.h, generated from that column by
+ * src/CMakeLists.txt, defines CORE_FORWARD_<kind> as one of these for every kind; a kind
+ * without one is a compile error in every wrapper of it.
  */
 #define CORE_FORWARD(kind, name, gp_real, args) CORE_FORWARD_##kind(name, gp_real, args)
 #define CORE_FORWARD_AS_CALLED(name, gp_real, args) gp_real args
-#define CORE_FORWARD_STREAM_CREATE(name, gp_real, args) create_##name args
-#define CORE_FORWARD_WORK CORE_FORWARD_AS_CALLED
-#define CORE_FORWARD_WORK_PT CORE_FORWARD_AS_CALLED
-#define CORE_FORWARD_WORK_IF CORE_FORWARD_AS_CALLED
-#define CORE_FORWARD_WORK_IF_PT CORE_FORWARD_AS_CALLED
-#define CORE_FORWARD_CONFIGURE CORE_FORWARD_AS_CALLED
-#define CORE_FORWARD_CONFIGURED_LAUNCH CORE_FORWARD_AS_CALLED
-#define CORE_FORWARD_SYNC CORE_FORWARD_AS_CALLED
-#define CORE_FORWARD_SYNC_PT CORE_FORWARD_AS_CALLED
-#define CORE_FORWARD_EVENT_SYNC CORE_FORWARD_AS_CALLED
-#define CORE_FORWARD_DEVICE_SYNC CORE_FORWARD_AS_CALLED
-#define CORE_FORWARD_STREAM_DESTROY CORE_FORWARD_AS_CALLED
-#define CORE_FORWARD_STREAM_INFO CORE_FORWARD_AS_CALLED
-#define CORE_FORWARD_STREAM_INFO_PT CORE_FORWARD_AS_CALLED
-#define CORE_FORWARD_CAPTURE CORE_FORWARD_AS_CALLED
-#define CORE_FORWARD_CAPTURE_PT CORE_FORWARD_AS_CALLED
-#define CORE_FORWARD_CAPTURE_BEGIN CORE_FORWARD_AS_CALLED
-#define CORE_FORWARD_CAPTURE_BEGIN_PT CORE_FORWARD_AS_CALLED
-#define CORE_FORWARD_CAPTURE_END CORE_FORWARD_AS_CALLED
-#define CORE_FORWARD_CAPTURE_END_PT CORE_FORWARD_AS_CALLED
-#define CORE_FORWARD_LOOKUP CORE_FORWARD_AS_CALLED
-#define CORE_FORWARD_DEVICE_RESET CORE_FORWARD_AS_CALLED
-#define CORE_FORWARD_CONTEXT_DESTROY CORE_FORWARD_AS_CALLED
-#define CORE_FORWARD_CONTEXT_RELEASE CORE_FORWARD_AS_CALLED
+#define CORE_FORWARD_CREATOR(name, gp_real, args) create_##name args
+#include "core_forward.h"
 
 /*
  * The body of every generated wrapper: forward through gp_real (a function pointer, NULL when
