@@ -150,6 +150,7 @@ static struct proc spawn(const char *priority, const char *policy, const char *c
     fflush(stdout);
     p.pid = fork();
     if (p.pid == 0) {
+        int said = fcntl(2, F_DUPFD_CLOEXEC, 3); /* the test's stderr, for a start that fails */
         dup2(out[1], 1);
         dup2(in[0], 0);
         if (stderr_to_file) {
@@ -162,8 +163,11 @@ static struct proc spawn(const char *priority, const char *policy, const char *c
         close(out[0]);
         close(in[1]);
         if (spawn_uid &&
-            (setgroups(0, NULL) != 0 || setgid(spawn_uid) != 0 || setuid(spawn_uid) != 0))
+            (setgroups(0, NULL) != 0 || setgid(spawn_uid) != 0 || setuid(spawn_uid) != 0)) {
+            dprintf(said, "board_test: cannot become uid %u: %s\n", (unsigned)spawn_uid,
+                    strerror(errno));
             _exit(126);
+        }
         if (!in_namespaces) /* else only the worker, not unshare, has the shim */
             setenv("LD_PRELOAD", shim, 1);
         setenv("GPUPRIO_PRIORITY", priority, 1);
@@ -185,6 +189,8 @@ static struct proc spawn(const char *priority, const char *policy, const char *c
             argv[n++] = args[i];
         argv[n] = NULL;
         execvp(argv[0], (char *const *)argv);
+        dprintf(said, "board_test: cannot run %s as uid %u: %s\n", argv[0], (unsigned)getuid(),
+                strerror(errno));
         _exit(127);
     }
     if (p.pid > 0 && n_watched < MAX_WATCHED)
@@ -1566,24 +1572,54 @@ static void copy_file(const char *from, const char *to, mode_t mode)
         close(out);
 }
 
-/* The worker, the shim and the simulator (HIPSIM_LIBRARY, from the test's environment), copied
- * where the other users can reach them: a build tree under a private home is not. */
+/* Whether uid can run path (access as that user: its permissions, every directory above it, a
+ * mount that allows running programs); else says why and fails. */
+static bool runnable_by(uid_t uid, const char *path)
+{
+    int status = -1;
+    pid_t child = fork();
+    if (child == 0)
+        _exit(setgroups(0, NULL) == 0 && setgid(uid) == 0 && setuid(uid) == 0
+                  ? access(path, X_OK) == 0 ? 0 : errno & 0x7f
+                  : 126);
+    bool ok = child > 0 && waitpid(child, &status, 0) == child && WIFEXITED(status) &&
+              WEXITSTATUS(status) == 0;
+    if (!ok)
+        fprintf(stderr,
+                "FAIL: uid %u cannot run %s (%s): the tenant tests need a directory every user "
+                "can reach and run programs from (board_test makes it under %s)\n",
+                (unsigned)uid, path,
+                WIFEXITED(status) && WEXITSTATUS(status) != 126 ? strerror(WEXITSTATUS(status))
+                                                                : "cannot become that user",
+                dir);
+    return ok;
+}
+
+/* The worker, the shim, the simulator (HIPSIM_LIBRARY, from the test's environment) and the
+ * gpuprio command (GPUPRIO_TOOL, where given), copied where the other users can reach them: a
+ * build tree under a private home (/root, mode 0700) is not. */
 static void copy_for_others(void)
 {
-    static char bin[96], w[160], sh[160], sim[160];
+    static char bin[96], w[160], sh[160], sim[160], gpuprio[160];
     const char *sim_library = getenv("HIPSIM_LIBRARY");
     snprintf(bin, sizeof bin, "%s/bin", dir);
     snprintf(w, sizeof w, "%s/board_worker", bin);
     snprintf(sh, sizeof sh, "%s/libgpuprio-hip.so", bin);
     snprintf(sim, sizeof sim, "%s/libamdhip64.so.6", bin);
+    snprintf(gpuprio, sizeof gpuprio, "%s/gpuprio", bin);
     EXPECT(sim_library != NULL && mkdir(bin, 0755) == 0 && chmod(bin, 0755) == 0);
     copy_file(worker, w, 0755);
     copy_file(shim, sh, 0644);
     if (sim_library)
         copy_file(sim_library, sim, 0755);
+    if (tool) {
+        copy_file(tool, gpuprio, 0755);
+        tool = gpuprio;
+    }
     worker = w;
     shim = sh;
     setenv("LD_LIBRARY_PATH", bin, 1); /* before the worker's RUNPATH, the build tree's */
+    EXPECT(runnable_by(USER_A, worker) && runnable_by(USER_B, worker));
 }
 
 /* The shared directory (root's, sticky, as the file requires), the simulated device shared by
@@ -1998,12 +2034,10 @@ static void tenant_bad_conf(void)
      * worker the only one that uses a GPU and so the only one to say it, once (configuration.md).
      * Not timeout in sanitizer builds: the instrumented shim cannot be preloaded into a program
      * of the system without the sanitizer's runtime before it. */
-    static char libdir[160], copied[176];
+    static char libdir[160];
     snprintf(libdir, sizeof libdir, "%s/bin", dir); /* copy_for_others put the shim there */
-    snprintf(copied, sizeof copied, "%s/gpuprio", libdir);
-    copy_file(tool, copied, 0755);
     setenv("GPUPRIO_LIBRARY_DIR", libdir, 1);
-    const char *const wrappers[] = {copied,    "run", "--shim", "hip", "--",
+    const char *const wrappers[] = {tool,      "run", "--shim", "hip", "--",
 #ifndef BOARD_TEST_SANITIZED
                                     "timeout", "120",
 #endif
@@ -3261,10 +3295,6 @@ static void hostile_setup(void)
     tenants_setup();
     stderr_to_file = true;
     setenv("GPUPRIO_HW_PRIORITY", "off", 1);
-    static char copied[160];
-    snprintf(copied, sizeof copied, "%s/bin/gpuprio", dir);
-    copy_file(tool, copied, 0755);
-    tool = copied;
     write_conf("");
 }
 
@@ -3910,7 +3940,9 @@ int main(int argc, char **argv)
     worker = argv[2];
     shim = argv[3];
     tool = getenv("GPUPRIO_TOOL");
-    if ((!strncmp(argv[1], "tenant-hostile", 14) || !strcmp(argv[1], "tenant-bad-conf")) && !tool) {
+    if ((!strncmp(argv[1], "tenant-hostile", 14) || !strcmp(argv[1], "tenant-bad-conf") ||
+         !strcmp(argv[1], "tenant-admit")) &&
+        !tool) {
         fprintf(stderr, "%s needs GPUPRIO_TOOL (the gpuprio command)\n", argv[1]);
         return 2;
     }
