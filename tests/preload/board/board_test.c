@@ -416,6 +416,33 @@ static int most_overtaking(int tag)
     return most_overtaking_within(tag, 0, UINT64_MAX);
 }
 
+/* most_overtaking burst by burst (the tag's kernels of one burst number): the median over the
+ * bursts, and the most in any (*worst). */
+static int typical_overtaking(int tag, int *worst)
+{
+    int bursts = 0, most[256], n = 0;
+    for (size_t i = 0; i < nk; i++)
+        bursts = k[i].tag == tag && k[i].burst > bursts ? k[i].burst : bursts;
+    for (int b = 1; b <= bursts && n < 256; b++) {
+        uint64_t from = UINT64_MAX, until = 0;
+        for (size_t i = 0; i < nk; i++)
+            if (k[i].tag == tag && k[i].burst == b) {
+                from = k[i].submit < from ? k[i].submit : from;
+                until = k[i].submit + 1 > until ? k[i].submit + 1 : until;
+            }
+        if (until)
+            most[n++] = most_overtaking_within(tag, from, until);
+    }
+    for (int i = 1; i < n; i++) /* insertion sort: a few bursts */
+        for (int j = i; j > 0 && most[j - 1] > most[j]; j--) {
+            int t = most[j];
+            most[j] = most[j - 1];
+            most[j - 1] = t;
+        }
+    *worst = n ? most[n - 1] : -1;
+    return n ? most[n / 2] : -1;
+}
+
 /* ---- the board ---- */
 
 /* What is on the subtest's board: slots in use, of which records, and the unused queues the
@@ -735,6 +762,44 @@ static void log_info(void)
         stderr_of(&low, "");
 }
 
+/* The process that runs worker p: p itself, or in a pid namespace of its own unshare's child. */
+static pid_t worker_pid(const struct proc *p)
+{
+    char path[64];
+    int child = -1;
+    snprintf(path, sizeof path, "/proc/%d/task/%d/children", (int)p->pid, (int)p->pid);
+    FILE *f = in_namespaces ? fopen(path, "r") : NULL;
+    if (f && fscanf(f, "%d", &child) != 1)
+        child = -1;
+    if (f)
+        fclose(f);
+    return child > 0 ? child : p->pid;
+}
+
+/* Whether pid has ended: a zombie or gone, its files closed (its locks dropped) either way. */
+static bool has_ended(pid_t pid)
+{
+    char path[64], stat[512];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return true;
+    size_t n = fread(stat, 1, sizeof stat - 1, f);
+    fclose(f);
+    stat[n] = '\0';
+    const char *state = strrchr(stat, ')'); /* after the name, which may hold anything */
+    return state && state[1] == ' ' && (state[2] == 'Z' || state[2] == 'X');
+}
+
+/*
+ * The high-priority process killed (SIGKILL) while the low-priority one is held: the low one
+ * resumes within 100 ms, not after the watchdog (500 ms), as its listener finds the dead owner's
+ * slots (every 20 ms) and frees them. Timed from the end of the killed process (until then its
+ * lock on its slots stands: the kernel's teardown, which a loaded host delays, as it does with
+ * unshare's child in a pid namespace, killed only once unshare is) to the read of the low one's
+ * gate that let its next kernel through (Level 1: that kernel's start), the simulator's dispatch
+ * left out.
+ */
 static void kill_high(void)
 {
     static const char *const hold[] = {"1", "hold", "5000000", NULL};
@@ -747,29 +812,38 @@ static void kill_high(void)
     go(&high);
     EXPECT(expect_line(&high, "launched") == 0);
     usleep(100000); /* held behind the active high-priority process */
+    pid_t holder = worker_pid(&high);
     uint64_t killed = now_ns();
     kill(high.pid, SIGKILL);
+    while (!has_ended(holder) && now_ns() - killed < 5000000000u)
+        usleep(200);
+    uint64_t dead = now_ns();
     EXPECT(finish(&high, NULL) == 128 + SIGKILL);
     EXPECT(finish(&low, NULL) == 0);
     read_trace();
     EXPECT(count_tag(TAG_LOW) == 100);
     /* Starts, not submissions: at Level 2 the low process submitted everything long before,
      * and its gate, closed by the high process, held it on the device. */
-    uint64_t resumed = UINT64_MAX;
+    uint64_t resumed = UINT64_MAX, let_through = UINT64_MAX;
     int during_hold = 0;
     for (size_t i = 0; i < nk; i++) {
         if (k[i].tag != TAG_LOW)
             continue;
-        if (k[i].start >= killed && k[i].start < resumed)
+        if (k[i].start >= killed && k[i].start < resumed) {
             resumed = k[i].start;
+            let_through = strcmp(level(), "1") && k[i].waited >= killed ? k[i].waited : k[i].start;
+        }
         during_hold += k[i].start >= killed - 80000000u && k[i].start < killed;
     }
     double ms = resumed == UINT64_MAX ? -1 : (double)(resumed - killed) / 1e6;
+    double after_end = resumed == UINT64_MAX ? -1 : ((double)let_through - (double)dead) / 1e6;
     printf("kill -9 of the active high-priority process (level %s): the low-priority one started "
-           "kernels again %.1f ms later (it had started %d kernels in the 80 ms before)\n",
-           level(), ms, during_hold);
+           "kernels again %.1f ms later (it had started %d kernels in the 80 ms before); the "
+           "killed one ended %.1f ms after the kill, and the low one was let through %.1f ms "
+           "after that\n",
+           level(), ms, during_hold, (double)(dead - killed) / 1e6, after_end);
     EXPECT(during_hold <= WINDOW); /* it really was held */
-    EXPECT(ms >= 0 && ms < 100);
+    EXPECT(resumed != UINT64_MAX && after_end < 100);
 }
 
 /*
@@ -1708,10 +1782,11 @@ static bool wait_for_queue_of(uid_t uid, uint64_t gate)
 }
 
 /* A bursting process of one user (the one measured, priority its_priority) next to a saturating
- * process of the other (at load_priority): the first's largest wait behind the other's kernels,
- * its suspensions (into *suspended), and the load's priority as it ended with (into *load_at). */
+ * process of the other (at load_priority): the first's largest wait behind the other's kernels
+ * (and into *typical, where not NULL, the median over its bursts of each one's largest), its
+ * suspensions (into *suspended), and the load's priority as it ended with (into *load_at). */
 static int users_side_by_side(const char *its_priority, const char *load_priority,
-                              unsigned long long *suspended, int *load_at)
+                              unsigned long long *suspended, int *load_at, int *typical)
 {
     spawn_uid = USER_A;
     struct proc bursts = spawn_ready(its_priority, NULL, high_bursts);
@@ -1740,13 +1815,19 @@ static int users_side_by_side(const char *its_priority, const char *load_priorit
     read_trace();
     EXPECT(count_tag(TAG_HIGH) == 64);
     EXPECT(count_tag(TAG_LOW) == 500);
-    return most_overtaking(TAG_HIGH);
+    int worst = most_overtaking(TAG_HIGH), burst_worst;
+    if (typical)
+        *typical = typical_overtaking(TAG_HIGH, &burst_worst);
+    return worst;
 }
 
 /*
  * Two users: without the file each schedules alone (the high-priority bursts wait behind more
  * than the window of the other user's kernels); with it they schedule together (the bursts wait
- * behind fewer: the window, plus what the load puts in while its listener wakes up).
+ * behind the window, plus what the load puts in while its listener wakes up). That wake-up is the
+ * host's: a burst lasts 2.4 ms, and on a loaded host a listener not run for as long lets the load
+ * fill that burst as if unscheduled (8 of 8 in one run next to busy loops), so the bound is
+ * asserted on the typical burst (the median over the 8) and the worst is printed.
  */
 static void tenant_two(void)
 {
@@ -1755,19 +1836,21 @@ static void tenant_two(void)
      * user's queue on their own (the simulator grants slots by them). */
     setenv("GPUPRIO_HW_PRIORITY", "off", 1);
     unsigned long long suspended;
-    int at;
+    int at, apart_typical, together_typical;
     write_conf(NULL);
-    int apart = users_side_by_side("high", "low", &suspended, &at);
+    int apart = users_side_by_side("high", "low", &suspended, &at, &apart_typical);
     write_conf("");
-    int together = users_side_by_side("high", "low", &suspended, &at);
+    int together = users_side_by_side("high", "low", &suspended, &at, &together_typical);
     printf("users %u (high) and %u (low): a high-priority kernel waited behind at most %d of the "
-           "other user's kernels without the configuration file, %d with it (window %d)\n",
-           USER_A, USER_B, apart, together, WINDOW);
+           "other user's kernels without the configuration file (%d in the median burst), %d "
+           "with it (%d in the median burst; window %d)\n",
+           USER_A, USER_B, apart, apart_typical, together, together_typical, WINDOW);
     /* Across users, a burst's start reaches the load's process with its listener's wake-up, in
-     * which the load may put a few more commands in (docs/board.md, "Users sharing a GPU"): 0-1
-     * on a quiet host, up to 5 under TSan next to other tests. */
-    EXPECT(apart > WINDOW);
-    EXPECT(together < apart);
+     * which the load may put a few more commands in (docs/board.md, "Users sharing a GPU"): the
+     * worst burst 0-1 on a quiet host, up to 5 under TSan next to other tests, 8 once next to
+     * busy loops. */
+    EXPECT(apart_typical > WINDOW);
+    EXPECT(together_typical <= WINDOW);
 }
 
 /* The gate words of the live slots on user uid's board, or-ed (0 when there is none). */
@@ -1933,9 +2016,9 @@ static void tenant_cap(void)
     unsigned long long uncapped, capped, forged;
     int uncapped_at, capped_at, forged_at;
     write_conf("");
-    users_side_by_side("normal", "critical", &uncapped, &uncapped_at);
+    users_side_by_side("normal", "critical", &uncapped, &uncapped_at, NULL);
     write_conf("cap.default = high\ncap.4242 = low\n");
-    int wait = users_side_by_side("normal", "critical", &capped, &capped_at);
+    int wait = users_side_by_side("normal", "critical", &capped, &capped_at, NULL);
     struct forger f = {.writes = 0};
     snprintf(f.path, sizeof f.path, "%s/gpuprio-%u-v%u-sim_%s_00", shared, USER_B, GP_BOARD_VERSION,
              name);
@@ -1943,7 +2026,7 @@ static void tenant_cap(void)
     pthread_t t;
     EXPECT(pthread_create(&t, NULL, forge, &f) == 0);
     write_conf("cap.default = high\ncap.4242 = low\n");
-    users_side_by_side("normal", "critical", &forged, &forged_at);
+    users_side_by_side("normal", "critical", &forged, &forged_at, NULL);
     atomic_store(&f.stop, true);
     pthread_join(t, NULL);
     printf("a user asking for critical next to another's normal-priority bursts: those were "
