@@ -27,7 +27,7 @@
  *                           same NAME, without '/' (a segment /dev/shm/hipsim-UID-NAME-DEV), so
  *                           processes contend for one simulated device
  *   HIPSIM_TRACE=PATH       append one line per executed kernel to PATH:
- *                           "pid device stream_id hwq name tag start_ns end_ns submit_ns"
+ *                           "pid device stream_id hwq name tag start_ns end_ns submit_ns waited_ns"
  *   HIPSIM_FAULT=NAME       break one documented semantic on purpose (docs/simulator.md), used
  *                           to show that the conformance suite detects it
  */
@@ -83,6 +83,9 @@ typedef struct hipsimTraceEntry {
     uint64_t start_ns; /* CLOCK_MONOTONIC */
     uint64_t end_ns;
     uint64_t submit_ns; /* when the runtime queued the launch */
+    uint64_t waited_ns; /* when the last value wait before it on its hardware queue began the
+                           read that let it through (0: none): its gate (gpuprio's gates are
+                           such waits) passed between then and its start */
 } hipsimTraceEntry;
 
 /* Starts (or restarts, clearing it) the in-process kernel trace; holds up to capacity entries. */

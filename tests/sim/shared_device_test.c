@@ -86,12 +86,14 @@ static int test_contention(const char *trace)
     FILE *f = fopen(trace, "r");
     struct span spans[64];
     int n = 0, dev, hwq;
-    uint64_t stream, tag, submitted;
+    uint64_t stream, tag, submitted, waited;
     char name[64];
     while (f && n < 64 &&
-           fscanf(f, "%d %d %" SCNu64 " %d %63s %" SCNu64 " %" SCNu64 " %" SCNu64 " %" SCNu64,
+           fscanf(f,
+                  "%d %d %" SCNu64 " %d %63s %" SCNu64 " %" SCNu64 " %" SCNu64 " %" SCNu64
+                  " %" SCNu64,
                   &spans[n].pid, &dev, &stream, &hwq, name, &tag, &spans[n].start, &spans[n].end,
-                  &submitted) == 9)
+                  &submitted, &waited) == 10)
         n++;
     if (f)
         fclose(f);

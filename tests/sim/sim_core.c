@@ -340,6 +340,7 @@ void sim_trace_record(const struct sim_cmd *cmd, const char *name, uint64_t tag)
     e.start_ns = cmd->start_ns;
     e.end_ns = cmd->end_ns;
     e.submit_ns = cmd->submit_ns;
+    e.waited_ns = cmd->waited_ns;
 
     pthread_mutex_lock(&trace_lock);
     if (trace_count < trace_cap)
@@ -360,11 +361,11 @@ void sim_trace_record(const struct sim_cmd *cmd, const char *name, uint64_t tag)
         struct sim_peer me;
         sim_peer_self(&me);
         char line[256];
-        int n =
-            snprintf(line, sizeof line,
-                     "%d %d %" PRIu64 " %d %s %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 "\n",
-                     (int)me.pid, e.device, e.stream_id, e.hw_queue, e.name, e.tag, e.start_ns,
-                     e.end_ns, e.submit_ns);
+        int n = snprintf(line, sizeof line,
+                         "%d %d %" PRIu64 " %d %s %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64
+                         " %" PRIu64 "\n",
+                         (int)me.pid, e.device, e.stream_id, e.hw_queue, e.name, e.tag, e.start_ns,
+                         e.end_ns, e.submit_ns, e.waited_ns);
         /* One write per line with O_APPEND keeps lines of concurrent processes whole. */
         if (n > 0 && write(fd, line, (size_t)n) < 0)
             SIM_UNUSED(0);

@@ -235,7 +235,9 @@ static void execute(struct sim_cmd *c)
         fill(c);
         break;
     case SIM_CMD_WAIT_VALUE:
-        while (sim.cfg.fault != SIM_FAULT_WAIT_VALUE_IGNORED && !value_condition(c))
+        /* The value read that lets it through is at or after waited_ns (the trace's bound). */
+        while ((c->waited_ns = sim_now_ns()),
+               sim.cfg.fault != SIM_FAULT_WAIT_VALUE_IGNORED && !value_condition(c))
             sleep_ns(20000);
         break;
     case SIM_CMD_WRITE_VALUE:
@@ -289,7 +291,11 @@ static void *hw_queue_worker(void *arg)
         while (!deps_done(c))
             sim_wait();
         sim_unlock();
+        if (c->kind == SIM_CMD_KERNEL)
+            c->waited_ns = hq->waited_ns;
         execute(c);
+        if (c->kind == SIM_CMD_WAIT_VALUE)
+            hq->waited_ns = c->waited_ns;
         sim_lock();
         retire(hq, c);
     }

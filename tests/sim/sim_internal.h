@@ -99,6 +99,10 @@ struct sim_cmd {
     struct sim_cmd **deps;
     int ndeps;
     uint64_t submit_ns; /* when the runtime queued it (after any capture) */
+    /* A value wait: when the read that let it through began. A kernel: that time of the last
+     * value wait before it on its hardware queue (0: none): its gate passed between then and its
+     * start. */
+    uint64_t waited_ns;
     uint64_t start_ns, end_ns;
     union {
         struct {
@@ -171,6 +175,7 @@ struct sim_hw_queue {
     pthread_cond_t cv;
     bool started;
     int device, index;
+    uint64_t waited_ns; /* its last value wait's (sim_cmd), its worker's own */
 };
 
 struct sim_slots;
