@@ -27,14 +27,16 @@
  * functions that return their simulated duration. The program never calls gpuprio: like an
  * unmodified application it only creates its streams, with priorities or without. Each row of the
  * tables is a scenario, and a scenario is data; the files are split along that line, so that adding
- * or changing a row touches the data only, and measuring never mixes with printing: scenarios.c the
- * rows: workloads, stream priorities, gpuprio or not and its settings, simulator settings, kernel
- * shapes, baselines, the table each belongs to; workload.c   the child: runs one row's workloads
- * (or one of them) in a process and prints its result as one "RESULT_TAG key=value ..." line;
+ * or changing a row touches the data only, and measuring never mixes with printing:
+ *   scenarios.c  the rows: workloads, stream priorities, gpuprio or not and its settings,
+ *                simulator settings, kernel shapes, baselines, the table each belongs to;
+ *   workload.c   the child: runs one row's workloads (or one of them) in a process and prints
+ *                its result as one "RESULT_TAG key=value ..." line;
  *   result.c     that line, both ways, and adding up the lines of a row's processes;
  *   rows.c       the parent: runs each row in processes of its own and collects their lines;
  *   report.c     the header, the tables (or CSV) and the notes, from the collected results;
  *   picture.c    the SVG of the LC client's latency distribution in the headline rows;
+ *   settings.c   settings from the environment (the simulator's), read by both sides;
  *   main.c       the command line: the headline rows (default), all of them (--all), or one
  *                row here (--scenario).
  * By default the demo runs only the rows that carry a headline label (and the rows their ratios
@@ -172,6 +174,8 @@ typedef struct options {
 bool demo_row_shown(const options *o, size_t i);
 /* Whether row i runs: it is shown, or a shown row's ratios refer to it. */
 bool demo_row_selected(const options *o, size_t i);
+
+/* ---- settings (settings.c) ---- */
 
 /* A setting's value (an environment variable's, or NULL) as a number in 1..65535, else dflt. */
 unsigned demo_setting_uint(const char *value, unsigned dflt);

@@ -109,15 +109,6 @@ static bool parse_double(const char *s, double lo, double hi, double *out)
     return true;
 }
 
-unsigned demo_setting_uint(const char *value, unsigned dflt)
-{
-    if (!value || !*value)
-        return dflt;
-    char *end = NULL;
-    unsigned long v = strtoul(value, &end, 10);
-    return (end != value && *end == '\0' && v > 0 && v < 65536) ? (unsigned)v : dflt;
-}
-
 /* Exits with status 2 on a bad command line. */
 static void parse_options(int argc, char **argv, options *o)
 {
