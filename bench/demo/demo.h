@@ -27,16 +27,22 @@
  * functions that return their simulated duration. The program never calls gpuprio: like an
  * unmodified application it only creates its streams, with priorities or without. Each row of the
  * tables is a scenario, and a scenario is data; the files are split along that line, so that adding
- * or changing a row touches the data only, and measuring never mixes with printing: scenarios.c the
- * rows: workloads, stream priorities, gpuprio or not and its settings, simulator settings, kernel
- * shapes, baselines, the table each belongs to; workload.c   the child: runs one row's workloads
- * (or one of them) in a process and prints its result as one "RESULT_TAG key=value ..." line;
+ * or changing a row touches the data only, and measuring never mixes with printing:
+ *   scenarios.c  the rows: workloads, stream priorities, gpuprio or not and its settings,
+ *                simulator settings, kernel shapes, baselines, the table each belongs to;
+ *   workload.c   the child: runs one row's workloads (or one of them) in a process and prints
+ *                its result as one "RESULT_TAG key=value ..." line;
  *   result.c     that line, both ways, and adding up the lines of a row's processes;
  *   rows.c       the parent: runs each row in processes of its own and collects their lines;
  *   report.c     the header, the tables (or CSV) and the notes, from the collected results;
  *   picture.c    the SVG of the LC client's latency distribution in the headline rows;
+ *   hoststall.c  how long the host kept a row's threads from running, for the client;
+ *   settings.c   settings from the environment (the simulator's), read by both sides;
  *   main.c       the command line: the headline rows (default), all of them (--all), or one
  *                row here (--scenario).
+ * Each row runs several times (rounds), the rows taking turns, and its figures pool them. Since
+ * the device is host threads, a busy host slows requests down too: requests it held up are told
+ * apart (hoststall.c) and left out of the percentiles, and counted.
  * By default the demo runs only the rows that carry a headline label (and the rows their ratios
  * refer to), prints them as one short table and draws the picture; --all runs every row and
  * prints the full description, the four tables and the notes.
@@ -69,6 +75,7 @@
  * the parent's t0 to reach the children through their stdin, even on a busy machine. */
 #define PROCS_START_NS (20ull * 1000 * 1000)
 #define MAX_BE_WORKERS 8
+#define DEMO_MAX_ROUNDS 20               /* --rounds */
 #define MAX_ITEMS (2 + MAX_BE_WORKERS)   /* streams (and processes) of a row: LC, LC2, BE ... */
 #define RESULT_TAG "GPUPRIO_DEMO_RESULT" /* first word of the child's result line */
 #define LC_BASELINE "lc-alone" /* the row LC (and LC2) latency ratios refer to by default */
@@ -154,7 +161,8 @@ extern const char *const demo_role_names[NROLES]; /* (rows.c) the words of --rol
 /* ---- options (main.c) ---- */
 
 typedef struct options {
-    double seconds; /* measured window per row */
+    double seconds; /* measured window per row and round */
+    int rounds;     /* times each row runs, the rows taking turns; its figures pool them */
     double rate;    /* LC requests per second */
     int kernels;    /* kernels per LC request */
     double lc_us;   /* simulated duration of an LC kernel */
@@ -162,6 +170,7 @@ typedef struct options {
     bool csv;
     const char *scenario; /* run this one row here and print its result line */
     demo_role role;       /* with scenario: the workload of a cross-process row to run here */
+    int row_fd;           /* with role: the row's shared page (row_page), inherited; -1: none */
     int table;            /* --table: only this table's rows and their baselines; -1: all */
     bool all;             /* --all (or --table, --csv): every row, the full tables; else the
                            * headline rows and their short table */
@@ -172,6 +181,8 @@ typedef struct options {
 bool demo_row_shown(const options *o, size_t i);
 /* Whether row i runs: it is shown, or a shown row's ratios refer to it. */
 bool demo_row_selected(const options *o, size_t i);
+
+/* ---- settings (settings.c) ---- */
 
 /* A setting's value (an environment variable's, or NULL) as a number in 1..65535, else dflt. */
 unsigned demo_setting_uint(const char *value, unsigned dflt);
@@ -190,23 +201,47 @@ static inline double demo_be_us(const scenario *sc, const options *o)
 
 /* ---- results (result.c) ---- */
 
-/* One client's requests due in the window (all of them completed). */
+/* A request counts as stalled by the host when the host kept the threads it depends on from
+ * running (or ran the simulated kernels late) for more than this in all, while it was under way
+ * (hoststall.c); or when it started late because the request before it was stalled so. Above
+ * what a quiet 2-core machine holds a request up by (up to 0.3 ms alone, 0.5 ms where LC, LC2
+ * and BE share the 2 CPUs: 99th percentiles), below the stalls that moved P99s (1-8 ms). */
+#define DEMO_STALL_NS (500ull * 1000)
+/* Past this share of a client's requests stalled, leaving them out would favour its shorter
+ * requests too much (a longer one is more likely to be under way when the host stalls): the
+ * client's percentiles are not given (a busy machine). */
+#define DEMO_STALLED_MAX_PCT 25
+/* Latencies a row keeps per client, over all its rounds: all of them up to this many, else every
+ * k-th request's (rows.c asks each round for at most its share). */
+#define DEMO_LAT_MAX 6000
+
+/* One client's requests due in the window (all of them completed), over a row's processes and
+ * rounds. The percentiles are over the requests the host did not stall: the device's effect,
+ * which is what the demo is about; the stalled ones are counted and kept apart. */
 typedef struct client_result {
-    uint64_t reqs;
-    uint64_t p50_ns;
-    uint64_t p99_ns;
-    uint64_t max_ns;
-    uint64_t max_late_ns; /* worst delay between a request's due time and its first launch */
+    uint64_t reqs;        /* requests due in the window(s) */
+    uint64_t stalled;     /* of them, the ones the host stalled (DEMO_STALL_NS) */
+    uint64_t max_late_ns; /* worst delay between a request's due time and its first launch,
+                           * among those the host did not stall: the client fell behind */
+    /* From the latencies (demo_finish_result): */
+    uint64_t p50_ns, p99_ns, max_ns; /* over the requests the host did not stall; 0: none */
+    uint64_t p99_all_ns;             /* over all of them, stalled ones included */
+    /* Latencies (ns) of the requests the host did not stall (kept) and of those it did
+     * (stalled): of every request, or of every k-th one (the same k for both lists). Sorted once
+     * finished. */
+    uint32_t nkept, nstalled_lat;
+    uint64_t kept_ns[DEMO_LAT_MAX];
+    uint64_t stalled_ns[DEMO_LAT_MAX];
 } client_result;
 
 #define RESULT_STRING_LEN 96 /* size of each text field */
-/* The LC latencies a result carries for the picture: all of them up to this many, else this many
- * evenly spaced in rank (the empirical CDF at 1/N steps, the last one the maximum). */
+/* The picture draws at most this many points per curve (evenly spaced in rank). */
 #define DEMO_LAT_POINTS 1000
 
-/* What one row measured, carried from the child to the parent as "key=value" words. */
+/* What one row measured: carried from the child to the parent as "key=value" words, then added
+ * up over the row's processes and rounds. */
 typedef struct row_result {
-    uint64_t window_ns;      /* measured window */
+    uint64_t window_ns;      /* measured window (all rounds) */
     uint64_t slots;          /* compute slots of the device (HIPSIM_COMPUTE_SLOTS) */
     client_result lc;        /* the LC client */
     client_result lc2;       /* the LC2 client (three-group rows) */
@@ -216,19 +251,23 @@ typedef struct row_result {
     char hwq[RESULT_STRING_LEN]; /* stream -> hardware queue, e.g. "LC:1,BE:2,BE:3" */
     /* gpuprio rows: stream -> gpuprio priority, e.g. "LC:10,BE:-10"; native rows: "" */
     char prio[RESULT_STRING_LEN];
-    /* The LC client's latencies, sorted (DEMO_LAT_POINTS says which when there were more). */
-    uint32_t lc_nlat;
-    uint64_t lc_lat_ns[DEMO_LAT_POINTS];
 } row_result;
 
 void demo_print_result_line(FILE *f, const scenario *sc, row_result *r);
 /* Parses a child's output (modified): finds the result line for `id`; false if absent or
  * malformed. */
 bool demo_parse_result_line(char *text, const char *id, row_result *r);
-/* Keeps sorted[0..n) (ascending), or DEMO_LAT_POINTS of them evenly spaced in rank, in r. */
-void demo_keep_latencies(row_result *r, const uint64_t *sorted, size_t n);
-/* Adds one process's result of a cross-process row to the row's. */
-void demo_merge_result(row_result *into, row_result *part);
+/* Adds one process's result of a cross-process row (round false), or one round's result of a
+ * row (round true), to the row's. */
+void demo_merge_result(row_result *into, row_result *part, bool round);
+/* Whether a client's percentiles stand: it ran requests, and the host stalled at most
+ * DEMO_STALLED_MAX_PCT of them. */
+bool demo_client_measured(const client_result *c);
+/* Sorts the latencies the row collected and works out its percentiles. */
+void demo_finish_result(row_result *r);
+/* Nearest-rank percentile of sorted[0..n): the smallest value with at least pct% of the samples
+ * at or below it. 0 when n is 0. */
+uint64_t demo_percentile(const uint64_t *sorted, size_t n, unsigned pct);
 /* Appends "WHO:value" to a comma-separated list (hwq, prio). */
 void demo_append_item(char *buf, size_t size, const char *who, int value);
 /* Splits a list "WHO:value,WHO:value" into who[] and v[]; returns the count. */
@@ -236,6 +275,39 @@ int demo_parse_items(const char *list, char who[][8], int *v, int max);
 /* Whether the gpuprio priorities in prio ("LC:10,LC2:0,BE:-10") are distinct and in the order
  * LC > LC2 > BE. */
 bool demo_prio_ordered(const char *prio);
+
+/* ---- host stalls (hoststall.c) ---- */
+
+/* What the processes of a cross-process row share (a memfd the parent maps, --row-fd): who they
+ * are, for each other's host stalls, and the simulator's lateness, counted in one place. */
+#define ROW_PAGE_MAGIC 0x6770646d6f726f77ull /* "gpdmorow" */
+typedef struct row_page {
+    uint64_t magic;
+    uint64_t late_ns; /* hipsimCountLatenessIn: every process of the row counts here */
+    int32_t npids;    /* written by the parent before it gives t0 */
+    int32_t pids[MAX_ITEMS];
+} row_page;
+
+#define PROBE_MAX_TASKS 128
+/* How long the host kept a row's threads from running, for the client that measures. */
+typedef struct host_probe {
+    int npids;
+    int pids[MAX_ITEMS];
+    int ntasks;
+    uint64_t forgotten_ns; /* what tasks counted before they named themselves out of it */
+    struct probe_task {
+        int pid, tid;
+        int comm_fd, stat_fd;  /* both -1 once the task is known not to count */
+        uint64_t run_delay_ns; /* its last reading */
+    } task[PROBE_MAX_TASKS];
+} host_probe;
+
+/* Watches the tasks of these processes (0 of them: this process). */
+void demo_probe_init(host_probe *p, const int *pids, int npids);
+/* What the host has withheld so far (ns): the counted tasks' run delay, plus the simulator's
+ * lateness (hipsimLateNs). Only its growth means something. */
+uint64_t demo_probe_read(host_probe *p);
+void demo_probe_close(host_probe *p);
 
 /* ---- running ---- */
 

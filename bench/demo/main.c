@@ -26,7 +26,8 @@ static void print_reading(FILE *f)
         "Shows, on a simulated GPU (no GPU needed), what best-effort work does to an urgent\n"
         "client's latency when they share the device, natively and under gpuprio.\n"
         "\n"
-        "By default it runs the headline rows (about 30 s) and prints one short table:\n"
+        "By default it runs the headline rows, each 3 times for 1 s, the rows taking turns\n"
+        "(about 40 s), and prints one short table:\n"
         "  LC alone      the urgent client (LC) by itself: the latency the others compare with\n"
         "  LC + BE       LC next to saturating best-effort work (BE): LC's stream has the\n"
         "                greatest priority, BE's the least\n"
@@ -50,13 +51,18 @@ static void print_reading(FILE *f)
         "  P99/alone     that P99 over LC alone's P99 on the same device: 1.0x is no slowdown\n"
         "  load          BE's throughput (kernels completed per second) as a share of BE's\n"
         "                alone: what the best-effort work kept; 100%% costs it nothing\n"
+        "  stalled       LC's requests that the host held up, of all: while one was under way\n"
+        "                the row's threads waited for a CPU, or simulated kernels ended late,\n"
+        "                for over 0.5 ms in all (the simulated GPU is host threads). They are\n"
+        "                left out of P50 and P99, which are the device's doing; --all gives the\n"
+        "                P99 with them\n"
         "The picture (SVG; default %s):\n"
         "in LC alone and the LC + BE rows, native and gpuprio, in one process and two, the\n"
         "fraction of LC's requests (y) done within a latency (x, log scale). Further left is\n"
         "faster; a curve that reaches the top late has a long tail. Grey: alone, red: native,\n"
         "blue: gpuprio, dashed: 2 processes; dotted lines at P50 and P99.\n"
-        "Timings come from host threads: on a busy machine a host stall can raise any row's P99,\n"
-        "LC alone's included; repeat, and trust P50 first.\n",
+        "On a busy machine most requests are stalled and a note says so: the figures then rest\n"
+        "on fewer requests, and lean to the shorter ones; run again on a quieter machine.\n",
         GPUPRIO_DEMO_SVG);
 }
 
@@ -64,15 +70,17 @@ static void usage(FILE *f, const char *argv0)
 {
     fprintf(
         f,
-        "usage: %s [--all] [--svg PATH | --no-svg] [--seconds S] [--rate R] [--kernels K]\n"
-        "          [--lc-us US] [--be-us US] [--csv] [--table T]\n"
+        "usage: %s [--all] [--svg PATH | --no-svg] [--seconds S] [--rounds N] [--rate R]\n"
+        "          [--kernels K] [--lc-us US] [--be-us US] [--csv] [--table T]\n"
         "       %s --scenario ID [--role R] [same options]   (run one row, print its result)\n"
-        "  --all         run every row (about 90 s) and print the full description, the four\n"
+        "  --all         run every row (about 2.5 min) and print the full description, the four\n"
         "                tables and the notes (bench/README.md)\n"
         "  --svg PATH    write the picture to PATH (the default run writes it to\n"
         "                %s; --all only with --svg)\n"
         "  --no-svg      write no picture\n"
-        "  --seconds S   measured window of each row (default 2)\n"
+        "  --seconds S   measured window of each row, each time it runs (default 1)\n"
+        "  --rounds N    times each row runs, the rows taking turns; its figures pool them\n"
+        "                (default 3, at most %d)\n"
         "  --rate R      LC (and LC2) requests per second, open-loop (default 100)\n"
         "  --kernels K   kernels per LC request (default 3)\n"
         "  --lc-us US    simulated duration of an LC kernel in microseconds (default 250)\n"
@@ -85,8 +93,10 @@ static void usage(FILE *f, const char *argv0)
         "                only workload R (lc, lc2 or be), print \"ready\", then read t0\n"
         "                (CLOCK_MONOTONIC ns) on stdin; be runs until stdin closes. Needs\n"
         "                HIPSIM_SHARED (and, for gpuprio rows, one GPUPRIO_BOARD_DIR for all).\n"
+        "  --row-fd N    with --role (the parent does this): the page the row's processes\n"
+        "                share, to see each other's host stalls\n"
         "rows:",
-        argv0, argv0, GPUPRIO_DEMO_SVG);
+        argv0, argv0, GPUPRIO_DEMO_SVG, DEMO_MAX_ROUNDS);
     int col = 5;
     for (size_t i = 0; i < demo_nscenarios; i++) {
         if (col + 1 + (int)strlen(demo_scenarios[i].id) > 96) {
@@ -109,15 +119,6 @@ static bool parse_double(const char *s, double lo, double hi, double *out)
     return true;
 }
 
-unsigned demo_setting_uint(const char *value, unsigned dflt)
-{
-    if (!value || !*value)
-        return dflt;
-    char *end = NULL;
-    unsigned long v = strtoul(value, &end, 10);
-    return (end != value && *end == '\0' && v > 0 && v < 65536) ? (unsigned)v : dflt;
-}
-
 /* Exits with status 2 on a bad command line. */
 static void parse_options(int argc, char **argv, options *o)
 {
@@ -127,8 +128,14 @@ static void parse_options(int argc, char **argv, options *o)
      * 10 ms period. With K = 4 it would be about 9.5 ms: the backlog, and P99, would then grow
      * with --seconds. With LC, LC2 and one BE worker (three groups), about r + 3 be + 6 lc, 5 ms.
      */
-    *o = (options){
-        .seconds = 2, .rate = 100, .kernels = 3, .lc_us = 250, .be_us = 1000, .table = -1};
+    *o = (options){.seconds = 1,
+                   .rounds = 3,
+                   .rate = 100,
+                   .kernels = 3,
+                   .lc_us = 250,
+                   .be_us = 1000,
+                   .table = -1,
+                   .row_fd = -1};
     bool no_svg = false;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -155,6 +162,12 @@ static void parse_options(int argc, char **argv, options *o)
             o->svg = v;
         } else if (strcmp(a, "--seconds") == 0) {
             ok = parse_double(v, 0.01, 3600, &o->seconds);
+        } else if (strcmp(a, "--rounds") == 0) {
+            ok = parse_double(v, 1, DEMO_MAX_ROUNDS, &d) && d == (double)(int)d;
+            o->rounds = (int)d;
+        } else if (strcmp(a, "--row-fd") == 0) {
+            ok = parse_double(v, 0, 65535, &d) && d == (double)(int)d;
+            o->row_fd = (int)d;
         } else if (strcmp(a, "--rate") == 0) {
             ok = parse_double(v, 0.1, 100000, &o->rate);
         } else if (strcmp(a, "--kernels") == 0) {

@@ -3,8 +3,9 @@
  * `curve` (scenarios.c), as one self-contained SVG file.
  *
  * An empirical CDF: for each row, the fraction of its requests (y) that completed within a
- * latency (x, log scale), drawn as a step line through the latencies the row's result carries
- * (result.c: every request, or DEMO_LAT_POINTS evenly spaced in rank). A CDF shows what two
+ * latency (x, log scale), drawn as a step line through the latencies of the requests the host did
+ * not stall, all rounds' (result.c; at most DEMO_LAT_POINTS, evenly spaced in rank). A CDF shows
+ * what two
  * percentiles cannot: where the whole distribution moves when BE shares the device, and whether
  * gpuprio moves all of it back or only its body. The SVG is written by hand, as text (no library,
  * no script, no fonts or files it refers to), so it opens in any browser or viewer and can be
@@ -17,6 +18,7 @@
 #include "demo.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -152,18 +154,27 @@ static void draw_axes(FILE *f, const axis *a)
         (PLOT_X0 + PLOT_X1) / 2, XTITLE_Y, (PLOT_Y0 + PLOT_Y1) / 2, (PLOT_Y0 + PLOT_Y1) / 2);
 }
 
+/* Point k of a curve of n points through the sorted latencies of c: the nearest-rank quantile
+ * (k+1)/n, in ms. */
+static double curve_point(const client_result *c, size_t k, size_t n)
+{
+    return (double)c->kept_ns[((k + 1) * c->nkept + n - 1) / n - 1] / 1e6;
+}
+
 /* One row's CDF: a step line up through its latencies, then on at 1 to the right edge. */
 static void draw_curve(FILE *f, const axis *a, const scenario *sc, const row_result *r)
 {
+    const client_result *c = &r->lc;
+    size_t n = c->nkept < DEMO_LAT_POINTS ? c->nkept : DEMO_LAT_POINTS;
     fprintf(f, "<path class=\"cdf\" id=\"cdf-");
     xml_text(f, sc->id);
     fprintf(f, "\" fill=\"none\" stroke=\"%s\" stroke-width=\"2\"%s d=\"M%.1f %.1f",
             curve_color(sc), sc->split ? " stroke-dasharray=\"7 4\"" : "",
-            px_x(a, (double)r->lc_lat_ns[0] / 1e6), px_y(0));
-    for (uint32_t k = 0; k < r->lc_nlat; k++) {
+            px_x(a, curve_point(c, 0, n)), px_y(0));
+    for (size_t k = 0; k < n; k++) {
         if (k)
-            fprintf(f, " H%.1f", px_x(a, (double)r->lc_lat_ns[k] / 1e6));
-        fprintf(f, " V%.1f", px_y((double)(k + 1) / r->lc_nlat));
+            fprintf(f, " H%.1f", px_x(a, curve_point(c, k, n)));
+        fprintf(f, " V%.1f", px_y((double)(k + 1) / (double)n));
     }
     fprintf(f, " H%d\"><title>", PLOT_X1);
     xml_text(f, sc->headline ? sc->headline : sc->title);
@@ -171,7 +182,8 @@ static void draw_curve(FILE *f, const axis *a, const scenario *sc, const row_res
 }
 
 /* The legend, under the plot (inside it, it would hide the foot of some curve wherever it went):
- * each row's line style, its label, its P50 and P99. */
+ * each row's line style, its label, its P50 and P99; or, for a row the host stalled too much to
+ * measure (not drawn), its label and why. */
 static void draw_legend(FILE *f, const size_t *rows, size_t n, const row_result *res)
 {
     fprintf(f, "<g font-size=\"12\">\n");
@@ -179,6 +191,14 @@ static void draw_legend(FILE *f, const size_t *rows, size_t n, const row_result 
         const scenario *sc = &demo_scenarios[rows[k]];
         const row_result *r = &res[rows[k]];
         int y = LEGEND_Y + LEGEND_STEP * (int)k;
+        if (!demo_client_measured(&r->lc)) {
+            fprintf(f, "<text x=\"%d\" y=\"%d\">", PLOT_X0 + 38, y);
+            xml_text(f, sc->headline ? sc->headline : sc->title);
+            fprintf(
+                f, ": not drawn, the host stalled %" PRIu64 " of its %" PRIu64 " requests</text>\n",
+                r->lc.stalled, r->lc.reqs);
+            continue;
+        }
         fprintf(
             f,
             "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"%s\" stroke-width=\"2\"%s/>\n"
@@ -200,16 +220,22 @@ bool demo_write_picture(const options *o, const row_result *res, const bool *ok)
         fprintf(stderr, "gpuprio-demo: out of memory\n");
         return false;
     }
+    size_t drawn = 0;
     for (size_t i = 0; i < demo_nscenarios; i++) {
         const row_result *r = &res[i];
-        if (!demo_scenarios[i].curve || !demo_row_selected(o, i) || !ok[i] || !r->lc_nlat)
+        if (!demo_scenarios[i].curve || !demo_row_selected(o, i) || !ok[i] || !r->lc.reqs)
             continue;
-        double first = (double)r->lc_lat_ns[0] / 1e6,
-               last = (double)r->lc_lat_ns[r->lc_nlat - 1] / 1e6;
-        lo = n == 0 || first < lo ? first : lo;
-        hi = n == 0 || last > hi ? last : hi;
         rows[n++] = i;
+        if (!demo_client_measured(&r->lc))
+            continue;
+        double first = (double)r->lc.kept_ns[0] / 1e6,
+               last = (double)r->lc.kept_ns[r->lc.nkept - 1] / 1e6;
+        lo = drawn == 0 || first < lo ? first : lo;
+        hi = drawn == 0 || last > hi ? last : hi;
+        drawn++;
     }
+    if (drawn == 0) /* an empty plot, of the span an LC request's latency usually has */
+        lo = 0.5, hi = 10;
     if (n == 0) {
         fprintf(stderr, "gpuprio-demo: no row of the picture ran (and succeeded): %s not written\n",
                 o->svg);
@@ -240,11 +266,13 @@ bool demo_write_picture(const options *o, const row_result *res, const bool *ok)
             "<text x=\"%d\" y=\"24\" font-size=\"16\" font-weight=\"bold\">Urgent client (LC) "
             "next to best-effort load (BE): LC latency, empirical CDF</text>\n"
             "<text x=\"%d\" y=\"44\" fill=\"#444444\">gpuprio-demo, simulated GPU. LC: %g "
-            "requests/s, each %d kernels of %g us; BE: %g us kernels; %g s per row.</text>\n",
-            PLOT_X0 - 50, PLOT_X0 - 50, o->rate, o->kernels, o->lc_us, o->be_us, o->seconds);
+            "requests/s, each %d kernels of %g us; BE: %g us kernels; %d x %g s per row.</text>\n",
+            PLOT_X0 - 50, PLOT_X0 - 50, o->rate, o->kernels, o->lc_us, o->be_us, o->rounds,
+            o->seconds);
     draw_axes(f, &a);
     for (size_t k = 0; k < n; k++)
-        draw_curve(f, &a, &demo_scenarios[rows[k]], &res[rows[k]]);
+        if (demo_client_measured(&res[rows[k]].lc))
+            draw_curve(f, &a, &demo_scenarios[rows[k]], &res[rows[k]]);
     draw_legend(f, rows, n, res);
     free(rows);
     fprintf(f, "</svg>\n");

@@ -13,6 +13,8 @@
  * be_baseline (BE_BASELINE). A ratio means something only if both ran the same work on the same
  * device, so it is "-" where the baseline ran other kernels for that workload (grid, BE kernel
  * length) or other simulator settings (sim_env); the notes list the rows that set any of these.
+ * Every percentile is over the requests the host did not stall, and "-" for a client whose
+ * requests it stalled too many of (demo_client_measured); the stalled ones are counted beside.
  *
  * The default run's headline table is a third layout of the same cells: its own few columns
  * (T_HEAD, not in the CSV) over the rows with a headline label, with a second line for LC2 in
@@ -140,17 +142,37 @@ static void cell_status(char *buf, size_t size, const cell_ctx *c)
     snprintf(buf, size, "%s", c->r ? "ok" : "FAILED");
 }
 
-enum client_stat { STAT_P50, STAT_P99, STAT_MAX, STAT_REQS, STAT_P99_RATIO };
+enum client_stat {
+    STAT_P50,
+    STAT_P99,
+    STAT_MAX,
+    STAT_REQS,
+    STAT_P99_RATIO,
+    STAT_STALLED,
+    STAT_P99_ALL
+};
 
-/* One statistic of a client: milliseconds, a count, or its P99 over its LC baseline's. */
+/* One statistic of a client: milliseconds, a count, or its P99 over its LC baseline's. The
+ * percentiles are over the requests the host did not stall: "-" where it stalled too many. */
 static void cell_client(char *buf, size_t size, const cell_ctx *c, bool lc2, enum client_stat st)
 {
     const client_result *cr = client_of(c, lc2);
-    if (!cr || (st == STAT_P99_RATIO && (!c->lc_base || c->lc_base->lc.p99_ns == 0))) {
+    bool kept_only = st == STAT_P50 || st == STAT_P99 || st == STAT_MAX || st == STAT_P99_RATIO;
+    if (!cr || (kept_only && !demo_client_measured(cr)) ||
+        (st == STAT_P99_RATIO && (!c->lc_base || !demo_client_measured(&c->lc_base->lc)))) {
         NA(buf, size, c);
         return;
     }
     switch (st) {
+    case STAT_STALLED:
+        if (c->csv)
+            snprintf(buf, size, "%" PRIu64, cr->stalled);
+        else
+            snprintf(buf, size, "%" PRIu64 "/%" PRIu64, cr->stalled, cr->reqs);
+        break;
+    case STAT_P99_ALL:
+        snprintf(buf, size, "%.3f", (double)cr->p99_all_ns / 1e6);
+        break;
     case STAT_P50:
         snprintf(buf, size, "%.3f", (double)cr->p50_ns / 1e6);
         break;
@@ -180,9 +202,12 @@ CLIENT_CELL(cell_lc_p99, false, STAT_P99)
 CLIENT_CELL(cell_lc_max, false, STAT_MAX)
 CLIENT_CELL(cell_lc_reqs, false, STAT_REQS)
 CLIENT_CELL(cell_lc_ratio, false, STAT_P99_RATIO)
+CLIENT_CELL(cell_lc_stalled, false, STAT_STALLED)
+CLIENT_CELL(cell_lc_p99_all, false, STAT_P99_ALL)
 CLIENT_CELL(cell_lc2_p50, true, STAT_P50)
 CLIENT_CELL(cell_lc2_p99, true, STAT_P99)
 CLIENT_CELL(cell_lc2_ratio, true, STAT_P99_RATIO)
+CLIENT_CELL(cell_lc2_stalled, true, STAT_STALLED)
 
 static void cell_be_rate(char *buf, size_t size, const cell_ctx *c)
 {
@@ -255,6 +280,11 @@ static void cell_head_ratio(char *buf, size_t size, const cell_ctx *c)
     cell_head_client(buf, size, c, STAT_P99_RATIO);
 }
 
+static void cell_head_stalled(char *buf, size_t size, const cell_ctx *c)
+{
+    cell_head_client(buf, size, c, STAT_STALLED);
+}
+
 /* Headline: BE's throughput as a share of its baseline's ("BE vs alone" as a percentage); blank
  * on LC2's line, which has no BE of its own. */
 static void cell_head_load(char *buf, size_t size, const cell_ctx *c)
@@ -281,10 +311,13 @@ static const column columns[] = {
     {"LC P99 ms", "lc_p99_ms", false, T_ALL, cell_lc_p99},
     {"LC max ms", "lc_max_ms", false, T_LC_BE | T_LEVERS, cell_lc_max},
     {"LC reqs", "lc_requests", false, T_LC_BE, cell_lc_reqs},
+    {"LC stalled", "lc_stalled", false, T_ALL, cell_lc_stalled},
+    {"P99 w/ stalled", "lc_p99_all_ms", false, T_LC_BE | T_LEVERS, cell_lc_p99_all},
     {"P99 vs alone", "lc_p99_vs_alone", false, T_ALL, cell_lc_ratio},
     {"LC2 P50 ms", "lc2_p50_ms", false, T_GROUPS | T_PROCS, cell_lc2_p50},
     {"LC2 P99 ms", "lc2_p99_ms", false, T_GROUPS | T_PROCS, cell_lc2_p99},
     {"LC2 vs alone", "lc2_p99_vs_alone", false, T_GROUPS | T_PROCS, cell_lc2_ratio},
+    {"LC2 stalled", "lc2_stalled", false, T_GROUPS | T_PROCS, cell_lc2_stalled},
     {"BE kern/s", "be_kernels_per_s", false, T_ALL, cell_be_rate},
     /* Not in the levers table: its BE kernels take several slots, which busy does not count. */
     {"BE busy", "be_busy_fraction", false, T_LC_BE | T_GROUPS | T_PROCS, cell_be_busy},
@@ -294,6 +327,7 @@ static const column columns[] = {
     {"P99 ms", NULL, false, T_HEAD, cell_head_p99},
     {"P99/alone", NULL, false, T_HEAD, cell_head_ratio},
     {"load", NULL, false, T_HEAD, cell_head_load},
+    {"stalled", NULL, false, T_HEAD, cell_head_stalled},
 };
 #define NCOLUMNS (sizeof columns / sizeof columns[0])
 #define CELL_LEN 48
@@ -467,8 +501,18 @@ void demo_print_header(FILE *f, const options *o, const char *argv0)
             "  least (gpuprio maps HIP's -1, 0, 1 onto high 10, normal 0, low -10). In the levers\n"
             "  table streams are blocking and ask for none: gpuprio gives LC high and BE low\n"
             "  (GPUPRIO_STREAM_PRIORITIES=high,low), and each row turns some levers on.\n"
-            "  Measured window per row: [t0, t0 + %g s).\n",
-            o->seconds);
+            "  Each row runs %d times (rounds: the rows take turns), each time measuring the\n"
+            "  window [t0, t0 + %g s); its figures pool the rounds.\n",
+            o->rounds, o->seconds);
+    fprintf(f,
+            "  Host stalls: the simulated device is host threads, so a busy host slows requests\n"
+            "      too, in any row. A request counts as stalled when, while it was under way, the\n"
+            "      row's threads (its clients' and the simulator's, in all its processes; not\n"
+            "      gpuprio's, nor BE's submitting ones) waited for a CPU, or simulated kernels\n"
+            "      ended late, for over %.1f ms in all, or when the request before it was stalled\n"
+            "      and held it up. Percentiles are over the other requests; the tables count the\n"
+            "      stalled ones and give the P99 with them.\n",
+            (double)DEMO_STALL_NS / 1e6);
     fprintf(
         f,
         "  Cross-process rows: the same workloads, each in its own process (--role), on one\n"
@@ -554,9 +598,9 @@ void demo_print_header(FILE *f, const options *o, const char *argv0)
 
 /* ---- the notes ---- */
 
-/* Says of each client that started a request more than a period after it was due that it did
- * not keep up: its backlog, and its percentiles, then grow with --seconds. brief: one line each
- * (the headline's), and only for the rows it shows. */
+/* Says of each client that started a request the host did not stall more than a period after
+ * it was due that it did not keep up: its backlog, and its percentiles, then grow with
+ * --seconds. brief: one line each (the headline's), and only for the rows it shows. */
 static void print_backlog_notes(FILE *f, const options *o, const row_result *res, const bool *ok,
                                 bool brief)
 {
@@ -568,10 +612,9 @@ static void print_backlog_notes(FILE *f, const options *o, const row_result *res
             if (!ok[i] || !cl[k] || cl[k]->max_late_ns <= period_ns)
                 continue;
             if (brief && demo_row_shown(o, i))
-                fprintf(f,
-                        "note: in \"%s\" an %s request started %.1f ms late (host stall or "
-                        "backlog)\n",
-                        sc->headline, k ? "LC2" : "LC", (double)cl[k]->max_late_ns / 1e6);
+                fprintf(f, "note: in \"%s\" an %s request started %.1f ms late: %s fell behind\n",
+                        sc->headline, k ? "LC2" : "LC", (double)cl[k]->max_late_ns / 1e6,
+                        k ? "LC2" : "LC");
             else if (!brief)
                 fprintf(f,
                         "NOTE: in \"%s\" an %s request started %.1f ms after it was due: %s does\n"
@@ -581,6 +624,41 @@ static void print_backlog_notes(FILE *f, const options *o, const row_result *res
                         k ? "LC2" : "LC", o->rate);
         }
     }
+}
+
+/* One note on the clients (of the shown rows: brief) whose percentiles are not given because
+ * the host stalled too many of their requests. */
+static void print_stall_note(FILE *f, const options *o, const row_result *res, const bool *ok,
+                             bool brief)
+{
+    size_t n = 0;
+    uint64_t worst = 0;
+    for (size_t i = 0; i < demo_nscenarios; i++) {
+        const scenario *sc = &demo_scenarios[i];
+        const client_result *cl[2] = {sc->lc ? &res[i].lc : NULL, sc->lc2 ? &res[i].lc2 : NULL};
+        for (int k = 0; k < 2 && ok[i] && (!brief || demo_row_shown(o, i)); k++) {
+            if (!cl[k] || cl[k]->reqs == 0 || demo_client_measured(cl[k]))
+                continue;
+            uint64_t pct = 100 * cl[k]->stalled / cl[k]->reqs;
+            worst = pct > worst ? pct : worst;
+            n++;
+        }
+    }
+    if (n == 0)
+        return;
+    if (brief)
+        fprintf(f,
+                "note: \"-\": the host stalled over %d%% of that client's requests (up to %" PRIu64
+                "%%): this machine\n  is too busy to measure it; run again on a quieter one\n",
+                DEMO_STALLED_MAX_PCT, worst);
+    else
+        fprintf(f,
+                "NOTE: the host stalled over %d%% of the requests of %zu clients (up to %" PRIu64
+                "%%), whose\n  percentiles are \"-\": leaving that many out would favour the "
+                "shorter requests (a\n  longer one is more likely to be under way when the host "
+                "stalls). This machine is too\n  busy to measure them; run again on a quieter "
+                "one.\n",
+                DEMO_STALLED_MAX_PCT, n, worst);
 }
 
 /* The hardware queue an LC client (LC or LC2) shares with another stream in hwq
@@ -671,6 +749,7 @@ void demo_print_notes(FILE *f, const options *o, const row_result *res, const bo
                 "  so it also waits for that stream's queued kernels (raise HIPSIM_HW_QUEUES).\n",
                 demo_scenarios[i].title, lc_shared_hwq(res[i].hwq));
     print_backlog_notes(f, o, res, ok, false);
+    print_stall_note(f, o, res, ok, false);
 }
 
 /* ---- the default run: the brief header and the headline table ---- */
@@ -685,8 +764,9 @@ void demo_print_brief_header(FILE *f, const options *o)
         "gpuprio-demo: an urgent client (LC: %g requests/s, each %d kernels of %g us) next to\n"
         "best-effort load (BE: kernels of %g us, always queued) on a simulated GPU, natively and\n"
         "under gpuprio. 3 groups: LC high, LC2 normal, BE low priority. Wide 8 ms BE: on 8 CUs,\n"
-        "BE kernels as wide. %zu rows of %g s each (--all: every row; --help: how to read this)\n",
-        o->rate, o->kernels, o->lc_us, o->be_us, rows, o->seconds);
+        "BE kernels as wide. %zu rows, each run %d times for %g s, the rows taking turns\n"
+        "(--all: every row; --help: how to read this)\n",
+        o->rate, o->kernels, o->lc_us, o->be_us, rows, o->rounds, o->seconds);
 }
 
 void demo_print_headline(FILE *f, const options *o, const row_result *res, const bool *ok)
@@ -707,7 +787,10 @@ void demo_print_headline(FILE *f, const options *o, const row_result *res, const
     fprintf(f, "\n");
     print_lines(f, lines, n, T_HEAD);
     free(lines);
-    fprintf(f, "P50, P99: LC request latency; P99/alone: over LC alone's; load: BE throughput, %% "
-               "of BE alone\n");
+    fprintf(f,
+            "P50, P99: LC request latency; P99/alone: over LC alone's; load: BE throughput, %% of "
+            "BE alone\nstalled: LC requests the host held up (busy CPUs, not the device), left "
+            "out of P50 and P99\n");
     print_backlog_notes(f, o, res, ok, true);
+    print_stall_note(f, o, res, ok, true);
 }

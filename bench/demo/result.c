@@ -1,22 +1,24 @@
 /*
  * result.c - gpuprio-demo's result line: what a row's process measured, as one line of text
- * from the child to the parent, and the sum of such lines over a cross-process row's processes.
+ * from the child to the parent; the sum of such lines over a cross-process row's processes and
+ * over a row's rounds; and the percentiles worked out from the sum.
  *
  * A line, not shared memory or a binary struct: the child is a separate program run (possibly by
  * hand, `--scenario ID`), its stdout is what the parent reads anyway, and a line can be read by a
  * person. "RESULT_TAG scenario=ID key=value ...": the numbers, then the text fields (no spaces;
- * "-" for empty). The keys are a table of offsets into row_result, so the printer, the parser
- * and the merge cannot disagree on the fields, and the parser can insist on all of them: a child
- * built from other sources fails the row instead of reading as zeros.
+ * "-" for empty), then the latency lists. The keys are tables of offsets into row_result, so the
+ * printer, the parser and the merge cannot disagree on the fields, and the parser can insist on
+ * all of them: a child built from other sources fails the row instead of reading as zeros.
  *
  * The text fields are lists "WHO:value,..." (stream -> hardware queue, stream -> gpuprio
  * priority), built in stream creation order; the same helpers read them back for the checks of
  * the priority order and the notes.
  *
- * The last word, lc_lat_ns=v,v,... ("-" without LC), carries the LC client's latencies for the
- * picture: the parent only gets percentiles otherwise, and an empirical CDF needs the requests
- * themselves. At most DEMO_LAT_POINTS of them (evenly spaced in rank beyond that), so the line
- * stays a few kilobytes whatever --seconds and --rate are.
+ * The latency lists (v,v,... or "-") carry each client's requests, those the host did not stall
+ * and those it did apart: percentiles cannot be added up over rounds, the requests can. The
+ * child sends at most its round's share of DEMO_LAT_MAX per list (every k-th request beyond
+ * that, workload.c), so a row's lists never overflow and the line stays short; the percentiles
+ * are worked out once, by the parent, from all of a row's rounds (demo_finish_result).
  */
 #include "demo.h"
 
@@ -35,14 +37,10 @@ static const result_key result_fields[] = {
     {"window_ns", offsetof(row_result, window_ns)},
     {"slots", offsetof(row_result, slots)},
     {"lc_reqs", offsetof(row_result, lc.reqs)},
-    {"lc_p50_ns", offsetof(row_result, lc.p50_ns)},
-    {"lc_p99_ns", offsetof(row_result, lc.p99_ns)},
-    {"lc_max_ns", offsetof(row_result, lc.max_ns)},
+    {"lc_stalled", offsetof(row_result, lc.stalled)},
     {"lc_max_late_ns", offsetof(row_result, lc.max_late_ns)},
     {"lc2_reqs", offsetof(row_result, lc2.reqs)},
-    {"lc2_p50_ns", offsetof(row_result, lc2.p50_ns)},
-    {"lc2_p99_ns", offsetof(row_result, lc2.p99_ns)},
-    {"lc2_max_ns", offsetof(row_result, lc2.max_ns)},
+    {"lc2_stalled", offsetof(row_result, lc2.stalled)},
     {"lc2_max_late_ns", offsetof(row_result, lc2.max_late_ns)},
     {"be_kernels", offsetof(row_result, be_kernels)},
     {"be_busy_ns", offsetof(row_result, be_busy_ns)},
@@ -57,7 +55,20 @@ static const result_key result_strings[] = {
 };
 #define NRESULT_STRINGS (sizeof result_strings / sizeof result_strings[0])
 
-#define LAT_KEY "lc_lat_ns"
+/* Latency lists: the count (uint32_t) and the values, DEMO_LAT_MAX of them at most. */
+typedef struct result_list {
+    const char *key;
+    size_t count, values;
+} result_list;
+
+static const result_list result_lists[] = {
+    {"lc_lat_ns", offsetof(row_result, lc.nkept), offsetof(row_result, lc.kept_ns)},
+    {"lc_stalled_ns", offsetof(row_result, lc.nstalled_lat), offsetof(row_result, lc.stalled_ns)},
+    {"lc2_lat_ns", offsetof(row_result, lc2.nkept), offsetof(row_result, lc2.kept_ns)},
+    {"lc2_stalled_ns", offsetof(row_result, lc2.nstalled_lat),
+     offsetof(row_result, lc2.stalled_ns)},
+};
+#define NRESULT_LISTS (sizeof result_lists / sizeof result_lists[0])
 
 static uint64_t *result_field(row_result *r, size_t i)
 {
@@ -69,6 +80,16 @@ static char *result_string(row_result *r, size_t i)
     return (char *)r + result_strings[i].offset;
 }
 
+static uint32_t *list_count(row_result *r, size_t i)
+{
+    return (uint32_t *)(void *)((char *)r + result_lists[i].count);
+}
+
+static uint64_t *list_values(row_result *r, size_t i)
+{
+    return (uint64_t *)(void *)((char *)r + result_lists[i].values);
+}
+
 void demo_print_result_line(FILE *f, const scenario *sc, row_result *r)
 {
     fprintf(f, RESULT_TAG " scenario=%s", sc->id);
@@ -78,30 +99,61 @@ void demo_print_result_line(FILE *f, const scenario *sc, row_result *r)
         const char *s = result_string(r, i);
         fprintf(f, " %s=%s", result_strings[i].key, s[0] ? s : "-");
     }
-    fprintf(f, " " LAT_KEY "=%s", r->lc_nlat ? "" : "-");
-    for (uint32_t i = 0; i < r->lc_nlat && i < DEMO_LAT_POINTS; i++)
-        fprintf(f, "%s%" PRIu64, i ? "," : "", r->lc_lat_ns[i]);
+    for (size_t i = 0; i < NRESULT_LISTS; i++) {
+        uint32_t n = *list_count(r, i);
+        fprintf(f, " %s=%s", result_lists[i].key, n ? "" : "-");
+        for (uint32_t k = 0; k < n && k < DEMO_LAT_MAX; k++)
+            fprintf(f, "%s%" PRIu64, k ? "," : "", list_values(r, i)[k]);
+    }
     fprintf(f, "\n");
     fflush(f);
 }
 
-/* Parses the value of LAT_KEY into r (the count, then the values); false if malformed. */
-static bool parse_latencies(const char *val, row_result *r)
+/* Parses a list's value ("-", or v,v,...) into list i of r; false if malformed. */
+static bool parse_list(const char *val, row_result *r, size_t i)
 {
-    r->lc_nlat = 0;
+    uint32_t *n = list_count(r, i);
+    uint64_t *v = list_values(r, i);
+    *n = 0;
     if (strcmp(val, "-") == 0)
         return true;
     for (const char *p = val;; p++) {
         char *end = NULL;
         errno = 0;
-        unsigned long long v = strtoull(p, &end, 10);
-        if (errno != 0 || end == p || r->lc_nlat >= DEMO_LAT_POINTS || (*end && *end != ','))
+        unsigned long long x = strtoull(p, &end, 10);
+        if (errno != 0 || end == p || *n >= DEMO_LAT_MAX || (*end && *end != ','))
             return false;
-        r->lc_lat_ns[r->lc_nlat++] = (uint64_t)v;
+        v[(*n)++] = (uint64_t)x;
         if (!*end)
             return true;
         p = end;
     }
+}
+
+/* Parses one "key=value" word into r; counts what it filled in. False if malformed. */
+static bool parse_word(const char *key, const char *val, row_result *r, size_t *seen)
+{
+    for (size_t i = 0; i < NRESULT_LISTS; i++)
+        if (strcmp(key, result_lists[i].key) == 0) {
+            (*seen)++;
+            return parse_list(val, r, i);
+        }
+    for (size_t i = 0; i < NRESULT_STRINGS; i++)
+        if (strcmp(key, result_strings[i].key) == 0)
+            snprintf(result_string(r, i), RESULT_STRING_LEN, "%s",
+                     strcmp(val, "-") == 0 ? "" : val);
+    for (size_t i = 0; i < NRESULT_FIELDS; i++) {
+        if (strcmp(key, result_fields[i].key) != 0)
+            continue;
+        char *end = NULL;
+        errno = 0;
+        unsigned long long v = strtoull(val, &end, 10);
+        if (errno != 0 || end == val || *end != '\0')
+            return false;
+        *result_field(r, i) = (uint64_t)v;
+        (*seen)++;
+    }
+    return true;
 }
 
 bool demo_parse_result_line(char *text, const char *id, row_result *r)
@@ -119,65 +171,104 @@ bool demo_parse_result_line(char *text, const char *id, row_result *r)
             if (!eq)
                 return false;
             *eq = '\0';
-            const char *val = eq + 1;
             if (strcmp(w, "scenario") == 0)
-                id_ok = strcmp(val, id) == 0;
-            if (strcmp(w, LAT_KEY) == 0) {
-                if (!parse_latencies(val, r))
-                    return false;
-                seen++;
-            }
-            for (size_t i = 0; i < NRESULT_STRINGS; i++)
-                if (strcmp(w, result_strings[i].key) == 0)
-                    snprintf(result_string(r, i), RESULT_STRING_LEN, "%s",
-                             strcmp(val, "-") == 0 ? "" : val);
-            for (size_t i = 0; i < NRESULT_FIELDS; i++) {
-                if (strcmp(w, result_fields[i].key) != 0)
-                    continue;
-                char *end = NULL;
-                errno = 0;
-                unsigned long long v = strtoull(val, &end, 10);
-                if (errno != 0 || end == val || *end != '\0')
-                    return false;
-                *result_field(r, i) = (uint64_t)v;
-                seen++;
-            }
+                id_ok = strcmp(eq + 1, id) == 0;
+            if (!parse_word(w, eq + 1, r, &seen))
+                return false;
         }
-        return id_ok && seen == NRESULT_FIELDS + 1;
+        return id_ok && seen == NRESULT_FIELDS + NRESULT_LISTS;
     }
     return false;
 }
 
-void demo_keep_latencies(row_result *r, const uint64_t *sorted, size_t n)
+/* Appends list i of part to list i of into (what does not fit is dropped: the rounds' shares
+ * add up to DEMO_LAT_MAX). */
+static void append_list(row_result *into, row_result *part, size_t i)
 {
-    /* Point k is the nearest-rank quantile (k+1)/kept, so the picture can put it at that
-     * fraction of the requests whether or not they were all kept. */
-    size_t kept = n < DEMO_LAT_POINTS ? n : DEMO_LAT_POINTS;
-    for (size_t k = 0; k < kept; k++)
-        r->lc_lat_ns[k] = sorted[((k + 1) * n + kept - 1) / kept - 1];
-    r->lc_nlat = (uint32_t)kept;
+    uint32_t *n = list_count(into, i);
+    uint32_t add = *list_count(part, i);
+    if (add > DEMO_LAT_MAX - *n)
+        add = DEMO_LAT_MAX - *n;
+    memcpy(list_values(into, i) + *n, list_values(part, i), add * sizeof(uint64_t));
+    *n += add;
 }
 
-/* Counts add up, the window and the slots are the same in all processes, and a client's
- * statistics (and LC's latencies) come from the one process that ran it (they are zero in the
- * others). Lists are concatenated in process order. */
-void demo_merge_result(row_result *into, row_result *part)
+/* Counts add up and lists are joined: a client's requests come from the one process that ran it
+ * (zero in the others), and from every round. The window and the slots are the same in a row's
+ * processes; the windows of its rounds add up. The worst late start is the worst of all. The
+ * text lists are the processes' joined in process order, and the same in every round. */
+void demo_merge_result(row_result *into, row_result *part, bool round)
 {
     for (size_t i = 0; i < NRESULT_FIELDS; i++) {
         size_t off = result_fields[i].offset;
-        bool same = off == offsetof(row_result, window_ns) || off == offsetof(row_result, slots);
-        *result_field(into, i) = (same ? 0 : *result_field(into, i)) + *result_field(part, i);
+        uint64_t *to = result_field(into, i), v = *result_field(part, i);
+        if (off == offsetof(row_result, lc.max_late_ns) ||
+            off == offsetof(row_result, lc2.max_late_ns))
+            *to = v > *to ? v : *to;
+        else if (off == offsetof(row_result, slots) ||
+                 (!round && off == offsetof(row_result, window_ns)))
+            *to = v;
+        else
+            *to += v;
     }
     for (size_t i = 0; i < NRESULT_STRINGS; i++) {
         char *s = result_string(into, i);
         const char *add = result_string(part, i);
         size_t len = strlen(s);
-        snprintf(s + len, RESULT_STRING_LEN - len, "%s%s", len && add[0] ? "," : "", add);
+        if (!round || len == 0)
+            snprintf(s + len, RESULT_STRING_LEN - len, "%s%s", len && add[0] ? "," : "", add);
     }
-    if (part->lc_nlat) {
-        into->lc_nlat = part->lc_nlat;
-        memcpy(into->lc_lat_ns, part->lc_lat_ns, part->lc_nlat * sizeof part->lc_lat_ns[0]);
+    for (size_t i = 0; i < NRESULT_LISTS; i++)
+        append_list(into, part, i);
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+uint64_t demo_percentile(const uint64_t *sorted, size_t n, unsigned pct)
+{
+    if (n == 0)
+        return 0;
+    size_t rank = ((size_t)pct * n + 99) / 100; /* ceil(pct/100 * n), 1-based */
+    if (rank < 1)
+        rank = 1;
+    return sorted[(rank > n ? n : rank) - 1];
+}
+
+/* A client's percentiles: over the requests the host did not stall, and over all of them (the
+ * two sorted lists merged). */
+static void finish_client(client_result *c)
+{
+    qsort(c->kept_ns, c->nkept, sizeof c->kept_ns[0], cmp_u64);
+    qsort(c->stalled_ns, c->nstalled_lat, sizeof c->stalled_ns[0], cmp_u64);
+    c->p50_ns = demo_percentile(c->kept_ns, c->nkept, 50);
+    c->p99_ns = demo_percentile(c->kept_ns, c->nkept, 99);
+    c->max_ns = demo_percentile(c->kept_ns, c->nkept, 100);
+    size_t n = (size_t)c->nkept + c->nstalled_lat;
+    uint64_t *all = n ? malloc(n * sizeof *all) : NULL;
+    if (!all) {
+        c->p99_all_ns = c->p99_ns;
+        return;
     }
+    memcpy(all, c->kept_ns, c->nkept * sizeof *all);
+    memcpy(all + c->nkept, c->stalled_ns, c->nstalled_lat * sizeof *all);
+    qsort(all, n, sizeof *all, cmp_u64);
+    c->p99_all_ns = demo_percentile(all, n, 99);
+    free(all);
+}
+
+bool demo_client_measured(const client_result *c)
+{
+    return c->nkept > 0 && c->stalled * 100 <= c->reqs * DEMO_STALLED_MAX_PCT;
+}
+
+void demo_finish_result(row_result *r)
+{
+    finish_client(&r->lc);
+    finish_client(&r->lc2);
 }
 
 void demo_append_item(char *buf, size_t size, const char *who, int value)

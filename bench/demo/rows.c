@@ -10,6 +10,10 @@
  * the parent keeps only its one result line (result.c); the child's stderr passes through, so its
  * own diagnostics reach the user as they are.
  *
+ * Rounds. Every row runs --rounds times, the rows taking turns (all rows once, then all again),
+ * and its rounds' results are added up (result.c): what the host does meanwhile falls on every
+ * row alike, LC alone's among them, instead of on whichever row ran then.
+ *
  * Cross-process rows. The parent starts one child per workload (--scenario ID --role lc|lc2|be,
  * each BE worker a process of its own), all with the same environment but for their role_env: the
  * row's entries as above, HIPSIM_SHARED set to a name unique to the run and row, so their simulated
@@ -17,13 +21,14 @@
  * keys its board by, and GPUPRIO_BOARD_DIR pointing at a private directory that the parent creates
  * (in /dev/shm: Level 2 needs tmpfs) and removes, so the demo leaves no board behind (it removes
  * the simulator's segments after each row too). Each child creates its one stream, warms up and
- * prints "ready"; once all are ready, the parent writes one t0 (CLOCK_MONOTONIC, which all
- * processes share) to their stdin, so the windows coincide. A BE process runs until its stdin
- * closes, which the parent does once the client processes have exited. The parent reaps each child
- * as soon as its output ends (the simulator frees a dead process's share of the device only once it
- * is no zombie), adds the children's result lines up and checks that the priorities gpuprio gave
- * the streams of the different processes are in the intended order. If any child fails, the row
- * fails.
+ * prints "ready"; once all are ready, the parent writes their pids into the row's page (a memfd
+ * every child inherits, named to them by --row-fd, where their simulators count their lateness:
+ * hoststall.c), then one t0 (CLOCK_MONOTONIC, which all processes share) to their stdin, so the
+ * windows coincide. A BE process runs until its stdin closes, which the parent does once the
+ * client processes have exited. The parent reaps each child as soon as its output ends (the
+ * simulator frees a dead process's share of the device only once it is no zombie), adds the
+ * children's result lines up and checks that the priorities gpuprio gave the streams of the
+ * different processes are in the intended order. If any child fails, the row fails.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -222,23 +227,39 @@ static uint64_t monotonic_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-/* Runs one row: in a child process, or, in a cross-process row, in one per workload with the
- * parent's settings `more` added to their environment. True with *r filled in if it succeeded. */
+/* A cross-process row's shared page (demo.h), one for the whole run: its fd is inherited by
+ * every child, and a cross-process row's are told it (--row-fd). */
+typedef struct shared_page {
+    int fd;
+    row_page *page;
+} shared_page;
+
+/* Runs one row once: in a child process, or, in a cross-process row, in one per workload with
+ * the parent's settings `more` added to their environment. True with *r (zeroed first) filled
+ * in if it succeeded. */
 static bool run_row(const scenario *sc, const options *o, const char *argv0,
-                    const char *const *more, row_result *r)
+                    const char *const *more, const shared_page *sp, row_result *r)
 {
-    char sec[32], rate[32], kern[32], lcus[32], beus[32];
+    char sec[32], rate[32], kern[32], lcus[32], beus[32], rounds[16], fd[16];
     snprintf(sec, sizeof sec, "%.17g", o->seconds);
     snprintf(rate, sizeof rate, "%.17g", o->rate);
     snprintf(kern, sizeof kern, "%d", o->kernels);
     snprintf(lcus, sizeof lcus, "%.17g", o->lc_us);
     snprintf(beus, sizeof beus, "%.17g", o->be_us);
+    snprintf(rounds, sizeof rounds, "%d", o->rounds);
+    snprintf(fd, sizeof fd, "%d", sp->fd);
     /* clang-format off */
     char *argv[] = {(char *)(uintptr_t)argv0, "--scenario", (char *)(uintptr_t)sc->id,
                     "--seconds", sec, "--rate", rate, "--kernels", kern,
-                    "--lc-us", lcus, "--be-us", beus, NULL, NULL, NULL};
+                    "--lc-us", lcus, "--be-us", beus, "--rounds", rounds,
+                    NULL, NULL, NULL, NULL, NULL};
     /* clang-format on */
-    const size_t role_arg = sizeof argv / sizeof argv[0] - 3; /* "--role R" goes here */
+    const size_t role_arg = sizeof argv / sizeof argv[0] - 5; /* "--role R --row-fd N" */
+    if (sc->split) {
+        argv[role_arg + 2] = "--row-fd";
+        argv[role_arg + 3] = fd;
+        *sp->page = (row_page){.magic = ROW_PAGE_MAGIC};
+    }
 
     child ch[MAX_ITEMS];
     size_t n = 0;
@@ -307,6 +328,8 @@ static bool run_row(const scenario *sc, const options *o, const char *argv0,
             ok = wait_child(sc, c) && got == 0 && (c->ready || !sc->split) && ok;
         }
         if (ok && !t0_sent && nready == started) {
+            for (size_t i = 0; i < started; i++)
+                sp->page->pids[sp->page->npids++] = (int32_t)ch[i].pid;
             char line[32];
             int len = snprintf(line, sizeof line, "%" PRIu64 "\n",
                                (uint64_t)(monotonic_ns() + PROCS_START_NS + BE_LEAD_NS));
@@ -318,17 +341,22 @@ static bool run_row(const scenario *sc, const options *o, const char *argv0,
     close_inputs(ch, started);
 
     memset(r, 0, sizeof *r);
+    row_result *part = malloc(sizeof *part);
+    if (!part) {
+        fprintf(stderr, "gpuprio-demo: out of memory\n");
+        ok = false;
+    }
     for (size_t i = 0; i < started; i++) {
-        row_result part;
-        if (ok && (!ch[i].buf || !demo_parse_result_line(ch[i].buf, sc->id, &part))) {
+        if (ok && (!ch[i].buf || !demo_parse_result_line(ch[i].buf, sc->id, part))) {
             fprintf(stderr, "gpuprio-demo: row %s: no valid " RESULT_TAG " line in its output\n",
                     sc->id);
             ok = false;
         }
         if (ok)
-            demo_merge_result(r, &part);
+            demo_merge_result(r, part, false);
         free(ch[i].buf);
     }
+    free(part);
     if (ok && sc->gpuprio && !demo_prio_ordered(r->prio)) {
         fprintf(stderr,
                 "gpuprio-demo: row %s: the streams' gpuprio priorities are %s, not LC > LC2 > BE: "
@@ -359,7 +387,55 @@ static void remove_board_dir(const char *dir)
         fprintf(stderr, "gpuprio-demo: cannot remove %s: %s\n", dir, strerror(errno));
 }
 
-/* Cross-process rows run on a device and board of their own, removed afterwards. */
+/* Runs row i once (a round), on a device and, for a cross-process row, a board of its own,
+ * and adds what it measured to res[i]; false if it failed. */
+static bool run_round(size_t i, const options *o, const char *argv0, const char *board_env,
+                      const shared_page *sp, row_result *res, row_result *round)
+{
+    const scenario *sc = &demo_scenarios[i];
+    char shared[64];
+    snprintf(shared, sizeof shared, "gpuprio-demo-%d-%zu", (int)getpid(), i);
+    char shared_env[80];
+    snprintf(shared_env, sizeof shared_env, "HIPSIM_SHARED=%s", shared);
+    const char *const more[] = {shared_env, board_env, NULL};
+    bool ok = run_row(sc, o, argv0, sc->split ? more : NULL, sp, round);
+    unsigned devices = demo_setting_uint(row_getenv(sc, "HIPSIM_DEVICES"), 1);
+    for (unsigned d = 0; sc->split && d < devices; d++) {
+        char segment[128];
+        snprintf(segment, sizeof segment, "/hipsim-%u-%s-%u", (unsigned)getuid(), shared, d);
+        (void)shm_unlink(segment);
+    }
+    if (ok)
+        demo_merge_result(&res[i], round, true);
+    return ok;
+}
+
+/* The page the processes of a cross-process row share (demo.h), inherited by every child. */
+static bool make_shared_page(shared_page *sp)
+{
+    sp->fd = memfd_create("gpuprio-demo-row", 0);
+    if (sp->fd < 0) {
+        perror("gpuprio-demo: memfd_create");
+        return false;
+    }
+    if (ftruncate(sp->fd, sizeof(row_page)) != 0) {
+        perror("gpuprio-demo: ftruncate of the row's page");
+        goto fail;
+    }
+    sp->page = mmap(NULL, sizeof(row_page), PROT_READ | PROT_WRITE, MAP_SHARED, sp->fd, 0);
+    if (sp->page == MAP_FAILED) {
+        perror("gpuprio-demo: mmap of the row's page");
+        goto fail;
+    }
+    return true;
+fail:
+    close(sp->fd);
+    return false;
+}
+
+/* The rows take turns, round after round, so that what the host does meanwhile falls on all of
+ * them alike (LC alone's among them). Cross-process rows run on a device and board of their own,
+ * removed afterwards. */
 bool demo_run_rows(const options *o, const char *argv0, row_result *res, bool *ok)
 {
     /* Writing t0 to a child that died must fail the row, not kill the parent. An interrupted
@@ -385,23 +461,26 @@ bool demo_run_rows(const options *o, const char *argv0, row_result *res, bool *o
     char board_env[PATH_MAX + 32];
     snprintf(board_env, sizeof board_env, "GPUPRIO_BOARD_DIR=%s", board_dir);
 
-    for (size_t i = 0; i < demo_nscenarios && !interrupted; i++) {
-        const scenario *sc = &demo_scenarios[i];
-        if (!demo_row_selected(o, i))
-            continue;
-        char shared[64];
-        snprintf(shared, sizeof shared, "gpuprio-demo-%d-%zu", (int)getpid(), i);
-        char shared_env[80];
-        snprintf(shared_env, sizeof shared_env, "HIPSIM_SHARED=%s", shared);
-        const char *const more[] = {shared_env, board_env, NULL};
-        ok[i] = run_row(sc, o, argv0, sc->split ? more : NULL, &res[i]);
-        unsigned devices = demo_setting_uint(row_getenv(sc, "HIPSIM_DEVICES"), 1);
-        for (unsigned d = 0; sc->split && d < devices; d++) {
-            char segment[128];
-            snprintf(segment, sizeof segment, "/hipsim-%u-%s-%u", (unsigned)getuid(), shared, d);
-            (void)shm_unlink(segment);
-        }
+    shared_page sp;
+    row_result *round = malloc(sizeof *round);
+    if (!round || !make_shared_page(&sp)) {
+        free(round);
+        remove_board_dir(board_dir);
+        return false;
     }
+    for (size_t i = 0; i < demo_nscenarios; i++)
+        ok[i] = demo_row_selected(o, i);
+    /* A row that failed once stays failed, and does not run again. */
+    for (int k = 0; k < o->rounds && !interrupted; k++)
+        for (size_t i = 0; i < demo_nscenarios && !interrupted; i++)
+            if (ok[i])
+                ok[i] = run_round(i, o, argv0, board_env, &sp, res, round);
+    for (size_t i = 0; i < demo_nscenarios; i++)
+        if (ok[i])
+            demo_finish_result(&res[i]);
+    munmap(sp.page, sizeof(row_page));
+    close(sp.fd);
+    free(round);
     remove_board_dir(board_dir);
     if (interrupted) {
         signal(interrupted, SIG_DFL);

@@ -18,8 +18,13 @@
  * Measurement. LC arrivals are open-loop: request i is due at t0 + i/rate whatever happened
  * before (LC2's at t0 + LC2_OFFSET_NS + i/rate, so they arrive while LC's are still running);
  * a request that starts late (because the previous one was slow) counts its lateness, so
- * latency = completion (hipStreamSynchronize returned, hipsimNowNs) - due time. Percentiles are
- * nearest-rank over all requests due in the window [t0, t0 + seconds). BE workers start 50 ms
+ * latency = completion (hipStreamSynchronize returned, hipsimNowNs) - due time, for every request
+ * due in the window [t0, t0 + seconds). Each request is also marked stalled or not: whether the
+ * host held up the row's threads for more than DEMO_STALL_NS while it was under way (the probe
+ * of hoststall.c, read just before it is due and just after it completes, plus how late the
+ * client woke for it), or it waited for a stalled one before it. The parent works out the
+ * percentiles over all of a row's rounds, from the latencies this process sends (result.c),
+ * kept and stalled apart. BE workers start 50 ms
  * before t0 so the device is saturated when the window opens, keep at most BE_INFLIGHT kernels in
  * flight (a ring of events), run until the window closes and the clients have finished, and
  * count the kernels that completed inside the window. In gpuprio rows the child also reads, from
@@ -44,6 +49,8 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -164,26 +171,6 @@ static uint64_t us_to_ns(double us)
     return (uint64_t)(us * 1000.0 + 0.5);
 }
 
-/* Nearest-rank percentile of sorted[0..n): the smallest value with at least pct% of the samples
- * at or below it (rank ceil(pct/100 * n), 1-based). pct in 1..100; 0 when n is 0. */
-static uint64_t percentile_nearest_rank(const uint64_t *sorted, size_t n, unsigned pct)
-{
-    if (n == 0)
-        return 0;
-    size_t rank = ((size_t)pct * n + 99) / 100;
-    if (rank < 1)
-        rank = 1;
-    if (rank > n)
-        rank = n;
-    return sorted[rank - 1];
-}
-
-static int cmp_u64(const void *a, const void *b)
-{
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return (x > y) - (x < y);
-}
-
 /* Set before the threads start, read-only afterwards (pthread_create orders the writes). */
 typedef struct run_ctx {
     const void *lc_fn, *be_fn;
@@ -194,18 +181,23 @@ typedef struct run_ctx {
     uint64_t t0, t_end;         /* the measured window */
     atomic_int clients_running; /* LC clients not yet done (BE runs until they are) */
     atomic_uint_fast64_t be_kernels_in_window;
+    int npids; /* the row's processes (cross-process rows; 0: this one), for the host probe */
+    int pids[MAX_ITEMS];
 } run_ctx;
 
 /* An LC client (LC or LC2): one thread, one stream, open-loop requests. */
 typedef struct client {
     run_ctx *ctx;
+    const char *name; /* its thread's name (hoststall.c counts it) */
     hipStream_t stream;
     uint64_t tag;
     uint64_t offset_ns; /* request i is due at t0 + offset_ns + i x period */
-    uint64_t *lat;      /* latencies, lat_cap entries; written by the client's thread only */
+    /* Per request, lat_cap entries, written by the client's thread only, read after join: */
+    uint64_t *lat;  /* latency */
+    uint64_t *late; /* how long after it was due it started */
+    bool *stalled;  /* whether the host stalled it (DEMO_STALL_NS) */
     size_t lat_cap;
-    size_t reqs;          /* written by the client's thread, read after join */
-    uint64_t max_late_ns; /* likewise */
+    size_t reqs; /* likewise */
 } client;
 
 /* A BE worker: one thread, one stream. */
@@ -215,24 +207,45 @@ typedef struct be_worker {
     uint64_t tag;
 } be_worker;
 
+/* The client reads the host probe this long before a request is due, so that reading it costs
+ * the request nothing; what the host withholds in that lead counts against the request. */
+#define PROBE_LEAD_NS (300ull * 1000)
+
 static void *client_thread(void *arg)
 {
     client *w = arg;
     run_ctx *c = w->ctx;
+    (void)pthread_setname_np(pthread_self(), w->name);
+    host_probe probe;
+    demo_probe_init(&probe, c->pids, c->npids);
+    uint64_t prev_done = 0;
+    bool prev_stalled = false;
     size_t i = 0;
     for (;; i++) {
         uint64_t due = c->t0 + w->offset_ns + (uint64_t)((double)i * c->period_ns);
         if (due >= c->t_end || i >= w->lat_cap)
             break;
+        if (due > PROBE_LEAD_NS)
+            sleep_until(due - PROBE_LEAD_NS);
+        uint64_t withheld = demo_probe_read(&probe);
         sleep_until(due); /* returns at once when the previous request made this one late */
         uint64_t start = hipsimNowNs();
-        if (start > due && start - due > w->max_late_ns)
-            w->max_late_ns = start - due;
         for (int k = 0; k < c->kernels; k++)
             launch_kernel(c->lc_fn, w->stream, c->lc_blocks, c->lc_ns, w->tag);
         CHECK(hipStreamSynchronize(w->stream));
-        w->lat[i] = hipsimNowNs() - due;
+        uint64_t done = hipsimNowNs();
+        w->lat[i] = done - due;
+        w->late[i] = start > due ? start - due : 0;
+        /* What the host withheld while the request was under way, and how late this thread
+         * woke for it (when it was not still busy with the one before). */
+        withheld = demo_probe_read(&probe) - withheld;
+        uint64_t ready = prev_done > due ? prev_done : due;
+        withheld += start > ready ? start - ready : 0;
+        w->stalled[i] = withheld > DEMO_STALL_NS || (prev_stalled && prev_done > due);
+        prev_done = done;
+        prev_stalled = w->stalled[i];
     }
+    demo_probe_close(&probe);
     w->reqs = i;
     atomic_fetch_sub(&c->clients_running, 1);
     return NULL;
@@ -242,6 +255,7 @@ static void *be_thread(void *arg)
 {
     be_worker *w = arg;
     run_ctx *c = w->ctx;
+    (void)pthread_setname_np(pthread_self(), "demo-be"); /* hoststall.c does not count it */
     hipEvent_t ring[BE_INFLIGHT];
     size_t head = 0, inflight = 0;
     uint64_t in_window = 0;
@@ -299,26 +313,54 @@ static int gpuprio_priority(hipStream_t s, const char *who)
 }
 
 /* Sets up a client of the row: its stream (created now, in the fixed order) and its buffers. */
-static void client_init(client *w, run_ctx *c, uint64_t tag, uint64_t offset_ns, size_t cap)
+static void client_init(client *w, run_ctx *c, const char *name, uint64_t tag, uint64_t offset_ns,
+                        size_t cap)
 {
-    *w = (client){.ctx = c, .tag = tag, .offset_ns = offset_ns, .lat_cap = cap};
+    *w = (client){.ctx = c, .name = name, .tag = tag, .offset_ns = offset_ns, .lat_cap = cap};
     w->lat = calloc(cap, sizeof *w->lat);
-    if (!w->lat)
+    w->late = calloc(cap, sizeof *w->late);
+    w->stalled = calloc(cap, sizeof *w->stalled);
+    if (!w->lat || !w->late || !w->stalled)
         die("out of memory");
 }
 
-/* The client's statistics; keep: where its latencies go for the picture (LC's), or NULL. */
-static void client_result_of(client *w, client_result *out, row_result *keep)
+/* The client's counts and latencies: all its requests, or every k-th one where there are more
+ * than this round's share of DEMO_LAT_MAX (result.c pools the rounds). */
+static void client_result_of(client *w, client_result *out, int rounds)
 {
-    qsort(w->lat, w->reqs, sizeof *w->lat, cmp_u64);
-    if (keep)
-        demo_keep_latencies(keep, w->lat, w->reqs);
+    size_t share = DEMO_LAT_MAX / (size_t)rounds;
+    size_t step = w->reqs > share ? (w->reqs + share - 1) / share : 1;
+    memset(out, 0, sizeof *out);
     out->reqs = w->reqs;
-    out->p50_ns = percentile_nearest_rank(w->lat, w->reqs, 50);
-    out->p99_ns = percentile_nearest_rank(w->lat, w->reqs, 99);
-    out->max_ns = percentile_nearest_rank(w->lat, w->reqs, 100);
-    out->max_late_ns = w->max_late_ns;
+    for (size_t i = 0; i < w->reqs; i++) {
+        out->stalled += w->stalled[i];
+        /* A late start the host did not cause: the client fell behind (backlog). */
+        if (!w->stalled[i] && w->late[i] > out->max_late_ns)
+            out->max_late_ns = w->late[i];
+        if (i % step != 0)
+            continue;
+        if (w->stalled[i])
+            out->stalled_ns[out->nstalled_lat++] = w->lat[i];
+        else
+            out->kept_ns[out->nkept++] = w->lat[i];
+    }
     free(w->lat);
+    free(w->late);
+    free(w->stalled);
+}
+
+/* The row's shared page (--row-fd, a cross-process row's processes), or NULL without one. */
+static row_page *map_row_page(int fd)
+{
+    struct stat st;
+    if (fd < 0)
+        return NULL;
+    if (fstat(fd, &st) != 0 || st.st_size != (off_t)sizeof(row_page))
+        die("--row-fd is not the row's page (cross-process rows are started by the parent)");
+    row_page *page = mmap(NULL, sizeof *page, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (page == MAP_FAILED || page->magic != ROW_PAGE_MAGIC)
+        die("--row-fd is not the row's page (cross-process rows are started by the parent)");
+    return page;
 }
 
 int demo_run_scenario(const scenario *sc, const options *o)
@@ -346,6 +388,9 @@ int demo_run_scenario(const scenario *sc, const options *o)
             die("the row has no such workload (--role)");
         sc = &part;
     }
+    row_page *page = split ? map_row_page(o->row_fd) : NULL;
+    if (page)
+        hipsimCountLatenessIn(&page->late_ns);
 
     if (sc->be_workers < 0 || sc->be_workers > MAX_BE_WORKERS)
         die("bad scenario: be_workers out of range");
@@ -378,22 +423,23 @@ int demo_run_scenario(const scenario *sc, const options *o)
     /* Streams in the fixed order, before any thread runs. */
     client lc_w = {0}, lc2_w = {0};
     be_worker be_w[MAX_BE_WORKERS];
-    row_result r;
-    memset(&r, 0, sizeof r);
+    row_result *r = calloc(1, sizeof *r);
+    if (!r)
+        die("out of memory");
     if (sc->lc) {
-        client_init(&lc_w, &c, 0, 0, lat_cap);
+        client_init(&lc_w, &c, "demo-lc", 0, 0, lat_cap);
         lc_w.stream = create_stream(sc->lc_prio, sc->blocking, least, greatest);
-        demo_append_item(r.hwq, sizeof r.hwq, "LC", hipsimStreamHwQueue(lc_w.stream));
+        demo_append_item(r->hwq, sizeof r->hwq, "LC", hipsimStreamHwQueue(lc_w.stream));
     }
     if (sc->lc2) {
-        client_init(&lc2_w, &c, MAX_BE_WORKERS + 1, LC2_OFFSET_NS, lat_cap);
+        client_init(&lc2_w, &c, "demo-lc2", MAX_BE_WORKERS + 1, LC2_OFFSET_NS, lat_cap);
         lc2_w.stream = create_stream(sc->lc2_prio, sc->blocking, least, greatest);
-        demo_append_item(r.hwq, sizeof r.hwq, "LC2", hipsimStreamHwQueue(lc2_w.stream));
+        demo_append_item(r->hwq, sizeof r->hwq, "LC2", hipsimStreamHwQueue(lc2_w.stream));
     }
     for (int i = 0; i < sc->be_workers; i++) {
         be_w[i] = (be_worker){.ctx = &c, .tag = (uint64_t)i + 1};
         be_w[i].stream = create_stream(sc->be_prio, sc->blocking, least, greatest);
-        demo_append_item(r.hwq, sizeof r.hwq, "BE", hipsimStreamHwQueue(be_w[i].stream));
+        demo_append_item(r->hwq, sizeof r->hwq, "BE", hipsimStreamHwQueue(be_w[i].stream));
     }
 
     /* gpuprio rows: the streams must have got distinct priorities, LC > LC2 > BE, from the
@@ -401,16 +447,16 @@ int demo_run_scenario(const scenario *sc, const options *o)
      * the processes' streams). */
     if (sc->gpuprio) {
         if (sc->lc)
-            demo_append_item(r.prio, sizeof r.prio, "LC", gpuprio_priority(lc_w.stream, "LC"));
+            demo_append_item(r->prio, sizeof r->prio, "LC", gpuprio_priority(lc_w.stream, "LC"));
         if (sc->lc2)
-            demo_append_item(r.prio, sizeof r.prio, "LC2", gpuprio_priority(lc2_w.stream, "LC2"));
+            demo_append_item(r->prio, sizeof r->prio, "LC2", gpuprio_priority(lc2_w.stream, "LC2"));
         for (int i = 0; i < sc->be_workers; i++)
-            demo_append_item(r.prio, sizeof r.prio, "BE", gpuprio_priority(be_w[i].stream, "BE"));
-        if (!demo_prio_ordered(r.prio)) {
+            demo_append_item(r->prio, sizeof r->prio, "BE", gpuprio_priority(be_w[i].stream, "BE"));
+        if (!demo_prio_ordered(r->prio)) {
             fprintf(stderr,
                     "gpuprio-demo [%s]: the streams' gpuprio priorities are %s, not LC > LC2 > "
                     "BE: gpuprio would not tell them apart\n",
-                    sc->id, r.prio);
+                    sc->id, r->prio);
             _Exit(1);
         }
     }
@@ -436,6 +482,9 @@ int demo_run_scenario(const scenario *sc, const options *o)
         fflush(stdout);
         if (scanf("%" SCNu64, &c.t0) != 1)
             die("no t0 on stdin (cross-process rows are started by the parent)");
+        /* The parent wrote who the row's processes are before it gave t0. */
+        for (int i = 0; page && i < page->npids && i < MAX_ITEMS; i++)
+            c.pids[c.npids++] = page->pids[i];
     } else {
         c.t0 = hipsimNowNs() + BE_LEAD_NS + 5ull * 1000 * 1000;
     }
@@ -467,7 +516,7 @@ int demo_run_scenario(const scenario *sc, const options *o)
         struct gpuprio_queue_stats st;
         if (shim.stats((void *)be_w[i].stream, &st) != 0)
             die("gpuprio_stream_stats failed for a BE stream");
-        r.be_suspensions += st.suspensions;
+        r->be_suspensions += st.suspensions;
     }
 
     if (sc->lc)
@@ -478,14 +527,15 @@ int demo_run_scenario(const scenario *sc, const options *o)
         CHECK(hipStreamDestroy(be_w[i].stream));
     CHECK(hipDeviceSynchronize());
 
-    r.window_ns = window_ns;
-    r.slots = demo_setting_uint(getenv("HIPSIM_COMPUTE_SLOTS"), 1);
+    r->window_ns = window_ns;
+    r->slots = demo_setting_uint(getenv("HIPSIM_COMPUTE_SLOTS"), 1);
+    r->be_kernels = atomic_load(&c.be_kernels_in_window);
+    r->be_busy_ns = r->be_kernels * c.be_ns;
     if (sc->lc)
-        client_result_of(&lc_w, &r.lc, &r);
+        client_result_of(&lc_w, &r->lc, o->rounds);
     if (sc->lc2)
-        client_result_of(&lc2_w, &r.lc2, NULL);
-    r.be_kernels = atomic_load(&c.be_kernels_in_window);
-    r.be_busy_ns = r.be_kernels * c.be_ns;
-    demo_print_result_line(stdout, sc, &r);
+        client_result_of(&lc2_w, &r->lc2, o->rounds);
+    demo_print_result_line(stdout, sc, r);
+    free(r);
     return 0;
 }

@@ -97,6 +97,16 @@ size_t hipsimTraceGet(hipsimTraceEntry *out, size_t max);
 /* CLOCK_MONOTONIC in nanoseconds, the clock of the trace. */
 uint64_t hipsimNowNs(void);
 
+/* How much later than their simulated durations this process's kernels ended, in total (ns):
+ * the host woke the threads that run them late (a busy or virtualised host), so the device ran
+ * slower than it says. Benchmarks on the simulator use it to tell such stalls from contention. */
+uint64_t hipsimLateNs(void);
+
+/* Counts that lateness in *counter from now on (NULL: in the process's own counter again), for
+ * example in memory that the processes sharing a device map, so that each sees the others'.
+ * hipsimLateNs reads the counter in use; it is added to atomically. */
+void hipsimCountLatenessIn(uint64_t *counter);
+
 /* Events recorded in this process so far (hipEventRecord and its variants, successful ones):
  * gpuprio's completion markers among them. */
 uint64_t hipsimEventRecords(void);

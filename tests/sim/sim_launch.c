@@ -510,6 +510,20 @@ static void sleep_until(uint64_t deadline_ns)
         continue;
 }
 
+/* hipsimLateNs: the process's own counter, or the one hipsimCountLatenessIn named. */
+static uint64_t own_lateness;
+static uint64_t *_Atomic lateness = &own_lateness;
+
+uint64_t hipsimLateNs(void)
+{
+    return __atomic_load_n(atomic_load(&lateness), __ATOMIC_RELAXED);
+}
+
+void hipsimCountLatenessIn(uint64_t *counter)
+{
+    atomic_store(&lateness, counter ? counter : &own_lateness);
+}
+
 void sim_kernel_run(struct sim_cmd *c)
 {
     const struct sim_kernel *k = c->u.kernel.kernel;
@@ -552,6 +566,9 @@ void sim_kernel_run(struct sim_cmd *c)
     uint64_t duration = k->fn(&l) * full / (unsigned)__builtin_popcountll(held);
     sleep_until(c->start_ns + duration);
     c->end_ns = sim_now_ns();
+    if (c->end_ns > c->start_ns + duration)
+        __atomic_fetch_add(atomic_load(&lateness), c->end_ns - c->start_ns - duration,
+                           __ATOMIC_RELAXED);
     sim_slots_release(slots, ticket, held);
     sim_trace_record(c, k->name, l.tag);
 }
