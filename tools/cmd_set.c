@@ -55,8 +55,8 @@ static const char help_set[] =
     "write are asked (the caller's own; every user's for root).\n"
     "\n"
     "Exit status: 0 when the priority was set; 1 when no process PID (or no such stream of it)\n"
-    "is on any board, or its board changed under the command (its owner truncated it); 2 for a\n"
-    "bad argument or priority.\n";
+    "is on any board, a queue of it did not take the priority within a second, or its board\n"
+    "changed under the command (its owner truncated it); 2 for a bad argument or priority.\n";
 
 struct set_req {
     uint32_t pid;
@@ -87,15 +87,20 @@ static int usage_error(const char *fmt, const char *arg)
     return GP_EXIT_USAGE;
 }
 
-/* Whether s is one of the slots the request went to (as gp_board_request_copy chooses them). */
-static bool matches(const struct set_req *r, const struct gp_board_slot *s)
+/* Whether slot s of b (its copy) is one of the slots the request went to (as
+ * gp_board_request_copy chooses them: the process's own, not a slot another user wrote its pid
+ * into). */
+static bool matches(const struct set_req *r, const struct gp_board *b,
+                    const struct gp_board_slot *s)
 {
     uint64_t word = atomic_load(&s->owner);
     if (GP_SLOT_OWNER(word) != r->pid)
         return false;
-    if (GP_SLOT_STATE(word) == GP_SLOT_PROCESS)
-        return !r->stream_only;
-    return GP_SLOT_STATE(word) == GP_SLOT_LIVE && (!r->stream_only || s->stream == r->stream);
+    bool chosen =
+        GP_SLOT_STATE(word) == GP_SLOT_PROCESS
+            ? !r->stream_only
+            : GP_SLOT_STATE(word) == GP_SLOT_LIVE && (!r->stream_only || s->stream == r->stream);
+    return chosen && gp_board_slot_is(b, s, r->pid);
 }
 
 /* Drops a board that changed under the command, with one message: why. */
@@ -127,7 +132,7 @@ static int ask_board(struct gp_board *taken, void *arg)
     c->reached = true;
     c->asked = rc > INT_MAX - c->asked ? INT_MAX : c->asked + rc;
     for (unsigned i = 0; i < gp_board_copy_slots(b.f) && !c->comm[0]; i++)
-        if (matches(c->req, &b.f->slots[i]))
+        if (matches(c->req, &b, &b.f->slots[i]))
             memcpy(c->comm, b.f->slots[i].comm, sizeof c->comm - 1);
     struct gp_board *boards = realloc(c->boards, (c->n + 1) * sizeof *boards);
     if (!boards) {
@@ -160,7 +165,7 @@ static void pending_in(const struct set_req *req, const struct gp_board *b,
     int want = effective(req->priority, b, NULL);
     for (unsigned i = 0; i < gp_board_copy_slots(copy); i++) {
         const struct gp_board_slot *s = &copy->slots[i];
-        if (!matches(req, s) || atomic_load(&s->st.priority) == want)
+        if (!matches(req, b, s) || atomic_load(&s->st.priority) == want)
             continue;
         ++*left;
         if (GP_SLOT_STATE(atomic_load(&s->owner)) == GP_SLOT_PROCESS) {
@@ -282,7 +287,8 @@ int gp_cmd_set(int argc, char **argv)
     if (left > 0)
         fprintf(stderr,
                 "gpuprio set: asked process %u; %d of its %d queue%s did not take priority %d "
-                "within a second (it applies requests while its GPU library runs)\n",
+                "within a second (it applies requests while its GPU library runs; the request "
+                "stays)\n",
                 (unsigned)req.pid, queues_left, c.asked, c.asked == 1 ? "" : "s", req.priority);
     else
         printf("%u (%s): priority %d on %d queue%s%s\n", (unsigned)req.pid, c.comm,
@@ -293,7 +299,7 @@ int gp_cmd_set(int argc, char **argv)
     if (c.n && effective(req.priority, &c.boards[0], &line) != req.priority)
         printf("  (priority %d is above the cap of its user, set in %s line %u)\n", req.priority,
                gp_conf_get()->path, line);
-    rc = 0;
+    rc = left > 0 ? GP_EXIT_FAILURE : 0; /* not every queue took it: not done */
 out:
     for (size_t i = 0; i < c.n; i++)
         gp_board_close(&c.boards[i]);

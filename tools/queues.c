@@ -140,7 +140,9 @@ static int read_slot(struct gp_sample *s, const struct gp_board *b, unsigned i,
     if (!GP_SLOT_PUBLISHED(word))
         return 0;
     uint64_t incarnation = atomic_load(&slot->incarnation);
-    if (!gp_board_owner_alive(b, slot))
+    /* Alive, and the process its pid names as far as we can tell (not another user's process
+     * that the board's owner named in its own board). */
+    if (!gp_board_owner_alive(b, slot) || !gp_board_slot_pid_true(b, slot))
         return 0;
     if (GP_SLOT_STATE(word) == GP_SLOT_PROCESS)
         return read_record(s, b, i, word, incarnation, again);

@@ -3476,16 +3476,19 @@ static void tenant_admit(void)
     EXPECT(stderr_of(&bursts, "does not admit: it is ignored"));
 }
 
+static pid_t hold_liveness_locks(const char *path, unsigned slots);
+
 /*
- * The attacker's full board (every slot a live queue, of a pid namespace of its own, so that every
- * reader takes them for alive) hard-linked 150 times and copied 150 times under alternate names of
- * its own uid, hard-linked under 40 made-up devices' names, and copied under user B's name, next
- * to a queue of user A's: root's and the bystander's gpuprio top --once --json and metrics --once
- * each answer within TOOL_PROMPT_NS (killed after 10 s) with what parses, and show the attacker's
- * queues from its first GP_SCREEN_PER_USER boards of the device only, nothing from the made-up
- * devices' links (the same file) nor from the copy named as B's, and A's queue. Before: the tools
- * read every name, and matched rows pairwise (root's top took 4, 16 and 66 s for 100, 200 and 400
- * links).
+ * The attacker's full board (every slot a live queue, of a pid namespace of its own, its liveness
+ * lock held by a process of the attacker's, so that every reader takes them for alive; the locks
+ * are the file's, so its links' too) hard-linked 150 times and copied 150 times under alternate
+ * names of its own uid, hard-linked under 40 made-up devices' names, and copied under user B's
+ * name, next to a queue of user A's: root's and the bystander's gpuprio top --once --json and
+ * metrics --once each answer within TOOL_PROMPT_NS (killed after 10 s) with what parses, and show
+ * the attacker's queues from its first GP_SCREEN_PER_USER boards of the device only, nothing from
+ * the made-up devices' links (the same file) nor from the copy named as B's, and A's queue. Before:
+ * the tools read every name, and matched rows pairwise (root's top took 4, 16 and 66 s for 100, 200
+ * and 400 links).
  */
 static void hostile_links(void)
 {
@@ -3496,8 +3499,8 @@ static void hostile_links(void)
     for (unsigned i = 0; i < GP_BOARD_SLOTS; i++) {
         struct gp_board_slot *slot = &b->slots[i];
         slot->owner = (uint64_t)(100000 + i) << 32 | GP_SLOT_LIVE;
-        slot->pid_ns = gp_board_self()->pid_ns + 1; /* alive to every reader: not our pids */
-        slot->liveness_lock = 0;
+        slot->pid_ns = gp_board_self()->pid_ns + 1; /* not our pids */
+        slot->liveness_lock = 1;
         slot->incarnation = 1;
         slot->stream = 0x1000 + i;
         slot->thread = 0;
@@ -3510,6 +3513,7 @@ static void hostile_links(void)
     EXPECT(fd >= 0 && pwrite(fd, b, f.size, 0) == (ssize_t)f.size);
     if (fd >= 0)
         close(fd);
+    pid_t locker = hold_liveness_locks(f.path, GP_BOARD_SLOTS);
     char path[sizeof f.path + 32];
     for (unsigned i = 0; i < 150; i++) { /* links first in name order, then copies */
         snprintf(path, sizeof path, "%s+%016x", f.path, i);
@@ -3575,6 +3579,8 @@ static void hostile_links(void)
     }
     EXPECT(write(a.in, "go\n", 3) == 3);
     EXPECT(finish(&a, NULL) == 0);
+    kill(locker, SIGKILL);
+    reap(locker, NULL, 0);
 }
 
 /*
@@ -3689,6 +3695,184 @@ static void hostile_unlisted(void)
     struct proc nogpu = {child, NULL, -1};
     EXPECT(stderr_of(&nogpu, "usage"));
     EXPECT(!stderr_of(&nogpu, "configuration file"));
+}
+
+/* ---- hostile neighbours, part two (issue 46) ---- */
+
+/* A process of the attacker's that holds the liveness locks of the first `slots` slots of the
+ * board file at path (as their owners would), until it is killed. */
+static pid_t hold_liveness_locks(const char *path, unsigned slots)
+{
+    int ready[2];
+    EXPECT(pipe(ready) == 0);
+    pid_t child = fork_as(USER_C);
+    if (child == 0) {
+        int fd = open(path, O_RDONLY);
+        for (unsigned i = 0; i < slots; i++) {
+            struct flock l = {.l_type = F_RDLCK,
+                              .l_whence = SEEK_SET,
+                              .l_start = (off_t)(offsetof(struct gp_board_file, slots) +
+                                                 i * sizeof(struct gp_board_slot)),
+                              .l_len = 1};
+            if (fd < 0 || fcntl(fd, F_OFD_SETLK, &l) != 0)
+                _exit(11);
+        }
+        if (write(ready[1], "r", 1) != 1)
+            _exit(12);
+        for (;;)
+            pause();
+    }
+    char c = 0;
+    close(ready[1]);
+    EXPECT(read(ready[0], &c, 1) == 1);
+    close(ready[0]);
+    return child;
+}
+
+/* Runs `gpuprio ARGS` as uid (0: root), killed after 20 s, what it wrote on stdout and stderr
+ * into said: its exit status, or -1 (killed by a signal, or by the bound). */
+static int tool_status(uid_t uid, const char *const *args, char *said, size_t size)
+{
+    char path[128];
+    snprintf(path, sizeof path, "%s/tool-status.out", dir);
+    int out = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+    EXPECT(out >= 0);
+    pid_t child = fork_as(uid);
+    if (child == 0) {
+        dup2(out, 1);
+        dup2(out, 2);
+        const char *argv[8] = {tool};
+        for (int i = 0; args[i] && i < 6; i++)
+            argv[i + 1] = args[i];
+        execv(tool, (char *const *)argv);
+        _exit(127);
+    }
+    int status = -1;
+    uint64_t until = now_ns() + 20000000000ull;
+    while (reap(child, &status, WNOHANG) != child) {
+        if (now_ns() > until) {
+            kill(child, SIGKILL);
+            reap(child, &status, 0);
+            break;
+        }
+        usleep(5000);
+    }
+    ssize_t n = pread(out, said, size - 1, 0);
+    said[n > 0 ? n : 0] = '\0';
+    close(out);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+/* The start time of process pid as /proc/PID/stat gives it (field 22), as slots record it. */
+static uint64_t start_of(pid_t pid)
+{
+    char path[64], buf[1024];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    int fd = open(path, O_RDONLY);
+    ssize_t n = fd >= 0 ? read(fd, buf, sizeof buf - 1) : -1;
+    if (fd >= 0)
+        close(fd);
+    buf[n > 0 ? n : 0] = '\0';
+    char *p = strrchr(buf, ')');
+    for (int field = 2; p && field < 22; field++)
+        p = strchr(p + 1, ' ');
+    return p ? strtoull(p + 1, NULL, 10) : 0;
+}
+
+/*
+ * Forged slots: the attacker writes into its own board 20 queues and a record (100 unused queues)
+ * that name user A's process (its pid and start time, this pid namespace), holding their liveness
+ * locks itself, and 20 queues that name it from another pid namespace without a lock (which
+ * counted as alive for ever). Root's and a bystander's gpuprio top --json show A's process with
+ * its one queue (before: 41); root's gpuprio set of it asks its own slots only (before: it wrote
+ * into the attacker's board too, and said "40 of its 141 queues did not take priority") and
+ * succeeds; and set of it while it is stopped (it cannot apply the request) exits 1, saying so,
+ * and the process takes the priority once it runs again.
+ */
+static void hostile_forged(void)
+{
+    hostile_setup();
+    struct flapper f;
+    attackers_board(&f);
+    static const char *const hold[] = {"1", "hold", "1000", NULL};
+    spawn_uid = USER_A;
+    struct proc victim = spawn_ready("high", NULL, hold);
+    spawn_uid = 0;
+    uint64_t victim_start = start_of(victim.pid);
+    EXPECT(victim_start != 0);
+
+    enum { LOCKED = 20, UNLOCKED = 20 };
+    struct gp_board_file *b = f.board;
+    for (unsigned i = 0; i <= LOCKED + UNLOCKED; i++) {
+        struct gp_board_slot *slot = &b->slots[i];
+        memset(slot, 0, sizeof *slot);
+        bool record = i == LOCKED;
+        slot->owner = (uint64_t)victim.pid << 32 | (record ? GP_SLOT_PROCESS : GP_SLOT_LIVE);
+        slot->owner_start = victim_start;
+        slot->incarnation = 0x5eed0001u + 2 * i;
+        slot->stream = record ? 0 : 0x7000 + i;
+        snprintf(slot->comm, sizeof slot->comm, "board_worker");
+        slot->st.priority = GPUPRIO_PRIORITY_HIGH;
+        slot->unused_queues = record ? 100 : 0;
+        slot->pid_ns = gp_board_self()->pid_ns + (i > LOCKED ? 1 : 0);
+        slot->liveness_lock = i <= LOCKED;
+    }
+    b->h.slot_limit = LOCKED + UNLOCKED + 1;
+    int fd = open(f.path, O_WRONLY);
+    EXPECT(fd >= 0 && pwrite(fd, b, f.size, 0) == (ssize_t)f.size);
+    if (fd >= 0)
+        close(fd);
+    pid_t attacker = hold_liveness_locks(f.path, LOCKED + 1);
+
+    static const char *const top[] = {"top", "--once", "--json", NULL};
+    char pid_field[32];
+    snprintf(pid_field, sizeof pid_field, "\"pid\": %d,", (int)victim.pid);
+    const uid_t readers[] = {0, USER_D};
+    for (int i = 0; i < 2; i++) {
+        struct tool_run t = run_tool_kept(readers[i], top, 10);
+        int rows = occurrences(t.out, pid_field);
+        printf("  gpuprio top --once --json as uid %u: %d queues of process %d (it has 1)\n",
+               (unsigned)readers[i], rows, (int)victim.pid);
+        EXPECT(t.ok && t.out && json_parses(t.out, strlen(t.out)));
+        EXPECT(rows == 1);
+        free(t.out);
+        free(t.err);
+    }
+
+    char pid[16], said_set[4096], want[96];
+    snprintf(pid, sizeof pid, "%d", (int)victim.pid);
+    const char *const set_normal[] = {"set", pid, "normal", NULL};
+    int status = tool_status(0, set_normal, said_set, sizeof said_set);
+    printf("  gpuprio set %s normal: status %d, said: %s", pid, status, said_set);
+    snprintf(want, sizeof want, "%s (board_worker): priority 0 on 1 queue", pid);
+    EXPECT(status == 0 && strstr(said_set, want));
+    /* The attacker's board was not asked: its forged slots' request words are as it wrote them. */
+    struct gp_board_file *now = malloc(sizeof *now);
+    fd = open(f.path, O_RDONLY);
+    EXPECT(now && fd >= 0 && pread(fd, now, sizeof *now, 0) == (ssize_t)sizeof *now);
+    unsigned asked = 0;
+    for (unsigned i = 0; now && i <= LOCKED + UNLOCKED; i++)
+        asked += now->slots[i].request_seq != 0;
+    printf("  forged slots asked by gpuprio set: %u\n", asked);
+    EXPECT(asked == 0);
+    free(now);
+    if (fd >= 0)
+        close(fd);
+
+    /* Stopped, the process cannot take the priority: set says so, and exits 1. */
+    kill(victim.pid, SIGSTOP);
+    const char *const set_low[] = {"set", pid, "low", NULL};
+    status = tool_status(0, set_low, said_set, sizeof said_set);
+    printf("  gpuprio set %s low (the process stopped): status %d, said: %s", pid, status,
+           said_set);
+    EXPECT(status == 1 && strstr(said_set, "did not take priority -10"));
+    kill(victim.pid, SIGCONT);
+    go(&victim); /* its work: one line to start it, one for hold's kernel */
+    go(&victim);
+    int at = 0;
+    EXPECT(finish(&victim, &at) == 0);
+    EXPECT(at == GPUPRIO_PRIORITY_LOW); /* the request stayed, and was applied once it ran */
+    stop_attacker(attacker, &f);
 }
 
 int main(int argc, char **argv)
@@ -3845,6 +4029,8 @@ int main(int argc, char **argv)
         hostile_links();
     else if (!strcmp(t, "tenant-hostile_dirflood"))
         hostile_dirflood();
+    else if (!strcmp(t, "tenant-hostile_forged"))
+        hostile_forged();
     else
         failures++, fprintf(stderr, "unknown subtest %s\n", t);
 
