@@ -74,8 +74,9 @@ struct set_ctx {
     int dropped;  /* boards that changed under the command (their owner truncated them) */
     int asked;    /* queues asked: slots, and the unused queues records count */
     /* Which files are boards to ask (board_screen.h): named as their owner's, each file once,
-     * within the limits, as every reader takes them. */
-    struct gp_screen screen;
+     * within the limits, as every reader takes them; in root's view, the administrator's shared
+     * directory too. */
+    struct gp_tool_view view;
     char comm[16];
 };
 
@@ -251,10 +252,11 @@ int gp_cmd_set(int argc, char **argv)
     int rc = parse(argc, argv, &req);
     if (rc)
         return rc < 0 ? 0 : rc;
-    struct set_ctx c = {.req = &req, .screen = {.writable = true}};
-    rc = gp_screen_list(&c.screen, gp_board_dir(), gp_tool_board_uid(true), ask_board, &c);
-    if (rc < 0 && rc != -ENOENT) {
-        fprintf(stderr, "gpuprio set: cannot read the board directory %s: %s\n", gp_board_dir(),
+    struct set_ctx c = {.req = &req};
+    gp_tool_view_init(&c.view, true);
+    rc = gp_tool_view_list(&c.view, true, ask_board, &c);
+    if (rc < 0) {
+        fprintf(stderr, "gpuprio set: cannot read the board directory %s: %s\n", c.view.names,
                 strerror(-rc));
         rc = GP_EXIT_FAILURE;
         goto out;
@@ -263,10 +265,10 @@ int gp_cmd_set(int argc, char **argv)
         if (req.stream_only)
             fprintf(stderr,
                     "gpuprio set: process %u has no queue for stream 0x%llx on any board in %s\n",
-                    (unsigned)req.pid, (unsigned long long)req.stream, gp_board_dir());
+                    (unsigned)req.pid, (unsigned long long)req.stream, c.view.names);
         else
             fprintf(stderr, "gpuprio set: no process %u on any board in %s\n", (unsigned)req.pid,
-                    gp_board_dir());
+                    c.view.names);
         rc = GP_EXIT_FAILURE;
         goto out;
     }
@@ -304,6 +306,6 @@ out:
     for (size_t i = 0; i < c.n; i++)
         gp_board_close(&c.boards[i]);
     free(c.boards);
-    gp_screen_free(&c.screen);
+    gp_tool_view_free(&c.view);
     return rc;
 }

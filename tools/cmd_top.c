@@ -188,11 +188,12 @@ static void sleep_ns(uint64_t ns)
 static int once(const struct top_opts *o)
 {
     struct gp_sample a = {0}, b = {0};
-    struct gp_screen screen = {.key = NULL}; /* every device's boards, the caller's too */
-    int rc = gp_sample_or_report(&a, &screen, "top");
+    struct gp_tool_view view; /* every device's boards, the caller's too */
+    gp_tool_view_init(&view, false);
+    int rc = gp_sample_or_report(&a, &view, "top");
     if (!rc) {
         sleep_ns(ONCE_INTERVAL_NS);
-        rc = gp_sample_or_report(&b, &screen, "top");
+        rc = gp_sample_or_report(&b, &view, "top");
     }
     if (!rc) {
         gp_sample_rates(&b, &a);
@@ -205,7 +206,7 @@ static int once(const struct top_opts *o)
     }
     gp_sample_free(&a);
     gp_sample_free(&b);
-    gp_screen_free(&screen);
+    gp_tool_view_free(&view);
     return rc;
 }
 
@@ -261,11 +262,12 @@ static int live(const struct top_opts *o)
     }
 
     struct gp_sample prev = {0}, cur = {0};
-    struct gp_screen screen = {.key = NULL}; /* every device's boards, the caller's too */
-    int rc = gp_sample_or_report(&prev, &screen, "top");
+    struct gp_tool_view view; /* every device's boards, the caller's too */
+    gp_tool_view_init(&view, false);
+    int rc = gp_sample_or_report(&prev, &view, "top");
     uint64_t wait = ONCE_INTERVAL_NS; /* the first frame: a rate over 200 ms */
     while (!rc && !stop && !wait_key(tty, wait)) {
-        if ((rc = gp_sample_or_report(&cur, &screen, "top")))
+        if ((rc = gp_sample_or_report(&cur, &view, "top")))
             break;
         gp_sample_rates(&cur, &prev);
         struct winsize ws;
@@ -285,7 +287,7 @@ static int live(const struct top_opts *o)
                "gpuprio top - %s - %zu queue%s, %" PRIu64 " unused%s, on %u board%s in %s - every "
                "%gs, q quits\n",
                when, cur.n, cur.n == 1 ? "" : "s", unused, no_slot, cur.boards,
-               cur.boards == 1 ? "" : "s", gp_board_dir(), o->delay);
+               cur.boards == 1 ? "" : "s", view.names, o->delay);
         /* What is left for the table: the lines above, its heading and a "... more" line. */
         size_t above = 1 + gp_print_processes(&cur, sized ? ws.ws_col : 0) + 2;
         size_t rows = !sized ? 0 : ws.ws_row > above ? (size_t)ws.ws_row - above : 1;
@@ -300,7 +302,7 @@ static int live(const struct top_opts *o)
     tty_set = 0;
     gp_sample_free(&prev);
     gp_sample_free(&cur);
-    gp_screen_free(&screen);
+    gp_tool_view_free(&view);
     return rc;
 }
 

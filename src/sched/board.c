@@ -413,9 +413,30 @@ static int open_board_file(const char *path, int flags)
     return open(path, flags | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
 }
 
-/* The checks made on the open file before anything of it is read: its type, owner, mode and
- * size. own: the caller's own board (never another user's). */
-static int check_file(int fd, bool writable, bool own, struct stat *st, const char **why)
+/* Whether path names a file in the administrator's shared board directory (gp_conf.h), whichever
+ * users the file admits: for the library of an admitted user, every board it opens; for root's
+ * tools, which read it though root is not admitted (docs/cli.md), those they list there. Boards
+ * there are readable by every user (mode 0644). The directory is compared by identity, however
+ * either path spells it. */
+static bool in_shared_dir(const char *path)
+{
+    if (gp_board_shared())
+        return true; /* the board directory is the shared one */
+    const struct gp_conf *conf = gp_conf_get();
+    const char *slash = strrchr(path, '/');
+    if (!conf || !conf->board_dir[0] || !slash)
+        return false;
+    char dir[PATH_MAX];
+    snprintf(dir, sizeof dir, "%.*s", slash == path ? 1 : (int)(slash - path), path);
+    struct stat a, b;
+    return stat(dir, &a) == 0 && stat(conf->board_dir, &b) == 0 && a.st_dev == b.st_dev &&
+           a.st_ino == b.st_ino;
+}
+
+/* The checks made on the open file at path before anything of it is read: its type, owner, mode
+ * and size. own: the caller's own board (never another user's). */
+static int check_file(int fd, const char *path, bool writable, bool own, struct stat *st,
+                      const char **why)
 {
     if (fstat(fd, st) != 0) {
         *why = "cannot be examined";
@@ -427,7 +448,7 @@ static int check_file(int fd, bool writable, bool own, struct stat *st, const ch
     }
     /* Root may look at every user's boards (gpuprio top), and everyone at every board of the
      * shared directory, but each uses only its own. */
-    bool shared = gp_board_shared();
+    bool shared = in_shared_dir(path);
     if (st->st_uid != geteuid() && (own || (geteuid() != 0 && (writable || !shared)))) {
         *why = "belongs to another user";
         return -EPERM;
@@ -464,7 +485,7 @@ static const char *bad_header(const struct gp_board_header *h, uid_t uid)
 static int check_and_map(int fd, bool writable, bool own, struct gp_board *b, const char **why)
 {
     struct stat st;
-    int rc = check_file(fd, writable, own, &st, why);
+    int rc = check_file(fd, b->path, writable, own, &st, why);
     if (rc != 0)
         return rc;
     void *p = mmap(NULL, sizeof(struct gp_board_file), PROT_READ | (writable ? PROT_WRITE : 0),
@@ -552,7 +573,7 @@ static int open_copy(const char *path, bool writable, struct gp_board *b, const 
     if (fd < 0)
         return fd;
     struct stat st;
-    int rc = check_file(fd, writable, false, &st, why);
+    int rc = check_file(fd, b->path, writable, false, &st, why);
     if (rc != 0)
         goto fail;
     rc = -ENOMEM;

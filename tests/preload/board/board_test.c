@@ -3435,7 +3435,7 @@ static void tenant_admit(void)
         fclose(f);
     }
     EXPECT(chmod(all, 0644) == 0);
-    write_conf("admit = 4241, @0\n");
+    write_conf("admit = 4241\n"); /* not root: its tools still read the shared directory */
     spawn_uid = USER_A;
     struct proc bursts = spawn_ready("normal", NULL, high_bursts);
     setenv("GPUPRIO_CONFIG", all, 1); /* the other user's own file admits everyone */
@@ -3875,6 +3875,83 @@ static void hostile_forged(void)
     stop_attacker(attacker, &f);
 }
 
+/*
+ * The administrator's view: a file whose admit list does not admit root (users A and B only),
+ * and root's own board directory elsewhere (GPUPRIO_BOARD_DIR), with a process of root's there.
+ * Root's gpuprio top --json and metrics show A's, B's and root's processes, and root's gpuprio
+ * set steers A's (in the shared directory) and its own (before: top said "processes: none" but
+ * for root's own, metrics had no rows of the users, and set said "no process PID on any board").
+ */
+static void tenant_root_view(void)
+{
+    tenants_setup();
+    stderr_to_file = true;
+    static char root_tool[160];
+    snprintf(root_tool, sizeof root_tool, "%s/bin/gpuprio", dir);
+    copy_file(tool, root_tool, 0755);
+    tool = root_tool;
+    write_conf("admit = 4241, 4242\n");
+    char private_dir[200];
+    snprintf(private_dir, sizeof private_dir, "%s/root", dir);
+    EXPECT(mkdir(private_dir, 0700) == 0);
+    static const char *const hold[] = {"1", "hold", "1000", NULL};
+    struct proc p[3];
+    const uid_t users[3] = {USER_A, USER_B, 0};
+    setenv("GPUPRIO_BOARD_DIR", private_dir, 1); /* root's; A and B use the file's */
+    for (int i = 0; i < 3; i++) {
+        spawn_uid = users[i];
+        p[i] = spawn_ready("normal", NULL, hold);
+    }
+    spawn_uid = 0;
+
+    static const char *const top[] = {"top", "--once", "--json", NULL};
+    static const char *const metrics[] = {"metrics", "--once", NULL};
+    struct tool_run t = run_tool_kept(0, top, 10);
+    char field[40];
+    int rows[3];
+    for (int i = 0; i < 3; i++) {
+        snprintf(field, sizeof field, "\"pid\": %d,", (int)p[i].pid);
+        rows[i] = occurrences(t.out, field);
+    }
+    printf("  root's gpuprio top --once --json: %d, %d and %d queues of users %u, %u and root\n",
+           rows[0], rows[1], rows[2], USER_A, USER_B);
+    EXPECT(t.ok && t.out && json_parses(t.out, strlen(t.out)));
+    EXPECT(rows[0] == 1 && rows[1] == 1 && rows[2] == 1);
+    free(t.out);
+    free(t.err);
+    t = run_tool_kept(0, metrics, 10);
+    for (int i = 0; i < 3; i++) {
+        snprintf(field, sizeof field, "pid=\"%d\"", (int)p[i].pid);
+        rows[i] = occurrences(t.out, field) > 0;
+    }
+    printf("  root's gpuprio metrics --once: series of users %u, %u and root: %d, %d, %d\n", USER_A,
+           USER_B, rows[0], rows[1], rows[2]);
+    const char *why = "";
+    EXPECT(t.ok && t.out && metrics_parse(t.out, strlen(t.out), &why));
+    EXPECT(rows[0] && rows[1] && rows[2]);
+    free(t.out);
+    free(t.err);
+
+    char said_set[4096], pid[16];
+    const char *const priorities[3] = {"low", "high", "critical"};
+    for (int i = 0; i < 3; i++) {
+        snprintf(pid, sizeof pid, "%d", (int)p[i].pid);
+        const char *const set[] = {"set", pid, priorities[i], NULL};
+        int status = tool_status(0, set, said_set, sizeof said_set);
+        printf("  root's gpuprio set %s %s: status %d, said: %s", pid, priorities[i], status,
+               said_set);
+        EXPECT(status == 0);
+    }
+    const int want[3] = {GPUPRIO_PRIORITY_LOW, GPUPRIO_PRIORITY_HIGH, GPUPRIO_PRIORITY_CRITICAL};
+    for (int i = 0; i < 3; i++) {
+        go(&p[i]);
+        go(&p[i]);
+        int at = 0;
+        EXPECT(finish(&p[i], &at) == 0);
+        EXPECT(at == want[i]);
+    }
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 4) {
@@ -4031,6 +4108,8 @@ int main(int argc, char **argv)
         hostile_dirflood();
     else if (!strcmp(t, "tenant-hostile_forged"))
         hostile_forged();
+    else if (!strcmp(t, "tenant-root_view"))
+        tenant_root_view();
     else
         failures++, fprintf(stderr, "unknown subtest %s\n", t);
 
