@@ -3084,6 +3084,8 @@ struct flapper {
     size_t size;
 };
 
+static uint64_t start_of(pid_t pid);
+
 /* Attack 2: the attacker's own board, truncated to nothing and written back, over and over, as
  * the attacker (a board of its own, read by everyone through a mapping, killed the readers with
  * SIGBUS). */
@@ -3107,6 +3109,7 @@ static pid_t start_flapping(struct flapper *f, unsigned gone_us, unsigned there_
     for (unsigned i = 0; i < GP_BOARD_SLOTS; i++) {
         memcpy(&b->slots[i], &b->slots[live], sizeof b->slots[i]);
         b->slots[i].owner = (uint64_t)getpid() << 32 | GP_SLOT_LIVE;
+        b->slots[i].owner_start = start_of(getpid()); /* its own: gpuprio set asks it */
         b->slots[i].liveness_lock = 0;
     }
     b->h.slot_limit = GP_BOARD_SLOTS;
@@ -3765,6 +3768,36 @@ static int tool_status(uid_t uid, const char *const *args, char *said, size_t si
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
+/* Whether every thread of process pid is stopped (state T in /proc/PID/task/TID/stat) within ms. */
+static bool all_stopped(pid_t pid, unsigned ms)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
+    for (unsigned waited = 0; waited < ms; waited += 2) {
+        DIR *d = opendir(path);
+        bool stopped = d != NULL;
+        for (struct dirent *e; d && stopped && (e = readdir(d));) {
+            if (e->d_name[0] == '.')
+                continue;
+            char stat_path[400], buf[512];
+            snprintf(stat_path, sizeof stat_path, "%s/%s/stat", path, e->d_name);
+            int fd = open(stat_path, O_RDONLY);
+            ssize_t n = fd >= 0 ? read(fd, buf, sizeof buf - 1) : -1;
+            if (fd >= 0)
+                close(fd);
+            buf[n > 0 ? n : 0] = '\0';
+            const char *end = strrchr(buf, ')');
+            stopped = end && end[1] == ' ' && end[2] == 'T';
+        }
+        if (d)
+            closedir(d);
+        if (stopped)
+            return true;
+        usleep(2000);
+    }
+    return false;
+}
+
 /* The start time of process pid as /proc/PID/stat gives it (field 22), as slots record it. */
 static uint64_t start_of(pid_t pid)
 {
@@ -3861,8 +3894,11 @@ static void hostile_forged(void)
     if (fd >= 0)
         close(fd);
 
-    /* Stopped, the process cannot take the priority: set says so, and exits 1. */
+    /* Stopped, the process cannot take the priority: set says so, and exits 1. Every thread
+     * stopped first: a loaded host may leave the one the signal went to waiting for a CPU while
+     * another (its board listener) still runs. */
     kill(victim.pid, SIGSTOP);
+    EXPECT(all_stopped(victim.pid, 10000));
     const char *const set_low[] = {"set", pid, "low", NULL};
     status = tool_status(0, set_low, said_set, sizeof said_set);
     printf("  gpuprio set %s low (the process stopped): status %d, said: %s", pid, status,
