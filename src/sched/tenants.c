@@ -436,8 +436,9 @@ static uint32_t sleep_on(struct tn_device *td, struct gp_board *own, uint32_t se
 #endif
     /* No futex_waitv (Linux before 5.16): the others' summaries are looked at every 2 ms. */
     uint64_t now = gp_now_ns(), left = until > now ? until - now : 0;
-    uint64_t step = td->n && left > TN_MUTED_POLL_NS ? TN_MUTED_POLL_NS : left;
-    if (muted(&td->own_wakes, now)) {
+    bool own_muted = muted(&td->own_wakes, now);
+    uint64_t step = (td->n || own_muted) && left > TN_MUTED_POLL_NS ? TN_MUTED_POLL_NS : left;
+    if (own_muted) { /* our own word looked at, not waited on */
         struct timespec ts = {(time_t)(step / 1000000000u), (long)(step % 1000000000u)};
         nanosleep(&ts, NULL);
         return atomic_load(&own->f->h.seq);
