@@ -3814,6 +3814,27 @@ static uint64_t start_of(pid_t pid)
     return p ? strtoull(p + 1, NULL, 10) : 0;
 }
 
+/* Whether a queue of process pid on user uid's board has priority within ms. */
+static bool priority_within(uid_t uid, pid_t pid, int priority, unsigned ms)
+{
+    struct gp_board_file *f = malloc(sizeof *f);
+    bool found = false;
+    for (unsigned waited = 0; f && !found && waited < ms; waited += 2) {
+        char path[300];
+        int fd = open_board_of(uid, path, sizeof path);
+        if (fd >= 0 && pread(fd, f, sizeof *f, 0) == (ssize_t)sizeof *f)
+            for (unsigned i = 0; i < GP_BOARD_SLOTS && !found; i++)
+                found = f->slots[i].owner == ((uint64_t)pid << 32 | GP_SLOT_LIVE) &&
+                        f->slots[i].st.priority == priority;
+        if (fd >= 0)
+            close(fd);
+        if (!found)
+            usleep(2000);
+    }
+    free(f);
+    return found;
+}
+
 /*
  * Forged slots: the attacker writes into its own board 20 queues and a record (100 unused queues)
  * that name user A's process (its pid and start time, this pid namespace), holding their liveness
@@ -3905,6 +3926,9 @@ static void hostile_forged(void)
            said_set);
     EXPECT(status == 1 && strstr(said_set, "did not take priority -10"));
     kill(victim.pid, SIGCONT);
+    /* The request stayed: its listener applies it once it runs (before the worker's end reads
+     * its priority, which a loaded host may otherwise bring first). */
+    EXPECT(priority_within(USER_A, victim.pid, GPUPRIO_PRIORITY_LOW, 10000));
     go(&victim); /* its work: one line to start it, one for hold's kernel */
     go(&victim);
     int at = 0;
