@@ -202,6 +202,44 @@ static void list_step(struct tn_device *td, struct listing *l, bool glance)
     td->pokes = false;
 }
 
+/* Wakes that changed nothing, per word and window, before the word is looked at instead of waited
+ * on for a window (struct tn_wakes); and how often such a word is looked at. */
+#define TN_WAKE_WINDOW_NS 100000000ull
+#define TN_IDLE_WAKES_MAX 8u
+#define TN_MUTED_POLL_NS 2000000ull
+/* Late wakes a word is allowed, at most: changes seen count up to this. */
+#define TN_LATE_MAX 64u
+
+/* n changes of a word seen (each sent one wake, which may come after we saw it). */
+static void changes_seen(struct tn_wakes *w, uint32_t n)
+{
+    w->late = n >= TN_LATE_MAX - w->late ? TN_LATE_MAX : w->late + n;
+}
+
+static bool muted(const struct tn_wakes *w, uint64_t now)
+{
+    return now < w->muted_until;
+}
+
+/* A wake that found its word as it was: counted, unless a change already seen may have sent it
+ * late. */
+static void idle_wake(struct tn_wakes *w, uint64_t now)
+{
+    if (w->late) {
+        w->late--;
+        return;
+    }
+    if (now - w->window_ns >= TN_WAKE_WINDOW_NS) {
+        w->window_ns = now;
+        w->idle = 0;
+    }
+    if (++w->idle > TN_IDLE_WAKES_MAX) {
+        w->muted_until = now + TN_WAKE_WINDOW_NS;
+        w->window_ns = w->muted_until;
+        w->idle = 0;
+    }
+}
+
 /* Reads every board again (and, with list, looks for new ones and removed ones in the
  * directory): the boards whose file is removed or no longer a board are dropped. The copies are
  * read outside the scheduling lock and put in place under it. True when the set changed; into
@@ -256,6 +294,7 @@ static bool update(struct tn_device *td, bool list, bool *moved)
     for (unsigned i = 0; i < td->n; i++) {
         uint32_t seq = atomic_load(&td->boards[i]->b.f->h.summary_seq);
         *moved |= seq != td->boards[i]->summary_seen;
+        changes_seen(&td->boards[i]->wakes, seq - td->boards[i]->summary_seen);
         td->boards[i]->summary_seen = seq;
     }
     for (unsigned i = 0; poke && i < l.n; i++)
@@ -334,30 +373,6 @@ bool tn_summaries_moved(struct tn_device *td)
     return changed || moved;
 }
 
-/* Wakes that changed nothing, per word and window, before the word is looked at instead of waited
- * on for a window (struct tn_wakes); and how often such a word is looked at. */
-#define TN_WAKE_WINDOW_NS 100000000ull
-#define TN_IDLE_WAKES_MAX 8u
-#define TN_MUTED_POLL_NS 2000000ull
-
-static bool muted(const struct tn_wakes *w, uint64_t now)
-{
-    return now < w->muted_until;
-}
-
-static void idle_wake(struct tn_wakes *w, uint64_t now)
-{
-    if (now - w->window_ns >= TN_WAKE_WINDOW_NS) {
-        w->window_ns = now;
-        w->idle = 0;
-    }
-    if (++w->idle > TN_IDLE_WAKES_MAX) {
-        w->muted_until = now + TN_WAKE_WINDOW_NS;
-        w->window_ns = w->muted_until;
-        w->idle = 0;
-    }
-}
-
 /* Whether t's summary word moved since we last decided on it, read from the file (one word; never
  * through the mapping, which its owner can truncate). A board that cannot be read counts as moved:
  * reading it again drops it. */
@@ -414,9 +429,17 @@ static uint32_t sleep_on(struct tn_device *td, struct gp_board *own, uint32_t se
             break;
         uint32_t now_seq = atomic_load(&own->f->h.seq);
         now = gp_now_ns();
-        if (now_seq != seen || (rc < 0 && errno == EAGAIN))
-            return now_seq; /* ours moved, or a word had before the wait: looked at by the caller */
+        if (now_seq != seen) {
+            changes_seen(&td->own_wakes, now_seq - seen);
+            return now_seq; /* ours moved: looked at by the caller */
+        }
+        if (rc < 0 && errno == EAGAIN)
+            return now_seq; /* a word had moved before the wait: looked at by the caller */
         if (rc >= 0 && whose[rc] < 0) {
+            if (td->own_wakes.late) { /* a change we saw sent it late */
+                td->own_wakes.late--;
+                continue;
+            }
             idle_wake(&td->own_wakes, now);
             *poked = true; /* ours as it was: another process asks for a listing */
             return now_seq;
@@ -447,6 +470,8 @@ static uint32_t sleep_on(struct tn_device *td, struct gp_board *own, uint32_t se
     *poked = now_seq == seen && gp_now_ns() < now + step;
     if (*poked)
         idle_wake(&td->own_wakes, gp_now_ns());
+    else if (now_seq != seen)
+        changes_seen(&td->own_wakes, now_seq - seen);
     return now_seq;
 }
 

@@ -39,13 +39,16 @@
  * (the shared directory). A wake needs no write, only a mapping: anyone who can read the board can
  * wake its words in a loop, and each wake cost the listener a full look (every other board read
  * again; on our own word, a listing). A wake that changed nothing (a summary word found as it
- * was, our own word as it was: a poke) is counted; past TN_IDLE_WAKES_MAX in a window the word is
+ * was, our own word as it was: a poke) is counted, but for those that changes already seen may
+ * still send (each change wakes once, and two quick ones may both be seen at the first wake:
+ * late); past TN_IDLE_WAKES_MAX in a window the word is
  * left out of the waits for a window, and its value looked at every TN_MUTED_POLL_NS instead
  * (as on a kernel without futex_waitv). So whatever the rate of wakes, a word costs the listener
  * a few looks a window and a read of one word every 2 ms (tenants.c).
  */
 struct tn_wakes {
     unsigned idle;        /* wakes that changed nothing in this window */
+    unsigned late;        /* wakes that changes already seen may still send (each sends one) */
     uint64_t window_ns;   /* since when they are counted */
     uint64_t muted_until; /* gp_now_ns() until which the word is looked at, not waited on */
 };
