@@ -240,8 +240,9 @@ static void write_failed(const char *dir, int rc)
 static int once(const struct metrics_opts *o)
 {
     struct gp_sample s = {0};
-    struct gp_screen screen = {.key = NULL}; /* every device's boards, the caller's too */
-    int rc = gp_sample_or_report(&s, &screen, "metrics");
+    struct gp_tool_view view; /* every device's boards, the caller's too */
+    gp_tool_view_init(&view, false);
+    int rc = gp_sample_or_report(&s, &view, "metrics");
     if (!rc && !o->dir && (rc = write_all(stdout, &s)) < 0) {
         fprintf(stderr, "gpuprio metrics: cannot write to standard output: %s\n", strerror(-rc));
         rc = GP_EXIT_FAILURE;
@@ -250,7 +251,7 @@ static int once(const struct metrics_opts *o)
         rc = GP_EXIT_FAILURE;
     }
     gp_sample_free(&s);
-    gp_screen_free(&screen);
+    gp_tool_view_free(&view);
     return rc;
 }
 
@@ -260,13 +261,14 @@ static int repeat(const struct metrics_opts *o)
     termination_signals(&stop);
     sigprocmask(SIG_BLOCK, &stop, NULL);
     struct gp_sample s = {0};
-    struct gp_screen screen = {.key = NULL}; /* every device's boards, the caller's too */
+    struct gp_tool_view view; /* every device's boards, the caller's too */
+    gp_tool_view_init(&view, false);
     uint64_t interval_ns = (uint64_t)(o->interval * 1e9 + 0.5);
     uint64_t next = gp_tool_now_ns();
     bool written = false, failing = false;
     int rc;
     for (;;) {
-        if ((rc = gp_sample_or_report(&s, &screen, "metrics")))
+        if ((rc = gp_sample_or_report(&s, &view, "metrics")))
             break;
         int w = write_textfile(o->dir, &s);
         if (w < 0 && !written) {
@@ -296,7 +298,7 @@ static int repeat(const struct metrics_opts *o)
             break;
     }
     gp_sample_free(&s);
-    gp_screen_free(&screen);
+    gp_tool_view_free(&view);
     return rc;
 }
 

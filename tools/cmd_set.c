@@ -55,8 +55,8 @@ static const char help_set[] =
     "write are asked (the caller's own; every user's for root).\n"
     "\n"
     "Exit status: 0 when the priority was set; 1 when no process PID (or no such stream of it)\n"
-    "is on any board, or its board changed under the command (its owner truncated it); 2 for a\n"
-    "bad argument or priority.\n";
+    "is on any board, a queue of it did not take the priority within a second, or its board\n"
+    "changed under the command (its owner truncated it); 2 for a bad argument or priority.\n";
 
 struct set_req {
     uint32_t pid;
@@ -65,17 +65,28 @@ struct set_req {
     uint64_t stream;
 };
 
-/* The boards that were asked, kept open to watch the request being applied. */
+/* A board that was asked, kept open to watch the request being applied, and which of its slots
+ * were asked (the process's own, found so once): watched by their owner word and incarnation,
+ * not judged again (a slot that stops looking like the process's, or is freed, is no longer
+ * waited for, and is not taken for done either). */
+struct asked_board {
+    struct gp_board b;
+    uint64_t asked[GP_BOARD_SLOTS / 64];
+    uint64_t word[GP_BOARD_SLOTS], incarnation[GP_BOARD_SLOTS];
+};
+
+/* The boards that were asked. */
 struct set_ctx {
     const struct set_req *req;
-    struct gp_board *boards;
+    struct asked_board **boards;
     size_t n;
     bool reached; /* a slot or record of the process was asked */
     int dropped;  /* boards that changed under the command (their owner truncated them) */
     int asked;    /* queues asked: slots, and the unused queues records count */
     /* Which files are boards to ask (board_screen.h): named as their owner's, each file once,
-     * within the limits, as every reader takes them. */
-    struct gp_screen screen;
+     * within the limits, as every reader takes them; in root's view, the administrator's shared
+     * directory too. */
+    struct gp_tool_view view;
     char comm[16];
 };
 
@@ -87,15 +98,20 @@ static int usage_error(const char *fmt, const char *arg)
     return GP_EXIT_USAGE;
 }
 
-/* Whether s is one of the slots the request went to (as gp_board_request_copy chooses them). */
-static bool matches(const struct set_req *r, const struct gp_board_slot *s)
+/* Whether slot s of b (its copy) is one of the slots the request went to (as
+ * gp_board_request_copy chooses them: the process's own, not a slot another user wrote its pid
+ * into). */
+static bool matches(const struct set_req *r, const struct gp_board *b,
+                    const struct gp_board_slot *s)
 {
     uint64_t word = atomic_load(&s->owner);
     if (GP_SLOT_OWNER(word) != r->pid)
         return false;
-    if (GP_SLOT_STATE(word) == GP_SLOT_PROCESS)
-        return !r->stream_only;
-    return GP_SLOT_STATE(word) == GP_SLOT_LIVE && (!r->stream_only || s->stream == r->stream);
+    bool chosen =
+        GP_SLOT_STATE(word) == GP_SLOT_PROCESS
+            ? !r->stream_only
+            : GP_SLOT_STATE(word) == GP_SLOT_LIVE && (!r->stream_only || s->stream == r->stream);
+    return chosen && gp_board_slot_is(b, s, r->pid);
 }
 
 /* Drops a board that changed under the command, with one message: why. */
@@ -126,16 +142,26 @@ static int ask_board(struct gp_board *taken, void *arg)
     }
     c->reached = true;
     c->asked = rc > INT_MAX - c->asked ? INT_MAX : c->asked + rc;
-    for (unsigned i = 0; i < gp_board_copy_slots(b.f) && !c->comm[0]; i++)
-        if (matches(c->req, &b.f->slots[i]))
-            memcpy(c->comm, b.f->slots[i].comm, sizeof c->comm - 1);
-    struct gp_board *boards = realloc(c->boards, (c->n + 1) * sizeof *boards);
+    struct asked_board *a = calloc(1, sizeof *a);
+    struct asked_board **boards = a ? realloc(c->boards, (c->n + 1) * sizeof *boards) : NULL;
     if (!boards) {
+        free(a);
         gp_board_close(&b);
         return 0; /* asked, just not watched */
     }
+    a->b = b;
+    for (unsigned i = 0; i < gp_board_copy_slots(b.f); i++) {
+        const struct gp_board_slot *s = &b.f->slots[i];
+        if (!matches(c->req, &b, s))
+            continue;
+        a->asked[i / 64] |= 1ull << (i % 64);
+        a->word[i] = atomic_load(&s->owner);
+        a->incarnation[i] = atomic_load(&s->incarnation);
+        if (!c->comm[0])
+            memcpy(c->comm, s->comm, sizeof c->comm - 1);
+    }
     c->boards = boards;
-    c->boards[c->n++] = b;
+    c->boards[c->n++] = a;
     return 0;
 }
 
@@ -152,15 +178,18 @@ static int effective(int priority, const struct gp_board *b, unsigned *line)
     return cap;
 }
 
-/* How many of the asked slots and records of a copy of b have not applied the priority yet,
- * into *left, and the queues they stand for, added to *queues. */
-static void pending_in(const struct set_req *req, const struct gp_board *b,
-                       const struct gp_board_file *copy, int *left, int *queues)
+/* How many of the asked slots and records of a's board (read again into its copy) have not
+ * applied the priority yet, into *left, and the queues they stand for, added to *queues. */
+static void pending_in(const struct set_req *req, const struct asked_board *a, int *left,
+                       int *queues)
 {
-    int want = effective(req->priority, b, NULL);
+    int want = effective(req->priority, &a->b, NULL);
+    const struct gp_board_file *copy = a->b.f;
     for (unsigned i = 0; i < gp_board_copy_slots(copy); i++) {
         const struct gp_board_slot *s = &copy->slots[i];
-        if (!matches(req, s) || atomic_load(&s->st.priority) == want)
+        if (!(a->asked[i / 64] >> (i % 64) & 1) || atomic_load(&s->owner) != a->word[i] ||
+            atomic_load(&s->incarnation) != a->incarnation[i] ||
+            atomic_load(&s->st.priority) == want)
             continue;
         ++*left;
         if (GP_SLOT_STATE(atomic_load(&s->owner)) == GP_SLOT_PROCESS) {
@@ -181,12 +210,14 @@ static int pending(struct set_ctx *c, int *queues)
     *queues = 0;
     for (size_t j = 0; j < c->n;) {
         const char *why;
-        if (gp_board_read(&c->boards[j], c->boards[j].f, &why) != 0) {
-            drop(c, &c->boards[j], why);
+        struct gp_board *b = &c->boards[j]->b;
+        if (gp_board_read(b, b->f, &why) != 0) {
+            drop(c, b, why);
+            free(c->boards[j]);
             c->boards[j] = c->boards[--c->n];
             continue;
         }
-        pending_in(c->req, &c->boards[j], c->boards[j].f, &left, queues);
+        pending_in(c->req, c->boards[j], &left, queues);
         j++;
     }
     return left;
@@ -246,10 +277,11 @@ int gp_cmd_set(int argc, char **argv)
     int rc = parse(argc, argv, &req);
     if (rc)
         return rc < 0 ? 0 : rc;
-    struct set_ctx c = {.req = &req, .screen = {.writable = true}};
-    rc = gp_screen_list(&c.screen, gp_board_dir(), gp_tool_board_uid(true), ask_board, &c);
-    if (rc < 0 && rc != -ENOENT) {
-        fprintf(stderr, "gpuprio set: cannot read the board directory %s: %s\n", gp_board_dir(),
+    struct set_ctx c = {.req = &req};
+    gp_tool_view_init(&c.view, true);
+    rc = gp_tool_view_list(&c.view, true, ask_board, &c);
+    if (rc < 0) {
+        fprintf(stderr, "gpuprio set: cannot read the board directory %s: %s\n", c.view.names,
                 strerror(-rc));
         rc = GP_EXIT_FAILURE;
         goto out;
@@ -258,10 +290,10 @@ int gp_cmd_set(int argc, char **argv)
         if (req.stream_only)
             fprintf(stderr,
                     "gpuprio set: process %u has no queue for stream 0x%llx on any board in %s\n",
-                    (unsigned)req.pid, (unsigned long long)req.stream, gp_board_dir());
+                    (unsigned)req.pid, (unsigned long long)req.stream, c.view.names);
         else
             fprintf(stderr, "gpuprio set: no process %u on any board in %s\n", (unsigned)req.pid,
-                    gp_board_dir());
+                    c.view.names);
         rc = GP_EXIT_FAILURE;
         goto out;
     }
@@ -282,22 +314,25 @@ int gp_cmd_set(int argc, char **argv)
     if (left > 0)
         fprintf(stderr,
                 "gpuprio set: asked process %u; %d of its %d queue%s did not take priority %d "
-                "within a second (it applies requests while its GPU library runs)\n",
+                "within a second (it applies requests while its GPU library runs; the request "
+                "stays)\n",
                 (unsigned)req.pid, queues_left, c.asked, c.asked == 1 ? "" : "s", req.priority);
     else
         printf("%u (%s): priority %d on %d queue%s%s\n", (unsigned)req.pid, c.comm,
-               c.n ? effective(req.priority, &c.boards[0], NULL) : req.priority, c.asked,
+               c.n ? effective(req.priority, &c.boards[0]->b, NULL) : req.priority, c.asked,
                c.asked == 1 ? "" : "s",
                req.stream_only ? "" : " and the queues it creates from now on");
     unsigned line = 0;
-    if (c.n && effective(req.priority, &c.boards[0], &line) != req.priority)
+    if (c.n && effective(req.priority, &c.boards[0]->b, &line) != req.priority)
         printf("  (priority %d is above the cap of its user, set in %s line %u)\n", req.priority,
                gp_conf_get()->path, line);
-    rc = 0;
+    rc = left > 0 ? GP_EXIT_FAILURE : 0; /* not every queue took it: not done */
 out:
-    for (size_t i = 0; i < c.n; i++)
-        gp_board_close(&c.boards[i]);
+    for (size_t i = 0; i < c.n; i++) {
+        gp_board_close(&c.boards[i]->b);
+        free(c.boards[i]);
+    }
     free(c.boards);
-    gp_screen_free(&c.screen);
+    gp_tool_view_free(&c.view);
     return rc;
 }

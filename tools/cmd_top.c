@@ -12,8 +12,11 @@
  * two samples taken 200 ms apart (so a script gets a rate too, at the cost of 200 ms).
  *
  * The live view needs no curses: it clears the screen with ANSI escapes, and when standard input
- * is a terminal it reads keys without echo (q quits) through termios, restoring the terminal on
- * every way out (q, Ctrl-C, SIGTERM, SIGHUP).
+ * is a terminal it reads keys without echo (q quits) through termios. The terminal is restored on
+ * every way out, as less(1) and top(1) do: q, Ctrl-C, SIGTERM and SIGHUP end the view; SIGPIPE
+ * (`gpuprio top | head -1`, whose reader is gone) and SIGQUIT restore it in their handler and
+ * then end the process as their default action would; Ctrl-Z (SIGTSTP) restores it before the
+ * process stops, and SIGCONT sets it up again (in the foreground) and redraws.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -61,12 +64,75 @@ static const char help_top[] =
     "Boards are read from GPUPRIO_BOARD_DIR (default /dev/shm). Exit status: 0; 1 when the\n"
     "board directory cannot be read; 2 for a bad option.\n";
 
-static volatile sig_atomic_t stop;
+static volatile sig_atomic_t stop, redraw;
 
 static void on_signal(int sig)
 {
     (void)sig;
     stop = 1;
+}
+
+/* The terminal as it was, and as the live view sets it, while the view has it (tty_set). Only
+ * async-signal-safe calls below: they run in signal handlers. */
+static struct termios tty_saved, tty_raw;
+static volatile sig_atomic_t tty_set;
+
+static void tty_restore(void)
+{
+    if (tty_set)
+        tcsetattr(STDIN_FILENO, TCSANOW, &tty_saved);
+}
+
+/* The view's settings again, where it still has the terminal and is in the foreground (in the
+ * background, the next SIGCONT, which `fg` sends, comes back here). */
+static void tty_resume(void)
+{
+    if (tty_set && tcgetpgrp(STDIN_FILENO) == getpgrp())
+        tcsetattr(STDIN_FILENO, TCSANOW, &tty_raw);
+}
+
+static void handle(int sig, void (*fn)(int))
+{
+    struct sigaction sa = {.sa_handler = fn};
+    sigemptyset(&sa.sa_mask);
+    /* A background process's tcsetattr stops it with SIGTTOU, unless that is blocked. */
+    sigaddset(&sa.sa_mask, SIGTTOU);
+    sigaction(sig, &sa, NULL);
+}
+
+/* SIGPIPE, SIGQUIT: the terminal restored, then the signal's default action (the process ends,
+ * by that signal, once the handler returns and unblocks it). */
+static void on_fatal(int sig)
+{
+    tty_restore();
+    handle(sig, SIG_DFL);
+    raise(sig);
+}
+
+/* SIGTSTP (Ctrl-Z): the terminal restored, then stopped here until SIGCONT, then set up again. */
+static void on_suspend(int sig)
+{
+    int saved_errno = errno;
+    tty_restore();
+    handle(sig, SIG_DFL);
+    raise(sig);
+    sigset_t suspend;
+    sigemptyset(&suspend);
+    sigaddset(&suspend, sig);
+    sigprocmask(SIG_UNBLOCK, &suspend, NULL); /* stops (unless the process group is orphaned) */
+    handle(sig, on_suspend);
+    tty_resume();
+    redraw = 1;
+    errno = saved_errno;
+}
+
+static void on_continue(int sig)
+{
+    (void)sig;
+    int saved_errno = errno;
+    tty_resume();
+    redraw = 1;
+    errno = saved_errno;
 }
 
 struct top_opts {
@@ -122,11 +188,12 @@ static void sleep_ns(uint64_t ns)
 static int once(const struct top_opts *o)
 {
     struct gp_sample a = {0}, b = {0};
-    struct gp_screen screen = {.key = NULL}; /* every device's boards, the caller's too */
-    int rc = gp_sample_or_report(&a, &screen, "top");
+    struct gp_tool_view view; /* every device's boards, the caller's too */
+    gp_tool_view_init(&view, false);
+    int rc = gp_sample_or_report(&a, &view, "top");
     if (!rc) {
         sleep_ns(ONCE_INTERVAL_NS);
-        rc = gp_sample_or_report(&b, &screen, "top");
+        rc = gp_sample_or_report(&b, &view, "top");
     }
     if (!rc) {
         gp_sample_rates(&b, &a);
@@ -139,7 +206,7 @@ static int once(const struct top_opts *o)
     }
     gp_sample_free(&a);
     gp_sample_free(&b);
-    gp_screen_free(&screen);
+    gp_tool_view_free(&view);
     return rc;
 }
 
@@ -152,6 +219,10 @@ static bool wait_key(bool tty, uint64_t ns)
     }
     uint64_t end = gp_tool_now_ns() + ns;
     while (!stop) {
+        if (redraw) { /* continued after a stop: the screen is the shell's now */
+            redraw = 0;
+            return false;
+        }
         uint64_t now = gp_tool_now_ns();
         if (now >= end)
             return false;
@@ -173,28 +244,30 @@ static bool wait_key(bool tty, uint64_t ns)
 
 static int live(const struct top_opts *o)
 {
-    bool tty = isatty(STDIN_FILENO);
-    struct termios saved, raw;
-    if (tty && tcgetattr(STDIN_FILENO, &saved) == 0) {
-        raw = saved;
-        raw.c_lflag &= ~(tcflag_t)(ICANON | ECHO); /* keys at once, not echoed; ISIG stays */
-        raw.c_cc[VMIN] = 1;
-        raw.c_cc[VTIME] = 0;
-        tcsetattr(STDIN_FILENO, TCSANOW, &raw);
-    } else
-        tty = false;
-    struct sigaction sa = {.sa_handler = on_signal};
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
-    sigaction(SIGHUP, &sa, NULL);
+    bool tty = isatty(STDIN_FILENO) && tcgetattr(STDIN_FILENO, &tty_saved) == 0;
+    handle(SIGINT, on_signal);
+    handle(SIGTERM, on_signal);
+    handle(SIGHUP, on_signal);
+    if (tty) {
+        tty_raw = tty_saved;
+        tty_raw.c_lflag &= ~(tcflag_t)(ICANON | ECHO); /* keys at once, not echoed; ISIG stays */
+        tty_raw.c_cc[VMIN] = 1;
+        tty_raw.c_cc[VTIME] = 0;
+        handle(SIGPIPE, on_fatal);
+        handle(SIGQUIT, on_fatal);
+        handle(SIGTSTP, on_suspend);
+        handle(SIGCONT, on_continue);
+        tty_set = 1;
+        tcsetattr(STDIN_FILENO, TCSANOW, &tty_raw);
+    }
 
     struct gp_sample prev = {0}, cur = {0};
-    struct gp_screen screen = {.key = NULL}; /* every device's boards, the caller's too */
-    int rc = gp_sample_or_report(&prev, &screen, "top");
+    struct gp_tool_view view; /* every device's boards, the caller's too */
+    gp_tool_view_init(&view, false);
+    int rc = gp_sample_or_report(&prev, &view, "top");
     uint64_t wait = ONCE_INTERVAL_NS; /* the first frame: a rate over 200 ms */
     while (!rc && !stop && !wait_key(tty, wait)) {
-        if ((rc = gp_sample_or_report(&cur, &screen, "top")))
+        if ((rc = gp_sample_or_report(&cur, &view, "top")))
             break;
         gp_sample_rates(&cur, &prev);
         struct winsize ws;
@@ -214,7 +287,7 @@ static int live(const struct top_opts *o)
                "gpuprio top - %s - %zu queue%s, %" PRIu64 " unused%s, on %u board%s in %s - every "
                "%gs, q quits\n",
                when, cur.n, cur.n == 1 ? "" : "s", unused, no_slot, cur.boards,
-               cur.boards == 1 ? "" : "s", gp_board_dir(), o->delay);
+               cur.boards == 1 ? "" : "s", view.names, o->delay);
         /* What is left for the table: the lines above, its heading and a "... more" line. */
         size_t above = 1 + gp_print_processes(&cur, sized ? ws.ws_col : 0) + 2;
         size_t rows = !sized ? 0 : ws.ws_row > above ? (size_t)ws.ws_row - above : 1;
@@ -225,11 +298,11 @@ static int live(const struct top_opts *o)
         cur = swap;
         wait = (uint64_t)(o->delay * 1e9);
     }
-    if (tty)
-        tcsetattr(STDIN_FILENO, TCSANOW, &saved);
+    tty_restore();
+    tty_set = 0;
     gp_sample_free(&prev);
     gp_sample_free(&cur);
-    gp_screen_free(&screen);
+    gp_tool_view_free(&view);
     return rc;
 }
 

@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -140,7 +141,9 @@ static int read_slot(struct gp_sample *s, const struct gp_board *b, unsigned i,
     if (!GP_SLOT_PUBLISHED(word))
         return 0;
     uint64_t incarnation = atomic_load(&slot->incarnation);
-    if (!gp_board_owner_alive(b, slot))
+    /* Alive, and the process its pid names as far as we can tell (not another user's process
+     * that the board's owner named in its own board). */
+    if (!gp_board_owner_alive(b, slot) || !gp_board_slot_pid_true(b, slot))
         return 0;
     if (GP_SLOT_STATE(word) == GP_SLOT_PROCESS)
         return read_record(s, b, i, word, incarnation, again);
@@ -173,7 +176,7 @@ static int read_slot(struct gp_sample *s, const struct gp_board *b, unsigned i,
 
 struct take_ctx {
     struct gp_sample *s;
-    struct gp_screen *screen;
+    struct gp_tool_view *view;
 };
 
 /* Reads a board the screen took into rows, and closes it. */
@@ -189,7 +192,7 @@ static int take_board(struct gp_board *taken, void *arg)
         return -ENOMEM;
     }
     if (gp_board_read(&b, again, &why) != 0) {
-        gp_screen_drop(t->screen, &b, why);
+        gp_screen_drop(&t->view->screen[t->view->at], &b, why);
         free(again);
         gp_board_close(&b);
         return 0;
@@ -250,19 +253,71 @@ static int by_record(const void *pa, const void *pb)
     return by_labels(&a->id, &b->id);
 }
 
-int gp_sample_take(struct gp_sample *s, struct gp_screen *screen)
+/* Whether the directories a and b are one (by identity, however they are spelled). */
+static bool same_dir(const char *a, const char *b)
+{
+    struct stat sa, sb;
+    if (stat(a, &sa) != 0 || stat(b, &sb) != 0)
+        return strcmp(a, b) == 0;
+    return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
+void gp_tool_view_init(struct gp_tool_view *v, bool writable)
+{
+    memset(v, 0, sizeof *v);
+    const struct gp_conf *conf = gp_conf_get();
+    const char *own = gp_board_dir();
+    /* Root not admitted to the shared directory: it still reads it, as the administrator. */
+    if (geteuid() == 0 && !gp_board_shared() && conf && conf->board_dir[0]) {
+        v->dir[v->n] = conf->board_dir;
+        v->shared[v->n++] = true;
+        if (same_dir(own, conf->board_dir))
+            own = NULL; /* GPUPRIO_BOARD_DIR names it too: read once, as the shared one */
+    }
+    if (own) {
+        v->dir[v->n] = own;
+        v->shared[v->n++] = gp_board_shared();
+    }
+    size_t used = 0;
+    for (unsigned i = 0; i < v->n; i++) {
+        v->screen[i] = (struct gp_screen){.key = NULL, .writable = writable};
+        int n =
+            snprintf(v->names + used, sizeof v->names - used, "%s%s", i ? " and " : "", v->dir[i]);
+        used += n > 0 && (size_t)n < sizeof v->names - used ? (size_t)n : 0;
+    }
+}
+
+void gp_tool_view_free(struct gp_tool_view *v)
+{
+    for (unsigned i = 0; i < v->n; i++)
+        gp_screen_free(&v->screen[i]);
+}
+
+int gp_tool_view_list(struct gp_tool_view *v, bool to_write,
+                      int (*fn)(struct gp_board *b, void *arg), void *arg)
+{
+    int first = 0;
+    for (unsigned i = 0; i < v->n; i++) {
+        /* In the administrator's shared directory the boards of users the file does not admit
+         * are left out, as the library's readers leave them out: nobody schedules with them. */
+        v->screen[i].admitted_only = v->shared[i];
+        uid_t uid = v->shared[i] && !to_write ? (uid_t)-1 : gp_tool_board_uid(to_write);
+        v->at = i;
+        int rc = gp_screen_list(&v->screen[i], v->dir[i], uid, fn, arg);
+        if (rc < 0 && rc != -ENOENT && !first) /* no directory: no boards */
+            first = rc;
+    }
+    return first;
+}
+
+int gp_sample_take(struct gp_sample *s, struct gp_tool_view *view)
 {
     s->n = 0;
     s->nrec = 0;
     s->boards = 0;
-    struct take_ctx t = {s, screen};
-    /* In the administrator's shared directory the boards of users the file does not admit are
-     * left out, as the library's readers leave them out: nobody schedules with them. */
-    screen->admitted_only = gp_board_shared();
-    int rc = gp_screen_list(screen, gp_board_dir(), gp_tool_board_uid(false), take_board, &t);
+    struct take_ctx t = {s, view};
+    int rc = gp_tool_view_list(view, false, take_board, &t);
     s->taken_ns = gp_tool_now_ns();
-    if (rc == -ENOENT)
-        rc = 0; /* no board directory: no boards */
     if (s->n)
         qsort(s->rows, s->n, sizeof *s->rows, by_row);
     if (s->nrec)
@@ -270,12 +325,12 @@ int gp_sample_take(struct gp_sample *s, struct gp_screen *screen)
     return rc;
 }
 
-int gp_sample_or_report(struct gp_sample *s, struct gp_screen *screen, const char *command)
+int gp_sample_or_report(struct gp_sample *s, struct gp_tool_view *view, const char *command)
 {
-    int rc = gp_sample_take(s, screen);
+    int rc = gp_sample_take(s, view);
     if (rc < 0) {
         fprintf(stderr, "gpuprio %s: cannot read the board directory %s: %s\n", command,
-                gp_board_dir(), strerror(-rc));
+                view->names, strerror(-rc));
         return GP_EXIT_FAILURE;
     }
     return 0;

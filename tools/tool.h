@@ -107,21 +107,48 @@ struct gp_sample {
 };
 
 /*
- * Reads every board in gp_board_dir() (the user's; every user's as root, or on the shared
- * directory) that screen takes (board_screen.h: the rules the library's readers apply: a board's
- * name agrees with its owner, a file hard-linked under many names is read once, a user counts once
- * against the limits however many files it makes): one row per live slot whose owner is alive,
- * sorted by device, priority (highest first), pid, stream and thread, then by the other labels
- * metrics gives them (so rows of the same labels are next to each other), and one record row per
- * process record whose owner is alive, sorted by device and pid, then so too. Files refused are
- * said on stderr as the screen says (once each, a few per owner), and skipped; screen remembers
+ * The board directories a tool reads, each with what its listings keep from listing to listing
+ * (board_screen.h): the caller's board directory (gp_board_dir(): the shared one for a user the
+ * administrator's file admits, else GPUPRIO_BOARD_DIR or /dev/shm), and for root, where the file
+ * names a shared directory that does not admit root, that one too, first: the administrator sees
+ * and steers every admitted user's queues, and its own and every other user's boards outside it.
+ * Start it with gp_tool_view_init, free it with gp_tool_view_free.
+ */
+#define GP_TOOL_DIRS 2
+struct gp_tool_view {
+    unsigned n;
+    const char *dir[GP_TOOL_DIRS];
+    bool shared[GP_TOOL_DIRS]; /* the administrator's shared directory: every user's boards there,
+                                * of admitted users only */
+    struct gp_screen screen[GP_TOOL_DIRS];
+    unsigned at;                  /* the directory being listed (gp_tool_view_list) */
+    char names[2 * PATH_MAX + 8]; /* the directories, for messages: "DIR" or "DIR and DIR" */
+};
+/* writable: boards are opened for writing too (gpuprio set). */
+void gp_tool_view_init(struct gp_tool_view *v, bool writable);
+void gp_tool_view_free(struct gp_tool_view *v);
+/* Lists every directory of the view for the boards the caller may read (or write), calling fn
+ * with each board taken, as gp_screen_list does. 0, or the first negative errno value (a
+ * missing directory is no boards). */
+int gp_tool_view_list(struct gp_tool_view *v, bool to_write,
+                      int (*fn)(struct gp_board *b, void *arg), void *arg);
+
+/*
+ * Reads every board in the view's directories (the user's; every user's as root, or on the
+ * shared directory) that its screens take (board_screen.h: the rules the library's readers apply: a
+ * board's name agrees with its owner, a file hard-linked under many names is read once, a user
+ * counts once against the limits however many files it makes): one row per live slot whose owner is
+ * alive, sorted by device, priority (highest first), pid, stream and thread, then by the other
+ * labels metrics gives them (so rows of the same labels are next to each other), and one record row
+ * per process record whose owner is alive, sorted by device and pid, then so too. Files refused are
+ * said on stderr as the screen says (once each, a few per owner), and skipped; the view remembers
  * them from sample to sample. 0, or a negative errno value (the directory cannot be read; a missing
  * directory is no boards).
  */
-int gp_sample_take(struct gp_sample *s, struct gp_screen *screen);
+int gp_sample_take(struct gp_sample *s, struct gp_tool_view *view);
 /* gp_sample_take for a command: a directory that cannot be read is reported on stderr as
  * "gpuprio COMMAND: ..."; 0 or GP_EXIT_FAILURE. */
-int gp_sample_or_report(struct gp_sample *s, struct gp_screen *screen, const char *command);
+int gp_sample_or_report(struct gp_sample *s, struct gp_tool_view *view, const char *command);
 /* Sets each row's submitted_per_s from the same queue's row in prev (-1 where it has none). */
 void gp_sample_rates(struct gp_sample *cur, const struct gp_sample *prev);
 void gp_sample_free(struct gp_sample *s);

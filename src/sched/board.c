@@ -327,14 +327,62 @@ bool gp_board_owner_alive(const struct gp_board *b, const struct gp_board_slot *
         if (locked >= 0)
             return locked;
     }
+    /* Another pid namespace: its pids mean nothing here. A copy is another user's board, or one
+     * a tool reads: a slot there whose owner holds no lock on it could say anything, so it is
+     * not alive (else a forged one was, for ever). On our own board, where only our user writes,
+     * it is a slot of a library before the locks, which is never taken for dead (and freed). */
     if (!same_ns)
-        return true; /* another pid namespace: its pids mean nothing here */
+        return !b->copy;
     if (pid == me->pid)
         return false; /* an earlier image of this process, before an exec */
     uint64_t start = s->owner_start;
     if (!pid_runs(pid, &start))
         return false;
     return start == s->owner_start;
+}
+
+/* Whether /proc says pid runs with real or effective uid (0: yes, 1: no, -errno: cannot tell). */
+static int pid_runs_as(uint32_t pid, uid_t uid)
+{
+    char path[64], buf[4096];
+    snprintf(path, sizeof path, "/proc/%u/status", pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -errno;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0)
+        return -EIO;
+    buf[n] = '\0';
+    const char *line = strstr(buf, "\nUid:");
+    unsigned real, effective;
+    if (!line || sscanf(line, "\nUid: %u %u", &real, &effective) != 2)
+        return -EIO;
+    return real == (unsigned)uid || effective == (unsigned)uid ? 0 : 1;
+}
+
+bool gp_board_slot_pid_true(const struct gp_board *b, const struct gp_board_slot *s)
+{
+    uint32_t pid = GP_SLOT_OWNER(atomic_load(&s->owner));
+    if (s->pid_ns != gp_board_self()->pid_ns)
+        return true; /* its pid is another namespace's: nothing to check it against here */
+    char state = '?';
+    uint64_t start = 0;
+    int rc = pid ? proc_stat(pid, &state, &start) : -ESRCH;
+    if (rc == -ENOENT || rc == -ESRCH) /* gone, or hidden from us (hidepid): then unknown */
+        return pid && kill((pid_t)pid, 0) != 0 && errno == EPERM;
+    if (rc != 0)
+        return true; /* /proc cannot tell */
+    if (state == 'Z' || state == 'X' || state == 'x' || start != s->owner_start)
+        return false;
+    /* A process the board's owner does not own is not its owner's. */
+    return pid_runs_as(pid, b->uid) != 1;
+}
+
+bool gp_board_slot_is(const struct gp_board *b, const struct gp_board_slot *s, uint32_t pid)
+{
+    return GP_SLOT_OWNER(atomic_load(&s->owner)) == pid && s->pid_ns == gp_board_self()->pid_ns &&
+           gp_board_owner_alive(b, s) && gp_board_slot_pid_true(b, s);
 }
 
 bool gp_board_claimer_gone(const struct gp_board *b, const struct gp_board_slot *s,
@@ -365,9 +413,30 @@ static int open_board_file(const char *path, int flags)
     return open(path, flags | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
 }
 
-/* The checks made on the open file before anything of it is read: its type, owner, mode and
- * size. own: the caller's own board (never another user's). */
-static int check_file(int fd, bool writable, bool own, struct stat *st, const char **why)
+/* Whether path names a file in the administrator's shared board directory (gp_conf.h), whichever
+ * users the file admits: for the library of an admitted user, every board it opens; for root's
+ * tools, which read it though root is not admitted (docs/cli.md), those they list there. Boards
+ * there are readable by every user (mode 0644). The directory is compared by identity, however
+ * either path spells it. */
+static bool in_shared_dir(const char *path)
+{
+    if (gp_board_shared())
+        return true; /* the board directory is the shared one */
+    const struct gp_conf *conf = gp_conf_get();
+    const char *slash = strrchr(path, '/');
+    if (!conf || !conf->board_dir[0] || !slash)
+        return false;
+    char dir[PATH_MAX];
+    snprintf(dir, sizeof dir, "%.*s", slash == path ? 1 : (int)(slash - path), path);
+    struct stat a, b;
+    return stat(dir, &a) == 0 && stat(conf->board_dir, &b) == 0 && a.st_dev == b.st_dev &&
+           a.st_ino == b.st_ino;
+}
+
+/* The checks made on the open file at path before anything of it is read: its type, owner, mode
+ * and size. own: the caller's own board (never another user's). */
+static int check_file(int fd, const char *path, bool writable, bool own, struct stat *st,
+                      const char **why)
 {
     if (fstat(fd, st) != 0) {
         *why = "cannot be examined";
@@ -379,7 +448,7 @@ static int check_file(int fd, bool writable, bool own, struct stat *st, const ch
     }
     /* Root may look at every user's boards (gpuprio top), and everyone at every board of the
      * shared directory, but each uses only its own. */
-    bool shared = gp_board_shared();
+    bool shared = in_shared_dir(path);
     if (st->st_uid != geteuid() && (own || (geteuid() != 0 && (writable || !shared)))) {
         *why = "belongs to another user";
         return -EPERM;
@@ -416,7 +485,7 @@ static const char *bad_header(const struct gp_board_header *h, uid_t uid)
 static int check_and_map(int fd, bool writable, bool own, struct gp_board *b, const char **why)
 {
     struct stat st;
-    int rc = check_file(fd, writable, own, &st, why);
+    int rc = check_file(fd, b->path, writable, own, &st, why);
     if (rc != 0)
         return rc;
     void *p = mmap(NULL, sizeof(struct gp_board_file), PROT_READ | (writable ? PROT_WRITE : 0),
@@ -504,7 +573,7 @@ static int open_copy(const char *path, bool writable, struct gp_board *b, const 
     if (fd < 0)
         return fd;
     struct stat st;
-    int rc = check_file(fd, writable, false, &st, why);
+    int rc = check_file(fd, b->path, writable, false, &st, why);
     if (rc != 0)
         goto fail;
     rc = -ENOMEM;
@@ -1208,7 +1277,7 @@ int gp_board_request_copy(struct gp_board *b, uint32_t pid, bool stream_only, ui
     for (unsigned i = 0; i < gp_board_copy_slots(b->f); i++) {
         struct gp_board_slot *s = &b->f->slots[i];
         uint64_t word = atomic_load(&s->owner);
-        if (!requested(word, s, pid, stream_only, stream))
+        if (!requested(word, s, pid, stream_only, stream) || !gp_board_slot_is(b, s, pid))
             continue;
         size_t at = offsetof(struct gp_board_file, slots) + i * sizeof *s;
         uint32_t seq;

@@ -321,9 +321,24 @@ void gp_board_self_reset(void);
  * slot that says its owner holds one is alive exactly while someone does, from any pid
  * namespace. Otherwise (a library before the locks, or a lock the kernel refused) the owner is
  * judged by pid and start time, which only its own pid namespace can do: from another, it is
- * alive. This image's own slots are alive; those of an earlier image of this pid are not.
+ * alive on our own board (never freed), and dead on a copy (another user's board, a tool's
+ * reading: it could be forged). This image's own slots are alive; those of an earlier image of
+ * this pid are not.
  */
 bool gp_board_owner_alive(const struct gp_board *b, const struct gp_board_slot *s);
+/*
+ * Whether the pid a live slot names is the process it says it is, as far as this reader can
+ * tell, for the readers that name processes by pid (gpuprio top, metrics, set): of this pid
+ * namespace, the pid must run, as the board's owner (its real or effective uid), since the slot's
+ * start time. Any user can write any pid into its own board, and keep the slot alive with a lock
+ * of its own: a slot that names a process its board's owner does not own is not that process's.
+ * A slot of another pid namespace has nothing here to be checked against: true (its owner must
+ * still hold its lock to be alive at all, gp_board_owner_alive).
+ */
+bool gp_board_slot_pid_true(const struct gp_board *b, const struct gp_board_slot *s);
+/* Whether slot s is of the process pid of this pid namespace (gpuprio set PID): its owner alive,
+ * and the pid true (above). */
+bool gp_board_slot_is(const struct gp_board *b, const struct gp_board_slot *s, uint32_t pid);
 
 /* How many slots from the first a scan must look at (slot_limit, trusted only up to the
  * board's size). */
@@ -437,9 +452,10 @@ int gp_board_request(struct gp_board *b, uint32_t pid, bool stream_only, uint64_
  * request words and the sequence word written with pwrite, never through a mapping, then the
  * sequence futex woken (a syscall: a truncated page fails, it does not kill us). The sequence
  * increment is a read and a write, not a compare-and-swap: two requests at the same moment may
- * count once, which still makes the owner apply the request word, the later one's. Returns as
- * gp_board_request does, or another negative errno when the file could not be written (it
- * shrank, or stopped being a board).
+ * count once, which still makes the owner apply the request word, the later one's. Only the
+ * slots that are pid's (gp_board_slot_is) are asked. Returns as gp_board_request does, or
+ * another negative errno when the file could not be written (it shrank, or stopped being a
+ * board).
  */
 int gp_board_request_copy(struct gp_board *b, uint32_t pid, bool stream_only, uint64_t stream,
                           int priority);

@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <linux/futex.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -201,6 +202,44 @@ static void list_step(struct tn_device *td, struct listing *l, bool glance)
     td->pokes = false;
 }
 
+/* Wakes that changed nothing, per word and window, before the word is looked at instead of waited
+ * on for a window (struct tn_wakes); and how often such a word is looked at. */
+#define TN_WAKE_WINDOW_NS 100000000ull
+#define TN_IDLE_WAKES_MAX 8u
+#define TN_MUTED_POLL_NS 2000000ull
+/* Late wakes a word is allowed, at most: changes seen count up to this. */
+#define TN_LATE_MAX 64u
+
+/* n changes of a word seen (each sent one wake, which may come after we saw it). */
+static void changes_seen(struct tn_wakes *w, uint32_t n)
+{
+    w->late = n >= TN_LATE_MAX - w->late ? TN_LATE_MAX : w->late + n;
+}
+
+static bool muted(const struct tn_wakes *w, uint64_t now)
+{
+    return now < w->muted_until;
+}
+
+/* A wake that found its word as it was: counted, unless a change already seen may have sent it
+ * late. */
+static void idle_wake(struct tn_wakes *w, uint64_t now)
+{
+    if (w->late) {
+        w->late--;
+        return;
+    }
+    if (now - w->window_ns >= TN_WAKE_WINDOW_NS) {
+        w->window_ns = now;
+        w->idle = 0;
+    }
+    if (++w->idle > TN_IDLE_WAKES_MAX) {
+        w->muted_until = now + TN_WAKE_WINDOW_NS;
+        w->window_ns = w->muted_until;
+        w->idle = 0;
+    }
+}
+
 /* Reads every board again (and, with list, looks for new ones and removed ones in the
  * directory): the boards whose file is removed or no longer a board are dropped. The copies are
  * read outside the scheduling lock and put in place under it. True when the set changed; into
@@ -255,6 +294,7 @@ static bool update(struct tn_device *td, bool list, bool *moved)
     for (unsigned i = 0; i < td->n; i++) {
         uint32_t seq = atomic_load(&td->boards[i]->b.f->h.summary_seq);
         *moved |= seq != td->boards[i]->summary_seen;
+        changes_seen(&td->boards[i]->wakes, seq - td->boards[i]->summary_seen);
         td->boards[i]->summary_seen = seq;
     }
     for (unsigned i = 0; poke && i < l.n; i++)
@@ -333,34 +373,105 @@ bool tn_summaries_moved(struct tn_device *td)
     return changed || moved;
 }
 
+/* Whether t's summary word moved since we last decided on it, read from the file (one word; never
+ * through the mapping, which its owner can truncate). A board that cannot be read counts as moved:
+ * reading it again drops it. */
+static bool summary_moved(const struct tn_board *t)
+{
+    uint32_t seq;
+    ssize_t n =
+        pread(t->b.fd, &seq, sizeof seq, (off_t)offsetof(struct gp_board_header, summary_seq));
+    return n != (ssize_t)sizeof seq || seq != t->summary_seen;
+}
+
 /* tn_wait's sleep, from `from` for at most timeout_ns. */
 static uint32_t sleep_on(struct tn_device *td, struct gp_board *own, uint32_t seen,
                          uint64_t timeout_ns, uint64_t from, bool *poked)
 {
-#ifdef SYS_futex_waitv
-    struct futex_waitv w[1 + TN_MAX_BOARDS];
-    unsigned n = 0;
-    w[n++] =
-        (struct futex_waitv){.val = seen, .uaddr = (uintptr_t)&own->f->h.seq, .flags = FUTEX_32};
-    for (unsigned j = 0; j < td->n; j++)
-        w[n++] = (struct futex_waitv){.val = td->boards[j]->summary_seen,
-                                      .uaddr = (uintptr_t)&td->boards[j]->b.live->summary_seq,
-                                      .flags = FUTEX_32};
     uint64_t until = from + timeout_ns;
-    struct timespec ts = {(time_t)(until / 1000000000u), (long)(until % 1000000000u)};
-    long rc = syscall(SYS_futex_waitv, w, n, 0, &ts, CLOCK_MONOTONIC);
-    /* EFAULT: a board's owner truncated its page away. The copies, read again, drop it; until
-     * then, polled like a kernel without futex_waitv, so that it cannot make us spin. */
-    if (rc >= 0 || (errno != ENOSYS && errno != EFAULT)) {
+#ifdef SYS_futex_waitv
+    for (;;) {
+        uint64_t now = gp_now_ns();
+        struct futex_waitv w[1 + TN_MAX_BOARDS];
+        int whose[1 + TN_MAX_BOARDS]; /* -1: our own board's sequence word; else the board's */
+        unsigned n = 0;
+        bool looking = false; /* a word is looked at, not waited on */
+        if (!muted(&td->own_wakes, now)) {
+            whose[n] = -1;
+            w[n++] = (struct futex_waitv){
+                .val = seen, .uaddr = (uintptr_t)&own->f->h.seq, .flags = FUTEX_32};
+        } else {
+            looking = true;
+        }
+        for (unsigned j = 0; j < td->n; j++) {
+            if (muted(&td->boards[j]->wakes, now)) {
+                looking = true;
+                continue;
+            }
+            whose[n] = (int)j;
+            w[n++] = (struct futex_waitv){.val = td->boards[j]->summary_seen,
+                                          .uaddr = (uintptr_t)&td->boards[j]->b.live->summary_seq,
+                                          .flags = FUTEX_32};
+        }
+        uint64_t wake = looking && now + TN_MUTED_POLL_NS < until ? now + TN_MUTED_POLL_NS : until;
+        struct timespec ts = {(time_t)(wake / 1000000000u), (long)(wake % 1000000000u)};
+        long rc = -1;
+        if (n) {
+            rc = syscall(SYS_futex_waitv, w, n, 0, &ts, CLOCK_MONOTONIC);
+        } else {
+            while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+                ;
+            errno = ETIMEDOUT;
+        }
+        /* EFAULT: a board's owner truncated its page away. The copies, read again, drop it; until
+         * then, polled like a kernel without futex_waitv, so that it cannot make us spin. */
+        if (rc < 0 && (errno == ENOSYS || errno == EFAULT))
+            break;
         uint32_t now_seq = atomic_load(&own->f->h.seq);
-        *poked = rc == 0 && now_seq == seen;
-        return now_seq;
+        now = gp_now_ns();
+        if (now_seq != seen) {
+            changes_seen(&td->own_wakes, now_seq - seen);
+            return now_seq; /* ours moved: looked at by the caller */
+        }
+        if (rc < 0 && errno == EAGAIN)
+            return now_seq; /* a word had moved before the wait: looked at by the caller */
+        if (rc >= 0 && whose[rc] < 0) {
+            if (td->own_wakes.late) { /* a change we saw sent it late */
+                td->own_wakes.late--;
+                continue;
+            }
+            idle_wake(&td->own_wakes, now);
+            *poked = true; /* ours as it was: another process asks for a listing */
+            return now_seq;
+        }
+        if (rc >= 0) {
+            struct tn_board *t = td->boards[whose[rc]];
+            if (summary_moved(t))
+                return now_seq;
+            idle_wake(&t->wakes, now); /* a wake that changed nothing: sleep on */
+        }
+        for (unsigned j = 0; j < td->n; j++)
+            if (muted(&td->boards[j]->wakes, now) && summary_moved(td->boards[j]))
+                return now_seq;
+        if (now >= until)
+            return now_seq;
     }
 #endif
     /* No futex_waitv (Linux before 5.16): the others' summaries are looked at every 2 ms. */
-    uint64_t step = td->n && timeout_ns > 2000000 ? 2000000 : timeout_ns;
+    uint64_t now = gp_now_ns(), left = until > now ? until - now : 0;
+    bool own_muted = muted(&td->own_wakes, now);
+    uint64_t step = (td->n || own_muted) && left > TN_MUTED_POLL_NS ? TN_MUTED_POLL_NS : left;
+    if (own_muted) { /* our own word looked at, not waited on */
+        struct timespec ts = {(time_t)(step / 1000000000u), (long)(step % 1000000000u)};
+        nanosleep(&ts, NULL);
+        return atomic_load(&own->f->h.seq);
+    }
     uint32_t now_seq = gp_board_wait(own, seen, step);
-    *poked = now_seq == seen && gp_now_ns() < from + step;
+    *poked = now_seq == seen && gp_now_ns() < now + step;
+    if (*poked)
+        idle_wake(&td->own_wakes, gp_now_ns());
+    else if (now_seq != seen)
+        changes_seen(&td->own_wakes, now_seq - seen);
     return now_seq;
 }
 

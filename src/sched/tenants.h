@@ -33,6 +33,26 @@
  * a user's boards counting once, are board_screen.h's, which gpuprio top applies too. */
 #define TN_MAX_BOARDS (GP_SCREEN_USERS * GP_SCREEN_PER_USER)
 
+/*
+ * The wakes of one futex word that a listener waits on and that other users can wake: another
+ * user's board's summary word, and our own board's sequence word where it is readable by others
+ * (the shared directory). A wake needs no write, only a mapping: anyone who can read the board can
+ * wake its words in a loop, and each wake cost the listener a full look (every other board read
+ * again; on our own word, a listing). A wake that changed nothing (a summary word found as it
+ * was, our own word as it was: a poke) is counted, but for those that changes already seen may
+ * still send (each change wakes once, and two quick ones may both be seen at the first wake:
+ * late); past TN_IDLE_WAKES_MAX in a window the word is
+ * left out of the waits for a window, and its value looked at every TN_MUTED_POLL_NS instead
+ * (as on a kernel without futex_waitv). So whatever the rate of wakes, a word costs the listener
+ * a few looks a window and a read of one word every 2 ms (tenants.c).
+ */
+struct tn_wakes {
+    unsigned idle;        /* wakes that changed nothing in this window */
+    unsigned late;        /* wakes that changes already seen may still send (each sends one) */
+    uint64_t window_ns;   /* since when they are counted */
+    uint64_t muted_until; /* gp_now_ns() until which the word is looked at, not waited on */
+};
+
 /* What this process made of one slot of another user's board. */
 struct tn_slot {
     _Atomic uint64_t dead;              /* the incarnation found dead in it, or 0 */
@@ -51,6 +71,7 @@ struct tn_board {
     int cap;               /* the highest priority its queues count with, where capped */
     bool may_be_owed;      /* the file gives its owner a minimum share (GPUPRIO_POLICY=share) */
     uint32_t summary_seen; /* its summary_seq as last decided on */
+    struct tn_wakes wakes; /* of its summary_seq */
     struct tn_slot slots[GP_BOARD_SLOTS];
 };
 
@@ -78,6 +99,7 @@ struct tn_device {
     bool wanted;                   /* a listing is asked for (a poke) */
     bool pokes;                    /* it wakes the listeners of the boards it finds (joining) */
     bool skipped;                  /* the last listing left files for later: list again */
+    struct tn_wakes own_wakes;     /* of our own board's sequence word that changed nothing */
 };
 
 /* Lists the directory, a step of it where it is large (the rest when tn_wait says), where a
@@ -92,7 +114,9 @@ bool tn_look(struct tn_device *td, uint64_t now, uint64_t watchdog_ns, bool *wat
 /* Waits until own's sequence word differs from seen, another board's summary moved, or timeout:
  * returns own's sequence word; *poked: woken with nothing of that changed (another user's new
  * board), or a listing is due (the directory changed since it was last listed, and a poke may
- * have been lost; a listing's next step): call tn_refresh. */
+ * have been lost; a listing's next step): call tn_refresh. A wake of another board's summary word
+ * that finds it as it was costs a read of the word, and the sleep goes on; words that keep waking
+ * it so are looked at instead of waited on for a while (struct tn_wakes). */
 uint32_t tn_wait(struct tn_device *td, struct gp_board *own, uint32_t seen, uint64_t timeout_ns,
                  bool *poked);
 /* Reads the boards again (their private copies); whether a board's summary moved since the last

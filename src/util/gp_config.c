@@ -1,5 +1,9 @@
 /*
- * gp_config.c - see gp_config.h.
+ * gp_config.c - see gp_config.h. Variables are read with secure_getenv: in a program that runs
+ * with privileges its user does not have (setuid, setgid, file capabilities: the library
+ * preloaded system-wide, /etc/ld.so.preload or a container's base image, is in those too), the
+ * environment is the unprivileged user's, and must not choose a library to load into the
+ * program, a file for it to read or a priority above the user's cap.
  */
 #include "gp_config.h"
 
@@ -12,8 +16,14 @@
 
 const char *gp_config_get(const char *name)
 {
-    const char *v = getenv(name);
+    const char *v = secure_getenv(name);
     return v && *v ? v : NULL;
+}
+
+const char *gp_config_ignored(const char *name)
+{
+    const char *v = getenv(name);
+    return v && *v && !secure_getenv(name) ? v : NULL;
 }
 
 bool gp_parse_uint(const char *v, uint64_t min, uint64_t max, uint64_t *out)

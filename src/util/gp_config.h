@@ -10,8 +10,11 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-/* The value of name, or NULL when unset or empty. */
+/* The value of name, or NULL when unset or empty, or when the program runs in secure-execution
+ * mode (setuid, setgid, file capabilities: secure_getenv), where the environment is not its. */
 const char *gp_config_get(const char *name);
+/* The value of name that gp_config_get ignores because of secure-execution mode, or NULL. */
+const char *gp_config_ignored(const char *name);
 /* Whether v is a whole number within [min, max], in decimal digits only (no sign, no space);
  * stores it in *out when it is. What gp_config_uint accepts. */
 bool gp_parse_uint(const char *v, uint64_t min, uint64_t max, uint64_t *out);

@@ -30,11 +30,11 @@ void gp_log(enum gp_log_level level, const char *fmt, ...) __attribute__((format
 bool gp_log_on(enum gp_log_level level);
 /* Messages up to this level are written from now on (default GP_LOG_WARN). */
 void gp_log_set_level(enum gp_log_level level);
-/* Messages are held back from now on (the shim's constructor, once the variables are read: every
- * preloaded process, `sh` and `true` included, reads the configuration file, and only those that
- * use a GPU should say what is wrong with it or with their caps), until gp_log_release writes
- * them, in order: at the process's first call into the GPU runtime. A process that never makes
- * one says nothing of them. */
+/* Messages are held back from now on (the shim's constructor, before the variables are read:
+ * every preloaded process, `sh` and `cat` included, reads the variables and the configuration
+ * file, and only those that use a GPU should say what is wrong with them or with their caps),
+ * until gp_log_release writes them, in order: at the process's first call into the GPU runtime.
+ * A process that never makes one says nothing of them. */
 void gp_log_hold(void);
 void gp_log_release(void);
 

@@ -153,6 +153,12 @@ static void load(enum gp_opt id)
     /* Its own warning at the default level, whatever an earlier read set. */
     if (id == GP_OPT_LOG)
         gp_log_set_level((enum gp_log_level)def.choice);
+    if (gp_config_ignored(d->name))
+        gp_log(GP_LOG_WARN,
+               "%s is ignored: this program runs with privileges its user does not have (setuid, "
+               "setgid or file capabilities), whose environment may not choose what it loads, "
+               "reads or asks for",
+               d->name);
     switch (d->type) {
     case GP_OPT_TYPE_UINT:
         values[id].v.u = gp_config_uint(d->name, d->min, d->max, def.u, d->unit);

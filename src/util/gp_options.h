@@ -5,7 +5,8 @@
  *
  * The library reads every variable from its constructor (gp_opts_load), before any thread of
  * the application could ask. A bad value gives one warning naming the variable, the value and
- * what is accepted, and the default is used: configuration never stops the application.
+ * what is accepted (held back, in the library, until the process's first GPU call: gp_log.h),
+ * and the default is used: configuration never stops the application.
  */
 #ifndef GPUPRIO_OPTIONS_H
 #define GPUPRIO_OPTIONS_H

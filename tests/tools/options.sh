@@ -35,9 +35,11 @@ tool_verdict() { # FLAG VALUE
     esac
 }
 
-# The library's verdict on VARIABLE=VALUE: bad when it warns about the variable.
+# The library's verdict on VARIABLE=VALUE: bad when it warns about the variable, which it does at
+# the process's first GPU call (to a runtime it cannot find here: one error line besides).
 lib_verdict() { # VARIABLE VALUE
-    env "$1=$2" LD_PRELOAD="$shim" "$child" exit 0 >/dev/null 2>"$tmp/err"
+    env "$1=$2" GPUPRIO_HIP_LIBRARY=/nonexistent/libamdhip64.so.6 LD_PRELOAD="$shim" "$child" \
+        gpu-call >/dev/null 2>"$tmp/err"
     if grep -q "^gpuprio: warn: $1='" "$tmp/err"; then echo bad; else echo ok; fi
 }
 

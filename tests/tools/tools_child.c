@@ -7,7 +7,11 @@
  *   tools_child env SHIM    prints GPUPRIO_PRIORITY, GPUPRIO_POLICY, GPUPRIO_WINDOW, whether
  *                           LD_PRELOAD names SHIM (an absolute path) as one of its entries, and
  *                           LD_PRELOAD itself
+ *   tools_child gpu-call    calls hipDeviceSynchronize where a preloaded library defines it (the
+ *                           HIP shim), a first GPU call, after which the library says what it
+ *                           found wrong with its variables; exits 0
  */
+#include <dlfcn.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -52,6 +56,13 @@ int main(int argc, char **argv)
         printf("LD_PRELOAD=%s\n", env("LD_PRELOAD"));
         return 0;
     }
-    fprintf(stderr, "usage: tools_child exit N | signal N | env SHIM\n");
+    if (argc == 2 && strcmp(argv[1], "gpu-call") == 0) {
+        int (*device_synchronize)(void) =
+            (int (*)(void))dlsym(RTLD_DEFAULT, "hipDeviceSynchronize");
+        if (device_synchronize)
+            device_synchronize();
+        return 0;
+    }
+    fprintf(stderr, "usage: tools_child exit N | signal N | env SHIM | gpu-call\n");
     return 99;
 }

@@ -27,10 +27,11 @@ static void after_fork_child(void)
 
 __attribute__((constructor)) static void core_load(void)
 {
-    gp_opts_load(); /* a bad variable is said at once: the user set it for this very command */
-    /* The configuration file's and the caps' warnings are said at the first runtime call: not
-     * by every process of a script (sh, true, timeout) that uses no GPU. */
+    /* What is wrong with the variables, the configuration file and the caps is said at the
+     * first runtime call, once: not by every process of a script (sh, cat, timeout, under
+     * `gpuprio run` or a container's LD_PRELOAD) that uses no GPU. */
     gp_log_hold();
+    gp_opts_load();
     if (core_shim.platform->before_runtime)
         core_shim.platform->before_runtime();
     sched_configure(core_markers());
