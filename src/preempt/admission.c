@@ -26,6 +26,7 @@
 #include <time.h>
 
 #include "cost.h"
+#include "devgate.h"
 #include "gp_clock.h"
 #include "gp_grow.h"
 #include "gp_lockrank.h"
@@ -46,6 +47,7 @@ static _Atomic uint64_t capture_epoch; /* captures begun and ended */
 static _Atomic bool exiting;           /* exit began: admit everything */
 static _Atomic int total_waiters;      /* threads held anywhere */
 static _Atomic int active_queues;      /* lets idle scans be skipped */
+static _Atomic int owing_queues;       /* queues that owe a marker (gate_unbacked): scanned too */
 /* The watchdog's warnings, once for each reason a thread was held (enum hold). */
 static atomic_flag watchdog_warned[2] = {ATOMIC_FLAG_INIT, ATOMIC_FLAG_INIT};
 /* Orders the watcher's stream queries against captures beginning and streams ending. */
@@ -676,7 +678,8 @@ static bool follow_marker(struct xqueue *q, const struct xq_ticket *t, void *mar
             (uint32_t)atomic_load_explicit(&xq_st(q)->suspensions, memory_order_relaxed)};
         if (marker) {
             r->marked = r->count;
-            atomic_store(&q->gate_unbacked, false); /* recorded behind every gate put so far */
+            if (atomic_exchange(&q->gate_unbacked, false)) /* behind every gate put so far */
+                atomic_fetch_sub(&owing_queues, 1);
         }
         if (r->count == 1)
             xq_head_changed(q, now);
@@ -713,7 +716,8 @@ static bool back_gate(struct xqueue *q, const struct xq_ticket *t, bool *start_w
         return true;
     if (marker)
         marker_ops.release(q, marker);
-    atomic_store(&q->gate_unbacked, true);
+    if (!atomic_exchange(&q->gate_unbacked, true))
+        atomic_fetch_add(&owing_queues, 1);
     return false;
 }
 
@@ -776,10 +780,49 @@ static struct {
     size_t n, cap;
 } gone_idle;
 
+/*
+ * A retired queue that owes a marker (xqueue.h's gate_unbacked) can get none any more: its stream
+ * is gone, or its thread ended. Once its work before that gate is all reached, its stream stands
+ * at the gate, which a device compares with the line continuously; once the line has been seen
+ * open at looks DEBT_OPEN_NS apart with no suspension between them, the stream passed it. The
+ * debt is then settled and the queue released like any, so that threads that come and go keep
+ * no board slot for good. The watcher thread's own.
+ */
+#define DEBT_OPEN_NS 1000000000ull
+static void settle_debt(struct xqueue *q, struct expire_scan *scan)
+{
+    xq_lock_markers(q);
+    bool at_gate = q->retired && q->markers.count == 0;
+    xq_unlock_markers(q);
+    if (!at_gate)
+        return;
+    struct dg_line *line = atomic_load(&q->dgate);
+    uint32_t suspensions = (uint32_t)atomic_load(&xq_st(q)->suspensions);
+    bool open = !line || atomic_load(&line->word) >= DG_OPEN; /* open or pinned */
+    if (!open || !q->debt_open_since_ns || q->debt_suspensions != suspensions) {
+        q->debt_open_since_ns = open ? scan->now : 0;
+        q->debt_suspensions = suspensions;
+    } else if (scan->now - q->debt_open_since_ns >= DEBT_OPEN_NS) {
+        if (atomic_exchange(&q->gate_unbacked, false))
+            atomic_fetch_sub(&owing_queues, 1);
+        struct xqueue **l = gp_grow(gone_idle.q, &gone_idle.cap, gone_idle.n, sizeof *l, 16);
+        if (l) {
+            gone_idle.q = l;
+            gone_idle.q[gone_idle.n++] = q;
+        }
+        return;
+    }
+    uint64_t due = (q->debt_open_since_ns ? q->debt_open_since_ns : scan->now) + DEBT_OPEN_NS;
+    if (!scan->next || due < scan->next)
+        scan->next = due;
+}
+
 /* Without the scheduling lock (see the top of the file). */
 static void expire_one(struct xqueue *q, void *arg)
 {
     struct expire_scan *scan = arg;
+    if (atomic_load(&q->gate_unbacked))
+        settle_debt(q, scan);
     if (!atomic_load(&xq_st(q)->active) || atomic_load(&q->waiters) ||
         XQ_GATE_IN_FLIGHT(atomic_load(&xq_st(q)->gate)))
         return;
@@ -814,7 +857,7 @@ static void expire_one(struct xqueue *q, void *arg)
  * scheduling lock is taken after it, and only when some queue did go idle. */
 static uint64_t expire_idle(uint64_t now)
 {
-    if (!atomic_load(&active_queues))
+    if (!atomic_load(&active_queues) && !atomic_load(&owing_queues))
         return 0;
     struct expire_scan scan = {.now = now};
     xq_foreach_joined(expire_one, &scan);
@@ -949,6 +992,7 @@ void xq_admission_reset(void)
     atomic_store(&captures, 0);
     atomic_store(&total_waiters, 0);
     atomic_store(&active_queues, 0);
+    atomic_store(&owing_queues, 0);
     gone_idle.n = 0;
     xq_watcher_reset();
 }

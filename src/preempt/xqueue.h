@@ -213,6 +213,10 @@ struct xqueue {
      * submit_mu), so that its line is never reset or claimed again while the device may still
      * wait there. */
     _Atomic bool gate_unbacked;
+    /* The watcher's own: since when a retired queue that owes a marker has seen its line open
+     * with its work before it all reached (0: not yet), and its suspensions then (settle_debt). */
+    uint64_t debt_open_since_ns;
+    uint32_t debt_suspensions;
     bool watched; /* on the watcher's list (watcher lock) */
     bool retired; /* its stream is gone; released once its work is done (mu, xq_release_if_done) */
     _Atomic bool releasing; /* retired and done with: taken by the one caller that releases it */

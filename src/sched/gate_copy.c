@@ -39,12 +39,18 @@ static struct dg_line *map_peer(pid_t pid, uint64_t incarnation, uint32_t copy_f
         return NULL;
     char name[64];
     snprintf(name, sizeof name, "/proc/%d/fd/%u", (int)pid, copy_fd - 1);
-    int fd = open(name, O_RDWR | O_CLOEXEC | O_NONBLOCK);
+    /* Looked at before it is opened: the number may be stale (a line an older library reused,
+     * which leaves copy_fd as it was), and opening whatever it names now (a terminal, a device,
+     * a file on a hung mount) could block the board or have effects of its own. */
+    struct stat shm, before, st;
+    if (stat("/dev/shm", &shm) != 0 || stat(name, &before) != 0 || !S_ISREG(before.st_mode) ||
+        before.st_dev != shm.st_dev || before.st_uid != geteuid() || before.st_size != (off_t)size)
+        return NULL;
+    int fd = open(name, O_RDWR | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
     if (fd < 0)
         return NULL;
-    struct stat st;
     struct dg_line *lines = MAP_FAILED;
-    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid() &&
+    if (fstat(fd, &st) == 0 && st.st_dev == before.st_dev && st.st_ino == before.st_ino &&
         st.st_size == (off_t)size)
         lines = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     close(fd);

@@ -16,6 +16,7 @@
 #include "admission.h"
 #include "check.h"
 #include "cost.h"
+#include "devgate.h"
 #include "watcher.h"
 
 #define US 1000u
@@ -446,10 +447,27 @@ static void gates_backed(void)
     xq_submitted(&t, false);
     CHECK_INT(q->markers.count, 0);
     CHECK(atomic_load(&q->gate_unbacked));
+    struct dg_line line;
+    dg_reset(&line);
+    atomic_store(&line.word, 0); /* closed: the stream may wait at that gate */
+    atomic_store(&q->dgate, &line);
     xq_destroy(&(struct xq_key){0x901, -1, 0});
     expire_all();
     CHECK(!xq_release_if_done(q));
     CHECK_INT(releases, released_before + 1); /* kept: it owes a marker */
+    fake_now += 2000000000u;                  /* closed all along: still owed */
+    watcher.expire_idle(fake_now);
+    CHECK_INT(releases, released_before + 1);
+    atomic_store(&line.word, DG_OPEN); /* seen open, then open a second later: passed */
+    watcher.expire_idle(fake_now);
+    fake_now += 999999999u;
+    watcher.expire_idle(fake_now);
+    CHECK_INT(releases, released_before + 1);
+    fake_now += 1;
+    watcher.expire_idle(fake_now);
+    CHECK_INT(releases, released_before + 2);
+    CHECK(!atomic_load(&q->gate_unbacked));
+    released_before++;
 
     q = gated_queue(0x902);
     admit_gated(q, &t);
