@@ -16,6 +16,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -64,11 +65,15 @@ static const char help_cdi[] =
     "Exit status: 0 when the spec was written; 1 when it could not be (a library not\n"
     "found, a path a spec cannot hold, DIR not writable); 2 for a bad option.\n";
 
-static int fail(const char *fmt, const char *a, const char *b)
+static int fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int fail(const char *fmt, ...)
 {
+    va_list ap;
+    va_start(ap, fmt);
     fputs("gpuprio cdi: ", stderr);
-    fprintf(stderr, fmt, a, b);
+    vfprintf(stderr, fmt, ap);
     fputc('\n', stderr);
+    va_end(ap);
     return GP_EXIT_FAILURE;
 }
 
@@ -139,7 +144,7 @@ static int write_file(const char *dir, const struct cdi_spec *s)
     char path[PATH_MAX], tmp[PATH_MAX];
     if (snprintf(path, sizeof path, "%s/gpuprio.yaml", dir) >= (int)sizeof path ||
         snprintf(tmp, sizeof tmp, "%s/.gpuprio.yaml.XXXXXX", dir) >= (int)sizeof tmp)
-        return fail("%s: the path is too long%s", dir, "");
+        return fail("%s: the path is too long", dir);
     int fd = mkstemp(tmp);
     if (fd < 0)
         return fail("cannot write in %s: %s", dir, strerror(errno));
@@ -214,12 +219,12 @@ int gp_cmd_cdi(int argc, char **argv)
     bool hip = strcmp(shim, "cuda") != 0, cuda = strcmp(shim, "hip") != 0;
     if (hip && !shims.hip[0])
         return fail("cannot find libgpuprio-hip.so in %s (set GPUPRIO_LIBRARY_DIR to the "
-                    "directory that holds it)%s",
-                    shims.dir, "");
+                    "directory that holds it)",
+                    shims.dir);
     if (cuda && !shims.cuda[0] && strcmp(shim, "cuda") == 0)
         return fail("cannot find libgpuprio-cuda.so in %s (it is built only where the CUDA "
-                    "headers are)%s",
-                    shims.dir, "");
+                    "headers are)",
+                    shims.dir);
     s.libs[0] = hip ? shims.hip : NULL;
     s.libs[1] = cuda && shims.cuda[0] ? shims.cuda : NULL;
 
@@ -235,8 +240,8 @@ int gp_cmd_cdi(int argc, char **argv)
     for (size_t i = 0; i < sizeof paths / sizeof paths[0]; i++)
         if (paths[i] && !plain_path(paths[i]))
             return fail("cannot write '%s' in a spec: give an absolute path of printable "
-                        "characters without spaces, colons, quotes or backslashes%s",
-                        paths[i], "");
+                        "characters without spaces, colons, quotes or backslashes",
+                        paths[i]);
     /* A missing directory fails each container's start: say so now, and write the spec all the
      * same (the directory may be made at boot, as the package's tmpfiles.d entry makes it). */
     struct stat st;

@@ -107,8 +107,11 @@ int slurm_spank_task_init(spank_t sp, int ac, char **av)
     char env_asked[64], partition[256], qos[256];
     const char *ask = asked[0] ? asked : NULL, *source = "--gpu-priority";
     if (!ask) {
-        /* The user's own GPUPRIO_PRIORITY is an ask too, under the same caps. */
+        /* The user's own GPUPRIO_PRIORITY is an ask too, under the same caps; one that is not a
+         * priority asks nothing (the library would ignore it, with a warning). */
         ask = job_env(sp, "GPUPRIO_PRIORITY", env_asked, sizeof env_asked);
+        if (ask && !sp_asked_valid(ask))
+            ask = NULL;
         source = "GPUPRIO_PRIORITY";
     }
     const char *part = job_env(sp, "SLURM_JOB_PARTITION", partition, sizeof partition);

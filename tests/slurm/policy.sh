@@ -62,6 +62,8 @@ grep -q "refused: GPUPRIO_PRIORITY=critical is above" "$tmp/step.err" &&
     echo "ok: the refusal names GPUPRIO_PRIORITY" || { echo "FAIL:"; cat "$tmp/step.err"; fails=$((fails + 1)); }
 expect "--gpu-priority=high in batch, SLURM_JOB_PARTITION=inference forged" refused \
     "$(SLURM_JOB_PARTITION=inference ran_or_refused step $USER_B -p batch --gpu-priority=high)"
+expect "GPUPRIO_PRIORITY=urgent (no priority) asks nothing: the partition's default" "10 $library " \
+    "$(GPUPRIO_PRIORITY=urgent step $USER_A -p inference)"
 expect "at the cap: runs" "0 $library " "$(step $USER_B -p batch --gpu-priority=normal)"
 
 # over_cap=clamp: at the cap, with a warning (plugstack.conf is read again for each step).
