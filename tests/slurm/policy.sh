@@ -10,7 +10,8 @@
 #     in the job's stderr, whether asked by the option or by GPUPRIO_PRIORITY, and, with
 #     over_cap=clamp, runs at the cap with a warning; a partition's forged SLURM_JOB_PARTITION in
 #     the user's environment changes nothing;
-#   - a value that is not a priority is refused by srun and sbatch before anything is submitted.
+#   - a value that is not a priority is refused by srun and sbatch before anything is submitted;
+#   - a plugstack.conf word the plugin does not understand stops every step, with one message.
 #
 #   policy.sh PLUGIN LIBRARY
 set -u
@@ -103,6 +104,13 @@ wait_for 60 done_job || echo "FAIL: batch job $job did not end in 60 s"
 expect "#SBATCH --gpu-priority=normal: the script, then its srun step" \
     "0 $library |0 $library " "$(tr '\n' '|' <"$tmp/out/job.out" | sed 's/|$//')"
 show_stderr "$tmp/out" job
+
+# A word the plugin does not understand: one message naming it, and (required) no step runs.
+cluster_plugstack "$plugin" "$library" $policy cap.user.bob=low
+expect "plugstack.conf with cap.user.bob=low: srun" refused \
+    "$(ran_or_refused as_user $USER_A timeout 60 srun -t 1 -p inference true 2>"$tmp/bad.err")"
+grep -q "gpuprio: plugstack.conf: 'cap.user.bob=low': unknown key (accepted: library=PATH" "$tmp/bad.err" &&
+    echo "ok: ... naming the word and what is accepted" || { echo "FAIL:"; cat "$tmp/bad.err"; fails=$((fails + 1)); }
 
 [ $fails = 0 ] || cluster_logs
 [ $fails = 0 ] && echo "all passed" || echo "$fails FAILED"
