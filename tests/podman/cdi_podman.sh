@@ -42,7 +42,24 @@ fi
 gpuprio=$1 library_src=$2 worker_src=$3 sim_src=$4
 sandbox podman-cdi
 seg=/dev/shm/hipsim-0-$name-0
-trap 'rm -rf "$tmp"; rm -f "$seg"' EXIT
+pod() {
+    podman --root "$tmp/storage" --runroot /run/podman --tmpdir "$tmp/ptmp" --storage-driver vfs \
+        --cgroup-manager cgroupfs --events-backend file "$@"
+}
+# Whatever happened: the containers removed (which unmounts what podman mounted in $tmp), and
+# anything still mounted there unmounted, so that $tmp can be removed.
+cleanup() {
+    pod rm -a -f -t 0 >/dev/null 2>&1
+    if [ "$$" = 1 ]; then # the namespace's first process: end every other one (conmon...)
+        kill -9 -1 2>/dev/null
+        sleep 0.2
+    fi
+    awk -v t="$tmp/" 'index($5, t) == 1 { print $5 }' /proc/self/mountinfo | sort -r |
+        while read -r m; do umount -l "$m"; done
+    rm -rf "$tmp"
+    rm -f "$seg"
+}
+trap cleanup EXIT
 
 # crun 1.8 refuses "hybrid" cgroups (a cgroup2 mount with controllers beside the v1 ones).
 if mountpoint -q /sys/fs/cgroup/unified 2>/dev/null &&
@@ -91,10 +108,6 @@ make_root() { # DIR
 }
 make_root "$tmp/root-high" && make_root "$tmp/root-low" || { echo "FAIL: making the roots"; exit 1; }
 
-pod() {
-    podman --root "$tmp/storage" --runroot /run/podman --tmpdir "$tmp/ptmp" --storage-driver vfs \
-        --cgroup-manager cgroupfs --events-backend file "$@"
-}
 # The hard limits of now (podman itself lowers the processes' to 32768).
 nproc=$(awk '/^Max processes/ { print $4 }' /proc/self/limits)
 nofile=$(awk '/^Max open files/ { print $5 }' /proc/self/limits)
@@ -158,6 +171,5 @@ done
 expect "the high container (--device) ran at 10" "priority 10" "$(pod logs high 2>&1 | grep '^priority')"
 expect "the low container (LD_PRELOAD) ran at -10" "priority -10" "$(pod logs low 2>&1 | grep '^priority')"
 [ $fails = 0 ] || { pod logs high; pod logs low; }
-pod rm -f high low >/dev/null 2>&1
 [ $fails = 0 ] && echo "all passed" || echo "$fails FAILED"
 [ $fails = 0 ]

@@ -18,7 +18,8 @@
 #                                  two partitions: batch (the default) and inference
 #   cluster_plugstack PLUGIN LIBRARY WORDS...  rewrites plugstack.conf (read at each job step)
 #   as_user UID COMMAND...         runs COMMAND as user UID (in $tmp, with SLURM_CONF)
-#   cluster_stop                   kills the daemons (the EXIT trap does)
+#   cluster_stop                   kills the daemons and every other process of the namespace
+#                                  (the EXIT trap does)
 #   cluster_logs                   prints the daemons' logs (on failure)
 USER_A=4241
 USER_B=4242
@@ -55,6 +56,12 @@ cluster_pids=
 cluster_stop() {
     for _cs_pid in $cluster_pids; do kill -9 "$_cs_pid" 2>/dev/null; done
     cluster_pids=
+    # The namespace's first process (this script, in it): every other process of the namespace
+    # too (slurmstepd, the jobs), so that none writes in $tmp while it is removed.
+    if [ "$$" = 1 ]; then
+        kill -9 -1 2>/dev/null
+        sleep 0.2
+    fi
 }
 
 cluster_logs() {
