@@ -10,10 +10,13 @@ set -eu
 # lintian, man-db and pkg-config build and check the Debian package and the installed files;
 # clang-format checks the sources' format (the test `format`); mmdebstrap makes the roots with
 # the real HIP 6.4 and 7.2 runtimes that scripts/test-rocm.sh tests against, and mount mounts
-# /proc and /dev in them.
+# /proc and /dev in them. The cluster tests (docs/clusters.md): libslurm-dev has the headers the
+# Slurm plugin is built against; slurm-wlm (slurmctld, slurmd, the clients) and munge run the
+# one-node cluster that tests/slurm starts; podman runs the containers of podman.cdi (rootful,
+# with crun); python3-yaml reads the CDI spec and the Kubernetes manifests.
 pkgs="cmake make gcc clang binutils libamdhip64-dev libamdhip64-5
       python3 python3-venv libpython3.11 python3-prometheus-client dpkg-dev lintian man-db pkg-config
-      clang-format mmdebstrap mount"
+      clang-format mmdebstrap mount libslurm-dev slurm-wlm munge podman crun python3-yaml"
 missing=""
 for p in $pkgs; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing="$missing $p"

@@ -47,6 +47,7 @@ mkdir -p "$build"
 "$cmake" -S "$src" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_INSTALL_PREFIX=/usr \
     -DGPUPRIO_TESTS=OFF -DGPUPRIO_SANITIZE= "-DCMAKE_C_FLAGS=$cflags" \
     "-DCMAKE_SHARED_LINKER_FLAGS=$ldflags" "-DCMAKE_EXE_LINKER_FLAGS=$ldflags" \
+    "-DCMAKE_MODULE_LINKER_FLAGS=$ldflags" \
     "$@" >"$build/package-configure.log" 2>&1 || {
     cat "$build/package-configure.log" >&2
     echo "package.sh: configuring $build failed" >&2

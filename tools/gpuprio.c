@@ -27,6 +27,8 @@ static const char usage[] =
     "                 every queue's state and counters for Prometheus (node_exporter's textfile)\n"
     "  doctor [--json]\n"
     "                 say what is in effect for this user on this machine, and why\n"
+    "  cdi [--output DIR]\n"
+    "                 write a CDI spec: one container device per priority (podman, Docker...)\n"
     "  help [COMMAND] show this text, or a command's\n"
     "\n"
     "Options:\n"
@@ -43,7 +45,7 @@ struct command {
 
 static const struct command commands[] = {
     {"run", gp_cmd_run},         {"top", gp_cmd_top},       {"set", gp_cmd_set},
-    {"metrics", gp_cmd_metrics}, {"doctor", gp_cmd_doctor},
+    {"metrics", gp_cmd_metrics}, {"doctor", gp_cmd_doctor}, {"cdi", gp_cmd_cdi},
 };
 
 static const struct command *find(const char *name)

@@ -33,6 +33,7 @@ int gp_cmd_top(int argc, char **argv);
 int gp_cmd_set(int argc, char **argv);
 int gp_cmd_metrics(int argc, char **argv);
 int gp_cmd_doctor(int argc, char **argv);
+int gp_cmd_cdi(int argc, char **argv);
 
 /* ---- shim_path.c: the preload libraries ---- */
 

@@ -16,7 +16,8 @@
 #
 #   deb.sh CMAKE SOURCE_DIR BUILD_DIR VERSION LIBS CC [CMAKE-ARGS...]
 #
-# LIBS: the libraries this configuration builds, "hip", "cuda" or "hip,cuda". BUILD_DIR is the
+# LIBS: the libraries this configuration builds, "hip", "cuda" or "hip,cuda", with ",slurm" where
+# it builds the Slurm plugin (LIBDIR/slurm-wlm/spank_gpuprio.so, then checked as the libraries). BUILD_DIR is the
 # package's build tree, kept between runs so that a second run only rebuilds what changed.
 # CMAKE-ARGS go to package.sh's configure step. Exits 77 (skipped) without dpkg-deb or
 # dpkg-shlibdeps.
@@ -108,6 +109,9 @@ done
 for f in $want; do
     check "in the package: $f" grep -qx "$f" "$tmp/contents"
 done
+has slurm && want="$want /usr/lib/$ma/slurm-wlm/spank_gpuprio.so"
+has slurm || check "not in the package: the Slurm plugin (not built)" \
+    sh -c "! grep -q spank_gpuprio '$tmp/contents'"
 for l in hip cuda; do
     has $l && continue
     check "not in the package: libgpuprio-$l.so (not built)" \
@@ -119,7 +123,9 @@ root=$tmp/root
 dpkg-deb -x "$deb" "$root"
 check "/run/gpuprio made at boot: root's, sticky, open to all (configuration.md)" \
     grep -qx 'd /run/gpuprio 1777 root root -' "$root/usr/lib/tmpfiles.d/gpuprio.conf"
-for f in "$root/usr/bin/gpuprio" "$root/usr/lib/$ma"/libgpuprio-*.so; do
+elves="$root/usr/bin/gpuprio $(echo "$root/usr/lib/$ma"/libgpuprio-*.so)"
+has slurm && elves="$elves $root/usr/lib/$ma/slurm-wlm/spank_gpuprio.so"
+for f in $elves; do
     n=${f#"$root"}
     if readelf -S "$f" | grep -q -e '\.symtab' -e '\.debug_'; then
         echo "FAIL: $n is not stripped"; fails=$((fails + 1))
@@ -129,7 +135,7 @@ for f in "$root/usr/bin/gpuprio" "$root/usr/lib/$ma"/libgpuprio-*.so; do
 done
 # Built with Debian's hardening flags (package.sh): read-only relocations, binding at load time,
 # fortified functions.
-for f in "$root/usr/bin/gpuprio" "$root/usr/lib/$ma"/libgpuprio-*.so; do
+for f in $elves; do
     n=${f#"$root"}
     check "$n: RELRO" sh -c "readelf -lW '$f' | grep -q GNU_RELRO"
     check "$n: BIND_NOW" sh -c "readelf -dW '$f' | grep -q BIND_NOW"
