@@ -197,24 +197,34 @@ bool gp_board_device_is(const struct gp_board_file *f, const char *device)
 
 /* ---- who owns a slot ---- */
 
-/* A process's state letter and start time from /proc/PID/stat (pid 0: the calling process's,
- * /proc/self, which is right even where /proc is another pid namespace's); 0, or -errno
- * (-ENOENT: gone). */
-static int proc_stat(uint32_t pid, char *state, uint64_t *start)
+/* Reads the start of /proc file `name` of pid (0: /proc/self, which is right even where /proc is
+ * another pid namespace's) into buf, terminated; 0, or -errno (-ENOENT: gone). */
+static int read_proc(uint32_t pid, const char *name, char *buf, size_t size)
 {
-    char path[64], buf[1024];
+    char path[64];
     if (pid)
-        snprintf(path, sizeof path, "/proc/%u/stat", pid);
+        snprintf(path, sizeof path, "/proc/%u/%s", pid, name);
     else
-        snprintf(path, sizeof path, "/proc/self/stat");
+        snprintf(path, sizeof path, "/proc/self/%s", name);
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return -errno;
-    ssize_t n = read(fd, buf, sizeof buf - 1);
+    ssize_t n = read(fd, buf, size - 1);
     close(fd);
     if (n <= 0)
         return -EIO;
     buf[n] = '\0';
+    return 0;
+}
+
+/* A process's state letter and start time from /proc/PID/stat (pid 0: the calling process's);
+ * 0, or -errno (-ENOENT: gone). */
+static int proc_stat(uint32_t pid, char *state, uint64_t *start)
+{
+    char buf[1024];
+    int rc = read_proc(pid, "stat", buf, sizeof buf);
+    if (rc != 0)
+        return rc;
     /* The command name may hold anything, parentheses and spaces included: skip to its end. */
     char *p = strrchr(buf, ')');
     if (!p || sscanf(p + 1, " %c", state) != 1)
@@ -344,16 +354,10 @@ bool gp_board_owner_alive(const struct gp_board *b, const struct gp_board_slot *
 /* Whether /proc says pid runs with real or effective uid (0: yes, 1: no, -errno: cannot tell). */
 static int pid_runs_as(uint32_t pid, uid_t uid)
 {
-    char path[64], buf[4096];
-    snprintf(path, sizeof path, "/proc/%u/status", pid);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return -errno;
-    ssize_t n = read(fd, buf, sizeof buf - 1);
-    close(fd);
-    if (n <= 0)
-        return -EIO;
-    buf[n] = '\0';
+    char buf[4096];
+    int rc = pid ? read_proc(pid, "status", buf, sizeof buf) : -ENOENT; /* not /proc/self */
+    if (rc != 0)
+        return rc;
     const char *line = strstr(buf, "\nUid:");
     unsigned real, effective;
     if (!line || sscanf(line, "\nUid: %u %u", &real, &effective) != 2)
