@@ -68,6 +68,11 @@ typedef uint64_t (*hipsimKernelFn)(hipsimLaunch *launch);
 const void *hipsimRegisterKernel(const char *name, hipsimKernelFn fn, int nargs,
                                  const size_t *arg_sizes);
 
+/* Calls fn(arg) once, on the launching thread, when the next kernel launch reaches the runtime
+ * and before the runtime takes it: what fn has another thread do (begin a capture, say) happens
+ * between gpuprio's admission of that launch and the launch itself. */
+void hipsimBeforeNextLaunch(void (*fn)(void *arg), void *arg);
+
 /* A stable id for a stream handle as seen from the calling thread (0 on a bad handle). */
 uint64_t hipsimStreamId(hipStream_t stream);
 

@@ -192,8 +192,24 @@ static hipError_t copy_args(struct sim_cmd *c, const struct sim_kernel *k,
     return hipSuccess;
 }
 
+/* hipsimBeforeNextLaunch's hook, taken by the first launch after it is set. */
+static struct before_launch {
+    void (*fn)(void *);
+    void *arg;
+} * _Atomic before_next_launch;
+
+void hipsimBeforeNextLaunch(void (*fn)(void *), void *arg)
+{
+    static struct before_launch hook;
+    hook = (struct before_launch){fn, arg};
+    atomic_store(&before_next_launch, fn ? &hook : NULL);
+}
+
 static hipError_t launch(const struct launch_args *a)
 {
+    struct before_launch *hook = atomic_exchange(&before_next_launch, NULL);
+    if (hook)
+        hook->fn(hook->arg);
     sim_init();
     const struct sim_kernel *k = kernel_lookup(a->function);
     if (!k)

@@ -33,9 +33,11 @@
  *       stream from a thread, which then exits), alive (the same, the thread kept alive)
  *   board_worker TAG refuse HOW KERNEL_US
  *       queues one kernel of KERNEL_US and waits until the device started it, then launches on
- *       the same stream a kernel that the
- *       runtime refuses (an empty block: hipErrorInvalidConfiguration), and retires the stream as
- *       HOW says: exit (the null stream of a thread, which then exits), destroy (a second stream,
+ *       the same stream a kernel that the runtime refuses (an empty block:
+ *       hipErrorInvalidConfiguration), or, where HOW begins with "capture-", a 1-us kernel during
+ *       whose launch another thread begins a capture (on a stream of its own, ended after the
+ *       launch returned: hipsimBeforeNextLaunch); then retires the stream as the rest of HOW
+ *       says: exit (the null stream of a thread, which then exits), destroy (a second stream,
  *       destroyed); says "retired" and waits for a line; then synchronizes the device and says
  *       "synchronized"
  *   board_worker TAG exit KERNELS KERNEL_US
@@ -210,6 +212,65 @@ static void launch_refused(const void *kernel, hipStream_t s)
     EXPECT(hipGetLastError() == hipErrorInvalidConfiguration);
 }
 
+/* The capture that another thread begins during a launch (refuse capture-HOW): step 1 when it
+ * has begun, 2 when it may end. */
+static struct {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int step;
+    pthread_t thread;
+} capturer = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0};
+
+static void capturer_step(int step, bool wait)
+{
+    pthread_mutex_lock(&capturer.mu);
+    if (wait) {
+        while (capturer.step < step)
+            pthread_cond_wait(&capturer.cv, &capturer.mu);
+    } else {
+        capturer.step = step;
+        pthread_cond_broadcast(&capturer.cv);
+    }
+    pthread_mutex_unlock(&capturer.mu);
+}
+
+static void *capture_elsewhere(void *unused)
+{
+    (void)unused;
+    hipStream_t s;
+    hipGraph_t g;
+    MUST(hipStreamCreateWithFlags(&s, hipStreamNonBlocking));
+    MUST(hipStreamBeginCapture(s, hipStreamCaptureModeRelaxed));
+    capturer_step(1, false);
+    capturer_step(2, true);
+    MUST(hipStreamEndCapture(s, &g));
+    MUST(hipGraphDestroy(g));
+    MUST(hipStreamDestroy(s));
+    return NULL;
+}
+
+static void begin_capture_elsewhere(void *unused)
+{
+    (void)unused;
+    if (pthread_create(&capturer.thread, NULL, capture_elsewhere, NULL) != 0)
+        exit(2);
+    capturer_step(1, true);
+}
+
+/* A launch that a capture begun on another thread meets at the runtime, after gpuprio admitted
+ * it (so a gate may stand before it): the launch is not captured, but gpuprio follows no marker
+ * while a capture is in progress. */
+static void launch_during_capture(const void *kernel, hipStream_t s)
+{
+    hipsimBeforeNextLaunch(begin_capture_elsewhere, NULL);
+    MUST(busy_launch(kernel, 1000, 0, s));
+    capturer_step(2, false);
+    pthread_join(capturer.thread, NULL);
+}
+
+/* What refuse puts behind its kernel: a refused launch, or one during a capture. */
+static void (*launch_behind)(const void *kernel, hipStream_t s) = launch_refused;
+
 /* refuse's kernel: busy, and says when the device started it. */
 static atomic_bool announced_started;
 static uint64_t announced_kernel(hipsimLaunch *l)
@@ -235,13 +296,17 @@ static void *refuse_on_null_stream(void *arg)
 {
     struct null_stream_work *w = arg;
     launch_started(w->kernel, w->ns, w->tag, NULL);
-    launch_refused(w->kernel, NULL);
+    launch_behind(w->kernel, NULL);
     return NULL;
 }
 
 static void refuse(const char *how, const void *kernel, uint64_t ns, uint64_t tag)
 {
     char line[16];
+    if (!strncmp(how, "capture-", 8)) {
+        launch_behind = launch_during_capture;
+        how += 8;
+    }
     if (!strcmp(how, "exit")) {
         struct null_stream_work w = {.kernel = kernel, .kernels = 1, .ns = ns, .tag = tag};
         pthread_t t;
@@ -252,7 +317,7 @@ static void refuse(const char *how, const void *kernel, uint64_t ns, uint64_t ta
         hipStream_t d;
         MUST(hipStreamCreate(&d));
         launch_started(kernel, ns, tag, d);
-        launch_refused(kernel, d);
+        launch_behind(kernel, d);
         MUST(hipStreamDestroy(d));
     }
     say("retired");
