@@ -6,7 +6,9 @@
 # meanwhile at GPUPRIO_PRIORITY=high, its two streams joined on the board and idle, as an
 # inference server between requests: the low process's queues are then held by gates on the
 # device. The test's other settings (GPUPRIO_GEMM_SLICE_US, FAKE_CUBLASLT_*) come from the
-# environment. The status is the program's (1 if the client failed); its output is printed.
+# environment. The status is the program's (1 if the client failed, or if GEMM_SAYS is set and
+# no line of its stderr is exactly that: what gpuprio says of its counts at exit); its output is
+# printed.
 set -u
 lib=$1 program=$2 client=$3
 shift 3
@@ -39,8 +41,13 @@ if [ "${GEMM_HIGH:-0}" = 1 ]; then
         exit 1
     fi
 fi
-env LD_PRELOAD="$lib" GPUPRIO_PRIORITY=low GPUPRIO_LOG=debug "$program" "$@"
+env LD_PRELOAD="$lib" GPUPRIO_PRIORITY=low GPUPRIO_LOG=debug "$program" "$@" 2>"$tmp/err"
 rc=$?
+cat "$tmp/err" >&2
+if [ -n "${GEMM_SAYS:-}" ] && ! grep -qxF "$GEMM_SAYS" "$tmp/err"; then
+    echo "FAIL: gpuprio did not say: $GEMM_SAYS"
+    rc=1
+fi
 if [ -n "$pid" ]; then
     echo go >"$tmp/fifo" &
     writer=$!

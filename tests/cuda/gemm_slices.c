@@ -138,6 +138,24 @@ static void make(struct gemm *g, uint64_t m, uint64_t n, uint64_t k, bool ta, bo
                                               sizeof tile));
 }
 
+static void drop(struct gemm *g, float *ref)
+{
+    MUST(cublasLtMatrixLayoutDestroy(g->la));
+    MUST(cublasLtMatrixLayoutDestroy(g->lb));
+    MUST(cublasLtMatrixLayoutDestroy(g->lc));
+    MUST(cublasLtMatrixLayoutDestroy(g->ld));
+    MUST(cublasLtMatmulDescDestroy(g->desc));
+    MUST(cublasLtDestroy(g->handle));
+    if (!g->in_place)
+        free(g->C);
+    free(g->A);
+    free(g->B);
+    free(g->D);
+    free(g->D0);
+    free(g->bias);
+    free(ref);
+}
+
 /* D back to its first contents (C's too, when C is D). */
 static void reset_d(struct gemm *g)
 {
@@ -244,6 +262,7 @@ static void case_n(const char *expect)
         expect_whole(&g, ref);
         EXPECT((fake_cublaslt_checks() > 0) == !strcmp(expect, "checked_whole"));
     }
+    drop(&g, ref);
 }
 
 static void case_m_bias(void)
@@ -259,6 +278,7 @@ static void case_m_bias(void)
     MUST(cublasLtMatmulDescGetAttribute(g.desc, CUDAHAL_LT_DESC_BIAS_POINTER, &bias, sizeof bias,
                                         &written));
     EXPECT(bias == g.bias);
+    drop(&g, ref);
 }
 
 /* ---- forms that do not slice exactly: each on or off ---- */
@@ -373,6 +393,7 @@ static void case_refused(void)
         forms[i].set(&g, false);
     }
     expect_sliced(&g, ref, true, 4);
+    drop(&g, ref);
 }
 
 static void case_capture(void)
@@ -388,6 +409,7 @@ static void case_capture(void)
     expect_whole(&g, ref);
     MUST(cuStreamEndCapture(cap, &graph));
     expect_sliced(&g, ref, true, 4);
+    drop(&g, ref);
 }
 
 static void case_fail(bool in_slice)
@@ -405,6 +427,7 @@ static void case_fail(bool in_slice)
         EXPECT(as_called(0, &g, low));
     const struct fake_lt_call *last = fake_cublaslt_call(fake_cublaslt_calls() - 1);
     EXPECT(last && last->status == EXECUTION_FAILED);
+    drop(&g, ref);
 }
 
 int main(int argc, char **argv)

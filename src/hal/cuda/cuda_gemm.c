@@ -17,6 +17,7 @@
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <stdio.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <string.h>
@@ -88,6 +89,21 @@ void cudahal_gemm_counts(struct cudahal_gemm_counts *out)
     out->slices = atomic_load(&slices_issued);
     for (int i = 0; i < GEMM_WHOLE_COUNT; i++)
         out->whole[i] = atomic_load(&whole_calls[i]);
+}
+
+void cudahal_gemm_say_counts(void)
+{
+    struct cudahal_gemm_counts n;
+    cudahal_gemm_counts(&n);
+    char whole[512] = "";
+    size_t used = 0;
+    for (int i = 0; i < GEMM_WHOLE_COUNT && used < sizeof whole; i++)
+        if (n.whole[i])
+            used += (size_t)snprintf(whole + used, sizeof whole - used, "; %llu left whole: %s",
+                                     (unsigned long long)n.whole[i], gemm_plan_reason(i));
+    if (n.sliced || used)
+        gp_log(GP_LOG_INFO, "cublasLtMatmul: %llu sliced (%llu slices)%s",
+               (unsigned long long)n.sliced, (unsigned long long)n.slices, whole);
 }
 
 /* ---- the call's shape ---- */
@@ -366,7 +382,6 @@ static void key_of(const struct cudahal_gemm_call *c, const struct shape *s,
     key->compute = s->compute;
     key->transa = s->transa;
     key->transb = s->transb;
-    key->epilogue = s->epilogue;
     key->algo = *c->algo;
 }
 

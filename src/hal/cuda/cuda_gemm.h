@@ -61,7 +61,8 @@ cudahal_lt_status cudahal_gemm_matmul(cudahal_pfn_cublasLtMatmul real,
                                       const struct cudahal_gemm_call *c,
                                       const struct cudahal_gemm_when *w);
 
-/* The counts so far. */
+/* The counts so far; and said in one line at GPUPRIO_LOG=info (nothing when all are 0). */
 void cudahal_gemm_counts(struct cudahal_gemm_counts *out);
+void cudahal_gemm_say_counts(void);
 
 #endif /* GPUPRIO_CUDA_GEMM_H */

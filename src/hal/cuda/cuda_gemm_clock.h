@@ -1,6 +1,6 @@
 /*
  * cuda_gemm_clock.h - the GPU time of whole cublasLtMatmul calls, learned per kind of call (the
- * plan key: dimensions, types, transposes, epilogue and the algorithm's bytes) from a pair of
+ * plan key: dimensions, types, transposes and the algorithm's bytes) from a pair of
  * events recorded around a whole call: at its first call, then every CUDAHAL_GEMM_RETIME-th
  * whole call. The events are read without blocking at a later call of the same key; the
  * shortest time seen is kept, since what can only lengthen a sample (a gate on the stream
@@ -20,7 +20,7 @@ struct cudahal_gemm_key {
     uint64_t m, n, k;
     uint32_t types[4]; /* A, B, C, D */
     int32_t compute, transa, transb;
-    uint32_t epilogue;
+    uint32_t zero; /* no padding: keys are hashed and compared byte by byte */
     cudahal_lt_algo algo;
 };
 

@@ -50,6 +50,12 @@ static cudahal_lt_status slices_cublasLtMatmul(cudahal_pfn_cublasLtMatmul real,
     return cudahal_gemm_matmul(real, c, &w);
 }
 
+/* What slicing did, said once at exit (GPUPRIO_LOG=info). */
+__attribute__((destructor)) static void say_counts(void)
+{
+    cudahal_gemm_say_counts();
+}
+
 #define LT_EXPORT_0(name, params, args)
 #define LT_DECLARE_0(name, params)
 #define LT_DECLARE_1(name, params) GP_EXPORT cudahal_lt_status name params;
