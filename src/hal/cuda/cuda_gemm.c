@@ -16,6 +16,8 @@
 #include "cuda_gemm.h"
 
 #include <dlfcn.h>
+#include <limits.h>
+#include <link.h>
 #include <errno.h>
 #include <stdio.h>
 #include <pthread.h>
@@ -38,17 +40,35 @@ static struct {
 static bool lt_ok;
 static pthread_once_t lt_once = PTHREAD_ONCE_INIT;
 
-/* Where the application's cuBLASLt may be when it is not next in the global scope (loaded
- * RTLD_LOCAL with the library that calls it): the sonames of CUDA 11 to 13. */
-static const char *const lt_sonames[] = {"libcublasLt.so.13", "libcublasLt.so.12",
-                                         "libcublasLt.so.11"};
+/* dl_iterate_phdr's callback: the path of the first loaded file named libcublasLt.so*, whatever
+ * its version (opened after the walk, outside the loader's lock). */
+static int find_lt_file(struct dl_phdr_info *info, size_t size, void *out)
+{
+    (void)size;
+    const char *base = info->dlpi_name ? strrchr(info->dlpi_name, '/') : NULL;
+    base = base ? base + 1 : info->dlpi_name;
+    if (!base || strncmp(base, "libcublasLt.so", strlen("libcublasLt.so")))
+        return 0;
+    snprintf(out, PATH_MAX, "%s", info->dlpi_name);
+    return 1;
+}
 
-/* The application's cublasLtMatmul, never the shim's own export (RTLD_NEXT is after the shim). */
+/* The application's cublasLtMatmul, never the shim's own export (RTLD_NEXT is after the shim):
+ * next in the global scope, else the one of a cuBLASLt loaded RTLD_LOCAL with the library that
+ * calls it (whose calls find the shim's export first all the same). */
 static void *find_matmul(void)
 {
     void *fn = gp_dlsym(RTLD_NEXT, "cublasLtMatmul");
-    for (size_t i = 0; !fn && i < sizeof lt_sonames / sizeof *lt_sonames; i++)
-        fn = gp_elf_default_sym(lt_sonames[i], "cublasLtMatmul");
+    char path[PATH_MAX] = "";
+    if (!fn && dl_iterate_phdr(find_lt_file, path)) {
+        void *lib = dlopen(path, RTLD_LAZY | RTLD_NOLOAD);
+        fn = lib ? gp_dlsym(lib, "cublasLtMatmul") : NULL;
+        if (lib)
+            dlclose(lib); /* NOLOAD took a reference to a library the application keeps */
+    }
+    if (!fn)
+        gp_log(GP_LOG_WARN, "cublasLtMatmul was called, but no cuBLASLt is loaded: the call "
+                            "fails with CUBLAS_STATUS_NOT_INITIALIZED");
     return fn;
 }
 
