@@ -32,7 +32,7 @@
 #include <time.h>
 
 #include "board.h"
-#include "gp_conf.h"
+#include "gp_conf_file.h"
 #include "gp_priority.h"
 #include "tool.h"
 
@@ -166,7 +166,7 @@ static int ask_board(struct gp_board *taken, void *arg)
 }
 
 /* The priority the owners of b's processes take when asked for priority: the cap of b's user
- * where the configuration file sets one below it (gp_conf.h), with *line where (if line). */
+ * where the configuration file sets one below it (gp_conf_file.h), with *line where (if line). */
 static int effective(int priority, const struct gp_board *b, unsigned *line)
 {
     int cap;

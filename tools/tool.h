@@ -75,7 +75,7 @@ struct gp_queue_row {
     struct gp_slot_id id;
     uint64_t stream, thread;
     int32_t priority; /* as other users take it: at most the cap of its user */
-    bool capped;      /* the configuration file caps its user (gp_conf.h), at cap */
+    bool capped;      /* the configuration file caps its user (gp_conf_file.h), at cap */
     int cap;
     bool active;
     uint64_t gate;
@@ -170,7 +170,7 @@ const char *gp_user_name(struct gp_users *u, uint32_t uid);
 void gp_users_free(struct gp_users *u);
 
 /* The uid whose boards the tool looks at: the caller's, or every user's ((uid_t)-1) as root, and
- * (unless it is to write them) on the shared board directory (gp_conf.h). */
+ * (unless it is to write them) on the shared board directory (gp_conf_file.h). */
 uid_t gp_tool_board_uid(bool to_write);
 
 /* ---- top_format.c: printing rows ---- */

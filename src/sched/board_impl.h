@@ -28,7 +28,7 @@
 #include <unistd.h>
 
 #include "gp_clock.h"
-#include "gp_conf.h"
+#include "gp_conf_file.h"
 #include "gp_lockrank.h"
 #include "gp_options.h"
 

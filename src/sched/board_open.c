@@ -21,11 +21,11 @@ static int open_board_file(const char *path, int flags)
     return open(path, flags | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
 }
 
-/* Whether path names a file in the administrator's shared board directory (gp_conf.h), whichever
- * users the file admits: for the library of an admitted user, every board it opens; for root's
- * tools, which read it though root is not admitted (docs/cli.md), those they list there. Boards
- * there are readable by every user (mode 0644). The directory is compared by identity, however
- * either path spells it. */
+/* Whether path names a file in the administrator's shared board directory (gp_conf_file.h),
+ * whichever users the file admits: for the library of an admitted user, every board it opens; for
+ * root's tools, which read it though root is not admitted (docs/cli.md), those they list there.
+ * Boards there are readable by every user (mode 0644). The directory is compared by identity,
+ * however either path spells it. */
 static bool in_shared_dir(const char *path)
 {
     if (gp_board_shared())

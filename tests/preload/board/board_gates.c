@@ -457,7 +457,7 @@ void stopped_owner(void)
 }
 
 /*
- * Sparse markers (admission.h): a gated low-priority process of short kernels, below an idle
+ * Sparse markers (xq_admission.h): a gated low-priority process of short kernels, below an idle
  * high-priority one, records a marker per gate's batch, not per command, and still sees every
  * command reached once it drains (the last ones through its stream's idleness); at Level 1 every
  * command has its marker. A process that destroys a stream with its short kernels still queued

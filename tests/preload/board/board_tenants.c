@@ -1,6 +1,6 @@
 /*
  * board_tenants.c - users scheduling together on the shared board directory, and the
- * administrator's file that admits and caps them (gp_conf.h). Workers run as other uids, so as
+ * administrator's file that admits and caps them (gp_conf_file.h). Workers run as other uids, so as
  * root (skipped, 77, otherwise). ctest: tenant.two, tenant.two_disk, tenant.cap, tenant.alter,
  * tenant.admit, tenant.bad-conf, tenant.relist, tenant.root_view.
  */

@@ -1,6 +1,6 @@
 /*
  * board_watchdog.c - the admission watchdog counts only what holds a thread, nothing else
- * (admission.h). ctest: board.watchdog_neighbour, board.watchdog_higher_neighbour,
+ * (xq_admission.h). ctest: board.watchdog_neighbour, board.watchdog_higher_neighbour,
  * board.watchdog_suspended_neighbour(_share), tenant.watchdog_neighbour, tenant.held.
  *
  * The watchdog test's program (BOARD_TEST_WATCHDOG) is let through after the watchdog next to a

@@ -1,5 +1,5 @@
 /*
- * admission.c - see admission.h.
+ * xq_admission.c - see xq_admission.h.
  *
  * The launch path takes no lock when the queue may submit: one compare-and-swap on the gate
  * reserves a window slot, and the queue is normally already active. Everything that changes
@@ -17,7 +17,7 @@
  * other. Every change of `active` is followed by a decision under the lock, and a decision
  * reads the flags as they are then, so the last one decided on the state that holds.
  */
-#include "admission.h"
+#include "xq_admission.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -25,13 +25,13 @@
 #include <sys/resource.h>
 #include <time.h>
 
-#include "cost.h"
+#include "xc_cost.h"
 #include "devgate.h"
 #include "gp_clock.h"
 #include "gp_grow.h"
 #include "gp_lockrank.h"
 #include "gp_log.h"
-#include "watcher.h"
+#include "xq_watcher.h"
 
 /* A command whose cost nothing predicts yet, in a queue with no history, is taken to cost this
  * share of the budget: until something is learned, the budget admits 4 at a time. */
@@ -647,7 +647,7 @@ void xq_submitted(struct xq_ticket *t, bool ok)
         report_if_slow(t, returned);
 }
 
-/* Sparse markers (the top of admission.h): whether t's command needs a marker of its own. One
+/* Sparse markers (the top of xq_admission.h): whether t's command needs a marker of its own. One
  * predicted to take a quarter of the gate bound or more gets one anyway: the host cost of a
  * marker matters only next to short commands, and a long one's cost is then learned alone. */
 static bool needs_marker(const struct xqueue *q, const struct xq_ticket *t)
@@ -949,7 +949,7 @@ void xq_stream_closed(struct xqueue *q, bool destroyed)
     gp_mutex_unlock(&query_mu, GP_RANK_STREAM_QUERY);
 }
 
-/* For the watcher (watcher.h). While its destroy is under way a stream is neither queried nor
+/* For the watcher (xq_watcher.h). While its destroy is under way a stream is neither queried nor
  * taken for idle: the destroy may fail, and the stream then runs on with its commands. */
 static int stream_idle(struct xqueue *q)
 {
