@@ -27,6 +27,10 @@
 #define GP_EXIT_CANNOT_EXEC 126
 #define GP_EXIT_NOT_FOUND 127
 
+/* What a subcommand's parse() returns besides an exit status (GP_EXIT_USAGE): go on, or stop
+ * with status 0 because --help was printed. Neither is an exit status. */
+enum gp_parsed { GP_PARSED_GO = 0, GP_PARSED_HELP = -1 };
+
 /* Subcommands: argv[0] is the subcommand's name. They return the exit status. */
 int gp_cmd_run(int argc, char **argv);
 int gp_cmd_top(int argc, char **argv);

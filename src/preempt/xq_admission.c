@@ -71,6 +71,8 @@ static void init_cv(void)
     pthread_condattr_destroy(&attr);
 }
 
+/* ---- configuration and the scheduler's hooks ---- */
+
 static void no_hook(int device)
 {
     (void)device;
@@ -171,6 +173,8 @@ void xq_wake_waiters(void)
     pthread_cond_broadcast(&sched_cv);
     xq_sched_unlock();
 }
+
+/* ---- the budget: what may be admitted ---- */
 
 /* The GPU time a command of q with cost_key is expected to take (never 0). */
 static uint64_t predict_cost(struct xqueue *q, uint64_t cost_key)
@@ -299,6 +303,8 @@ void xq_gate_failed(struct xqueue *q)
                (unsigned long long)q->key.handle);
 }
 
+/* ---- active and idle queues ---- */
+
 /* Marks q active; true when it was idle (counted here). */
 static bool mark_active(struct xqueue *q)
 {
@@ -365,6 +371,8 @@ static uint64_t own_completed(const struct xqueue *q)
  * the reason it began with: give or take a step at each change.
  */
 #define WATCH_STEPS 8
+/* ---- the watchdog ---- */
+
 struct watchdog {
     enum hold why;    /* at the last look */
     uint64_t last_ns; /* the last look */
@@ -450,6 +458,8 @@ static void watchdog_warning(const struct xqueue *q, enum hold why, uint64_t wai
                waited_ns / ms, handle, (unsigned)XQ_GATE_IN_FLIGHT(atomic_load(&xq_st(q)->gate)),
                still_ns / ms);
 }
+
+/* ---- admission ---- */
 
 static void wait_for_admission(struct xqueue *q, struct xq_ticket *t)
 {
@@ -574,6 +584,8 @@ void xq_admit(struct xqueue *q, struct xq_ticket *t, unsigned entry, uint64_t wh
     wait_for_admission(q, t);
     admitted(t);
 }
+
+/* ---- submission: markers and gates ---- */
 
 /* Gives back n slots of q, of commands predicted to cost cost_ns; without any lock held. */
 static void free_slots(struct xqueue *q, unsigned n, uint64_t cost_ns, uint64_t now)
@@ -766,6 +778,8 @@ static void completed(struct xqueue *q, unsigned n, uint64_t cost_ns)
     xq_wake_waiters();
 }
 
+/* ---- completions and idle queues ---- */
+
 struct expire_scan {
     uint64_t now, next;
     bool changed;
@@ -873,6 +887,8 @@ static uint64_t expire_idle(uint64_t now)
     return scan.next;
 }
 
+/* ---- decisions, draining, capture, streams closing ---- */
+
 uint64_t xq_state_set_decision(struct xq_state *st, uint64_t decision)
 {
     uint64_t old = atomic_load(&st->gate) & XQ_GATE_DECISION;
@@ -974,6 +990,8 @@ uint64_t xq_capture_epoch(void)
 {
     return atomic_load(&capture_epoch);
 }
+
+/* ---- shutdown and the forked child ---- */
 
 void xq_shutdown(void)
 {
