@@ -16,7 +16,7 @@
 
 #include "gp_clock.h"
 #include "gp_config.h"
-#include "gp_conf.h"
+#include "gp_conf_file.h"
 #include "gp_log.h"
 #include "gp_options.h"
 #include "gp_thread.h"
@@ -51,7 +51,7 @@ static _Thread_local int creating_index = -1;
  * priorities (sched_highest_priority); at least normal. */
 static _Atomic int highest_given = GPUPRIO_PRIORITY_NORMAL;
 
-/* The highest priority the administrator lets this process's user use (gp_conf.h), if any. */
+/* The highest priority the administrator lets this process's user use (gp_conf_file.h), if any. */
 static bool has_cap;
 static int user_cap;
 static unsigned cap_line;

@@ -1,8 +1,8 @@
 /*
- * cost.h - what a command costs in GPU time, learned from when its completion marker is reached.
+ * xc_cost.h - what a command costs in GPU time, learned from when its completion marker is reached.
  *
  * A throttled queue may keep only so much work in flight, because everything in flight can start
- * ahead of a higher-priority command that arrives (admission.h). Counting commands bounds that
+ * ahead of a higher-priority command that arrives (xq_admission.h). Counting commands bounds that
  * wait badly: one training step's backward convolution outlasts a hundred element-wise kernels.
  * So admission also keeps the in-flight work's GPU time within a budget, and this module
  * predicts that time per command.

@@ -1,5 +1,5 @@
 /*
- * watcher.h - the one thread per process that follows completion markers (watcher.c).
+ * xq_watcher.h - the one thread per process that follows completion markers (xq_watcher.c).
  *
  * Admission hands it queues that have markers outstanding (xq_watch); it queries each queue's
  * oldest marker, and tells admission what was reached and when a queue's grace window may have
@@ -25,7 +25,7 @@ struct xq_watcher_ops {
     bool (*capturing)(void);
     uint64_t (*capture_epoch)(void);
     /* xq_marker_ops's stream_idle for q, or 1 once its stream is being destroyed; 0 while a
-     * capture is in progress (admission.h, "Sparse markers"). */
+     * capture is in progress (xq_admission.h, "Sparse markers"). */
     int (*stream_idle)(struct xqueue *q);
     /* Registered with atexit when the thread starts, after the runtime's own exit handlers, so
      * it runs before them: ends admission and stops this thread while the runtime is whole. */

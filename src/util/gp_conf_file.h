@@ -1,5 +1,5 @@
 /*
- * gp_conf.h - the administrator's configuration file, /etc/gpuprio.conf (GPUPRIO_CONFIG names
+ * gp_conf_file.h - the administrator's configuration file, /etc/gpuprio.conf (GPUPRIO_CONFIG names
  * another for tests): scheduling across users (a shared board directory, the users admitted to
  * it) and the highest priority each user or group may use (docs/configuration.md, "Users sharing
  * a GPU"; the trust model is docs/board.md's, "Users sharing a GPU").
