@@ -49,8 +49,8 @@
  * queue owes one and is not released until a later marker pays (docs/design.md, "A queue's gate,
  * from creation to exit").
  */
-#ifndef GPUPRIO_ADMISSION_H
-#define GPUPRIO_ADMISSION_H
+#ifndef GPUPRIO_XQ_ADMISSION_H
+#define GPUPRIO_XQ_ADMISSION_H
 
 #include <limits.h>
 #include <stdbool.h>
@@ -184,4 +184,4 @@ void xq_shutdown(void);
 /* In the child of fork: forget the parent's threads, locks and markers. */
 void xq_admission_reset(void);
 
-#endif /* GPUPRIO_ADMISSION_H */
+#endif /* GPUPRIO_XQ_ADMISSION_H */

@@ -6,8 +6,8 @@
  * ended, through the calls admission gives it (struct xq_watcher_ops): it knows nothing of
  * admission itself, so the two modules do not call each other.
  */
-#ifndef GPUPRIO_WATCHER_H
-#define GPUPRIO_WATCHER_H
+#ifndef GPUPRIO_XQ_WATCHER_H
+#define GPUPRIO_XQ_WATCHER_H
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -64,4 +64,4 @@ void xq_watcher_drop(bool (*pick)(const struct xqueue *q, void *arg),
 /* Stops the thread and joins it. */
 void xq_watcher_stop(void);
 
-#endif /* GPUPRIO_WATCHER_H */
+#endif /* GPUPRIO_XQ_WATCHER_H */
