@@ -1,5 +1,5 @@
 #!/bin/sh
-# fuzz.sh: differential fuzzing beyond CI's fixed seeds (docs/testing.md, "Fuzzing").
+# fuzz.sh: differential fuzzing beyond CI's fixed seeds (docs/testing-stages.md, "Fuzzing").
 #
 #   scripts/fuzz.sh N [FIRST_SEED]
 #

@@ -1,5 +1,5 @@
 #!/bin/sh
-# soak.sh: the chaos and fuzz workloads for a given time (docs/testing.md, "Soak"); not in CI.
+# soak.sh: the chaos and fuzz workloads for a given time (docs/testing-stages.md, "Soak"); not in CI.
 #
 #   scripts/soak.sh MINUTES
 #

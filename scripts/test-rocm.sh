@@ -1,5 +1,5 @@
 #!/bin/sh
-# test-rocm.sh: the real-runtime stage (docs/testing.md). gpuprio is built and tested on Debian 12
+# test-rocm.sh: the real-runtime stage (docs/testing-stages.md). gpuprio is built and tested on Debian 12
 # against ROCm 5.2.3; its users run ROCm 6.4 and 7.x. Debian's archive carries those runtimes:
 # sid has HIP 6.4.3, experimental HIP 7.2.4. This makes a root of each with mmdebstrap, from the
 # archive apt on this machine is configured with, and in each (tests/rocm/in-root.sh):

@@ -23,7 +23,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "gp_conf.h"
+#include "gp_conf_file.h"
 #include "gpuprio.h"
 #include "tool.h"
 

@@ -5,9 +5,9 @@
  * and whether created streams get it, MPS (CUDA) and what GPUPRIO_CU_RESERVE reserves there;
  * the board directory and how Level 2's gates work there (on the board's own lines, or
  * mirrored where the runtimes cannot register its files); the administrator's
- * file (gp_conf.c); every GPUPRIO_* setting and where it came from (gp_options.def). Each problem
- * comes with its fix, and the exit status says whether there was any (0: everything asked for is
- * in effect, 1: not), so that scripts and installers can check a machine.
+ * file (gp_conf_file.c); every GPUPRIO_* setting and where it came from (gp_options.def). Each
+ * problem comes with its fix, and the exit status says whether there was any (0: everything asked
+ * for is in effect, 1: not), so that scripts and installers can check a machine.
  *
  * It asks the runtimes what a process would find; it starts no work on a device (CUDA gives its
  * priority range only to a context: the device's primary context is retained for the question,
@@ -26,7 +26,7 @@
 
 #include "board.h"
 #include "gp_bind.h"
-#include "gp_conf.h"
+#include "gp_conf_file.h"
 #include "gp_dl.h"
 #include "gp_options.h"
 #include "gpuprio.h"

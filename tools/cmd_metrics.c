@@ -125,7 +125,7 @@ static int check_dir(const char *dir)
     return 0;
 }
 
-/* 0, -1 after --help, or an exit status. */
+/* GP_PARSED_GO, GP_PARSED_HELP after --help, or an exit status. */
 static int parse(int argc, char **argv, struct metrics_opts *o)
 {
     for (int i = 1; i < argc; i++) {
@@ -134,7 +134,7 @@ static int parse(int argc, char **argv, struct metrics_opts *o)
             o->once = true;
         } else if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
             fputs(help_metrics, stdout);
-            return -1;
+            return GP_PARSED_HELP;
         } else if (is_option(a, "--textfile")) {
             o->dir = option_value(argc, argv, &i, "--textfile");
             if (!o->dir || !*o->dir)
@@ -306,7 +306,9 @@ int gp_cmd_metrics(int argc, char **argv)
 {
     struct metrics_opts o = {0};
     int rc = parse(argc, argv, &o);
+    if (rc == GP_PARSED_HELP)
+        return 0;
     if (rc)
-        return rc < 0 ? 0 : rc;
+        return rc;
     return o.once ? once(&o) : repeat(&o);
 }

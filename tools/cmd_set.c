@@ -32,7 +32,7 @@
 #include <time.h>
 
 #include "board.h"
-#include "gp_conf.h"
+#include "gp_conf_file.h"
 #include "gp_priority.h"
 #include "tool.h"
 
@@ -166,7 +166,7 @@ static int ask_board(struct gp_board *taken, void *arg)
 }
 
 /* The priority the owners of b's processes take when asked for priority: the cap of b's user
- * where the configuration file sets one below it (gp_conf.h), with *line where (if line). */
+ * where the configuration file sets one below it (gp_conf_file.h), with *line where (if line). */
 static int effective(int priority, const struct gp_board *b, unsigned *line)
 {
     int cap;
@@ -235,7 +235,7 @@ static int parse(int argc, char **argv, struct set_req *r)
             options = false;
         else if (options && (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0)) {
             fputs(help_set, stdout);
-            return -1;
+            return GP_PARSED_HELP;
         } else if (options && strcmp(a, "--stream") == 0) {
             if (++i == argc)
                 return usage_error("%s needs a stream handle (gpuprio set --help)", a);
@@ -268,15 +268,17 @@ static int parse(int argc, char **argv, struct set_req *r)
         r->stream_only = true;
         r->stream = h;
     }
-    return 0;
+    return GP_PARSED_GO;
 }
 
 int gp_cmd_set(int argc, char **argv)
 {
     struct set_req req = {0};
     int rc = parse(argc, argv, &req);
+    if (rc == GP_PARSED_HELP)
+        return 0;
     if (rc)
-        return rc < 0 ? 0 : rc;
+        return rc;
     struct set_ctx c = {.req = &req};
     gp_tool_view_init(&c.view, true);
     rc = gp_tool_view_list(&c.view, true, ask_board, &c);

@@ -161,7 +161,7 @@ static int parse(int argc, char **argv, struct top_opts *o)
             o->all = true;
         else if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
             fputs(help_top, stdout);
-            return -1;
+            return GP_PARSED_HELP;
         } else if (strcmp(a, "-d") == 0 || strcmp(a, "--delay") == 0) {
             if (++i == argc)
                 return usage_error("%s needs a number of seconds", a);
@@ -175,7 +175,7 @@ static int parse(int argc, char **argv, struct top_opts *o)
         if (value && !gp_parse_seconds(value, 0.1, 3600, &o->delay))
             return usage_error("'%s' is not a delay; accepted: seconds from 0.1 to 3600", value);
     }
-    return 0;
+    return GP_PARSED_GO;
 }
 
 static void sleep_ns(uint64_t ns)
@@ -310,7 +310,9 @@ int gp_cmd_top(int argc, char **argv)
 {
     struct top_opts o = {0};
     int rc = parse(argc, argv, &o);
+    if (rc == GP_PARSED_HELP)
+        return 0;
     if (rc)
-        return rc < 0 ? 0 : rc;
+        return rc;
     return o.once || o.json ? once(&o) : live(&o);
 }

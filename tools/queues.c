@@ -27,7 +27,7 @@
 
 #include "board.h"
 #include "board_screen.h"
-#include "gp_conf.h"
+#include "gp_conf_file.h"
 #include "gp_grow.h"
 #include "tool.h"
 
@@ -125,7 +125,7 @@ static int read_record(struct gp_sample *s, const struct gp_board *b, unsigned i
     return 0;
 }
 
-/* The cap of a board's user (gp_conf.h), looked up once per board. */
+/* The cap of a board's user (gp_conf_file.h), looked up once per board. */
 struct user_cap {
     bool capped;
     int value;

@@ -27,6 +27,10 @@
 #define GP_EXIT_CANNOT_EXEC 126
 #define GP_EXIT_NOT_FOUND 127
 
+/* What a subcommand's parse() returns besides an exit status (GP_EXIT_USAGE): go on, or stop
+ * with status 0 because --help was printed. Neither is an exit status. */
+enum gp_parsed { GP_PARSED_GO = 0, GP_PARSED_HELP = -1 };
+
 /* Subcommands: argv[0] is the subcommand's name. They return the exit status. */
 int gp_cmd_run(int argc, char **argv);
 int gp_cmd_top(int argc, char **argv);
@@ -75,7 +79,7 @@ struct gp_queue_row {
     struct gp_slot_id id;
     uint64_t stream, thread;
     int32_t priority; /* as other users take it: at most the cap of its user */
-    bool capped;      /* the configuration file caps its user (gp_conf.h), at cap */
+    bool capped;      /* the configuration file caps its user (gp_conf_file.h), at cap */
     int cap;
     bool active;
     uint64_t gate;
@@ -170,7 +174,7 @@ const char *gp_user_name(struct gp_users *u, uint32_t uid);
 void gp_users_free(struct gp_users *u);
 
 /* The uid whose boards the tool looks at: the caller's, or every user's ((uid_t)-1) as root, and
- * (unless it is to write them) on the shared board directory (gp_conf.h). */
+ * (unless it is to write them) on the shared board directory (gp_conf_file.h). */
 uid_t gp_tool_board_uid(bool to_write);
 
 /* ---- top_format.c: printing rows ---- */

@@ -9,6 +9,7 @@
  * control characters, and bytes that are not valid UTF-8 (as \u00XX of the byte, so the output
  * is always valid JSON; a command name has them as U+FFFD already, queues.c).
  */
+#include <errno.h>
 #include <inttypes.h>
 #include <pwd.h>
 #include <stdio.h>
@@ -492,13 +493,13 @@ static int by_pid_then_order(const void *pa, const void *pb)
 
 /* The processes of s, by pid, each with what its rows and records add up to, into ps (room for
  * s->n + s->nrec); how many. Sorted, then summed in one pass: a sample of many processes costs
- * their number times its logarithm, not its square. -1: out of memory. */
+ * their number times its logarithm, not its square. -ENOMEM: out of memory. */
 static long sum_processes(const struct gp_sample *s, struct process_sum *ps)
 {
     size_t total = s->n + s->nrec, n = 0;
     struct process_part *parts = total ? malloc(total * sizeof *parts) : NULL;
     if (total && !parts)
-        return -1;
+        return -ENOMEM;
     for (size_t i = 0; i < s->n; i++)
         parts[i] = (struct process_part){s->rows[i].id.pid, i, s->rows[i].id.comm, NULL};
     for (size_t i = 0; i < s->nrec; i++)
@@ -540,7 +541,7 @@ size_t gp_print_processes(const struct gp_sample *s, size_t width)
 {
     static const char lead[] = "processes:";
     struct process_sum *ps = calloc(s->n + s->nrec + 1, sizeof *ps);
-    long counted = ps ? sum_processes(s, ps) : -1;
+    long counted = ps ? sum_processes(s, ps) : -ENOMEM;
     if (counted < 0) {
         free(ps);
         puts("processes: (out of memory)");

@@ -38,6 +38,8 @@
 # (alone under gpuprio, and next to an idle low-priority process, with gpuprio and without).
 # LOAD=train makes the load a ResNet-50 training step instead of inference, LOAD=ttrain a
 # transformer training step with long kernels (BERT-large's shape, bf16, 32 x 512 tokens),
+# LOAD=lm language-model training with a head over a 50,257-token vocabulary (GPT-2 medium's
+# shape, bf16, 8 x 512 tokens: three GEMMs of 3-4 ms a step),
 # LOAD=idle a process whose stream runs nothing, LOAD=spin a synthetic load of
 # SPIN_US-microsecond kernels (default 200) whose trace breaks the preemption latency down
 # (table.py). The spin load's settings:

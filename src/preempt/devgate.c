@@ -44,17 +44,21 @@ void dg_unpin(struct dg_line *l)
     atomic_compare_exchange_strong(&l->word, &pinned, DG_OPEN);
 }
 
-void dg_mirror(const struct dg_region *r, struct dg_line *l)
+void dg_copy_word(struct dg_line *dst, const struct dg_line *board_line)
 {
-    if (!r->mirror)
-        return;
-    struct dg_line *m = &r->mirror[l - r->base];
+    struct dg_line *l = (struct dg_line *)board_line; /* atomic_load takes no const (C11) */
     uint64_t stored, w = atomic_load(&l->word);
     do {
-        atomic_store(&m->word, w);
+        atomic_store(&dst->word, w);
         stored = w;
         w = atomic_load(&l->word);
     } while (w != stored);
+}
+
+void dg_mirror(const struct dg_region *r, struct dg_line *l)
+{
+    if (r->mirror)
+        dg_copy_word(&r->mirror[l - r->base], l);
 }
 
 void dg_mirror_release(const struct dg_region *r, struct dg_line *l)

@@ -110,6 +110,9 @@ void dg_unpin(struct dg_line *l);
  * a stale value stored by a slower copier is corrected by whichever copier stores last.
  */
 void dg_mirror(const struct dg_region *r, struct dg_line *l);
+/* Copies board_line's word into dst until the two agree (dg_mirror's rule, which gate_copy.c's
+ * copies into other processes' lines follow too); no lock. */
+void dg_copy_word(struct dg_line *dst, const struct dg_line *board_line);
 /* Where r is mirrored, opens r's private copy of l, a line its owner gave back: the board's line
  * is reset open for its next owner, and the copy, which nobody copies into any more, must not
  * stay closed under a gate of the old owner's stream. */

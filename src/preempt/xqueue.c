@@ -12,6 +12,7 @@
  */
 #include "xqueue.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -212,7 +213,7 @@ static int grow(void)
         new_cap *= 2;
     struct slot *n = calloc(new_cap, sizeof *n), *old = table;
     if (!n)
-        return -1;
+        return -ENOMEM;
     table = n;
     cap = new_cap;
     used = 0;

@@ -4,7 +4,7 @@
  * Every stream the application can name has an XQueue: streams from any creator, the null
  * stream of each device, and the per-thread stream of each (thread, device). An XQueue holds
  * what the scheduler needs about its stream: identity, creation flags and priority, the
- * scheduling state (admission.h) and counters. This module knows nothing about HIP or CUDA; the
+ * scheduling state (xq_admission.h) and counters. This module knows nothing about HIP or CUDA; the
  * shims map their handles onto keys.
  *
  * The null stream gets one XQueue per (device, submitting thread). The GPU runs it as one FIFO
@@ -109,13 +109,13 @@ struct xq_state {
 
 /* A command in flight: what to learn its GPU time from when it is reached. Its marker was
  * recorded behind it; NULL: it is reached with the next marked command, or when its stream is
- * found idle (admission.h, "Sparse markers"). */
+ * found idle (xq_admission.h, "Sparse markers"). */
 struct xq_in_flight {
     void *marker;
-    uint64_t cost_key;     /* cost.h; 0 when it costs nothing */
+    uint64_t cost_key;     /* xc_cost.h; 0 when it costs nothing */
     uint64_t submit_ns;    /* when it was handed to the runtime */
     uint32_t cost_ns;      /* charged at admission, in the queue's cost_in_flight_ns */
-    uint32_t predicted_ns; /* predicted at admission (admission.h's xq_ticket), or 0 */
+    uint32_t predicted_ns; /* predicted at admission (xq_admission.h's xq_ticket), or 0 */
     uint32_t suspensions;  /* the queue's suspensions when it was submitted */
 };
 
@@ -168,7 +168,7 @@ struct xqueue {
     pthread_mutex_t mu, submit_mu;
     struct xq_marker_ring markers;
 
-    /* GPU time (cost.h), beside the markers whose lines both threads touch anyway: the predicted
+    /* GPU time (xc_cost.h), beside the markers whose lines both threads touch anyway: the predicted
      * cost of the commands reserved while throttled and not yet seen reached, the queue's mean
      * cost per command (for commands without a learned key), and when the watcher last saw one
      * of its markers reached (watcher only). */

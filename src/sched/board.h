@@ -212,8 +212,8 @@ static inline struct dg_line *gp_board_gate(const struct gp_board *b, const stru
     return &b->f->gates[s - b->f->slots];
 }
 
-/* The board directory: the configuration file's shared one (gp_conf.h) where it admits the user,
- * else GPUPRIO_BOARD_DIR, or /dev/shm. */
+/* The board directory: the configuration file's shared one (gp_conf_file.h) where it admits the
+ * user, else GPUPRIO_BOARD_DIR, or /dev/shm. */
 const char *gp_board_dir(void);
 /* Whether the board directory is the shared one: boards there are readable by every user (mode
  * 0644), and each user's processes read the other admitted users' boards. */

@@ -22,7 +22,7 @@
 #include <unistd.h>
 
 #include "gp_clock.h"
-#include "gp_conf.h"
+#include "gp_conf_file.h"
 #include "gp_log.h"
 
 struct gp_screen_entry {

@@ -95,13 +95,7 @@ void gc_write(struct gc_peers *p, pid_t pid, uint64_t incarnation, uint32_t copy
     if (!copy)
         return;
     /* As dg_mirror: a store crossed by a later decision is put right by that decision's. */
-    struct dg_line *l = (struct dg_line *)board_line;
-    uint64_t stored, w = atomic_load(&l->word);
-    do {
-        atomic_store(&copy[i].word, w);
-        stored = w;
-        w = atomic_load(&l->word);
-    } while (w != stored);
+    dg_copy_word(&copy[i], board_line);
 }
 
 void gc_forget(struct gc_peers *p, uint64_t incarnation, size_t lines_size)

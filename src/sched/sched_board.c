@@ -37,7 +37,7 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 
-#include "admission.h"
+#include "xq_admission.h"
 #include "gate_copy.h"
 #include "gpuprio.h"
 #include "gp_clock.h"
@@ -123,7 +123,7 @@ bool sb_foreign(const struct gp_board_slot *s)
 }
 
 /* What other processes' queues of a device at a priority or above tell a suspended queue's
- * watchdog (admission.h's struct xq_holders): their completions, above the priority and at it,
+ * watchdog (xq_admission.h's struct xq_holders): their completions, above the priority and at it,
  * and whether one above it is active as decisions take it (not stalled). Our own slots are
  * skipped: admission counts this process's queues. Other users' boards are read as decisions
  * read them (tenants.c: live slots of owners not found dead, each priority within its user's cap,
@@ -248,7 +248,7 @@ static bool reclaim_dead(struct device_board *d, struct claim_watch *claims, uin
  * stopped (SIGSTOP, a debugger) or hangs, and so does its watcher, which would make it idle. The
  * listener of a process that has queues held back watches the active slots of others for that,
  * and marks such a queue stalled (XQ_GATE_STALLED): decisions take it for idle until it moves
- * again and its owner clears the mark (admission.c). This is the watchdog across processes: the
+ * again and its owner clears the mark (xq_admission.c). This is the watchdog across processes: the
  * host wait's own watchdog lets one call through per period only, and a gate closed on the
  * device has no watchdog at all. Like the host's, it cannot tell a hang from a single kernel that
  * runs longer.

@@ -16,7 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "admission.h"
+#include "xq_admission.h"
 #include "board.h"
 #include "policy.h"
 
@@ -139,7 +139,7 @@ bool sb_has_board(int device);
 bool sb_leaving(void);
 
 /* Adds to *h what other processes' queues of device above priority and at it tell a suspended
- * queue's watchdog (admission.h's struct xq_holders), on this user's board and other users'
+ * queue's watchdog (xq_admission.h's struct xq_holders), on this user's board and other users'
  * (tenants.h). With the scheduling lock held. */
 void sb_holders_elsewhere(int device, int priority, struct xq_holders *h);
 

@@ -16,7 +16,7 @@
 
 #include "gp_clock.h"
 #include "gp_config.h"
-#include "gp_conf.h"
+#include "gp_conf_file.h"
 #include "gp_log.h"
 #include "gp_options.h"
 #include "gp_thread.h"
@@ -51,11 +51,13 @@ static _Thread_local int creating_index = -1;
  * priorities (sched_highest_priority); at least normal. */
 static _Atomic int highest_given = GPUPRIO_PRIORITY_NORMAL;
 
-/* The highest priority the administrator lets this process's user use (gp_conf.h), if any. */
+/* The highest priority the administrator lets this process's user use (gp_conf_file.h), if any. */
 static bool has_cap;
 static int user_cap;
 static unsigned cap_line;
 static _Atomic bool cap_said;
+
+/* ---- priorities and their sources ---- */
 
 /* A priority as given by source, within the cap; the first one above it is said once. */
 static int capped(int priority, const char *source)
@@ -76,6 +78,8 @@ static void note_given(int priority)
     while (priority > seen && !atomic_compare_exchange_weak(&highest_given, &seen, priority))
         continue;
 }
+
+/* ---- the snapshot a decision is made on ---- */
 
 /* What the policy decides on for one device (under the scheduling lock): this process's
  * queues, and other processes' slots on the device's board. s[i] is what the policy sees of the
@@ -190,6 +194,8 @@ static void collect_board(const struct gp_board *b, int device)
     }
 }
 
+/* ---- applying a decision ---- */
+
 /*
  * Level 2 for this process's queue: held by gates on the device (its line follows the
  * suspension) where gates are usable, it is throttled (something above it exists) and nothing of
@@ -293,6 +299,8 @@ static bool apply(size_t i, bool board_locked)
     apply_gate(d, r->q);
     return false;
 }
+
+/* ---- what the log says ---- */
 
 /*
  * GPUPRIO_LOG=info: a line each time a queue of this process is suspended or resumed, the answer
@@ -425,6 +433,8 @@ static void say_leaving(void)
         xq_foreach_joined(say_last_switches, NULL);
 }
 
+/* ---- deciding ---- */
+
 /*
  * GPUPRIO_POLICY=share: a queue of ours that became active since the last decision starts no
  * further behind than the least-served active queue of its priority (it did not compete while
@@ -521,6 +531,8 @@ static void decide_locked(int device)
     }
     xq_read_unlock();
 }
+
+/* ---- queues joining and leaving ---- */
 
 static void set_priority_locked(struct xqueue *q, int priority, enum xq_priority_source source)
 {
@@ -625,6 +637,8 @@ static void queue_released(struct xqueue *q)
 static void board_changed(int device, bool decide);
 static bool device_held(int device, bool *suspended);
 static bool share_turn(int device);
+
+/* ---- configuration ---- */
 
 /* A share or weight the administrator's file gives this user: the environment (variable name,
  * value env) may ask for less, never more (the other users' processes yield to it); without the
@@ -919,6 +933,8 @@ static bool device_held(int device, bool *suspended)
     *suspended = h.suspended;
     return h.held;
 }
+
+/* ---- the public calls ---- */
 
 enum sched_policy sched_policy(void)
 {

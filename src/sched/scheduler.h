@@ -3,12 +3,12 @@
  *
  * The sched layer owns configuration (GPUPRIO_POLICY, the window, priorities), gives every new
  * queue its priority, and whenever a queue becomes active or idle, or a priority changes, runs
- * the policy (policy.h) over all queues and suspends or resumes them (admission.h).
+ * the policy (policy.h) over all queues and suspends or resumes them (xq_admission.h).
  */
 #ifndef GPUPRIO_SCHEDULER_H
 #define GPUPRIO_SCHEDULER_H
 
-#include "admission.h"
+#include "xq_admission.h"
 #include "gpuprio.h"
 #include "policy.h"
 #include "sched_board.h"

@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "gp_clock.h"
-#include "gp_conf.h"
+#include "gp_conf_file.h"
 #include "gp_log.h"
 #include "gp_priority.h"
 #include "xqueue.h"

@@ -1,6 +1,6 @@
 /*
- * tenants.h - other users' boards of a device, on the shared board directory (gp_conf.h): read,
- * never written (docs/board.md, "Users sharing a GPU").
+ * tenants.h - other users' boards of a device, on the shared board directory (gp_conf_file.h):
+ * read, never written (docs/board.md, "Users sharing a GPU").
  *
  * Each user's processes write only their own board; a decision also reads every admitted other
  * user's board of the device and holds this user's queues back for theirs, as it does for the

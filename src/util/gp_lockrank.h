@@ -25,9 +25,9 @@
     X(SCHED, "the scheduling lock: decisions, queues becoming active or idle, admission waits")    \
     X(REGISTRY, "the registry of queues (xqueue.c; read for every pass over the queues)")          \
     X(BOARD, "a board's decision lock, shared with other processes (board.c)")                     \
-    X(WATCHER, "the watcher's list of queues with markers (watcher.c)")                            \
+    X(WATCHER, "the watcher's list of queues with markers (xq_watcher.c)")                         \
     X(SUBMIT, "one queue's submitters: recording a marker and queueing it (xqueue submit_mu)")     \
-    X(STREAM_QUERY, "the watcher's stream queries against captures and stream ends (admission.c)") \
+    X(STREAM_QUERY, "the watcher's queries against captures and stream ends (xq_admission.c)")     \
     X(QUEUE, "one queue's ring of markers (xqueue mu)")                                            \
     X(FREE_QUEUES, "the registry's list of queues to reuse (xqueue.c)")                            \
     X(MARKER_POOL, "a device's pool of markers (hal)")                                             \

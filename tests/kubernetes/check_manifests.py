@@ -24,6 +24,9 @@ import tempfile
 
 import yaml
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from findings import finding, summary  # noqa: E402 (tests/findings.py, found through the path)
+
 # The fields the API defines, for the objects these manifests use. A value of None: any content
 # (a map of the user's keys: labels, annotations, data; or a scalar); a dict: an object whose
 # keys must be among these; a list of one dict: a list of such objects.
@@ -92,16 +95,6 @@ HOSTPATH_TYPES = {"", "DirectoryOrCreate", "Directory", "FileOrCreate", "File", 
 PULL_POLICIES = {"Always", "IfNotPresent", "Never"}
 CDI_ANNOTATION = re.compile(r"^cdi\.k8s\.io/[A-Za-z0-9]([-_.A-Za-z0-9]*[A-Za-z0-9])?$")
 
-passed = failed = 0
-
-
-def finding(ok, what):
-    global passed, failed
-    if ok:
-        passed += 1
-    else:
-        failed += 1
-        print("FAIL: " + what)
 
 
 def check_fields(value, schema, where):
@@ -257,8 +250,7 @@ def main():
                     check_annotations({k.strip("+()"): v for k, v in ann.items()},
                                       f"{where}: rule {rule.get('name')}", devices)
     finding(writes_spec, "no DaemonSet writes the CDI spec (gpuprio cdi --output)")
-    print(f"{passed} passed, {failed} failed")
-    return 1 if failed else 0
+    return summary()
 
 
 if __name__ == "__main__":

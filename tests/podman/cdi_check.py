@@ -23,6 +23,9 @@ import sys
 
 import yaml
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from findings import finding, summary  # noqa: E402 (tests/findings.py, found through the path)
+
 VERSIONS = ["0.3.0", "0.4.0", "0.5.0", "0.6.0", "0.7.0", "0.8.0"]
 VENDOR = re.compile(r"^[A-Za-z]([A-Za-z0-9_.-]*[A-Za-z0-9])?$")
 CLASS = re.compile(r"^[A-Za-z]([A-Za-z0-9_-]*[A-Za-z0-9])?$")
@@ -37,16 +40,6 @@ MOUNT_FIELDS = {"hostPath": "0.3.0", "containerPath": "0.3.0", "options": "0.3.0
                 "type": "0.4.0"}
 LEVELS = {"critical": 20, "high": 10, "normal": 0, "low": -10, "idle": -20}
 
-passed = failed = 0
-
-
-def finding(ok, what):
-    global passed, failed
-    if ok:
-        passed += 1
-    else:
-        failed += 1
-        print("FAIL: " + what)
 
 
 def vkey(v):
@@ -120,8 +113,7 @@ def main():
     if "containerEdits" in spec:
         edits(spec["containerEdits"], version, "spec.containerEdits")
     if board_dir is None:
-        print(f"{passed} passed, {failed} failed")
-        return 1 if failed else 0
+        return summary()
 
     # What gpuprio cdi promises.
     finding(kind == "gpuprio.dev/priority", f"kind '{kind}'")
@@ -158,8 +150,7 @@ def main():
         finding(c is not None and c["hostPath"] == conf and "ro" in c.get("options", []),
                 f"/etc/gpuprio.conf: not a read-only mount of {conf}")
     finding(set(env) == {"LD_PRELOAD", "GPUPRIO_BOARD_DIR"}, f"common env {sorted(env)}")
-    print(f"{passed} passed, {failed} failed")
-    return 1 if failed else 0
+    return summary()
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 /*
  * calls.c - HIP calls of every version node the headers in use declare, each printed with its
- * result, for the real-runtime stage (scripts/test-rocm.sh, docs/testing.md).
+ * result, for the real-runtime stage (scripts/test-rocm.sh, docs/testing-stages.md).
  *
  * The stage runs these in roots with Debian's real HIP 6.4.3 and 7.2.4 runtimes and no GPU,
  * without and with the shim built on Debian 12 preloaded, and requires the same output and exit

@@ -9,21 +9,12 @@
  * lateness, it never takes any away.
  * Output is a few "ok"/"FAIL" lines; the exit status is the number of failures.
  */
-#include "hipsim.h"
+#include "sim_check.h"
 
 #include <inttypes.h>
 #include <stdio.h>
 #include <time.h>
 #include <unistd.h>
-
-#define CHECK(call)                                                                                \
-    do {                                                                                           \
-        hipError_t err_ = (call);                                                                  \
-        if (err_ != hipSuccess) {                                                                  \
-            fprintf(stderr, "%s: %s\n", #call, hipGetErrorName(err_));                             \
-            _exit(100);                                                                            \
-        }                                                                                          \
-    } while (0)
 
 #define MS (1000ull * 1000)
 

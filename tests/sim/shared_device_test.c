@@ -8,7 +8,7 @@
  *    waiters reclaim the tickets of dead processes.
  * Output is a few "ok"/"FAIL" lines; the exit status is the number of failures.
  */
-#include "hipsim.h"
+#include "sim_check.h"
 
 #include <inttypes.h>
 #include <signal.h>
@@ -18,15 +18,6 @@
 #include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-#define CHECK(call)                                                                                \
-    do {                                                                                           \
-        hipError_t err_ = (call);                                                                  \
-        if (err_ != hipSuccess) {                                                                  \
-            fprintf(stderr, "%s: %s\n", #call, hipGetErrorName(err_));                             \
-            _exit(100);                                                                            \
-        }                                                                                          \
-    } while (0)
 
 static int started_fd = -1;
 

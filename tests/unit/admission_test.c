@@ -1,7 +1,7 @@
 /*
- * admission_test.c - admission (src/preempt/admission.c) on its own: a clock the test sets,
+ * admission_test.c - admission (src/preempt/xq_admission.c) on its own: a clock the test sets,
  * markers the test reaches, and a watcher the test plays (the watcher's calls below stand in for
- * watcher.c and hand the test what admission gives the watcher). So the budget's arithmetic,
+ * xq_watcher.c and hand the test what admission gives the watcher). So the budget's arithmetic,
  * the window, decisions, markers, completions and the grace window are checked to the
  * nanosecond, without threads or timing.
  */
@@ -13,11 +13,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "admission.h"
+#include "xq_admission.h"
 #include "check.h"
-#include "cost.h"
+#include "xc_cost.h"
 #include "devgate.h"
-#include "watcher.h"
+#include "xq_watcher.h"
 
 #define US 1000u
 #define BUDGET (500 * US)

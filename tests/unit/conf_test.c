@@ -1,5 +1,5 @@
 /*
- * conf_test.c - unit.conf: the administrator's configuration file (src/util/gp_conf.c). Which
+ * conf_test.c - unit.conf: the administrator's configuration file (src/util/gp_conf_file.c). Which
  * files are used (root's, writable by root only, every line understood, a sticky shared
  * directory of root's) and which are refused (-EINVAL, with the file not used); an absent file is
  * -ENOENT. Caps: a user's own wins over its groups', a group's applies to its members, the default
@@ -18,7 +18,7 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "gp_conf.h"
+#include "gp_conf_file.h"
 #include "gpuprio.h"
 
 static char dir[64], path[128], shared[128];

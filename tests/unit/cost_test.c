@@ -1,11 +1,11 @@
 /*
- * cost_test.c - the learned cost table (src/preempt/cost.c): nothing predicted before anything
+ * cost_test.c - the learned cost table (src/preempt/xc_cost.c): nothing predicted before anything
  * is learned, a key's first sample, the moving average, the span shared in proportion to what was
  * predicted, commands without a key, keys that meet in one neighbourhood, and the keys the shims
  * build.
  */
 #include "check.h"
-#include "cost.h"
+#include "xc_cost.h"
 
 static uint64_t learn1(uint64_t key, uint64_t predicted, uint64_t span)
 {

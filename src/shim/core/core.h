@@ -19,7 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "admission.h"
+#include "xq_admission.h"
 #include "gp_bind.h"
 #include "platform.h"
 #include "xqueue.h"
@@ -147,7 +147,7 @@ struct core_call {
 };
 
 /* Before forwarding the call of entry point `entry` (its index in core_shim's table) with cost
- * key `what` (cost.h): finds its queue and admits its work, which may hold the thread. */
+ * key `what` (xc_cost.h): finds its queue and admits its work, which may hold the thread. */
 void core_call_begin(struct core_call *c, enum core_kind kind, void *stream, unsigned entry,
                      uint64_t what);
 /* After forwarding, inside the depth; ok: the runtime reported success. */

@@ -52,7 +52,7 @@ static void release(const struct xqueue *q, void *marker)
     core_depth--;
 }
 
-/* Called only with no capture in progress and the stream not destroyed (admission.c). */
+/* Called only with no capture in progress and the stream not destroyed (xq_admission.c). */
 static int stream_idle(const struct xqueue *q)
 {
     core_depth++;

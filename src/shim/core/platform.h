@@ -35,7 +35,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "admission.h"
+#include "xq_admission.h"
 #include "gp_bind.h"
 
 /*
@@ -126,7 +126,7 @@ struct gp_platform {
     /* ---- completion markers ---- */
 
     /*
-     * The platform's markers, as admission.h describes them: record on the application's thread
+     * The platform's markers, as xq_admission.h describes them: record on the application's thread
      * right after the runtime accepted a command on q's stream, query and release on the
      * watcher's thread. The core hands them to admission inside its depth, and keeps queries
      * away while a stream capture is in progress; the platform's own ops do neither.

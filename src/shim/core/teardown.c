@@ -31,7 +31,7 @@
 #include "gp_grow.h"
 #include "gp_log.h"
 #include "scheduler.h"
-#include "watcher.h"
+#include "xq_watcher.h"
 
 /* The teardown the calling thread is forwarding (a thread forwards one call at a time). */
 static _Thread_local struct {

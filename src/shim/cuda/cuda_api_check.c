@@ -20,7 +20,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "cost.h"
+#include "xc_cost.h"
 
 typedef void (*gp_cuda_api_check_fn)(void);
 #define GP_DEPRECATED_OK_BEGIN                                                                     \

@@ -16,7 +16,7 @@
 
 #include <stdatomic.h>
 
-#include "admission.h"
+#include "xq_admission.h"
 #include "core.h"
 #include "cuda_cublaslt.h"
 #include "cuda_gemm.h"

@@ -30,7 +30,7 @@
 #include "cuda_bind.h"
 #include "cuda_device.h"
 #include "cuda_platform.h"
-#include "cost.h"
+#include "xc_cost.h"
 #include "gpuprio.h"
 
 #define GP_EXPORT __attribute__((visibility("default")))

@@ -20,7 +20,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "cost.h"
+#include "xc_cost.h"
 
 /*
  * Function pointers of one type, to use each name in a table. Some of the 5.2.3 prototypes are

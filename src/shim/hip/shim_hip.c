@@ -22,7 +22,7 @@
  */
 
 #include "core.h"
-#include "cost.h"
+#include "xc_cost.h"
 #include "hip_device.h"
 #include "hip_platform.h"
 #include "gpuprio.h"

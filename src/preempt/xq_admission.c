@@ -1,5 +1,5 @@
 /*
- * admission.c - see admission.h.
+ * xq_admission.c - see xq_admission.h.
  *
  * The launch path takes no lock when the queue may submit: one compare-and-swap on the gate
  * reserves a window slot, and the queue is normally already active. Everything that changes
@@ -17,7 +17,7 @@
  * other. Every change of `active` is followed by a decision under the lock, and a decision
  * reads the flags as they are then, so the last one decided on the state that holds.
  */
-#include "admission.h"
+#include "xq_admission.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -25,13 +25,13 @@
 #include <sys/resource.h>
 #include <time.h>
 
-#include "cost.h"
+#include "xc_cost.h"
 #include "devgate.h"
 #include "gp_clock.h"
 #include "gp_grow.h"
 #include "gp_lockrank.h"
 #include "gp_log.h"
-#include "watcher.h"
+#include "xq_watcher.h"
 
 /* A command whose cost nothing predicts yet, in a queue with no history, is taken to cost this
  * share of the budget: until something is learned, the budget admits 4 at a time. */
@@ -70,6 +70,8 @@ static void init_cv(void)
     pthread_cond_init(&sched_cv, &attr);
     pthread_condattr_destroy(&attr);
 }
+
+/* ---- configuration and the scheduler's hooks ---- */
 
 static void no_hook(int device)
 {
@@ -171,6 +173,8 @@ void xq_wake_waiters(void)
     pthread_cond_broadcast(&sched_cv);
     xq_sched_unlock();
 }
+
+/* ---- the budget: what may be admitted ---- */
 
 /* The GPU time a command of q with cost_key is expected to take (never 0). */
 static uint64_t predict_cost(struct xqueue *q, uint64_t cost_key)
@@ -299,6 +303,8 @@ void xq_gate_failed(struct xqueue *q)
                (unsigned long long)q->key.handle);
 }
 
+/* ---- active and idle queues ---- */
+
 /* Marks q active; true when it was idle (counted here). */
 static bool mark_active(struct xqueue *q)
 {
@@ -365,6 +371,8 @@ static uint64_t own_completed(const struct xqueue *q)
  * the reason it began with: give or take a step at each change.
  */
 #define WATCH_STEPS 8
+/* ---- the watchdog ---- */
+
 struct watchdog {
     enum hold why;    /* at the last look */
     uint64_t last_ns; /* the last look */
@@ -450,6 +458,8 @@ static void watchdog_warning(const struct xqueue *q, enum hold why, uint64_t wai
                waited_ns / ms, handle, (unsigned)XQ_GATE_IN_FLIGHT(atomic_load(&xq_st(q)->gate)),
                still_ns / ms);
 }
+
+/* ---- admission ---- */
 
 static void wait_for_admission(struct xqueue *q, struct xq_ticket *t)
 {
@@ -575,6 +585,8 @@ void xq_admit(struct xqueue *q, struct xq_ticket *t, unsigned entry, uint64_t wh
     admitted(t);
 }
 
+/* ---- submission: markers and gates ---- */
+
 /* Gives back n slots of q, of commands predicted to cost cost_ns; without any lock held. */
 static void free_slots(struct xqueue *q, unsigned n, uint64_t cost_ns, uint64_t now)
 {
@@ -647,7 +659,7 @@ void xq_submitted(struct xq_ticket *t, bool ok)
         report_if_slow(t, returned);
 }
 
-/* Sparse markers (the top of admission.h): whether t's command needs a marker of its own. One
+/* Sparse markers (the top of xq_admission.h): whether t's command needs a marker of its own. One
  * predicted to take a quarter of the gate bound or more gets one anyway: the host cost of a
  * marker matters only next to short commands, and a long one's cost is then learned alone. */
 static bool needs_marker(const struct xqueue *q, const struct xq_ticket *t)
@@ -766,6 +778,8 @@ static void completed(struct xqueue *q, unsigned n, uint64_t cost_ns)
     xq_wake_waiters();
 }
 
+/* ---- completions and idle queues ---- */
+
 struct expire_scan {
     uint64_t now, next;
     bool changed;
@@ -873,6 +887,8 @@ static uint64_t expire_idle(uint64_t now)
     return scan.next;
 }
 
+/* ---- decisions, draining, capture, streams closing ---- */
+
 uint64_t xq_state_set_decision(struct xq_state *st, uint64_t decision)
 {
     uint64_t old = atomic_load(&st->gate) & XQ_GATE_DECISION;
@@ -949,7 +965,7 @@ void xq_stream_closed(struct xqueue *q, bool destroyed)
     gp_mutex_unlock(&query_mu, GP_RANK_STREAM_QUERY);
 }
 
-/* For the watcher (watcher.h). While its destroy is under way a stream is neither queried nor
+/* For the watcher (xq_watcher.h). While its destroy is under way a stream is neither queried nor
  * taken for idle: the destroy may fail, and the stream then runs on with its commands. */
 static int stream_idle(struct xqueue *q)
 {
@@ -974,6 +990,8 @@ uint64_t xq_capture_epoch(void)
 {
     return atomic_load(&capture_epoch);
 }
+
+/* ---- shutdown and the forked child ---- */
 
 void xq_shutdown(void)
 {

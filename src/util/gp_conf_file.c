@@ -1,7 +1,7 @@
 /*
- * gp_conf.c - see gp_conf.h.
+ * gp_conf_file.c - see gp_conf_file.h.
  */
-#include "gp_conf.h"
+#include "gp_conf_file.h"
 
 #include <errno.h>
 #include <fcntl.h>

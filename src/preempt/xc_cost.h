@@ -1,8 +1,8 @@
 /*
- * cost.h - what a command costs in GPU time, learned from when its completion marker is reached.
+ * xc_cost.h - what a command costs in GPU time, learned from when its completion marker is reached.
  *
  * A throttled queue may keep only so much work in flight, because everything in flight can start
- * ahead of a higher-priority command that arrives (admission.h). Counting commands bounds that
+ * ahead of a higher-priority command that arrives (xq_admission.h). Counting commands bounds that
  * wait badly: one training step's backward convolution outlasts a hundred element-wise kernels.
  * So admission also keeps the in-flight work's GPU time within a budget, and this module
  * predicts that time per command.
@@ -27,8 +27,8 @@
  * threads (a torn read gives one wrong prediction, never memory unsafety), and a key that finds
  * its neighbourhood full replaces the neighbourhood's first entry.
  */
-#ifndef GPUPRIO_COST_H
-#define GPUPRIO_COST_H
+#ifndef GPUPRIO_XC_COST_H
+#define GPUPRIO_XC_COST_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -85,4 +85,4 @@ uint64_t xc_learn(const struct xc_sample *done, size_t n, uint64_t span_ns);
 /* Forgets everything learned (tests; the child of fork keeps the parent's, which still hold). */
 void xc_reset(void);
 
-#endif /* GPUPRIO_COST_H */
+#endif /* GPUPRIO_XC_COST_H */

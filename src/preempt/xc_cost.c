@@ -1,10 +1,10 @@
 /*
- * cost.c - see cost.h.
+ * xc_cost.c - see xc_cost.h.
  *
  * 4096 entries of 16 bytes: a few hundred distinct kernels and grids make a training step, and
  * a server's set is smaller. Probing stays within a cache-line-sized neighbourhood of 4.
  */
-#include "cost.h"
+#include "xc_cost.h"
 
 #include <stdatomic.h>
 

@@ -1,9 +1,9 @@
 /*
- * watcher.c - the one thread per process that follows completion markers.
+ * xq_watcher.c - the one thread per process that follows completion markers.
  *
  * Queues with markers outstanding are on the watcher's list. The watcher asks each for its
  * oldest marker (markers of a queue are reached in order; a sparse one reaches the unmarked
- * commands before it too, and the stream's idleness those after the last: admission.h, "Sparse
+ * commands before it too, and the stream's idleness those after the last: xq_admission.h, "Sparse
  * markers"), frees the window for those reached,
  * and wakes waiting threads at once. While markers are outstanding it polls every poll_ns with
  * a timer slack of 1 ns (only for itself), so a queue is seen idle within microseconds, not
@@ -11,7 +11,7 @@
  * arrive. It starts on the first marker, blocks every signal (the application's handlers run on
  * the application's threads), and is joined at exit before the runtime goes away.
  */
-#include "watcher.h"
+#include "xq_watcher.h"
 
 #include <signal.h>
 #include <stdlib.h>
@@ -19,7 +19,7 @@
 #include <sys/prctl.h>
 #include <time.h>
 
-#include "cost.h"
+#include "xc_cost.h"
 #include "gp_clock.h"
 #include "gp_grow.h"
 #include "gp_lockrank.h"
@@ -67,7 +67,7 @@ static void unlock_queue(struct xqueue *q)
 #define FOLLOW_BATCH 64
 #define LEARN_MAX 256
 
-/* Learns what the commands reached in this poll took (cost.h): together, the time since the
+/* Learns what the commands reached in this poll took (xc_cost.h): together, the time since the
  * later of the queue's previous completion seen and the first one's submission. Not when the
  * queue was suspended meanwhile (higher-priority work ran between its commands on purpose), nor
  * across a stream capture (markers were not queried: they were seen reached late). */
@@ -104,7 +104,7 @@ static bool query(struct xqueue *q, void *marker)
 
 /*
  * q's oldest marked command, and how many commands reaching it reaches (itself and the unmarked
- * ones before it: sparse markers, admission.h), with q->mu held. Without a marked command, *n is
+ * ones before it: sparse markers, xq_admission.h), with q->mu held. Without a marked command, *n is
  * every command in flight and *newest the latest one's submission.
  */
 static void *oldest_marked(const struct xq_marker_ring *r, size_t *n, uint64_t *newest)

@@ -1,5 +1,5 @@
 /*
- * admission.h - Level-1 preemption: holding a thread before it puts work on a stream.
+ * xq_admission.h - Level-1 preemption: holding a thread before it puts work on a stream.
  *
  * Nothing is buffered (docs/design.md, "Transparency"): the shim calls xq_admit before it forwards
  * a call that puts work on a stream, and xq_submitted after. xq_admit returns once the queue may
@@ -7,14 +7,14 @@
  * device), fewer than the window's commands are in flight. In flight
  * means admitted and not yet reached on the device, which completion markers tell: the shim
  * records one behind every admitted command (through the platform's xq_marker_ops) and one
- * watcher thread per process follows them (watcher.c), frees the window, and wakes waiting
+ * watcher thread per process follows them (xq_watcher.c), frees the window, and wakes waiting
  * threads at once.
  *
  * The in-flight count and the suspended bit share one atomic word (the gate), so a queue
  * suspended by the scheduler admits nothing more from that instant, and the work that can
  * still start ahead of a higher-priority command is at most the window per queue. A throttled
  * queue also keeps the predicted GPU time still to run of its in-flight commands within a
- * budget (cost.h; the oldest counts for what it has not run yet): a command is admitted when it
+ * budget (xc_cost.h; the oldest counts for what it has not run yet): a command is admitted when it
  * fits, when it costs nothing (an event record, a wait), or when nothing costly is in flight. The
  * budget is what bounds the higher-priority command's wait; the window is a ceiling for commands
  * too cheap to fill it.
@@ -49,8 +49,8 @@
  * queue owes one and is not released until a later marker pays (docs/design.md, "A queue's gate,
  * from creation to exit").
  */
-#ifndef GPUPRIO_ADMISSION_H
-#define GPUPRIO_ADMISSION_H
+#ifndef GPUPRIO_XQ_ADMISSION_H
+#define GPUPRIO_XQ_ADMISSION_H
 
 #include <limits.h>
 #include <stdbool.h>
@@ -115,11 +115,11 @@ void xq_admission_configure(const struct xq_admission_config *config,
 struct xq_ticket {
     struct xqueue *q;
     bool reserved;     /* a window slot was taken */
-    uint64_t cost_key; /* cost.h; 0 when the command costs nothing */
+    uint64_t cost_key; /* xc_cost.h; 0 when the command costs nothing */
     uint64_t cost_ns;  /* charged against the budget at admission (0 unless throttled) */
     uint64_t gate;     /* Level 2: the gate to put on the stream before the command, or 0 */
     /* predicted at admission where it was (throttled, or held by gates: 0 elsewhere), what the
-     * watcher shares a sparse marker's time out by (cost.h) */
+     * watcher shares a sparse marker's time out by (xc_cost.h) */
     uint64_t predicted_ns;
     /* Only when slow calls are reported (slow_ns): when admission began and ended, how long
      * of it went to making the queue active (the scheduling lock, the policy and the board),
@@ -133,7 +133,7 @@ struct xq_ticket {
 
 /* Before forwarding a call that puts work on q's stream: entry point `entry` (the shim's own
  * index) with the cost key `what` of its API list (XC_NO_GPU_TIME: it occupies no engine,
- * costs nothing and teaches nothing). The two are combined (cost.h) only when q is scheduled. */
+ * costs nothing and teaches nothing). The two are combined (xc_cost.h) only when q is scheduled. */
 void xq_admit(struct xqueue *q, struct xq_ticket *t, unsigned entry, uint64_t what);
 /* xq_admit without the wait: false when the queue may not submit now (nothing was taken, and
  * *retry_at says when the command's cost will fit, or 0: at a completion or a decision). */
@@ -156,7 +156,7 @@ void xq_capture_begun(bool begun);
 void xq_capture_end(void);
 /* q's stream is about to be destroyed (before the runtime's call): the watcher does not ask
  * about it until xq_stream_closed says how the call went. Destroyed, it never asks again, and
- * takes what q has in flight without a marker for reached (admission.h's top, "Sparse markers");
+ * takes what q has in flight without a marker for reached (xq_admission.h's top, "Sparse markers");
  * not destroyed, it asks as before. q may be NULL (no queue: nothing to do). */
 void xq_stream_closing(struct xqueue *q);
 void xq_stream_closed(struct xqueue *q, bool destroyed);
@@ -184,4 +184,4 @@ void xq_shutdown(void);
 /* In the child of fork: forget the parent's threads, locks and markers. */
 void xq_admission_reset(void);
 
-#endif /* GPUPRIO_ADMISSION_H */
+#endif /* GPUPRIO_XQ_ADMISSION_H */

@@ -1,5 +1,5 @@
 /*
- * gp_conf.h - the administrator's configuration file, /etc/gpuprio.conf (GPUPRIO_CONFIG names
+ * gp_conf_file.h - the administrator's configuration file, /etc/gpuprio.conf (GPUPRIO_CONFIG names
  * another for tests): scheduling across users (a shared board directory, the users admitted to
  * it) and the highest priority each user or group may use (docs/configuration.md, "Users sharing
  * a GPU"; the trust model is docs/board.md's, "Users sharing a GPU").
@@ -22,8 +22,8 @@
  *   share.@research = 10%         the minimum share of its queues (GPUPRIO_POLICY=share)
  *   weight.alice = 3              their weight against equal priorities (GPUPRIO_POLICY=share)
  */
-#ifndef GPUPRIO_GP_CONF_H
-#define GPUPRIO_GP_CONF_H
+#ifndef GPUPRIO_GP_CONF_FILE_H
+#define GPUPRIO_GP_CONF_FILE_H
 
 #include <limits.h>
 #include <stdbool.h>
@@ -92,4 +92,4 @@ bool gp_conf_admits(const struct gp_conf *c, uid_t uid);
  * unless the file names one and admits it. */
 const char *gp_conf_shared_dir(void);
 
-#endif /* GPUPRIO_GP_CONF_H */
+#endif /* GPUPRIO_GP_CONF_FILE_H */

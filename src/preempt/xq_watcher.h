@@ -1,13 +1,13 @@
 /*
- * watcher.h - the one thread per process that follows completion markers (watcher.c).
+ * xq_watcher.h - the one thread per process that follows completion markers (xq_watcher.c).
  *
  * Admission hands it queues that have markers outstanding (xq_watch); it queries each queue's
  * oldest marker, and tells admission what was reached and when a queue's grace window may have
  * ended, through the calls admission gives it (struct xq_watcher_ops): it knows nothing of
  * admission itself, so the two modules do not call each other.
  */
-#ifndef GPUPRIO_WATCHER_H
-#define GPUPRIO_WATCHER_H
+#ifndef GPUPRIO_XQ_WATCHER_H
+#define GPUPRIO_XQ_WATCHER_H
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -25,7 +25,7 @@ struct xq_watcher_ops {
     bool (*capturing)(void);
     uint64_t (*capture_epoch)(void);
     /* xq_marker_ops's stream_idle for q, or 1 once its stream is being destroyed; 0 while a
-     * capture is in progress (admission.h, "Sparse markers"). */
+     * capture is in progress (xq_admission.h, "Sparse markers"). */
     int (*stream_idle)(struct xqueue *q);
     /* Registered with atexit when the thread starts, after the runtime's own exit handlers, so
      * it runs before them: ends admission and stops this thread while the runtime is whole. */
@@ -64,4 +64,4 @@ void xq_watcher_drop(bool (*pick)(const struct xqueue *q, void *arg),
 /* Stops the thread and joins it. */
 void xq_watcher_stop(void);
 
-#endif /* GPUPRIO_WATCHER_H */
+#endif /* GPUPRIO_XQ_WATCHER_H */
