@@ -1,9 +1,17 @@
 #!/bin/sh
-# check-exports.sh LIB LIST: fails unless LIB (libgpuprio-cuda.so) exports, as defined dynamic
-# symbols, exactly the CUDA names of LIST (generated from src/shim/cuda/cuda_api.def), the public
-# gpuprio_* API and the dlsym/dlvsym override, each CUDA name unversioned as libcuda exports it.
+# check-exports.sh LIB LIST [LT_LIST]: fails unless LIB (libgpuprio-cuda.so) exports, as defined
+# dynamic symbols, exactly the CUDA names of LIST (generated from src/shim/cuda/cuda_api.def) and
+# the cuBLASLt names of LT_LIST (from src/hal/cuda/cublaslt_api.def), the public gpuprio_* API and
+# the dlsym/dlvsym override, each CUDA and cuBLASLt name unversioned.
 set -eu
-lib=$1 list=$2
+lib=$1
+if [ $# -gt 2 ]; then
+    list=$(mktemp) || exit 2
+    trap 'rm -f "$list"' EXIT
+    cat "$2" "$3" > "$list"
+else
+    list=$2
+fi
 command -v nm >/dev/null || { echo "check-exports: nm not found (binutils)" >&2; exit 2; }
 nm -D --defined-only "$lib" | awk -v list="$list" '
     BEGIN { while ((getline n < list) > 0) { want[n] = 0; nwant++ } }

@@ -59,12 +59,14 @@ struct CUstream_st {
     unsigned generation;
     unsigned flags;
     int priority;
+    bool capturing;
 };
 struct CUevent_st {
     unsigned magic;
     CUcontext ctx;
     unsigned generation;
     unsigned flags;
+    uint64_t at; /* the device clock when it was last recorded (fake_cuda_advance_ns) */
 };
 
 static struct CUctx_st contexts[DEVICES] = {{CTX_MAGIC, 0, false, 0, 0},
@@ -528,10 +530,14 @@ EXPORT CUresult cuStreamCreateWithPriority(CUstream *phStream, unsigned int flag
     if (!s)
         return CUDA_ERROR_OUT_OF_MEMORY;
     /* Clamped to the range, as the driver does. */
-    *s = (struct CUstream_st){STREAM_MAGIC, current(), atomic_load(&current()->generation), flags,
+    *s = (struct CUstream_st){STREAM_MAGIC,
+                              current(),
+                              atomic_load(&current()->generation),
+                              flags,
                               priority > 0    ? 0
                               : priority < -5 ? -5
-                                              : priority};
+                                              : priority,
+                              false};
     *phStream = s;
     return CUDA_SUCCESS;
 }
@@ -792,9 +798,19 @@ EXPORT CUresult cuEventCreate(CUevent *phEvent, unsigned int Flags)
     struct CUevent_st *e = object_new(sizeof *e);
     if (!e)
         return CUDA_ERROR_OUT_OF_MEMORY;
-    *e = (struct CUevent_st){EVENT_MAGIC, current(), atomic_load(&current()->generation), Flags};
+    *e = (struct CUevent_st){EVENT_MAGIC, current(), atomic_load(&current()->generation), Flags, 0};
     *phEvent = e;
     return CUDA_SUCCESS;
+}
+
+/* The device's clock: it stands still but for what a program's commands say they took
+ * (fake_cublaslt.c's GEMMs), so that event timings are exact. */
+static _Atomic uint64_t device_clock_ns;
+
+EXPORT void fake_cuda_advance_ns(uint64_t ns);
+EXPORT void fake_cuda_advance_ns(uint64_t ns)
+{
+    atomic_fetch_add(&device_clock_ns, ns);
 }
 
 EXPORT CUresult cuEventRecord(CUevent hEvent, CUstream hStream)
@@ -804,9 +820,46 @@ EXPORT CUresult cuEventRecord(CUevent hEvent, CUstream hStream)
     if (!event_ok(hEvent, &err))
         return err;
     CUcontext c = stream_ctx(hStream);
-    if (!c)
+    if (!c || hEvent->ctx != c)
         return CUDA_ERROR_INVALID_HANDLE;
-    return hEvent->ctx == c ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+    hEvent->at = atomic_load(&device_clock_ns);
+    return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuEventElapsedTime_v2(float *pMilliseconds, CUevent hStart, CUevent hEnd)
+{
+    NEED_CONTEXT();
+    CUresult err;
+    if (!pMilliseconds)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (!event_ok(hStart, &err) || !event_ok(hEnd, &err))
+        return err;
+    if ((hStart->flags | hEnd->flags) & CU_EVENT_DISABLE_TIMING)
+        return CUDA_ERROR_INVALID_HANDLE;
+    *pMilliseconds = (float)((double)(hEnd->at - hStart->at) / 1e6);
+    return CUDA_SUCCESS;
+}
+
+/* Stream capture, as far as the shim follows it: a stream captures between begin and end (the
+ * graph is not simulated: end gives none). */
+EXPORT CUresult cuStreamBeginCapture_v2(CUstream hStream, CUstreamCaptureMode mode)
+{
+    NEED_CONTEXT();
+    if (special(hStream) || !stream_ctx(hStream) || hStream->capturing ||
+        mode > CU_STREAM_CAPTURE_MODE_RELAXED)
+        return CUDA_ERROR_INVALID_VALUE;
+    hStream->capturing = true;
+    return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuStreamEndCapture(CUstream hStream, CUgraph *phGraph)
+{
+    NEED_CONTEXT();
+    if (special(hStream) || !stream_ctx(hStream) || !hStream->capturing || !phGraph)
+        return CUDA_ERROR_ILLEGAL_STATE;
+    hStream->capturing = false;
+    *phGraph = NULL;
+    return CUDA_SUCCESS;
 }
 
 /* Graphs are not simulated: instantiation hands out a token, and an upload only checks its
@@ -929,6 +982,9 @@ EXPORT CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaVers
     X(cuStreamWaitValue64_v2)                                                                      \
     X(cuEventCreate)                                                                               \
     X(cuEventRecord)                                                                               \
+    X(cuEventElapsedTime_v2)                                                                       \
+    X(cuStreamBeginCapture_v2)                                                                     \
+    X(cuStreamEndCapture)                                                                          \
     X(cuEventQuery)                                                                                \
     X(cuThreadExchangeStreamCaptureMode)                                                           \
     X(cuEventSynchronize)                                                                          \

@@ -1,0 +1,658 @@
+/*
+ * cuda_gemm.c - a cublasLtMatmul call, whole or in slices (cuda_gemm.h says when, and why the
+ * slices are exact).
+ *
+ * The call's descriptors are read through the application's own cuBLASLt (the library its
+ * cublasLtMatmul came from, never another copy), into a shape: dimensions, element types and
+ * leading dimensions, transposes, epilogue, bias, the algorithm's tile. A slice is the same call
+ * over a block of D's columns (n) or rows (m): the same descriptor and algorithm, the same
+ * leading dimensions, pointers moved to the block, and layouts of the block's size, created for
+ * the call and destroyed after it (at most two sizes: the slices' and the last one's). Along m
+ * the bias moves with the rows, on a copy of the descriptor (a descriptor is semi-opaque plain
+ * data, cublasLtMatmulDescOpaque_t, that an application may place in memory of its own).
+ * Attributes that a library version does not know read as their defaults; every other failure
+ * to read leaves the call whole.
+ */
+#include "cuda_gemm.h"
+
+#include <dlfcn.h>
+#include <limits.h>
+#include <link.h>
+#include <errno.h>
+#include <stdio.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <string.h>
+
+#include "cuda_bind.h"
+#include "cuda_compat.h"
+#include "cuda_gemm_clock.h"
+#include "gp_dl.h"
+#include "gp_log.h"
+
+/* ---- the application's cuBLASLt ---- */
+
+static struct {
+#define LT_API(name, exported, params, args) cudahal_pfn_##name name;
+#include "cublaslt_api.def"
+#undef LT_API
+} lt;
+static bool lt_ok;
+static pthread_once_t lt_once = PTHREAD_ONCE_INIT;
+
+/* dl_iterate_phdr's callback: the path of the first loaded file named libcublasLt.so*, whatever
+ * its version (opened after the walk, outside the loader's lock). */
+static int find_lt_file(struct dl_phdr_info *info, size_t size, void *out)
+{
+    (void)size;
+    const char *base = info->dlpi_name ? strrchr(info->dlpi_name, '/') : NULL;
+    base = base ? base + 1 : info->dlpi_name;
+    if (!base || strncmp(base, "libcublasLt.so", strlen("libcublasLt.so")))
+        return 0;
+    snprintf(out, PATH_MAX, "%s", info->dlpi_name);
+    return 1;
+}
+
+/* The application's cublasLtMatmul, never the shim's own export (RTLD_NEXT is after the shim):
+ * next in the global scope, else the one of a cuBLASLt loaded RTLD_LOCAL with the library that
+ * calls it (whose calls find the shim's export first all the same). */
+static void *find_matmul(void)
+{
+    void *fn = gp_dlsym(RTLD_NEXT, "cublasLtMatmul");
+    char path[PATH_MAX] = "";
+    if (!fn && dl_iterate_phdr(find_lt_file, path)) {
+        void *lib = dlopen(path, RTLD_LAZY | RTLD_NOLOAD);
+        fn = lib ? gp_dlsym(lib, "cublasLtMatmul") : NULL;
+        if (lib)
+            dlclose(lib); /* NOLOAD took a reference to a library the application keeps */
+    }
+    if (!fn)
+        gp_log(GP_LOG_WARN, "cublasLtMatmul was called, but no cuBLASLt is loaded: the call "
+                            "fails with CUBLAS_STATUS_NOT_INITIALIZED");
+    return fn;
+}
+
+/* The functions of the library that holds the application's cublasLtMatmul, so that
+ * descriptors are read by the library that made them. */
+static void find_lt(void)
+{
+    void *matmul = find_matmul();
+    Dl_info info;
+    void *lib = NULL;
+    if (matmul && dladdr(matmul, &info) && info.dli_fname)
+        lib = dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD);
+    bool all = lib != NULL;
+#define LT_API(name, exported, params, args)                                                       \
+    *(void **)&lt.name = lib ? gp_dlsym(lib, #name) : NULL;                                        \
+    all = all && lt.name;
+#include "cublaslt_api.def"
+#undef LT_API
+    lt_ok = all && (void *)lt.cublasLtMatmul == matmul;
+    *(void **)&lt.cublasLtMatmul = matmul; /* the one to forward to, whatever else is missing */
+    if (lib)
+        dlclose(lib); /* NOLOAD took a reference to a library the application keeps loaded */
+}
+
+cudahal_pfn_cublasLtMatmul cudahal_gemm_real(void)
+{
+    pthread_once(&lt_once, find_lt);
+    return lt.cublasLtMatmul;
+}
+
+/* ---- counts ---- */
+
+static _Atomic uint64_t sliced_calls, slices_issued, whole_calls[GEMM_WHOLE_COUNT];
+
+void cudahal_gemm_counts(struct cudahal_gemm_counts *out)
+{
+    out->sliced = atomic_load(&sliced_calls);
+    out->slices = atomic_load(&slices_issued);
+    for (int i = 0; i < GEMM_WHOLE_COUNT; i++)
+        out->whole[i] = atomic_load(&whole_calls[i]);
+}
+
+void cudahal_gemm_say_counts(void)
+{
+    struct cudahal_gemm_counts n;
+    cudahal_gemm_counts(&n);
+    char whole[512] = "";
+    size_t used = 0;
+    for (int i = 0; i < GEMM_WHOLE_COUNT && used < sizeof whole; i++)
+        if (n.whole[i])
+            used += (size_t)snprintf(whole + used, sizeof whole - used, "; %llu left whole: %s",
+                                     (unsigned long long)n.whole[i], gemm_plan_reason(i));
+    if (n.sliced || used)
+        gp_log(GP_LOG_INFO, "cublasLtMatmul: %llu sliced (%llu slices)%s",
+               (unsigned long long)n.sliced, (unsigned long long)n.slices, whole);
+}
+
+/* ---- the call's shape ---- */
+
+struct mat {
+    uint32_t type;
+    size_t esize;
+    uint64_t rows, cols;
+    int64_t ld;
+};
+
+struct shape {
+    uint64_t m, n, k;
+    struct mat a, b, c, d;
+    int32_t compute, scale, pointer_mode, transa, transb;
+    uint32_t epilogue;
+    const void *bias;
+    size_t bias_esize; /* 0: not known */
+    int32_t sm_target;
+    uint32_t tile_m, tile_n;
+};
+
+static size_t element_size(uint32_t type)
+{
+    switch (type) {
+    case CUDAHAL_LT_R_8I:
+    case CUDAHAL_LT_R_8F_E4M3:
+    case CUDAHAL_LT_R_8F_E5M2:
+        return 1;
+    case CUDAHAL_LT_R_16F:
+    case CUDAHAL_LT_R_16BF:
+        return 2;
+    case CUDAHAL_LT_R_32F:
+    case CUDAHAL_LT_R_32I:
+        return 4;
+    case CUDAHAL_LT_R_64F:
+        return 8;
+    default:
+        return 0;
+    }
+}
+
+/* A layout attribute: 0 read, -ENOTSUP not (the library does not know it, or refuses). */
+static int layout_attr(cudahal_lt_layout_opaque *l, uint32_t attr, void *buf, size_t size)
+{
+    size_t written = 0;
+    return lt.cublasLtMatrixLayoutGetAttribute(l, attr, buf, size, &written) ==
+                       CUDAHAL_LT_SUCCESS &&
+                   written == size
+               ? 0
+               : -ENOTSUP;
+}
+
+static int desc_attr(cudahal_lt_desc_opaque *d, uint32_t attr, void *buf, size_t size)
+{
+    size_t written = 0;
+    return lt.cublasLtMatmulDescGetAttribute(d, attr, buf, size, &written) == CUDAHAL_LT_SUCCESS &&
+                   written == size
+               ? 0
+               : -ENOTSUP;
+}
+
+/* A column-major matrix of whole-byte elements, alone in its batch: 0, else -ENOTSUP. */
+static int read_mat(cudahal_lt_layout_opaque *l, struct mat *out)
+{
+    int32_t order = -1, batch = 0;
+    int64_t plane = 0;
+    uint32_t mode = CUDAHAL_LT_BATCH_STRIDED;
+    if (!l || layout_attr(l, CUDAHAL_LT_LAYOUT_TYPE, &out->type, sizeof out->type) ||
+        layout_attr(l, CUDAHAL_LT_LAYOUT_ORDER, &order, sizeof order) ||
+        layout_attr(l, CUDAHAL_LT_LAYOUT_ROWS, &out->rows, sizeof out->rows) ||
+        layout_attr(l, CUDAHAL_LT_LAYOUT_COLS, &out->cols, sizeof out->cols) ||
+        layout_attr(l, CUDAHAL_LT_LAYOUT_LD, &out->ld, sizeof out->ld) ||
+        layout_attr(l, CUDAHAL_LT_LAYOUT_BATCH_COUNT, &batch, sizeof batch))
+        return -ENOTSUP;
+    /* Newer attributes: unknown to older libraries, where they are at their defaults. */
+    layout_attr(l, CUDAHAL_LT_LAYOUT_PLANE_OFFSET, &plane, sizeof plane);
+    layout_attr(l, CUDAHAL_LT_LAYOUT_BATCH_MODE, &mode, sizeof mode);
+    out->esize = element_size(out->type);
+    bool ok = out->esize && order == CUDAHAL_LT_ORDER_COL && batch == 1 && plane == 0 &&
+              mode == CUDAHAL_LT_BATCH_STRIDED && out->rows > 0 && out->cols > 0 &&
+              out->ld >= (int64_t)out->rows;
+    return ok ? 0 : -ENOTSUP;
+}
+
+static bool epilogue_per_element(uint32_t e)
+{
+    return e == CUDAHAL_LT_EPILOGUE_DEFAULT || e == CUDAHAL_LT_EPILOGUE_RELU ||
+           e == CUDAHAL_LT_EPILOGUE_BIAS || e == CUDAHAL_LT_EPILOGUE_RELU_BIAS ||
+           e == CUDAHAL_LT_EPILOGUE_GELU || e == CUDAHAL_LT_EPILOGUE_GELU_BIAS;
+}
+
+/* CUDA 12's atomics synchronisation of D's rows or columns with other kernels (counters per
+ * chunk: a slice would count other chunks), gone from CUDA 13's header. */
+#define LT_DESC_ATOMIC_FIRST 27
+#define LT_DESC_ATOMIC_LAST 30
+
+/* Whether the descriptor's other attributes are at what slices exactly: no auxiliary output,
+ * no amax, no scales but scalars, no emulation, full fill, C not transposed, no atomics. */
+static bool desc_plain(cudahal_lt_desc_opaque *d)
+{
+    static const uint32_t null_pointers[] = {
+        CUDAHAL_LT_DESC_AUX_POINTER, CUDAHAL_LT_DESC_AMAX_D_POINTER,
+        CUDAHAL_LT_DESC_AUX_AMAX_POINTER, CUDAHAL_LT_DESC_D_OUT_SCALE_POINTER,
+        CUDAHAL_LT_DESC_EMULATION};
+    static const uint32_t scalar_modes[] = {
+        CUDAHAL_LT_DESC_A_SCALE_MODE,   CUDAHAL_LT_DESC_B_SCALE_MODE,
+        CUDAHAL_LT_DESC_C_SCALE_MODE,   CUDAHAL_LT_DESC_D_SCALE_MODE,
+        CUDAHAL_LT_DESC_AUX_SCALE_MODE, CUDAHAL_LT_DESC_D_OUT_SCALE_MODE};
+    for (size_t i = 0; i < sizeof null_pointers / sizeof *null_pointers; i++) {
+        void *p = NULL;
+        desc_attr(d, null_pointers[i], &p, sizeof p);
+        if (p)
+            return false;
+    }
+    for (size_t i = 0; i < sizeof scalar_modes / sizeof *scalar_modes; i++) {
+        uint32_t mode = CUDAHAL_LT_SCALE_SCALAR_32F;
+        desc_attr(d, scalar_modes[i], &mode, sizeof mode);
+        if (mode != CUDAHAL_LT_SCALE_SCALAR_32F)
+            return false;
+    }
+    for (uint32_t a = LT_DESC_ATOMIC_FIRST; a <= LT_DESC_ATOMIC_LAST; a++) {
+        uint64_t v = 0; /* two ints and two pointers: any of them set is refused */
+        desc_attr(d, a, &v, a <= 28 ? sizeof(int32_t) : sizeof(void *));
+        if (v)
+            return false;
+    }
+    int32_t transc = CUDAHAL_LT_OP_N, fill = CUDAHAL_LT_FILL_FULL;
+    desc_attr(d, CUDAHAL_LT_DESC_TRANSC, &transc, sizeof transc);
+    desc_attr(d, CUDAHAL_LT_DESC_FILL_MODE, &fill, sizeof fill);
+    return transc == CUDAHAL_LT_OP_N && fill == CUDAHAL_LT_FILL_FULL;
+}
+
+/* The bias's element size (bias_esize), 0 where cuBLASLt's rule depends on more than D's type
+ * (integer and fp8 kernels). */
+#define LT_DESC_BIAS_DATA_TYPE 26
+static size_t bias_size(cudahal_lt_desc_opaque *desc, const struct shape *s)
+{
+    int32_t type = -1;
+    desc_attr(desc, LT_DESC_BIAS_DATA_TYPE, &type, sizeof type);
+    if (type >= 0)
+        return element_size((uint32_t)type);
+    bool plain = s->a.type != CUDAHAL_LT_R_8I && s->a.type != CUDAHAL_LT_R_8F_E4M3 &&
+                 s->a.type != CUDAHAL_LT_R_8F_E5M2;
+    return plain ? s->d.esize : 0;
+}
+
+static int read_desc(cudahal_lt_desc_opaque *d, struct shape *s)
+{
+    if (!d || desc_attr(d, CUDAHAL_LT_DESC_COMPUTE_TYPE, &s->compute, sizeof s->compute) ||
+        desc_attr(d, CUDAHAL_LT_DESC_SCALE_TYPE, &s->scale, sizeof s->scale) ||
+        desc_attr(d, CUDAHAL_LT_DESC_POINTER_MODE, &s->pointer_mode, sizeof s->pointer_mode) ||
+        desc_attr(d, CUDAHAL_LT_DESC_TRANSA, &s->transa, sizeof s->transa) ||
+        desc_attr(d, CUDAHAL_LT_DESC_TRANSB, &s->transb, sizeof s->transb) ||
+        desc_attr(d, CUDAHAL_LT_DESC_EPILOGUE, &s->epilogue, sizeof s->epilogue) ||
+        desc_attr(d, CUDAHAL_LT_DESC_BIAS_POINTER, &s->bias, sizeof s->bias))
+        return -ENOTSUP;
+    s->sm_target = 0;
+    desc_attr(d, CUDAHAL_LT_DESC_SM_COUNT_TARGET, &s->sm_target, sizeof s->sm_target);
+    bool ok = (s->pointer_mode == CUDAHAL_LT_POINTER_HOST ||
+               s->pointer_mode == CUDAHAL_LT_POINTER_DEVICE) &&
+              (s->transa == CUDAHAL_LT_OP_N || s->transa == CUDAHAL_LT_OP_T) &&
+              (s->transb == CUDAHAL_LT_OP_N || s->transb == CUDAHAL_LT_OP_T) &&
+              epilogue_per_element(s->epilogue) && desc_plain(d);
+    return ok ? 0 : -ENOTSUP;
+}
+
+/* ---- where matrices lie ---- */
+
+struct span {
+    uintptr_t lo, hi;
+};
+
+static struct span span_of(const void *p, const struct mat *x)
+{
+    uintptr_t lo = (uintptr_t)p;
+    return (struct span){lo, lo + ((x->cols - 1) * (uint64_t)x->ld + x->rows) * x->esize};
+}
+
+static bool apart(struct span a, struct span b)
+{
+    return a.hi <= b.lo || b.hi <= a.lo;
+}
+
+/* C is D (same place, type and leading dimension) or apart from it; D apart from A and B. */
+static bool placed_apart(const struct cudahal_gemm_call *c, const struct shape *s)
+{
+    struct span d = span_of(c->D, &s->d);
+    if (!apart(d, span_of(c->A, &s->a)) || !apart(d, span_of(c->B, &s->b)))
+        return false;
+    if (!c->C)
+        return true;
+    if (c->C == c->D)
+        return s->c.type == s->d.type && s->c.ld == s->d.ld;
+    return apart(d, span_of(c->C, &s->c));
+}
+
+/* ---- the algorithm's tile and the device ---- */
+
+static const struct {
+    uint16_t rows, cols;
+} tiles[] = {
+#define LT_TILE(id, r, c) [id] = {r, c},
+#include "cublaslt_tiles.def"
+#undef LT_TILE
+};
+
+static void read_tile(const cudahal_lt_algo *algo, struct shape *s)
+{
+    uint32_t id = 0;
+    size_t written = 0;
+    s->tile_m = s->tile_n = 0;
+    if (lt.cublasLtMatmulAlgoConfigGetAttribute(algo, CUDAHAL_LT_CONFIG_TILE_ID, &id, sizeof id,
+                                                &written) != CUDAHAL_LT_SUCCESS ||
+        id >= sizeof tiles / sizeof *tiles)
+        return;
+    s->tile_m = tiles[id].rows;
+    s->tile_n = tiles[id].cols;
+}
+
+#define SM_DEVICES 64
+static _Atomic uint32_t device_sms[SM_DEVICES];
+
+static uint32_t sms_of(int device, int32_t target)
+{
+    if (target > 0)
+        return (uint32_t)target;
+    if (device < 0 || device >= SM_DEVICES)
+        return 0;
+    uint32_t sms = atomic_load(&device_sms[device]);
+    if (sms)
+        return sms;
+    CUresult (*attribute)(int *, CUdevice_attribute, CUdevice);
+    *(void **)&attribute = cudahal_sym("cuDeviceGetAttribute");
+    int v = 0;
+    if (attribute &&
+        attribute(&v, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, (CUdevice)device) == CUDA_SUCCESS &&
+        v > 0)
+        atomic_store(&device_sms[device], sms = (uint32_t)v);
+    return sms;
+}
+
+/* ---- reading the whole call ---- */
+
+/* The shape of call c: 0, or -ENOTSUP when it is not one that slices exactly. */
+static int read_shape(const struct cudahal_gemm_call *c, struct shape *s)
+{
+    memset(s, 0, sizeof *s);
+    if (!c->algo || read_desc(c->desc, s) || read_mat(c->Adesc, &s->a) ||
+        read_mat(c->Bdesc, &s->b) || read_mat(c->Cdesc, &s->c) || read_mat(c->Ddesc, &s->d))
+        return -ENOTSUP;
+    s->m = s->d.rows;
+    s->n = s->d.cols;
+    bool ta = s->transa == CUDAHAL_LT_OP_T, tb = s->transb == CUDAHAL_LT_OP_T;
+    s->k = ta ? s->a.rows : s->a.cols;
+    bool dims = (ta ? s->a.cols : s->a.rows) == s->m && (tb ? s->b.rows : s->b.cols) == s->n &&
+                (tb ? s->b.cols : s->b.rows) == s->k && s->c.rows == s->m && s->c.cols == s->n;
+    if (!dims || !c->A || !c->B || !c->D || !placed_apart(c, s))
+        return -ENOTSUP;
+    s->bias_esize = s->bias ? bias_size(c->desc, s) : 0;
+    read_tile(c->algo, s);
+    return 0;
+}
+
+static void key_of(const struct cudahal_gemm_call *c, const struct shape *s,
+                   struct cudahal_gemm_key *key)
+{
+    memset(key, 0, sizeof *key);
+    key->m = s->m;
+    key->n = s->n;
+    key->k = s->k;
+    key->types[0] = s->a.type;
+    key->types[1] = s->b.type;
+    key->types[2] = s->c.type;
+    key->types[3] = s->d.type;
+    key->compute = s->compute;
+    key->transa = s->transa;
+    key->transb = s->transb;
+    key->algo = *c->algo;
+}
+
+/* ---- slices ---- */
+
+/* The layouts of one size of slice; NULL where the application's own serves. */
+struct slice_layouts {
+    cudahal_lt_layout_opaque *a, *b, *c, *d;
+};
+
+static void destroy_layouts(struct slice_layouts *l)
+{
+    cudahal_lt_layout_opaque *all[] = {l->a, l->b, l->c, l->d};
+    for (size_t i = 0; i < 4; i++)
+        if (all[i])
+            lt.cublasLtMatrixLayoutDestroy(all[i]);
+    memset(l, 0, sizeof *l);
+}
+
+static int make_layout(const struct mat *x, uint64_t rows, uint64_t cols,
+                       cudahal_lt_layout_opaque **out)
+{
+    return lt.cublasLtMatrixLayoutCreate(out, x->type, rows, cols, x->ld) == CUDAHAL_LT_SUCCESS
+               ? 0
+               : -EIO;
+}
+
+/* Layouts for slices of `size` along p's cut: along n, B (k x size as op(B)), C and D; along m,
+ * A (size x k as op(A)), C and D. */
+static int make_layouts(const struct shape *s, const struct gemm_plan *p, uint64_t size,
+                        struct slice_layouts *l)
+{
+    bool n_cut = p->cut == GEMM_CUT_N;
+    uint64_t m = n_cut ? s->m : size, n = n_cut ? size : s->n;
+    bool ta = s->transa == CUDAHAL_LT_OP_T, tb = s->transb == CUDAHAL_LT_OP_T;
+    int r = 0;
+    memset(l, 0, sizeof *l);
+    if (n_cut)
+        r = make_layout(&s->b, tb ? n : s->k, tb ? s->k : n, &l->b);
+    else
+        r = make_layout(&s->a, ta ? s->k : m, ta ? m : s->k, &l->a);
+    if (!r)
+        r = make_layout(&s->c, m, n, &l->c);
+    if (!r)
+        r = make_layout(&s->d, m, n, &l->d);
+    if (r)
+        destroy_layouts(l);
+    return r;
+}
+
+/* One slice's arguments: the call's, moved to the block that starts at `first` along the cut. */
+struct slice_args {
+    const void *A, *B, *C;
+    void *D;
+    const void *bias;
+};
+
+static const void *moved(const void *p, uint64_t elements, size_t esize)
+{
+    return p ? (const char *)p + elements * esize : NULL;
+}
+
+static void slice_args(const struct cudahal_gemm_call *c, const struct shape *s,
+                       const struct gemm_plan *p, uint64_t first, struct slice_args *out)
+{
+    *out = (struct slice_args){c->A, c->B, c->C, c->D, s->bias};
+    if (p->cut == GEMM_CUT_N) { /* columns of op(B), C and D */
+        bool tb = s->transb == CUDAHAL_LT_OP_T;
+        out->B = moved(c->B, tb ? first : first * (uint64_t)s->b.ld, s->b.esize);
+        out->C = moved(c->C, first * (uint64_t)s->c.ld, s->c.esize);
+        out->D = (void *)moved(c->D, first * (uint64_t)s->d.ld, s->d.esize);
+    } else { /* rows of op(A), C, D and the bias */
+        bool ta = s->transa == CUDAHAL_LT_OP_T;
+        out->A = moved(c->A, ta ? first * (uint64_t)s->a.ld : first, s->a.esize);
+        out->C = moved(c->C, first, s->c.esize);
+        out->D = (void *)moved(c->D, first, s->d.esize);
+        out->bias = moved(s->bias, first, s->bias_esize);
+    }
+}
+
+/* The plan, ready to issue: layouts of both sizes and the descriptor the slices use. */
+struct prepared {
+    struct slice_layouts l[2]; /* [0] the slices', [1] the last one's where it differs */
+    cudahal_lt_desc_opaque desc_copy;
+    cudahal_lt_desc_opaque *desc;
+    bool moves_bias;
+};
+
+static int set_bias(struct prepared *pp, const void *bias)
+{
+    return lt.cublasLtMatmulDescSetAttribute(pp->desc, CUDAHAL_LT_DESC_BIAS_POINTER, &bias,
+                                             sizeof bias) == CUDAHAL_LT_SUCCESS
+               ? 0
+               : -EIO;
+}
+
+/* cuBLASLt's own check of the algorithm on a slice of l's size. */
+static int check_algo(const struct cudahal_gemm_call *c, struct prepared *pp,
+                      const struct slice_layouts *l)
+{
+    cudahal_lt_heuristic result;
+    memset(&result, 0, sizeof result);
+    cudahal_lt_status st =
+        lt.cublasLtMatmulAlgoCheck(c->handle, pp->desc, l->a ? l->a : c->Adesc,
+                                   l->b ? l->b : c->Bdesc, l->c, l->d, c->algo, &result);
+    return st == CUDAHAL_LT_SUCCESS && result.state == CUDAHAL_LT_SUCCESS &&
+                   result.workspaceSize <= c->workspace_size
+               ? 0
+               : -ENOTSUP;
+}
+
+static void release(struct prepared *pp)
+{
+    destroy_layouts(&pp->l[0]);
+    destroy_layouts(&pp->l[1]);
+}
+
+/* Prepares plan p for call c: 0, or negative (nothing to release then). */
+static int prepare(const struct cudahal_gemm_call *c, const struct shape *s,
+                   const struct gemm_plan *p, struct prepared *pp)
+{
+    memset(pp, 0, sizeof *pp);
+    pp->desc = c->desc;
+    pp->moves_bias = p->cut == GEMM_CUT_M && s->bias;
+    if (pp->moves_bias && !s->bias_esize)
+        return -ENOTSUP;
+    if (pp->moves_bias) {
+        memcpy(&pp->desc_copy, c->desc, sizeof pp->desc_copy);
+        pp->desc = &pp->desc_copy;
+    }
+    uint64_t extent = p->cut == GEMM_CUT_N ? s->n : s->m, first, last;
+    gemm_plan_slice(p, extent, p->count - 1, &first, &last);
+    int r = make_layouts(s, p, p->width, &pp->l[0]);
+    if (!r && last != p->width)
+        r = make_layouts(s, p, last, &pp->l[1]);
+    if (!r && pp->moves_bias)
+        r = set_bias(pp, s->bias);
+    if (!r)
+        r = check_algo(c, pp, &pp->l[0]);
+    if (!r && last != p->width)
+        r = check_algo(c, pp, &pp->l[1]);
+    if (r)
+        release(pp);
+    return r;
+}
+
+static cudahal_lt_status issue(cudahal_pfn_cublasLtMatmul real, const struct cudahal_gemm_call *c,
+                               const struct shape *s, const struct gemm_plan *p,
+                               struct prepared *pp)
+{
+    uint64_t extent = p->cut == GEMM_CUT_N ? s->n : s->m;
+    cudahal_lt_status st = CUDAHAL_LT_SUCCESS;
+    for (uint32_t i = 0; i < p->count && st == CUDAHAL_LT_SUCCESS; i++) {
+        uint64_t first, size;
+        gemm_plan_slice(p, extent, i, &first, &size);
+        const struct slice_layouts *l = &pp->l[size == p->width ? 0 : 1];
+        struct slice_args a;
+        slice_args(c, s, p, first, &a);
+        /* Set on the copy for slice 0 already (prepare), so that it cannot fail later. */
+        if (pp->moves_bias && i && set_bias(pp, a.bias)) {
+            gp_log(GP_LOG_ERROR, "cublasLtMatmul: the bias of slice %u could not be set", i);
+            return CUDAHAL_LT_INTERNAL_ERROR;
+        }
+        st = real(c->handle, pp->desc, c->alpha, a.A, l->a ? l->a : c->Adesc, a.B,
+                  l->b ? l->b : c->Bdesc, c->beta, a.C, l->c, a.D, l->d, c->algo, c->workspace,
+                  c->workspace_size, c->stream);
+        atomic_fetch_add(&slices_issued, 1);
+    }
+    return st;
+}
+
+/* ---- the call ---- */
+
+static cudahal_lt_status whole(cudahal_pfn_cublasLtMatmul real, const struct cudahal_gemm_call *c)
+{
+    return real(c->handle, c->desc, c->alpha, c->A, c->Adesc, c->B, c->Bdesc, c->beta, c->C,
+                c->Cdesc, c->D, c->Ddesc, c->algo, c->workspace, c->workspace_size, c->stream);
+}
+
+/* Whole, and timed when the clock asks (key not NULL). */
+static cudahal_lt_status timed_whole(cudahal_pfn_cublasLtMatmul real,
+                                     const struct cudahal_gemm_call *c,
+                                     const struct cudahal_gemm_key *key)
+{
+    void *token = key ? cudahal_gemm_clock_start(key, c->stream) : NULL;
+    cudahal_lt_status st = whole(real, c);
+    if (token)
+        cudahal_gemm_clock_end(token, c->stream, st == CUDAHAL_LT_SUCCESS);
+    return st;
+}
+
+static void say(const struct shape *s, const struct gemm_plan *p, uint64_t learned_ns)
+{
+    if (!gp_log_on(GP_LOG_DEBUG))
+        return;
+    if (p->count)
+        gp_log(GP_LOG_DEBUG,
+               "cublasLtMatmul %llux%llux%llu (%llu us): %u slices along %c, %llu wide",
+               (unsigned long long)s->m, (unsigned long long)s->n, (unsigned long long)s->k,
+               (unsigned long long)(learned_ns / 1000), p->count, p->cut == GEMM_CUT_N ? 'n' : 'm',
+               (unsigned long long)p->width);
+    else
+        gp_log(GP_LOG_DEBUG, "cublasLtMatmul %llux%llux%llu (%llu us): whole, %s",
+               (unsigned long long)s->m, (unsigned long long)s->n, (unsigned long long)s->k,
+               (unsigned long long)(learned_ns / 1000), gemm_plan_reason(p->why));
+}
+
+/* Leaves the call whole for why; counted where it matters: a long call, or one slicing cannot
+ * judge (its form, a capture). */
+static void count_whole(enum gemm_whole_reason why, uint64_t learned_ns, uint64_t target_ns)
+{
+    if (why == GEMM_WHOLE_UNSUPPORTED || why == GEMM_WHOLE_CAPTURING ||
+        why == GEMM_WHOLE_CHECK_FAILED || (learned_ns > target_ns && why != GEMM_WHOLE_OFF))
+        atomic_fetch_add(&whole_calls[why], 1);
+}
+
+cudahal_lt_status cudahal_gemm_matmul(cudahal_pfn_cublasLtMatmul real,
+                                      const struct cudahal_gemm_call *c,
+                                      const struct cudahal_gemm_when *w)
+{
+    pthread_once(&lt_once, find_lt);
+    if (!w->target_ns || !lt_ok)
+        return whole(real, c);
+    if (w->capturing) {
+        count_whole(GEMM_WHOLE_CAPTURING, 0, w->target_ns);
+        return whole(real, c);
+    }
+    struct shape s;
+    if (read_shape(c, &s)) {
+        count_whole(GEMM_WHOLE_UNSUPPORTED, 0, w->target_ns);
+        return whole(real, c);
+    }
+    struct cudahal_gemm_key key;
+    key_of(c, &s, &key);
+    bool time_this;
+    uint64_t learned = cudahal_gemm_clock_learned(&key, &time_this);
+    struct gemm_problem problem = {
+        s.m, s.n, s.tile_m, s.tile_n, sms_of(w->device, s.sm_target), learned, w->target_ns};
+    struct gemm_plan plan;
+    if (gemm_plan_make(&problem, &plan) && !w->gated)
+        plan = (struct gemm_plan){.why = GEMM_WHOLE_NOT_GATED};
+    struct prepared pp;
+    if (plan.count && prepare(c, &s, &plan, &pp))
+        plan = (struct gemm_plan){.why = GEMM_WHOLE_CHECK_FAILED};
+    say(&s, &plan, learned);
+    if (!plan.count) {
+        count_whole(plan.why, learned, w->target_ns);
+        return timed_whole(real, c, time_this ? &key : NULL);
+    }
+    cudahal_lt_status st = issue(real, c, &s, &plan, &pp);
+    release(&pp);
+    atomic_fetch_add(&sliced_calls, 1);
+    return st;
+}

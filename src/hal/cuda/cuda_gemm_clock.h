@@ -1,0 +1,37 @@
+/*
+ * cuda_gemm_clock.h - the GPU time of whole cublasLtMatmul calls, learned per kind of call (the
+ * plan key: dimensions, types, transposes and the algorithm's bytes) from a pair of
+ * events recorded around a whole call: at its first call, then every CUDAHAL_GEMM_RETIME-th
+ * whole call. The events are read without blocking at a later call of the same key; the
+ * shortest time seen is kept, since what can only lengthen a sample (a gate on the stream
+ * before the GEMM, work of other streams beside it) says nothing of the GEMM itself.
+ */
+#ifndef GPUPRIO_CUDA_GEMM_CLOCK_H
+#define GPUPRIO_CUDA_GEMM_CLOCK_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "cuda_cublaslt.h"
+
+#define CUDAHAL_GEMM_RETIME 64
+
+struct cudahal_gemm_key {
+    uint64_t m, n, k;
+    uint32_t types[4]; /* A, B, C, D */
+    int32_t compute, transa, transb;
+    uint32_t zero; /* no padding: keys are hashed and compared byte by byte */
+    cudahal_lt_algo algo;
+};
+
+/* The time learned for key in ns (0: none yet), after reading its events if they are done.
+ * *time_this: the whole call about to be made should be timed (cudahal_gemm_clock_start). */
+uint64_t cudahal_gemm_clock_learned(const struct cudahal_gemm_key *key, bool *time_this);
+
+/* Around the whole call that cudahal_gemm_clock_learned asked to time, on its stream: start
+ * before forwarding it (a token, or NULL when no event could be recorded), end after, with
+ * whether the call was accepted. Leaves the thread's current context as it found it. */
+void *cudahal_gemm_clock_start(const struct cudahal_gemm_key *key, struct CUstream_st *stream);
+void cudahal_gemm_clock_end(void *token, struct CUstream_st *stream, bool ok);
+
+#endif /* GPUPRIO_CUDA_GEMM_CLOCK_H */

@@ -1,0 +1,76 @@
+/*
+ * gemm_plan.h - how to cut one long GEMM into slices of its output that each end soon enough for
+ * a higher priority to get the device, or why it stays whole. Pure: dimensions, the algorithm's
+ * tile, the device's SM count, the call's learned GPU time and the target in, a plan out; it
+ * knows nothing of BLAS libraries, streams or time (unit.gemm_plan tests it on its own).
+ *
+ * The exactness of slices is the BLAS layer's to establish (docs/design.md, "Long kernels: GEMM
+ * slices"); the plan only keeps what that argument needs of the cut: every boundary a multiple
+ * of GEMM_PLAN_GRANULE and of the tile's side along the cut, so that every tile and cluster of
+ * the whole problem lies within one slice. And it keeps slicing cheap: every slice keeps at least
+ * GEMM_PLAN_MIN_WAVES waves of tiles (one tile per SM per wave), since a slice that leaves SMs
+ * idle costs the load far more than the latency it saves (4x on an H200 under one wave).
+ */
+#ifndef GPUPRIO_GEMM_PLAN_H
+#define GPUPRIO_GEMM_PLAN_H
+
+#include <stdint.h>
+
+#define GEMM_PLAN_GRANULE 1024
+#define GEMM_PLAN_MIN_WAVES 2
+#define GEMM_PLAN_MAX_SLICES 64
+/* The tile side taken when the algorithm's tile is not known. */
+#define GEMM_PLAN_UNKNOWN_TILE 256
+
+/* Why a call is left whole, or GEMM_WHOLE_NONE when it is sliced. X(name, what a user reads). */
+#define GEMM_WHOLE_REASONS(X)                                                                      \
+    X(NONE, "sliced")                                                                              \
+    X(OFF, "slicing is off (GPUPRIO_GEMM_SLICE_US=0)")                                             \
+    X(UNLEARNED, "its GPU time is not known yet")                                                  \
+    X(SHORT, "its GPU time is within the target")                                                  \
+    X(SMALL, "no cut keeps two slices of two waves of tiles each")                                 \
+    X(NOT_GATED, "no higher priority can use the device's time it frees")                          \
+    X(CAPTURING, "a stream capture is in progress")                                                \
+    X(UNSUPPORTED, "its form is not one that slices exactly")                                      \
+    X(CHECK_FAILED, "the library refused the algorithm on a slice")
+
+enum gemm_whole_reason {
+#define GEMM_WHOLE_ENUM(name, what) GEMM_WHOLE_##name,
+    GEMM_WHOLE_REASONS(GEMM_WHOLE_ENUM)
+#undef GEMM_WHOLE_ENUM
+        GEMM_WHOLE_COUNT
+};
+
+/* The problem: D is m x n (rows x columns); the algorithm's tile (0: unknown); the SMs its
+ * tiles run on; its learned GPU time (0: not known) and the longest a slice should take (0: off).
+ */
+struct gemm_problem {
+    uint64_t m, n;
+    uint32_t tile_m, tile_n;
+    uint32_t sms;
+    uint64_t learned_ns, target_ns;
+};
+
+enum gemm_cut { GEMM_CUT_N, GEMM_CUT_M };
+
+/* A plan: `count` slices along `cut`, slice i from i * width, each `width` wide but the last,
+ * which takes the rest (at least width). count 0: whole, for `why`. */
+struct gemm_plan {
+    enum gemm_cut cut;
+    uint32_t count;
+    uint64_t width;
+    enum gemm_whole_reason why;
+};
+
+/* Plans p; returns plan->count (0: whole, plan->why says why). */
+uint32_t gemm_plan_make(const struct gemm_problem *p, struct gemm_plan *plan);
+
+/* Slice i of plan (i < count) along its cut, of a dimension of `extent`: its first row or
+ * column and how many. */
+void gemm_plan_slice(const struct gemm_plan *plan, uint64_t extent, uint32_t i, uint64_t *first,
+                     uint64_t *size);
+
+/* What a user reads for why (GEMM_WHOLE_REASONS). */
+const char *gemm_plan_reason(enum gemm_whole_reason why);
+
+#endif /* GPUPRIO_GEMM_PLAN_H */

@@ -1,0 +1,435 @@
+/*
+ * fake_cublaslt.c - a stand-in cuBLASLt for CI, built as libcublasLt.so.13 beside the fake
+ * driver (fake_cuda.c), for the tests of gpuprio's GEMM slices (tests/cuda/gemm_slices.c).
+ *
+ * It implements what gpuprio and the tests call, with cuBLASLt's ABI and rules that matter to
+ * slicing: descriptors are plain data inside their semi-opaque structs (so a copy is a
+ * descriptor too), each attribute is read and written with its own size (a wrong size is
+ * CUBLAS_STATUS_INVALID_VALUE, as is an attribute this version does not know: CUDA 12's atomics
+ * ones), layouts are column-major unless told otherwise. cublasLtMatmul computes
+ * D = epilogue(alpha * op(A) op(B) + beta * C) in float on host memory (float matrices only), the
+ * k sum in one order, so that a sliced call equals the whole one bit for bit exactly when every
+ * slice gets the right pointers and sizes; it records every call (fake_cublaslt.h), and tells
+ * the fake driver's clock that it took one nanosecond per multiply-add.
+ *
+ *   FAKE_CUBLASLT_CHECK_FAIL=1   cublasLtMatmulAlgoCheck refuses every algorithm
+ *   FAKE_CUBLASLT_FAIL_AFTER=N   every cublasLtMatmul after the first N returns
+ *                                CUBLAS_STATUS_EXECUTION_FAILED (13) and computes nothing
+ */
+#include "fake_cublaslt.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define EXPORT __attribute__((visibility("default")))
+#define HANDLE_MAGIC 0x17e4u
+#define DESC_MAGIC 0xde5cu
+#define LAYOUT_MAGIC 0x1a70u
+#define ALGO_MAGIC 0xa160u
+
+enum { INVALID_VALUE = 7, EXECUTION_FAILED = 13, NOT_SUPPORTED = 15 };
+
+void fake_cuda_advance_ns(uint64_t ns); /* fake_cuda.c */
+
+struct cudahal_lt_context {
+    unsigned magic;
+};
+
+/* ---- the record ---- */
+
+static pthread_mutex_t record_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct fake_lt_call calls[FAKE_LT_CALLS];
+static int ncalls, nchecks, matmuls;
+
+EXPORT int fake_cublaslt_calls(void)
+{
+    return ncalls;
+}
+
+EXPORT const struct fake_lt_call *fake_cublaslt_call(int i)
+{
+    return i >= 0 && i < ncalls && i < FAKE_LT_CALLS ? &calls[i] : NULL;
+}
+
+EXPORT int fake_cublaslt_checks(void)
+{
+    return nchecks;
+}
+
+EXPORT void fake_cublaslt_reset(void)
+{
+    pthread_mutex_lock(&record_mu);
+    ncalls = nchecks = 0;
+    pthread_mutex_unlock(&record_mu);
+}
+
+/* ---- handles ---- */
+
+EXPORT cudahal_lt_status cublasLtCreate(cudahal_lt_handle *handle)
+{
+    if (!handle)
+        return INVALID_VALUE;
+    *handle = calloc(1, sizeof **handle);
+    if (!*handle)
+        return 3;
+    (*handle)->magic = HANDLE_MAGIC;
+    return CUDAHAL_LT_SUCCESS;
+}
+
+EXPORT cudahal_lt_status cublasLtDestroy(cudahal_lt_handle handle)
+{
+    if (!handle || handle->magic != HANDLE_MAGIC)
+        return CUDAHAL_LT_NOT_INITIALIZED;
+    handle->magic = 0;
+    free(handle);
+    return CUDAHAL_LT_SUCCESS;
+}
+
+/* ---- descriptors: attribute id -> (slot, size); slot -1: unknown to this version ---- */
+
+#define DESC_IDS 39
+static const struct {
+    int8_t slot;
+    uint8_t size;
+} desc_attrs[DESC_IDS] = {
+    [0] = {0, 4},   [1] = {1, 4},   [2] = {2, 4},   [3] = {3, 4},   [4] = {4, 4},   [5] = {5, 4},
+    [6] = {6, 4},   [7] = {7, 4},   [8] = {8, 8},   [9] = {-1, 0},  [10] = {-1, 0}, [11] = {9, 8},
+    [12] = {-1, 0}, [13] = {-1, 0}, [14] = {-1, 0}, [15] = {10, 4}, [16] = {-1, 0}, [17] = {11, 8},
+    [18] = {12, 8}, [19] = {13, 8}, [20] = {14, 8}, [21] = {15, 8}, [22] = {16, 4}, [23] = {17, 8},
+    [24] = {18, 8}, [25] = {19, 1}, [26] = {20, 4}, [27] = {-1, 0}, [28] = {-1, 0}, [29] = {-1, 0},
+    [30] = {-1, 0}, [31] = {21, 4}, [32] = {22, 4}, [33] = {23, 4}, [34] = {24, 4}, [35] = {25, 4},
+    [36] = {26, 8}, [37] = {27, 4}, [38] = {28, 8},
+};
+struct fake_desc {
+    uint64_t magic;
+    uint64_t v[29];
+};
+_Static_assert(sizeof(struct fake_desc) <= sizeof(cudahal_lt_desc_opaque), "desc too big");
+
+static struct fake_desc *desc_of(cudahal_lt_desc_opaque *d)
+{
+    struct fake_desc *f = (struct fake_desc *)d;
+    return f && f->magic == DESC_MAGIC ? f : NULL;
+}
+
+static uint64_t desc_get(const struct fake_desc *f, unsigned id)
+{
+    return f->v[desc_attrs[id].slot];
+}
+
+EXPORT cudahal_lt_status cublasLtMatmulDescCreate(cudahal_lt_desc_opaque **desc,
+                                                  int32_t compute_type, uint32_t scale_type)
+{
+    if (!desc)
+        return INVALID_VALUE;
+    struct fake_desc *f = calloc(1, sizeof(cudahal_lt_desc_opaque));
+    if (!f)
+        return 3;
+    f->magic = DESC_MAGIC;
+    f->v[0] = (uint32_t)compute_type;
+    f->v[1] = scale_type;
+    f->v[6] = CUDAHAL_LT_FILL_FULL;
+    f->v[7] = CUDAHAL_LT_EPILOGUE_DEFAULT;
+    f->v[16] = f->v[20] = (uint32_t)-1; /* aux and bias types: as D's */
+    *desc = (cudahal_lt_desc_opaque *)f;
+    return CUDAHAL_LT_SUCCESS;
+}
+
+EXPORT cudahal_lt_status cublasLtMatmulDescDestroy(cudahal_lt_desc_opaque *desc)
+{
+    struct fake_desc *f = desc_of(desc);
+    if (!f)
+        return INVALID_VALUE;
+    f->magic = 0;
+    free(f);
+    return CUDAHAL_LT_SUCCESS;
+}
+
+EXPORT cudahal_lt_status cublasLtMatmulDescSetAttribute(cudahal_lt_desc_opaque *desc, uint32_t attr,
+                                                        const void *buf, size_t size)
+{
+    struct fake_desc *f = desc_of(desc);
+    if (!f || attr >= DESC_IDS || desc_attrs[attr].slot < 0 || size != desc_attrs[attr].size ||
+        !buf)
+        return INVALID_VALUE;
+    uint64_t v = 0;
+    memcpy(&v, buf, size);
+    f->v[desc_attrs[attr].slot] = v;
+    return CUDAHAL_LT_SUCCESS;
+}
+
+EXPORT cudahal_lt_status cublasLtMatmulDescGetAttribute(cudahal_lt_desc_opaque *desc, uint32_t attr,
+                                                        void *buf, size_t size, size_t *written)
+{
+    struct fake_desc *f = desc_of(desc);
+    if (!f || attr >= DESC_IDS || desc_attrs[attr].slot < 0 || !written)
+        return INVALID_VALUE;
+    *written = desc_attrs[attr].size;
+    if (size != desc_attrs[attr].size || !buf)
+        return INVALID_VALUE;
+    uint64_t v = f->v[desc_attrs[attr].slot];
+    memcpy(buf, &v, size);
+    return CUDAHAL_LT_SUCCESS;
+}
+
+/* ---- layouts ---- */
+
+struct fake_layout {
+    uint32_t magic, type;
+    int32_t order, batch;
+    uint64_t rows, cols;
+    int64_t ld, stride, plane;
+    uint32_t mode, unused;
+};
+_Static_assert(sizeof(struct fake_layout) <= sizeof(cudahal_lt_layout_opaque), "layout too big");
+
+static struct fake_layout *layout_of(cudahal_lt_layout_opaque *l)
+{
+    struct fake_layout *f = (struct fake_layout *)l;
+    return f && f->magic == LAYOUT_MAGIC ? f : NULL;
+}
+
+EXPORT cudahal_lt_status cublasLtMatrixLayoutCreate(cudahal_lt_layout_opaque **layout,
+                                                    uint32_t type, uint64_t rows, uint64_t cols,
+                                                    int64_t ld)
+{
+    if (!layout)
+        return INVALID_VALUE;
+    struct fake_layout *f = calloc(1, sizeof(cudahal_lt_layout_opaque));
+    if (!f)
+        return 3;
+    *f = (struct fake_layout){.magic = LAYOUT_MAGIC,
+                              .type = type,
+                              .order = CUDAHAL_LT_ORDER_COL,
+                              .batch = 1,
+                              .rows = rows,
+                              .cols = cols,
+                              .ld = ld};
+    *layout = (cudahal_lt_layout_opaque *)f;
+    return CUDAHAL_LT_SUCCESS;
+}
+
+EXPORT cudahal_lt_status cublasLtMatrixLayoutDestroy(cudahal_lt_layout_opaque *layout)
+{
+    struct fake_layout *f = layout_of(layout);
+    if (!f)
+        return INVALID_VALUE;
+    f->magic = 0;
+    free(f);
+    return CUDAHAL_LT_SUCCESS;
+}
+
+/* The field of attribute attr and its size, or NULL. */
+static void *layout_field(struct fake_layout *f, uint32_t attr, size_t *size)
+{
+    void *fields[] = {&f->type,  &f->order,  &f->rows,  &f->cols, &f->ld,
+                      &f->batch, &f->stride, &f->plane, &f->mode};
+    static const size_t sizes[] = {4, 4, 8, 8, 8, 4, 8, 8, 4};
+    if (attr >= sizeof sizes / sizeof *sizes)
+        return NULL;
+    *size = sizes[attr];
+    return fields[attr];
+}
+
+EXPORT cudahal_lt_status cublasLtMatrixLayoutSetAttribute(cudahal_lt_layout_opaque *layout,
+                                                          uint32_t attr, const void *buf,
+                                                          size_t size)
+{
+    struct fake_layout *f = layout_of(layout);
+    size_t want = 0;
+    void *field = f ? layout_field(f, attr, &want) : NULL;
+    if (!field || size != want || !buf)
+        return INVALID_VALUE;
+    memcpy(field, buf, size);
+    return CUDAHAL_LT_SUCCESS;
+}
+
+EXPORT cudahal_lt_status cublasLtMatrixLayoutGetAttribute(cudahal_lt_layout_opaque *layout,
+                                                          uint32_t attr, void *buf, size_t size,
+                                                          size_t *written)
+{
+    struct fake_layout *f = layout_of(layout);
+    size_t want = 0;
+    void *field = f ? layout_field(f, attr, &want) : NULL;
+    if (!field || !written)
+        return INVALID_VALUE;
+    *written = want;
+    if (size != want || !buf)
+        return INVALID_VALUE;
+    memcpy(buf, field, size);
+    return CUDAHAL_LT_SUCCESS;
+}
+
+/* ---- algorithms: data[0] magic, [1] id, [2] tile id ---- */
+
+EXPORT cudahal_lt_status cublasLtMatmulAlgoInit(cudahal_lt_handle handle, int32_t compute_type,
+                                                uint32_t scale_type, uint32_t a_type,
+                                                uint32_t b_type, uint32_t c_type, uint32_t d_type,
+                                                int algo_id, cudahal_lt_algo *algo)
+{
+    (void)compute_type, (void)scale_type, (void)a_type, (void)b_type, (void)c_type, (void)d_type;
+    if (!handle || handle->magic != HANDLE_MAGIC || !algo)
+        return INVALID_VALUE;
+    memset(algo, 0, sizeof *algo);
+    algo->data[0] = ALGO_MAGIC;
+    algo->data[1] = (uint64_t)algo_id;
+    return CUDAHAL_LT_SUCCESS;
+}
+
+EXPORT cudahal_lt_status cublasLtMatmulAlgoConfigSetAttribute(cudahal_lt_algo *algo, uint32_t attr,
+                                                              const void *buf, size_t size)
+{
+    if (!algo || algo->data[0] != ALGO_MAGIC || attr != CUDAHAL_LT_CONFIG_TILE_ID || size != 4)
+        return INVALID_VALUE;
+    uint32_t tile;
+    memcpy(&tile, buf, 4);
+    algo->data[2] = tile;
+    return CUDAHAL_LT_SUCCESS;
+}
+
+EXPORT cudahal_lt_status cublasLtMatmulAlgoConfigGetAttribute(const cudahal_lt_algo *algo,
+                                                              uint32_t attr, void *buf, size_t size,
+                                                              size_t *written)
+{
+    if (!algo || algo->data[0] != ALGO_MAGIC || attr != CUDAHAL_LT_CONFIG_TILE_ID || !written)
+        return INVALID_VALUE;
+    *written = 4;
+    if (size != 4 || !buf)
+        return INVALID_VALUE;
+    uint32_t tile = (uint32_t)algo->data[2];
+    memcpy(buf, &tile, 4);
+    return CUDAHAL_LT_SUCCESS;
+}
+
+EXPORT cudahal_lt_status cublasLtMatmulAlgoCheck(
+    cudahal_lt_handle handle, cudahal_lt_desc_opaque *desc, cudahal_lt_layout_opaque *a,
+    cudahal_lt_layout_opaque *b, cudahal_lt_layout_opaque *c, cudahal_lt_layout_opaque *d,
+    const cudahal_lt_algo *algo, cudahal_lt_heuristic *result)
+{
+    pthread_mutex_lock(&record_mu);
+    nchecks++;
+    pthread_mutex_unlock(&record_mu);
+    if (!handle || handle->magic != HANDLE_MAGIC || !desc_of(desc) || !layout_of(a) ||
+        !layout_of(b) || !layout_of(c) || !layout_of(d) || !algo || algo->data[0] != ALGO_MAGIC ||
+        !result)
+        return INVALID_VALUE;
+    const char *fail = getenv("FAKE_CUBLASLT_CHECK_FAIL");
+    memset(result, 0, sizeof *result);
+    result->algo = *algo;
+    result->state = fail && *fail == '1' ? NOT_SUPPORTED : CUDAHAL_LT_SUCCESS;
+    return result->state;
+}
+
+/* ---- the GEMM ---- */
+
+static float op_at(const float *x, const struct fake_layout *l, bool t, uint64_t r, uint64_t c)
+{
+    return t ? x[c + r * (uint64_t)l->ld] : x[r + c * (uint64_t)l->ld];
+}
+
+static float epilogue(uint32_t e, float v, float bias)
+{
+    if (e & CUDAHAL_LT_EPILOGUE_BIAS)
+        v += bias;
+    if (e & CUDAHAL_LT_EPILOGUE_RELU)
+        v = v > 0 ? v : 0;
+    if (e & CUDAHAL_LT_EPILOGUE_GELU)
+        v = 0.5f * v * (1.0f + tanhf(0.7978845608f * (v + 0.044715f * v * v * v)));
+    return v;
+}
+
+/* Runs a checked float GEMM. */
+static void compute(const struct fake_desc *f, const struct fake_layout *la,
+                    const struct fake_layout *lb, const struct fake_layout *lc,
+                    const struct fake_layout *ld, const float *A, const float *B, const float *C,
+                    float *D, float alpha, float beta)
+{
+    bool ta = desc_get(f, CUDAHAL_LT_DESC_TRANSA) == CUDAHAL_LT_OP_T;
+    bool tb = desc_get(f, CUDAHAL_LT_DESC_TRANSB) == CUDAHAL_LT_OP_T;
+    uint32_t e = (uint32_t)desc_get(f, CUDAHAL_LT_DESC_EPILOGUE);
+    const float *bias = (const float *)(uintptr_t)desc_get(f, CUDAHAL_LT_DESC_BIAS_POINTER);
+    uint64_t k = ta ? la->rows : la->cols;
+    for (uint64_t j = 0; j < ld->cols; j++)
+        for (uint64_t i = 0; i < ld->rows; i++) {
+            float sum = 0;
+            for (uint64_t l = 0; l < k; l++)
+                sum += op_at(A, la, ta, i, l) * op_at(B, lb, tb, l, j);
+            float v = alpha * sum;
+            if (beta != 0)
+                v += beta * C[i + j * (uint64_t)lc->ld];
+            D[i + j * (uint64_t)ld->ld] = epilogue(e, v, bias ? bias[i] : 0);
+        }
+}
+
+static bool float_col(const struct fake_layout *l)
+{
+    return l && l->type == CUDAHAL_LT_R_32F && l->order == CUDAHAL_LT_ORDER_COL && l->batch == 1 &&
+           l->plane == 0 && l->ld >= (int64_t)l->rows;
+}
+
+static void record(const struct fake_lt_call *c)
+{
+    pthread_mutex_lock(&record_mu);
+    if (ncalls < FAKE_LT_CALLS)
+        calls[ncalls] = *c;
+    ncalls++;
+    pthread_mutex_unlock(&record_mu);
+}
+
+EXPORT cudahal_lt_status cublasLtMatmul(cudahal_lt_handle handle, cudahal_lt_desc_opaque *desc,
+                                        const void *alpha, const void *A,
+                                        cudahal_lt_layout_opaque *Adesc, const void *B,
+                                        cudahal_lt_layout_opaque *Bdesc, const void *beta,
+                                        const void *C, cudahal_lt_layout_opaque *Cdesc, void *D,
+                                        cudahal_lt_layout_opaque *Ddesc,
+                                        const cudahal_lt_algo *algo, void *workspace,
+                                        size_t workspaceSizeInBytes, struct CUstream_st *stream)
+{
+    struct fake_desc *f = desc_of(desc);
+    struct fake_layout *la = layout_of(Adesc), *lb = layout_of(Bdesc), *lc = layout_of(Cdesc),
+                       *ld = layout_of(Ddesc);
+    struct fake_lt_call c = {handle,
+                             desc,
+                             alpha,
+                             A,
+                             B,
+                             beta,
+                             C,
+                             f ? (const void *)(uintptr_t)desc_get(f, CUDAHAL_LT_DESC_BIAS_POINTER)
+                               : NULL,
+                             D,
+                             Adesc,
+                             Bdesc,
+                             Cdesc,
+                             Ddesc,
+                             algo,
+                             workspace,
+                             workspaceSizeInBytes,
+                             stream,
+                             ld ? ld->rows : 0,
+                             ld ? ld->cols : 0,
+                             CUDAHAL_LT_SUCCESS};
+    const char *after = getenv("FAKE_CUBLASLT_FAIL_AFTER");
+    pthread_mutex_lock(&record_mu);
+    bool failing = after && *after && matmuls++ >= atoi(after);
+    pthread_mutex_unlock(&record_mu);
+    if (!handle || handle->magic != HANDLE_MAGIC || !f || !alpha || !beta || !A || !B || !D)
+        c.status = INVALID_VALUE;
+    else if (!float_col(la) || !float_col(lb) || !float_col(lc) || !float_col(ld) ||
+             (desc_get(f, CUDAHAL_LT_DESC_EPILOGUE) &
+              ~(uint64_t)(CUDAHAL_LT_EPILOGUE_DEFAULT | CUDAHAL_LT_EPILOGUE_RELU |
+                          CUDAHAL_LT_EPILOGUE_BIAS | CUDAHAL_LT_EPILOGUE_GELU)))
+        c.status = NOT_SUPPORTED;
+    else if (failing)
+        c.status = EXECUTION_FAILED;
+    if (c.status == CUDAHAL_LT_SUCCESS) {
+        compute(f, la, lb, lc, ld, A, B, C, D, *(const float *)alpha, *(const float *)beta);
+        bool ta = desc_get(f, CUDAHAL_LT_DESC_TRANSA) == CUDAHAL_LT_OP_T;
+        fake_cuda_advance_ns(ld->rows * ld->cols * (ta ? la->rows : la->cols));
+    }
+    record(&c);
+    return c.status;
+}

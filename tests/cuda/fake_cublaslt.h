@@ -1,0 +1,57 @@
+/*
+ * fake_cublaslt.h - what tests/cuda's programs call of the fake cuBLASLt (fake_cublaslt.c) beyond
+ * what gpuprio declares (src/hal/cuda/cuda_cublaslt.h): the functions that make handles,
+ * descriptors, layouts and algorithms, with cuBLASLt's own names and ABI, and the fake's record
+ * of every cublasLtMatmul call.
+ */
+#ifndef GPUPRIO_TEST_FAKE_CUBLASLT_H
+#define GPUPRIO_TEST_FAKE_CUBLASLT_H
+
+#include <stdint.h>
+
+#include "cuda_cublaslt.h"
+
+#define LT_API(name, exported, params, args) cudahal_lt_status name params;
+#include "cublaslt_api.def"
+#undef LT_API
+
+cudahal_lt_status cublasLtCreate(cudahal_lt_handle *handle);
+cudahal_lt_status cublasLtDestroy(cudahal_lt_handle handle);
+cudahal_lt_status cublasLtMatmulDescCreate(cudahal_lt_desc_opaque **desc, int32_t compute_type,
+                                           uint32_t scale_type);
+cudahal_lt_status cublasLtMatmulDescDestroy(cudahal_lt_desc_opaque *desc);
+cudahal_lt_status cublasLtMatrixLayoutSetAttribute(cudahal_lt_layout_opaque *layout, uint32_t attr,
+                                                   const void *buf, size_t size);
+cudahal_lt_status cublasLtMatmulAlgoInit(cudahal_lt_handle handle, int32_t compute_type,
+                                         uint32_t scale_type, uint32_t a_type, uint32_t b_type,
+                                         uint32_t c_type, uint32_t d_type, int algo_id,
+                                         cudahal_lt_algo *algo);
+cudahal_lt_status cublasLtMatmulAlgoConfigSetAttribute(cudahal_lt_algo *algo, uint32_t attr,
+                                                       const void *buf, size_t size);
+
+/* One cublasLtMatmul call as the fake received it, and the dimensions of its D. */
+struct fake_lt_call {
+    cudahal_lt_handle handle;
+    cudahal_lt_desc_opaque *desc;
+    const void *alpha, *A, *B, *beta, *C, *bias;
+    void *D;
+    cudahal_lt_layout_opaque *Adesc, *Bdesc, *Cdesc, *Ddesc;
+    const cudahal_lt_algo *algo;
+    void *workspace;
+    size_t workspace_size;
+    struct CUstream_st *stream;
+    uint64_t m, n;
+    cudahal_lt_status status;
+};
+
+/* The calls recorded since the last reset (at most FAKE_LT_CALLS are kept). */
+#define FAKE_LT_CALLS 256
+int fake_cublaslt_calls(void);
+const struct fake_lt_call *fake_cublaslt_call(int i);
+int fake_cublaslt_checks(void); /* cublasLtMatmulAlgoCheck calls */
+void fake_cublaslt_reset(void);
+
+/* The fake's compute type for float GEMMs (CUBLAS_COMPUTE_32F). */
+#define FAKE_LT_COMPUTE_32F 68
+
+#endif /* GPUPRIO_TEST_FAKE_CUBLASLT_H */

@@ -1,0 +1,462 @@
+/*
+ * gemm_slices.c - gpuprio's GEMM slices over the fake driver and the fake cuBLASLt
+ * (fake_cublaslt.c), run by gemm.sh under libgpuprio-cuda.so.
+ *
+ *   gemm_slices CASE [EXPECT]
+ *
+ * The process runs at low priority, its stream joined by a kernel, next to a high-priority
+ * process on the same device (gemm.sh with GEMM_HIGH=1) or alone. A GEMM on its stream is
+ * called twice: the
+ * first call is whole (its time is not known yet; the fake takes 1 ns per multiply-add, so it is
+ * learned exactly), the second as the plan says. Each call's D must equal, bit for bit, what the
+ * fake computes for the whole call made directly (not through the shim), and every call the
+ * fake received is checked against what the application passed or what the plan gives:
+ *
+ *   n EXPECT        1024 x 4096 x 4, op(B) transposed, C apart from D: EXPECT sliced (four
+ *                   slices of 1024 columns), whole, or checked_whole (whole although the
+ *                   algorithm was checked on a slice: FAKE_CUBLASLT_CHECK_FAIL)
+ *   m_bias          4096 x 1024 x 4, op(A) transposed, bias, C is D: four slices of 1024 rows,
+ *                   the bias moved with them
+ *   refused         each form that does not slice exactly, on a GEMM whose plain form slices,
+ *                   is forwarded whole with the application's own arguments
+ *   capture         whole while a stream capture is in progress, sliced after it
+ *   fail_slice      FAKE_CUBLASLT_FAIL_AFTER=3: the second slice fails; its status is returned
+ *                   and no later slice is issued
+ *   fail_whole      FAKE_CUBLASLT_FAIL_AFTER=1: the whole call's failure is returned
+ *
+ * Prints "ok CASE" and exits 0, or FAIL lines and exits 1.
+ */
+#include <dlfcn.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../expect.h"
+#include "cuda_must.h"
+#include "fake_cublaslt.h"
+
+#define TILE_128x256 23
+#define EXECUTION_FAILED 13
+
+struct gemm {
+    uint64_t m, n, k;
+    bool ta, tb, in_place;
+    int64_t lda, ldb, ldc, ldd;
+    float *A, *B, *C, *D, *D0, *bias, alpha, beta;
+    cudahal_lt_handle handle;
+    cudahal_lt_layout_opaque *la, *lb, *lc, *ld;
+    cudahal_lt_desc_opaque *desc;
+    cudahal_lt_algo algo;
+    const cudahal_lt_algo *algo_arg; /* what calls pass: &algo, or NULL */
+    char workspace[64];
+};
+
+static CUstream low;
+static cudahal_pfn_cublasLtMatmul fake_matmul; /* the fake's own, around the shim */
+
+static void add_kernel(void **params)
+{
+    *(int *)params[0] += 1;
+}
+
+static void start(void)
+{
+    CUdevice dev;
+    CUcontext ctx;
+    MUST(cuInit(0));
+    MUST(cuDeviceGet(&dev, 0));
+    MUST(cuDevicePrimaryCtxRetain(&ctx, dev));
+    MUST(cuCtxSetCurrent(ctx));
+    MUST(cuStreamCreate(&low, 0));
+    int sum = 0;
+    void *params[] = {&sum};
+    MUST(cuLaunchKernel((CUfunction)(void *)add_kernel, 1, 1, 1, 1, 1, 1, 0, low, params, NULL));
+    MUST(cuStreamSynchronize(low));
+    void *lib = dlopen("libcublasLt.so.13", RTLD_NOW | RTLD_NOLOAD);
+    *(void **)&fake_matmul = lib ? dlsym(lib, "cublasLtMatmul") : NULL;
+    if (!fake_matmul) {
+        printf("FATAL: the fake cuBLASLt's own cublasLtMatmul not found\n");
+        exit(1);
+    }
+}
+
+static float *matrix(uint64_t rows, uint64_t cols, int64_t ld, unsigned seed)
+{
+    size_t count = (size_t)ld * cols;
+    float *x = malloc(count * sizeof *x);
+    if (!x)
+        exit(1);
+    for (size_t i = 0; i < count; i++) /* values of many exponents, so that sums are exact */
+        x[i] = (float)((i * 2654435761u + seed) % 1000) / 64.0f - 7.8f;
+    (void)rows;
+    return x;
+}
+
+static void make(struct gemm *g, uint64_t m, uint64_t n, uint64_t k, bool ta, bool tb,
+                 uint32_t epilogue, bool in_place)
+{
+    memset(g, 0, sizeof *g);
+    *g = (struct gemm){.m = m,
+                       .n = n,
+                       .k = k,
+                       .ta = ta,
+                       .tb = tb,
+                       .in_place = in_place,
+                       .alpha = 1.5f,
+                       .beta = in_place ? 1.0f : 0.5f};
+    uint64_t ar = ta ? k : m, ac = ta ? m : k, br = tb ? n : k, bc = tb ? k : n;
+    g->lda = (int64_t)ar + 3;
+    g->ldb = (int64_t)br + 1;
+    g->ldd = (int64_t)m + 5;
+    g->ldc = in_place ? g->ldd : (int64_t)m + 2;
+    g->A = matrix(ar, ac, g->lda, 1);
+    g->B = matrix(br, bc, g->ldb, 2);
+    g->D0 = matrix(m, n, g->ldd, 3);
+    g->D = malloc((size_t)g->ldd * n * sizeof(float));
+    g->C = in_place ? g->D : matrix(m, n, g->ldc, 4);
+    g->bias = matrix(m, 1, (int64_t)m, 5);
+    MUST(cublasLtCreate(&g->handle));
+    MUST(cublasLtMatrixLayoutCreate(&g->la, CUDAHAL_LT_R_32F, ar, ac, g->lda));
+    MUST(cublasLtMatrixLayoutCreate(&g->lb, CUDAHAL_LT_R_32F, br, bc, g->ldb));
+    MUST(cublasLtMatrixLayoutCreate(&g->lc, CUDAHAL_LT_R_32F, m, n, g->ldc));
+    MUST(cublasLtMatrixLayoutCreate(&g->ld, CUDAHAL_LT_R_32F, m, n, g->ldd));
+    MUST(cublasLtMatmulDescCreate(&g->desc, FAKE_LT_COMPUTE_32F, CUDAHAL_LT_R_32F));
+    int32_t opa = ta ? CUDAHAL_LT_OP_T : CUDAHAL_LT_OP_N, opb = tb ? CUDAHAL_LT_OP_T : 0;
+    MUST(cublasLtMatmulDescSetAttribute(g->desc, CUDAHAL_LT_DESC_TRANSA, &opa, sizeof opa));
+    MUST(cublasLtMatmulDescSetAttribute(g->desc, CUDAHAL_LT_DESC_TRANSB, &opb, sizeof opb));
+    MUST(cublasLtMatmulDescSetAttribute(g->desc, CUDAHAL_LT_DESC_EPILOGUE, &epilogue,
+                                        sizeof epilogue));
+    const void *bias = epilogue & CUDAHAL_LT_EPILOGUE_BIAS ? g->bias : NULL;
+    MUST(cublasLtMatmulDescSetAttribute(g->desc, CUDAHAL_LT_DESC_BIAS_POINTER, &bias, sizeof bias));
+    MUST(cublasLtMatmulAlgoInit(g->handle, FAKE_LT_COMPUTE_32F, CUDAHAL_LT_R_32F, CUDAHAL_LT_R_32F,
+                                CUDAHAL_LT_R_32F, CUDAHAL_LT_R_32F, CUDAHAL_LT_R_32F, 21,
+                                &g->algo));
+    g->algo_arg = &g->algo;
+    uint32_t tile = TILE_128x256;
+    MUST(cublasLtMatmulAlgoConfigSetAttribute(&g->algo, CUDAHAL_LT_CONFIG_TILE_ID, &tile,
+                                              sizeof tile));
+}
+
+static void drop(struct gemm *g, float *ref)
+{
+    MUST(cublasLtMatrixLayoutDestroy(g->la));
+    MUST(cublasLtMatrixLayoutDestroy(g->lb));
+    MUST(cublasLtMatrixLayoutDestroy(g->lc));
+    MUST(cublasLtMatrixLayoutDestroy(g->ld));
+    MUST(cublasLtMatmulDescDestroy(g->desc));
+    MUST(cublasLtDestroy(g->handle));
+    if (!g->in_place)
+        free(g->C);
+    free(g->A);
+    free(g->B);
+    free(g->D);
+    free(g->D0);
+    free(g->bias);
+    free(ref);
+}
+
+/* D back to its first contents (C's too, when C is D). */
+static void reset_d(struct gemm *g)
+{
+    memcpy(g->D, g->D0, (size_t)g->ldd * g->n * sizeof(float));
+}
+
+static cudahal_lt_status call_with(cudahal_pfn_cublasLtMatmul fn, struct gemm *g, CUstream s)
+{
+    return fn(g->handle, g->desc, &g->alpha, g->A, g->la, g->B, g->lb, &g->beta, g->C, g->lc, g->D,
+              g->ld, g->algo_arg, g->workspace, sizeof g->workspace, s);
+}
+
+/* What the fake computes for the whole call, made directly: a copy of D. */
+static float *reference(struct gemm *g)
+{
+    reset_d(g);
+    MUST(call_with(fake_matmul, g, low));
+    size_t size = (size_t)g->ldd * g->n * sizeof(float);
+    float *ref = malloc(size);
+    if (!ref)
+        exit(1);
+    memcpy(ref, g->D, size);
+    return ref;
+}
+
+/* The fake's i-th call is the application's own, unchanged. */
+static bool as_called(int i, const struct gemm *g, CUstream s)
+{
+    const struct fake_lt_call *c = fake_cublaslt_call(i);
+    return c && c->handle == g->handle && c->desc == g->desc && c->alpha == &g->alpha &&
+           c->A == g->A && c->Adesc == g->la && c->B == g->B && c->Bdesc == g->lb &&
+           c->beta == &g->beta && c->C == g->C && c->Cdesc == g->lc && c->D == g->D &&
+           c->Ddesc == g->ld && c->algo == g->algo_arg && c->workspace == g->workspace &&
+           c->workspace_size == sizeof g->workspace && c->stream == s;
+}
+
+/* The fake's i-th call is slice i of 1024 along n (columns) or m (rows). */
+static bool is_slice(int i, const struct gemm *g, bool along_n)
+{
+    const struct fake_lt_call *c = fake_cublaslt_call(i);
+    uint64_t first = (uint64_t)i * 1024;
+    if (!c)
+        return false;
+    bool same = c->handle == g->handle && c->alpha == &g->alpha && c->beta == &g->beta &&
+                c->algo == &g->algo && c->workspace == g->workspace && c->stream == low;
+    if (along_n)
+        return same && c->desc == g->desc && c->m == g->m && c->n == 1024 && c->A == g->A &&
+               c->Adesc == g->la && c->B == g->B + (g->tb ? first : first * g->ldb) &&
+               c->C == g->C + first * g->ldc && c->D == g->D + first * g->ldd;
+    const float *bias = g->bias + first;
+    return same && c->m == 1024 && c->n == g->n && c->B == g->B && c->Bdesc == g->lb &&
+           c->A == g->A + (g->ta ? first * g->lda : first) && c->C == g->C + first &&
+           c->D == g->D + first && c->bias == bias;
+}
+
+/* One call on the low stream, D fresh: its status. */
+static cudahal_lt_status call_low(struct gemm *g)
+{
+    reset_d(g);
+    fake_cublaslt_reset();
+    return call_with(cublasLtMatmul, g, low);
+}
+
+static bool d_is(const struct gemm *g, const float *ref)
+{
+    return memcmp(g->D, ref, (size_t)g->ldd * g->n * sizeof(float)) == 0;
+}
+
+/* The first call: whole, the application's own, and right. */
+static void learn(struct gemm *g, const float *ref)
+{
+    EXPECT(call_low(g) == CUDAHAL_LT_SUCCESS);
+    EXPECT(fake_cublaslt_calls() == 1);
+    EXPECT(as_called(0, g, low));
+    EXPECT(d_is(g, ref));
+}
+
+static void expect_sliced(struct gemm *g, const float *ref, bool along_n, int slices)
+{
+    EXPECT(call_low(g) == CUDAHAL_LT_SUCCESS);
+    EXPECT(fake_cublaslt_calls() == slices);
+    for (int i = 0; i < slices; i++)
+        EXPECT(is_slice(i, g, along_n));
+    EXPECT(d_is(g, ref));
+}
+
+static void expect_whole(struct gemm *g, const float *ref)
+{
+    EXPECT(call_low(g) == CUDAHAL_LT_SUCCESS);
+    EXPECT(fake_cublaslt_calls() == 1);
+    EXPECT(as_called(0, g, low));
+    EXPECT(d_is(g, ref));
+}
+
+static void case_n(const char *expect)
+{
+    struct gemm g;
+    make(&g, 1024, 4096, 4, false, true, CUDAHAL_LT_EPILOGUE_DEFAULT, false);
+    float *ref = reference(&g);
+    learn(&g, ref);
+    if (!strcmp(expect, "sliced")) {
+        expect_sliced(&g, ref, true, 4);
+    } else {
+        expect_whole(&g, ref);
+        EXPECT((fake_cublaslt_checks() > 0) == !strcmp(expect, "checked_whole"));
+    }
+    drop(&g, ref);
+}
+
+static void case_m_bias(void)
+{
+    struct gemm g;
+    make(&g, 4096, 1024, 4, true, false, CUDAHAL_LT_EPILOGUE_BIAS, true);
+    float *ref = reference(&g);
+    learn(&g, ref);
+    expect_sliced(&g, ref, false, 4);
+    /* The application's descriptor still has its own bias (the slices moved a copy's). */
+    const void *bias = NULL;
+    size_t written;
+    MUST(cublasLtMatmulDescGetAttribute(g.desc, CUDAHAL_LT_DESC_BIAS_POINTER, &bias, sizeof bias,
+                                        &written));
+    EXPECT(bias == g.bias);
+    drop(&g, ref);
+}
+
+/* ---- forms that do not slice exactly: each on or off ---- */
+
+static void set_desc(struct gemm *g, uint32_t attr, uint64_t value, size_t size)
+{
+    MUST(cublasLtMatmulDescSetAttribute(g->desc, attr, &value, size));
+}
+
+static void set_layout(cudahal_lt_layout_opaque *l, uint32_t attr, uint64_t value, size_t size)
+{
+    MUST(cublasLtMatrixLayoutSetAttribute(l, attr, &value, size));
+}
+
+static void no_algo(struct gemm *g, bool on)
+{
+    g->algo_arg = on ? NULL : &g->algo;
+}
+
+static void row_order(struct gemm *g, bool on)
+{
+    set_layout(g->ld, CUDAHAL_LT_LAYOUT_ORDER, on, 4);
+}
+
+static void batched(struct gemm *g, bool on)
+{
+    set_layout(g->la, CUDAHAL_LT_LAYOUT_BATCH_COUNT, on ? 2 : 1, 4);
+}
+
+static void planar(struct gemm *g, bool on)
+{
+    set_layout(g->la, CUDAHAL_LT_LAYOUT_PLANE_OFFSET, on ? 64 : 0, 8);
+}
+
+static void aux_epilogue(struct gemm *g, bool on)
+{
+    set_desc(g, CUDAHAL_LT_DESC_EPILOGUE, on ? 32 | 128 : CUDAHAL_LT_EPILOGUE_DEFAULT, 4);
+}
+
+static void bgrad_epilogue(struct gemm *g, bool on)
+{
+    set_desc(g, CUDAHAL_LT_DESC_EPILOGUE, on ? 512 : CUDAHAL_LT_EPILOGUE_DEFAULT, 4);
+}
+
+static void amax(struct gemm *g, bool on)
+{
+    set_desc(g, CUDAHAL_LT_DESC_AMAX_D_POINTER, on ? (uintptr_t)g->workspace : 0, 8);
+}
+
+static void block_scales(struct gemm *g, bool on)
+{
+    set_desc(g, CUDAHAL_LT_DESC_A_SCALE_MODE, on ? 2 : 0, 4);
+}
+
+static void alpha_vector(struct gemm *g, bool on)
+{
+    set_desc(g, CUDAHAL_LT_DESC_POINTER_MODE, on ? 2 : 0, 4);
+}
+
+static void emulated(struct gemm *g, bool on)
+{
+    set_desc(g, CUDAHAL_LT_DESC_EMULATION, on ? (uintptr_t)g->workspace : 0, 8);
+}
+
+static void lower_fill(struct gemm *g, bool on)
+{
+    set_desc(g, CUDAHAL_LT_DESC_FILL_MODE, on ? 0 : CUDAHAL_LT_FILL_FULL, 4);
+}
+
+/* C one element after D, with D's leading dimension: they overlap without being the same. */
+static void c_overlaps_d(struct gemm *g, bool on)
+{
+    static float *c_apart;
+    if (on)
+        c_apart = g->C;
+    g->C = on ? g->D + 1 : c_apart;
+    set_layout(g->lc, CUDAHAL_LT_LAYOUT_LD, (uint64_t)(on ? g->ldd : g->ldc), 8);
+}
+
+static void case_refused(void)
+{
+    static const struct {
+        const char *what;
+        void (*set)(struct gemm *, bool);
+    } forms[] = {
+        {"no algorithm", no_algo},
+        {"row-major D", row_order},
+        {"batch of 2", batched},
+        {"planar complex", planar},
+        {"GELU_AUX epilogue", aux_epilogue},
+        {"BGRADB epilogue", bgrad_epilogue},
+        {"amax of D", amax},
+        {"block scales of A", block_scales},
+        {"alpha vector", alpha_vector},
+        {"emulation", emulated},
+        {"lower fill", lower_fill},
+        {"C overlapping D", c_overlaps_d},
+    };
+    struct gemm g;
+    make(&g, 1024, 4096, 4, false, true, CUDAHAL_LT_EPILOGUE_DEFAULT, false);
+    float *ref = reference(&g);
+    learn(&g, ref);
+    expect_sliced(&g, ref, true, 4); /* the plain form slices */
+    for (size_t i = 0; i < sizeof forms / sizeof *forms; i++) {
+        forms[i].set(&g, true);
+        cudahal_lt_status st = call_low(&g);
+        const struct fake_lt_call *c = fake_cublaslt_call(0);
+        if (fake_cublaslt_calls() != 1 || !as_called(0, &g, low) || !c || c->status != st)
+            printf("FAIL %s: not forwarded whole as called (%d calls)\n", forms[i].what,
+                   fake_cublaslt_calls());
+        failures += fake_cublaslt_calls() != 1 || !as_called(0, &g, low) || !c || c->status != st;
+        forms[i].set(&g, false);
+    }
+    expect_sliced(&g, ref, true, 4);
+    drop(&g, ref);
+}
+
+static void case_capture(void)
+{
+    struct gemm g;
+    CUstream cap;
+    CUgraph graph;
+    MUST(cuStreamCreate(&cap, 0));
+    make(&g, 1024, 4096, 4, false, true, CUDAHAL_LT_EPILOGUE_DEFAULT, false);
+    float *ref = reference(&g);
+    learn(&g, ref);
+    MUST(cuStreamBeginCapture_v2(cap, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    expect_whole(&g, ref);
+    MUST(cuStreamEndCapture(cap, &graph));
+    expect_sliced(&g, ref, true, 4);
+    drop(&g, ref);
+}
+
+static void case_fail(bool in_slice)
+{
+    struct gemm g;
+    make(&g, 1024, 4096, 4, false, true, CUDAHAL_LT_EPILOGUE_DEFAULT, false);
+    float *ref = reference(&g);
+    if (in_slice)
+        learn(&g, ref);
+    EXPECT(call_low(&g) == EXECUTION_FAILED);
+    EXPECT(fake_cublaslt_calls() == (in_slice ? 2 : 1));
+    if (in_slice)
+        EXPECT(is_slice(0, &g, true) && is_slice(1, &g, true));
+    else
+        EXPECT(as_called(0, &g, low));
+    const struct fake_lt_call *last = fake_cublaslt_call(fake_cublaslt_calls() - 1);
+    EXPECT(last && last->status == EXECUTION_FAILED);
+    drop(&g, ref);
+}
+
+/* Built as a library too, for gemm_local.c, whose main calls this one. */
+#ifdef GEMM_SLICES_LIBRARY
+int gemm_slices_main(int argc, char **argv);
+#define main gemm_slices_main
+#endif
+
+int main(int argc, char **argv)
+{
+    const char *what = argc > 1 ? argv[1] : "";
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    start();
+    if (!strcmp(what, "n") && argc > 2)
+        case_n(argv[2]);
+    else if (!strcmp(what, "m_bias"))
+        case_m_bias();
+    else if (!strcmp(what, "refused"))
+        case_refused();
+    else if (!strcmp(what, "capture"))
+        case_capture();
+    else if (!strcmp(what, "fail_slice") || !strcmp(what, "fail_whole"))
+        case_fail(!strcmp(what, "fail_slice"));
+    else {
+        fprintf(stderr, "usage: gemm_slices n sliced|whole|checked_whole|m_bias|refused|capture|"
+                        "fail_slice|fail_whole\n");
+        return 2;
+    }
+    if (!failures)
+        printf("ok %s\n", what);
+    return failures ? 1 : 0;
+}

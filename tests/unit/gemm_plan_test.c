@@ -1,0 +1,163 @@
+/*
+ * gemm_plan_test.c - unit.gemm_plan: the cut of a long GEMM into slices (src/preempt/gemm_plan.c).
+ *
+ * The shapes the H200 measured (GPT-2 medium's LM head, docs/design.md "Long kernels: GEMM
+ * slices") with their expected plans, each reason for staying whole, and random problems against
+ * the rules, checked by brute force: slices cover the dimension exactly, every boundary is a
+ * multiple of 1024 and of the tile's side, every slice has two waves of tiles, no more slices
+ * than the learned time over the target, n cut before m, and whole (SMALL) only where no width
+ * of either cut keeps two such slices.
+ */
+#include <stdint.h>
+
+#include "check.h"
+#include "gemm_plan.h"
+
+#define MS 1000000ull
+
+static uint64_t div_up(uint64_t a, uint64_t b)
+{
+    return (a + b - 1) / b;
+}
+
+/* The narrowest width along a cut with two waves of tiles, found by walking the unit's
+ * multiples (the unit: the smallest multiple of both 1024 and the tile's side). */
+static uint64_t narrowest(uint64_t across, uint32_t tile_cut, uint32_t tile_across, uint32_t sms)
+{
+    uint64_t unit = GEMM_PLAN_GRANULE;
+    while (unit % tile_cut)
+        unit += GEMM_PLAN_GRANULE;
+    uint64_t w = unit;
+    while (div_up(across, tile_across) * div_up(w, tile_cut) < 2ull * sms)
+        w += unit;
+    return w;
+}
+
+static void check_rules(const struct gemm_problem *p, const struct gemm_plan *plan)
+{
+    uint32_t tm = p->tile_m ? p->tile_m : 256, tn = p->tile_n ? p->tile_n : 256;
+    uint64_t min_n = narrowest(p->m, tn, tm, p->sms), min_m = narrowest(p->n, tm, tn, p->sms);
+    if (!plan->count) {
+        CHECK_INT(plan->why, GEMM_WHOLE_SMALL);
+        CHECK(p->n / min_n < 2 && p->m / min_m < 2);
+        return;
+    }
+    CHECK_INT(plan->why, GEMM_WHOLE_NONE);
+    CHECK(plan->count >= 2);
+    CHECK(plan->count <= div_up(p->learned_ns, p->target_ns));
+    CHECK(plan->count <= GEMM_PLAN_MAX_SLICES);
+    if (plan->cut == GEMM_CUT_M)
+        CHECK(p->n / min_n < 2);
+    uint64_t extent = plan->cut == GEMM_CUT_N ? p->n : p->m;
+    uint64_t across = plan->cut == GEMM_CUT_N ? p->m : p->n;
+    uint32_t tcut = plan->cut == GEMM_CUT_N ? tn : tm, tacross = plan->cut == GEMM_CUT_N ? tm : tn;
+    uint64_t next = 0;
+    for (uint32_t i = 0; i < plan->count; i++) {
+        uint64_t first, size;
+        gemm_plan_slice(plan, extent, i, &first, &size);
+        if (!CHECK_INT(first, next))
+            break;
+        CHECK_INT(first % GEMM_PLAN_GRANULE, 0);
+        CHECK_INT(first % tcut, 0);
+        CHECK(size >= plan->width);
+        CHECK(div_up(across, tacross) * div_up(size, tcut) >= 2ull * p->sms);
+        next = first + size;
+    }
+    CHECK_INT(next, extent);
+}
+
+static void measured_shapes(void)
+{
+    struct gemm_plan plan;
+    /* The LM head's logits: 50,257 x 4096 (8 x 512 tokens), 128x256 tiles, 132 SMs, 4.4 ms: five
+     * wanted at 1 ms, four 1024-column slices fit. */
+    struct gemm_problem head = {50257, 4096, 128, 256, 132, 4400000, 1 * MS};
+    CHECK_INT(gemm_plan_make(&head, &plan), 4);
+    CHECK_INT(plan.cut, GEMM_CUT_N);
+    CHECK_INT(plan.width, 1024);
+    check_rules(&head, &plan);
+    /* Its gradient over the 1024-row weight: 1024 x 50,257; a slice needs 33 columns of tiles
+     * (8448 columns, so 9216), three wanted, two of 17,408 and the rest. */
+    struct gemm_problem grad = {1024, 50257, 128, 256, 132, 3 * MS, 1 * MS};
+    CHECK_INT(gemm_plan_make(&grad, &plan), 2);
+    CHECK_INT(plan.cut, GEMM_CUT_N);
+    CHECK_INT(plan.width, 17408);
+    uint64_t first, size;
+    gemm_plan_slice(&plan, grad.n, 1, &first, &size);
+    CHECK_INT(first, 17408);
+    CHECK_INT(size, 50257 - 17408);
+    /* 1024 x 4096 cannot keep two waves in two slices on 132 SMs. */
+    struct gemm_problem small = {1024, 4096, 128, 256, 132, 4 * MS, 1 * MS};
+    CHECK_INT(gemm_plan_make(&small, &plan), 0);
+    CHECK_INT(plan.why, GEMM_WHOLE_SMALL);
+    /* Too few columns, enough rows: along m (n = 1024 leaves one slice at most). */
+    struct gemm_problem tall = {65536, 1024, 128, 256, 132, 8 * MS, 1 * MS};
+    CHECK(gemm_plan_make(&tall, &plan) >= 2);
+    CHECK_INT(plan.cut, GEMM_CUT_M);
+    check_rules(&tall, &plan);
+}
+
+static void reasons(void)
+{
+    struct gemm_plan plan;
+    struct gemm_problem p = {50257, 4096, 128, 256, 132, 4 * MS, 0};
+    CHECK_INT(gemm_plan_make(&p, &plan), 0);
+    CHECK_INT(plan.why, GEMM_WHOLE_OFF);
+    p.target_ns = MS;
+    p.learned_ns = 0;
+    CHECK_INT(gemm_plan_make(&p, &plan), 0);
+    CHECK_INT(plan.why, GEMM_WHOLE_UNLEARNED);
+    p.learned_ns = MS;
+    CHECK_INT(gemm_plan_make(&p, &plan), 0);
+    CHECK_INT(plan.why, GEMM_WHOLE_SHORT);
+    p.learned_ns = MS + 1;
+    CHECK_INT(gemm_plan_make(&p, &plan), 2);
+    p.sms = 0;
+    CHECK_INT(gemm_plan_make(&p, &plan), 0);
+    CHECK_INT(plan.why, GEMM_WHOLE_SMALL);
+    CHECK(gemm_plan_reason(GEMM_WHOLE_CAPTURING)[0] != '?');
+    CHECK(gemm_plan_reason(GEMM_WHOLE_COUNT)[0] == '?');
+}
+
+/* A 768-row tile: boundaries along m at multiples of 3072, the least multiple of both. */
+static void odd_tile(void)
+{
+    struct gemm_plan plan;
+    struct gemm_problem p = {24576, 512, 768, 64, 16, 10 * MS, 1 * MS};
+    CHECK(gemm_plan_make(&p, &plan) >= 2);
+    CHECK_INT(plan.cut, GEMM_CUT_M);
+    CHECK_INT(plan.width % 3072, 0);
+    check_rules(&p, &plan);
+}
+
+static void random_problems(void)
+{
+    static const uint32_t tiles[] = {0, 64, 96, 128, 160, 192, 256, 512, 768};
+    unsigned long long seed = 45;
+    for (int i = 0; i < 20000; i++) {
+        struct gemm_problem p = {
+            .m = 1 + check_rand_below(&seed, 70000),
+            .n = 1 + check_rand_below(&seed, 70000),
+            .tile_m = tiles[check_rand_below(&seed, 9)],
+            .tile_n = tiles[check_rand_below(&seed, 9)],
+            .sms = 1 + check_rand_below(&seed, 200),
+            .learned_ns = 1 + check_rand_below(&seed, 100000000),
+            .target_ns = 1 + check_rand_below(&seed, 5000000),
+        };
+        struct gemm_plan plan;
+        gemm_plan_make(&p, &plan);
+        if (p.learned_ns <= p.target_ns)
+            CHECK_INT(plan.why, GEMM_WHOLE_SHORT);
+        else
+            check_rules(&p, &plan);
+    }
+}
+
+int main(void)
+{
+    measured_shapes();
+    reasons();
+    odd_tile();
+    random_problems();
+    return check_finish("unit.gemm_plan");
+}
