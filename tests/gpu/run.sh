@@ -41,11 +41,15 @@
 #      bursting throughout, killed (SIGKILL) at step 50, or stopped (SIGSTOP) there until the end:
 #      losses and weights bit-identical, exit 0, at Level 2 with suspensions seen, and killed or
 #      stopped within the native run's time plus 15 s (issue 37: retired queues' gates hung).
+#  11. gemm: gemm_identical.py (large linear layers with a bias, which PyTorch issues to
+#      cublasLtMatmul) without the shim and under it at low priority next to the bursting process
+#      of 8 with GPUPRIO_GEMM_SLICE_US=1: output bytes identical, exit 0, and the library says it
+#      cut calls into slices (issue 45).
 #
 # Environment: PYTHON (default python3), NVCC (default /usr/local/cuda/bin/nvcc or nvcc on
 # PATH), NVCC_ARCH (default -arch=native), CC (default cc). OUTDIR defaults to $OUT. GPU_ONLY
 # (or the arguments after OUTDIR) names the checks to run, the build always: probe,
-# conformance, torch, python, stop, mps, gated, reset, torch_threads (GPU_ONLY="reset
+# conformance, torch, python, stop, mps, gated, reset, torch_threads, gemm (GPU_ONLY="reset
 # torch_threads" runs only the cases of issue 37); unset, all of them.
 set -u
 dir=${1:-${OUT:-}}
@@ -459,6 +463,28 @@ if want torch_threads; then
     threads_case gated burst GPUPRIO_LOG=info GPUPRIO_PRIORITY=low
     threads_case killed kill GPUPRIO_LOG=info GPUPRIO_PRIORITY=low
     threads_case stopped stop GPUPRIO_LOG=info GPUPRIO_PRIORITY=low
+fi
+
+# ---- 11. GEMM slices: large linear layers at low priority next to the bursting process ----
+if want gemm; then
+    gm=$out/gemm
+    mkdir -p "$gm"
+    "$python" "$here/gemm_identical.py" "$gm/native.bin" > "$gm/native.log" 2>&1
+    nrc=$?
+    start_high "$gm"
+    GPUPRIO_LOG=info GPUPRIO_PRIORITY=low GPUPRIO_GEMM_SLICE_US=1 LD_PRELOAD="$shim" \
+        "$python" "$here/gemm_identical.py" "$gm/sliced.bin" > "$gm/sliced.log" 2>&1
+    src=$?
+    stop_high
+    hrc=$?
+    said=$(grep -o 'cublasLtMatmul: [0-9]* sliced.*' "$gm/sliced.log" | tail -1)
+    sliced=$(echo "$said" | sed -n 's/^cublasLtMatmul: \([0-9]*\) sliced.*/\1/p')
+    if [ $nrc = 0 ] && [ $src = 0 ] && [ $hrc = 0 ] && cmp -s "$gm/native.bin" "$gm/sliced.bin" &&
+        [ "${sliced:-0}" -gt 0 ]; then
+        pass "gemm: outputs bit-identical with calls cut into slices ($said)"
+    else
+        fail "gemm: native exit $nrc, sliced exit $src, high exit $hrc, outputs $(cmp -s "$gm/native.bin" "$gm/sliced.bin" && echo identical || echo DIFFER), said: ${said:-nothing} (see gemm/*.log)"
+    fi
 fi
 
 note "$failed failed, $(($(date +%s) - start)) s"
