@@ -11,8 +11,9 @@ import sys
 import torch
 
 # (tokens, in features, out features): GPT-2 medium's MLP, a head over GPT-2's vocabulary (an
-# odd leading dimension), BERT-large's attention output.
-SHAPES = ((8192, 1024, 4096), (4096, 1024, 50257), (8192, 1024, 1024))
+# odd leading dimension), BERT-large's attention output (those three cut along the tokens, n),
+# and the head on 1024 tokens, too few to cut: cut along the vocabulary (m), the bias with it.
+SHAPES = ((8192, 1024, 4096), (4096, 1024, 50257), (8192, 1024, 1024), (1024, 1024, 50257))
 
 
 def digest(t):
