@@ -12,6 +12,8 @@
  * slice gets the right pointers and sizes; it records every call (fake_cublaslt.h), and tells
  * the fake driver's clock that it took one nanosecond per multiply-add.
  *
+ *   FAKE_CUBLASLT_VERSION=N      what cublasLtGetVersion says (default 130000: CUDA 13's,
+ *                                the version gpuprio slices for)
  *   FAKE_CUBLASLT_CHECK_FAIL=1   cublasLtMatmulAlgoCheck refuses every algorithm
  *   FAKE_CUBLASLT_FAIL_AFTER=N   every cublasLtMatmul after the first N returns
  *                                CUBLAS_STATUS_EXECUTION_FAILED (13) and computes nothing
@@ -302,6 +304,13 @@ EXPORT cudahal_lt_status cublasLtMatmulAlgoConfigGetAttribute(const cudahal_lt_a
     uint32_t tile = (uint32_t)algo->data[2];
     memcpy(buf, &tile, 4);
     return CUDAHAL_LT_SUCCESS;
+}
+
+EXPORT size_t cublasLtGetVersion(void);
+EXPORT size_t cublasLtGetVersion(void)
+{
+    const char *v = getenv("FAKE_CUBLASLT_VERSION");
+    return v ? (size_t)strtoul(v, NULL, 10) : 130000;
 }
 
 EXPORT cudahal_lt_status cublasLtMatmulAlgoCheck(

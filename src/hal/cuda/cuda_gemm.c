@@ -27,6 +27,7 @@
 #include "cuda_bind.h"
 #include "cuda_compat.h"
 #include "cuda_gemm_clock.h"
+#include "gp_bind.h"
 #include "gp_dl.h"
 #include "gp_log.h"
 
@@ -53,9 +54,9 @@ static int find_lt_file(struct dl_phdr_info *info, size_t size, void *out)
     return 1;
 }
 
-/* The application's cublasLtMatmul, never the shim's own export (RTLD_NEXT is after the shim):
- * next in the global scope, else the one of a cuBLASLt loaded RTLD_LOCAL with the library that
- * calls it (whose calls find the shim's export first all the same). */
+/* A cublasLtMatmul of a loaded library (next in the global scope, else the first file named
+ * libcublasLt.so*, loaded RTLD_LOCAL as PyTorch's is), never the shim's own export: the library
+ * whose descriptors slicing reads, and where a caller whose own dependencies have none goes. */
 static void *find_matmul(void)
 {
     void *fn = gp_dlsym(RTLD_NEXT, "cublasLtMatmul");
@@ -66,14 +67,14 @@ static void *find_matmul(void)
         if (lib)
             dlclose(lib); /* NOLOAD took a reference to a library the application keeps */
     }
-    if (!fn)
-        gp_log(GP_LOG_WARN, "cublasLtMatmul was called, but no cuBLASLt is loaded: the call "
-                            "fails with CUBLAS_STATUS_NOT_INITIALIZED");
     return fn;
 }
 
-/* The functions of the library that holds the application's cublasLtMatmul, so that
- * descriptors are read by the library that made them. */
+/* The header cuda_cublaslt.h was checked against: slicing reads only this major's descriptors. */
+#define LT_MAJOR 13
+
+/* The functions of the library that holds that cublasLtMatmul, so that descriptors are read by
+ * the library that made them; lt_ok when all are there and it is of LT_MAJOR. */
 static void find_lt(void)
 {
     void *matmul = find_matmul();
@@ -87,16 +88,66 @@ static void find_lt(void)
     all = all && lt.name;
 #include "cublaslt_api.def"
 #undef LT_API
-    lt_ok = all && (void *)lt.cublasLtMatmul == matmul;
-    *(void **)&lt.cublasLtMatmul = matmul; /* the one to forward to, whatever else is missing */
+    size_t (*version)(void) = NULL;
+    *(void **)&version = lib ? gp_dlsym(lib, "cublasLtGetVersion") : NULL;
+    lt_ok = all && (void *)lt.cublasLtMatmul == matmul && version && version() / 10000 == LT_MAJOR;
     if (lib)
         dlclose(lib); /* NOLOAD took a reference to a library the application keeps loaded */
 }
 
-cudahal_pfn_cublasLtMatmul cudahal_gemm_real(void)
+/*
+ * Where each call site's cublasLtMatmul goes: the one its own object would bind to without
+ * gpuprio (its own copy, static or of its cuBLASLt version), else find_matmul's. Keyed by return
+ * address, claimed lock-free; a site whose entry is being written looks again itself. A caller
+ * that finds none is not remembered, so that a cuBLASLt loaded later is found.
+ */
+#define CALL_SITES 64
+static struct {
+    _Atomic(const void *) site;
+    _Atomic(void *) fn;
+} sites[CALL_SITES];
+
+static void *lookup(const void *site)
+{
+    void *fn = gp_unbound_fn("cublasLtMatmul", site); /* never the shim's own */
+    if (!fn)
+        fn = find_matmul();
+    static atomic_bool said;
+    if (fn || atomic_exchange(&said, true))
+        return fn;
+    gp_log_release(); /* a GPU library is used: what was held back is said now, and this */
+    gp_log(GP_LOG_WARN, "cublasLtMatmul was called, but no cuBLASLt is loaded: the call "
+                        "fails with CUBLAS_STATUS_NOT_INITIALIZED");
+    return NULL;
+}
+
+cudahal_pfn_cublasLtMatmul cudahal_gemm_real(const void *site)
 {
     pthread_once(&lt_once, find_lt);
-    return lt.cublasLtMatmul;
+    size_t i = ((uintptr_t)site >> 4) % CALL_SITES;
+    for (size_t probe = 0; probe < CALL_SITES; probe++, i = (i + 1) % CALL_SITES) {
+        const void *at = atomic_load_explicit(&sites[i].site, memory_order_acquire);
+        if (at == site) {
+            void *fn = atomic_load_explicit(&sites[i].fn, memory_order_acquire);
+            if (fn)
+                return (cudahal_pfn_cublasLtMatmul)fn;
+            break; /* being written */
+        }
+        if (at)
+            continue;
+        void *fn = lookup(site);
+        const void *none = NULL;
+        if (fn && atomic_compare_exchange_strong(&sites[i].site, &none, site))
+            atomic_store_explicit(&sites[i].fn, fn, memory_order_release);
+        return (cudahal_pfn_cublasLtMatmul)fn;
+    }
+    return (cudahal_pfn_cublasLtMatmul)lookup(site);
+}
+
+bool cudahal_gemm_sliceable_lib(cudahal_pfn_cublasLtMatmul real)
+{
+    pthread_once(&lt_once, find_lt);
+    return lt_ok && real == lt.cublasLtMatmul;
 }
 
 /* ---- counts ---- */
@@ -622,8 +673,7 @@ cudahal_lt_status cudahal_gemm_matmul(cudahal_pfn_cublasLtMatmul real,
                                       const struct cudahal_gemm_call *c,
                                       const struct cudahal_gemm_when *w)
 {
-    pthread_once(&lt_once, find_lt);
-    if (!w->target_ns || !lt_ok)
+    if (!w->target_ns || !cudahal_gemm_sliceable_lib(real))
         return whole(real, c);
     if (w->capturing) {
         count_whole(GEMM_WHOLE_CAPTURING, 0, w->target_ns);

@@ -48,9 +48,14 @@ struct cudahal_gemm_counts {
     uint64_t whole[GEMM_WHOLE_COUNT]; /* calls left whole, by reason (long ones, or unsupported) */
 };
 
-/* The application's cublasLtMatmul (found once: next after the shim, else in a loaded
- * libcublasLt), or NULL when the process has none (then no call can have reached the shim's). */
-cudahal_pfn_cublasLtMatmul cudahal_gemm_real(void);
+/* The cublasLtMatmul that a call from site (a return address) reaches without gpuprio: the one
+ * of the caller's own object and its dependencies, else the one of a loaded libcublasLt; NULL
+ * when the process has none. */
+cudahal_pfn_cublasLtMatmul cudahal_gemm_real(const void *site);
+
+/* Whether calls to real may be sliced: it is the cuBLASLt whose functions slicing uses, of the
+ * major version gpuprio's declarations were checked against. */
+bool cudahal_gemm_sliceable_lib(cudahal_pfn_cublasLtMatmul real);
 
 /*
  * Makes the call through real (the application's cublasLtMatmul): whole, with the caller's

@@ -65,7 +65,7 @@ __attribute__((destructor)) static void say_counts(void)
 #define LT_EXPORT_1(name, params, args)                                                            \
     GP_EXPORT cudahal_lt_status name params                                                        \
     {                                                                                              \
-        cudahal_pfn_##name real = cudahal_gemm_real();                                             \
+        cudahal_pfn_##name real = cudahal_gemm_real(__builtin_return_address(0));                  \
         if (!real)                                                                                 \
             return CUDAHAL_LT_NOT_INITIALIZED;                                                     \
         return slices_##name(                                                                      \
