@@ -115,7 +115,7 @@ static void *lookup(const void *site)
     static atomic_bool said;
     if (fn || atomic_exchange(&said, true))
         return fn;
-    gp_log_release(); /* a GPU library is used: what was held back is said now, and this */
+    gp_log_release(); /* a GPU library is in use: what was held back is said first */
     gp_log(GP_LOG_WARN, "cublasLtMatmul was called, but no cuBLASLt is loaded: the call "
                         "fails with CUBLAS_STATUS_NOT_INITIALIZED");
     return NULL;
