@@ -50,12 +50,8 @@ struct mapped_search {
     int found;
 };
 
-/*
- * Whether a file name is a copy of the runtime named stem: STEM.so, STEM.so.7 as installed, or
- * STEM-8f3a1b2c.so(.7) as auditwheel renames the libraries a Python wheel bundles (one missed
- * here would be taken for none loaded, and a second runtime opened by soname).
- */
-static bool is_copy(const char *base, const char *stem)
+/* One missed here would be taken for none loaded, and a second runtime opened by soname. */
+bool gp_bind_is_copy(const char *base, const char *stem)
 {
     size_t n = strlen(stem);
     if (strncmp(base, stem, n) != 0)
@@ -74,7 +70,7 @@ static int find_mapped(struct dl_phdr_info *info, size_t size, void *data)
     const char *name = info->dlpi_name;
     const char *base = name ? strrchr(name, '/') : NULL;
     base = base ? base + 1 : name;
-    if (!base || !is_copy(base, ms->stem))
+    if (!base || !gp_bind_is_copy(base, ms->stem))
         return 0;
     struct stat st;
     if (stat(name, &st) != 0)

@@ -6,6 +6,7 @@
 #define GPUPRIO_BIND_H
 
 #include <limits.h>
+#include <stdbool.h>
 
 enum gp_bind_source {
     GP_BIND_FROM_OVERRIDE, /* the runtime's GPUPRIO_*_LIBRARY variable */
@@ -31,6 +32,10 @@ struct gp_runtime {
     int result;                 /* of the search: see gp_bind_search */
     struct gp_binding binding;  /* when result is 0 */
 };
+
+/* Whether a file's base name is a copy of the library named stem: STEM.so, STEM.so.7 as
+ * installed, or STEM-8f3a1b2c.so(.7) as auditwheel renames the libraries a Python wheel bundles. */
+bool gp_bind_is_copy(const char *base, const char *stem);
 
 /*
  * Searches for rt's runtime and sets rt->result: 0 (rt->binding is set); -ENOENT when there is

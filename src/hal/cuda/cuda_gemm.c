@@ -41,21 +41,21 @@ static struct {
 static bool lt_ok;
 static pthread_once_t lt_once = PTHREAD_ONCE_INIT;
 
-/* dl_iterate_phdr's callback: the path of the first loaded file named libcublasLt.so*, whatever
- * its version (opened after the walk, outside the loader's lock). */
+/* dl_iterate_phdr's callback: the path of the first loaded copy of libcublasLt, whatever its
+ * version (opened after the walk, outside the loader's lock). */
 static int find_lt_file(struct dl_phdr_info *info, size_t size, void *out)
 {
     (void)size;
     const char *base = info->dlpi_name ? strrchr(info->dlpi_name, '/') : NULL;
     base = base ? base + 1 : info->dlpi_name;
-    if (!base || strncmp(base, "libcublasLt.so", strlen("libcublasLt.so")))
+    if (!base || !gp_bind_is_copy(base, "libcublasLt"))
         return 0;
     snprintf(out, PATH_MAX, "%s", info->dlpi_name);
     return 1;
 }
 
-/* A cublasLtMatmul of a loaded library (next in the global scope, else the first file named
- * libcublasLt.so*, loaded RTLD_LOCAL as PyTorch's is), never the shim's own export: the library
+/* A cublasLtMatmul of a loaded library (next in the global scope, else the first copy of
+ * libcublasLt loaded RTLD_LOCAL, as PyTorch's is), never the shim's own export: the library
  * whose descriptors slicing reads, and where a caller whose own dependencies have none goes. */
 static void *find_matmul(void)
 {
