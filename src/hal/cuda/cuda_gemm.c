@@ -123,7 +123,6 @@ static void *lookup(const void *site)
 
 cudahal_pfn_cublasLtMatmul cudahal_gemm_real(const void *site)
 {
-    pthread_once(&lt_once, find_lt);
     size_t i = ((uintptr_t)site >> 4) % CALL_SITES;
     for (size_t probe = 0; probe < CALL_SITES; probe++, i = (i + 1) % CALL_SITES) {
         const void *at = atomic_load_explicit(&sites[i].site, memory_order_acquire);
