@@ -10,9 +10,12 @@
 
 #define TABLE_SIZE 4096u
 #define NEIGHBOURHOOD 4u
-/* The moving average's weight of a new sample: 1/4 follows a changed workload within a few
- * steps and keeps one odd sample (a host stall of the watcher) from doubling an estimate. */
-#define NEW_SAMPLE_SHIFT 2
+/* The moving average's weight of a new sample: 1/4 above the estimate follows a longer command
+ * within a few steps and keeps one late observation from doubling an estimate; 1/16 below it
+ * takes a few stalls in a row to let a throttled queue keep one command more in flight than its
+ * budget (xc_cost.h), and still learns a shorter command within a training step or two. */
+#define RISE_SHIFT 2
+#define FALL_SHIFT 4
 
 static struct entry {
     _Atomic uint64_t key;
@@ -41,7 +44,7 @@ static void learn_one(uint64_t key, uint64_t ns)
     struct entry *e = find(key);
     if (e) {
         uint64_t old = atomic_load_explicit(&e->ns, memory_order_relaxed);
-        int64_t step = ((int64_t)ns - (int64_t)old) / (1 << NEW_SAMPLE_SHIFT);
+        int64_t step = ((int64_t)ns - (int64_t)old) / (1 << (ns > old ? RISE_SHIFT : FALL_SHIFT));
         uint64_t next = (uint64_t)((int64_t)old + step);
         atomic_store_explicit(&e->ns, next ? next : 1, memory_order_relaxed);
         return;

@@ -18,7 +18,8 @@ int main(void)
     /* Nothing learned: nothing predicted. */
     CHECK_INT(xc_predict(xc_key(1, 2)), 0);
 
-    /* The first sample is the estimate; later ones move it by a quarter of the difference. */
+    /* The first sample is the estimate; a longer one moves it by a quarter of the difference,
+     * a shorter one by a sixteenth (one short sample, a host stall, hardly lowers it). */
     uint64_t k = xc_key(1, 2);
     CHECK_INT(learn1(k, 0, 1000000), 1000000);
     CHECK_INT(xc_predict(k), 1000000);
@@ -27,6 +28,12 @@ int main(void)
     for (int i = 0; i < 60; i++)
         learn1(k, xc_predict(k), 2000000);
     CHECK(xc_predict(k) > 1990000 && xc_predict(k) <= 2000000);
+    uint64_t settled = xc_predict(k);
+    learn1(k, settled, 0);
+    CHECK_INT(xc_predict(k), settled - settled / 16);
+    for (int i = 0; i < 100; i++)
+        learn1(k, xc_predict(k), 500000);
+    CHECK(xc_predict(k) >= 500000 && xc_predict(k) < 510000);
 
     /* Reached in one poll: the span is shared in proportion to the predictions, and the mean
      * share is returned. */
