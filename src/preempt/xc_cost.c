@@ -11,15 +11,22 @@
 #define TABLE_SIZE 4096u
 #define NEIGHBOURHOOD 4u
 /* The moving average's weight of a new sample: 1/4 above the estimate follows a longer command
- * within a few steps and keeps one late observation from doubling an estimate; 1/16 below it
- * takes a few stalls in a row to let a throttled queue keep one command more in flight than its
- * budget (xc_cost.h), and still learns a shorter command within a training step or two. */
+ * within a few steps and keeps one late observation from doubling an estimate; below it, 1/4
+ * for a key's first WARM_SAMPLES (its first sample may be a cold start's) and 1/16 after, so
+ * that a few stalls in a row are needed to let a throttled queue keep one command more in
+ * flight than its budget (xc_cost.h). */
 #define RISE_SHIFT 2
 #define FALL_SHIFT 4
+#define WARM_SAMPLES 8
+
+/* An entry's word: the estimate in ns below, how many samples made it (up to WARM_SAMPLES) in
+ * the top byte, so that a reader gets both in one load. */
+#define SAMPLES_SHIFT 56
+#define NS_MAX ((UINT64_C(1) << SAMPLES_SHIFT) - 1)
 
 static struct entry {
     _Atomic uint64_t key;
-    _Atomic uint64_t ns;
+    _Atomic uint64_t word;
 } table[TABLE_SIZE];
 
 static struct entry *find(uint64_t key)
@@ -35,18 +42,21 @@ static struct entry *find(uint64_t key)
 uint64_t xc_predict(uint64_t key)
 {
     struct entry *e = find(key);
-    return e ? atomic_load_explicit(&e->ns, memory_order_relaxed) : 0;
+    return e ? atomic_load_explicit(&e->word, memory_order_relaxed) & NS_MAX : 0;
 }
 
 static void learn_one(uint64_t key, uint64_t ns)
 {
-    ns = ns ? ns : 1; /* 0 means "nothing learned" to xc_predict */
+    ns = ns == 0 ? 1 : ns > NS_MAX ? NS_MAX : ns; /* 0 means "nothing learned" to xc_predict */
     struct entry *e = find(key);
     if (e) {
-        uint64_t old = atomic_load_explicit(&e->ns, memory_order_relaxed);
-        int64_t step = ((int64_t)ns - (int64_t)old) / (1 << (ns > old ? RISE_SHIFT : FALL_SHIFT));
-        uint64_t next = (uint64_t)((int64_t)old + step);
-        atomic_store_explicit(&e->ns, next ? next : 1, memory_order_relaxed);
+        uint64_t word = atomic_load_explicit(&e->word, memory_order_relaxed);
+        uint64_t old = word & NS_MAX, samples = word >> SAMPLES_SHIFT;
+        int shift = ns > old || samples < WARM_SAMPLES ? RISE_SHIFT : FALL_SHIFT;
+        uint64_t next = (uint64_t)((int64_t)old + ((int64_t)ns - (int64_t)old) / (1 << shift));
+        samples += samples < WARM_SAMPLES;
+        atomic_store_explicit(&e->word, (next ? next : 1) | samples << SAMPLES_SHIFT,
+                              memory_order_relaxed);
         return;
     }
     e = &table[key & (TABLE_SIZE - 1)];
@@ -60,7 +70,7 @@ static void learn_one(uint64_t key, uint64_t ns)
     /* Readers that see the new key see its own estimate (release/acquire); one that read the
      * old key a moment ago may get this estimate once: a prediction, not memory, goes wrong. */
     atomic_store_explicit(&e->key, 0, memory_order_relaxed);
-    atomic_store_explicit(&e->ns, ns, memory_order_relaxed);
+    atomic_store_explicit(&e->word, ns | UINT64_C(1) << SAMPLES_SHIFT, memory_order_relaxed);
     atomic_store_explicit(&e->key, key, memory_order_release);
 }
 
@@ -86,6 +96,6 @@ void xc_reset(void)
 {
     for (unsigned i = 0; i < TABLE_SIZE; i++) {
         atomic_store(&table[i].key, 0);
-        atomic_store(&table[i].ns, 0);
+        atomic_store(&table[i].word, 0);
     }
 }

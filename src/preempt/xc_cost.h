@@ -11,10 +11,10 @@
  * the kernel and its grid for launches, the executable graph for graph launches, the entry point
  * alone for the rest), because applications repeat the same commands: a training loop or an
  * inference server launches the same kernels with the same grids every step. The estimate for a
- * key is a moving average of what its commands took, slower to fall than to rise: a sample is
- * short when the watcher saw the previous completion late (a host stall) and this one on time,
- * and an estimate that falls lets more work in flight than the budget allows, where one that
- * rises only admits less for a while.
+ * key is a moving average of what its commands took, slower to fall than to rise once it has a
+ * few samples: a sample is short when the watcher saw the previous completion late (a host
+ * stall) and this one on time, and an estimate that falls lets more work in flight than the
+ * budget allows, where one that rises only admits less for a while.
  *
  * What a command took is measured on the host by the watcher, which sees markers reached at
  * most a polling period late: the time from the later of the previous completion seen and the

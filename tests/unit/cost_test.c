@@ -18,13 +18,16 @@ int main(void)
     /* Nothing learned: nothing predicted. */
     CHECK_INT(xc_predict(xc_key(1, 2)), 0);
 
-    /* The first sample is the estimate; a longer one moves it by a quarter of the difference,
-     * a shorter one by a sixteenth (one short sample, a host stall, hardly lowers it). */
+    /* The first sample is the estimate; a longer one moves it by a quarter of the difference;
+     * a shorter one too while the key has fewer than 8 samples (a cold first one is soon
+     * forgotten), by a sixteenth after (one short sample, a host stall, hardly lowers it). */
     uint64_t k = xc_key(1, 2);
     CHECK_INT(learn1(k, 0, 1000000), 1000000);
     CHECK_INT(xc_predict(k), 1000000);
     learn1(k, 1000000, 2000000);
     CHECK_INT(xc_predict(k), 1250000);
+    learn1(k, 1250000, 250000);
+    CHECK_INT(xc_predict(k), 1000000); /* the third sample */
     for (int i = 0; i < 60; i++)
         learn1(k, xc_predict(k), 2000000);
     CHECK(xc_predict(k) > 1990000 && xc_predict(k) <= 2000000);
