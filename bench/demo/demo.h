@@ -304,8 +304,9 @@ typedef struct host_probe {
 
 /* Watches the tasks of these processes (0 of them: this process). */
 void demo_probe_init(host_probe *p, const int *pids, int npids);
-/* What the host has withheld so far (ns): the counted tasks' run delay, plus the simulator's
- * lateness (hipsimLateNs). Only its growth means something. */
+/* What the host has withheld so far (ns): the counted tasks' run delay, the simulator's
+ * lateness (hipsimLateNs) and the time this process did not run. Only its growth means
+ * something. */
 uint64_t demo_probe_read(host_probe *p);
 void demo_probe_close(host_probe *p);
 

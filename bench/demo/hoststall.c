@@ -14,7 +14,11 @@
  *     submitting threads (demo-be: a BE launch held up only helps LC);
  *   - the simulator's lateness (hipsimLateNs): how much later than their durations the kernels
  *     ended, which also covers a CPU that did not run at all (a virtual machine's), invisible to
- *     run delay. In a cross-process row every process counts it in the row's page.
+ *     run delay. In a cross-process row every process counts it in the row's page;
+ *   - the time the process did not run at all while no kernel was under way (stopped by SIGSTOP
+ *     or a debugger, a virtual machine's CPU not running, both invisible to run delay): a
+ *     heartbeat thread wakes every BEAT_NS, and a gap of over BEAT_NS + BEAT_SLACK_NS between
+ *     its wakes counts, as soon as it is under way (a reader that runs first sees it too).
  * A request's host delay is what these grew by from just before it was due to just after it
  * completed, plus how late its own thread woke (workload.c).
  *
@@ -30,14 +34,73 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "hipsim.h"
 
+/* ---- the heartbeat: time the process did not run ---- */
+
+#define BEAT_NS (1000ull * 1000)
+/* A wake later than this is not a busy CPU's delay (run delay counts that) but a process that
+ * did not run. */
+#define BEAT_SLACK_NS (2000ull * 1000)
+
+static _Atomic uint64_t beat_last_ns, beat_lost_ns;
+
+static uint64_t beat_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* How far past its next wake the heartbeat is at now, when that is a stop: 0 otherwise. Its wake
+ * adds the same amount, so the sum with beat_lost_ns only grows. */
+static uint64_t beat_gap_ns(uint64_t last, uint64_t now)
+{
+    return now > last + BEAT_NS + BEAT_SLACK_NS ? now - last - BEAT_NS : 0;
+}
+
+static void *beat(void *arg)
+{
+    (void)arg;
+    (void)pthread_setname_np(pthread_self(), "demo-beat"); /* its run delay is not a request's */
+    for (;;) {
+        struct timespec ts = {0, (long)BEAT_NS};
+        nanosleep(&ts, NULL);
+        uint64_t now = beat_now_ns(), last = atomic_load(&beat_last_ns);
+        atomic_fetch_add(&beat_lost_ns, beat_gap_ns(last, now));
+        atomic_store(&beat_last_ns, now);
+    }
+    return NULL;
+}
+
+static void beat_start(void)
+{
+    atomic_store(&beat_last_ns, beat_now_ns());
+    pthread_t t;
+    if (pthread_create(&t, NULL, beat, NULL) == 0)
+        pthread_detach(t);
+    else
+        atomic_store(&beat_last_ns, 0); /* no heartbeat: nothing counted */
+}
+
+/* What the heartbeat saw lost so far, including a gap still under way. */
+static uint64_t beat_lost(void)
+{
+    uint64_t lost = atomic_load(&beat_lost_ns), last = atomic_load(&beat_last_ns);
+    return lost + (last ? beat_gap_ns(last, beat_now_ns()) : 0);
+}
+
 void demo_probe_init(host_probe *p, const int *pids, int npids)
 {
+    static pthread_once_t beat_once = PTHREAD_ONCE_INIT;
+    pthread_once(&beat_once, beat_start);
     memset(p, 0, sizeof *p);
     for (int i = 0; i < npids && i < MAX_ITEMS; i++)
         p->pids[p->npids++] = pids[i];
@@ -45,7 +108,8 @@ void demo_probe_init(host_probe *p, const int *pids, int npids)
         p->pids[p->npids++] = (int)getpid();
 }
 
-/* Whether a thread of this name counts (its delays are the host's): not gpuprio's, not BE's. */
+/* Whether a thread of this name counts (its delays are the host's): not gpuprio's, not BE's
+ * (demo-be, whose prefix also leaves out the heartbeat, demo-beat). */
 static bool counted_name(const char *comm)
 {
     return strncmp(comm, "gpuprio-", 8) != 0 && strncmp(comm, "demo-be", 7) != 0;
@@ -114,7 +178,7 @@ uint64_t demo_probe_read(host_probe *p)
             t->run_delay_ns = waited;
         sum += t->run_delay_ns;
     }
-    return p->forgotten_ns + sum + hipsimLateNs();
+    return p->forgotten_ns + sum + hipsimLateNs() + beat_lost();
 }
 
 void demo_probe_close(host_probe *p)
