@@ -770,11 +770,12 @@ static void submitted(struct xq_ticket *t, bool ok)
     xq_watch(NULL); /* the watcher ends the queue's grace window */
 }
 
-/* The watcher saw n markers of q reached, of commands charged cost_ns. */
+/* The watcher saw n markers of q reached, of commands charged cost_ns. Counted before the slots
+ * are freed: whoever sees the queue drained (gpuprio_stream_drain) sees its stats settled. */
 static void completed(struct xqueue *q, unsigned n, uint64_t cost_ns)
 {
-    free_slots(q, n, cost_ns, now_ns());
     atomic_fetch_add_explicit(&xq_st(q)->completed, n, memory_order_relaxed);
+    free_slots(q, n, cost_ns, now_ns());
     xq_wake_waiters();
 }
 

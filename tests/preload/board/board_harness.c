@@ -219,6 +219,8 @@ int finish(struct proc *p, int *priority)
     last_submitted = 0;
     last_output[0] = '\0';
     while (p->out && fgets(line, sizeof line, p->out)) {
+        if (strncmp(line, "FAIL ", 5) == 0) /* the worker's own check (expect.h): say which */
+            printf("worker %d: %s", (int)p->pid, line);
         int w = snprintf(last_output + used, sizeof last_output - used, "%s", line);
         used += w > 0 && (size_t)w < sizeof last_output - used ? (size_t)w : 0;
         if (priority)

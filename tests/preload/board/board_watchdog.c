@@ -78,7 +78,7 @@ void watchdog_next_to(bool other_user, bool higher, bool suspended)
     spawn_uid = 0;
     long held_ms = -1;
     unsigned long long times_suspended = 0;
-    char line[64];
+    char line[256];
     uint64_t until = started + 15000000000u;
     bool in_time = true;
     while (held.out) {
@@ -91,6 +91,8 @@ void watchdog_next_to(bool other_user, bool higher, bool suspended)
         }
         if (!fgets(line, sizeof line, held.out))
             break;
+        if (strncmp(line, "FAIL ", 5) == 0 || strncmp(line, "low stream: ", 12) == 0)
+            printf("held: %s", line); /* the program's own check, and what it saw */
         sscanf(line, "the launch behind the wait was held %ld ms", &held_ms);
         sscanf(line, "suspended %llu times", &times_suspended);
     }

@@ -82,6 +82,9 @@ int main(int argc, char **argv)
 
     struct gpuprio_queue_stats st = settled_stats(&api, low);
     EXPECT(st.submitted == 2 && st.completed == st.submitted && st.in_flight == 0);
+    printf("low stream: %llu submitted, %llu completed, %llu in flight\n",
+           (unsigned long long)st.submitted, (unsigned long long)st.completed,
+           (unsigned long long)st.in_flight);
     EXPECT(held >= watchdog_ns * 9 / 10);
     EXPECT(st.held_ns >= watchdog_ns * 9 / 10);
     if (suspended)
