@@ -1,7 +1,9 @@
 /*
- * shim_cublaslt.c - cublasLtMatmul, exported by libgpuprio-cuda.so so that a lower-priority
- * stream's long GEMM can run as slices of its output, each short enough that a higher priority
- * waits for one slice instead of the whole GEMM (docs/design.md, "Long kernels: GEMM slices").
+ * shim_cublaslt.c - cublasLtMatmul and cublasGemmEx, exported by libgpuprio-cuda.so so that a
+ * lower-priority stream's long GEMM can run as slices of its output, each short enough that a
+ * higher priority waits for one slice instead of the whole GEMM (docs/design.md, "Long kernels:
+ * GEMM slices"); and cublasSetWorkspace_v2, cublasSetStream_v2 and cublasDestroy_v2, forwarded
+ * after noting each handle's workspace, which a translated cublasGemmEx needs (cuda_gemmex.h).
  *
  * The shim decides only whether slicing can help: GPUPRIO_GEMM_SLICE_US is set, no stream
  * capture is in progress, and the stream's queue is held by gates below a higher priority
@@ -20,6 +22,8 @@
 #include "core.h"
 #include "cuda_cublaslt.h"
 #include "cuda_gemm.h"
+#include "cuda_gemmex.h"
+#include "cuda_blas_real.h"
 #include "gp_options.h"
 #include "xqueue.h"
 
@@ -76,3 +80,71 @@ __attribute__((destructor)) static void say_counts(void)
 #define LT_API(name, exported, params, args) LT_EXPORT_##exported(name, params, args)
 #include "cublaslt_api.def"
 #undef LT_API
+
+/* ---- cuBLAS ---- */
+
+#define BLAS_DECLARE_0(fn, params)
+#define BLAS_DECLARE_1(fn, params)                                                                 \
+    GP_EXPORT cudahal_lt_status fn params;                                                         \
+    static struct cudahal_blas_entry entry_##fn = {                                                \
+        .name = #fn, .stem = "libcublas", .library = "cuBLAS"};
+#define BLAS_API(fn, exported, params, args) BLAS_DECLARE_##exported(fn, params)
+#include "cublas_api.def"
+#undef BLAS_API
+
+/* The application's own name for this wrapper's caller (used in the wrapper itself). */
+#define BLAS_REAL(name)                                                                            \
+    ((cudahal_pfn_##name)cudahal_blas_real(&entry_##name, __builtin_return_address(0)))
+
+GP_EXPORT cudahal_lt_status cublasGemmEx(cudahal_blas_handle handle, int32_t transa, int32_t transb,
+                                         int m, int n, int k, const void *alpha, const void *A,
+                                         uint32_t Atype, int lda, const void *B, uint32_t Btype,
+                                         int ldb, const void *beta, void *C, uint32_t Ctype,
+                                         int ldc, int32_t computeType, int32_t algo)
+{
+    cudahal_pfn_cublasGemmEx real = BLAS_REAL(cublasGemmEx);
+    if (!real)
+        return CUDAHAL_LT_NOT_INITIALIZED;
+    uint64_t target_ns = 1000 * gp_opt_uint(GP_OPT_GEMM_SLICE_US);
+    if (!target_ns || core_depth)
+        return real(handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta, C,
+                    Ctype, ldc, computeType, algo);
+    struct cudahal_gemmex_call c = {handle, transa, transb, m,           n,     k,   alpha,
+                                    A,      Atype,  lda,    B,           Btype, ldb, beta,
+                                    C,      Ctype,  ldc,    computeType, algo};
+    return cudahal_gemmex(real, &c, target_ns, when_of);
+}
+
+GP_EXPORT cudahal_lt_status cublasSetWorkspace_v2(cudahal_blas_handle handle, void *workspace,
+                                                  size_t workspaceSizeInBytes)
+{
+    cudahal_pfn_cublasSetWorkspace_v2 real = BLAS_REAL(cublasSetWorkspace_v2);
+    if (!real)
+        return CUDAHAL_LT_NOT_INITIALIZED;
+    cudahal_lt_status st = real(handle, workspace, workspaceSizeInBytes);
+    if (st == CUDAHAL_LT_SUCCESS)
+        cudahal_gemmex_workspace_set(handle, workspace, workspaceSizeInBytes);
+    else
+        cudahal_gemmex_workspace_forget(handle);
+    return st;
+}
+
+/* cuBLAS resets a handle's workspace to its own pool when its stream is set. */
+GP_EXPORT cudahal_lt_status cublasSetStream_v2(cudahal_blas_handle handle,
+                                               struct CUstream_st *streamId)
+{
+    cudahal_pfn_cublasSetStream_v2 real = BLAS_REAL(cublasSetStream_v2);
+    if (!real)
+        return CUDAHAL_LT_NOT_INITIALIZED;
+    cudahal_gemmex_workspace_forget(handle);
+    return real(handle, streamId);
+}
+
+GP_EXPORT cudahal_lt_status cublasDestroy_v2(cudahal_blas_handle handle)
+{
+    cudahal_pfn_cublasDestroy_v2 real = BLAS_REAL(cublasDestroy_v2);
+    if (!real)
+        return CUDAHAL_LT_NOT_INITIALIZED;
+    cudahal_gemmex_workspace_forget(handle);
+    return real(handle);
+}
