@@ -19,6 +19,9 @@
  *                the application's cublasGemmEx unchanged, twice (so a call that was not
  *                refused for its form would have been learned, then sliced); the plain form
  *                slices before and after
+ *   hot          a benchmark, not a test: prints the time of cublasSetStream_v2 and
+ *                cublasSetWorkspace_v2, as PyTorch calls them before every matmul, through the
+ *                shim and straight to the fake cuBLAS (each call must succeed)
  *
  * Prints "ok CASE" and exits 0, or FAIL lines and exits 1.
  */
@@ -26,6 +29,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "../expect.h"
 #include "cuda_must.h"
@@ -53,6 +57,7 @@ struct gemm {
 static CUstream low;
 static cudahal_pfn_cublasGemmEx fake_gemmex; /* the fake's own, around the shim */
 static cudahal_pfn_cublasSetStream_v2 fake_set_stream;
+static cudahal_pfn_cublasSetWorkspace_v2 fake_set_workspace;
 
 static float *matrix(size_t count, unsigned seed)
 {
@@ -86,7 +91,8 @@ static void start(void)
     void *lib = dlopen("libcublas.so.13", RTLD_NOW | RTLD_NOLOAD);
     *(void **)&fake_gemmex = lib ? dlsym(lib, "cublasGemmEx") : NULL;
     *(void **)&fake_set_stream = lib ? dlsym(lib, "cublasSetStream_v2") : NULL;
-    if (!fake_gemmex || !fake_set_stream) {
+    *(void **)&fake_set_workspace = lib ? dlsym(lib, "cublasSetWorkspace_v2") : NULL;
+    if (!fake_gemmex || !fake_set_stream || !fake_set_workspace) {
         printf("FATAL: the fake cuBLAS's own cublasGemmEx not found\n");
         exit(1);
     }
@@ -377,6 +383,40 @@ static void case_refused(void)
     drop(&g);
 }
 
+/* ---- the cost of the calls PyTorch makes before every matmul ---- */
+
+static double now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
+/* ns per cublasSetStream_v2 + cublasSetWorkspace_v2 pair over `rounds` pairs. */
+static double pair_ns(cudahal_pfn_cublasSetStream_v2 set_stream,
+                      cudahal_pfn_cublasSetWorkspace_v2 set_workspace, struct gemm *g, int rounds)
+{
+    double t0 = now_ns();
+    for (int i = 0; i < rounds; i++) {
+        failures += set_stream(g->handle, low) != CUDAHAL_LT_SUCCESS;
+        failures +=
+            set_workspace(g->handle, g->workspace, sizeof g->workspace) != CUDAHAL_LT_SUCCESS;
+    }
+    return (now_ns() - t0) / rounds;
+}
+
+static void case_hot(void)
+{
+    enum { ROUNDS = 1000000 };
+    struct gemm g;
+    make(&g);
+    for (int run = 0; run < 3; run++)
+        printf("set stream + workspace: %.1f ns through gpuprio, %.1f ns straight to cuBLAS\n",
+               pair_ns(cublasSetStream_v2, cublasSetWorkspace_v2, &g, ROUNDS),
+               pair_ns(fake_set_stream, fake_set_workspace, &g, ROUNDS));
+    drop(&g);
+}
+
 /* Built as a library too, for gemm_local.c, whose main calls this one. */
 #ifdef GEMM_SLICES_LIBRARY
 int gemm_slices_main(int argc, char **argv);
@@ -392,8 +432,10 @@ int main(int argc, char **argv)
         case_n(argv[2]);
     else if (!strcmp(what, "refused"))
         case_refused();
+    else if (!strcmp(what, "hot"))
+        case_hot();
     else {
-        fprintf(stderr, "usage: gemmex_slices n sliced|whole|refused\n");
+        fprintf(stderr, "usage: gemmex_slices n sliced|whole|refused|hot\n");
         return 2;
     }
     if (!failures)

@@ -92,6 +92,8 @@ void cudahal_gemmex_workspace_forget(cudahal_blas_handle handle)
 
 static bool workspace_of(cudahal_blas_handle handle, void **workspace, size_t *size)
 {
+    if (!handle) /* slot_of(NULL) is a free slot */
+        return false;
     gp_mutex_lock(&workspaces_mu, GP_RANK_BLAS_WORKSPACES);
     int i = slot_of(handle);
     if (i >= 0)

@@ -115,6 +115,13 @@ GP_EXPORT cudahal_lt_status cublasGemmEx(cudahal_blas_handle handle, int32_t tra
     return cudahal_gemmex(real, &c, target_ns, when_of);
 }
 
+/* Whether handles' workspaces are noted: only translated calls read them, so with slicing off
+ * (fixed for the process) these calls, which PyTorch makes before every matmul, only forward. */
+static bool recording(void)
+{
+    return gp_opt_uint(GP_OPT_GEMM_SLICE_US) != 0;
+}
+
 GP_EXPORT cudahal_lt_status cublasSetWorkspace_v2(cudahal_blas_handle handle, void *workspace,
                                                   size_t workspaceSizeInBytes)
 {
@@ -122,6 +129,8 @@ GP_EXPORT cudahal_lt_status cublasSetWorkspace_v2(cudahal_blas_handle handle, vo
     if (!real)
         return CUDAHAL_LT_NOT_INITIALIZED;
     cudahal_lt_status st = real(handle, workspace, workspaceSizeInBytes);
+    if (!recording())
+        return st;
     if (st == CUDAHAL_LT_SUCCESS)
         cudahal_gemmex_workspace_set(handle, workspace, workspaceSizeInBytes);
     else
@@ -129,14 +138,16 @@ GP_EXPORT cudahal_lt_status cublasSetWorkspace_v2(cudahal_blas_handle handle, vo
     return st;
 }
 
-/* cuBLAS resets a handle's workspace to its own pool when its stream is set. */
+/* cuBLAS's documentation of cublasSetStream() says that it resets the handle's workspace to the
+ * default pool, unconditionally: forgotten, even when the call fails. */
 GP_EXPORT cudahal_lt_status cublasSetStream_v2(cudahal_blas_handle handle,
                                                struct CUstream_st *streamId)
 {
     cudahal_pfn_cublasSetStream_v2 real = BLAS_REAL(cublasSetStream_v2);
     if (!real)
         return CUDAHAL_LT_NOT_INITIALIZED;
-    cudahal_gemmex_workspace_forget(handle);
+    if (recording())
+        cudahal_gemmex_workspace_forget(handle);
     return real(handle, streamId);
 }
 
@@ -145,6 +156,7 @@ GP_EXPORT cudahal_lt_status cublasDestroy_v2(cudahal_blas_handle handle)
     cudahal_pfn_cublasDestroy_v2 real = BLAS_REAL(cublasDestroy_v2);
     if (!real)
         return CUDAHAL_LT_NOT_INITIALIZED;
-    cudahal_gemmex_workspace_forget(handle);
+    if (recording())
+        cudahal_gemmex_workspace_forget(handle);
     return real(handle);
 }
