@@ -3,11 +3,11 @@
  * the fake cuBLASLt it links (as cuBLAS links its cuBLASLt), for the tests of gpuprio's slices
  * of cublasGemmEx (tests/cuda/gemmex_slices.c).
  *
- * Handles hold what cublasGemmEx reads (stream, workspace, pointer, atomics and math modes, with
- * cuBLAS's defaults) and begin as a fake cuBLASLt handle does, so that a handle may be passed as
- * one. They come from a small pool, the lowest free slot first, so that a handle created after
- * one was destroyed is the same pointer (what a user-space allocator may well do). cublasGemmEx
- * computes float GEMMs on host memory with the fake cuBLASLt's own arithmetic
+ * Handles hold what cublasGemmEx reads (stream, workspace, pointer, atomics and math modes, SM
+ * count target, with cuBLAS's defaults) and begin as a fake cuBLASLt handle does, so that a handle
+ * may be passed as one. They come from a small pool, the lowest free slot first, so that a handle
+ * created after one was destroyed is the same pointer (what a user-space allocator may well do).
+ * cublasGemmEx computes float GEMMs on host memory with the fake cuBLASLt's own arithmetic
  * (fake_cublaslt_gemm: the same bits as cublasLtMatmul), refuses other types, and records every
  * call; cublasSetStream_v2 resets the handle's workspace to the library's own, as cuBLAS does.
  */
@@ -30,6 +30,7 @@ struct cudahal_blas_context {
     size_t workspace_size;
     int32_t pointer_mode, atomics;
     uint32_t math;
+    int sm_target;
 };
 
 #define HANDLES 8
@@ -173,6 +174,24 @@ EXPORT cudahal_lt_status cublasGetMathMode(cudahal_blas_handle handle, uint32_t 
     cudahal_lt_status st = query("cublasGetMathMode", handle, mode);
     if (!st)
         *mode = handle->math;
+    return st;
+}
+
+EXPORT cudahal_lt_status cublasSetSmCountTarget(cudahal_blas_handle handle, int count)
+{
+    if (!live(handle))
+        return NOT_INITIALIZED;
+    if (count < 0)
+        return INVALID_VALUE;
+    handle->sm_target = count;
+    return CUDAHAL_LT_SUCCESS;
+}
+
+EXPORT cudahal_lt_status cublasGetSmCountTarget(cudahal_blas_handle handle, int *count)
+{
+    cudahal_lt_status st = query("cublasGetSmCountTarget", handle, count);
+    if (!st)
+        *count = handle->sm_target;
     return st;
 }
 

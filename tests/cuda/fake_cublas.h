@@ -18,6 +18,7 @@ cudahal_lt_status cublasCreate_v2(cudahal_blas_handle *handle);
 cudahal_lt_status cublasSetPointerMode_v2(cudahal_blas_handle handle, int32_t mode);
 cudahal_lt_status cublasSetAtomicsMode(cudahal_blas_handle handle, int32_t mode);
 cudahal_lt_status cublasSetMathMode(cudahal_blas_handle handle, uint32_t mode);
+cudahal_lt_status cublasSetSmCountTarget(cudahal_blas_handle handle, int count);
 
 /* One cublasGemmEx call as the fake received it. */
 struct fake_gemmex_call {

@@ -267,6 +267,11 @@ static void no_reduced_precision(struct gemm *g, bool on)
     math(g, on, 16); /* CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION */
 }
 
+static void sm_count_target(struct gemm *g, bool on)
+{
+    MUST(cublasSetSmCountTarget(g->handle, on ? 2 : 0));
+}
+
 static void pedantic_compute(struct gemm *g, bool on)
 {
     g->compute = on ? 69 : CUDAHAL_BLAS_COMPUTE_32F; /* CUBLAS_COMPUTE_32F_PEDANTIC */
@@ -350,6 +355,7 @@ static void case_refused(void)
         {"TF32 math mode", tf32_math},
         {"pedantic math mode", pedantic_math},
         {"math mode with another bit", no_reduced_precision},
+        {"an SM count target", sm_count_target},
         {"pedantic compute type", pedantic_compute},
         {"TF32 compute type", tf32_compute},
         {"an algorithm chosen", chosen_algo},

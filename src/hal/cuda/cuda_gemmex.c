@@ -139,6 +139,7 @@ static bool form_translatable(const struct cudahal_gemmex_call *c)
 {
     int32_t pointer_mode = -1, atomics = -1;
     uint32_t math = ~0u;
+    int sm_target = -1; /* cublasGemmEx's kernels use at most these SMs (0: all) */
     return c->m > 0 && c->n > 0 && c->k > 0 && op_plain(c->transa) && op_plain(c->transb) &&
            ld_fits(c->transa, c->m, c->k, c->lda) && ld_fits(c->transb, c->k, c->n, c->ldb) &&
            c->ldc >= c->m && c->alpha && c->beta && c->A && c->B && c->C &&
@@ -150,7 +151,9 @@ static bool form_translatable(const struct cudahal_gemmex_call *c)
            blas.cublasGetAtomicsMode(c->handle, &atomics) == CUDAHAL_LT_SUCCESS &&
            atomics == CUDAHAL_BLAS_ATOMICS_NOT_ALLOWED &&
            blas.cublasGetMathMode(c->handle, &math) == CUDAHAL_LT_SUCCESS &&
-           math == CUDAHAL_BLAS_DEFAULT_MATH;
+           math == CUDAHAL_BLAS_DEFAULT_MATH &&
+           blas.cublasGetSmCountTarget(c->handle, &sm_target) == CUDAHAL_LT_SUCCESS &&
+           sm_target == 0;
 }
 
 /* The key of the call's learned time: its arguments, and a tag in place of an algorithm. */

@@ -13,7 +13,8 @@
  * shapes; the one miss had a larger workspace than the handle's), not on a documented contract.
  *
  * Translated only when every setting that cublasGemmEx reads is one the translation carries:
- * pointer mode host, atomics not allowed, math mode CUBLAS_DEFAULT_MATH, algorithm
+ * pointer mode host, atomics not allowed, math mode CUBLAS_DEFAULT_MATH, no SM count target
+ * (cublasSetSmCountTarget: the heuristic and the kernels would assume the whole device), algorithm
  * CUBLAS_GEMM_DEFAULT(_TENSOR_OP), transposes N or T, types of the table in cuda_gemmex.c, a
  * workspace set on the handle (cublasSetWorkspace_v2, seen by the shim; cublasSetStream_v2,
  * which resets it to cuBLAS's own pool, and cublasDestroy_v2 forget it). Anything else, and any
