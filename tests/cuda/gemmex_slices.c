@@ -19,6 +19,9 @@
  *                the application's cublasGemmEx unchanged, twice (so a call that was not
  *                refused for its form would have been learned, then sliced); the plain form
  *                slices before and after
+ *   capture      whole, as called, while a stream capture is in progress; sliced after it
+ *   fail_slice   FAKE_CUBLASLT_FAIL_AFTER=1: the second slice fails; its status is the call's
+ *                and no later slice is issued
  *   hot          a benchmark, not a test: prints the time of cublasSetStream_v2 and
  *                cublasSetWorkspace_v2, as PyTorch calls them before every matmul, through the
  *                shim and straight to the fake cuBLAS (each call must succeed)
@@ -44,6 +47,7 @@
 #define LDC (M + 5)
 #define OP_C 2
 #define NOT_SUPPORTED 15
+#define EXECUTION_FAILED 13
 
 struct gemm {
     cudahal_blas_handle handle;
@@ -389,6 +393,36 @@ static void case_refused(void)
     drop(&g);
 }
 
+/* ---- a capture, a failure ---- */
+
+static void case_capture(void)
+{
+    struct gemm g;
+    CUstream cap;
+    CUgraph graph;
+    MUST(cuStreamCreate(&cap, 0));
+    make(&g);
+    expect_whole(&g); /* learned */
+    MUST(cuStreamBeginCapture_v2(cap, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    expect_whole(&g);
+    MUST(cuStreamEndCapture(cap, &graph));
+    expect_sliced(&g);
+    drop(&g);
+}
+
+static void case_fail_slice(void)
+{
+    struct gemm g;
+    make(&g);
+    expect_whole(&g); /* learned; cuBLAS's own GEMM, which the fake cuBLASLt does not count */
+    EXPECT(call(&g) == EXECUTION_FAILED);
+    EXPECT(fake_cublas_calls() == 0 && fake_cublaslt_calls() == 2);
+    EXPECT(is_slice(0, &g));
+    const struct fake_lt_call *second = fake_cublaslt_call(1);
+    EXPECT(second && second->status == EXECUTION_FAILED);
+    drop(&g);
+}
+
 /* ---- the cost of the calls PyTorch makes before every matmul ---- */
 
 static double now_ns(void)
@@ -438,10 +472,14 @@ int main(int argc, char **argv)
         case_n(argv[2]);
     else if (!strcmp(what, "refused"))
         case_refused();
+    else if (!strcmp(what, "capture"))
+        case_capture();
+    else if (!strcmp(what, "fail_slice"))
+        case_fail_slice();
     else if (!strcmp(what, "hot"))
         case_hot();
     else {
-        fprintf(stderr, "usage: gemmex_slices n sliced|whole|refused|hot\n");
+        fprintf(stderr, "usage: gemmex_slices n sliced|whole|refused|capture|fail_slice|hot\n");
         return 2;
     }
     if (!failures)

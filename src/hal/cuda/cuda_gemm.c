@@ -545,6 +545,11 @@ static int prepare(const struct cudahal_gemm_call *c, const struct shape *s,
     return r;
 }
 
+/* Issues the slices in order and stops at the first that fails, returning its status: the
+ * slices before it have written their part of D, so a failure is never answered with success,
+ * but D is then partly written (with beta != 0, not the input of a retry). That cannot be
+ * avoided once a slice ran; it is what a failing whole call may leave too. A translated
+ * cublasGemmEx (cuda_gemmex.c) returns that status as its own. */
 static cudahal_lt_status issue(cudahal_pfn_cublasLtMatmul real, const struct cudahal_gemm_call *c,
                                const struct shape *s, const struct gemm_plan *p,
                                struct prepared *pp, enum cudahal_gemm_entry entry)
