@@ -430,6 +430,23 @@ static void case_fail(bool in_slice)
     drop(&g, ref);
 }
 
+/* With GEMM_HOLD (a FIFO), says "held" and waits for a line from it, so that gemm.sh can look
+ * at the process's record with gpuprio top and metrics while it lives. */
+static void hold(void)
+{
+    const char *fifo = getenv("GEMM_HOLD");
+    if (!fifo)
+        return;
+    printf("held\n");
+    FILE *f = fopen(fifo, "r");
+    char line[16];
+    if (f) {
+        if (!fgets(line, sizeof line, f))
+            line[0] = '\0'; /* end of file: go on too */
+        fclose(f);
+    }
+}
+
 /* Built as a library too, for gemm_local.c, whose main calls this one. */
 #ifdef GEMM_SLICES_LIBRARY
 int gemm_slices_main(int argc, char **argv);
@@ -458,5 +475,6 @@ int main(int argc, char **argv)
     }
     if (!failures)
         printf("ok %s\n", what);
+    hold();
     return failures ? 1 : 0;
 }

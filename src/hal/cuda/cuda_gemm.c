@@ -79,6 +79,39 @@ static _Atomic uint64_t sliced_calls[CUDAHAL_GEMM_ENTRY_COUNT],
     slices_issued[CUDAHAL_GEMM_ENTRY_COUNT],
     whole_calls[CUDAHAL_GEMM_ENTRY_COUNT][GEMM_WHOLE_COUNT];
 
+/* The same per device, all entry points together. */
+static _Atomic uint64_t device_sliced[CUDAHAL_GEMM_DEVICES], device_slices[CUDAHAL_GEMM_DEVICES],
+    device_whole[CUDAHAL_GEMM_DEVICES][GEMM_WHOLE_COUNT];
+static void (*_Atomic on_counted)(int device);
+
+static bool device_kept(int device)
+{
+    return device >= 0 && device < CUDAHAL_GEMM_DEVICES;
+}
+
+static void counted(int device)
+{
+    void (*fn)(int) = atomic_load_explicit(&on_counted, memory_order_relaxed);
+    if (fn && device_kept(device))
+        fn(device);
+}
+
+void cudahal_gemm_on_counted(void (*fn)(int device))
+{
+    atomic_store(&on_counted, fn);
+}
+
+void cudahal_gemm_device_counts(int device, struct cudahal_gemm_counts *out)
+{
+    memset(out, 0, sizeof *out);
+    if (!device_kept(device))
+        return;
+    out->sliced = atomic_load(&device_sliced[device]);
+    out->slices = atomic_load(&device_slices[device]);
+    for (int i = 0; i < GEMM_WHOLE_COUNT; i++)
+        out->whole[i] = atomic_load(&device_whole[device][i]);
+}
+
 static const char *const entry_names[] = {
 #define GEMM_ENTRY_NAME(name, function) function,
     CUDAHAL_GEMM_ENTRIES(GEMM_ENTRY_NAME)
@@ -552,7 +585,7 @@ static int prepare(const struct cudahal_gemm_call *c, const struct shape *s,
  * cublasGemmEx (cuda_gemmex.c) returns that status as its own. */
 static cudahal_lt_status issue(cudahal_pfn_cublasLtMatmul real, const struct cudahal_gemm_call *c,
                                const struct shape *s, const struct gemm_plan *p,
-                               struct prepared *pp, enum cudahal_gemm_entry entry)
+                               struct prepared *pp, enum cudahal_gemm_entry entry, int device)
 {
     uint64_t extent = p->cut == GEMM_CUT_N ? s->n : s->m;
     cudahal_lt_status st = CUDAHAL_LT_SUCCESS;
@@ -572,6 +605,8 @@ static cudahal_lt_status issue(cudahal_pfn_cublasLtMatmul real, const struct cud
                   l->b ? l->b : c->Bdesc, c->beta, a.C, l->c, a.D, l->d, c->algo, c->workspace,
                   c->workspace_size, c->stream);
         atomic_fetch_add(&slices_issued[entry], 1);
+        if (device_kept(device))
+            atomic_fetch_add(&device_slices[device], 1);
     }
     return st;
 }
@@ -612,12 +647,16 @@ static void say(enum cudahal_gemm_entry entry, const struct shape *s, const stru
                (unsigned long long)(learned_ns / 1000), gemm_plan_reason(p->why));
 }
 
-void cudahal_gemm_count_whole(enum cudahal_gemm_entry entry, enum gemm_whole_reason why,
-                              uint64_t learned_ns, uint64_t target_ns)
+void cudahal_gemm_count_whole(enum cudahal_gemm_entry entry, int device,
+                              enum gemm_whole_reason why, uint64_t learned_ns, uint64_t target_ns)
 {
-    if (why == GEMM_WHOLE_UNSUPPORTED || why == GEMM_WHOLE_CAPTURING ||
-        why == GEMM_WHOLE_CHECK_FAILED || (learned_ns > target_ns && why != GEMM_WHOLE_OFF))
-        atomic_fetch_add(&whole_calls[entry][why], 1);
+    if (why != GEMM_WHOLE_UNSUPPORTED && why != GEMM_WHOLE_CAPTURING &&
+        why != GEMM_WHOLE_CHECK_FAILED && (learned_ns <= target_ns || why == GEMM_WHOLE_OFF))
+        return;
+    atomic_fetch_add(&whole_calls[entry][why], 1);
+    if (device_kept(device))
+        atomic_fetch_add(&device_whole[device][why], 1);
+    counted(device);
 }
 
 /* Plans call c (shape s, whole GPU time learned_ns) and issues its slices when the plan has
@@ -638,9 +677,12 @@ static bool plan_and_issue(cudahal_pfn_cublasLtMatmul real, const struct cudahal
     say(w->entry, s, plan, learned_ns);
     if (!plan->count)
         return false;
-    *st = issue(real, c, s, plan, &pp, w->entry);
+    *st = issue(real, c, s, plan, &pp, w->entry, w->device);
     release(&pp);
     atomic_fetch_add(&sliced_calls[w->entry], 1);
+    if (device_kept(w->device))
+        atomic_fetch_add(&device_sliced[w->device], 1);
+    counted(w->device);
     return true;
 }
 
@@ -651,12 +693,12 @@ cudahal_lt_status cudahal_gemm_matmul(cudahal_pfn_cublasLtMatmul real,
     if (!w->target_ns || !cudahal_gemm_sliceable_lib(real))
         return whole(real, c);
     if (w->capturing) {
-        cudahal_gemm_count_whole(w->entry, GEMM_WHOLE_CAPTURING, 0, w->target_ns);
+        cudahal_gemm_count_whole(w->entry, w->device, GEMM_WHOLE_CAPTURING, 0, w->target_ns);
         return whole(real, c);
     }
     struct shape s;
     if (read_shape(c, &s)) {
-        cudahal_gemm_count_whole(w->entry, GEMM_WHOLE_UNSUPPORTED, 0, w->target_ns);
+        cudahal_gemm_count_whole(w->entry, w->device, GEMM_WHOLE_UNSUPPORTED, 0, w->target_ns);
         return whole(real, c);
     }
     struct cudahal_gemm_key key;
@@ -667,7 +709,7 @@ cudahal_lt_status cudahal_gemm_matmul(cudahal_pfn_cublasLtMatmul real,
     cudahal_lt_status st;
     if (plan_and_issue(real, c, &s, learned, w, &plan, &st))
         return st;
-    cudahal_gemm_count_whole(w->entry, plan.why, learned, w->target_ns);
+    cudahal_gemm_count_whole(w->entry, w->device, plan.why, learned, w->target_ns);
     return timed_whole(real, c, time_this ? &key : NULL);
 }
 

@@ -98,14 +98,25 @@ bool cudahal_gemm_slice_translated(cudahal_pfn_cublasLtMatmul real,
                                    const struct cudahal_gemm_when *w, uint64_t learned_ns,
                                    enum gemm_whole_reason *why, cudahal_lt_status *st);
 
-/* Counts a call of entry left whole for why, where it matters: a long call (learned_ns over
- * target_ns), or one slicing cannot judge (its form, a capture, the library's check). */
-void cudahal_gemm_count_whole(enum cudahal_gemm_entry entry, enum gemm_whole_reason why,
-                              uint64_t learned_ns, uint64_t target_ns);
+/* Counts a call of entry on device (its queue's, or -1) left whole for why, where it matters: a
+ * long call (learned_ns over target_ns), or one slicing cannot judge (its form, a capture, the
+ * library's check). */
+void cudahal_gemm_count_whole(enum cudahal_gemm_entry entry, int device,
+                              enum gemm_whole_reason why, uint64_t learned_ns, uint64_t target_ns);
 
 /* The counts so far, all entry points together; and said at GPUPRIO_LOG=info, one line per
  * entry point that has any ("cublasGemmEx: 1 sliced (4 slices)..."). */
 void cudahal_gemm_counts(struct cudahal_gemm_counts *out);
 void cudahal_gemm_say_counts(void);
+
+/* The devices whose counts are kept apart (calls on others count only in the totals). */
+#define CUDAHAL_GEMM_DEVICES 64
+/* The counts of calls on device so far, all entry points together (all 0 for a device out of
+ * range). */
+void cudahal_gemm_device_counts(int device, struct cudahal_gemm_counts *out);
+/* Called with the device after each change of its counts (from the thread of the call that
+ * counted, with no lock of gpuprio's held), for the shim to show them (gpuprio top): set once,
+ * before any call. */
+void cudahal_gemm_on_counted(void (*fn)(int device));
 
 #endif /* GPUPRIO_CUDA_GEMM_H */

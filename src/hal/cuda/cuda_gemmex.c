@@ -287,17 +287,17 @@ cudahal_lt_status cudahal_gemmex(cudahal_pfn_cublasGemmEx real, const struct cud
     void *workspace = NULL;
     size_t workspace_size = 0;
     if (blas.cublasGetStream_v2(c->handle, &stream) != CUDAHAL_LT_SUCCESS) {
-        cudahal_gemm_count_whole(entry, GEMM_WHOLE_UNSUPPORTED, 0, target_ns);
+        cudahal_gemm_count_whole(entry, -1, GEMM_WHOLE_UNSUPPORTED, 0, target_ns);
         return forward(real, c);
     }
     struct cudahal_gemm_when w = when_of(stream, target_ns);
     w.entry = entry;
     if (w.capturing) {
-        cudahal_gemm_count_whole(entry, GEMM_WHOLE_CAPTURING, 0, target_ns);
+        cudahal_gemm_count_whole(entry, w.device, GEMM_WHOLE_CAPTURING, 0, target_ns);
         return forward(real, c);
     }
     if (!form_translatable(c) || !workspace_of(c->handle, &workspace, &workspace_size)) {
-        cudahal_gemm_count_whole(entry, GEMM_WHOLE_UNSUPPORTED, 0, target_ns);
+        cudahal_gemm_count_whole(entry, w.device, GEMM_WHOLE_UNSUPPORTED, 0, target_ns);
         return forward(real, c);
     }
     struct cudahal_gemm_key key;
@@ -310,12 +310,12 @@ cudahal_lt_status cudahal_gemmex(cudahal_pfn_cublasGemmEx real, const struct cud
                                  : !w.gated             ? GEMM_WHOLE_NOT_GATED
                                                         : GEMM_WHOLE_NONE;
     if (why != GEMM_WHOLE_NONE) {
-        cudahal_gemm_count_whole(entry, why, learned, target_ns);
+        cudahal_gemm_count_whole(entry, w.device, why, learned, target_ns);
         return whole(real, c, stream, timed);
     }
     struct translated t;
     if (translate(lt, c, workspace_size, &t)) {
-        cudahal_gemm_count_whole(entry, GEMM_WHOLE_UNSUPPORTED, 0, target_ns);
+        cudahal_gemm_count_whole(entry, w.device, GEMM_WHOLE_UNSUPPORTED, 0, target_ns);
         return whole(real, c, stream, timed);
     }
     struct cudahal_gemm_call call = {(cudahal_lt_handle)c->handle,
@@ -339,6 +339,6 @@ cudahal_lt_status cudahal_gemmex(cudahal_pfn_cublasGemmEx real, const struct cud
     drop(lt, &t);
     if (sliced)
         return st;
-    cudahal_gemm_count_whole(entry, why, learned, target_ns);
+    cudahal_gemm_count_whole(entry, w.device, why, learned, target_ns);
     return whole(real, c, stream, timed);
 }

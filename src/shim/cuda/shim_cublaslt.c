@@ -25,6 +25,7 @@
 #include "cuda_gemmex.h"
 #include "cuda_blas_real.h"
 #include "gp_options.h"
+#include "sched_board.h"
 #include "xqueue.h"
 
 #define GP_EXPORT __attribute__((visibility("default")))
@@ -58,6 +59,34 @@ static cudahal_lt_status slices_cublasLtMatmul(cudahal_pfn_cublasLtMatmul real,
 __attribute__((destructor)) static void say_counts(void)
 {
     cudahal_gemm_say_counts();
+}
+
+/* The board's reasons (board.h's GP_RECORD_GEMM_WHOLE) among the plan's, by the names they share:
+ * the reasons a user must know of; the others are not shown. */
+static const struct {
+    enum gemm_whole_reason plan;
+    enum gp_record_gemm_whole board;
+} shown_reasons[] = {
+#define SHOWN_REASON(name, label, what) {GEMM_WHOLE_##name, GP_RECORD_GEMM_##name},
+    GP_RECORD_GEMM_WHOLE(SHOWN_REASON)
+#undef SHOWN_REASON
+};
+
+/* What slicing did on device, shown while the process runs: in its record on the device's board
+ * (gpuprio top, metrics), on each change of a count. */
+static void show_counts(int device)
+{
+    struct cudahal_gemm_counts n;
+    cudahal_gemm_device_counts(device, &n);
+    struct sb_gemm_counts shown = {.sliced = n.sliced, .slices = n.slices};
+    for (size_t i = 0; i < sizeof shown_reasons / sizeof *shown_reasons; i++)
+        shown.whole[shown_reasons[i].board] = n.whole[shown_reasons[i].plan];
+    sb_record_gemm(device, &shown);
+}
+
+__attribute__((constructor)) static void show_counts_on_change(void)
+{
+    cudahal_gemm_on_counted(show_counts);
 }
 
 #define LT_EXPORT_0(name, params, args)
