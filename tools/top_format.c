@@ -582,8 +582,9 @@ static void gemm_text(char *buf, size_t size, const struct process_sum *p)
     buf[0] = '\0';
     if (!p->gemm_sliced && !p->gemm_slices && !whole)
         return;
-    int used = snprintf(buf, size, "; GEMMs %" PRIu64 " sliced (%" PRIu64 " slices), %" PRIu64
-                        " left whole", p->gemm_sliced, p->gemm_slices, whole);
+    int used = snprintf(buf, size,
+                        "; GEMMs %" PRIu64 " sliced (%" PRIu64 " slices), %" PRIu64 " left whole",
+                        p->gemm_sliced, p->gemm_slices, whole);
     for (int k = 0, first = 1; k < GP_RECORD_GEMM_WHOLE_COUNT; k++) {
         if (!p->gemm_whole[k] || used < 0 || (size_t)used >= size)
             continue;

@@ -20,7 +20,8 @@ _Static_assert(sizeof(struct xq_state) == 48, "xq_state is part of the board's l
 _Static_assert(sizeof(struct gp_board_slot) == 136, "board slot layout");
 _Static_assert(sizeof(struct gp_board_header) == 256, "board header layout");
 /* A record's GEMM counts take exactly the bytes of st's counters, which a record does not use. */
-_Static_assert(offsetof(struct gp_board_slot, gemm) == offsetof(struct gp_board_slot, st.submitted) &&
+_Static_assert(offsetof(struct gp_board_slot, gemm) ==
+                       offsetof(struct gp_board_slot, st.submitted) &&
                    offsetof(struct gp_board_slot, st.priority) == 80 &&
                    sizeof(struct gp_record_gemm) == 32 && GP_RECORD_GEMM_WHOLE_COUNT == 4 &&
                    offsetof(struct gp_board_slot, gemm) + sizeof(struct gp_record_gemm) ==

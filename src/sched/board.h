@@ -89,9 +89,9 @@ enum gp_slot_state {
  * Readers take the numbers as any other of a board: untrusted, clamped, never an index.
  */
 #define GP_RECORD_GEMM_WHOLE(X)                                                                    \
-    X(SMALL, "small", "too small to cut into slices that keep the device busy")                   \
-    X(CAPTURING, "capturing", "captured into a graph, replayed whole")                            \
-    X(UNSUPPORTED, "unsupported", "of a form that does not slice exactly")                        \
+    X(SMALL, "small", "too small to cut into slices that keep the device busy")                    \
+    X(CAPTURING, "capturing", "captured into a graph, replayed whole")                             \
+    X(UNSUPPORTED, "unsupported", "of a form that does not slice exactly")                         \
     X(CHECK_FAILED, "check_failed", "the library refused the algorithm on a slice")
 enum gp_record_gemm_whole {
 #define GP_RECORD_GEMM_ENUM(name, label, what) GP_RECORD_GEMM_##name,

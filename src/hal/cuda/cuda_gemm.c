@@ -647,8 +647,8 @@ static void say(enum cudahal_gemm_entry entry, const struct shape *s, const stru
                (unsigned long long)(learned_ns / 1000), gemm_plan_reason(p->why));
 }
 
-void cudahal_gemm_count_whole(enum cudahal_gemm_entry entry, int device,
-                              enum gemm_whole_reason why, uint64_t learned_ns, uint64_t target_ns)
+void cudahal_gemm_count_whole(enum cudahal_gemm_entry entry, int device, enum gemm_whole_reason why,
+                              uint64_t learned_ns, uint64_t target_ns)
 {
     if (why != GEMM_WHOLE_UNSUPPORTED && why != GEMM_WHOLE_CAPTURING &&
         why != GEMM_WHOLE_CHECK_FAILED && (learned_ns <= target_ns || why == GEMM_WHOLE_OFF))

@@ -101,8 +101,8 @@ bool cudahal_gemm_slice_translated(cudahal_pfn_cublasLtMatmul real,
 /* Counts a call of entry on device (its queue's, or -1) left whole for why, where it matters: a
  * long call (learned_ns over target_ns), or one slicing cannot judge (its form, a capture, the
  * library's check). */
-void cudahal_gemm_count_whole(enum cudahal_gemm_entry entry, int device,
-                              enum gemm_whole_reason why, uint64_t learned_ns, uint64_t target_ns);
+void cudahal_gemm_count_whole(enum cudahal_gemm_entry entry, int device, enum gemm_whole_reason why,
+                              uint64_t learned_ns, uint64_t target_ns);
 
 /* The counts so far, all entry points together; and said at GPUPRIO_LOG=info, one line per
  * entry point that has any ("cublasGemmEx: 1 sliced (4 slices)..."). */
