@@ -14,17 +14,19 @@
 # CHECK_FAILED), the program is held once its case is done (GEMM_HOLD), and the counts its record
 # shows must be those, in `gpuprio metrics --once` (tests/tools/prom_check.py --gemm) and `gpuprio
 # top --once --json`, and `gpuprio top --once` must give the process's entry GEMM_TOP_SAYS (as in
-# "PID COMMAND (2 queues, 0 unused; GEMM_TOP_SAYS)"), or no GEMMs at all when it is empty.
+# "PID COMMAND (2 queues, 0 unused; GEMM_TOP_SAYS)"), or no GEMMs at all when it is empty. The
+# process checked is the program, or the one whose "pid PID" line it prints (a forked child).
 set -u
 lib=$1 program=$2 client=$3
 shift 3
 . "$(dirname "$0")/../tools/expect.sh"
 fakedir=${FAKE_CUDA_DIR:-$(dirname "$program")/fakecuda}
 tmp=$(mktemp -d) || exit 1
-pid= writer= low=
+pid= writer= low= checked=
 cleanup() {
     [ -z "$pid" ] || kill -9 "$pid" 2>/dev/null
     [ -z "$low" ] || kill -9 "$low" 2>/dev/null
+    [ -z "$checked" ] || kill -9 "$checked" 2>/dev/null
     [ -z "$writer" ] || kill -9 "$writer" 2>/dev/null
     rm -rf "$tmp"
 }
@@ -53,7 +55,7 @@ tools_say() {
     tfails=0
     "$GEMM_TOOL" metrics --once >"$tmp/m.prom" || tfails=$((tfails + 1))
     if ! /usr/bin/python3 "$(dirname "$0")/../tools/prom_check.py" "$tmp/m.prom" \
-        --gemm "$low:$GEMM_COUNTS" >"$tmp/check.out"; then
+        --gemm "$checked:$GEMM_COUNTS" >"$tmp/check.out"; then
         grep -v '^ok' "$tmp/check.out"
         tfails=$((tfails + 1))
     fi
@@ -63,9 +65,9 @@ import json, sys
 g = [o["gemm"] for o in json.load(open(sys.argv[1])) if o["pid"] == int(sys.argv[2])]
 print(" ".join(sorted({",".join(str(v) for v in [x["sliced"], x["slices"]] + [x["whole"][r]
       for r in ("small", "capturing", "unsupported", "check_failed")]) for x in g})))
-' "$tmp/top.json" "$low")
+' "$tmp/top.json" "$checked")
     if [ "$got" != "$GEMM_COUNTS" ]; then
-        echo "FAIL: top --json: the GEMM counts of $low are '$got', not $GEMM_COUNTS"
+        echo "FAIL: top --json: the GEMM counts of $checked are '$got', not $GEMM_COUNTS"
         tfails=$((tfails + 1))
     fi
     "$GEMM_TOOL" top --once >"$tmp/top.txt" || tfails=$((tfails + 1))
@@ -74,21 +76,21 @@ import re, sys
 entry = r" %s [^(]*\(((?:[^()]|\([^()]*\))*)\)" % sys.argv[1]  # "(... (8 slices), ...)"
 m = re.search(r"^processes:.*" + entry, open(sys.argv[2]).read(), re.M)
 print(m.group(1) if m else "none")
-' "$low" "$tmp/top.txt")
+' "$checked" "$tmp/top.txt")
     case "$entry" in
-    none) echo "FAIL: top --once: no entry for $low"; tfails=$((tfails + 1)) ;;
+    none) echo "FAIL: top --once: no entry for $checked"; tfails=$((tfails + 1)) ;;
     *"; GEMMs"*)
         if [ "${entry#*; }" != "${GEMM_TOP_SAYS:-}" ]; then
-            echo "FAIL: top --once: $low's entry says '${entry#*; }', not '${GEMM_TOP_SAYS:-}'"
+            echo "FAIL: top --once: $checked's entry says '${entry#*; }', not '${GEMM_TOP_SAYS:-}'"
             tfails=$((tfails + 1))
         fi ;;
     *)
         if [ -n "${GEMM_TOP_SAYS:-}" ]; then
-            echo "FAIL: top --once: $low's entry ($entry) says nothing of GEMMs"
+            echo "FAIL: top --once: $checked's entry ($entry) says nothing of GEMMs"
             tfails=$((tfails + 1))
         fi ;;
     esac
-    [ "$tfails" = 0 ] && echo "ok: top and metrics show $low's GEMM counts $GEMM_COUNTS"
+    [ "$tfails" = 0 ] && echo "ok: top and metrics show $checked's GEMM counts $GEMM_COUNTS"
     cat "$tmp/top.txt"
     return "$tfails"
 }
@@ -102,6 +104,8 @@ if [ -n "${GEMM_TOOL:-}" ]; then
     low=$!
     wait_for 20 held_or_gone
     if grep -qx held "$tmp/out"; then
+        checked=$(sed -n 's/^pid \([0-9][0-9]*\)$/\1/p' "$tmp/out" | head -n 1)
+        checked=${checked:-$low}
         tools_say
         trc=$?
     else
@@ -111,7 +115,7 @@ if [ -n "${GEMM_TOOL:-}" ]; then
     echo go >"$tmp/hold" &
     wait "$low"
     rc=$?
-    low=
+    low= checked=
     grep -vx held "$tmp/out"
     [ "$trc" = 0 ] || rc=1
 else

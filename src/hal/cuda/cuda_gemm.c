@@ -112,6 +112,22 @@ void cudahal_gemm_device_counts(int device, struct cudahal_gemm_counts *out)
         out->whole[i] = atomic_load(&device_whole[device][i]);
 }
 
+void cudahal_gemm_forget_counts(void)
+{
+    for (int e = 0; e < CUDAHAL_GEMM_ENTRY_COUNT; e++) {
+        atomic_store(&sliced_calls[e], 0);
+        atomic_store(&slices_issued[e], 0);
+        for (int i = 0; i < GEMM_WHOLE_COUNT; i++)
+            atomic_store(&whole_calls[e][i], 0);
+    }
+    for (int d = 0; d < CUDAHAL_GEMM_DEVICES; d++) {
+        atomic_store(&device_sliced[d], 0);
+        atomic_store(&device_slices[d], 0);
+        for (int i = 0; i < GEMM_WHOLE_COUNT; i++)
+            atomic_store(&device_whole[d][i], 0);
+    }
+}
+
 static const char *const entry_names[] = {
 #define GEMM_ENTRY_NAME(name, function) function,
     CUDAHAL_GEMM_ENTRIES(GEMM_ENTRY_NAME)

@@ -118,5 +118,8 @@ void cudahal_gemm_device_counts(int device, struct cudahal_gemm_counts *out);
  * counted, with no lock of gpuprio's held), for the shim to show them (gpuprio top): set once,
  * before any call. */
 void cudahal_gemm_on_counted(void (*fn)(int device));
+/* Every count back to 0, totals and devices': in a forked child, whose calls are its own (its
+ * record on a board counts them, and it says them at its exit). */
+void cudahal_gemm_forget_counts(void);
 
 #endif /* GPUPRIO_CUDA_GEMM_H */

@@ -16,6 +16,7 @@
  */
 #include "cuda_compat.h"
 
+#include <pthread.h>
 #include <stdatomic.h>
 
 #include "xq_admission.h"
@@ -84,9 +85,12 @@ static void show_counts(int device)
     sb_record_gemm(device, &shown);
 }
 
+/* A forked child keeps none of its parent's counts (lifecycle.c: none of its scheduling state
+ * either): its record and its line at exit say its own calls. */
 __attribute__((constructor)) static void show_counts_on_change(void)
 {
     cudahal_gemm_on_counted(show_counts);
+    pthread_atfork(NULL, NULL, cudahal_gemm_forget_counts);
 }
 
 #define LT_EXPORT_0(name, params, args)
