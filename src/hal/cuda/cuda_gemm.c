@@ -669,10 +669,16 @@ void cudahal_gemm_count_whole(enum cudahal_gemm_entry entry, int device, enum ge
     if (why != GEMM_WHOLE_UNSUPPORTED && why != GEMM_WHOLE_CAPTURING &&
         why != GEMM_WHOLE_CHECK_FAILED && (learned_ns <= target_ns || why == GEMM_WHOLE_OFF))
         return;
+    static const bool shown[] = {
+#define GEMM_WHOLE_SHOWN(name, what, shown) shown,
+        GEMM_WHOLE_REASONS(GEMM_WHOLE_SHOWN)
+#undef GEMM_WHOLE_SHOWN
+    };
     atomic_fetch_add(&whole_calls[entry][why], 1);
     if (device_kept(device))
         atomic_fetch_add(&device_whole[device][why], 1);
-    counted(device);
+    if (shown[why]) /* a long call left whole for want of a higher priority changes no record */
+        counted(device);
 }
 
 /* Plans call c (shape s, whole GPU time learned_ns) and issues its slices when the plan has

@@ -63,7 +63,8 @@ __attribute__((destructor)) static void say_counts(void)
 }
 
 /* The board's reasons (board.h's GP_RECORD_GEMM_WHOLE) among the plan's, by the names they share:
- * the reasons a user must know of; the others are not shown. */
+ * the reasons a user must know of; the others are not shown. The two lists name the same reasons:
+ * each of the board's is one of the plan's (by name) marked shown, and as many are marked. */
 static const struct {
     enum gemm_whole_reason plan;
     enum gp_record_gemm_whole board;
@@ -72,6 +73,15 @@ static const struct {
     GP_RECORD_GEMM_WHOLE(SHOWN_REASON)
 #undef SHOWN_REASON
 };
+#define BOARD_REASON_SHOWN(name, label, what) &&GEMM_WHOLE_SHOWN_##name
+#define PLAN_REASON_SHOWN(name, what, shown) +(shown)
+_Static_assert(1 GP_RECORD_GEMM_WHOLE(BOARD_REASON_SHOWN) &&
+                   0 GEMM_WHOLE_REASONS(PLAN_REASON_SHOWN) == GP_RECORD_GEMM_WHOLE_COUNT &&
+                   CUDAHAL_GEMM_DEVICES == SB_MAX_DEVICES,
+               "gemm_plan.h's shown reasons are board.h's GP_RECORD_GEMM_WHOLE, and every device "
+               "counted has a board");
+#undef BOARD_REASON_SHOWN
+#undef PLAN_REASON_SHOWN
 
 /* What slicing did on device, shown while the process runs: in its record on the device's board
  * (gpuprio top, metrics), on each change of a count. */
