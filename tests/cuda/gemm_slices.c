@@ -25,8 +25,8 @@
  *   fail_whole      FAKE_CUBLASLT_FAIL_AFTER=1: the whole call's failure is returned
  *   fork            capture, then a forked child makes one call of a form that does not slice
  *                   (no algorithm) on a stream of its own: the child prints "pid PID" and is
- *                   the one held (GEMM_HOLD), the parent waits for it; gemm.sh checks the
- *                   child's record, which must count its own call only
+ *                   the one held (GEMM_HOLD), then ends with _exit; the parent waits for it;
+ *                   gemm.sh checks the child's record, which must count its own call only
  *
  * Prints "ok CASE" and exits 0, or FAIL lines and exits 1.
  */
@@ -438,6 +438,7 @@ static void case_fail(bool in_slice)
 
 /* The process that holds (GEMM_HOLD) and prints its pid: the forked child of case_fork. */
 static bool forked_parent;
+static void hold(void);
 
 static void case_fork(void)
 {
@@ -471,6 +472,11 @@ static void case_fork(void)
     no_algo(&g, false);
     drop(&g, ref);
     printf("pid %d\n", (int)getpid());
+    hold();
+    fflush(stdout);
+    /* As lifecycle.c's child: exit() would have LeakSanitizer report what the parent's threads
+     * allocated, which no thread of the child can free. */
+    _exit(failures ? 1 : 0);
 }
 
 /* With GEMM_HOLD (a FIFO), says "held" and waits for a line from it, so that gemm.sh can look
