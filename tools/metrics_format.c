@@ -230,6 +230,46 @@ static void decision_family(FILE *out, const struct gp_sample *s, struct gp_user
     }
 }
 
+#define HELP_REASON(name, label, what) label " (" what "); "
+
+/* A process's long GEMMs on a device (its record's counts): sliced calls, their slices, and
+ * calls left whole by reason, one series per reason. */
+static void gemm_families(FILE *out, const struct gp_sample *s, struct gp_users *u)
+{
+    family_head(out, "gpuprio_process_gemm_sliced_total", "counter",
+                "GEMM calls of the process on the device issued as slices of their output, each "
+                "short enough for a higher priority to get the device between them.");
+    for (size_t i = 0; i < s->nrec; i++) {
+        if (duplicate_record(s, i))
+            continue;
+        fputs("gpuprio_process_gemm_sliced_total", out);
+        process_labels(out, &s->records[i].id, u);
+        fprintf(out, "} %" PRIu64 "\n", s->records[i].gemm_sliced);
+    }
+    family_head(out, "gpuprio_process_gemm_slices_total", "counter",
+                "Slices the process's sliced GEMM calls on the device were issued as.");
+    for (size_t i = 0; i < s->nrec; i++) {
+        if (duplicate_record(s, i))
+            continue;
+        fputs("gpuprio_process_gemm_slices_total", out);
+        process_labels(out, &s->records[i].id, u);
+        fprintf(out, "} %" PRIu64 "\n", s->records[i].gemm_slices);
+    }
+    family_head(out, "gpuprio_process_gemm_whole_total", "counter",
+                "GEMM calls of the process on the device left whole that a higher priority would "
+                "wait for, by reason: " GP_RECORD_GEMM_WHOLE(HELP_REASON) "counted modulo 2^32.");
+    for (size_t i = 0; i < s->nrec; i++) {
+        if (duplicate_record(s, i))
+            continue;
+        for (int k = 0; k < GP_RECORD_GEMM_WHOLE_COUNT; k++) {
+            fputs("gpuprio_process_gemm_whole_total", out);
+            process_labels(out, &s->records[i].id, u);
+            fprintf(out, ",reason=\"%s\"} %" PRIu64 "\n", gp_gemm_whole_labels[k],
+                    s->records[i].gemm_whole[k]);
+        }
+    }
+}
+
 void gp_metrics_write(FILE *out, const struct gp_sample *s)
 {
     struct gp_users u = {.n = 0};
@@ -262,5 +302,6 @@ void gp_metrics_write(FILE *out, const struct gp_sample *s)
         process_labels(out, &s->records[i].id, &u);
         fprintf(out, "} %" PRIu32 "\n", s->records[i].unslotted_queues);
     }
+    gemm_families(out, s, &u);
     gp_users_free(&u);
 }

@@ -120,6 +120,11 @@ static int read_record(struct gp_sample *s, const struct gp_board *b, unsigned i
     r->mps = slot->mps;
     r->mps_share = slot->mps_share;
     r->mps_sms = slot->cu_usable;
+    /* Any number its owner wrote: clamped, so that sums and outputs stay exact. */
+    r->gemm_sliced = gp_gemm_sum(atomic_load(&slot->gemm.sliced), 0);
+    r->gemm_slices = gp_gemm_sum(atomic_load(&slot->gemm.slices), 0);
+    for (int k = 0; k < GP_RECORD_GEMM_WHOLE_COUNT; k++)
+        r->gemm_whole[k] = atomic_load(&slot->gemm.whole[k]);
     if (unchanged(again, i, word, incarnation))
         s->nrec++;
     return 0;

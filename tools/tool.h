@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <sys/types.h>
 
+#include "board.h"
 #include "board_screen.h"
 #include "xqueue.h"
 
@@ -100,7 +101,14 @@ struct gp_record_row {
     uint8_t mps;       /* enum gp_record_mps */
     uint8_t mps_share; /* the share of the device MPS lets it use, percent; 0: all */
     uint16_t mps_sms;  /* and the SMs that is */
+    /* Its long GEMMs on the device (board.h's struct gp_record_gemm), each at most
+     * GP_RECORD_GEMM_MAX: calls sliced, their slices, calls left whole by reason. */
+    uint64_t gemm_sliced, gemm_slices, gemm_whole[GP_RECORD_GEMM_WHOLE_COUNT];
 };
+/* The labels of GP_RECORD_GEMM_WHOLE, by reason ("small", ...). */
+extern const char *const gp_gemm_whole_labels[GP_RECORD_GEMM_WHOLE_COUNT];
+/* a + b, at most GP_RECORD_GEMM_MAX. */
+uint64_t gp_gemm_sum(uint64_t a, uint64_t b);
 
 struct gp_sample {
     struct gp_queue_row *rows;

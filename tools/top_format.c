@@ -149,6 +149,19 @@ static const struct gp_record_row **owner_index(const struct gp_sample *s)
     return index;
 }
 
+const char *const gp_gemm_whole_labels[GP_RECORD_GEMM_WHOLE_COUNT] = {
+#define GEMM_WHOLE_LABEL(name, label, what) [GP_RECORD_GEMM_##name] = label,
+    GP_RECORD_GEMM_WHOLE(GEMM_WHOLE_LABEL)
+#undef GEMM_WHOLE_LABEL
+};
+
+uint64_t gp_gemm_sum(uint64_t a, uint64_t b)
+{
+    a = a < GP_RECORD_GEMM_MAX ? a : GP_RECORD_GEMM_MAX;
+    b = b < GP_RECORD_GEMM_MAX ? b : GP_RECORD_GEMM_MAX;
+    return a + b < GP_RECORD_GEMM_MAX ? a + b : GP_RECORD_GEMM_MAX;
+}
+
 /* The record of the process that owns row r, on r's board; NULL when it has none there (a
  * full board, or a library before records). */
 static const struct gp_record_row *record_of(const struct gp_sample *s,
@@ -285,6 +298,20 @@ static void json_mps(const struct gp_record_row *p)
         fputs(", \"mps_share\": null, \"mps_sms\": null", stdout);
 }
 
+/* The process's long GEMMs on the device, from its record (null: no record). */
+static void json_gemm(const struct gp_record_row *p)
+{
+    if (!p) {
+        fputs(", \"gemm\": null", stdout);
+        return;
+    }
+    printf(", \"gemm\": {\"sliced\": %" PRIu64 ", \"slices\": %" PRIu64 ", \"whole\": {",
+           p->gemm_sliced, p->gemm_slices);
+    for (int k = 0; k < GP_RECORD_GEMM_WHOLE_COUNT; k++)
+        printf("%s\"%s\": %" PRIu64, k ? ", " : "", gp_gemm_whole_labels[k], p->gemm_whole[k]);
+    fputs("}}", stdout);
+}
+
 static void json_row(const struct gp_queue_row *r, void *arg)
 {
     struct json_ctx *c = arg;
@@ -325,6 +352,7 @@ static void json_row(const struct gp_queue_row *r, void *arg)
     else
         fputs(", \"unused_queues\": null, \"unslotted_queues\": null", stdout);
     json_mps(p);
+    json_gemm(p);
     putchar('}');
 }
 
@@ -335,6 +363,7 @@ static void json_unused(const struct gp_record_row *p, void *arg)
     printf(", \"device_index\": %d, \"unused_queues\": %" PRIu32 ", \"unslotted_queues\": %" PRIu32,
            (int)p->id.device, p->unused_queues, p->unslotted_queues);
     json_mps(p);
+    json_gemm(p);
     putchar('}');
 }
 
@@ -472,6 +501,8 @@ struct process_sum {
     bool counted;                /* it has a record: its unused queues are known */
     bool mps;                    /* a record says it is an MPS client */
     unsigned mps_share, mps_sms; /* and the share and SMs MPS lets it use, when it limits it */
+    /* Its long GEMMs on every device (gp_gemm_sum: at most GP_RECORD_GEMM_MAX each). */
+    uint64_t gemm_sliced, gemm_slices, gemm_whole[GP_RECORD_GEMM_WHOLE_COUNT];
 };
 
 /* One row's or record's part in the line: its process, and where it came in the sample (the
@@ -525,6 +556,10 @@ static long sum_processes(const struct gp_sample *s, struct process_sum *ps)
         p->unused += r->unused_queues;
         p->unslotted += r->unslotted_queues;
         p->counted = true;
+        p->gemm_sliced = gp_gemm_sum(p->gemm_sliced, r->gemm_sliced);
+        p->gemm_slices = gp_gemm_sum(p->gemm_slices, r->gemm_slices);
+        for (int k = 0; k < GP_RECORD_GEMM_WHOLE_COUNT; k++)
+            p->gemm_whole[k] = gp_gemm_sum(p->gemm_whole[k], r->gemm_whole[k]);
         if (r->mps == GP_MPS_CLIENT) {
             p->mps = true;
             if (r->mps_share) {
@@ -535,6 +570,28 @@ static long sum_processes(const struct gp_sample *s, struct process_sum *ps)
     }
     free(parts);
     return (long)n;
+}
+
+/* A process's long GEMMs for its entry in the line: "; GEMMs 2 sliced (8 slices), 13 left whole:
+ * 12 unsupported, 1 capturing", or nothing when it has none. */
+static void gemm_text(char *buf, size_t size, const struct process_sum *p)
+{
+    uint64_t whole = 0;
+    for (int k = 0; k < GP_RECORD_GEMM_WHOLE_COUNT; k++)
+        whole = gp_gemm_sum(whole, p->gemm_whole[k]);
+    buf[0] = '\0';
+    if (!p->gemm_sliced && !p->gemm_slices && !whole)
+        return;
+    int used = snprintf(buf, size,
+                        "; GEMMs %" PRIu64 " sliced (%" PRIu64 " slices), %" PRIu64 " left whole",
+                        p->gemm_sliced, p->gemm_slices, whole);
+    for (int k = 0, first = 1; k < GP_RECORD_GEMM_WHOLE_COUNT; k++) {
+        if (!p->gemm_whole[k] || used < 0 || (size_t)used >= size)
+            continue;
+        used += snprintf(buf + used, size - (size_t)used, "%s %" PRIu64 " %s", first ? ":" : ",",
+                         p->gemm_whole[k], gp_gemm_whole_labels[k]);
+        first = 0;
+    }
 }
 
 size_t gp_print_processes(const struct gp_sample *s, size_t width)
@@ -554,7 +611,7 @@ size_t gp_print_processes(const struct gp_sample *s, size_t width)
         fputs(" none", stdout);
     }
     for (size_t i = 0; i < n; i++) {
-        char entry[160], unused[64] = "", mps[40] = "";
+        char entry[400], unused[64] = "", mps[40] = "", gemm[240] = "";
         if (ps[i].counted && ps[i].unslotted)
             snprintf(unused, sizeof unused, ", %" PRIu64 " unused, %" PRIu64 " without a slot",
                      ps[i].unused, ps[i].unslotted);
@@ -564,9 +621,10 @@ size_t gp_print_processes(const struct gp_sample *s, size_t width)
             snprintf(mps, sizeof mps, ", MPS %u%%: %u SMs", ps[i].mps_share, ps[i].mps_sms);
         else if (ps[i].mps)
             snprintf(mps, sizeof mps, ", MPS");
-        int len = snprintf(entry, sizeof entry, " %" PRIu32 " %s (%zu queue%s%s%s)%s", ps[i].pid,
+        gemm_text(gemm, sizeof gemm, &ps[i]);
+        int len = snprintf(entry, sizeof entry, " %" PRIu32 " %s (%zu queue%s%s%s%s)%s", ps[i].pid,
                            ps[i].comm, ps[i].queues, ps[i].queues == 1 ? "" : "s", unused, mps,
-                           i + 1 < n ? "," : "");
+                           gemm, i + 1 < n ? "," : "");
         if (width && i && column + (size_t)len > width) {
             printf("\n%*s", (int)(sizeof lead - 1), "");
             column = sizeof lead - 1;

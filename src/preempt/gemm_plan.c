@@ -90,7 +90,7 @@ void gemm_plan_slice(const struct gemm_plan *plan, uint64_t extent, uint32_t i, 
 const char *gemm_plan_reason(enum gemm_whole_reason why)
 {
     static const char *const what[] = {
-#define GEMM_WHOLE_TEXT(name, text) text,
+#define GEMM_WHOLE_TEXT(name, text, shown) text,
         GEMM_WHOLE_REASONS(GEMM_WHOLE_TEXT)
 #undef GEMM_WHOLE_TEXT
     };

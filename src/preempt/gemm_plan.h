@@ -22,23 +22,32 @@
 /* The tile side taken when the algorithm's tile is not known. */
 #define GEMM_PLAN_UNKNOWN_TILE 256
 
-/* Why a call is left whole, or GEMM_WHOLE_NONE when it is sliced. X(name, what a user reads). */
+/* Why a call is left whole, or GEMM_WHOLE_NONE when it is sliced. X(name, what a user reads,
+ * shown): shown is 1 for the reasons a process's record on the board shows (board.h's
+ * GP_RECORD_GEMM_WHOLE, which must name exactly these: shim_cublaslt.c checks it when it
+ * compiles), those a user can act on or must know of while the process runs. */
 #define GEMM_WHOLE_REASONS(X)                                                                      \
-    X(NONE, "sliced")                                                                              \
-    X(OFF, "slicing is off (GPUPRIO_GEMM_SLICE_US=0)")                                             \
-    X(UNLEARNED, "its GPU time is not known yet")                                                  \
-    X(SHORT, "its GPU time is within the target")                                                  \
-    X(SMALL, "no cut keeps two slices of two waves of tiles each")                                 \
-    X(NOT_GATED, "no higher priority can use the device's time it frees")                          \
-    X(CAPTURING, "a stream capture is in progress")                                                \
-    X(UNSUPPORTED, "its form is not one that slices exactly")                                      \
-    X(CHECK_FAILED, "the library refused the algorithm on a slice")
+    X(NONE, "sliced", 0)                                                                           \
+    X(OFF, "slicing is off (GPUPRIO_GEMM_SLICE_US=0)", 0)                                          \
+    X(UNLEARNED, "its GPU time is not known yet", 0)                                               \
+    X(SHORT, "its GPU time is within the target", 0)                                               \
+    X(SMALL, "no cut keeps two slices of two waves of tiles each", 1)                              \
+    X(NOT_GATED, "no higher priority can use the device's time it frees", 0)                       \
+    X(CAPTURING, "a stream capture is in progress", 1)                                             \
+    X(UNSUPPORTED, "its form is not one that slices exactly", 1)                                   \
+    X(CHECK_FAILED, "the library refused the algorithm on a slice", 1)
 
 enum gemm_whole_reason {
-#define GEMM_WHOLE_ENUM(name, what) GEMM_WHOLE_##name,
+#define GEMM_WHOLE_ENUM(name, what, shown) GEMM_WHOLE_##name,
     GEMM_WHOLE_REASONS(GEMM_WHOLE_ENUM)
 #undef GEMM_WHOLE_ENUM
         GEMM_WHOLE_COUNT
+};
+/* GEMM_WHOLE_SHOWN_<name>: the reason's shown, as a constant for static checks. */
+enum gemm_whole_shown {
+#define GEMM_WHOLE_SHOWN_ENUM(name, what, shown) GEMM_WHOLE_SHOWN_##name = shown,
+    GEMM_WHOLE_REASONS(GEMM_WHOLE_SHOWN_ENUM)
+#undef GEMM_WHOLE_SHOWN_ENUM
 };
 
 /* The problem: D is m x n (rows x columns); the algorithm's tile (0: unknown); the SMs its

@@ -19,6 +19,14 @@
 _Static_assert(sizeof(struct xq_state) == 48, "xq_state is part of the board's layout");
 _Static_assert(sizeof(struct gp_board_slot) == 136, "board slot layout");
 _Static_assert(sizeof(struct gp_board_header) == 256, "board header layout");
+/* A record's GEMM counts take exactly the bytes of st's counters, which a record does not use. */
+_Static_assert(offsetof(struct gp_board_slot, gemm) ==
+                       offsetof(struct gp_board_slot, st.submitted) &&
+                   offsetof(struct gp_board_slot, st.priority) == 80 &&
+                   sizeof(struct gp_record_gemm) == 32 && GP_RECORD_GEMM_WHOLE_COUNT == 4 &&
+                   offsetof(struct gp_board_slot, gemm) + sizeof(struct gp_record_gemm) ==
+                       offsetof(struct gp_board_slot, pid_ns),
+               "record GEMM counts layout");
 _Static_assert(sizeof(struct dg_line) == 64, "gate line layout");
 _Static_assert(offsetof(struct gp_board_file, gates) == GP_BOARD_GATES_OFFSET &&
                    GP_BOARD_GATES_OFFSET % 4096 == 0,

@@ -79,6 +79,36 @@ enum gp_slot_state {
  * come (gpuprio set PID PRIORITY), not only this one. */
 #define GP_REQUEST_PROCESS (UINT32_C(1) << 31)
 
+/*
+ * In a record: what became of the owner's long GEMMs on the device (docs/design.md, "Long
+ * kernels: GEMM slices"): calls issued as slices, the slices, and calls left whole although a
+ * higher priority would wait for them, by reason, those a user can act on or must know of (not
+ * those left whole only because no higher priority was there to wait, nor short ones).
+ * X(name, label, what a user reads): name is the reason's in gemm_plan.h's GEMM_WHOLE_REASONS,
+ * label its name in `gpuprio top --json` and `gpuprio metrics`. The order is the file's layout.
+ * Readers take the numbers as any other of a board: untrusted, clamped, never an index.
+ */
+#define GP_RECORD_GEMM_WHOLE(X)                                                                    \
+    X(SMALL, "small", "too small to cut into slices that keep the device busy")                    \
+    X(CAPTURING, "capturing", "captured into a graph, replayed whole")                             \
+    X(UNSUPPORTED, "unsupported", "of a form that does not slice exactly")                         \
+    X(CHECK_FAILED, "check_failed", "the library refused the algorithm on a slice")
+enum gp_record_gemm_whole {
+#define GP_RECORD_GEMM_ENUM(name, label, what) GP_RECORD_GEMM_##name,
+    GP_RECORD_GEMM_WHOLE(GP_RECORD_GEMM_ENUM)
+#undef GP_RECORD_GEMM_ENUM
+        GP_RECORD_GEMM_WHOLE_COUNT
+};
+struct gp_record_gemm {
+    _Atomic uint64_t sliced; /* calls issued as slices */
+    _Atomic uint64_t slices; /* the slices they were issued as */
+    /* Calls left whole, by reason (modulo 2^32). */
+    _Atomic uint32_t whole[GP_RECORD_GEMM_WHOLE_COUNT];
+};
+/* The most a reader takes a count of a record for (2^53 - 1: exact in a JSON number and in a
+ * Prometheus sample); more is clamped to it, as are sums over records. */
+#define GP_RECORD_GEMM_MAX ((UINT64_C(1) << 53) - 1)
+
 struct gp_board_slot {
     _Atomic uint64_t owner; /* pid << 32 | enum gp_slot_state; 0 when free */
     /* The owner's identity, read by other processes while a slot changes hands (atomic). */
@@ -99,9 +129,17 @@ struct gp_board_slot {
      * bits) with GP_REQUEST_PROCESS or not; the owner applies each new sequence number once. */
     _Atomic int32_t request;
     _Atomic uint32_t request_seq;
-    /* The queue's scheduling state (see xqueue.h); in a record, only st.priority is used: the
-     * process-wide priority last requested and applied, or GP_RECORD_NO_PRIORITY. */
-    struct xq_state st;
+    union {
+        /* The queue's scheduling state (see xqueue.h); in a record, only st.priority is used: the
+         * process-wide priority last requested and applied, or GP_RECORD_NO_PRIORITY. */
+        struct xq_state st;
+        /* In a record, the bytes of st's counters, unused there, hold the owner's GEMM counts on
+         * the device (0 in records of libraries before them, which cleared them). */
+        struct {
+            uint8_t record_head[16]; /* st.gate, st.priority, st.active */
+            struct gp_record_gemm gemm;
+        };
+    };
     _Atomic uint32_t pid_ns; /* the owner's pid namespace (inode): pids of another are not judged */
     /* In a record: the owner's queues on this device that never joined scheduling (created, no
      * command yet, not named), which hold no slot. 0 in a queue's slot. */

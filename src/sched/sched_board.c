@@ -65,6 +65,8 @@ static struct device_board {
     _Atomic uint32_t unused;              /* queues on the device that never joined */
     _Atomic uint32_t unslotted;           /* queues that joined when the board was full */
     _Atomic uint32_t publishers;          /* threads storing the count into the record */
+    /* The GEMM counts (sb_record_gemm), kept for the record, whenever it is claimed. */
+    _Atomic uint64_t gemm_sliced, gemm_slices, gemm_whole[GP_RECORD_GEMM_WHOLE_COUNT];
     _Atomic uint32_t record_request_seen; /* written by the listener, under the scheduling lock */
     struct dg_region gates;  /* the board's gate lines, as this process registered them */
     _Atomic bool gates_lost; /* a teardown unregistered them: registered again on next use */
@@ -406,6 +408,60 @@ static void publish_unused(struct device_board *d)
     atomic_fetch_sub(&d->publishers, 1);
 }
 
+/* Raises *kept to at least value. */
+static void keep_max(_Atomic uint64_t *kept, uint64_t value)
+{
+    uint64_t seen = atomic_load(kept);
+    while (seen < value && !atomic_compare_exchange_weak(kept, &seen, value))
+        ;
+}
+
+/* Stores what is kept of a count into the record's word until it is the latest (as
+ * publish_unused). */
+static void store_latest64(_Atomic uint64_t *word, _Atomic uint64_t *kept)
+{
+    uint64_t v;
+    do {
+        v = atomic_load(kept);
+        atomic_store(word, v);
+    } while (atomic_load(kept) != v);
+}
+
+static void store_latest32(_Atomic uint32_t *word, _Atomic uint64_t *kept)
+{
+    uint64_t v;
+    do {
+        v = atomic_load(kept);
+        atomic_store(word, (uint32_t)v);
+    } while (atomic_load(kept) != v);
+}
+
+/* Stores the device's GEMM counts into the record, if it has one. */
+static void publish_gemm(struct device_board *d)
+{
+    atomic_fetch_add(&d->publishers, 1); /* the record is not freed under us: free_own_slots */
+    struct gp_board_slot *r = atomic_load(&d->record);
+    if (r) {
+        store_latest64(&r->gemm.sliced, &d->gemm_sliced);
+        store_latest64(&r->gemm.slices, &d->gemm_slices);
+        for (int i = 0; i < GP_RECORD_GEMM_WHOLE_COUNT; i++)
+            store_latest32(&r->gemm.whole[i], &d->gemm_whole[i]);
+    }
+    atomic_fetch_sub(&d->publishers, 1);
+}
+
+void sb_record_gemm(int device, const struct sb_gemm_counts *counts)
+{
+    if (device < 0 || device >= SB_MAX_DEVICES)
+        return;
+    struct device_board *d = &boards[device];
+    keep_max(&d->gemm_sliced, counts->sliced);
+    keep_max(&d->gemm_slices, counts->slices);
+    for (int i = 0; i < GP_RECORD_GEMM_WHOLE_COUNT; i++)
+        keep_max(&d->gemm_whole[i], counts->whole[i]);
+    publish_gemm(d);
+}
+
 /* Puts the record on d's board, for as long as the process uses it; with boards_mu held. */
 static void claim_record(struct device_board *d, int device)
 {
@@ -428,6 +484,7 @@ static void claim_record(struct device_board *d, int device)
     gp_board_publish_record(&d->b, r);
     atomic_store(&d->record, r);
     publish_unused(d);
+    publish_gemm(d);
 }
 
 /* A queue's unused_state (xqueue.h). Each step is taken once, and a queue that joins before its

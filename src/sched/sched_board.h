@@ -98,6 +98,16 @@ bool sb_record_request_pending(int device);
 /* It was applied: the record shows the priority (gpuprio set waits to see it there). */
 void sb_record_applied(int device, int priority);
 
+/* The process's GEMM counts on device so far (board.h's struct gp_record_gemm, as plain numbers):
+ * kept, and shown in its record on device's board, at once and whenever one is claimed. Counts
+ * only grow: of two calls at the same moment, the greater of each count is kept. Any thread, any
+ * lock held; a few atomic operations. */
+struct sb_gemm_counts {
+    uint64_t sliced, slices;
+    uint64_t whole[GP_RECORD_GEMM_WHOLE_COUNT];
+};
+void sb_record_gemm(int device, const struct sb_gemm_counts *counts);
+
 /* Puts q's scheduling state into a slot on its device's board, if it has one; with the
  * scheduling lock held, before q is first decided on. */
 void sb_attach(struct xqueue *q);

@@ -32,6 +32,7 @@
     X(FREE_QUEUES, "the registry's list of queues to reuse (xqueue.c)")                            \
     X(MARKER_POOL, "a device's pool of markers (hal)")                                             \
     X(GEMM_TIMES, "the learned times of whole GEMMs (cuda_gemm_clock.c; takes nothing else)")      \
+    X(BLAS_WORKSPACES, "the workspaces set on cuBLAS handles (cuda_gemmex.c; takes nothing else)") \
     X(LOG, "log lines held back until the process uses a GPU (gp_log.c; takes nothing else)")
 
 enum gp_lock_rank {

@@ -10,7 +10,9 @@
  * D = epilogue(alpha * op(A) op(B) + beta * C) in float on host memory (float matrices only), the
  * k sum in one order, so that a sliced call equals the whole one bit for bit exactly when every
  * slice gets the right pointers and sizes; it records every call (fake_cublaslt.h), and tells
- * the fake driver's clock that it took one nanosecond per multiply-add.
+ * the fake driver's clock that it took one nanosecond per multiply-add. The heuristic answers
+ * one algorithm (fake_cublaslt.h says which, and how to make it refuse) and records the
+ * preference it was asked with; fake_cublaslt_gemm is the same arithmetic for the fake cuBLAS.
  *
  *   FAKE_CUBLASLT_VERSION=N      what cublasLtGetVersion says (default 130000: CUDA 13's,
  *                                the version gpuprio slices for)
@@ -27,7 +29,8 @@
 #include <string.h>
 
 #define EXPORT __attribute__((visibility("default")))
-#define HANDLE_MAGIC 0x17e4u
+#define HANDLE_MAGIC FAKE_LT_HANDLE_MAGIC
+#define PREF_MAGIC 0x9ef0u
 #define DESC_MAGIC 0xde5cu
 #define LAYOUT_MAGIC 0x1a70u
 #define ALGO_MAGIC 0xa160u
@@ -44,7 +47,10 @@ struct cudahal_lt_context {
 
 static pthread_mutex_t record_mu = PTHREAD_MUTEX_INITIALIZER;
 static struct fake_lt_call calls[FAKE_LT_CALLS];
-static int ncalls, nchecks, matmuls;
+static int ncalls, nchecks, matmuls, nheuristics;
+static struct fake_lt_pref last_pref;
+static cudahal_lt_status heuristic_status;
+static size_t heuristic_workspace;
 
 EXPORT int fake_cublaslt_calls(void)
 {
@@ -61,10 +67,27 @@ EXPORT int fake_cublaslt_checks(void)
     return nchecks;
 }
 
+EXPORT int fake_cublaslt_heuristics(void)
+{
+    return nheuristics;
+}
+
+EXPORT struct fake_lt_pref fake_cublaslt_last_pref(void)
+{
+    return last_pref;
+}
+
+EXPORT void fake_cublaslt_heuristic_answers(cudahal_lt_status status, size_t workspace)
+{
+    heuristic_status = status;
+    heuristic_workspace = workspace;
+}
+
 EXPORT void fake_cublaslt_reset(void)
 {
     pthread_mutex_lock(&record_mu);
-    ncalls = nchecks = 0;
+    ncalls = nchecks = nheuristics = 0;
+    memset(&last_pref, 0, sizeof last_pref);
     pthread_mutex_unlock(&record_mu);
 }
 
@@ -332,6 +355,89 @@ EXPORT cudahal_lt_status cublasLtMatmulAlgoCheck(
     return result->state;
 }
 
+/* ---- heuristic preferences: attribute id -> field (only those gpuprio sets) ---- */
+
+struct fake_pref {
+    uint64_t magic, max_workspace;
+    uint32_t align[4];
+};
+_Static_assert(sizeof(struct fake_pref) <= sizeof(cudahal_lt_pref_opaque), "pref too big");
+
+static struct fake_pref *pref_of(cudahal_lt_pref_opaque *p)
+{
+    struct fake_pref *f = (struct fake_pref *)p;
+    return f && f->magic == PREF_MAGIC ? f : NULL;
+}
+
+EXPORT cudahal_lt_status cublasLtMatmulPreferenceCreate(cudahal_lt_pref_opaque **pref)
+{
+    if (!pref)
+        return INVALID_VALUE;
+    struct fake_pref *f = calloc(1, sizeof(cudahal_lt_pref_opaque));
+    if (!f)
+        return 3;
+    *f = (struct fake_pref){.magic = PREF_MAGIC, .align = {256, 256, 256, 256}};
+    *pref = (cudahal_lt_pref_opaque *)f;
+    return CUDAHAL_LT_SUCCESS;
+}
+
+EXPORT cudahal_lt_status cublasLtMatmulPreferenceDestroy(cudahal_lt_pref_opaque *pref)
+{
+    struct fake_pref *f = pref_of(pref);
+    if (!f)
+        return INVALID_VALUE;
+    f->magic = 0;
+    free(f);
+    return CUDAHAL_LT_SUCCESS;
+}
+
+EXPORT cudahal_lt_status cublasLtMatmulPreferenceSetAttribute(cudahal_lt_pref_opaque *pref,
+                                                              uint32_t attr, const void *buf,
+                                                              size_t size)
+{
+    struct fake_pref *f = pref_of(pref);
+    if (!f || !buf)
+        return INVALID_VALUE;
+    if (attr == CUDAHAL_LT_PREF_MAX_WORKSPACE && size == 8)
+        memcpy(&f->max_workspace, buf, 8);
+    else if (attr >= CUDAHAL_LT_PREF_ALIGN_A && attr <= CUDAHAL_LT_PREF_ALIGN_D && size == 4)
+        memcpy(&f->align[attr - CUDAHAL_LT_PREF_ALIGN_A], buf, 4);
+    else
+        return INVALID_VALUE;
+    return CUDAHAL_LT_SUCCESS;
+}
+
+/* The algorithm of id 21 with a 128x256 tile (id 23), needing heuristic_workspace, unless told
+ * to answer heuristic_status. */
+EXPORT cudahal_lt_status cublasLtMatmulAlgoGetHeuristic(
+    cudahal_lt_handle handle, cudahal_lt_desc_opaque *desc, cudahal_lt_layout_opaque *a,
+    cudahal_lt_layout_opaque *b, cudahal_lt_layout_opaque *c, cudahal_lt_layout_opaque *d,
+    cudahal_lt_pref_opaque *pref, int requested, cudahal_lt_heuristic results[], int *returned)
+{
+    struct fake_pref *p = pref_of(pref);
+    pthread_mutex_lock(&record_mu);
+    nheuristics++;
+    if (p)
+        last_pref = (struct fake_lt_pref){p->max_workspace,
+                                          {p->align[0], p->align[1], p->align[2], p->align[3]}};
+    pthread_mutex_unlock(&record_mu);
+    if (!handle || handle->magic != HANDLE_MAGIC || !desc_of(desc) || !layout_of(a) ||
+        !layout_of(b) || !layout_of(c) || !layout_of(d) || !p || requested < 1 || !results ||
+        !returned)
+        return INVALID_VALUE;
+    *returned = 0;
+    if (heuristic_status != CUDAHAL_LT_SUCCESS)
+        return heuristic_status;
+    memset(&results[0], 0, sizeof results[0]);
+    results[0].algo.data[0] = ALGO_MAGIC;
+    results[0].algo.data[1] = 21;
+    results[0].algo.data[2] = 23;
+    results[0].workspaceSize = heuristic_workspace;
+    results[0].state = CUDAHAL_LT_SUCCESS;
+    *returned = 1;
+    return CUDAHAL_LT_SUCCESS;
+}
+
 /* ---- the GEMM ---- */
 
 static float op_at(const float *x, const struct fake_layout *l, bool t, uint64_t r, uint64_t c)
@@ -386,6 +492,22 @@ static void record(const struct fake_lt_call *c)
         calls[ncalls] = *c;
     ncalls++;
     pthread_mutex_unlock(&record_mu);
+}
+
+EXPORT void fake_cublaslt_gemm(int transa, int transb, uint64_t m, uint64_t n, uint64_t k,
+                               float alpha, const float *A, int64_t lda, const float *B,
+                               int64_t ldb, float beta, float *C, int64_t ldc)
+{
+    struct fake_desc f = {.magic = DESC_MAGIC};
+    f.v[desc_attrs[CUDAHAL_LT_DESC_TRANSA].slot] = (uint32_t)transa;
+    f.v[desc_attrs[CUDAHAL_LT_DESC_TRANSB].slot] = (uint32_t)transb;
+    f.v[desc_attrs[CUDAHAL_LT_DESC_EPILOGUE].slot] = CUDAHAL_LT_EPILOGUE_DEFAULT;
+    bool ta = transa == CUDAHAL_LT_OP_T, tb = transb == CUDAHAL_LT_OP_T;
+    struct fake_layout la = {.rows = ta ? k : m, .cols = ta ? m : k, .ld = lda},
+                       lb = {.rows = tb ? n : k, .cols = tb ? k : n, .ld = ldb},
+                       lc = {.rows = m, .cols = n, .ld = ldc};
+    compute(&f, &la, &lb, &lc, &lc, A, B, C, C, alpha, beta);
+    fake_cuda_advance_ns(m * n * k);
 }
 
 EXPORT cudahal_lt_status cublasLtMatmul(cudahal_lt_handle handle, cudahal_lt_desc_opaque *desc,

@@ -17,9 +17,6 @@
 
 cudahal_lt_status cublasLtCreate(cudahal_lt_handle *handle);
 cudahal_lt_status cublasLtDestroy(cudahal_lt_handle handle);
-cudahal_lt_status cublasLtMatmulDescCreate(cudahal_lt_desc_opaque **desc, int32_t compute_type,
-                                           uint32_t scale_type);
-cudahal_lt_status cublasLtMatmulDescDestroy(cudahal_lt_desc_opaque *desc);
 cudahal_lt_status cublasLtMatrixLayoutSetAttribute(cudahal_lt_layout_opaque *layout, uint32_t attr,
                                                    const void *buf, size_t size);
 cudahal_lt_status cublasLtMatmulAlgoInit(cudahal_lt_handle handle, int32_t compute_type,
@@ -53,5 +50,26 @@ void fake_cublaslt_reset(void);
 
 /* The fake's compute type for float GEMMs (CUBLAS_COMPUTE_32F). */
 #define FAKE_LT_COMPUTE_32F 68
+
+/* What every handle begins with: a fake cuBLAS handle (fake_cublas.c) does too, so that it can be
+ * passed as a cuBLASLt handle, as cuBLAS's documentation allows. */
+#define FAKE_LT_HANDLE_MAGIC 0x17e4u
+
+/* cublasLtMatmulAlgoGetHeuristic: the preference of its last call (maximum workspace, minimum
+ * alignments of A, B, C, D), how many calls, and what the next calls answer: status (0: the
+ * algorithm of id 21 with a 128x256 tile) and the workspace that algorithm needs. */
+struct fake_lt_pref {
+    uint64_t max_workspace;
+    uint32_t align[4];
+};
+int fake_cublaslt_heuristics(void);
+struct fake_lt_pref fake_cublaslt_last_pref(void);
+void fake_cublaslt_heuristic_answers(cudahal_lt_status status, size_t workspace);
+
+/* The fake's float GEMM, C = alpha op(A) op(B) + beta C, column-major, as cublasLtMatmul
+ * computes it (for the fake cuBLAS's cublasGemmEx: both give the same bits). */
+void fake_cublaslt_gemm(int transa, int transb, uint64_t m, uint64_t n, uint64_t k, float alpha,
+                        const float *A, int64_t lda, const float *B, int64_t ldb, float beta,
+                        float *C, int64_t ldc);
 
 #endif /* GPUPRIO_TEST_FAKE_CUBLASLT_H */

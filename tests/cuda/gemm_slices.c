@@ -23,6 +23,10 @@
  *   fail_slice      FAKE_CUBLASLT_FAIL_AFTER=3: the second slice fails; its status is returned
  *                   and no later slice is issued
  *   fail_whole      FAKE_CUBLASLT_FAIL_AFTER=1: the whole call's failure is returned
+ *   fork            capture, then a forked child makes one call of a form that does not slice
+ *                   (no algorithm) on a stream of its own: the child prints "pid PID" and is
+ *                   the one held (GEMM_HOLD), then ends with _exit; the parent waits for it;
+ *                   gemm.sh checks the child's record, which must count its own call only
  *
  * Prints "ok CASE" and exits 0, or FAIL lines and exits 1.
  */
@@ -31,6 +35,8 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "../expect.h"
 #include "cuda_must.h"
@@ -430,6 +436,66 @@ static void case_fail(bool in_slice)
     drop(&g, ref);
 }
 
+/* The process that holds (GEMM_HOLD) and prints its pid: the forked child of case_fork. */
+static bool forked_parent;
+static void hold(void);
+
+static void case_fork(void)
+{
+    case_capture();
+    fflush(stdout);
+    pid_t child = fork();
+    if (child < 0) {
+        printf("FAIL fork\n");
+        failures++;
+        return;
+    }
+    if (child > 0) {
+        int status;
+        forked_parent = true;
+        EXPECT(waitpid(child, &status, 0) == child && WIFEXITED(status) &&
+               WEXITSTATUS(status) == 0);
+        return;
+    }
+    /* The child: the parent's streams are no queue of its own, so one joins first. */
+    MUST(cuStreamCreate(&low, 0));
+    int sum = 0;
+    void *params[] = {&sum};
+    MUST(cuLaunchKernel((CUfunction)(void *)add_kernel, 1, 1, 1, 1, 1, 1, 0, low, params, NULL));
+    MUST(cuStreamSynchronize(low));
+    struct gemm g;
+    make(&g, 1024, 4096, 4, false, true, CUDAHAL_LT_EPILOGUE_DEFAULT, false);
+    float *ref = reference(&g);
+    no_algo(&g, true);
+    EXPECT(call_low(&g) == CUDAHAL_LT_SUCCESS && fake_cublaslt_calls() == 1 &&
+           as_called(0, &g, low));
+    no_algo(&g, false);
+    drop(&g, ref);
+    printf("pid %d\n", (int)getpid());
+    hold();
+    fflush(stdout);
+    /* As lifecycle.c's child: exit() would have LeakSanitizer report what the parent's threads
+     * allocated, which no thread of the child can free. */
+    _exit(failures ? 1 : 0);
+}
+
+/* With GEMM_HOLD (a FIFO), says "held" and waits for a line from it, so that gemm.sh can look
+ * at the process's record with gpuprio top and metrics while it lives. */
+static void hold(void)
+{
+    const char *fifo = getenv("GEMM_HOLD");
+    if (!fifo || forked_parent)
+        return;
+    printf("held\n");
+    FILE *f = fopen(fifo, "r");
+    char line[16];
+    if (f) {
+        if (!fgets(line, sizeof line, f))
+            line[0] = '\0'; /* end of file: go on too */
+        fclose(f);
+    }
+}
+
 /* Built as a library too, for gemm_local.c, whose main calls this one. */
 #ifdef GEMM_SLICES_LIBRARY
 int gemm_slices_main(int argc, char **argv);
@@ -451,12 +517,15 @@ int main(int argc, char **argv)
         case_capture();
     else if (!strcmp(what, "fail_slice") || !strcmp(what, "fail_whole"))
         case_fail(!strcmp(what, "fail_slice"));
+    else if (!strcmp(what, "fork"))
+        case_fork();
     else {
         fprintf(stderr, "usage: gemm_slices n sliced|whole|checked_whole|m_bias|refused|capture|"
-                        "fail_slice|fail_whole\n");
+                        "fail_slice|fail_whole|fork\n");
         return 2;
     }
     if (!failures)
         printf("ok %s\n", what);
+    hold();
     return failures ? 1 : 0;
 }

@@ -45,11 +45,14 @@
 #      cublasLtMatmul) without the shim and under it at low priority next to the bursting process
 #      of 8 with GPUPRIO_GEMM_SLICE_US=1: output bytes identical, exit 0, and the library says it
 #      cut calls into slices (issue 45).
+#  12. gemmex: gemmex_identical.py (the LM head's three products and others, at PyTorch's default
+#      backend, which sends them to cublasGemmEx) the same way: output bytes identical, exit 0,
+#      and the library says it cut cublasGemmEx calls into cuBLASLt slices (issue 45).
 #
 # Environment: PYTHON (default python3), NVCC (default /usr/local/cuda/bin/nvcc or nvcc on
 # PATH), NVCC_ARCH (default -arch=native), CC (default cc). OUTDIR defaults to $OUT. GPU_ONLY
 # (or the arguments after OUTDIR) names the checks to run, the build always: probe,
-# conformance, torch, python, stop, mps, gated, reset, torch_threads, gemm (GPU_ONLY="reset
+# conformance, torch, python, stop, mps, gated, reset, torch_threads, gemm, gemmex (GPU_ONLY="reset
 # torch_threads" runs only the cases of issue 37); unset, all of them.
 set -u
 dir=${1:-${OUT:-}}
@@ -484,6 +487,28 @@ if want gemm; then
         pass "gemm: outputs bit-identical with calls cut into slices ($said)"
     else
         fail "gemm: native exit $nrc, sliced exit $src, high exit $hrc, outputs $(cmp -s "$gm/native.bin" "$gm/sliced.bin" && echo identical || echo DIFFER), said: ${said:-nothing} (see gemm/*.log)"
+    fi
+fi
+
+# ---- 12. cublasGemmEx slices: PyTorch's default backend's products at low priority ----
+if want gemmex; then
+    gx=$out/gemmex
+    mkdir -p "$gx"
+    "$python" "$here/gemmex_identical.py" "$gx/native.bin" > "$gx/native.log" 2>&1
+    nrc=$?
+    start_high "$gx"
+    GPUPRIO_LOG=info GPUPRIO_PRIORITY=low GPUPRIO_GEMM_SLICE_US=1 LD_PRELOAD="$shim" \
+        "$python" "$here/gemmex_identical.py" "$gx/sliced.bin" > "$gx/sliced.log" 2>&1
+    src=$?
+    stop_high
+    hrc=$?
+    said=$(grep -o 'cublasGemmEx: [0-9]* sliced.*' "$gx/sliced.log" | tail -1)
+    sliced=$(echo "$said" | sed -n 's/^cublasGemmEx: \([0-9]*\) sliced.*/\1/p')
+    if [ $nrc = 0 ] && [ $src = 0 ] && [ $hrc = 0 ] && cmp -s "$gx/native.bin" "$gx/sliced.bin" &&
+        [ "${sliced:-0}" -gt 0 ]; then
+        pass "gemmex: outputs bit-identical with cublasGemmEx calls cut into slices ($said)"
+    else
+        fail "gemmex: native exit $nrc, sliced exit $src, high exit $hrc, outputs $(cmp -s "$gx/native.bin" "$gx/sliced.bin" && echo identical || echo DIFFER), said: ${said:-nothing} (see gemmex/*.log)"
     fi
 fi
 

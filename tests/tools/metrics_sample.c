@@ -74,6 +74,11 @@ int main(void)
     records[2].unused_queues = 5; /* a duplicate: left out */
     records[3].id = rows[3].id;
     records[3].unused_queues = 1;
+    records[0].gemm_sliced = 3; /* GEMM counts, one of them at the most a reader takes */
+    records[0].gemm_slices = 12;
+    records[0].gemm_whole[GP_RECORD_GEMM_UNSUPPORTED] = 7;
+    records[3].gemm_whole[GP_RECORD_GEMM_CAPTURING] = UINT32_MAX;
+    records[3].gemm_slices = GP_RECORD_GEMM_MAX;
     struct gp_sample s = {.rows = rows, .n = 5, .records = records, .nrec = 4, .boards = 2};
     gp_metrics_write(stdout, &s);
     return fflush(stdout) == 0 ? 0 : 1;

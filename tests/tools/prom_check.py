@@ -15,6 +15,7 @@ the priority label equal to the priority value, exactly one decision of four set
 
     prom_check.py FILE [--queue PID:PRIORITY]... [--command PID:NAME]... [--user NAME]
                        [--unused PID:N]... [--min-queues N]
+                       [--gemm PID:SLICED,SLICES,SMALL,CAPTURING,UNSUPPORTED,CHECK_FAILED]...
     prom_check.py --watch FILE SECONDS [the same options]
 
 --watch reads FILE over and over for SECONDS while `gpuprio metrics --interval` replaces it,
@@ -51,7 +52,11 @@ FAMILIES = {
     "gpuprio_queue_held_seconds_total": ("counter", QUEUE_LABELS),
     "gpuprio_process_unused_queues": ("gauge", PROCESS_LABELS),
     "gpuprio_process_unslotted_queues": ("gauge", PROCESS_LABELS),
+    "gpuprio_process_gemm_sliced_total": ("counter", PROCESS_LABELS),
+    "gpuprio_process_gemm_slices_total": ("counter", PROCESS_LABELS),
+    "gpuprio_process_gemm_whole_total": ("counter", PROCESS_LABELS | {"reason"}),
 }
+GEMM_REASONS = ["small", "capturing", "unsupported", "check_failed"]
 DECISIONS = {"suspended", "throttled", "tracked", "none"}
 
 
@@ -246,6 +251,8 @@ def check_exposition(c, raw, opts, quiet=False):
                 c.check("%s: thread label %r" % (name, got["thread"]), False)
             if "pid" in got and not re.fullmatch(r"[1-9][0-9]*", got["pid"]):
                 c.check("%s: pid label %r" % (name, got["pid"]), False)
+            if "reason" in got and got["reason"] not in GEMM_REASONS:
+                c.check("%s: reason label %r" % (name, got["reason"]), False)
             binary = name in ("gpuprio_queue_active", "gpuprio_queue_gated_on_device")
             if binary and value not in ("0", "1"):
                 c.check("%s: 0 or 1" % name, False, value)
@@ -300,6 +307,14 @@ def check_exposition(c, raw, opts, quiet=False):
                families.get("gpuprio_process_unused_queues", {"samples": []})["samples"]
                if labels["pid"] == pid]
         expect("unused queues of pid %s: %s" % (pid, n), got == [n], "got %r" % got)
+    for pid, counts in opts["gemm"]:
+        def one(name, reason=None):
+            return [value for labels, value in families.get(name, {"samples": []})["samples"]
+                    if labels["pid"] == pid and labels.get("reason") == reason]
+        got = [one("gpuprio_process_gemm_sliced_total"), one("gpuprio_process_gemm_slices_total")]
+        got += [one("gpuprio_process_gemm_whole_total", r) for r in GEMM_REASONS]
+        want = [[n] for n in counts.split(",")]
+        expect("GEMM counts of pid %s: %s" % (pid, counts), got == want, "got %r" % got)
     if opts["min_queues"]:
         expect("at least %d queues" % opts["min_queues"], len(queues) >= opts["min_queues"],
                 "got %d" % len(queues))
@@ -346,11 +361,11 @@ def watch(c, path, seconds, opts):
 
 
 def main(argv):
-    opts = {"queue": [], "command": [], "user": None, "unused": [], "min_queues": 0}
+    opts = {"queue": [], "command": [], "user": None, "unused": [], "min_queues": 0, "gemm": []}
     args, watch_seconds, i = [], None, 0
     while i < len(argv):
         a = argv[i]
-        if a in ("--queue", "--command", "--unused"):
+        if a in ("--queue", "--command", "--unused", "--gemm"):
             pid, _, value = argv[i + 1].partition(":")
             opts[a[2:]].append((pid, value))
             i += 2

@@ -176,7 +176,7 @@ expect "--all: the unused row" 1 "$(grep -v '^processes:' "$tmp/all.txt" | grep 
 top_json "$tmp/all.json" --all
 expect "--all --json: objects" 2 "$(grep -c "\"pid\": $pid," "$tmp/all.json")"
 expect "--all --json: the unused object" 1 \
-    "$(grep "\"pid\": $pid," "$tmp/all.json" | grep -c '"kind": "unused", .*"device_index": 0, "unused_queues": 20, "unslotted_queues": 0, "mps": null, "mps_share": null, "mps_sms": null}')"
+    "$(grep "\"pid\": $pid," "$tmp/all.json" | grep -c '"kind": "unused", .*"device_index": 0, "unused_queues": 20, "unslotted_queues": 0, "mps": null, "mps_share": null, "mps_sms": null, "gemm": {"sliced": 0, "slices": 0, "whole": {"small": 0, "capturing": 0, "unsupported": 0, "check_failed": 0}}}')"
 if command -v jq >/dev/null 2>&1; then
     expect "--all --json: valid (jq)" 20 "$(jq 'map(select(.pid == '"$pid"' and .kind == "unused")) | .[0].unused_queues' "$tmp/all.json")"
 fi

@@ -63,6 +63,13 @@ static void layout(void)
     CHECK_INT(offsetof(struct gp_board_slot, st.completed), 96);
     CHECK_INT(offsetof(struct gp_board_slot, st.held_ns), 104);
     CHECK_INT(offsetof(struct gp_board_slot, st.suspensions), 112);
+    /* In a record, over st's counters. */
+    CHECK_INT(offsetof(struct gp_board_slot, gemm.sliced), 88);
+    CHECK_INT(offsetof(struct gp_board_slot, gemm.slices), 96);
+    CHECK_INT(offsetof(struct gp_board_slot, gemm.whole[GP_RECORD_GEMM_SMALL]), 104);
+    CHECK_INT(offsetof(struct gp_board_slot, gemm.whole[GP_RECORD_GEMM_CAPTURING]), 108);
+    CHECK_INT(offsetof(struct gp_board_slot, gemm.whole[GP_RECORD_GEMM_UNSUPPORTED]), 112);
+    CHECK_INT(offsetof(struct gp_board_slot, gemm.whole[GP_RECORD_GEMM_CHECK_FAILED]), 116);
     CHECK_INT(offsetof(struct gp_board_slot, pid_ns), 120);
     CHECK_INT(offsetof(struct gp_board_slot, unused_queues), 124);
     CHECK_INT(offsetof(struct gp_board_slot, cu_usable), 128);

@@ -24,6 +24,9 @@ typedef struct cudahal_lt_desc_opaque {
 typedef struct cudahal_lt_layout_opaque {
     uint64_t data[8];
 } cudahal_lt_layout_opaque;
+typedef struct cudahal_lt_pref_opaque {
+    uint64_t data[8];
+} cudahal_lt_pref_opaque;
 typedef struct cudahal_lt_algo {
     uint64_t data[8];
 } cudahal_lt_algo;
@@ -47,6 +50,9 @@ typedef struct cudahal_lt_heuristic {
 #define LT_LAYOUT_ATTR uint32_t
 #define LT_CONFIG_ATTR uint32_t
 #define LT_DATA_TYPE uint32_t
+#define LT_COMPUTE int32_t
+#define LT_PREF cudahal_lt_pref_opaque *
+#define LT_PREF_ATTR uint32_t
 #endif
 
 enum {

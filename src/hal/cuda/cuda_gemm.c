@@ -15,9 +15,6 @@
  */
 #include "cuda_gemm.h"
 
-#include <dlfcn.h>
-#include <limits.h>
-#include <link.h>
 #include <errno.h>
 #include <stdio.h>
 #include <pthread.h>
@@ -25,122 +22,43 @@
 #include <string.h>
 
 #include "cuda_bind.h"
+#include "cuda_blas_real.h"
 #include "cuda_compat.h"
 #include "cuda_gemm_clock.h"
-#include "gp_bind.h"
-#include "gp_dl.h"
 #include "gp_log.h"
 
 /* ---- the application's cuBLASLt ---- */
 
-static struct {
-#define LT_API(name, exported, params, args) cudahal_pfn_##name name;
-#include "cublaslt_api.def"
-#undef LT_API
-} lt;
+static struct cudahal_lt_api lt;
 static bool lt_ok;
 static pthread_once_t lt_once = PTHREAD_ONCE_INIT;
-
-/* dl_iterate_phdr's callback: the path of the first loaded copy of libcublasLt, whatever its
- * version (opened after the walk, outside the loader's lock). */
-static int find_lt_file(struct dl_phdr_info *info, size_t size, void *out)
-{
-    (void)size;
-    const char *base = info->dlpi_name ? strrchr(info->dlpi_name, '/') : NULL;
-    base = base ? base + 1 : info->dlpi_name;
-    if (!base || !gp_bind_is_copy(base, "libcublasLt"))
-        return 0;
-    snprintf(out, PATH_MAX, "%s", info->dlpi_name);
-    return 1;
-}
-
-/* A cublasLtMatmul of a loaded library (next in the global scope, else the first copy of
- * libcublasLt loaded RTLD_LOCAL, as PyTorch's is), never the shim's own export: the library
- * whose descriptors slicing reads, and where a caller whose own dependencies have none goes. */
-static void *find_matmul(void)
-{
-    void *fn = gp_dlsym(RTLD_NEXT, "cublasLtMatmul");
-    char path[PATH_MAX] = "";
-    if (!fn && dl_iterate_phdr(find_lt_file, path)) {
-        void *lib = dlopen(path, RTLD_LAZY | RTLD_NOLOAD);
-        fn = lib ? gp_dlsym(lib, "cublasLtMatmul") : NULL;
-        if (lib)
-            dlclose(lib); /* NOLOAD took a reference to a library the application keeps */
-    }
-    return fn;
-}
 
 /* The header cuda_cublaslt.h was checked against: slicing reads only this major's descriptors. */
 #define LT_MAJOR 13
 
-/* The functions of the library that holds that cublasLtMatmul, so that descriptors are read by
- * the library that made them; lt_ok when all are there and it is of LT_MAJOR. */
+/* The functions of the library that holds the cublasLtMatmul a caller without one of its own
+ * reaches, so that descriptors are read by the library that made them; lt_ok when all are there
+ * and it is of LT_MAJOR. */
 static void find_lt(void)
 {
-    void *matmul = find_matmul();
-    Dl_info info;
-    void *lib = NULL;
-    if (matmul && dladdr(matmul, &info) && info.dli_fname)
-        lib = dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD);
-    bool all = lib != NULL;
+    void *matmul = cudahal_blas_next("cublasLtMatmul", "libcublasLt");
+    bool all = matmul != NULL;
 #define LT_API(name, exported, params, args)                                                       \
-    *(void **)&lt.name = lib ? gp_dlsym(lib, #name) : NULL;                                        \
+    *(void **)&lt.name = matmul ? cudahal_blas_sym_beside(matmul, #name) : NULL;                   \
     all = all && lt.name;
 #include "cublaslt_api.def"
 #undef LT_API
     size_t (*version)(void) = NULL;
-    *(void **)&version = lib ? gp_dlsym(lib, "cublasLtGetVersion") : NULL;
+    *(void **)&version = matmul ? cudahal_blas_sym_beside(matmul, "cublasLtGetVersion") : NULL;
     lt_ok = all && (void *)lt.cublasLtMatmul == matmul && version && version() / 10000 == LT_MAJOR;
-    if (lib)
-        dlclose(lib); /* NOLOAD took a reference to a library the application keeps loaded */
 }
 
-/*
- * Where each call site's cublasLtMatmul goes: the one its own object would bind to without
- * gpuprio (its own copy, static or of its cuBLASLt version), else find_matmul's. Keyed by return
- * address, claimed lock-free; a site whose entry is being written looks again itself. A caller
- * that finds none is not remembered, so that a cuBLASLt loaded later is found.
- */
-#define CALL_SITES 64
-static struct {
-    _Atomic(const void *) site;
-    _Atomic(void *) fn;
-} sites[CALL_SITES];
-
-static void *lookup(const void *site)
-{
-    void *fn = gp_unbound_fn("cublasLtMatmul", site); /* never the shim's own */
-    if (!fn)
-        fn = find_matmul();
-    static atomic_bool said;
-    if (fn || atomic_exchange(&said, true))
-        return fn;
-    gp_log_release(); /* a GPU library is in use: what was held back is said first */
-    gp_log(GP_LOG_WARN, "cublasLtMatmul was called, but no cuBLASLt is loaded: the call "
-                        "fails with CUBLAS_STATUS_NOT_INITIALIZED");
-    return NULL;
-}
+static struct cudahal_blas_entry matmul_entry = {
+    .name = "cublasLtMatmul", .stem = "libcublasLt", .library = "cuBLASLt"};
 
 cudahal_pfn_cublasLtMatmul cudahal_gemm_real(const void *site)
 {
-    size_t i = ((uintptr_t)site >> 4) % CALL_SITES;
-    for (size_t probe = 0; probe < CALL_SITES; probe++, i = (i + 1) % CALL_SITES) {
-        const void *at = atomic_load_explicit(&sites[i].site, memory_order_acquire);
-        if (at == site) {
-            void *fn = atomic_load_explicit(&sites[i].fn, memory_order_acquire);
-            if (fn)
-                return (cudahal_pfn_cublasLtMatmul)fn;
-            break; /* being written */
-        }
-        if (at)
-            continue;
-        void *fn = lookup(site);
-        const void *none = NULL;
-        if (fn && atomic_compare_exchange_strong(&sites[i].site, &none, site))
-            atomic_store_explicit(&sites[i].fn, fn, memory_order_release);
-        return (cudahal_pfn_cublasLtMatmul)fn;
-    }
-    return (cudahal_pfn_cublasLtMatmul)lookup(site);
+    return (cudahal_pfn_cublasLtMatmul)cudahal_blas_real(&matmul_entry, site);
 }
 
 bool cudahal_gemm_sliceable_lib(cudahal_pfn_cublasLtMatmul real)
@@ -149,31 +67,109 @@ bool cudahal_gemm_sliceable_lib(cudahal_pfn_cublasLtMatmul real)
     return lt_ok && real == lt.cublasLtMatmul;
 }
 
+const struct cudahal_lt_api *cudahal_gemm_lt(void)
+{
+    pthread_once(&lt_once, find_lt);
+    return lt_ok ? &lt : NULL;
+}
+
 /* ---- counts ---- */
 
-static _Atomic uint64_t sliced_calls, slices_issued, whole_calls[GEMM_WHOLE_COUNT];
+static _Atomic uint64_t sliced_calls[CUDAHAL_GEMM_ENTRY_COUNT],
+    slices_issued[CUDAHAL_GEMM_ENTRY_COUNT],
+    whole_calls[CUDAHAL_GEMM_ENTRY_COUNT][GEMM_WHOLE_COUNT];
+
+/* The same per device, all entry points together. */
+static _Atomic uint64_t device_sliced[CUDAHAL_GEMM_DEVICES], device_slices[CUDAHAL_GEMM_DEVICES],
+    device_whole[CUDAHAL_GEMM_DEVICES][GEMM_WHOLE_COUNT];
+static void (*_Atomic on_counted)(int device);
+
+static bool device_kept(int device)
+{
+    return device >= 0 && device < CUDAHAL_GEMM_DEVICES;
+}
+
+static void counted(int device)
+{
+    void (*fn)(int) = atomic_load_explicit(&on_counted, memory_order_relaxed);
+    if (fn && device_kept(device))
+        fn(device);
+}
+
+void cudahal_gemm_on_counted(void (*fn)(int device))
+{
+    atomic_store(&on_counted, fn);
+}
+
+void cudahal_gemm_device_counts(int device, struct cudahal_gemm_counts *out)
+{
+    memset(out, 0, sizeof *out);
+    if (!device_kept(device))
+        return;
+    out->sliced = atomic_load(&device_sliced[device]);
+    out->slices = atomic_load(&device_slices[device]);
+    for (int i = 0; i < GEMM_WHOLE_COUNT; i++)
+        out->whole[i] = atomic_load(&device_whole[device][i]);
+}
+
+void cudahal_gemm_forget_counts(void)
+{
+    for (int e = 0; e < CUDAHAL_GEMM_ENTRY_COUNT; e++) {
+        atomic_store(&sliced_calls[e], 0);
+        atomic_store(&slices_issued[e], 0);
+        for (int i = 0; i < GEMM_WHOLE_COUNT; i++)
+            atomic_store(&whole_calls[e][i], 0);
+    }
+    for (int d = 0; d < CUDAHAL_GEMM_DEVICES; d++) {
+        atomic_store(&device_sliced[d], 0);
+        atomic_store(&device_slices[d], 0);
+        for (int i = 0; i < GEMM_WHOLE_COUNT; i++)
+            atomic_store(&device_whole[d][i], 0);
+    }
+}
+
+static const char *const entry_names[] = {
+#define GEMM_ENTRY_NAME(name, function) function,
+    CUDAHAL_GEMM_ENTRIES(GEMM_ENTRY_NAME)
+#undef GEMM_ENTRY_NAME
+};
+
+static void counts_of(int entry, struct cudahal_gemm_counts *out)
+{
+    out->sliced = atomic_load(&sliced_calls[entry]);
+    out->slices = atomic_load(&slices_issued[entry]);
+    for (int i = 0; i < GEMM_WHOLE_COUNT; i++)
+        out->whole[i] = atomic_load(&whole_calls[entry][i]);
+}
 
 void cudahal_gemm_counts(struct cudahal_gemm_counts *out)
 {
-    out->sliced = atomic_load(&sliced_calls);
-    out->slices = atomic_load(&slices_issued);
-    for (int i = 0; i < GEMM_WHOLE_COUNT; i++)
-        out->whole[i] = atomic_load(&whole_calls[i]);
+    memset(out, 0, sizeof *out);
+    for (int e = 0; e < CUDAHAL_GEMM_ENTRY_COUNT; e++) {
+        struct cudahal_gemm_counts n;
+        counts_of(e, &n);
+        out->sliced += n.sliced;
+        out->slices += n.slices;
+        for (int i = 0; i < GEMM_WHOLE_COUNT; i++)
+            out->whole[i] += n.whole[i];
+    }
 }
 
 void cudahal_gemm_say_counts(void)
 {
-    struct cudahal_gemm_counts n;
-    cudahal_gemm_counts(&n);
-    char whole[512] = "";
-    size_t used = 0;
-    for (int i = 0; i < GEMM_WHOLE_COUNT && used < sizeof whole; i++)
-        if (n.whole[i])
-            used += (size_t)snprintf(whole + used, sizeof whole - used, "; %llu left whole: %s",
-                                     (unsigned long long)n.whole[i], gemm_plan_reason(i));
-    if (n.sliced || used)
-        gp_log(GP_LOG_INFO, "cublasLtMatmul: %llu sliced (%llu slices)%s",
-               (unsigned long long)n.sliced, (unsigned long long)n.slices, whole);
+    for (int e = 0; e < CUDAHAL_GEMM_ENTRY_COUNT; e++) {
+        struct cudahal_gemm_counts n;
+        counts_of(e, &n);
+        char whole[512] = "";
+        size_t used = 0;
+        for (int i = 0; i < GEMM_WHOLE_COUNT && used < sizeof whole; i++)
+            if (n.whole[i])
+                used += (size_t)snprintf(whole + used, sizeof whole - used, "; %llu left whole: %s",
+                                         (unsigned long long)n.whole[i], gemm_plan_reason(i));
+        if (n.sliced || used)
+            gp_log(GP_LOG_INFO, "%s: %llu sliced (%llu slices)%s", entry_names[e],
+                   (unsigned long long)n.sliced, (unsigned long long)n.slices, whole);
+    }
 }
 
 /* ---- the call's shape ---- */
@@ -598,9 +594,14 @@ static int prepare(const struct cudahal_gemm_call *c, const struct shape *s,
     return r;
 }
 
+/* Issues the slices in order and stops at the first that fails, returning its status: the
+ * slices before it have written their part of D, so a failure is never answered with success,
+ * but D is then partly written (with beta != 0, not the input of a retry). That cannot be
+ * avoided once a slice ran; it is what a failing whole call may leave too. A translated
+ * cublasGemmEx (cuda_gemmex.c) returns that status as its own. */
 static cudahal_lt_status issue(cudahal_pfn_cublasLtMatmul real, const struct cudahal_gemm_call *c,
                                const struct shape *s, const struct gemm_plan *p,
-                               struct prepared *pp)
+                               struct prepared *pp, enum cudahal_gemm_entry entry, int device)
 {
     uint64_t extent = p->cut == GEMM_CUT_N ? s->n : s->m;
     cudahal_lt_status st = CUDAHAL_LT_SUCCESS;
@@ -612,13 +613,16 @@ static cudahal_lt_status issue(cudahal_pfn_cublasLtMatmul real, const struct cud
         slice_args(c, s, p, first, &a);
         /* Set on the copy for slice 0 already (prepare), so that it cannot fail later. */
         if (pp->moves_bias && i && set_bias(pp, a.bias)) {
-            gp_log(GP_LOG_ERROR, "cublasLtMatmul: the bias of slice %u could not be set", i);
+            gp_log(GP_LOG_ERROR, "%s: the bias of slice %u could not be set", entry_names[entry],
+                   i);
             return CUDAHAL_LT_INTERNAL_ERROR;
         }
         st = real(c->handle, pp->desc, c->alpha, a.A, l->a ? l->a : c->Adesc, a.B,
                   l->b ? l->b : c->Bdesc, c->beta, a.C, l->c, a.D, l->d, c->algo, c->workspace,
                   c->workspace_size, c->stream);
-        atomic_fetch_add(&slices_issued, 1);
+        atomic_fetch_add(&slices_issued[entry], 1);
+        if (device_kept(device))
+            atomic_fetch_add(&device_slices[device], 1);
     }
     return st;
 }
@@ -643,29 +647,65 @@ static cudahal_lt_status timed_whole(cudahal_pfn_cublasLtMatmul real,
     return st;
 }
 
-static void say(const struct shape *s, const struct gemm_plan *p, uint64_t learned_ns)
+static void say(enum cudahal_gemm_entry entry, const struct shape *s, const struct gemm_plan *p,
+                uint64_t learned_ns)
 {
     if (!gp_log_on(GP_LOG_DEBUG))
         return;
     if (p->count)
-        gp_log(GP_LOG_DEBUG,
-               "cublasLtMatmul %llux%llux%llu (%llu us): %u slices along %c, %llu wide",
-               (unsigned long long)s->m, (unsigned long long)s->n, (unsigned long long)s->k,
-               (unsigned long long)(learned_ns / 1000), p->count, p->cut == GEMM_CUT_N ? 'n' : 'm',
-               (unsigned long long)p->width);
+        gp_log(GP_LOG_DEBUG, "%s %llux%llux%llu (%llu us): %u slices along %c, %llu wide",
+               entry_names[entry], (unsigned long long)s->m, (unsigned long long)s->n,
+               (unsigned long long)s->k, (unsigned long long)(learned_ns / 1000), p->count,
+               p->cut == GEMM_CUT_N ? 'n' : 'm', (unsigned long long)p->width);
     else
-        gp_log(GP_LOG_DEBUG, "cublasLtMatmul %llux%llux%llu (%llu us): whole, %s",
+        gp_log(GP_LOG_DEBUG, "%s %llux%llux%llu (%llu us): whole, %s", entry_names[entry],
                (unsigned long long)s->m, (unsigned long long)s->n, (unsigned long long)s->k,
                (unsigned long long)(learned_ns / 1000), gemm_plan_reason(p->why));
 }
 
-/* Leaves the call whole for why; counted where it matters: a long call, or one slicing cannot
- * judge (its form, a capture). */
-static void count_whole(enum gemm_whole_reason why, uint64_t learned_ns, uint64_t target_ns)
+void cudahal_gemm_count_whole(enum cudahal_gemm_entry entry, int device, enum gemm_whole_reason why,
+                              uint64_t learned_ns, uint64_t target_ns)
 {
-    if (why == GEMM_WHOLE_UNSUPPORTED || why == GEMM_WHOLE_CAPTURING ||
-        why == GEMM_WHOLE_CHECK_FAILED || (learned_ns > target_ns && why != GEMM_WHOLE_OFF))
-        atomic_fetch_add(&whole_calls[why], 1);
+    if (why != GEMM_WHOLE_UNSUPPORTED && why != GEMM_WHOLE_CAPTURING &&
+        why != GEMM_WHOLE_CHECK_FAILED && (learned_ns <= target_ns || why == GEMM_WHOLE_OFF))
+        return;
+    static const bool shown[] = {
+#define GEMM_WHOLE_SHOWN(name, what, shown) shown,
+        GEMM_WHOLE_REASONS(GEMM_WHOLE_SHOWN)
+#undef GEMM_WHOLE_SHOWN
+    };
+    atomic_fetch_add(&whole_calls[entry][why], 1);
+    if (device_kept(device))
+        atomic_fetch_add(&device_whole[device][why], 1);
+    if (shown[why]) /* a long call left whole for want of a higher priority changes no record */
+        counted(device);
+}
+
+/* Plans call c (shape s, whole GPU time learned_ns) and issues its slices when the plan has
+ * some: true with *st what they returned, or false (nothing issued) with plan->why. */
+static bool plan_and_issue(cudahal_pfn_cublasLtMatmul real, const struct cudahal_gemm_call *c,
+                           const struct shape *s, uint64_t learned_ns,
+                           const struct cudahal_gemm_when *w, struct gemm_plan *plan,
+                           cudahal_lt_status *st)
+{
+    struct gemm_problem problem = {
+        s->m,       s->n,        s->tile_m, s->tile_n, sms_of(w->device, s->sm_target),
+        learned_ns, w->target_ns};
+    if (gemm_plan_make(&problem, plan) && !w->gated)
+        *plan = (struct gemm_plan){.why = GEMM_WHOLE_NOT_GATED};
+    struct prepared pp;
+    if (plan->count && prepare(c, s, plan, &pp))
+        *plan = (struct gemm_plan){.why = GEMM_WHOLE_CHECK_FAILED};
+    say(w->entry, s, plan, learned_ns);
+    if (!plan->count)
+        return false;
+    *st = issue(real, c, s, plan, &pp, w->entry, w->device);
+    release(&pp);
+    atomic_fetch_add(&sliced_calls[w->entry], 1);
+    if (device_kept(w->device))
+        atomic_fetch_add(&device_sliced[w->device], 1);
+    counted(w->device);
+    return true;
 }
 
 cudahal_lt_status cudahal_gemm_matmul(cudahal_pfn_cublasLtMatmul real,
@@ -675,33 +715,37 @@ cudahal_lt_status cudahal_gemm_matmul(cudahal_pfn_cublasLtMatmul real,
     if (!w->target_ns || !cudahal_gemm_sliceable_lib(real))
         return whole(real, c);
     if (w->capturing) {
-        count_whole(GEMM_WHOLE_CAPTURING, 0, w->target_ns);
+        cudahal_gemm_count_whole(w->entry, w->device, GEMM_WHOLE_CAPTURING, 0, w->target_ns);
         return whole(real, c);
     }
     struct shape s;
     if (read_shape(c, &s)) {
-        count_whole(GEMM_WHOLE_UNSUPPORTED, 0, w->target_ns);
+        cudahal_gemm_count_whole(w->entry, w->device, GEMM_WHOLE_UNSUPPORTED, 0, w->target_ns);
         return whole(real, c);
     }
     struct cudahal_gemm_key key;
     key_of(c, &s, &key);
     bool time_this;
     uint64_t learned = cudahal_gemm_clock_learned(&key, &time_this);
-    struct gemm_problem problem = {
-        s.m, s.n, s.tile_m, s.tile_n, sms_of(w->device, s.sm_target), learned, w->target_ns};
     struct gemm_plan plan;
-    if (gemm_plan_make(&problem, &plan) && !w->gated)
-        plan = (struct gemm_plan){.why = GEMM_WHOLE_NOT_GATED};
-    struct prepared pp;
-    if (plan.count && prepare(c, &s, &plan, &pp))
-        plan = (struct gemm_plan){.why = GEMM_WHOLE_CHECK_FAILED};
-    say(&s, &plan, learned);
-    if (!plan.count) {
-        count_whole(plan.why, learned, w->target_ns);
-        return timed_whole(real, c, time_this ? &key : NULL);
+    cudahal_lt_status st;
+    if (plan_and_issue(real, c, &s, learned, w, &plan, &st))
+        return st;
+    cudahal_gemm_count_whole(w->entry, w->device, plan.why, learned, w->target_ns);
+    return timed_whole(real, c, time_this ? &key : NULL);
+}
+
+bool cudahal_gemm_slice_translated(cudahal_pfn_cublasLtMatmul real,
+                                   const struct cudahal_gemm_call *c,
+                                   const struct cudahal_gemm_when *w, uint64_t learned_ns,
+                                   enum gemm_whole_reason *why, cudahal_lt_status *st)
+{
+    struct shape s;
+    struct gemm_plan plan = {.why = GEMM_WHOLE_UNSUPPORTED};
+    if (!cudahal_gemm_sliceable_lib(real) || read_shape(c, &s) ||
+        !plan_and_issue(real, c, &s, learned_ns, w, &plan, st)) {
+        *why = plan.why;
+        return false;
     }
-    cudahal_lt_status st = issue(real, c, &s, &plan, &pp);
-    release(&pp);
-    atomic_fetch_add(&sliced_calls, 1);
-    return st;
+    return true;
 }

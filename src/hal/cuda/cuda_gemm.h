@@ -34,12 +34,30 @@ struct cudahal_gemm_call {
     struct CUstream_st *stream;
 };
 
+/* The entry points whose calls are sliced (cublasLtMatmul's own, cublasGemmEx's translated by
+ * cuda_gemmex.c), each counted on its own: X(NAME, function). */
+#define CUDAHAL_GEMM_ENTRIES(X) X(LT, "cublasLtMatmul") X(GEMMEX, "cublasGemmEx")
+enum cudahal_gemm_entry {
+#define CUDAHAL_GEMM_ENTRY_ENUM(name, function) CUDAHAL_GEMM_FROM_##name,
+    CUDAHAL_GEMM_ENTRIES(CUDAHAL_GEMM_ENTRY_ENUM)
+#undef CUDAHAL_GEMM_ENTRY_ENUM
+        CUDAHAL_GEMM_ENTRY_COUNT
+};
+
 /* What the shim knows of the call's stream and the settings. */
 struct cudahal_gemm_when {
-    bool gated;         /* its queue is held by gates below a higher priority */
-    bool capturing;     /* a stream capture is in progress in the process */
-    int device;         /* its queue's device, or -1 */
-    uint64_t target_ns; /* GPUPRIO_GEMM_SLICE_US */
+    enum cudahal_gemm_entry entry; /* where the application's call came in */
+    bool gated;                    /* its queue is held by gates below a higher priority */
+    bool capturing;                /* a stream capture is in progress in the process */
+    int device;                    /* its queue's device, or -1 */
+    uint64_t target_ns;            /* GPUPRIO_GEMM_SLICE_US */
+};
+
+/* The functions of the cuBLASLt whose descriptors slicing reads. */
+struct cudahal_lt_api {
+#define LT_API(name, exported, params, args) cudahal_pfn_##name name;
+#include "cublaslt_api.def"
+#undef LT_API
 };
 
 /* What happened, for gpuprio's statistics. */
@@ -48,9 +66,8 @@ struct cudahal_gemm_counts {
     uint64_t whole[GEMM_WHOLE_COUNT]; /* calls left whole, by reason (long ones, or unsupported) */
 };
 
-/* The cublasLtMatmul that a call from site (a return address) reaches without gpuprio: the one
- * of the caller's own object and its dependencies, else the one of a loaded libcublasLt; NULL
- * when the process has none. */
+/* The cublasLtMatmul that a call from site (a return address) reaches without gpuprio
+ * (cuda_blas_real.h); NULL when the process has none. */
 cudahal_pfn_cublasLtMatmul cudahal_gemm_real(const void *site);
 
 /* Whether calls to real may be sliced: it is the cuBLASLt whose functions slicing uses, of the
@@ -66,8 +83,43 @@ cudahal_lt_status cudahal_gemm_matmul(cudahal_pfn_cublasLtMatmul real,
                                       const struct cudahal_gemm_call *c,
                                       const struct cudahal_gemm_when *w);
 
-/* The counts so far; and said in one line at GPUPRIO_LOG=info (nothing when all are 0). */
+/* That cuBLASLt, of the major version gpuprio's declarations were checked against, or NULL. */
+const struct cudahal_lt_api *cudahal_gemm_lt(void);
+
+/*
+ * For a call of another entry point (w->entry) translated into cuBLASLt's terms (c, through
+ * real, with an algorithm pinned), whose whole GPU time learned_ns that entry point learned by
+ * its own key: issues it in slices when the plan and exactness allow, and returns true with *st
+ * as cudahal_gemm_matmul would; else issues nothing and returns false with *why (the caller
+ * forwards the original call and counts it, cudahal_gemm_count_whole).
+ */
+bool cudahal_gemm_slice_translated(cudahal_pfn_cublasLtMatmul real,
+                                   const struct cudahal_gemm_call *c,
+                                   const struct cudahal_gemm_when *w, uint64_t learned_ns,
+                                   enum gemm_whole_reason *why, cudahal_lt_status *st);
+
+/* Counts a call of entry on device (its queue's, or -1) left whole for why, where it matters: a
+ * long call (learned_ns over target_ns), or one slicing cannot judge (its form, a capture, the
+ * library's check). */
+void cudahal_gemm_count_whole(enum cudahal_gemm_entry entry, int device, enum gemm_whole_reason why,
+                              uint64_t learned_ns, uint64_t target_ns);
+
+/* The counts so far, all entry points together; and said at GPUPRIO_LOG=info, one line per
+ * entry point that has any ("cublasGemmEx: 1 sliced (4 slices)..."). */
 void cudahal_gemm_counts(struct cudahal_gemm_counts *out);
 void cudahal_gemm_say_counts(void);
+
+/* The devices whose counts are kept apart (calls on others count only in the totals). */
+#define CUDAHAL_GEMM_DEVICES 64
+/* The counts of calls on device so far, all entry points together (all 0 for a device out of
+ * range). */
+void cudahal_gemm_device_counts(int device, struct cudahal_gemm_counts *out);
+/* Called with the device after each change of its counts (from the thread of the call that
+ * counted, with no lock of gpuprio's held), for the shim to show them (gpuprio top): set once,
+ * before any call. */
+void cudahal_gemm_on_counted(void (*fn)(int device));
+/* Every count back to 0, totals and devices': in a forked child, whose calls are its own (its
+ * record on a board counts them, and it says them at its exit). */
+void cudahal_gemm_forget_counts(void);
 
 #endif /* GPUPRIO_CUDA_GEMM_H */

@@ -1,7 +1,9 @@
 /*
- * shim_cublaslt.c - cublasLtMatmul, exported by libgpuprio-cuda.so so that a lower-priority
- * stream's long GEMM can run as slices of its output, each short enough that a higher priority
- * waits for one slice instead of the whole GEMM (docs/design.md, "Long kernels: GEMM slices").
+ * shim_cublaslt.c - cublasLtMatmul and cublasGemmEx, exported by libgpuprio-cuda.so so that a
+ * lower-priority stream's long GEMM can run as slices of its output, each short enough that a
+ * higher priority waits for one slice instead of the whole GEMM (docs/design.md, "Long kernels:
+ * GEMM slices"); and cublasSetWorkspace_v2, cublasSetStream_v2 and cublasDestroy_v2, forwarded
+ * after noting each handle's workspace, which a translated cublasGemmEx needs (cuda_gemmex.h).
  *
  * The shim decides only whether slicing can help: GPUPRIO_GEMM_SLICE_US is set, no stream
  * capture is in progress, and the stream's queue is held by gates below a higher priority
@@ -14,13 +16,17 @@
  */
 #include "cuda_compat.h"
 
+#include <pthread.h>
 #include <stdatomic.h>
 
 #include "xq_admission.h"
 #include "core.h"
 #include "cuda_cublaslt.h"
 #include "cuda_gemm.h"
+#include "cuda_gemmex.h"
+#include "cuda_blas_real.h"
 #include "gp_options.h"
+#include "sched_board.h"
 #include "xqueue.h"
 
 #define GP_EXPORT __attribute__((visibility("default")))
@@ -56,6 +62,47 @@ __attribute__((destructor)) static void say_counts(void)
     cudahal_gemm_say_counts();
 }
 
+/* The board's reasons (board.h's GP_RECORD_GEMM_WHOLE) among the plan's, by the names they share:
+ * the reasons a user must know of; the others are not shown. The two lists name the same reasons:
+ * each of the board's is one of the plan's (by name) marked shown, and as many are marked. */
+static const struct {
+    enum gemm_whole_reason plan;
+    enum gp_record_gemm_whole board;
+} shown_reasons[] = {
+#define SHOWN_REASON(name, label, what) {GEMM_WHOLE_##name, GP_RECORD_GEMM_##name},
+    GP_RECORD_GEMM_WHOLE(SHOWN_REASON)
+#undef SHOWN_REASON
+};
+#define BOARD_REASON_SHOWN(name, label, what) &&GEMM_WHOLE_SHOWN_##name
+#define PLAN_REASON_SHOWN(name, what, shown) +(shown)
+_Static_assert(1 GP_RECORD_GEMM_WHOLE(BOARD_REASON_SHOWN) &&
+                   0 GEMM_WHOLE_REASONS(PLAN_REASON_SHOWN) == GP_RECORD_GEMM_WHOLE_COUNT &&
+                   CUDAHAL_GEMM_DEVICES == SB_MAX_DEVICES,
+               "gemm_plan.h's shown reasons are board.h's GP_RECORD_GEMM_WHOLE, and every device "
+               "counted has a board");
+#undef BOARD_REASON_SHOWN
+#undef PLAN_REASON_SHOWN
+
+/* What slicing did on device, shown while the process runs: in its record on the device's board
+ * (gpuprio top, metrics), on each change of a count. */
+static void show_counts(int device)
+{
+    struct cudahal_gemm_counts n;
+    cudahal_gemm_device_counts(device, &n);
+    struct sb_gemm_counts shown = {.sliced = n.sliced, .slices = n.slices};
+    for (size_t i = 0; i < sizeof shown_reasons / sizeof *shown_reasons; i++)
+        shown.whole[shown_reasons[i].board] = n.whole[shown_reasons[i].plan];
+    sb_record_gemm(device, &shown);
+}
+
+/* A forked child keeps none of its parent's counts (lifecycle.c: none of its scheduling state
+ * either): its record and its line at exit say its own calls. */
+__attribute__((constructor)) static void show_counts_on_change(void)
+{
+    cudahal_gemm_on_counted(show_counts);
+    pthread_atfork(NULL, NULL, cudahal_gemm_forget_counts);
+}
+
 #define LT_EXPORT_0(name, params, args)
 #define LT_DECLARE_0(name, params)
 #define LT_DECLARE_1(name, params) GP_EXPORT cudahal_lt_status name params;
@@ -76,3 +123,83 @@ __attribute__((destructor)) static void say_counts(void)
 #define LT_API(name, exported, params, args) LT_EXPORT_##exported(name, params, args)
 #include "cublaslt_api.def"
 #undef LT_API
+
+/* ---- cuBLAS ---- */
+
+#define BLAS_DECLARE_0(fn, params)
+#define BLAS_DECLARE_1(fn, params)                                                                 \
+    GP_EXPORT cudahal_lt_status fn params;                                                         \
+    static struct cudahal_blas_entry entry_##fn = {                                                \
+        .name = #fn, .stem = "libcublas", .library = "cuBLAS"};
+#define BLAS_API(fn, exported, params, args) BLAS_DECLARE_##exported(fn, params)
+#include "cublas_api.def"
+#undef BLAS_API
+
+/* The application's own name for this wrapper's caller (used in the wrapper itself). */
+#define BLAS_REAL(name)                                                                            \
+    ((cudahal_pfn_##name)cudahal_blas_real(&entry_##name, __builtin_return_address(0)))
+
+GP_EXPORT cudahal_lt_status cublasGemmEx(cudahal_blas_handle handle, int32_t transa, int32_t transb,
+                                         int m, int n, int k, const void *alpha, const void *A,
+                                         uint32_t Atype, int lda, const void *B, uint32_t Btype,
+                                         int ldb, const void *beta, void *C, uint32_t Ctype,
+                                         int ldc, int32_t computeType, int32_t algo)
+{
+    cudahal_pfn_cublasGemmEx real = BLAS_REAL(cublasGemmEx);
+    if (!real)
+        return CUDAHAL_LT_NOT_INITIALIZED;
+    uint64_t target_ns = 1000 * gp_opt_uint(GP_OPT_GEMM_SLICE_US);
+    if (!target_ns || core_depth)
+        return real(handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta, C,
+                    Ctype, ldc, computeType, algo);
+    struct cudahal_gemmex_call c = {handle, transa, transb, m,           n,     k,   alpha,
+                                    A,      Atype,  lda,    B,           Btype, ldb, beta,
+                                    C,      Ctype,  ldc,    computeType, algo};
+    return cudahal_gemmex(real, &c, target_ns, when_of);
+}
+
+/* Whether handles' workspaces are noted: only translated calls read them, so with slicing off
+ * (fixed for the process) these calls, which PyTorch makes before every matmul, only forward. */
+static bool recording(void)
+{
+    return gp_opt_uint(GP_OPT_GEMM_SLICE_US) != 0;
+}
+
+GP_EXPORT cudahal_lt_status cublasSetWorkspace_v2(cudahal_blas_handle handle, void *workspace,
+                                                  size_t workspaceSizeInBytes)
+{
+    cudahal_pfn_cublasSetWorkspace_v2 real = BLAS_REAL(cublasSetWorkspace_v2);
+    if (!real)
+        return CUDAHAL_LT_NOT_INITIALIZED;
+    cudahal_lt_status st = real(handle, workspace, workspaceSizeInBytes);
+    if (!recording())
+        return st;
+    if (st == CUDAHAL_LT_SUCCESS)
+        cudahal_gemmex_workspace_set(handle, workspace, workspaceSizeInBytes);
+    else
+        cudahal_gemmex_workspace_forget(handle);
+    return st;
+}
+
+/* cuBLAS's documentation of cublasSetStream() says that it resets the handle's workspace to the
+ * default pool, unconditionally: forgotten, even when the call fails. */
+GP_EXPORT cudahal_lt_status cublasSetStream_v2(cudahal_blas_handle handle,
+                                               struct CUstream_st *streamId)
+{
+    cudahal_pfn_cublasSetStream_v2 real = BLAS_REAL(cublasSetStream_v2);
+    if (!real)
+        return CUDAHAL_LT_NOT_INITIALIZED;
+    if (recording())
+        cudahal_gemmex_workspace_forget(handle);
+    return real(handle, streamId);
+}
+
+GP_EXPORT cudahal_lt_status cublasDestroy_v2(cudahal_blas_handle handle)
+{
+    cudahal_pfn_cublasDestroy_v2 real = BLAS_REAL(cublasDestroy_v2);
+    if (!real)
+        return CUDAHAL_LT_NOT_INITIALIZED;
+    if (recording())
+        cudahal_gemmex_workspace_forget(handle);
+    return real(handle);
+}
