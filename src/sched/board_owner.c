@@ -146,8 +146,8 @@ bool gp_board_owner_alive(const struct gp_board *b, const struct gp_board_slot *
     if (same_ns && pid == me->pid && s->incarnation == me->incarnation)
         return true; /* our own: our lock does not conflict with itself, so it cannot tell */
     uint8_t liveness = atomic_load(&s->liveness_lock);
-    /* A library before write locks holds a read lock: any lock is taken for its, as it judged
-     * (another user's read locks keep such a slot alive; ours never write 1). */
+    /* A library before write locks holds a read lock, and took any lock for its owner's: such a
+     * slot is judged so still (a neighbour's read locks keep it alive; we never write 1). */
     if (liveness == GP_LIVENESS_WRITE_LOCK || liveness == GP_LIVENESS_READ_LOCK) {
         int locked = slot_locked(b, s, liveness == GP_LIVENESS_WRITE_LOCK ? F_RDLCK : F_WRLCK);
         if (locked >= 0)
