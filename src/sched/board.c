@@ -83,7 +83,9 @@ struct gp_board_slot *gp_board_claim(struct gp_board *b)
          * alive by its pid (in the pid namespace the slot names) or by how short a claim is
          * (gp_board_claimer_gone). One that stalled longer than that before it (stopped) may
          * find the slot reclaimed: it leaves it to its new owner. */
-        struct flock l = gp_board_slot_lock(b, s, F_RDLCK);
+        /* A write lock, which only the board's writers can take: refused when someone holds a
+         * read lock on the byte (any reader of the file can), the slot is judged by pid. */
+        struct flock l = gp_board_slot_lock(b, s, F_WRLCK);
         bool locked = fcntl(b->fd, F_OFD_SETLK, &l) == 0;
         if (atomic_load(&s->owner) != claimed) {
             if (locked) {
@@ -97,7 +99,7 @@ struct gp_board_slot *gp_board_claim(struct gp_board *b)
         s->pid_ns = me->pid_ns;
         clear_slot(s);
         dg_reset(gp_board_gate(b, s));
-        atomic_store(&s->liveness_lock, locked);
+        atomic_store(&s->liveness_lock, locked ? GP_LIVENESS_WRITE_LOCK : GP_LIVENESS_PID);
         memcpy(s->comm, me->comm, sizeof s->comm);
         return s;
     }

@@ -153,9 +153,17 @@ struct gp_board_slot {
      * share of the device MPS lets it use, in percent (0: all). 0 in a queue's slot, and in
      * records of libraries before them (unknown). */
     uint8_t mps, mps_share;
-    /* 1 while the owner holds an open-file-description read lock on the slot's first byte
-     * (gp_board_owner_alive); 0 in slots of libraries before it, judged by pid alone. */
+    /* How the owner proves it lives (enum gp_liveness_lock, gp_board_owner_alive). */
     _Atomic uint8_t liveness_lock;
+};
+
+/* A slot's liveness_lock: which open-file-description lock its owner holds on the slot's first
+ * byte for as long as it owns the slot. Only a write lock proves it: anyone who can read the
+ * board can take read locks. Any other value is judged as GP_LIVENESS_PID. */
+enum gp_liveness_lock {
+    GP_LIVENESS_PID = 0,        /* none (refused, or a library before the locks): judged by pid */
+    GP_LIVENESS_READ_LOCK = 1,  /* a read lock, from a library before write locks */
+    GP_LIVENESS_WRITE_LOCK = 2, /* a write lock, taken through the owner's O_RDWR descriptor */
 };
 
 enum gp_record_mps { GP_MPS_UNKNOWN = 0, GP_MPS_NOT_CLIENT = 1, GP_MPS_CLIENT = 2 };
@@ -356,8 +364,10 @@ void gp_board_self_reset(void);
  * Whether a live slot's owner still runs. An owner holds a lock on its slot's first byte (an
  * open file description's lock on the board file, taken through b->fd) for as long as it owns
  * the slot, which the kernel drops when the process dies or execs (the file is close-on-exec): a
- * slot that says its owner holds one is alive exactly while someone does, from any pid
- * namespace. Otherwise (a library before the locks, or a lock the kernel refused) the owner is
+ * slot that says its owner holds a write lock is alive exactly while someone holds one, from any
+ * pid namespace (read locks of others prove nothing: any reader of the file can take them); one
+ * that says a read lock (a library before write locks) while anyone holds any lock. Otherwise (a
+ * library before the locks, a lock the kernel refused, or a value it does not know) the owner is
  * judged by pid and start time, which only its own pid namespace can do: from another, it is
  * alive on our own board (never freed), and dead on a copy (another user's board, a tool's
  * reading: it could be forged). This image's own slots are alive; those of an earlier image of
@@ -402,11 +412,13 @@ struct gp_board_slot *gp_board_claim(struct gp_board *b);
  * Whether the process that claimed slot s (being filled in or freed) is gone. Its identity in the
  * slot is written after the claim, so it may still be the previous owner's: the claimer is judged
  * by the slot's liveness lock, which it takes right after claiming, and by its pid. Alive while
- * anyone holds the lock; gone once nobody has held it while the slot stayed claimed by the same
- * owner word for GP_BOARD_CLAIM_MAX_NS (claimed_ns: how long the caller has seen it so, 0 when it
- * cannot tell), whatever the pid says (a killed claimer not yet reaped, its pid reused, or of
- * another pid namespace). Otherwise gone when its pid no longer runs in this pid namespace (a
- * zombie included), where the slot says it is of this namespace.
+ * anyone holds a write lock on it. A read lock (a library before write locks, or any reader of the
+ * file) is judged by the pid where the slot says it is of this namespace. Otherwise gone once no
+ * write lock was held while the slot stayed claimed by the same owner word for
+ * GP_BOARD_CLAIM_MAX_NS (claimed_ns: how long the caller has seen it so, 0 when it cannot tell),
+ * whatever the pid says (a killed claimer not yet reaped, its pid reused, or of another pid
+ * namespace), or when its pid no longer runs in this pid namespace (a zombie included), where the
+ * slot says it is of this namespace.
  */
 bool gp_board_claimer_gone(const struct gp_board *b, const struct gp_board_slot *s,
                            uint64_t claimed_ns);

@@ -1,7 +1,9 @@
 /*
  * board_owner.c - who owns a slot, and whether it still lives: this library image's identity
  * (pid, incarnation, pid namespace), /proc, and the slots' liveness locks (fcntl locks on the
- * board file, which the kernel drops when a process dies, whatever pid namespace it is in).
+ * board file, which the kernel drops when a process dies, whatever pid namespace it is in). Only a
+ * write lock proves an owner alive: any user who can read the board can take read locks, and keep
+ * them past the owner's death.
  */
 #include "board_impl.h"
 
@@ -118,11 +120,14 @@ struct flock gp_board_slot_lock(const struct gp_board *b, const struct gp_board_
                           .l_len = 1};
 }
 
-/* 1 when another open file description holds the slot's liveness lock, 0 when none does, or
- * -errno when the kernel cannot tell. */
-static int slot_locked(const struct gp_board *b, const struct gp_board_slot *s)
+/* 1 when another open file description holds a lock on the slot's liveness byte that conflicts
+ * with a lock of type probe, 0 when none does, or -errno when the kernel cannot tell. Probed with
+ * F_RDLCK, only a write lock is found, which only the board's writers can take (it needs the file
+ * open for writing); probed with F_WRLCK, any lock, read locks included, which anyone who can
+ * read the file can take and keep. */
+static int slot_locked(const struct gp_board *b, const struct gp_board_slot *s, short probe)
 {
-    struct flock l = gp_board_slot_lock(b, s, F_WRLCK);
+    struct flock l = gp_board_slot_lock(b, s, probe);
     if (b->fd < 0)
         return -EBADF;
     if (fcntl(b->fd, F_OFD_GETLK, &l) != 0)
@@ -140,8 +145,11 @@ bool gp_board_owner_alive(const struct gp_board *b, const struct gp_board_slot *
     bool same_ns = s->pid_ns == me->pid_ns;
     if (same_ns && pid == me->pid && s->incarnation == me->incarnation)
         return true; /* our own: our lock does not conflict with itself, so it cannot tell */
-    if (atomic_load(&s->liveness_lock)) {
-        int locked = slot_locked(b, s);
+    uint8_t liveness = atomic_load(&s->liveness_lock);
+    /* A library before write locks holds a read lock, and took any lock for its owner's: such a
+     * slot is judged so still (a neighbour's read locks keep it alive; we never write 1). */
+    if (liveness == GP_LIVENESS_WRITE_LOCK || liveness == GP_LIVENESS_READ_LOCK) {
+        int locked = slot_locked(b, s, liveness == GP_LIVENESS_WRITE_LOCK ? F_RDLCK : F_WRLCK);
         if (locked >= 0)
             return locked;
     }
@@ -201,10 +209,16 @@ bool gp_board_claimer_gone(const struct gp_board *b, const struct gp_board_slot 
                            uint64_t claimed_ns)
 {
     uint32_t pid = GP_SLOT_OWNER(atomic_load(&s->owner));
-    int locked = slot_locked(b, s);
-    if (locked > 0)
+    bool ours = pid && s->pid_ns == gp_board_self()->pid_ns; /* a pid this namespace can judge */
+    int written = slot_locked(b, s, F_RDLCK);
+    if (written > 0)
         return false;
-    if (locked == 0 && claimed_ns >= GP_BOARD_CLAIM_MAX_NS)
+    /* A read lock alone is a library's before write locks, or anyone's who reads the file: its
+     * pid tells, where it can; else it counts for nothing, as no lock. */
+    int any = written == 0 ? slot_locked(b, s, F_WRLCK) : written;
+    if (any > 0 && ours)
+        return !gp_board_pid_runs(pid, NULL);
+    if (any >= 0 && claimed_ns >= GP_BOARD_CLAIM_MAX_NS)
         return true;
-    return pid && s->pid_ns == gp_board_self()->pid_ns && !gp_board_pid_runs(pid, NULL);
+    return ours && !gp_board_pid_runs(pid, NULL);
 }

@@ -294,12 +294,21 @@ static bool mark_stalled(struct device_board *d, struct stall_watch *seen, uint6
  * with them in less). NULL when the board is full of live owners. */
 static struct gp_board_slot *claim_slot(struct device_board *d)
 {
+    static _Atomic bool refused_said;
     struct gp_board_slot *s = gp_board_claim(&d->b);
     if (!s && reclaim_dead(d, NULL, 0, NULL)) {
         s = gp_board_claim(&d->b);
         atomic_store(&d->redecide, true); /* what the dead held back is decided on again */
         gp_board_notify(&d->b);
     }
+    if (s && atomic_load(&s->liveness_lock) == GP_LIVENESS_PID &&
+        !atomic_exchange(&refused_said, true))
+        gp_log(GP_LOG_WARN,
+               "the liveness lock of a slot on %s was refused (another process holds a lock on "
+               "it; any user who can read the board can): the slot is judged by this process's "
+               "pid instead, which processes in other pid namespaces cannot do "
+               "(docs/board.md, \"Processes that die\")",
+               d->b.path);
     return s;
 }
 

@@ -416,6 +416,166 @@ static void other_namespace(void)
     gp_board_close(&b);
 }
 
+/* Takes (type F_RDLCK) or drops (F_UNLCK) a lock on slot s's liveness byte through fd, another
+ * open file description of b's file, as any reader of the file can; 0 or -errno. */
+static int lock_byte(int fd, const struct gp_board *b, const struct gp_board_slot *s, short type)
+{
+    struct flock l = {.l_type = type,
+                      .l_whence = SEEK_SET,
+                      .l_start = (off_t)((const char *)s - (const char *)b->f),
+                      .l_len = 1};
+    return fcntl(fd, F_OFD_SETLK, &l) == 0 ? 0 : -errno;
+}
+
+/* How a claimer child leaves its slot (claimer()). */
+enum claimer_as {
+    AS_CLAIMED,   /* claimed, as this library does, and published */
+    AS_READ_LOCK, /* the same, then as a library before write locks: a read lock, liveness 1 */
+};
+
+/*
+ * A child that claims a slot of board key (published as its pid's), as `as` says, with its pid
+ * namespace said to be another (other_ns: its pid cannot tell), and then waits to be killed; its
+ * slot on b, NULL when it failed. *child: its pid.
+ */
+static struct gp_board_slot *claimer(const char *key, struct gp_board *b, enum claimer_as as,
+                                     bool other_ns, pid_t *child)
+{
+    int ready[2];
+    if (!CHECK_INT(pipe(ready), 0))
+        return NULL;
+    *child = fork();
+    if (*child == 0) {
+        struct gp_board own;
+        struct gp_board_slot *s = claim_as_child(key, &own);
+        if (s && as == AS_READ_LOCK) {
+            struct flock l = {.l_type = F_RDLCK, .l_whence = SEEK_SET, .l_len = 1};
+            l.l_start = (off_t)((char *)s - (char *)own.f);
+            if (fcntl(own.fd, F_OFD_SETLK, &l) != 0) /* converts its write lock */
+                s = NULL;
+            else
+                atomic_store(&s->liveness_lock, GP_LIVENESS_READ_LOCK);
+        }
+        if (s && other_ns)
+            atomic_store(&s->pid_ns, gp_board_self()->pid_ns + 1);
+        if (s)
+            gp_board_publish(&own, s);
+        char said = s ? (char)atomic_load(&s->liveness_lock) : -1;
+        (void)!write(ready[1], &said, 1);
+        pause();
+        _exit(0);
+    }
+    close(ready[1]);
+    char said = -1;
+    CHECK_INT(read(ready[0], &said, 1), 1);
+    close(ready[0]);
+    for (unsigned i = 0; i < gp_board_slots_used(b); i++)
+        if (said >= 0 &&
+            atomic_load(&b->f->slots[i].owner) == ((uint64_t)*child << 32 | GP_SLOT_LIVE))
+            return &b->f->slots[i];
+    return NULL;
+}
+
+static void end_child(pid_t child)
+{
+    kill(child, SIGKILL);
+    waitpid(child, NULL, 0);
+}
+
+/*
+ * Only the board's writers can prove an owner alive: a claimer takes a write lock (liveness 2),
+ * and read locks, which any reader of the file can take and keep (a hostile neighbour, on a
+ * board of mode 0644), prove nothing of such a slot. The owners here say they are of another pid
+ * namespace, so that their pids cannot tell. A write-lock slot is alive while its owner runs,
+ * on the board and on a copy (probed through a read-only descriptor), and dead once the owner is
+ * killed although a reader then holds a read lock on it (before: alive for ever). A slot of a
+ * library before write locks (liveness 1, a read lock) is judged as that library did: alive while
+ * its owner runs, dead once it is killed. A value the library does not know is no lock: judged by
+ * pid, and never alive on a copy from another namespace, whatever lock is held. Claims where a
+ * reader holds read locks on every slot's byte: the write lock refused, the slot says no lock
+ * (judged by pid and start time), alive while its owner runs and dead once it is killed; a claimed
+ * slot, its claimer gone from this namespace, is gone whatever the reader holds (before: a read
+ * lock kept it for ever), and one whose pid cannot tell is gone after GP_BOARD_CLAIM_MAX_NS.
+ */
+static void liveness_values(void)
+{
+    struct gp_board b, c;
+    const char *why;
+    CHECK_INT(gp_board_open("values", &b, &why), 0);
+    int reader = open(b.path, O_RDONLY | O_CLOEXEC);
+    CHECK(reader >= 0);
+
+    pid_t child;
+    struct gp_board_slot *s = claimer("values", &b, AS_CLAIMED, true, &child);
+    CHECK(s != NULL);
+    if (s) {
+        CHECK_INT(atomic_load(&s->liveness_lock), GP_LIVENESS_WRITE_LOCK);
+        CHECK(gp_board_owner_alive(&b, s));
+        CHECK_INT(lock_byte(reader, &b, s, F_RDLCK), -EAGAIN); /* nobody shares a write lock */
+        CHECK_INT(gp_board_open_copy(b.path, &c, &why), 0);
+        struct gp_board_slot *copied = &c.f->slots[s - b.f->slots];
+        CHECK(gp_board_owner_alive(&c, copied));
+        atomic_store(&copied->liveness_lock, 7); /* unknown: no lock, and another namespace's */
+        CHECK(!gp_board_owner_alive(&c, copied));
+        gp_board_close(&c);
+        atomic_store(&s->liveness_lock, 7); /* on its own board, another namespace's is kept */
+        CHECK(gp_board_owner_alive(&b, s));
+        atomic_store(&s->liveness_lock, GP_LIVENESS_WRITE_LOCK);
+        end_child(child);
+        CHECK_INT(lock_byte(reader, &b, s, F_RDLCK), 0); /* the neighbour's, once it can */
+        CHECK(!gp_board_owner_alive(&b, s));
+        gp_board_free(&b, s);
+        CHECK_INT(lock_byte(reader, &b, s, F_UNLCK), 0);
+    }
+
+    s = claimer("values", &b, AS_READ_LOCK, true, &child);
+    CHECK(s != NULL);
+    if (s) {
+        CHECK_INT(atomic_load(&s->liveness_lock), GP_LIVENESS_READ_LOCK);
+        CHECK(gp_board_owner_alive(&b, s));
+        end_child(child);
+        CHECK(!gp_board_owner_alive(&b, s));
+        gp_board_free(&b, s);
+    }
+
+    /* The reader holds a read lock on every slot's byte first. */
+    unsigned held = 0;
+    for (unsigned i = 0; i < GP_BOARD_SLOTS; i++)
+        held += lock_byte(reader, &b, &b.f->slots[i], F_RDLCK) == 0;
+    CHECK_INT(held, GP_BOARD_SLOTS);
+    s = claimer("values", &b, AS_CLAIMED, false, &child);
+    CHECK(s != NULL);
+    if (s) {
+        CHECK_INT(atomic_load(&s->liveness_lock), GP_LIVENESS_PID);
+        CHECK(gp_board_owner_alive(&b, s));
+        end_child(child);
+        CHECK(!gp_board_owner_alive(&b, s));
+        gp_board_free(&b, s);
+    }
+    pid_t ended = fork();
+    if (ended == 0)
+        _exit(0);
+    waitpid(ended, NULL, 0);
+    s = forge_claim(&b, (uint32_t)ended);
+    CHECK(s != NULL);
+    if (s) {
+        CHECK(!gp_board_claimer_gone(&b, s, GP_BOARD_CLAIM_MAX_NS - 1)); /* its namespace unsaid */
+        CHECK(gp_board_claimer_gone(&b, s, GP_BOARD_CLAIM_MAX_NS));
+        s->pid_ns = gp_board_self()->pid_ns;
+        CHECK(gp_board_claimer_gone(&b, s, 0));
+        gp_board_free(&b, s);
+    }
+    s = forge_claim(&b, (uint32_t)getppid()); /* a pid that runs: read locks are a live claimer's */
+    CHECK(s != NULL);
+    if (s) {
+        s->pid_ns = gp_board_self()->pid_ns;
+        CHECK(!gp_board_claimer_gone(&b, s, 10 * GP_BOARD_CLAIM_MAX_NS));
+        gp_board_free(&b, s);
+    }
+    close(reader);
+    gp_board_close(&b);
+}
+
 /*
  * A process that execs a program without gpuprio keeps its pid and start time, but not the board
  * file (close-on-exec), and with it its slots' liveness locks: its slots are dead while it runs.
@@ -1028,12 +1188,14 @@ int main(void)
     dead_owners();
     dead_claimers();
     other_namespace();
+    liveness_values();
     exec_without_gpuprio();
     own_threads_excluded();
     waking();
     int n = 0;
     CHECK_INT(gp_board_list(dir, geteuid(), count_board, &n), 0);
-    CHECK_INT(n, 7); /* 0000:c1:00.0, dead, claim, namespace, exec, threads, wake; nothing hidden */
+    /* 0000:c1:00.0, dead, claim, namespace, values, exec, threads, wake; nothing hidden */
+    CHECK_INT(n, 8);
     refusals();
     board_names();
     screen();

@@ -310,27 +310,43 @@ static bool has_ended(pid_t pid)
  * resumes within 100 ms, not after the watchdog (500 ms), as its listener finds the dead owner's
  * slots (every 20 ms) and frees them. Timed from the end of the killed process (until then its
  * lock on its slots stands: the kernel's teardown, which a loaded host delays, as it does with
- * unshare's child in a pid namespace, killed only once unshare is) to the read of the low one's
- * gate that let its next kernel through (Level 1: that kernel's start), the simulator's dispatch
- * left out.
+ * unshare's child in a pid namespace, killed only once unshare is), or from the return of a
+ * variant's at(KILL_ENDED), to the read of the low one's gate that let its next kernel through
+ * (Level 1: that kernel's start), the simulator's dispatch left out.
  */
 void kill_high(void)
 {
+    kill_high_as(0, NULL);
+}
+
+void kill_high_as(uid_t uid, void (*at)(enum kill_moment moment, pid_t high, pid_t low))
+{
     static const char *const hold[] = {"1", "hold", "5000000", NULL};
     static const char *const low_args[] = {"3", "saturate", "100", "1000", NULL};
+    spawn_uid = uid;
     struct proc high = spawn_ready("high", NULL, hold);
     struct proc low = spawn_ready("low", NULL, low_args);
+    spawn_uid = 0;
     go(&high);
     go(&low);
     usleep(20000); /* the low process is busy */
+    pid_t holder = worker_pid(&high), held = worker_pid(&low);
+    if (at)
+        at(KILL_BEFORE_LAUNCH, holder, held);
     go(&high);
     EXPECT(expect_line(&high, "launched") == 0);
+    if (at)
+        at(KILL_HELD, holder, held);
     usleep(100000); /* held behind the active high-priority process */
-    pid_t holder = worker_pid(&high);
+    if (at)
+        at(KILL_KILLING, holder, held);
     uint64_t killed = now_ns();
     kill(high.pid, SIGKILL);
     while (!has_ended(holder) && now_ns() - killed < 5000000000u)
         usleep(200);
+    uint64_t ended = now_ns();
+    if (at)
+        at(KILL_ENDED, holder, held);
     uint64_t dead = now_ns();
     EXPECT(finish(&high, NULL) == 128 + SIGKILL);
     EXPECT(finish(&low, NULL) == 0);
@@ -355,7 +371,7 @@ void kill_high(void)
            "kernels again %.1f ms later (it had started %d kernels in the 80 ms before); the "
            "killed one ended %.1f ms after the kill, and the low one was let through %.1f ms "
            "after that\n",
-           level(), ms, during_hold, (double)(dead - killed) / 1e6, after_end);
+           level(), ms, during_hold, (double)(ended - killed) / 1e6, after_end);
     EXPECT(during_hold <= WINDOW); /* it really was held */
     EXPECT(resumed != UINT64_MAX && after_end < 100);
 }

@@ -261,6 +261,17 @@ int tool_status(uid_t uid, const char *const *args, char *said, size_t size);
 void bursts_next_to(int others, const char *policy);
 void log_info(void);
 void kill_high(void);
+/* kill_high's moments, at which a variant acts. */
+enum kill_moment {
+    KILL_BEFORE_LAUNCH, /* both processes run (ready), the high one not launched yet */
+    KILL_HELD,          /* the high one's kernel launched: the low one is held behind it */
+    KILL_KILLING,       /* the high one is about to be killed */
+    KILL_ENDED,         /* the high one killed, and ended: the low one's time counts from the
+                         * return (a variant may hold it until then) */
+};
+/* kill_high with both processes run as uid (0: as the test), calling at(moment, the high
+ * process's pid, the low one's) at each moment (NULL: nothing). */
+void kill_high_as(uid_t uid, void (*at)(enum kill_moment moment, pid_t high, pid_t low));
 void kill_low(void);
 void stop_high(void);
 void churn(void);
@@ -309,5 +320,6 @@ void hostile_links(void);
 void hostile_dirflood(void);
 void hostile_forged(void);
 void hostile_wakes(void);
+void hostile_rdlock(bool before_claim);
 
 #endif /* GPUPRIO_BOARD_HARNESS_H */

@@ -2,7 +2,7 @@
  * board_hostile.c - hostile neighbours (docs/board.md, "Threat model"): a third local user attacks
  * two users' processes and the gpuprio tools through the shared directory, and they must neither
  * hang, crash nor be blinded. ctest: tenant.hostile_fifo, _truncate, _flood, _squat, _unlisted,
- * _mutate, _set, _links, _dirflood, _forged, _wakes.
+ * _mutate, _set, _links, _dirflood, _forged, _wakes, _rdlock, _rdlock_claim.
  */
 #include "board_harness.h"
 
@@ -1043,4 +1043,223 @@ void hostile_wakes(void)
         go(p);
         EXPECT(finish(p, NULL) == 0);
     }
+}
+
+/* The offset in a board file of slot i's first byte: its liveness lock's. */
+static off_t liveness_byte(unsigned i)
+{
+    return (off_t)(offsetof(struct gp_board_file, slots) + i * sizeof(struct gp_board_slot));
+}
+
+struct byte_waiter {
+    int fd;
+    off_t at;
+};
+
+/* Waits until it can read-lock a byte that someone write-locks, and holds it. */
+static void *wait_for_byte(void *arg)
+{
+    struct byte_waiter *w = arg;
+    struct flock l = {.l_type = F_RDLCK, .l_whence = SEEK_SET, .l_start = w->at, .l_len = 1};
+    while (fcntl(w->fd, F_OFD_SETLKW, &l) != 0 && errno == EINTR)
+        ;
+    return NULL;
+}
+
+/*
+ * A process of the attacker's that opens user uid's board read-only, as anyone may where boards
+ * are readable (mode 0644), and holds a read lock on every slot's liveness byte: at once where it
+ * can, and where a write lock stands (a live owner's), from the moment its holder lets go (a
+ * thread for each, waiting in F_OFD_SETLKW), until it is killed.
+ */
+static pid_t hold_read_locks_of(uid_t uid)
+{
+    int ready[2];
+    EXPECT(pipe(ready) == 0);
+    pid_t child = fork_as(USER_C);
+    if (child == 0) {
+        char path[300];
+        int fd = open_board_of(uid, path, sizeof path);
+        if (fd < 0)
+            _exit(10);
+        static struct byte_waiter waiters[GP_BOARD_SLOTS];
+        unsigned waiting = 0;
+        for (unsigned i = 0; i < GP_BOARD_SLOTS; i++) {
+            struct flock l = {
+                .l_type = F_RDLCK, .l_whence = SEEK_SET, .l_start = liveness_byte(i), .l_len = 1};
+            if (fcntl(fd, F_OFD_SETLK, &l) == 0)
+                continue;
+            pthread_t t;
+            waiters[i] = (struct byte_waiter){fd, liveness_byte(i)};
+            if (errno != EAGAIN || pthread_create(&t, NULL, wait_for_byte, &waiters[i]) != 0)
+                _exit(11);
+            waiting++;
+        }
+        char said[32];
+        int n = snprintf(said, sizeof said, "%u\n", waiting);
+        if (write(ready[1], said, (size_t)n) != n)
+            _exit(12);
+        for (;;)
+            pause();
+    }
+    close(ready[1]);
+    char said[32] = "";
+    ssize_t n = read(ready[0], said, sizeof said - 1);
+    close(ready[0]);
+    EXPECT(n > 0);
+    printf("  the attacker holds read locks on user %u's board, %s of its slots' bytes "
+           "write-locked by their owners (waited for)\n",
+           (unsigned)uid, n > 0 ? strtok(said, "\n") : "?");
+    return child;
+}
+
+/* The rdlock subtests' state, for their moments (rdlock_at). */
+static struct {
+    bool before_claim;
+    pid_t attacker;
+    int fd; /* user A's board, read-only */
+    int high_slots[GP_BOARD_SLOTS];
+    unsigned n_high;
+    int killed_slots[GP_BOARD_SLOTS]; /* the high process's, while it ran */
+    unsigned n_killed;
+    pid_t killed_pid;
+} rd;
+
+/* The slots of process pid on the board that rd.fd reads, into rd.high_slots; with the liveness
+ * of its queue's slot into *queue_liveness (-1: none). */
+static void slots_of(pid_t pid, int *queue_liveness)
+{
+    struct gp_board_file *f = malloc(sizeof *f);
+    rd.n_high = 0;
+    *queue_liveness = -1;
+    if (!f || pread(rd.fd, f, sizeof *f, 0) != (ssize_t)sizeof *f) {
+        free(f);
+        return;
+    }
+    for (unsigned i = 0; i < GP_BOARD_SLOTS; i++) {
+        uint64_t word = f->slots[i].owner;
+        if (word && GP_SLOT_OWNER(word) == (uint32_t)pid) {
+            rd.high_slots[rd.n_high++] = (int)i;
+            if (GP_SLOT_STATE(word) == GP_SLOT_LIVE)
+                *queue_liveness = f->slots[i].liveness_lock;
+        }
+    }
+    free(f);
+}
+
+/* How many of the killed process's slots' bytes a read lock is on (the attacker's: nobody else
+ * reads the board). */
+static unsigned killed_bytes_locked(void)
+{
+    unsigned held = 0;
+    for (unsigned i = 0; i < rd.n_killed; i++) {
+        struct flock l = {.l_type = F_WRLCK,
+                          .l_whence = SEEK_SET,
+                          .l_start = liveness_byte((unsigned)rd.killed_slots[i]),
+                          .l_len = 1};
+        held += fcntl(rd.fd, F_OFD_GETLK, &l) == 0 && l.l_type == F_RDLCK;
+    }
+    return held;
+}
+
+static void rdlock_at(enum kill_moment moment, pid_t high, pid_t low)
+{
+    char path[300];
+    int liveness;
+    switch (moment) {
+    case KILL_BEFORE_LAUNCH:
+        rd.fd = open_board_of(USER_A, path, sizeof path);
+        EXPECT(rd.fd >= 0);
+        break;
+    case KILL_HELD:
+        slots_of(high, &liveness);
+        /* Its queue's slot: claimed where the attacker held the byte, the write lock refused, it
+         * is judged by pid; else it holds its write lock (its record too). */
+        printf("  the high-priority process holds %u slots, its queue's with liveness %d\n",
+               rd.n_high, liveness);
+        EXPECT(rd.n_high == 2);
+        EXPECT(liveness == (rd.before_claim ? GP_LIVENESS_PID : GP_LIVENESS_WRITE_LOCK));
+        memcpy(rd.killed_slots, rd.high_slots, sizeof rd.killed_slots);
+        rd.n_killed = rd.n_high;
+        rd.killed_pid = high;
+        if (!rd.before_claim)
+            rd.attacker = hold_read_locks_of(USER_A);
+        break;
+    case KILL_KILLING:
+        /* The low process does not look until the attacker has the killed one's bytes, which it
+         * takes once the write locks are gone: else a loaded host may run its look first. */
+        if (!rd.before_claim) {
+            kill(low, SIGSTOP);
+            EXPECT(all_stopped(low, 10000));
+        }
+        break;
+    case KILL_ENDED: {
+        uint64_t from = now_ns();
+        unsigned held;
+        while ((held = killed_bytes_locked()) < rd.n_killed && now_ns() - from < 2000000000u)
+            usleep(1000);
+        printf("  the attacker holds read locks on %u of the %u bytes of the killed process's "
+               "slots, %.1f ms after its end\n",
+               held, rd.n_killed, (double)(now_ns() - from) / 1e6);
+        EXPECT(rd.n_killed > 0 && held == rd.n_killed);
+        if (!rd.before_claim)
+            kill(low, SIGCONT);
+        break;
+    }
+    }
+}
+
+/*
+ * Another user's read locks keep no dead process's slots alive. The attacker (user C) opens user
+ * A's board read-only, as anyone may where boards are readable (mode 0644: the shared directory),
+ * and holds a read lock on every slot's liveness byte, each write-locked one from the moment its
+ * owner lets go. Then A's active high-priority process is killed as in board.kill-high: A's held
+ * low-priority process is let through within 100 ms of its end, and the killed process's slots
+ * are freed. tenant.hostile_rdlock: the locks are taken once both processes hold their slots
+ * (write-locked), so the killed one's bytes are the attacker's once it is gone; the low process
+ * is stopped from just before the kill until the attacker holds them (its 100 ms count from
+ * then), so that it cannot look first. tenant.hostile_rdlock_claim (before_claim): they are
+ * taken before both processes claim their slots (an idle process of A's made the board), whose
+ * write locks are then refused: the slots are judged by pid instead, and each process says so
+ * once. Before, owners held read locks, which the attacker's shared: both held the low process
+ * until the watchdog, and left the killed process's slots on the board for ever.
+ */
+void hostile_rdlock(bool before_claim)
+{
+    hostile_setup();
+    rd.before_claim = before_claim;
+    rd.attacker = 0;
+    rd.fd = -1;
+    rd.n_killed = 0;
+    /* An idle process of A's makes A's board, for the attacker to lock before the others claim. */
+    static const char *const hold[] = {"1", "hold", "1000", NULL};
+    struct proc idle = {-1, NULL, -1};
+    if (before_claim) {
+        spawn_uid = USER_A;
+        idle = spawn_ready("low", NULL, hold);
+        spawn_uid = 0;
+        rd.attacker = hold_read_locks_of(USER_A);
+    }
+    kill_high_as(USER_A, rdlock_at);
+    /* Freed by the low process before it ended (at its end, it frees only its own). */
+    int liveness;
+    slots_of(rd.killed_pid, &liveness);
+    printf("  the killed process's slots left on the board: %u\n", rd.n_high);
+    EXPECT(rd.n_high == 0);
+    struct proc killed = {rd.killed_pid, NULL, -1};
+    EXPECT(stderr_count(&killed, "the liveness lock of a slot on") == (before_claim ? 1 : 0));
+    if (before_claim) {
+        go(&idle);
+        go(&idle);
+        EXPECT(finish(&idle, NULL) == 0);
+    }
+    EXPECT(rd.attacker > 0);
+    if (rd.attacker > 0) {
+        kill(rd.attacker, SIGKILL);
+        int status = 0;
+        reap(rd.attacker, &status, 0);
+        EXPECT(WIFSIGNALED(status)); /* it attacked until the end */
+    }
+    if (rd.fd >= 0)
+        close(rd.fd);
 }
