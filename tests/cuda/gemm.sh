@@ -22,12 +22,13 @@ shift 3
 . "$(dirname "$0")/../tools/expect.sh"
 fakedir=${FAKE_CUDA_DIR:-$(dirname "$program")/fakecuda}
 tmp=$(mktemp -d) || exit 1
-pid= writer= low= checked=
+pid= writer= low= checked= releaser=
 cleanup() {
     [ -z "$pid" ] || kill -9 "$pid" 2>/dev/null
     [ -z "$low" ] || kill -9 "$low" 2>/dev/null
     [ -z "$checked" ] || kill -9 "$checked" 2>/dev/null
     [ -z "$writer" ] || kill -9 "$writer" 2>/dev/null
+    [ -z "$releaser" ] || kill -9 "$releaser" 2>/dev/null
     rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -112,7 +113,10 @@ if [ -n "${GEMM_TOOL:-}" ]; then
         echo "FAIL: the program never got held"
         trc=1
     fi
+    # Its writer blocks until a reader opens the FIFO: one that died before it never will, and
+    # the writer, holding the test's output open, must not outlive the script.
     echo go >"$tmp/hold" &
+    releaser=$!
     wait "$low"
     rc=$?
     low= checked=
