@@ -201,9 +201,10 @@ EXPORT cudahal_lt_status cublasGemmEx(cudahal_blas_handle handle, int32_t transa
                                       int ldb, const void *beta, void *C, uint32_t Ctype, int ldc,
                                       int32_t compute, int32_t algo)
 {
-    struct fake_gemmex_call c = {handle, transa, transb, m,       n,     k,    alpha,
-                                 A,      Atype,  lda,    B,       Btype, ldb,  beta,
-                                 C,      Ctype,  ldc,    compute, algo,  NULL, CUDAHAL_LT_SUCCESS};
+    struct fake_gemmex_call c = {{handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype,
+                                  ldb, beta, C, Ctype, ldc, compute, algo},
+                                 NULL,
+                                 CUDAHAL_LT_SUCCESS};
     if (!live(handle))
         c.status = NOT_INITIALIZED;
     else if (m <= 0 || n <= 0 || k <= 0 || !alpha || !beta || !A || !B || !C || ldc < m)

@@ -22,20 +22,7 @@ cudahal_lt_status cublasSetSmCountTarget(cudahal_blas_handle handle, int count);
 
 /* One cublasGemmEx call as the fake received it. */
 struct fake_gemmex_call {
-    cudahal_blas_handle handle;
-    int32_t transa, transb;
-    int m, n, k;
-    const void *alpha, *A;
-    uint32_t Atype;
-    int lda;
-    const void *B;
-    uint32_t Btype;
-    int ldb;
-    const void *beta;
-    void *C;
-    uint32_t Ctype;
-    int ldc;
-    int32_t compute, algo;
+    struct cudahal_gemmex_call args;
     struct CUstream_st *stream; /* the handle's at the call */
     cudahal_lt_status status;
 };

@@ -27,6 +27,25 @@ typedef struct cudahal_blas_context *cudahal_blas_handle;
 #define BLAS_MATH uint32_t
 #endif
 
+/* The arguments of one cublasGemmEx call, as the application passed them (the
+ * shim's, and the fake cuBLAS's record of it). */
+struct cudahal_gemmex_call {
+    cudahal_blas_handle handle;
+    int32_t transa, transb;
+    int m, n, k;
+    const void *alpha, *A;
+    uint32_t Atype;
+    int lda;
+    const void *B;
+    uint32_t Btype;
+    int ldb;
+    const void *beta;
+    void *C;
+    uint32_t Ctype;
+    int ldc;
+    int32_t compute, algo;
+};
+
 #define BLAS_API(name, exported, params, args)                                                     \
     typedef cudahal_lt_status(*cudahal_pfn_##name) params;
 #include "cublas_api.def"

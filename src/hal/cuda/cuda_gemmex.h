@@ -29,24 +29,6 @@
 #include "cuda_cublas.h"
 #include "cuda_gemm.h"
 
-/* The arguments of one cublasGemmEx call, as the application passed them. */
-struct cudahal_gemmex_call {
-    cudahal_blas_handle handle;
-    int32_t transa, transb;
-    int m, n, k;
-    const void *alpha, *A;
-    uint32_t Atype;
-    int lda;
-    const void *B;
-    uint32_t Btype;
-    int ldb;
-    const void *beta;
-    void *C;
-    uint32_t Ctype;
-    int ldc;
-    int32_t compute, algo;
-};
-
 /* What the shim knows of a stream's queue (cuda_gemm.h), for a target of target_ns. */
 typedef struct cudahal_gemm_when (*cudahal_gemm_when_fn)(struct CUstream_st *stream,
                                                          uint64_t target_ns);
