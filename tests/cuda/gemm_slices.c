@@ -41,6 +41,7 @@
 #include "../expect.h"
 #include "cuda_must.h"
 #include "fake_cublaslt.h"
+#include "gemm_hold.h"
 
 #define TILE_128x256 23
 #define EXECUTION_FAILED 13
@@ -479,21 +480,11 @@ static void case_fork(void)
     _exit(failures ? 1 : 0);
 }
 
-/* With GEMM_HOLD (a FIFO), says "held" and waits for a line from it, so that gemm.sh can look
- * at the process's record with gpuprio top and metrics while it lives. */
+/* gemm_hold, except in case_fork's parent: its child is the process that holds. */
 static void hold(void)
 {
-    const char *fifo = getenv("GEMM_HOLD");
-    if (!fifo || forked_parent)
-        return;
-    printf("held\n");
-    FILE *f = fopen(fifo, "r");
-    char line[16];
-    if (f) {
-        if (!fgets(line, sizeof line, f))
-            line[0] = '\0'; /* end of file: go on too */
-        fclose(f);
-    }
+    if (!forked_parent)
+        gemm_hold();
 }
 
 /* Built as a library too, for gemm_local.c, whose main calls this one. */

@@ -38,6 +38,7 @@
 #include "cuda_must.h"
 #include "fake_cublas.h"
 #include "fake_cublaslt.h"
+#include "gemm_hold.h"
 
 #define M 1024
 #define N 4096
@@ -173,8 +174,9 @@ static bool c_right(const struct gemm *g)
 /* The fake cuBLAS's one call is the application's own, unchanged, and cuBLASLt had none. */
 static bool forwarded(const struct gemm *g, cudahal_lt_status st)
 {
-    const struct fake_gemmex_call *c = fake_cublas_call(0);
-    return fake_cublas_calls() == 1 && fake_cublaslt_calls() == 0 && c && c->status == st &&
+    const struct fake_gemmex_call *call = fake_cublas_call(0);
+    const struct cudahal_gemmex_call *c = call ? &call->args : NULL;
+    return fake_cublas_calls() == 1 && fake_cublaslt_calls() == 0 && c && call->status == st &&
            c->handle == g->handle && c->transa == g->transa && c->transb == g->transb &&
            c->m == M && c->n == N && c->k == K && c->alpha == &g->alpha && c->A == g->A &&
            c->Atype == g->Atype && c->lda == LDA && c->B == g->B && c->Btype == CUDAHAL_LT_R_32F &&
@@ -457,23 +459,6 @@ static void case_hot(void)
     drop(&g);
 }
 
-/* With GEMM_HOLD (a FIFO), says "held" and waits for a line from it, so that gemm.sh can look
- * at the process's record with gpuprio top and metrics while it lives. */
-static void hold(void)
-{
-    const char *fifo = getenv("GEMM_HOLD");
-    if (!fifo)
-        return;
-    printf("held\n");
-    FILE *f = fopen(fifo, "r");
-    char line[16];
-    if (f) {
-        if (!fgets(line, sizeof line, f))
-            line[0] = '\0'; /* end of file: go on too */
-        fclose(f);
-    }
-}
-
 /* Built as a library too, for gemm_local.c, whose main calls this one. */
 #ifdef GEMM_SLICES_LIBRARY
 int gemm_slices_main(int argc, char **argv);
@@ -501,6 +486,6 @@ int main(int argc, char **argv)
     }
     if (!failures)
         printf("ok %s\n", what);
-    hold();
+    gemm_hold();
     return failures ? 1 : 0;
 }
