@@ -6,8 +6,10 @@
  * tile side, both), at most half the extent, and at least what keeps GEMM_PLAN_MIN_WAVES waves
  * of tiles; the slices are
  * then as many whole widths as fit, no more than wanted, the last taking the rest, so that none
- * is narrower. Columns
- * (n) first: along n only the pointers of B, C and D move, along m those of A, C, D and a bias.
+ * is narrower. Columns (n) before rows (m): along n only the pointers of B, C and D move, along
+ * m those of A, C, D and a bias. A batch's items before either (any boundary between items keeps
+ * every tile whole, and every pointer moves by whole items), unless a cut within the items gives
+ * more of the slices wanted (a batch of two long GEMMs).
  */
 #include "gemm_plan.h"
 
@@ -28,15 +30,10 @@ static uint64_t gcd(uint64_t a, uint64_t b)
     return a;
 }
 
-/* Slices along a dimension of `extent` whose tiles are tile_cut long, across `across` rows or
- * columns of tiles tile_across long: their width, or 0 when fewer than two fit. */
-static uint64_t cut_width(uint64_t extent, uint64_t across, uint32_t tile_cut, uint32_t tile_across,
-                          uint32_t sms, uint64_t want)
+/* Slices of `extent` in units of `unit`, each at least min_width, `want` of them if they fit:
+ * their width, or 0 when fewer than two fit. */
+static uint64_t width_of(uint64_t extent, uint64_t unit, uint64_t min_width, uint64_t want)
 {
-    uint64_t unit = GEMM_PLAN_GRANULE / gcd(GEMM_PLAN_GRANULE, tile_cut) * tile_cut;
-    uint64_t tiles_across = div_up(across, tile_across);
-    uint64_t min_tiles = div_up((uint64_t)GEMM_PLAN_MIN_WAVES * sms, tiles_across);
-    uint64_t min_width = div_up(min_tiles * tile_cut, unit) * unit;
     uint64_t width = div_up(div_up(extent, want), unit) * unit;
     uint64_t widest_pair = extent / 2 / unit * unit; /* the widest that still gives two */
     if (width > widest_pair)
@@ -44,6 +41,36 @@ static uint64_t cut_width(uint64_t extent, uint64_t across, uint32_t tile_cut, u
     if (width < min_width)
         width = min_width;
     return width && extent / width >= 2 ? width : 0;
+}
+
+/* Slices along a dimension of `extent` whose tiles are tile_cut long, across `across` rows or
+ * columns of tiles tile_across long, in each of `items`: their width, or 0 when fewer than two
+ * fit. */
+static uint64_t cut_width(uint64_t extent, uint64_t across, uint32_t tile_cut, uint32_t tile_across,
+                          uint64_t items, uint32_t sms, uint64_t want)
+{
+    uint64_t unit = GEMM_PLAN_GRANULE / gcd(GEMM_PLAN_GRANULE, tile_cut) * tile_cut;
+    uint64_t tiles_across = div_up(across, tile_across) * items;
+    uint64_t min_tiles = div_up((uint64_t)GEMM_PLAN_MIN_WAVES * sms, tiles_across);
+    return width_of(extent, unit, div_up(min_tiles * tile_cut, unit) * unit, want);
+}
+
+/* Slices of a batch of `items`, each item of `tiles` tiles: items per slice, or 0 when fewer
+ * than two fit. Any item boundary will do, so the wanted count is met where two waves allow,
+ * the last slice taking the rest. */
+static uint64_t batch_width(uint64_t items, uint64_t tiles, uint32_t sms, uint64_t want)
+{
+    uint64_t width = items / want, min_width = div_up((uint64_t)GEMM_PLAN_MIN_WAVES * sms, tiles);
+    if (width < min_width)
+        width = min_width;
+    return items / width >= 2 ? width : 0;
+}
+
+/* Slices of `width` along `cut` of `extent`, no more than wanted: the plan's count. */
+static uint32_t count_of(uint64_t extent, uint64_t width, uint64_t want)
+{
+    uint64_t count = width ? extent / width : 0;
+    return (uint32_t)(count < want ? count : want);
 }
 
 uint32_t gemm_plan_make(const struct gemm_problem *p, struct gemm_plan *plan)
@@ -64,19 +91,23 @@ uint32_t gemm_plan_make(const struct gemm_problem *p, struct gemm_plan *plan)
     uint64_t want = div_up(p->learned_ns, p->target_ns);
     if (want > GEMM_PLAN_MAX_SLICES)
         want = GEMM_PLAN_MAX_SLICES;
-    uint64_t width = cut_width(p->n, p->m, tn, tm, p->sms, want);
+    uint64_t items = p->batch > 1 ? p->batch : 1;
+    uint64_t width = cut_width(p->n, p->m, tn, tm, items, p->sms, want);
     plan->cut = GEMM_CUT_N;
     if (!width) {
-        width = cut_width(p->m, p->n, tm, tn, p->sms, want);
+        width = cut_width(p->m, p->n, tm, tn, items, p->sms, want);
         plan->cut = GEMM_CUT_M;
     }
-    if (!width) {
-        plan->why = GEMM_WHOLE_SMALL;
-        return 0;
-    }
     plan->width = width;
-    uint64_t count = (plan->cut == GEMM_CUT_N ? p->n : p->m) / width;
-    plan->count = (uint32_t)(count < want ? count : want);
+    plan->count = count_of(plan->cut == GEMM_CUT_N ? p->n : p->m, width, want);
+    /* A batch's items first, unless a cut within the items gives more of the slices wanted. */
+    uint64_t items_wide =
+        items > 1 ? batch_width(items, div_up(p->m, tm) * div_up(p->n, tn), p->sms, want) : 0;
+    uint32_t item_slices = count_of(items, items_wide, want);
+    if (item_slices && item_slices >= plan->count)
+        *plan = (struct gemm_plan){GEMM_CUT_BATCH, item_slices, items_wide, GEMM_WHOLE_NONE};
+    if (!plan->count)
+        *plan = (struct gemm_plan){.why = GEMM_WHOLE_SMALL};
     return plan->count;
 }
 

@@ -7,9 +7,11 @@
  * The exactness of slices is the BLAS layer's to establish (docs/design.md, "Long kernels: GEMM
  * slices"); the plan only keeps what that argument needs of the cut: every boundary a multiple
  * of GEMM_PLAN_GRANULE and of the tile's side along the cut, so that every tile and cluster of
- * the whole problem lies within one slice. And it keeps slicing cheap: every slice keeps at least
- * GEMM_PLAN_MIN_WAVES waves of tiles (one tile per SM per wave), since a slice that leaves SMs
- * idle costs the load far more than the latency it saves (4x on an H200 under one wave).
+ * the whole problem lies within one slice; a batch of GEMMs (strided batched) is cut between its
+ * items first, where any boundary keeps every item whole. And it keeps slicing cheap: every slice
+ * keeps at least GEMM_PLAN_MIN_WAVES waves of tiles (one tile per SM per wave; a slice of a batch
+ * counts the tiles of all its items), since a slice that leaves SMs idle costs the load far more
+ * than the latency it saves (4x on an H200 under one wave).
  */
 #ifndef GPUPRIO_GEMM_PLAN_H
 #define GPUPRIO_GEMM_PLAN_H
@@ -50,20 +52,22 @@ enum gemm_whole_shown {
 #undef GEMM_WHOLE_SHOWN_ENUM
 };
 
-/* The problem: D is m x n (rows x columns); the algorithm's tile (0: unknown); the SMs its
- * tiles run on; its learned GPU time (0: not known) and the longest a slice should take (0: off).
- */
+/* The problem: D is m x n (rows x columns), in each of `batch` items (0 or 1: one GEMM); the
+ * algorithm's tile (0: unknown); the SMs its tiles run on; its learned GPU time (0: not known)
+ * and the longest a slice should take (0: off). */
 struct gemm_problem {
     uint64_t m, n;
     uint32_t tile_m, tile_n;
     uint32_t sms;
     uint64_t learned_ns, target_ns;
+    uint64_t batch;
 };
 
-enum gemm_cut { GEMM_CUT_N, GEMM_CUT_M };
+/* Along D's columns, its rows (every item's, in a batch), or a batch's items. */
+enum gemm_cut { GEMM_CUT_N, GEMM_CUT_M, GEMM_CUT_BATCH };
 
-/* A plan: `count` slices along `cut`, slice i from i * width, each `width` wide but the last,
- * which takes the rest (at least width). count 0: whole, for `why`. */
+/* A plan: `count` slices along `cut`, slice i from i * width, each `width` wide (columns, rows
+ * or items) but the last, which takes the rest (at least width). count 0: whole, for `why`. */
 struct gemm_plan {
     enum gemm_cut cut;
     uint32_t count;
@@ -74,8 +78,8 @@ struct gemm_plan {
 /* Plans p; returns plan->count (0: whole, plan->why says why). */
 uint32_t gemm_plan_make(const struct gemm_problem *p, struct gemm_plan *plan);
 
-/* Slice i of plan (i < count) along its cut, of a dimension of `extent`: its first row or
- * column and how many. */
+/* Slice i of plan (i < count) along its cut, of a dimension of `extent`: its first row, column
+ * or item and how many. */
 void gemm_plan_slice(const struct gemm_plan *plan, uint64_t extent, uint32_t i, uint64_t *first,
                      uint64_t *size);
 

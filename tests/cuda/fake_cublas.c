@@ -7,9 +7,10 @@
  * count target, with cuBLAS's defaults) and begin as a fake cuBLASLt handle does, so that a handle
  * may be passed as one. They come from a small pool, the lowest free slot first, so that a handle
  * created after one was destroyed is the same pointer (what a user-space allocator may well do).
- * cublasGemmEx computes float GEMMs on host memory with the fake cuBLASLt's own arithmetic
- * (fake_cublaslt_gemm: the same bits as cublasLtMatmul), refuses other types, and records every
- * call; cublasSetStream_v2 resets the handle's workspace to the library's own, as cuBLAS does.
+ * cublasGemmEx and cublasGemmStridedBatchedEx compute float GEMMs on host memory with the fake
+ * cuBLASLt's own arithmetic (fake_cublaslt_gemm, item by item: the same bits as cublasLtMatmul),
+ * refuse other types, and record every call; cublasSetStream_v2 resets the handle's workspace to
+ * the library's own, as cuBLAS does.
  */
 #include "fake_cublas.h"
 
@@ -195,33 +196,55 @@ EXPORT cudahal_lt_status cublasGetSmCountTarget(cudahal_blas_handle handle, int 
     return st;
 }
 
-EXPORT cudahal_lt_status cublasGemmEx(cudahal_blas_handle handle, int32_t transa, int32_t transb,
-                                      int m, int n, int k, const void *alpha, const void *A,
-                                      uint32_t Atype, int lda, const void *B, uint32_t Btype,
-                                      int ldb, const void *beta, void *C, uint32_t Ctype, int ldc,
-                                      int32_t compute, int32_t algo)
+/* Both GEMM entry points: checks, computes (each item at its strides) and records. */
+static cudahal_lt_status gemm(const struct cudahal_gemmex_call *a)
 {
-    struct fake_gemmex_call c = {{handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype,
-                                  ldb, beta, C, Ctype, ldc, compute, algo},
-                                 NULL,
-                                 CUDAHAL_LT_SUCCESS};
-    if (!live(handle))
+    struct fake_gemmex_call c = {*a, NULL, CUDAHAL_LT_SUCCESS};
+    int items = a->batched ? a->batch_count : 1;
+    if (!live(a->handle))
         c.status = NOT_INITIALIZED;
-    else if (m <= 0 || n <= 0 || k <= 0 || !alpha || !beta || !A || !B || !C || ldc < m)
+    else if (a->m <= 0 || a->n <= 0 || a->k <= 0 || !a->alpha || !a->beta || !a->A || !a->B ||
+             !a->C || a->ldc < a->m || items < 0)
         c.status = INVALID_VALUE;
-    else if (Atype != CUDAHAL_LT_R_32F || Btype != CUDAHAL_LT_R_32F || Ctype != CUDAHAL_LT_R_32F)
+    else if (a->Atype != CUDAHAL_LT_R_32F || a->Btype != CUDAHAL_LT_R_32F ||
+             a->Ctype != CUDAHAL_LT_R_32F)
         c.status = NOT_SUPPORTED;
-    if (live(handle))
-        c.stream = handle->stream;
-    if (c.status == CUDAHAL_LT_SUCCESS) /* any transpose but N is T for real types */
-        fake_cublaslt_gemm(transa == CUDAHAL_LT_OP_N ? CUDAHAL_LT_OP_N : CUDAHAL_LT_OP_T,
-                           transb == CUDAHAL_LT_OP_N ? CUDAHAL_LT_OP_N : CUDAHAL_LT_OP_T,
-                           (uint64_t)m, (uint64_t)n, (uint64_t)k, *(const float *)alpha, A, lda, B,
-                           ldb, *(const float *)beta, C, ldc);
+    if (live(a->handle))
+        c.stream = a->handle->stream;
+    for (int i = 0; c.status == CUDAHAL_LT_SUCCESS && i < items; i++) /* N, else T (real types) */
+        fake_cublaslt_gemm(a->transa == CUDAHAL_LT_OP_N ? CUDAHAL_LT_OP_N : CUDAHAL_LT_OP_T,
+                           a->transb == CUDAHAL_LT_OP_N ? CUDAHAL_LT_OP_N : CUDAHAL_LT_OP_T,
+                           (uint64_t)a->m, (uint64_t)a->n, (uint64_t)a->k, *(const float *)a->alpha,
+                           (const float *)a->A + i * a->stride_a, a->lda,
+                           (const float *)a->B + i * a->stride_b, a->ldb, *(const float *)a->beta,
+                           (float *)a->C + i * a->stride_c, a->ldc);
     pthread_mutex_lock(&mu);
     if (ncalls < FAKE_BLAS_CALLS)
         calls[ncalls] = c;
     ncalls++;
     pthread_mutex_unlock(&mu);
     return c.status;
+}
+
+EXPORT cudahal_lt_status cublasGemmEx(cudahal_blas_handle handle, int32_t transa, int32_t transb,
+                                      int m, int n, int k, const void *alpha, const void *A,
+                                      uint32_t Atype, int lda, const void *B, uint32_t Btype,
+                                      int ldb, const void *beta, void *C, uint32_t Ctype, int ldc,
+                                      int32_t compute, int32_t algo)
+{
+    return gemm(&(struct cudahal_gemmex_call){
+        handle, transa, transb, m,     n,   k,       alpha, A,     Atype, lda, B, Btype,
+        ldb,    beta,   C,      Ctype, ldc, compute, algo,  false, 0,     0,   0, 0});
+}
+
+EXPORT cudahal_lt_status cublasGemmStridedBatchedEx(
+    cudahal_blas_handle handle, int32_t transa, int32_t transb, int m, int n, int k,
+    const void *alpha, const void *A, uint32_t Atype, int lda, long long strideA, const void *B,
+    uint32_t Btype, int ldb, long long strideB, const void *beta, void *C, uint32_t Ctype, int ldc,
+    long long strideC, int batchCount, int32_t compute, int32_t algo)
+{
+    return gemm(&(struct cudahal_gemmex_call){
+        handle, transa,  transb, m,     n,       k,       alpha,   A,
+        Atype,  lda,     B,      Btype, ldb,     beta,    C,       Ctype,
+        ldc,    compute, algo,   true,  strideA, strideB, strideC, batchCount});
 }

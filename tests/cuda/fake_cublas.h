@@ -1,7 +1,7 @@
 /*
  * fake_cublas.h - what tests/cuda's programs call of the fake cuBLAS (fake_cublas.c) beyond what
  * gpuprio declares (src/hal/cuda/cuda_cublas.h): handles and their settings, with cuBLAS's own
- * names and ABI, and the fake's record of every cublasGemmEx call.
+ * names and ABI, and the fake's record of every cublasGemmEx and cublasGemmStridedBatchedEx call.
  */
 #ifndef GPUPRIO_TEST_FAKE_CUBLAS_H
 #define GPUPRIO_TEST_FAKE_CUBLAS_H
@@ -20,7 +20,7 @@ cudahal_lt_status cublasSetAtomicsMode(cudahal_blas_handle handle, int32_t mode)
 cudahal_lt_status cublasSetMathMode(cudahal_blas_handle handle, uint32_t mode);
 cudahal_lt_status cublasSetSmCountTarget(cudahal_blas_handle handle, int count);
 
-/* One cublasGemmEx call as the fake received it. */
+/* One cublasGemmEx or cublasGemmStridedBatchedEx call as the fake received it. */
 struct fake_gemmex_call {
     struct cudahal_gemmex_call args;
     struct CUstream_st *stream; /* the handle's at the call */

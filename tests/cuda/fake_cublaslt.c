@@ -8,9 +8,11 @@
  * CUBLAS_STATUS_INVALID_VALUE, as is an attribute this version does not know: CUDA 12's atomics
  * ones), layouts are column-major unless told otherwise. cublasLtMatmul computes
  * D = epilogue(alpha * op(A) op(B) + beta * C) in float on host memory (float matrices only), the
- * k sum in one order, so that a sliced call equals the whole one bit for bit exactly when every
- * slice gets the right pointers and sizes; it records every call (fake_cublaslt.h), and tells
- * the fake driver's clock that it took one nanosecond per multiply-add. The heuristic answers
+ * k sum in one order, in each item of a strided batch (every layout of as many items, each at its
+ * CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET), so that a sliced call equals the whole one bit
+ * for bit exactly when every slice gets the right pointers, sizes and items; it records every
+ * call (fake_cublaslt.h), and tells the fake driver's clock that it took one nanosecond per
+ * multiply-add. The heuristic answers
  * one algorithm (fake_cublaslt.h says which, and how to make it refuse) and records the
  * preference it was asked with; fake_cublaslt_gemm is the same arithmetic for the fake cuBLAS.
  *
@@ -479,9 +481,11 @@ static void compute(const struct fake_desc *f, const struct fake_layout *la,
         }
 }
 
-static bool float_col(const struct fake_layout *l)
+/* A float column-major matrix of d's items, strided. */
+static bool float_col(const struct fake_layout *l, const struct fake_layout *d)
 {
-    return l && l->type == CUDAHAL_LT_R_32F && l->order == CUDAHAL_LT_ORDER_COL && l->batch == 1 &&
+    return l && l->type == CUDAHAL_LT_R_32F && l->order == CUDAHAL_LT_ORDER_COL &&
+           l->batch == d->batch && l->batch >= 1 && l->mode == CUDAHAL_LT_BATCH_STRIDED &&
            l->plane == 0 && l->ld >= (int64_t)l->rows;
 }
 
@@ -542,14 +546,21 @@ EXPORT cudahal_lt_status cublasLtMatmul(cudahal_lt_handle handle, cudahal_lt_des
                              stream,
                              ld ? ld->rows : 0,
                              ld ? ld->cols : 0,
-                             CUDAHAL_LT_SUCCESS};
+                             CUDAHAL_LT_SUCCESS,
+                             {0},
+                             {0}};
+    const struct fake_layout *layouts[] = {la, lb, lc, ld};
+    for (int i = 0; i < 4; i++)
+        if (layouts[i])
+            c.batch[i] = layouts[i]->batch, c.stride[i] = layouts[i]->stride;
     const char *after = getenv("FAKE_CUBLASLT_FAIL_AFTER");
     pthread_mutex_lock(&record_mu);
     bool failing = after && *after && matmuls++ >= atoi(after);
     pthread_mutex_unlock(&record_mu);
     if (!handle || handle->magic != HANDLE_MAGIC || !f || !alpha || !beta || !A || !B || !D)
         c.status = INVALID_VALUE;
-    else if (!float_col(la) || !float_col(lb) || !float_col(lc) || !float_col(ld) ||
+    else if (!ld || !float_col(la, ld) || !float_col(lb, ld) || !float_col(lc, ld) ||
+             !float_col(ld, ld) ||
              (desc_get(f, CUDAHAL_LT_DESC_EPILOGUE) &
               ~(uint64_t)(CUDAHAL_LT_EPILOGUE_DEFAULT | CUDAHAL_LT_EPILOGUE_RELU |
                           CUDAHAL_LT_EPILOGUE_BIAS | CUDAHAL_LT_EPILOGUE_GELU)))
@@ -557,9 +568,13 @@ EXPORT cudahal_lt_status cublasLtMatmul(cudahal_lt_handle handle, cudahal_lt_des
     else if (failing)
         c.status = EXECUTION_FAILED;
     if (c.status == CUDAHAL_LT_SUCCESS) {
-        compute(f, la, lb, lc, ld, A, B, C, D, *(const float *)alpha, *(const float *)beta);
+        for (int32_t i = 0; i < ld->batch; i++)
+            compute(f, la, lb, lc, ld, (const float *)A + i * la->stride,
+                    (const float *)B + i * lb->stride, (const float *)C + i * lc->stride,
+                    (float *)D + i * ld->stride, *(const float *)alpha, *(const float *)beta);
         bool ta = desc_get(f, CUDAHAL_LT_DESC_TRANSA) == CUDAHAL_LT_OP_T;
-        fake_cuda_advance_ns(ld->rows * ld->cols * (ta ? la->rows : la->cols));
+        fake_cuda_advance_ns(ld->rows * ld->cols * (ta ? la->rows : la->cols) *
+                             (uint64_t)ld->batch);
     }
     record(&c);
     return c.status;

@@ -17,8 +17,6 @@
 
 cudahal_lt_status cublasLtCreate(cudahal_lt_handle *handle);
 cudahal_lt_status cublasLtDestroy(cudahal_lt_handle handle);
-cudahal_lt_status cublasLtMatrixLayoutSetAttribute(cudahal_lt_layout_opaque *layout, uint32_t attr,
-                                                   const void *buf, size_t size);
 cudahal_lt_status cublasLtMatmulAlgoInit(cudahal_lt_handle handle, int32_t compute_type,
                                          uint32_t scale_type, uint32_t a_type, uint32_t b_type,
                                          uint32_t c_type, uint32_t d_type, int algo_id,
@@ -26,7 +24,8 @@ cudahal_lt_status cublasLtMatmulAlgoInit(cudahal_lt_handle handle, int32_t compu
 cudahal_lt_status cublasLtMatmulAlgoConfigSetAttribute(cudahal_lt_algo *algo, uint32_t attr,
                                                        const void *buf, size_t size);
 
-/* One cublasLtMatmul call as the fake received it, and the dimensions of its D. */
+/* One cublasLtMatmul call as the fake received it, the dimensions of its D, and each layout's
+ * items and batch stride (A, B, C, D) at the call. */
 struct fake_lt_call {
     cudahal_lt_handle handle;
     cudahal_lt_desc_opaque *desc;
@@ -39,6 +38,8 @@ struct fake_lt_call {
     struct CUstream_st *stream;
     uint64_t m, n;
     cudahal_lt_status status;
+    int32_t batch[4];
+    int64_t stride[4];
 };
 
 /* The calls recorded since the last reset (at most FAKE_LT_CALLS are kept). */

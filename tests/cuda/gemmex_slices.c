@@ -1,7 +1,7 @@
 /*
- * gemmex_slices.c - gpuprio's slices of cublasGemmEx, translated into cuBLASLt, over the fake
- * driver, the fake cuBLAS (fake_cublas.c) and the fake cuBLASLt it links, run by gemm.sh under
- * libgpuprio-cuda.so like gemm_slices.c.
+ * gemmex_slices.c - gpuprio's slices of cublasGemmEx and cublasGemmStridedBatchedEx, translated
+ * into cuBLASLt, over the fake driver, the fake cuBLAS (fake_cublas.c) and the fake cuBLASLt it
+ * links, run by gemm.sh under libgpuprio-cuda.so like gemm_slices.c.
  *
  *   gemmex_slices CASE [EXPECT]
  *
@@ -9,16 +9,28 @@
  * address of 4-byte alignment, on a handle whose stream is the low-priority one and whose
  * workspace was set, is called twice: the first call is whole (its time is not known yet), the
  * second as the plan says. C must equal, bit for bit, what the fake cuBLAS computes for the
- * call made directly (not through the shim), and every call the fakes received is checked:
+ * call made directly (not through the shim), and every call the fakes received is checked. The
+ * batch cases make the same calls through cublasGemmStridedBatchedEx: 32 items of m 256, n 512,
+ * k 4, each matrix's items apart by a stride of more than an item (the gaps must stay as they
+ * are), C updated in place (so an item computed twice or not at all changes its bits):
  *
  *   n EXPECT     EXPECT sliced: no cublasGemmEx reaches cuBLAS, four cublasLtMatmul slices of
  *                1024 columns do, with the handle (as a cuBLASLt one), its stream and workspace,
  *                the heuristic asked with that workspace and the pointers' alignments; whole:
  *                the application's cublasGemmEx, unchanged, and no heuristic asked
+ *   batch EXPECT the batch: sliced, four slices of 8 items each (every pointer moved by its
+ *                stride times the slice's first item, layouts of 8 items at the call's strides);
+ *                first, the data are shown to catch a slice boundary off by one: the fake
+ *                cuBLAS's own calls over items [0, 8) and [7, 32), or [0, 7) and [8, 32), must
+ *                not give the whole call's C; whole: as for n
+ *   batch_one    one item (the n case's GEMM through cublasGemmStridedBatchedEx, strides 0, which
+ *                cuBLAS ignores for one item): sliced along n as cublasGemmEx, no batch layouts
  *   refused      each setting or form the translation does not carry (one row each) forwards
  *                the application's cublasGemmEx unchanged, twice (so a call that was not
  *                refused for its form would have been learned, then sliced); the plain form
  *                slices before and after
+ *   batch_refused the same for the batch's forms that are left whole: a stride of 0 (a
+ *                broadcast) or less, items that overlap, C overlapping A, no items
  *   capture      whole, as called, while a stream capture is in progress; sliced after it
  *   fail_slice   FAKE_CUBLASLT_FAIL_AFTER=1: the second slice fails; its status is the call's
  *                and no later slice is issued
@@ -40,17 +52,33 @@
 #include "fake_cublaslt.h"
 #include "gemm_hold.h"
 
-#define M 1024
-#define N 4096
-#define K 4
-#define LDA (M + 3)
-#define LDB (N + 1)
-#define LDC (M + 5)
 #define OP_C 2
 #define NOT_SUPPORTED 15
 #define EXECUTION_FAILED 13
 
+/* The two shapes: the plain GEMM's, and the batch's (its items' and how many). */
+struct dims {
+    int m, n, k, lda, ldb, ldc;
+    bool batched; /* cublasGemmStridedBatchedEx's: its count and strides */
+    int batch;
+    long long stride_a, stride_b, stride_c;
+};
+static const struct dims plain = {1024, 4096, 4, 1024 + 3, 4096 + 1, 1024 + 5, false, 0, 0, 0, 0};
+static const struct dims batch = {256,
+                                  512,
+                                  4,
+                                  256 + 3,
+                                  512 + 1,
+                                  256 + 5,
+                                  true,
+                                  32,
+                                  (256 + 3) * 4 + 7,
+                                  (512 + 1) * 4 + 9,
+                                  (256 + 5) * 512 + 11};
+
 struct gemm {
+    struct dims d; /* the call's; its buffers hold the form's own */
+    size_t a_count, b_count, c_count;
     cudahal_blas_handle handle;
     int32_t transa, transb, compute, algo;
     uint32_t Atype;
@@ -61,6 +89,7 @@ struct gemm {
 
 static CUstream low;
 static cudahal_pfn_cublasGemmEx fake_gemmex; /* the fake's own, around the shim */
+static cudahal_pfn_cublasGemmStridedBatchedEx fake_batched;
 static cudahal_pfn_cublasSetStream_v2 fake_set_stream;
 static cudahal_pfn_cublasSetWorkspace_v2 fake_set_workspace;
 
@@ -95,23 +124,43 @@ static void start(void)
     MUST(cuStreamSynchronize(low));
     void *lib = dlopen("libcublas.so.13", RTLD_NOW | RTLD_NOLOAD);
     *(void **)&fake_gemmex = lib ? dlsym(lib, "cublasGemmEx") : NULL;
+    *(void **)&fake_batched = lib ? dlsym(lib, "cublasGemmStridedBatchedEx") : NULL;
     *(void **)&fake_set_stream = lib ? dlsym(lib, "cublasSetStream_v2") : NULL;
     *(void **)&fake_set_workspace = lib ? dlsym(lib, "cublasSetWorkspace_v2") : NULL;
-    if (!fake_gemmex || !fake_set_stream || !fake_set_workspace) {
+    if (!fake_gemmex || !fake_batched || !fake_set_stream || !fake_set_workspace) {
         printf("FATAL: the fake cuBLAS's own cublasGemmEx not found\n");
         exit(1);
     }
 }
 
-static cudahal_lt_status call_with(cudahal_pfn_cublasGemmEx fn, struct gemm *g)
+/* The call, through the shim (fake false) or straight to the fake cuBLAS: cublasGemmEx, or
+ * cublasGemmStridedBatchedEx for a batch. */
+static cudahal_lt_status call_with(bool fake, struct gemm *g)
 {
-    return fn(g->handle, g->transa, g->transb, M, N, K, &g->alpha, g->A, g->Atype, LDA, g->B,
-              CUDAHAL_LT_R_32F, LDB, &g->beta, g->C, CUDAHAL_LT_R_32F, LDC, g->compute, g->algo);
+    const struct dims *d = &g->d;
+    if (!d->batched)
+        return (fake ? fake_gemmex : cublasGemmEx)(g->handle, g->transa, g->transb, d->m, d->n,
+                                                   d->k, &g->alpha, g->A, g->Atype, d->lda, g->B,
+                                                   CUDAHAL_LT_R_32F, d->ldb, &g->beta, g->C,
+                                                   CUDAHAL_LT_R_32F, d->ldc, g->compute, g->algo);
+    return (fake ? fake_batched : cublasGemmStridedBatchedEx)(
+        g->handle, g->transa, g->transb, d->m, d->n, d->k, &g->alpha, g->A, g->Atype, d->lda,
+        d->stride_a, g->B, CUDAHAL_LT_R_32F, d->ldb, d->stride_b, &g->beta, g->C, CUDAHAL_LT_R_32F,
+        d->ldc, d->stride_c, d->batch, g->compute, g->algo);
 }
 
 static void reset_c(struct gemm *g)
 {
-    memcpy(g->C, g->C0, (size_t)LDC * N * sizeof(float));
+    memcpy(g->C, g->C0, g->c_count * sizeof(float));
+}
+
+/* The reference: C as the fake cuBLAS computes the call made straight to it, and its status. */
+static cudahal_lt_status reference(struct gemm *g)
+{
+    reset_c(g);
+    cudahal_lt_status st = call_with(true, g);
+    memcpy(g->ref, g->C, g->c_count * sizeof(float));
+    return st;
 }
 
 /* A handle on the low stream with the test's workspace (set after the stream: setting a
@@ -122,9 +171,21 @@ static void use_handle(struct gemm *g)
     MUST(cublasSetWorkspace_v2(g->handle, g->workspace, sizeof g->workspace));
 }
 
-static void make(struct gemm *g)
+/* Elements from a matrix's first to past its last item's last. */
+static size_t elements(int rows, int cols, int ld, long long stride, int items)
+{
+    return (size_t)ld * (size_t)(cols - 1) + (size_t)rows +
+           (items > 1 ? (size_t)stride * (size_t)(items - 1) : 0);
+}
+
+static void make(struct gemm *g, const struct dims *d)
 {
     memset(g, 0, sizeof *g);
+    g->d = *d;
+    /* op(A) m x k as stored (N), B stored n x k (op T); every buffer as big as the form's. */
+    g->a_count = elements(d->m, d->k, d->lda, d->stride_a, d->batch);
+    g->b_count = elements(d->n, d->k, d->ldb, d->stride_b, d->batch);
+    g->c_count = elements(d->m, d->n, d->ldc, d->stride_c, d->batch);
     g->transa = CUDAHAL_LT_OP_N;
     g->transb = CUDAHAL_LT_OP_T;
     g->compute = CUDAHAL_BLAS_COMPUTE_32F;
@@ -132,19 +193,17 @@ static void make(struct gemm *g)
     g->Atype = CUDAHAL_LT_R_32F;
     g->alpha = 1.5f;
     g->beta = 0.5f;
-    g->a_buf = matrix((size_t)LDA * K + 1, 1);
+    g->a_buf = matrix(g->a_count + 1, 1);
     g->A = g->a_buf + 1; /* 4-byte aligned, not 256 as the heuristic would otherwise assume */
-    g->B = matrix((size_t)LDB * K, 2);
-    g->C0 = matrix((size_t)LDC * N, 3);
-    g->C = malloc((size_t)LDC * N * sizeof(float));
-    g->ref = malloc((size_t)LDC * N * sizeof(float));
+    g->B = matrix(g->b_count, 2);
+    g->C0 = matrix(g->c_count, 3);
+    g->C = malloc(g->c_count * sizeof(float));
+    g->ref = malloc(g->c_count * sizeof(float));
     if (!g->C || !g->ref)
         exit(1);
     MUST(cublasCreate_v2(&g->handle));
     use_handle(g);
-    reset_c(g);
-    MUST(call_with(fake_gemmex, g));
-    memcpy(g->ref, g->C, (size_t)LDC * N * sizeof(float));
+    MUST(reference(g));
 }
 
 static void drop(struct gemm *g)
@@ -163,25 +222,32 @@ static cudahal_lt_status call(struct gemm *g)
     reset_c(g);
     fake_cublas_reset();
     fake_cublaslt_reset();
-    return call_with(cublasGemmEx, g);
+    return call_with(false, g);
 }
 
 static bool c_right(const struct gemm *g)
 {
-    return memcmp(g->C, g->ref, (size_t)LDC * N * sizeof(float)) == 0;
+    return memcmp(g->C, g->ref, g->c_count * sizeof(float)) == 0;
 }
 
-/* The fake cuBLAS's one call is the application's own, unchanged, and cuBLASLt had none. */
+/* The fake cuBLAS's one call is the application's own, unchanged, through the entry point it
+ * was made to, and cuBLASLt had none. */
 static bool forwarded(const struct gemm *g, cudahal_lt_status st)
 {
     const struct fake_gemmex_call *call = fake_cublas_call(0);
     const struct cudahal_gemmex_call *c = call ? &call->args : NULL;
+    const struct dims *d = &g->d;
+    bool batched = d->batched;
     return fake_cublas_calls() == 1 && fake_cublaslt_calls() == 0 && c && call->status == st &&
            c->handle == g->handle && c->transa == g->transa && c->transb == g->transb &&
-           c->m == M && c->n == N && c->k == K && c->alpha == &g->alpha && c->A == g->A &&
-           c->Atype == g->Atype && c->lda == LDA && c->B == g->B && c->Btype == CUDAHAL_LT_R_32F &&
-           c->ldb == LDB && c->beta == &g->beta && c->C == g->C && c->Ctype == CUDAHAL_LT_R_32F &&
-           c->ldc == LDC && c->compute == g->compute && c->algo == g->algo;
+           c->m == d->m && c->n == d->n && c->k == d->k && c->alpha == &g->alpha && c->A == g->A &&
+           c->Atype == g->Atype && c->lda == d->lda && c->B == g->B &&
+           c->Btype == CUDAHAL_LT_R_32F && c->ldb == d->ldb && c->beta == &g->beta &&
+           c->C == g->C && c->Ctype == CUDAHAL_LT_R_32F && c->ldc == d->ldc &&
+           c->compute == g->compute && c->algo == g->algo && c->batched == batched &&
+           c->stride_a == (batched ? d->stride_a : 0) &&
+           c->stride_b == (batched ? d->stride_b : 0) &&
+           c->stride_c == (batched ? d->stride_c : 0) && c->batch_count == d->batch;
 }
 
 static void expect_whole(struct gemm *g)
@@ -191,25 +257,45 @@ static void expect_whole(struct gemm *g)
     EXPECT(c_right(g));
 }
 
-static uint32_t alignment_of(const void *p)
+/* The alignment the heuristic must be told of: of the matrix and, in a batch, of every item. */
+static uint32_t alignment_of(const struct gemm *g, const void *p, long long stride)
 {
+    uintptr_t bits = (uintptr_t)p | (g->d.batch > 1 ? (uintptr_t)stride * sizeof(float) : 0);
     uint32_t a = 256;
-    while ((uintptr_t)p % a)
+    while (bits % a)
         a /= 2;
     return a;
 }
 
-/* The fake cuBLASLt's i-th call is slice i of 1024 columns, on the handle's stream and
- * workspace, C and D the application's C moved to the slice. */
+/* The call's layouts of A, B, C and D were of `items` each at these strides (any, for one). */
+static bool layouts_of(const struct fake_lt_call *c, int32_t items, const long long stride[4])
+{
+    for (int i = 0; i < 4; i++)
+        if (c->batch[i] != items || (items > 1 && c->stride[i] != stride[i]))
+            return false;
+    return true;
+}
+
+/* The fake cuBLASLt's i-th call is slice i of four, on the handle's stream and workspace, C and
+ * D the application's C moved to the slice: of 1024 columns, or of a batch's 8 items (each
+ * pointer moved by 8i items, every layout of 8 items at the call's strides). */
 static bool is_slice(int i, const struct gemm *g)
 {
     const struct fake_lt_call *c = fake_cublaslt_call(i);
-    uint64_t first = (uint64_t)i * 1024;
-    return c && c->status == CUDAHAL_LT_SUCCESS && c->handle == (cudahal_lt_handle)g->handle &&
-           c->alpha == &g->alpha && c->beta == &g->beta && c->A == g->A && c->B == g->B + first &&
-           c->C == g->C + first * LDC && c->D == c->C && c->workspace == g->workspace &&
-           c->workspace_size == sizeof g->workspace && c->stream == low && c->m == M &&
-           c->n == 1024;
+    const struct dims *d = &g->d;
+    bool items = d->batch > 1;
+    uint64_t first = (uint64_t)i * (items ? 8 : 1024);
+    const long long strides[4] = {d->stride_a, d->stride_b, d->stride_c, d->stride_c};
+    bool at = items
+                  ? c && c->A == g->A + first * d->stride_a && c->B == g->B + first * d->stride_b &&
+                        c->C == g->C + first * d->stride_c && c->n == (uint64_t)d->n &&
+                        layouts_of(c, 8, strides)
+                  : c && c->A == g->A && c->B == g->B + first && c->C == g->C + first * d->ldc &&
+                        c->n == 1024 && layouts_of(c, 1, strides);
+    return at && c->status == CUDAHAL_LT_SUCCESS && c->handle == (cudahal_lt_handle)g->handle &&
+           c->alpha == &g->alpha && c->beta == &g->beta && c->D == c->C &&
+           c->workspace == g->workspace && c->workspace_size == sizeof g->workspace &&
+           c->stream == low && c->m == (uint64_t)d->m;
 }
 
 static void expect_sliced(struct gemm *g)
@@ -218,19 +304,48 @@ static void expect_sliced(struct gemm *g)
     EXPECT(fake_cublas_calls() == 0);
     EXPECT(fake_cublaslt_calls() == 4);
     for (int i = 0; i < 4; i++)
-        EXPECT(is_slice(i, g));
+        if (!is_slice(i, g)) {
+            printf("FAIL: call %d is not slice %d\n", i, i);
+            failures++;
+        }
     EXPECT(c_right(g));
     struct fake_lt_pref p = fake_cublaslt_last_pref();
     EXPECT(fake_cublaslt_heuristics() == 1 && p.max_workspace == sizeof g->workspace);
-    EXPECT(p.align[0] == alignment_of(g->A) && p.align[0] == 4);
-    EXPECT(p.align[1] == alignment_of(g->B) && p.align[2] == alignment_of(g->C) &&
-           p.align[3] == alignment_of(g->C));
+    EXPECT(p.align[0] == alignment_of(g, g->A, g->d.stride_a) && p.align[0] == 4);
+    EXPECT(p.align[1] == alignment_of(g, g->B, g->d.stride_b) &&
+           p.align[2] == alignment_of(g, g->C, g->d.stride_c) &&
+           p.align[3] == alignment_of(g, g->C, g->d.stride_c));
 }
 
-static void case_n(const char *expect)
+/* C from two calls straight to the fake cuBLAS, over the batch's items [0, end) and
+ * [start, batch): whether it is the whole call's. */
+static bool items_give_ref(struct gemm *g, int end, int start)
+{
+    struct dims whole = g->d;
+    const int ranges[2][2] = {{0, end}, {start, whole.batch}};
+    reset_c(g);
+    for (int r = 0; r < 2; r++) {
+        g->d.batch = ranges[r][1] - ranges[r][0];
+        float *A = g->A, *B = g->B, *C = g->C;
+        g->A += ranges[r][0] * whole.stride_a;
+        g->B += ranges[r][0] * whole.stride_b;
+        g->C += ranges[r][0] * whole.stride_c;
+        MUST(call_with(true, g));
+        g->A = A, g->B = B, g->C = C;
+    }
+    g->d = whole;
+    return c_right(g);
+}
+
+static void case_n(const struct dims *d, const char *expect)
 {
     struct gemm g;
-    make(&g);
+    make(&g, d);
+    if (d->batch > 1) { /* a slice boundary one item off changes C: item 7 twice, or never */
+        EXPECT(items_give_ref(&g, 8, 8));
+        EXPECT(!items_give_ref(&g, 8, 7));
+        EXPECT(!items_give_ref(&g, 7, 8));
+    }
     expect_whole(&g); /* learned */
     if (!strcmp(expect, "sliced")) {
         expect_sliced(&g);
@@ -350,12 +465,42 @@ static void math_unknown(struct gemm *g, bool on)
     fake_cublas_fail(on ? "cublasGetMathMode" : NULL);
 }
 
+/* A form the translation does not carry: what it is, and how to set it on or off. */
+struct form {
+    const char *what;
+    void (*set)(struct gemm *, bool);
+};
+
+/* Each form of forms, on a GEMM whose plain form slices, forwarded unchanged twice (and
+ * computing what the fake cuBLAS computes for it); then the plain form slices again. */
+static void refuse_each(const struct dims *d, const struct form *forms, size_t count)
+{
+    struct gemm g;
+    make(&g, d);
+    expect_whole(&g);
+    expect_sliced(&g); /* the plain form slices */
+    for (size_t i = 0; i < count; i++) {
+        forms[i].set(&g, true);
+        cudahal_lt_status want = reference(&g);
+        for (int twice = 0; twice < 2; twice++) {
+            cudahal_lt_status st = call(&g);
+            bool ok = st == want && forwarded(&g, st) && c_right(&g);
+            if (!ok)
+                printf("FAIL %s: not forwarded whole as called (status %d, not %d; %d calls to "
+                       "cuBLAS, %d cublasLtMatmul)\n",
+                       forms[i].what, st, want, fake_cublas_calls(), fake_cublaslt_calls());
+            failures += !ok;
+        }
+        forms[i].set(&g, false);
+    }
+    MUST(reference(&g));
+    expect_sliced(&g);
+    drop(&g);
+}
+
 static void case_refused(void)
 {
-    static const struct {
-        const char *what;
-        void (*set)(struct gemm *, bool);
-    } forms[] = {
+    static const struct form forms[] = {
         {"device pointer mode", device_pointers},
         {"atomics allowed", atomics_allowed},
         {"TF32 math mode", tf32_math},
@@ -374,25 +519,80 @@ static void case_refused(void)
         {"the stream query fails", stream_unknown},
         {"the math mode query fails", math_unknown},
     };
-    struct gemm g;
-    make(&g);
-    expect_whole(&g);
-    expect_sliced(&g); /* the plain form slices */
-    for (size_t i = 0; i < sizeof forms / sizeof *forms; i++) {
-        forms[i].set(&g, true);
-        for (int twice = 0; twice < 2; twice++) {
-            cudahal_lt_status st = call(&g);
-            bool ok = forwarded(&g, st) && (st != CUDAHAL_LT_SUCCESS || c_right(&g));
-            if (!ok)
-                printf("FAIL %s: not forwarded whole as called (status %d; %d cublasGemmEx, %d "
-                       "cublasLtMatmul)\n",
-                       forms[i].what, st, fake_cublas_calls(), fake_cublaslt_calls());
-            failures += !ok;
-        }
-        forms[i].set(&g, false);
-    }
-    expect_sliced(&g);
-    drop(&g);
+    refuse_each(&plain, forms, sizeof forms / sizeof *forms);
+}
+
+/* ---- a batch's forms that stay whole ---- */
+
+static void a_broadcast(struct gemm *g, bool on)
+{
+    g->d.stride_a = on ? 0 : batch.stride_a;
+}
+
+static void b_broadcast(struct gemm *g, bool on)
+{
+    g->d.stride_b = on ? 0 : batch.stride_b;
+}
+
+static void c_stride_0(struct gemm *g, bool on)
+{
+    g->d.stride_c = on ? 0 : batch.stride_c;
+}
+
+/* A's items from its last backwards. */
+static void a_backwards(struct gemm *g, bool on)
+{
+    g->A += (on ? 1 : -1) * (batch.batch - 1) * batch.stride_a;
+    g->d.stride_a = on ? -batch.stride_a : batch.stride_a;
+}
+
+/* Each item one element less apart than an item's extent. */
+static void c_items_overlap(struct gemm *g, bool on)
+{
+    g->d.stride_c = on ? (long long)batch.ldc * (batch.n - 1) + batch.m - 1 : batch.stride_c;
+}
+
+static void a_items_overlap(struct gemm *g, bool on)
+{
+    g->d.stride_a = on ? (long long)batch.lda * (batch.k - 1) + batch.m - 1 : batch.stride_a;
+}
+
+/* A read from within C's extent: its items inside C's sixth (whose first column C's first
+ * item does not reach). */
+static void c_overlaps_a(struct gemm *g, bool on)
+{
+    static float *a_apart;
+    if (on)
+        a_apart = g->A;
+    g->A = on ? g->C + 5 * batch.stride_c + batch.m : a_apart;
+}
+
+static void no_items(struct gemm *g, bool on)
+{
+    g->d.batch = on ? 0 : batch.batch;
+}
+
+static void negative_count(struct gemm *g, bool on)
+{
+    g->d.batch = on ? -1 : batch.batch;
+}
+
+static void case_batch_refused(void)
+{
+    static const struct form forms[] = {
+        {"A broadcast (stride 0)", a_broadcast},
+        {"B broadcast (stride 0)", b_broadcast},
+        {"C's items at stride 0", c_stride_0},
+        {"A at a negative stride", a_backwards},
+        {"C's items overlapping", c_items_overlap},
+        {"A's items overlapping", a_items_overlap},
+        {"C overlapping A", c_overlaps_a},
+        {"no items", no_items},
+        {"a negative count", negative_count},
+        {"TF32 compute type", tf32_compute},
+        {"the heuristic refuses", heuristic_refuses},
+    };
+    refuse_each(&batch, forms, sizeof forms / sizeof *forms);
 }
 
 /* ---- a capture, a failure ---- */
@@ -403,7 +603,7 @@ static void case_capture(void)
     CUstream cap;
     CUgraph graph;
     MUST(cuStreamCreate(&cap, 0));
-    make(&g);
+    make(&g, &plain);
     expect_whole(&g); /* learned */
     MUST(cuStreamBeginCapture_v2(cap, CU_STREAM_CAPTURE_MODE_GLOBAL));
     expect_whole(&g);
@@ -415,7 +615,7 @@ static void case_capture(void)
 static void case_fail_slice(void)
 {
     struct gemm g;
-    make(&g);
+    make(&g, &plain);
     expect_whole(&g); /* learned; cuBLAS's own GEMM, which the fake cuBLASLt does not count */
     EXPECT(call(&g) == EXECUTION_FAILED);
     EXPECT(fake_cublas_calls() == 0 && fake_cublaslt_calls() == 2);
@@ -451,7 +651,7 @@ static void case_hot(void)
 {
     enum { ROUNDS = 1000000 };
     struct gemm g;
-    make(&g);
+    make(&g, &plain);
     for (int run = 0; run < 3; run++)
         printf("set stream + workspace: %.1f ns through gpuprio, %.1f ns straight to cuBLAS\n",
                pair_ns(cublasSetStream_v2, cublasSetWorkspace_v2, &g, ROUNDS),
@@ -470,10 +670,19 @@ int main(int argc, char **argv)
     const char *what = argc > 1 ? argv[1] : "";
     setvbuf(stdout, NULL, _IOLBF, 0);
     start();
+    struct dims one = plain; /* cublasGemmStridedBatchedEx of one item */
+    one.batched = true;
+    one.batch = 1;
     if (!strcmp(what, "n") && argc > 2)
-        case_n(argv[2]);
+        case_n(&plain, argv[2]);
+    else if (!strcmp(what, "batch") && argc > 2)
+        case_n(&batch, argv[2]);
+    else if (!strcmp(what, "batch_one"))
+        case_n(&one, "sliced");
     else if (!strcmp(what, "refused"))
         case_refused();
+    else if (!strcmp(what, "batch_refused"))
+        case_batch_refused();
     else if (!strcmp(what, "capture"))
         case_capture();
     else if (!strcmp(what, "fail_slice"))
@@ -481,7 +690,8 @@ int main(int argc, char **argv)
     else if (!strcmp(what, "hot"))
         case_hot();
     else {
-        fprintf(stderr, "usage: gemmex_slices n sliced|whole|refused|capture|fail_slice|hot\n");
+        fprintf(stderr, "usage: gemmex_slices n|batch sliced|whole|batch_one|refused|"
+                        "batch_refused|capture|fail_slice|hot\n");
         return 2;
     }
     if (!failures)

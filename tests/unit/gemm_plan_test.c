@@ -4,10 +4,12 @@
  * The shapes the H200 measured (GPT-2 medium's LM head, docs/design.md "Long kernels: GEMM
  * slices") with their expected plans, each reason for staying whole, and random problems against
  * the rules, checked by brute force: slices cover the dimension exactly, every boundary is a
- * multiple of 1024 and of the tile's side, every slice has two waves of tiles, no more slices
- * than the learned time over the target, n cut before m, and whole (SMALL) only where no width
- * of either cut keeps two such slices.
+ * multiple of 1024 and of the tile's side (or, in a batch, between items), every slice has two
+ * waves of tiles (of all its items), no more slices than the learned time over the target, n cut
+ * before m, a batch's items before either unless that gives fewer slices, and whole (SMALL) only
+ * where no width of any cut keeps two such slices.
  */
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "check.h"
@@ -20,35 +22,56 @@ static uint64_t div_up(uint64_t a, uint64_t b)
     return (a + b - 1) / b;
 }
 
-/* The narrowest width along a cut with two waves of tiles, found by walking the unit's
- * multiples (the unit: the smallest multiple of both 1024 and the tile's side). */
-static uint64_t narrowest(uint64_t across, uint32_t tile_cut, uint32_t tile_across, uint32_t sms)
+/* The narrowest width along a cut with two waves of tiles in all `items`, found by walking the
+ * unit's multiples (the unit: the smallest multiple of both 1024 and the tile's side). */
+static uint64_t narrowest(uint64_t across, uint32_t tile_cut, uint32_t tile_across, uint64_t items,
+                          uint32_t sms)
 {
     uint64_t unit = GEMM_PLAN_GRANULE;
     while (unit % tile_cut)
         unit += GEMM_PLAN_GRANULE;
     uint64_t w = unit;
-    while (div_up(across, tile_across) * div_up(w, tile_cut) < 2ull * sms)
+    while (div_up(across, tile_across) * items * div_up(w, tile_cut) < 2ull * sms)
         w += unit;
     return w;
+}
+
+static uint64_t min_u(uint64_t a, uint64_t b)
+{
+    return a < b ? a : b;
 }
 
 static void check_rules(const struct gemm_problem *p, const struct gemm_plan *plan)
 {
     uint32_t tm = p->tile_m ? p->tile_m : 256, tn = p->tile_n ? p->tile_n : 256;
-    uint64_t min_n = narrowest(p->m, tn, tm, p->sms), min_m = narrowest(p->n, tm, tn, p->sms);
+    uint64_t items = p->batch > 1 ? p->batch : 1;
+    uint64_t tiles = div_up(p->m, tm) * div_up(p->n, tn);
+    uint64_t min_n = narrowest(p->m, tn, tm, items, p->sms),
+             min_m = narrowest(p->n, tm, tn, items, p->sms);
+    uint64_t min_items = 1; /* the fewest items of two waves */
+    while (min_items * tiles < 2ull * p->sms)
+        min_items++;
+    uint64_t want = min_u(div_up(p->learned_ns, p->target_ns), GEMM_PLAN_MAX_SLICES);
+    /* The most slices each cut can give, within what is wanted. */
+    uint64_t by_items = items > 1 && items / min_items >= 2 ? min_u(items / min_items, want) : 0;
+    uint64_t by_n = p->n / min_n >= 2 ? min_u(p->n / min_n, want) : 0;
+    uint64_t by_m = p->m / min_m >= 2 ? min_u(p->m / min_m, want) : 0;
     if (!plan->count) {
         CHECK_INT(plan->why, GEMM_WHOLE_SMALL);
-        CHECK(p->n / min_n < 2 && p->m / min_m < 2);
+        CHECK(!by_items && !by_n && !by_m);
         return;
     }
     CHECK_INT(plan->why, GEMM_WHOLE_NONE);
     CHECK(plan->count >= 2);
-    CHECK(plan->count <= div_up(p->learned_ns, p->target_ns));
-    CHECK(plan->count <= GEMM_PLAN_MAX_SLICES);
+    CHECK(plan->count <= want);
     if (plan->cut == GEMM_CUT_M)
-        CHECK(p->n / min_n < 2);
-    uint64_t extent = plan->cut == GEMM_CUT_N ? p->n : p->m;
+        CHECK(!by_n);
+    if (plan->cut == GEMM_CUT_BATCH)
+        CHECK_INT(plan->count, by_items); /* batch first: as many slices as it can give */
+    else
+        CHECK(by_items < plan->count); /* n or m only where they give more */
+    bool batch_cut = plan->cut == GEMM_CUT_BATCH;
+    uint64_t extent = batch_cut ? items : plan->cut == GEMM_CUT_N ? p->n : p->m;
     uint64_t across = plan->cut == GEMM_CUT_N ? p->m : p->n;
     uint32_t tcut = plan->cut == GEMM_CUT_N ? tn : tm, tacross = plan->cut == GEMM_CUT_N ? tm : tn;
     uint64_t next = 0;
@@ -57,10 +80,14 @@ static void check_rules(const struct gemm_problem *p, const struct gemm_plan *pl
         gemm_plan_slice(plan, extent, i, &first, &size);
         if (!CHECK_INT(first, next))
             break;
-        CHECK_INT(first % GEMM_PLAN_GRANULE, 0);
-        CHECK_INT(first % tcut, 0);
         CHECK(size >= plan->width);
-        CHECK(div_up(across, tacross) * div_up(size, tcut) >= 2ull * p->sms);
+        if (batch_cut) {
+            CHECK(size * tiles >= 2ull * p->sms);
+        } else {
+            CHECK_INT(first % GEMM_PLAN_GRANULE, 0);
+            CHECK_INT(first % tcut, 0);
+            CHECK(div_up(across, tacross) * items * div_up(size, tcut) >= 2ull * p->sms);
+        }
         next = first + size;
     }
     CHECK_INT(next, extent);
@@ -71,14 +98,14 @@ static void measured_shapes(void)
     struct gemm_plan plan;
     /* The LM head's logits: 50,257 x 4096 (8 x 512 tokens), 128x256 tiles, 132 SMs, 4.4 ms: five
      * wanted at 1 ms, four 1024-column slices fit. */
-    struct gemm_problem head = {50257, 4096, 128, 256, 132, 4400000, 1 * MS};
+    struct gemm_problem head = {50257, 4096, 128, 256, 132, 4400000, 1 * MS, 0};
     CHECK_INT(gemm_plan_make(&head, &plan), 4);
     CHECK_INT(plan.cut, GEMM_CUT_N);
     CHECK_INT(plan.width, 1024);
     check_rules(&head, &plan);
     /* Its gradient over the 1024-row weight: 1024 x 50,257; a slice needs 33 columns of tiles
      * (8448 columns, so 9216), three wanted, two of 17,408 and the rest. */
-    struct gemm_problem grad = {1024, 50257, 128, 256, 132, 3 * MS, 1 * MS};
+    struct gemm_problem grad = {1024, 50257, 128, 256, 132, 3 * MS, 1 * MS, 0};
     CHECK_INT(gemm_plan_make(&grad, &plan), 2);
     CHECK_INT(plan.cut, GEMM_CUT_N);
     CHECK_INT(plan.width, 17408);
@@ -87,20 +114,64 @@ static void measured_shapes(void)
     CHECK_INT(first, 17408);
     CHECK_INT(size, 50257 - 17408);
     /* 1024 x 4096 cannot keep two waves in two slices on 132 SMs. */
-    struct gemm_problem small = {1024, 4096, 128, 256, 132, 4 * MS, 1 * MS};
+    struct gemm_problem small = {1024, 4096, 128, 256, 132, 4 * MS, 1 * MS, 0};
     CHECK_INT(gemm_plan_make(&small, &plan), 0);
     CHECK_INT(plan.why, GEMM_WHOLE_SMALL);
     /* Too few columns, enough rows: along m (n = 1024 leaves one slice at most). */
-    struct gemm_problem tall = {65536, 1024, 128, 256, 132, 8 * MS, 1 * MS};
+    struct gemm_problem tall = {65536, 1024, 128, 256, 132, 8 * MS, 1 * MS, 0};
     CHECK(gemm_plan_make(&tall, &plan) >= 2);
     CHECK_INT(plan.cut, GEMM_CUT_M);
     check_rules(&tall, &plan);
 }
 
+/* PyTorch's bmm at the shapes of tests/gpu/gemmex_identical.py, on an H200's 132 SMs. */
+static void batches(void)
+{
+    struct gemm_plan plan;
+    /* (64, 512, 4096) x (64, 4096, 512): 64 items of 512 x 512, 8 tiles of 128x256 each, 512
+     * in all: under four waves, no two slices of two. */
+    struct gemm_problem bmm = {512, 512, 128, 256, 132, 4 * MS, 1 * MS, 64};
+    CHECK_INT(gemm_plan_make(&bmm, &plan), 0);
+    CHECK_INT(plan.why, GEMM_WHOLE_SMALL);
+    check_rules(&bmm, &plan);
+    /* The same on 128x128 tiles: 16 each, 17 items make two waves; three slices of 17, 17, 30. */
+    bmm.tile_n = 128;
+    CHECK_INT(gemm_plan_make(&bmm, &plan), 3);
+    CHECK_INT(plan.cut, GEMM_CUT_BATCH);
+    CHECK_INT(plan.width, 17);
+    uint64_t first, size;
+    gemm_plan_slice(&plan, 64, 2, &first, &size);
+    CHECK_INT(first, 34);
+    CHECK_INT(size, 30);
+    check_rules(&bmm, &plan);
+    /* 32 items of 2048 x 2048 (128 tiles each), 3 ms at 1 ms: slices of 10, 10 and 12 items. */
+    struct gemm_problem wide = {2048, 2048, 128, 256, 132, 3 * MS, 1 * MS, 32};
+    CHECK_INT(gemm_plan_make(&wide, &plan), 3);
+    CHECK_INT(plan.cut, GEMM_CUT_BATCH);
+    CHECK_INT(plan.width, 10);
+    check_rules(&wide, &plan);
+    /* Two items of 8192 x 8192, 8 ms: two slices of one item, or eight along n of both. */
+    struct gemm_problem two = {8192, 8192, 128, 256, 132, 8 * MS, 1 * MS, 2};
+    CHECK_INT(gemm_plan_make(&two, &plan), 8);
+    CHECK_INT(plan.cut, GEMM_CUT_N);
+    CHECK_INT(plan.width, 1024);
+    check_rules(&two, &plan);
+    /* At 4 ms: four along n, or two of one item: n still gives more. At 2 ms, the items. */
+    two.learned_ns = 2 * MS;
+    CHECK_INT(gemm_plan_make(&two, &plan), 2);
+    CHECK_INT(plan.cut, GEMM_CUT_BATCH);
+    CHECK_INT(plan.width, 1);
+    check_rules(&two, &plan);
+    /* A batch of one is one GEMM: along n, as without a batch. */
+    struct gemm_problem one = {50257, 4096, 128, 256, 132, 4400000, 1 * MS, 1};
+    CHECK_INT(gemm_plan_make(&one, &plan), 4);
+    CHECK_INT(plan.cut, GEMM_CUT_N);
+}
+
 static void reasons(void)
 {
     struct gemm_plan plan;
-    struct gemm_problem p = {50257, 4096, 128, 256, 132, 4 * MS, 0};
+    struct gemm_problem p = {50257, 4096, 128, 256, 132, 4 * MS, 0, 0};
     CHECK_INT(gemm_plan_make(&p, &plan), 0);
     CHECK_INT(plan.why, GEMM_WHOLE_OFF);
     p.target_ns = MS;
@@ -123,7 +194,7 @@ static void reasons(void)
 static void odd_tile(void)
 {
     struct gemm_plan plan;
-    struct gemm_problem p = {24576, 512, 768, 64, 16, 10 * MS, 1 * MS};
+    struct gemm_problem p = {24576, 512, 768, 64, 16, 10 * MS, 1 * MS, 0};
     CHECK(gemm_plan_make(&p, &plan) >= 2);
     CHECK_INT(plan.cut, GEMM_CUT_M);
     CHECK_INT(plan.width % 3072, 0);
@@ -143,6 +214,7 @@ static void random_problems(void)
             .sms = 1 + check_rand_below(&seed, 200),
             .learned_ns = 1 + check_rand_below(&seed, 100000000),
             .target_ns = 1 + check_rand_below(&seed, 5000000),
+            .batch = i % 2 ? 0 : check_rand_below(&seed, 300),
         };
         struct gemm_plan plan;
         gemm_plan_make(&p, &plan);
@@ -156,6 +228,7 @@ static void random_problems(void)
 int main(void)
 {
     measured_shapes();
+    batches();
     reasons();
     odd_tile();
     random_problems();

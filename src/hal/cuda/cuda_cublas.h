@@ -11,6 +11,8 @@
 #ifndef GPUPRIO_CUDA_CUBLAS_H
 #define GPUPRIO_CUDA_CUBLAS_H
 
+#include <stdbool.h>
+
 #include "cuda_cublaslt.h"
 
 typedef struct cudahal_blas_context *cudahal_blas_handle;
@@ -27,8 +29,9 @@ typedef struct cudahal_blas_context *cudahal_blas_handle;
 #define BLAS_MATH uint32_t
 #endif
 
-/* The arguments of one cublasGemmEx call, as the application passed them (the
- * shim's, and the fake cuBLAS's record of it). */
+/* The arguments of one cublasGemmEx or cublasGemmStridedBatchedEx call, as the application
+ * passed them (the shim's, and the fake cuBLAS's record of it); a cublasGemmEx call has batched
+ * false and the fields after it 0. */
 struct cudahal_gemmex_call {
     cudahal_blas_handle handle;
     int32_t transa, transb;
@@ -44,6 +47,9 @@ struct cudahal_gemmex_call {
     uint32_t Ctype;
     int ldc;
     int32_t compute, algo;
+    bool batched; /* cublasGemmStridedBatchedEx's, with its strides (elements) and count */
+    long long stride_a, stride_b, stride_c;
+    int batch_count;
 };
 
 #define BLAS_API(name, exported, params, args)                                                     \

@@ -5,9 +5,11 @@
  * The call's descriptors are read through the application's own cuBLASLt (the library its
  * cublasLtMatmul came from, never another copy), into a shape: dimensions, element types and
  * leading dimensions, transposes, epilogue, bias, the algorithm's tile. A slice is the same call
- * over a block of D's columns (n) or rows (m): the same descriptor and algorithm, the same
- * leading dimensions, pointers moved to the block, and layouts of the block's size, created for
- * the call and destroyed after it (at most two sizes: the slices' and the last one's). Along m
+ * over a block of D's columns (n) or rows (m), or of a strided batch's items: the same
+ * descriptor and algorithm, the same leading dimensions and batch strides, pointers moved to
+ * the block, and layouts of the block's size (or item count), created for the call and destroyed
+ * after it (at most two sizes: the slices' and the last one's). Batches are read only in calls
+ * that gpuprio translated itself (cuda_gemmex.c), whose layouts it built. Along m
  * the bias moves with the rows, on a copy of the descriptor (a descriptor is semi-opaque plain
  * data, cublasLtMatmulDescOpaque_t, that an application may place in memory of its own).
  * Attributes that a library version does not know read as their defaults; every other failure
@@ -179,10 +181,13 @@ struct mat {
     size_t esize;
     uint64_t rows, cols;
     int64_t ld;
+    int32_t batch;  /* items, 1 or more */
+    int64_t stride; /* elements from one item to the next (batch > 1) */
 };
 
 struct shape {
     uint64_t m, n, k;
+    uint64_t batch; /* items, the same in A, B, C and D */
     struct mat a, b, c, d;
     int32_t compute, scale, pointer_mode, transa, transb;
     uint32_t epilogue;
@@ -232,8 +237,20 @@ static int desc_attr(cudahal_lt_desc_opaque *d, uint32_t attr, void *buf, size_t
                : -ENOTSUP;
 }
 
-/* A column-major matrix of whole-byte elements, alone in its batch: 0, else -ENOTSUP. */
-static int read_mat(cudahal_lt_layout_opaque *l, struct mat *out)
+/* Elements from a matrix's first to past its last item, in *out: false when it overflows. */
+static bool elements_of(const struct mat *x, uint64_t *out)
+{
+    uint64_t item, items;
+    return !__builtin_mul_overflow(x->cols - 1, (uint64_t)x->ld, &item) &&
+           !__builtin_add_overflow(item, x->rows, &item) &&
+           !__builtin_mul_overflow((uint64_t)(x->batch - 1), (uint64_t)x->stride, &items) &&
+           !__builtin_add_overflow(items, item, out);
+}
+
+/* A column-major matrix of whole-byte elements, alone in its batch or, where batches_ok, of a
+ * strided batch whose items lie one after the other (a stride of 0, a broadcast, or one less
+ * than an item, where items overlap, is left whole with the rest): 0, else -ENOTSUP. */
+static int read_mat(cudahal_lt_layout_opaque *l, bool batches_ok, struct mat *out)
 {
     int32_t order = -1, batch = 0;
     int64_t plane = 0;
@@ -245,13 +262,25 @@ static int read_mat(cudahal_lt_layout_opaque *l, struct mat *out)
         layout_attr(l, CUDAHAL_LT_LAYOUT_LD, &out->ld, sizeof out->ld) ||
         layout_attr(l, CUDAHAL_LT_LAYOUT_BATCH_COUNT, &batch, sizeof batch))
         return -ENOTSUP;
+    out->batch = batch;
+    out->stride = 0;
+    if (batch > 1 && (!batches_ok || layout_attr(l, CUDAHAL_LT_LAYOUT_BATCH_STRIDE, &out->stride,
+                                                 sizeof out->stride)))
+        return -ENOTSUP;
     /* Newer attributes: unknown to older libraries, where they are at their defaults. */
     layout_attr(l, CUDAHAL_LT_LAYOUT_PLANE_OFFSET, &plane, sizeof plane);
     layout_attr(l, CUDAHAL_LT_LAYOUT_BATCH_MODE, &mode, sizeof mode);
     out->esize = element_size(out->type);
-    bool ok = out->esize && order == CUDAHAL_LT_ORDER_COL && batch == 1 && plane == 0 &&
+    bool ok = out->esize && order == CUDAHAL_LT_ORDER_COL && batch >= 1 && plane == 0 &&
               mode == CUDAHAL_LT_BATCH_STRIDED && out->rows > 0 && out->cols > 0 &&
               out->ld >= (int64_t)out->rows;
+    uint64_t item = 0;
+    if (ok && batch > 1) /* the items one after the other */
+        ok = out->stride > 0 &&
+             elements_of(
+                 &(struct mat){.rows = out->rows, .cols = out->cols, .ld = out->ld, .batch = 1},
+                 &item) &&
+             (uint64_t)out->stride >= item;
     return ok ? 0 : -ENOTSUP;
 }
 
@@ -339,22 +368,29 @@ static int read_desc(cudahal_lt_desc_opaque *d, struct shape *s)
 
 /* ---- where matrices lie ---- */
 
+/* The bytes from a matrix's first element to past its last item's last; valid false when that
+ * does not fit an address. */
 struct span {
     uintptr_t lo, hi;
+    bool valid;
 };
 
 static struct span span_of(const void *p, const struct mat *x)
 {
     uintptr_t lo = (uintptr_t)p;
-    return (struct span){lo, lo + ((x->cols - 1) * (uint64_t)x->ld + x->rows) * x->esize};
+    uint64_t elements = 0, bytes = 0;
+    bool valid = elements_of(x, &elements) && !__builtin_mul_overflow(elements, x->esize, &bytes) &&
+                 bytes <= UINTPTR_MAX - lo;
+    return (struct span){lo, valid ? lo + (uintptr_t)bytes : lo, valid};
 }
 
 static bool apart(struct span a, struct span b)
 {
-    return a.hi <= b.lo || b.hi <= a.lo;
+    return a.valid && b.valid && (a.hi <= b.lo || b.hi <= a.lo);
 }
 
-/* C is D (same place, type and leading dimension) or apart from it; D apart from A and B. */
+/* C is D (same place, type, leading dimension and batch stride) or apart from it; D apart from
+ * A and B. */
 static bool placed_apart(const struct cudahal_gemm_call *c, const struct shape *s)
 {
     struct span d = span_of(c->D, &s->d);
@@ -363,7 +399,7 @@ static bool placed_apart(const struct cudahal_gemm_call *c, const struct shape *
     if (!c->C)
         return true;
     if (c->C == c->D)
-        return s->c.type == s->d.type && s->c.ld == s->d.ld;
+        return s->c.type == s->d.type && s->c.ld == s->d.ld && s->c.stride == s->d.stride;
     return apart(d, span_of(c->C, &s->c));
 }
 
@@ -414,20 +450,25 @@ static uint32_t sms_of(int device, int32_t target)
 
 /* ---- reading the whole call ---- */
 
-/* The shape of call c: 0, or -ENOTSUP when it is not one that slices exactly. */
-static int read_shape(const struct cudahal_gemm_call *c, struct shape *s)
+/* The shape of call c: 0, or -ENOTSUP when it is not one that slices exactly (a batch of more
+ * than one item only where batches_ok, every matrix with as many, and no bias). */
+static int read_shape(const struct cudahal_gemm_call *c, bool batches_ok, struct shape *s)
 {
     memset(s, 0, sizeof *s);
-    if (!c->algo || read_desc(c->desc, s) || read_mat(c->Adesc, &s->a) ||
-        read_mat(c->Bdesc, &s->b) || read_mat(c->Cdesc, &s->c) || read_mat(c->Ddesc, &s->d))
+    if (!c->algo || read_desc(c->desc, s) || read_mat(c->Adesc, batches_ok, &s->a) ||
+        read_mat(c->Bdesc, batches_ok, &s->b) || read_mat(c->Cdesc, batches_ok, &s->c) ||
+        read_mat(c->Ddesc, batches_ok, &s->d))
         return -ENOTSUP;
     s->m = s->d.rows;
     s->n = s->d.cols;
+    s->batch = (uint64_t)s->d.batch;
     bool ta = s->transa == CUDAHAL_LT_OP_T, tb = s->transb == CUDAHAL_LT_OP_T;
     s->k = ta ? s->a.rows : s->a.cols;
     bool dims = (ta ? s->a.cols : s->a.rows) == s->m && (tb ? s->b.rows : s->b.cols) == s->n &&
                 (tb ? s->b.cols : s->b.rows) == s->k && s->c.rows == s->m && s->c.cols == s->n;
-    if (!dims || !c->A || !c->B || !c->D || !placed_apart(c, s))
+    bool batches = s->a.batch == s->d.batch && s->b.batch == s->d.batch &&
+                   s->c.batch == s->d.batch && (s->batch == 1 || !s->bias);
+    if (!dims || !batches || !c->A || !c->B || !c->D || !placed_apart(c, s))
         return -ENOTSUP;
     s->bias_esize = s->bias ? bias_size(c->desc, s) : 0;
     read_tile(c->algo, s);
@@ -467,32 +508,51 @@ static void destroy_layouts(struct slice_layouts *l)
     memset(l, 0, sizeof *l);
 }
 
-static int make_layout(const struct mat *x, uint64_t rows, uint64_t cols,
+/* A layout of x's type, leading dimension and batch stride, of rows x cols in each of `items`. */
+static int make_layout(const struct mat *x, uint64_t rows, uint64_t cols, uint64_t items,
                        cudahal_lt_layout_opaque **out)
 {
-    return lt.cublasLtMatrixLayoutCreate(out, x->type, rows, cols, x->ld) == CUDAHAL_LT_SUCCESS
-               ? 0
-               : -EIO;
+    int32_t count = (int32_t)items;
+    if (lt.cublasLtMatrixLayoutCreate(out, x->type, rows, cols, x->ld) != CUDAHAL_LT_SUCCESS)
+        return -EIO;
+    if (items > 1 &&
+        (lt.cublasLtMatrixLayoutSetAttribute(*out, CUDAHAL_LT_LAYOUT_BATCH_COUNT, &count,
+                                             sizeof count) != CUDAHAL_LT_SUCCESS ||
+         lt.cublasLtMatrixLayoutSetAttribute(*out, CUDAHAL_LT_LAYOUT_BATCH_STRIDE, &x->stride,
+                                             sizeof x->stride) != CUDAHAL_LT_SUCCESS)) {
+        lt.cublasLtMatrixLayoutDestroy(*out);
+        *out = NULL;
+        return -EIO;
+    }
+    return 0;
+}
+
+/* The extent of p's cut: D's columns or rows, or the batch's items. */
+static uint64_t extent_of(const struct shape *s, const struct gemm_plan *p)
+{
+    return p->cut == GEMM_CUT_BATCH ? s->batch : p->cut == GEMM_CUT_N ? s->n : s->m;
 }
 
 /* Layouts for slices of `size` along p's cut: along n, B (k x size as op(B)), C and D; along m,
- * A (size x k as op(A)), C and D. */
+ * A (size x k as op(A)), C and D, every item of a batch; along a batch, all four, of `size`
+ * items. */
 static int make_layouts(const struct shape *s, const struct gemm_plan *p, uint64_t size,
                         struct slice_layouts *l)
 {
-    bool n_cut = p->cut == GEMM_CUT_N;
-    uint64_t m = n_cut ? s->m : size, n = n_cut ? size : s->n;
+    bool n_cut = p->cut == GEMM_CUT_N, m_cut = p->cut == GEMM_CUT_M;
+    uint64_t m = m_cut ? size : s->m, n = n_cut ? size : s->n;
+    uint64_t items = p->cut == GEMM_CUT_BATCH ? size : s->batch;
     bool ta = s->transa == CUDAHAL_LT_OP_T, tb = s->transb == CUDAHAL_LT_OP_T;
     int r = 0;
     memset(l, 0, sizeof *l);
-    if (n_cut)
-        r = make_layout(&s->b, tb ? n : s->k, tb ? s->k : n, &l->b);
-    else
-        r = make_layout(&s->a, ta ? s->k : m, ta ? m : s->k, &l->a);
+    if (!m_cut)
+        r = make_layout(&s->b, tb ? n : s->k, tb ? s->k : n, items, &l->b);
+    if (!r && !n_cut)
+        r = make_layout(&s->a, ta ? s->k : m, ta ? m : s->k, items, &l->a);
     if (!r)
-        r = make_layout(&s->c, m, n, &l->c);
+        r = make_layout(&s->c, m, n, items, &l->c);
     if (!r)
-        r = make_layout(&s->d, m, n, &l->d);
+        r = make_layout(&s->d, m, n, items, &l->d);
     if (r)
         destroy_layouts(l);
     return r;
@@ -514,7 +574,12 @@ static void slice_args(const struct cudahal_gemm_call *c, const struct shape *s,
                        const struct gemm_plan *p, uint64_t first, struct slice_args *out)
 {
     *out = (struct slice_args){c->A, c->B, c->C, c->D, s->bias};
-    if (p->cut == GEMM_CUT_N) { /* columns of op(B), C and D */
+    if (p->cut == GEMM_CUT_BATCH) { /* whole items of all four (no bias: read_shape) */
+        out->A = moved(c->A, first * (uint64_t)s->a.stride, s->a.esize);
+        out->B = moved(c->B, first * (uint64_t)s->b.stride, s->b.esize);
+        out->C = moved(c->C, first * (uint64_t)s->c.stride, s->c.esize);
+        out->D = (void *)moved(c->D, first * (uint64_t)s->d.stride, s->d.esize);
+    } else if (p->cut == GEMM_CUT_N) { /* columns of op(B), C and D */
         bool tb = s->transb == CUDAHAL_LT_OP_T;
         out->B = moved(c->B, tb ? first : first * (uint64_t)s->b.ld, s->b.esize);
         out->C = moved(c->C, first * (uint64_t)s->c.ld, s->c.esize);
@@ -578,8 +643,8 @@ static int prepare(const struct cudahal_gemm_call *c, const struct shape *s,
         memcpy(&pp->desc_copy, c->desc, sizeof pp->desc_copy);
         pp->desc = &pp->desc_copy;
     }
-    uint64_t extent = p->cut == GEMM_CUT_N ? s->n : s->m, first, last;
-    gemm_plan_slice(p, extent, p->count - 1, &first, &last);
+    uint64_t first, last;
+    gemm_plan_slice(p, extent_of(s, p), p->count - 1, &first, &last);
     int r = make_layouts(s, p, p->width, &pp->l[0]);
     if (!r && last != p->width)
         r = make_layouts(s, p, last, &pp->l[1]);
@@ -603,7 +668,7 @@ static cudahal_lt_status issue(cudahal_pfn_cublasLtMatmul real, const struct cud
                                const struct shape *s, const struct gemm_plan *p,
                                struct prepared *pp, enum cudahal_gemm_entry entry, int device)
 {
-    uint64_t extent = p->cut == GEMM_CUT_N ? s->n : s->m;
+    uint64_t extent = extent_of(s, p);
     cudahal_lt_status st = CUDAHAL_LT_SUCCESS;
     for (uint32_t i = 0; i < p->count && st == CUDAHAL_LT_SUCCESS; i++) {
         uint64_t first, size;
@@ -652,15 +717,19 @@ static void say(enum cudahal_gemm_entry entry, const struct shape *s, const stru
 {
     if (!gp_log_on(GP_LOG_DEBUG))
         return;
+    static const char *const cuts[] = {
+        [GEMM_CUT_N] = "n", [GEMM_CUT_M] = "m", [GEMM_CUT_BATCH] = "the batch"};
     if (p->count)
-        gp_log(GP_LOG_DEBUG, "%s %llux%llux%llu (%llu us): %u slices along %c, %llu wide",
+        gp_log(GP_LOG_DEBUG, "%s %llux%llux%llu x %llu (%llu us): %u slices along %s, %llu wide",
                entry_names[entry], (unsigned long long)s->m, (unsigned long long)s->n,
-               (unsigned long long)s->k, (unsigned long long)(learned_ns / 1000), p->count,
-               p->cut == GEMM_CUT_N ? 'n' : 'm', (unsigned long long)p->width);
+               (unsigned long long)s->k, (unsigned long long)s->batch,
+               (unsigned long long)(learned_ns / 1000), p->count, cuts[p->cut],
+               (unsigned long long)p->width);
     else
-        gp_log(GP_LOG_DEBUG, "%s %llux%llux%llu (%llu us): whole, %s", entry_names[entry],
+        gp_log(GP_LOG_DEBUG, "%s %llux%llux%llu x %llu (%llu us): whole, %s", entry_names[entry],
                (unsigned long long)s->m, (unsigned long long)s->n, (unsigned long long)s->k,
-               (unsigned long long)(learned_ns / 1000), gemm_plan_reason(p->why));
+               (unsigned long long)s->batch, (unsigned long long)(learned_ns / 1000),
+               gemm_plan_reason(p->why));
 }
 
 void cudahal_gemm_count_whole(enum cudahal_gemm_entry entry, int device, enum gemm_whole_reason why,
@@ -688,9 +757,14 @@ static bool plan_and_issue(cudahal_pfn_cublasLtMatmul real, const struct cudahal
                            const struct cudahal_gemm_when *w, struct gemm_plan *plan,
                            cudahal_lt_status *st)
 {
-    struct gemm_problem problem = {
-        s->m,       s->n,        s->tile_m, s->tile_n, sms_of(w->device, s->sm_target),
-        learned_ns, w->target_ns};
+    struct gemm_problem problem = {.m = s->m,
+                                   .n = s->n,
+                                   .tile_m = s->tile_m,
+                                   .tile_n = s->tile_n,
+                                   .sms = sms_of(w->device, s->sm_target),
+                                   .learned_ns = learned_ns,
+                                   .target_ns = w->target_ns,
+                                   .batch = s->batch};
     if (gemm_plan_make(&problem, plan) && !w->gated)
         *plan = (struct gemm_plan){.why = GEMM_WHOLE_NOT_GATED};
     struct prepared pp;
@@ -719,7 +793,7 @@ cudahal_lt_status cudahal_gemm_matmul(cudahal_pfn_cublasLtMatmul real,
         return whole(real, c);
     }
     struct shape s;
-    if (read_shape(c, &s)) {
+    if (read_shape(c, false, &s)) {
         cudahal_gemm_count_whole(w->entry, w->device, GEMM_WHOLE_UNSUPPORTED, 0, w->target_ns);
         return whole(real, c);
     }
@@ -742,7 +816,7 @@ bool cudahal_gemm_slice_translated(cudahal_pfn_cublasLtMatmul real,
 {
     struct shape s;
     struct gemm_plan plan = {.why = GEMM_WHOLE_UNSUPPORTED};
-    if (!cudahal_gemm_sliceable_lib(real) || read_shape(c, &s) ||
+    if (!cudahal_gemm_sliceable_lib(real) || read_shape(c, true, &s) ||
         !plan_and_issue(real, c, &s, learned_ns, w, &plan, st)) {
         *why = plan.why;
         return false;

@@ -34,9 +34,11 @@ struct cudahal_gemm_call {
     struct CUstream_st *stream;
 };
 
-/* The entry points whose calls are sliced (cublasLtMatmul's own, cublasGemmEx's translated by
- * cuda_gemmex.c), each counted on its own: X(NAME, function). */
-#define CUDAHAL_GEMM_ENTRIES(X) X(LT, "cublasLtMatmul") X(GEMMEX, "cublasGemmEx")
+/* The entry points whose calls are sliced (cublasLtMatmul's own, cublasGemmEx's and
+ * cublasGemmStridedBatchedEx's translated by cuda_gemmex.c), each counted on its own:
+ * X(NAME, function). */
+#define CUDAHAL_GEMM_ENTRIES(X)                                                                    \
+    X(LT, "cublasLtMatmul") X(GEMMEX, "cublasGemmEx") X(BATCHED, "cublasGemmStridedBatchedEx")
 enum cudahal_gemm_entry {
 #define CUDAHAL_GEMM_ENTRY_ENUM(name, function) CUDAHAL_GEMM_FROM_##name,
     CUDAHAL_GEMM_ENTRIES(CUDAHAL_GEMM_ENTRY_ENUM)
@@ -88,8 +90,9 @@ const struct cudahal_lt_api *cudahal_gemm_lt(void);
 
 /*
  * For a call of another entry point (w->entry) translated into cuBLASLt's terms (c, through
- * real, with an algorithm pinned), whose whole GPU time learned_ns that entry point learned by
- * its own key: issues it in slices when the plan and exactness allow, and returns true with *st
+ * real, with an algorithm pinned; its layouts may be of a strided batch, cut between items
+ * first), whose whole GPU time learned_ns that entry point learned by its own key: issues it in
+ * slices when the plan and exactness allow, and returns true with *st
  * as cudahal_gemm_matmul would; else issues nothing and returns false with *why (the caller
  * forwards the original call and counts it, cudahal_gemm_count_whole).
  */

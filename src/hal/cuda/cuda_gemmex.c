@@ -1,13 +1,15 @@
 /*
- * cuda_gemmex.c - cublasGemmEx, whole or translated into cuBLASLt and sliced (cuda_gemmex.h says
- * when, and how far the slices are exact).
+ * cuda_gemmex.c - cublasGemmEx and cublasGemmStridedBatchedEx, whole or translated into cuBLASLt
+ * and sliced (cuda_gemmex.h says when, and how far the slices are exact).
  *
  * The order keeps the common case cheap: slicing off costs nothing here (the shim forwards);
  * on, the handle's settings are read, then the call's whole GPU time is looked up under a key of
- * its own (cublasGemmEx's arguments, not an algorithm: cuBLAS's choice is not known), and only
- * a long call on a stream held by gates is translated: descriptor, layouts, preference and the
- * heuristic, created for the call and destroyed after it. A call left whole is the
- * application's, unchanged, timed now and then like a whole cublasLtMatmul (cuda_gemm_clock.c).
+ * its own (the call's arguments, not an algorithm: cuBLAS's choice is not known), and only a
+ * long call on a stream held by gates is translated: descriptor, layouts (a strided batch's
+ * with its count and strides), preference and the heuristic, created for the call and destroyed
+ * after it. Both entry points share every step; a batched call differs only in its layouts, its
+ * key and the function that forwards it. A call left whole is the application's, unchanged,
+ * timed now and then like a whole cublasLtMatmul (cuda_gemm_clock.c).
  */
 #include "cuda_gemmex.h"
 
@@ -134,6 +136,15 @@ static bool ld_fits(int32_t op, int rows, int cols, int ld)
     return ld >= (op == CUDAHAL_LT_OP_N ? rows : cols);
 }
 
+/* A batch's count and strides: one item (strides unused, as cuBLAS ignores them), or items at
+ * positive strides (a stride of 0 broadcasts a matrix; cuda_gemm.c leaves overlapping items
+ * whole). */
+static bool batch_translatable(const struct cudahal_gemmex_call *c)
+{
+    return !c->batched || c->batch_count == 1 ||
+           (c->batch_count > 1 && c->stride_a > 0 && c->stride_b > 0 && c->stride_c > 0);
+}
+
 /* Whether the call and its handle's settings are ones the translation carries. */
 static bool form_translatable(const struct cudahal_gemmex_call *c)
 {
@@ -145,7 +156,7 @@ static bool form_translatable(const struct cudahal_gemmex_call *c)
            c->ldc >= c->m && c->alpha && c->beta && c->A && c->B && c->C &&
            (c->algo == CUDAHAL_BLAS_GEMM_DEFAULT ||
             c->algo == CUDAHAL_BLAS_GEMM_DEFAULT_TENSOR_OP) &&
-           types_translatable(c) &&
+           types_translatable(c) && batch_translatable(c) &&
            blas.cublasGetPointerMode_v2(c->handle, &pointer_mode) == CUDAHAL_LT_SUCCESS &&
            pointer_mode == CUDAHAL_BLAS_POINTER_HOST &&
            blas.cublasGetAtomicsMode(c->handle, &atomics) == CUDAHAL_LT_SUCCESS &&
@@ -156,8 +167,10 @@ static bool form_translatable(const struct cudahal_gemmex_call *c)
            sm_target == 0;
 }
 
-/* The key of the call's learned time: its arguments, and a tag in place of an algorithm. */
-#define GEMMEX_TAG 0x78456d6d6547ull /* "GemmEx" */
+/* The key of the call's learned time: its arguments, and a tag of the entry point (with a
+ * batch's count) in place of an algorithm. */
+#define GEMMEX_TAG 0x78456d6d6547ull  /* "GemmEx" */
+#define BATCHED_TAG 0x42536d6d6547ull /* "GemmSB" */
 static void key_of(const struct cudahal_gemmex_call *c, struct cudahal_gemm_key *key)
 {
     memset(key, 0, sizeof *key);
@@ -170,8 +183,9 @@ static void key_of(const struct cudahal_gemmex_call *c, struct cudahal_gemm_key 
     key->compute = c->compute;
     key->transa = c->transa;
     key->transb = c->transb;
-    key->algo.data[0] = GEMMEX_TAG;
+    key->algo.data[0] = c->batched ? BATCHED_TAG : GEMMEX_TAG;
     key->algo.data[1] = (uint32_t)c->algo;
+    key->algo.data[2] = c->batched ? (uint32_t)c->batch_count : 0;
 }
 
 /* ---- the translation ---- */
@@ -196,14 +210,21 @@ static void drop(const struct cudahal_lt_api *lt, struct translated *t)
     memset(t, 0, sizeof *t);
 }
 
-/* The largest power of two, up to 256, that p is a multiple of (cuBLASLt's alignment
- * preferences). */
-static uint32_t alignment_of(const void *p)
+/* The largest power of two, up to 256, that the matrix at p and each item of a batch of
+ * elements of esize at stride elements are aligned to (cuBLASLt's alignment preferences). */
+static uint32_t alignment_of(const void *p, long long stride, uint32_t esize, bool items)
 {
+    uintptr_t bits = (uintptr_t)p | (items ? (uintptr_t)stride * esize : 0);
     uint32_t a = 256;
-    while (a > 1 && (uintptr_t)p % a)
+    while (a > 1 && bits % a)
         a /= 2;
     return a;
+}
+
+/* The bytes of an element of the table's types. */
+static uint32_t element_bytes(uint32_t type)
+{
+    return type == CUDAHAL_LT_R_32F ? 4 : 2;
 }
 
 static bool pref_set(const struct cudahal_lt_api *lt, cudahal_lt_pref_opaque *pref, uint32_t attr,
@@ -212,12 +233,22 @@ static bool pref_set(const struct cudahal_lt_api *lt, cudahal_lt_pref_opaque *pr
     return lt->cublasLtMatmulPreferenceSetAttribute(pref, attr, value, size) == CUDAHAL_LT_SUCCESS;
 }
 
-static bool layout(const struct cudahal_lt_api *lt, uint32_t type, int32_t op, int rows, int cols,
-                   int ld, cudahal_lt_layout_opaque **out)
+/* The layout of a matrix stored as op(X) of rows x cols, in each item of c's batch when it has
+ * more than one (count and stride set; cuBLASLt's default is one item). */
+static bool layout(const struct cudahal_lt_api *lt, const struct cudahal_gemmex_call *c,
+                   uint32_t type, int32_t op, int rows, int cols, int ld, long long stride,
+                   cudahal_lt_layout_opaque **out)
 {
     bool n = op == CUDAHAL_LT_OP_N;
+    int32_t count = c->batched ? c->batch_count : 1;
+    int64_t offset = stride;
     return lt->cublasLtMatrixLayoutCreate(out, type, (uint64_t)(n ? rows : cols),
-                                          (uint64_t)(n ? cols : rows), ld) == CUDAHAL_LT_SUCCESS;
+                                          (uint64_t)(n ? cols : rows), ld) == CUDAHAL_LT_SUCCESS &&
+           (count == 1 ||
+            (lt->cublasLtMatrixLayoutSetAttribute(*out, CUDAHAL_LT_LAYOUT_BATCH_COUNT, &count,
+                                                  sizeof count) == CUDAHAL_LT_SUCCESS &&
+             lt->cublasLtMatrixLayoutSetAttribute(*out, CUDAHAL_LT_LAYOUT_BATCH_STRIDE, &offset,
+                                                  sizeof offset) == CUDAHAL_LT_SUCCESS));
 }
 
 /* The call in cuBLASLt's terms, with the heuristic's first algorithm for a workspace of
@@ -227,8 +258,10 @@ static int translate(const struct cudahal_lt_api *lt, const struct cudahal_gemme
 {
     memset(t, 0, sizeof *t);
     uint64_t max_workspace = workspace_size;
-    uint32_t align_a = alignment_of(c->A), align_b = alignment_of(c->B),
-             align_c = alignment_of(c->C);
+    bool items = c->batched && c->batch_count > 1;
+    uint32_t align_a = alignment_of(c->A, c->stride_a, element_bytes(c->Atype), items),
+             align_b = alignment_of(c->B, c->stride_b, element_bytes(c->Btype), items),
+             align_c = alignment_of(c->C, c->stride_c, element_bytes(c->Ctype), items);
     int found = 0;
     bool ok = lt->cublasLtMatmulDescCreate(&t->desc, CUDAHAL_BLAS_COMPUTE_32F, CUDAHAL_LT_R_32F) ==
                   CUDAHAL_LT_SUCCESS &&
@@ -236,9 +269,9 @@ static int translate(const struct cudahal_lt_api *lt, const struct cudahal_gemme
                                                  sizeof c->transa) == CUDAHAL_LT_SUCCESS &&
               lt->cublasLtMatmulDescSetAttribute(t->desc, CUDAHAL_LT_DESC_TRANSB, &c->transb,
                                                  sizeof c->transb) == CUDAHAL_LT_SUCCESS &&
-              layout(lt, c->Atype, c->transa, c->m, c->k, c->lda, &t->a) &&
-              layout(lt, c->Btype, c->transb, c->k, c->n, c->ldb, &t->b) &&
-              layout(lt, c->Ctype, CUDAHAL_LT_OP_N, c->m, c->n, c->ldc, &t->c) &&
+              layout(lt, c, c->Atype, c->transa, c->m, c->k, c->lda, c->stride_a, &t->a) &&
+              layout(lt, c, c->Btype, c->transb, c->k, c->n, c->ldb, c->stride_b, &t->b) &&
+              layout(lt, c, c->Ctype, CUDAHAL_LT_OP_N, c->m, c->n, c->ldc, c->stride_c, &t->c) &&
               lt->cublasLtMatmulPreferenceCreate(&t->pref) == CUDAHAL_LT_SUCCESS &&
               pref_set(lt, t->pref, CUDAHAL_LT_PREF_MAX_WORKSPACE, &max_workspace,
                        sizeof max_workspace) &&
@@ -258,14 +291,22 @@ static int translate(const struct cudahal_lt_api *lt, const struct cudahal_gemme
 
 /* ---- the call ---- */
 
-static cudahal_lt_status forward(cudahal_pfn_cublasGemmEx real, const struct cudahal_gemmex_call *c)
+/* The application's call, unchanged, to its own function. */
+static cudahal_lt_status forward(union cudahal_gemmex_real real,
+                                 const struct cudahal_gemmex_call *c)
 {
-    return real(c->handle, c->transa, c->transb, c->m, c->n, c->k, c->alpha, c->A, c->Atype, c->lda,
-                c->B, c->Btype, c->ldb, c->beta, c->C, c->Ctype, c->ldc, c->compute, c->algo);
+    if (c->batched)
+        return real.batched(c->handle, c->transa, c->transb, c->m, c->n, c->k, c->alpha, c->A,
+                            c->Atype, c->lda, c->stride_a, c->B, c->Btype, c->ldb, c->stride_b,
+                            c->beta, c->C, c->Ctype, c->ldc, c->stride_c, c->batch_count,
+                            c->compute, c->algo);
+    return real.gemm(c->handle, c->transa, c->transb, c->m, c->n, c->k, c->alpha, c->A, c->Atype,
+                     c->lda, c->B, c->Btype, c->ldb, c->beta, c->C, c->Ctype, c->ldc, c->compute,
+                     c->algo);
 }
 
-/* Whole, counted for why, and timed when the clock asks (key not NULL). */
-static cudahal_lt_status whole(cudahal_pfn_cublasGemmEx real, const struct cudahal_gemmex_call *c,
+/* Whole, and timed when the clock asks (key not NULL). */
+static cudahal_lt_status whole(union cudahal_gemmex_real real, const struct cudahal_gemmex_call *c,
                                struct CUstream_st *stream, const struct cudahal_gemm_key *key)
 {
     void *token = key ? cudahal_gemm_clock_start(key, stream) : NULL;
@@ -275,14 +316,18 @@ static cudahal_lt_status whole(cudahal_pfn_cublasGemmEx real, const struct cudah
     return st;
 }
 
-cudahal_lt_status cudahal_gemmex(cudahal_pfn_cublasGemmEx real, const struct cudahal_gemmex_call *c,
-                                 uint64_t target_ns, cudahal_gemm_when_fn when_of)
+cudahal_lt_status cudahal_gemmex(union cudahal_gemmex_real real,
+                                 const struct cudahal_gemmex_call *c, uint64_t target_ns,
+                                 cudahal_gemm_when_fn when_of)
 {
     pthread_once(&blas_once, find_blas);
     const struct cudahal_lt_api *lt = cudahal_gemm_lt();
-    if (!target_ns || !blas.ok || !lt || real != blas.cublasGemmEx)
+    bool ours = c->batched ? real.batched == blas.cublasGemmStridedBatchedEx
+                           : real.gemm == blas.cublasGemmEx;
+    if (!target_ns || !blas.ok || !lt || !ours)
         return forward(real, c);
-    const enum cudahal_gemm_entry entry = CUDAHAL_GEMM_FROM_GEMMEX;
+    const enum cudahal_gemm_entry entry =
+        c->batched ? CUDAHAL_GEMM_FROM_BATCHED : CUDAHAL_GEMM_FROM_GEMMEX;
     struct CUstream_st *stream = NULL;
     void *workspace = NULL;
     size_t workspace_size = 0;

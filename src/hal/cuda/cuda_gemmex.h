@@ -1,7 +1,7 @@
 /*
- * cuda_gemmex.h - a cublasGemmEx call, forwarded unchanged or, when a lower priority's long
- * GEMM would be sliced, translated into cuBLASLt's terms and issued as slices by cuda_gemm.c
- * (docs/design.md, "Long kernels: GEMM slices").
+ * cuda_gemmex.h - a cublasGemmEx or cublasGemmStridedBatchedEx call, forwarded unchanged or,
+ * when a lower priority's long GEMM would be sliced, translated into cuBLASLt's terms and issued
+ * as slices by cuda_gemm.c (docs/design.md, "Long kernels: GEMM slices").
  *
  * cuBLAS chooses its kernel inside cublasGemmEx, and a new call per slice lets it choose again
  * (run 22: not exact). So a call that would be sliced is issued through the cuBLASLt that cuBLAS
@@ -17,8 +17,11 @@
  * (cublasSetSmCountTarget: the heuristic and the kernels would assume the whole device), algorithm
  * CUBLAS_GEMM_DEFAULT(_TENSOR_OP), transposes N or T, types of the table in cuda_gemmex.c, a
  * workspace set on the handle (cublasSetWorkspace_v2, seen by the shim; cublasSetStream_v2,
- * which resets it to cuBLAS's own pool, and cublasDestroy_v2 forget it). Anything else, and any
- * query that fails, forwards the call unchanged.
+ * which resets it to cuBLAS's own pool, and cublasDestroy_v2 forget it). A strided batch is
+ * translated into layouts with its count and strides (CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT and
+ * STRIDED_BATCH_OFFSET) and cut between its items first: one item, as cuBLAS ignores strides
+ * then, is a plain GEMM; a stride of 0 or less (a broadcast), or items that overlap, stay whole.
+ * Anything else, and any query that fails, forwards the call unchanged.
  */
 #ifndef GPUPRIO_CUDA_GEMMEX_H
 #define GPUPRIO_CUDA_GEMMEX_H
@@ -33,13 +36,21 @@
 typedef struct cudahal_gemm_when (*cudahal_gemm_when_fn)(struct CUstream_st *stream,
                                                          uint64_t target_ns);
 
+/* The application's function that a call came to: c->batched says which. */
+union cudahal_gemmex_real {
+    cudahal_pfn_cublasGemmEx gemm;
+    cudahal_pfn_cublasGemmStridedBatchedEx batched;
+};
+
 /*
- * Makes the call through real (the application's cublasGemmEx): whole and unchanged, or in
- * slices when slicing is on (target_ns), the stream's queue allows (when_of) and the translation
- * holds. Returns what the whole call or the slices returned (cudahal_gemm_matmul's rules).
+ * Makes the call through real (the application's cublasGemmEx or cublasGemmStridedBatchedEx):
+ * whole and unchanged, or in slices when slicing is on (target_ns), the stream's queue allows
+ * (when_of) and the translation holds. Returns what the whole call or the slices returned
+ * (cudahal_gemm_matmul's rules).
  */
-cudahal_lt_status cudahal_gemmex(cudahal_pfn_cublasGemmEx real, const struct cudahal_gemmex_call *c,
-                                 uint64_t target_ns, cudahal_gemm_when_fn when_of);
+cudahal_lt_status cudahal_gemmex(union cudahal_gemmex_real real,
+                                 const struct cudahal_gemmex_call *c, uint64_t target_ns,
+                                 cudahal_gemm_when_fn when_of);
 
 /* What the application set on its handles, after the real call succeeded: a workspace
  * (remembered for the handle), a stream or the handle's end (the workspace forgotten). */

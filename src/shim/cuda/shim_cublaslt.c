@@ -1,9 +1,10 @@
 /*
- * shim_cublaslt.c - cublasLtMatmul and cublasGemmEx, exported by libgpuprio-cuda.so so that a
- * lower-priority stream's long GEMM can run as slices of its output, each short enough that a
- * higher priority waits for one slice instead of the whole GEMM (docs/design.md, "Long kernels:
- * GEMM slices"); and cublasSetWorkspace_v2, cublasSetStream_v2 and cublasDestroy_v2, forwarded
- * after noting each handle's workspace, which a translated cublasGemmEx needs (cuda_gemmex.h).
+ * shim_cublaslt.c - cublasLtMatmul, cublasGemmEx and cublasGemmStridedBatchedEx, exported by
+ * libgpuprio-cuda.so so that a lower-priority stream's long GEMM can run as slices of its output,
+ * each short enough that a higher priority waits for one slice instead of the whole GEMM
+ * (docs/design.md, "Long kernels: GEMM slices"); and cublasSetWorkspace_v2, cublasSetStream_v2
+ * and cublasDestroy_v2, forwarded after noting each handle's workspace, which a translated
+ * cublasGemmEx needs (cuda_gemmex.h).
  *
  * The shim decides only whether slicing can help: GPUPRIO_GEMM_SLICE_US is set, no stream
  * capture is in progress, and the stream's queue is held by gates below a higher priority
@@ -152,10 +153,30 @@ GP_EXPORT cudahal_lt_status cublasGemmEx(cudahal_blas_handle handle, int32_t tra
     if (!target_ns || core_depth)
         return real(handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta, C,
                     Ctype, ldc, computeType, algo);
-    struct cudahal_gemmex_call c = {handle, transa, transb, m,           n,     k,   alpha,
-                                    A,      Atype,  lda,    B,           Btype, ldb, beta,
-                                    C,      Ctype,  ldc,    computeType, algo};
-    return cudahal_gemmex(real, &c, target_ns, when_of);
+    struct cudahal_gemmex_call c = {handle, transa,      transb, m,     n,   k,    alpha, A,
+                                    Atype,  lda,         B,      Btype, ldb, beta, C,     Ctype,
+                                    ldc,    computeType, algo,   false, 0,   0,    0,     0};
+    return cudahal_gemmex((union cudahal_gemmex_real){.gemm = real}, &c, target_ns, when_of);
+}
+
+GP_EXPORT cudahal_lt_status cublasGemmStridedBatchedEx(
+    cudahal_blas_handle handle, int32_t transa, int32_t transb, int m, int n, int k,
+    const void *alpha, const void *A, uint32_t Atype, int lda, long long strideA, const void *B,
+    uint32_t Btype, int ldb, long long strideB, const void *beta, void *C, uint32_t Ctype, int ldc,
+    long long strideC, int batchCount, int32_t computeType, int32_t algo)
+{
+    cudahal_pfn_cublasGemmStridedBatchedEx real = BLAS_REAL(cublasGemmStridedBatchedEx);
+    if (!real)
+        return CUDAHAL_LT_NOT_INITIALIZED;
+    uint64_t target_ns = 1000 * gp_opt_uint(GP_OPT_GEMM_SLICE_US);
+    if (!target_ns || core_depth)
+        return real(handle, transa, transb, m, n, k, alpha, A, Atype, lda, strideA, B, Btype, ldb,
+                    strideB, beta, C, Ctype, ldc, strideC, batchCount, computeType, algo);
+    struct cudahal_gemmex_call c = {handle, transa, transb,  m,       n,       k,
+                                    alpha,  A,      Atype,   lda,     B,       Btype,
+                                    ldb,    beta,   C,       Ctype,   ldc,     computeType,
+                                    algo,   true,   strideA, strideB, strideC, batchCount};
+    return cudahal_gemmex((union cudahal_gemmex_real){.batched = real}, &c, target_ns, when_of);
 }
 
 /* Whether handles' workspaces are noted: only translated calls read them, so with slicing off
