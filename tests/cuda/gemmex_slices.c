@@ -25,6 +25,8 @@
  *                not give the whole call's C; whole: as for n
  *   batch_one    one item (the n case's GEMM through cublasGemmStridedBatchedEx, strides 0, which
  *                cuBLAS ignores for one item): sliced along n as cublasGemmEx, no batch layouts
+ *   batch_n      two items of the n case's GEMM: four slices of 1024 columns of both items (more
+ *                than two slices of one item each), every layout of two items at the strides
  *   refused      each setting or form the translation does not carry (one row each) forwards
  *                the application's cublasGemmEx unchanged, twice (so a call that was not
  *                refused for its form would have been learned, then sliced); the plain form
@@ -62,19 +64,29 @@ struct dims {
     bool batched; /* cublasGemmStridedBatchedEx's: its count and strides */
     int batch;
     long long stride_a, stride_b, stride_c;
+    int slice_items; /* the plan's: slices of so many items, or (0) of 1024 columns */
 };
-static const struct dims plain = {1024, 4096, 4, 1024 + 3, 4096 + 1, 1024 + 5, false, 0, 0, 0, 0};
-static const struct dims batch = {256,
-                                  512,
-                                  4,
-                                  256 + 3,
-                                  512 + 1,
-                                  256 + 5,
-                                  true,
-                                  32,
-                                  (256 + 3) * 4 + 7,
-                                  (512 + 1) * 4 + 9,
-                                  (256 + 5) * 512 + 11};
+#define PLAIN .m = 1024, .n = 4096, .k = 4, .lda = 1024 + 3, .ldb = 4096 + 1, .ldc = 1024 + 5
+static const struct dims plain = {PLAIN};
+static const struct dims batch = {.m = 256,
+                                  .n = 512,
+                                  .k = 4,
+                                  .lda = 256 + 3,
+                                  .ldb = 512 + 1,
+                                  .ldc = 256 + 5,
+                                  .batched = true,
+                                  .batch = 32,
+                                  .stride_a = (256 + 3) * 4 + 7,
+                                  .stride_b = (512 + 1) * 4 + 9,
+                                  .stride_c = (256 + 5) * 512 + 11,
+                                  .slice_items = 8};
+/* Two items of the plain GEMM: two slices of one item each, or four along n of both. */
+static const struct dims pair = {PLAIN,
+                                 .batched = true,
+                                 .batch = 2,
+                                 .stride_a = (1024 + 3) * 4 + 3,
+                                 .stride_b = (4096 + 1) * 4 + 5,
+                                 .stride_c = (1024 + 5) * 4096 + 7};
 
 struct gemm {
     struct dims d; /* the call's; its buffers hold the form's own */
@@ -277,21 +289,23 @@ static bool layouts_of(const struct fake_lt_call *c, int32_t items, const long l
 }
 
 /* The fake cuBLASLt's i-th call is slice i of four, on the handle's stream and workspace, C and
- * D the application's C moved to the slice: of 1024 columns, or of a batch's 8 items (each
- * pointer moved by 8i items, every layout of 8 items at the call's strides). */
+ * D the application's C moved to the slice: of a batch's items (each pointer moved by its
+ * stride times the first item, every layout of the slice's items at the call's strides), or of
+ * 1024 columns (of every item, each layout of the batch's items at the call's strides). */
 static bool is_slice(int i, const struct gemm *g)
 {
     const struct fake_lt_call *c = fake_cublaslt_call(i);
     const struct dims *d = &g->d;
-    bool items = d->batch > 1;
-    uint64_t first = (uint64_t)i * (items ? 8 : 1024);
+    bool by_items = d->slice_items > 0;
+    int32_t items = by_items ? d->slice_items : d->batched ? d->batch : 1;
+    uint64_t first = (uint64_t)i * (by_items ? (uint64_t)d->slice_items : 1024);
     const long long strides[4] = {d->stride_a, d->stride_b, d->stride_c, d->stride_c};
-    bool at = items
+    bool at = by_items
                   ? c && c->A == g->A + first * d->stride_a && c->B == g->B + first * d->stride_b &&
-                        c->C == g->C + first * d->stride_c && c->n == (uint64_t)d->n &&
-                        layouts_of(c, 8, strides)
+                        c->C == g->C + first * d->stride_c && c->n == (uint64_t)d->n
                   : c && c->A == g->A && c->B == g->B + first && c->C == g->C + first * d->ldc &&
-                        c->n == 1024 && layouts_of(c, 1, strides);
+                        c->n == 1024;
+    at = at && layouts_of(c, items, strides);
     return at && c->status == CUDAHAL_LT_SUCCESS && c->handle == (cudahal_lt_handle)g->handle &&
            c->alpha == &g->alpha && c->beta == &g->beta && c->D == c->C &&
            c->workspace == g->workspace && c->workspace_size == sizeof g->workspace &&
@@ -341,10 +355,11 @@ static void case_n(const struct dims *d, const char *expect)
 {
     struct gemm g;
     make(&g, d);
-    if (d->batch > 1) { /* a slice boundary one item off changes C: item 7 twice, or never */
-        EXPECT(items_give_ref(&g, 8, 8));
-        EXPECT(!items_give_ref(&g, 8, 7));
-        EXPECT(!items_give_ref(&g, 7, 8));
+    int w = d->slice_items;
+    if (w) { /* a slice boundary one item off changes C: the item before it twice, or never */
+        EXPECT(items_give_ref(&g, w, w));
+        EXPECT(!items_give_ref(&g, w, w - 1));
+        EXPECT(!items_give_ref(&g, w - 1, w));
     }
     expect_whole(&g); /* learned */
     if (!strcmp(expect, "sliced")) {
@@ -670,7 +685,7 @@ int main(int argc, char **argv)
     const char *what = argc > 1 ? argv[1] : "";
     setvbuf(stdout, NULL, _IOLBF, 0);
     start();
-    struct dims one = plain; /* cublasGemmStridedBatchedEx of one item */
+    struct dims one = plain; /* cublasGemmStridedBatchedEx of one item, strides 0 */
     one.batched = true;
     one.batch = 1;
     if (!strcmp(what, "n") && argc > 2)
@@ -679,6 +694,8 @@ int main(int argc, char **argv)
         case_n(&batch, argv[2]);
     else if (!strcmp(what, "batch_one"))
         case_n(&one, "sliced");
+    else if (!strcmp(what, "batch_n"))
+        case_n(&pair, "sliced");
     else if (!strcmp(what, "refused"))
         case_refused();
     else if (!strcmp(what, "batch_refused"))
@@ -691,7 +708,7 @@ int main(int argc, char **argv)
         case_hot();
     else {
         fprintf(stderr, "usage: gemmex_slices n|batch sliced|whole|batch_one|refused|"
-                        "batch_refused|capture|fail_slice|hot\n");
+                        "batch_n|batch_refused|capture|fail_slice|hot\n");
         return 2;
     }
     if (!failures)

@@ -46,8 +46,10 @@
 #      of 8 with GPUPRIO_GEMM_SLICE_US=1: output bytes identical, exit 0, and the library says it
 #      cut calls into slices (issue 45).
 #  12. gemmex: gemmex_identical.py (the LM head's three products and others, at PyTorch's default
-#      backend, which sends them to cublasGemmEx) the same way: output bytes identical, exit 0,
-#      and the library says it cut cublasGemmEx calls into cuBLASLt slices (issue 45).
+#      backend, which sends them to cublasGemmEx, and batched products, which bmm and baddbmm
+#      send to cublasGemmStridedBatchedEx) the same way: output bytes identical, exit 0, and the
+#      library says it cut cublasGemmEx calls into cuBLASLt slices (issue 45); what it says of
+#      cublasGemmStridedBatchedEx is reported beside it.
 #
 # Environment: PYTHON (default python3), NVCC (default /usr/local/cuda/bin/nvcc or nvcc on
 # PATH), NVCC_ARCH (default -arch=native), CC (default cc). OUTDIR defaults to $OUT. GPU_ONLY
@@ -504,11 +506,12 @@ if want gemmex; then
     hrc=$?
     said=$(grep -o 'cublasGemmEx: [0-9]* sliced.*' "$gx/sliced.log" | tail -1)
     sliced=$(echo "$said" | sed -n 's/^cublasGemmEx: \([0-9]*\) sliced.*/\1/p')
+    bsaid=$(grep -o 'cublasGemmStridedBatchedEx: [0-9]* sliced.*' "$gx/sliced.log" | tail -1)
     if [ $nrc = 0 ] && [ $src = 0 ] && [ $hrc = 0 ] && cmp -s "$gx/native.bin" "$gx/sliced.bin" &&
         [ "${sliced:-0}" -gt 0 ]; then
-        pass "gemmex: outputs bit-identical with cublasGemmEx calls cut into slices ($said)"
+        pass "gemmex: outputs bit-identical with cublasGemmEx calls cut into slices ($said; ${bsaid:-cublasGemmStridedBatchedEx: nothing said})"
     else
-        fail "gemmex: native exit $nrc, sliced exit $src, high exit $hrc, outputs $(cmp -s "$gx/native.bin" "$gx/sliced.bin" && echo identical || echo DIFFER), said: ${said:-nothing} (see gemmex/*.log)"
+        fail "gemmex: native exit $nrc, sliced exit $src, high exit $hrc, outputs $(cmp -s "$gx/native.bin" "$gx/sliced.bin" && echo identical || echo DIFFER), said: ${said:-nothing}; ${bsaid:-nothing of cublasGemmStridedBatchedEx} (see gemmex/*.log)"
     fi
 fi
 

@@ -15,6 +15,12 @@ status_t cublasSetWorkspace_v2(void *handle, void *workspace, size_t size);
 status_t cublasGemmEx(void *handle, int transa, int transb, int m, int n, int k, const void *alpha,
                       const void *A, int Atype, int lda, const void *B, int Btype, int ldb,
                       const void *beta, void *C, int Ctype, int ldc, int compute, int algo);
+status_t cublasGemmStridedBatchedEx(void *handle, int transa, int transb, int m, int n, int k,
+                                    const void *alpha, const void *A, int Atype, int lda,
+                                    long long strideA, const void *B, int Btype, int ldb,
+                                    long long strideB, const void *beta, void *C, int Ctype,
+                                    int ldc, long long strideC, int batchCount, int compute,
+                                    int algo);
 status_t cublasLtMatmul(void *handle, void *desc, const void *alpha, const void *A, void *Adesc,
                         const void *B, void *Bdesc, const void *beta, const void *C, void *Cdesc,
                         void *D, void *Ddesc, const void *algo, void *workspace, size_t size,
@@ -37,6 +43,17 @@ void real_blas_run(void)
     printf("cublasGemmEx %d\n",
            cublasGemmEx(handle, 0, 0, -1, 4096, 4096, &one, NULL, R_16BF, 4096, NULL, R_16BF, 4096,
                         &zero, NULL, R_16BF, 4096, COMPUTE_32F, GEMM_DEFAULT_TENSOR_OP));
+    /* m < 0, then a batch count < 0: refused likewise. */
+    printf("cublasGemmStridedBatchedEx %d\n",
+           cublasGemmStridedBatchedEx(handle, 0, 0, -1, 512, 4096, &one, NULL, R_16BF, 512,
+                                      512 * 4096, NULL, R_16BF, 4096, 512 * 4096, &zero, NULL,
+                                      R_16BF, 512, 512 * 512, 64, COMPUTE_32F,
+                                      GEMM_DEFAULT_TENSOR_OP));
+    printf("cublasGemmStridedBatchedEx %d\n",
+           cublasGemmStridedBatchedEx(handle, 0, 0, 512, 512, 4096, &one, NULL, R_16BF, 512,
+                                      512 * 4096, NULL, R_16BF, 4096, 512 * 4096, &zero, NULL,
+                                      R_16BF, 512, 512 * 512, -1, COMPUTE_32F,
+                                      GEMM_DEFAULT_TENSOR_OP));
     printf("cublasLtMatmul %d\n", cublasLtMatmul(NULL, NULL, &one, NULL, NULL, NULL, NULL, &zero,
                                                  NULL, NULL, NULL, NULL, NULL, NULL, 0, NULL));
     printf("cublasDestroy_v2 %d\n", cublasDestroy_v2(handle));

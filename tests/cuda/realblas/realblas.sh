@@ -21,8 +21,8 @@ for us in 0 500; do
     expect "GPUPRIO_GEMM_SLICE_US=$us: every status as without the shim" "" \
         "$(diff "$tmp/native.txt" "$tmp/shim.$us.txt")"
     expect "GPUPRIO_GEMM_SLICE_US=$us: no warning" "" "$(grep -i 'no cublas' "$tmp/err.$us")"
-    for fn in cublasSetStream_v2 cublasSetWorkspace_v2 cublasGemmEx cublasLtMatmul \
-        cublasDestroy_v2; do
+    for fn in cublasSetStream_v2 cublasSetWorkspace_v2 cublasGemmEx cublasGemmStridedBatchedEx \
+        cublasLtMatmul cublasDestroy_v2; do
         to_shim=$(cat "$tmp"/bind.$us.* | grep -c "binding file $user .* to $shim .*\`$fn'")
         case $fn in cublasLt*) lib=libcublasLt.so.13 ;; *) lib=libcublas.so.13 ;; esac
         to_real=$(cat "$tmp"/bind.$us.* | grep -c "binding file $user .* to $real/$lib .*\`$fn'")
