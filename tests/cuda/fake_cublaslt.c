@@ -26,6 +26,7 @@
 
 #include <math.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -83,6 +84,13 @@ EXPORT void fake_cublaslt_heuristic_answers(cudahal_lt_status status, size_t wor
 {
     heuristic_status = status;
     heuristic_workspace = workspace;
+}
+
+static _Atomic uint64_t extra_ns;
+
+EXPORT void fake_cublaslt_extra_ns(uint64_t ns)
+{
+    atomic_store(&extra_ns, ns);
 }
 
 EXPORT void fake_cublaslt_reset(void)
@@ -557,6 +565,7 @@ EXPORT cudahal_lt_status cublasLtMatmul(cudahal_lt_handle handle, cudahal_lt_des
     pthread_mutex_lock(&record_mu);
     bool failing = after && *after && matmuls++ >= atoi(after);
     pthread_mutex_unlock(&record_mu);
+    fake_cuda_advance_ns(atomic_load(&extra_ns));
     if (!handle || handle->magic != HANDLE_MAGIC || !f || !alpha || !beta || !A || !B || !D)
         c.status = INVALID_VALUE;
     else if (!ld || !float_col(la, ld) || !float_col(lb, ld) || !float_col(lc, ld) ||

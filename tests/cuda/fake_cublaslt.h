@@ -48,6 +48,9 @@ int fake_cublaslt_calls(void);
 const struct fake_lt_call *fake_cublaslt_call(int i);
 int fake_cublaslt_checks(void); /* cublasLtMatmulAlgoCheck calls */
 void fake_cublaslt_reset(void);
+/* Every cublasLtMatmul from now on takes ns more on the fake device's clock (a wait before the
+ * kernel: a gate, a module loaded lazily). */
+void fake_cublaslt_extra_ns(uint64_t ns);
 
 /* The fake's compute type for float GEMMs (CUBLAS_COMPUTE_32F). */
 #define FAKE_LT_COMPUTE_32F 68

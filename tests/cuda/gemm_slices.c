@@ -23,6 +23,10 @@
  *   fail_slice      FAKE_CUBLASLT_FAIL_AFTER=3: the second slice fails; its status is returned
  *                   and no later slice is issued
  *   fail_whole      FAKE_CUBLASLT_FAIL_AFTER=1: the whole call's failure is returned
+ *   relearn         1024 x 4096 x 1 (4.2 ms on the fake, under GPUPRIO_GEMM_SLICE_US=5000) whose
+ *                   first, timed call waits 8 ms more: learned 12.2 ms, it is cut in two; a timed
+ *                   sliced call (the clock's every 64th) brings the learned time down, and the
+ *                   calls after it are whole, as short ones
  *   fork            capture, then a forked child makes one call of a form that does not slice
  *                   (no algorithm) on a stream of its own: the child prints "pid PID" and is
  *                   the one held (GEMM_HOLD), then ends with _exit; the parent waits for it;
@@ -39,6 +43,7 @@
 #include <unistd.h>
 
 #include "../expect.h"
+#include "cuda_gemm_clock.h"
 #include "cuda_must.h"
 #include "fake_cublaslt.h"
 #include "gemm_hold.h"
@@ -419,6 +424,31 @@ static void case_capture(void)
     drop(&g, ref);
 }
 
+static void case_relearn(void)
+{
+    struct gemm g;
+    make(&g, 1024, 4096, 1, false, true, CUDAHAL_LT_EPILOGUE_DEFAULT, false);
+    float *ref = reference(&g);
+    fake_cublaslt_extra_ns(8000000);
+    learn(&g, ref);
+    fake_cublaslt_extra_ns(0);
+    int sliced = 0, call = 2;
+    for (; call <= 2 * CUDAHAL_GEMM_RETIME + 2; call++) {
+        EXPECT(call_low(&g) == CUDAHAL_LT_SUCCESS);
+        EXPECT(d_is(&g, ref));
+        if (fake_cublaslt_calls() == 1) /* whole: the learned time came down */
+            break;
+        sliced++;
+    }
+    /* Timed at its 65th call (the clock's first retime), read at the next. */
+    if (sliced != CUDAHAL_GEMM_RETIME)
+        printf("FAIL: %d calls sliced before one was whole (expected %d)\n", sliced,
+               CUDAHAL_GEMM_RETIME);
+    EXPECT(sliced == CUDAHAL_GEMM_RETIME);
+    expect_whole(&g, ref);
+    drop(&g, ref);
+}
+
 static void case_fail(bool in_slice)
 {
     struct gemm g;
@@ -508,11 +538,13 @@ int main(int argc, char **argv)
         case_capture();
     else if (!strcmp(what, "fail_slice") || !strcmp(what, "fail_whole"))
         case_fail(!strcmp(what, "fail_slice"));
+    else if (!strcmp(what, "relearn"))
+        case_relearn();
     else if (!strcmp(what, "fork"))
         case_fork();
     else {
         fprintf(stderr, "usage: gemm_slices n sliced|whole|checked_whole|m_bias|refused|capture|"
-                        "fail_slice|fail_whole|fork\n");
+                        "fail_slice|fail_whole|relearn|fork\n");
         return 2;
     }
     if (!failures)

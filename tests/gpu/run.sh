@@ -50,11 +50,14 @@
 #      send to cublasGemmStridedBatchedEx) the same way: output bytes identical, exit 0, and the
 #      library says it cut cublasGemmEx calls into cuBLASLt slices (issue 45); what it says of
 #      cublasGemmStridedBatchedEx is reported beside it.
+#  13. lm: lm_identical.py (20 training steps of a language model with GPT-2 medium's width and
+#      its 50,257-token head, bf16) the same way: losses and weights bit-identical to the native
+#      run's (run twice natively, the two must agree), and cublasGemmEx calls were sliced.
 #
 # Environment: PYTHON (default python3), NVCC (default /usr/local/cuda/bin/nvcc or nvcc on
 # PATH), NVCC_ARCH (default -arch=native), CC (default cc). OUTDIR defaults to $OUT. GPU_ONLY
 # (or the arguments after OUTDIR) names the checks to run, the build always: probe,
-# conformance, torch, python, stop, mps, gated, reset, torch_threads, gemm, gemmex (GPU_ONLY="reset
+# conformance, torch, python, stop, mps, gated, reset, torch_threads, gemm, gemmex, lm (GPU_ONLY="reset
 # torch_threads" runs only the cases of issue 37); unset, all of them.
 set -u
 dir=${1:-${OUT:-}}
@@ -470,50 +473,48 @@ if want torch_threads; then
     threads_case stopped stop GPUPRIO_LOG=info GPUPRIO_PRIORITY=low
 fi
 
-# ---- 11. GEMM slices: large linear layers at low priority next to the bursting process ----
-if want gemm; then
-    gm=$out/gemm
-    mkdir -p "$gm"
-    "$python" "$here/gemm_identical.py" "$gm/native.bin" > "$gm/native.log" 2>&1
+# ---- 11-13. GEMM slices: PyTorch's products at low priority next to the bursting process ----
+# slice_check NAME SCRIPT ENTRY WHAT: SCRIPT OUT without the shim (twice with NATIVE_TWICE=1: the
+# two must agree for the comparison to mean anything), then under it at low priority next to the
+# bursting process of 8 with GPUPRIO_GEMM_SLICE_US=1: OUT bit-identical, exit 0, and the library
+# says it cut ENTRY calls into slices.
+slice_check() {
+    sd=$out/$1
+    mkdir -p "$sd"
+    "$python" "$here/$2" "$sd/native.bin" > "$sd/native.log" 2>&1
     nrc=$?
-    start_high "$gm"
+    same=yes
+    if [ -n "${NATIVE_TWICE:-}" ]; then
+        "$python" "$here/$2" "$sd/native2.bin" > "$sd/native2.log" 2>&1
+        cmp -s "$sd/native.bin" "$sd/native2.bin" || same=no
+    fi
+    start_high "$sd"
     GPUPRIO_LOG=info GPUPRIO_PRIORITY=low GPUPRIO_GEMM_SLICE_US=1 LD_PRELOAD="$shim" \
-        "$python" "$here/gemm_identical.py" "$gm/sliced.bin" > "$gm/sliced.log" 2>&1
+        "$python" "$here/$2" "$sd/sliced.bin" > "$sd/sliced.log" 2>&1
     src=$?
     stop_high
     hrc=$?
-    said=$(grep -o 'cublasLtMatmul: [0-9]* sliced.*' "$gm/sliced.log" | tail -1)
-    sliced=$(echo "$said" | sed -n 's/^cublasLtMatmul: \([0-9]*\) sliced.*/\1/p')
-    if [ $nrc = 0 ] && [ $src = 0 ] && [ $hrc = 0 ] && cmp -s "$gm/native.bin" "$gm/sliced.bin" &&
-        [ "${sliced:-0}" -gt 0 ]; then
-        pass "gemm: outputs bit-identical with calls cut into slices ($said)"
-    else
-        fail "gemm: native exit $nrc, sliced exit $src, high exit $hrc, outputs $(cmp -s "$gm/native.bin" "$gm/sliced.bin" && echo identical || echo DIFFER), said: ${said:-nothing} (see gemm/*.log)"
+    said=$(grep -o "$3: [0-9]* sliced.*" "$sd/sliced.log" | tail -1)
+    sliced=$(echo "$said" | sed -n "s/^$3: \([0-9]*\) sliced.*/\1/p")
+    also= # what the library says of entry point $5, reported beside $3's (not required)
+    if [ -n "${5:-}" ]; then
+        also=$(grep -o "$5: [0-9]* sliced.*" "$sd/sliced.log" | tail -1)
+        also="; ${also:-$5: nothing said}"
     fi
-fi
-
-# ---- 12. cublasGemmEx slices: PyTorch's default backend's products at low priority ----
-if want gemmex; then
-    gx=$out/gemmex
-    mkdir -p "$gx"
-    "$python" "$here/gemmex_identical.py" "$gx/native.bin" > "$gx/native.log" 2>&1
-    nrc=$?
-    start_high "$gx"
-    GPUPRIO_LOG=info GPUPRIO_PRIORITY=low GPUPRIO_GEMM_SLICE_US=1 LD_PRELOAD="$shim" \
-        "$python" "$here/gemmex_identical.py" "$gx/sliced.bin" > "$gx/sliced.log" 2>&1
-    src=$?
-    stop_high
-    hrc=$?
-    said=$(grep -o 'cublasGemmEx: [0-9]* sliced.*' "$gx/sliced.log" | tail -1)
-    sliced=$(echo "$said" | sed -n 's/^cublasGemmEx: \([0-9]*\) sliced.*/\1/p')
-    bsaid=$(grep -o 'cublasGemmStridedBatchedEx: [0-9]* sliced.*' "$gx/sliced.log" | tail -1)
-    if [ $nrc = 0 ] && [ $src = 0 ] && [ $hrc = 0 ] && cmp -s "$gx/native.bin" "$gx/sliced.bin" &&
-        [ "${sliced:-0}" -gt 0 ]; then
-        pass "gemmex: outputs bit-identical with cublasGemmEx calls cut into slices ($said; ${bsaid:-cublasGemmStridedBatchedEx: nothing said})"
+    if [ $nrc = 0 ] && [ $src = 0 ] && [ $hrc = 0 ] && [ $same = yes ] &&
+        cmp -s "$sd/native.bin" "$sd/sliced.bin" && [ "${sliced:-0}" -gt 0 ]; then
+        pass "$1: $4 bit-identical with $3 calls cut into slices ($said$also)"
     else
-        fail "gemmex: native exit $nrc, sliced exit $src, high exit $hrc, outputs $(cmp -s "$gx/native.bin" "$gx/sliced.bin" && echo identical || echo DIFFER), said: ${said:-nothing}; ${bsaid:-nothing of cublasGemmStridedBatchedEx} (see gemmex/*.log)"
+        fail "$1: native exit $nrc$([ $same = yes ] || echo ', the two native runs DIFFER'), sliced exit $src, high exit $hrc, outputs $(cmp -s "$sd/native.bin" "$sd/sliced.bin" && echo identical || echo DIFFER), said: ${said:-nothing}$also (see $1/*.log)"
     fi
-fi
+}
+# 11. Large linear layers with a bias, which PyTorch issues to cublasLtMatmul.
+want gemm && slice_check gemm gemm_identical.py cublasLtMatmul outputs
+# 12. The LM head's three products and others at PyTorch's default backend: cublasGemmEx.
+want gemmex &&
+    slice_check gemmex gemmex_identical.py cublasGemmEx outputs cublasGemmStridedBatchedEx
+# 13. 20 training steps of a language model with the LM head: losses and weights.
+want lm && NATIVE_TWICE=1 slice_check lm lm_identical.py cublasGemmEx "losses and weights"
 
 note "$failed failed, $(($(date +%s) - start)) s"
 exit $failed

@@ -751,11 +751,15 @@ void cudahal_gemm_count_whole(enum cudahal_gemm_entry entry, int device, enum ge
 }
 
 /* Plans call c (shape s, whole GPU time learned_ns) and issues its slices when the plan has
- * some: true with *st what they returned, or false (nothing issued) with plan->why. */
+ * some: true with *st what they returned, or false (nothing issued) with plan->why. The slices
+ * are timed together under key timed when it is not NULL: a sliced call's time can only be
+ * longer than the whole call's, so it can bring a learned time that a wait inflated (a closed
+ * gate, a module loaded lazily at the first call) down towards the GEMM's own, where timing
+ * whole calls only would never again see one. */
 static bool plan_and_issue(cudahal_pfn_cublasLtMatmul real, const struct cudahal_gemm_call *c,
                            const struct shape *s, uint64_t learned_ns,
-                           const struct cudahal_gemm_when *w, struct gemm_plan *plan,
-                           cudahal_lt_status *st)
+                           const struct cudahal_gemm_when *w, const struct cudahal_gemm_key *timed,
+                           struct gemm_plan *plan, cudahal_lt_status *st)
 {
     struct gemm_problem problem = {.m = s->m,
                                    .n = s->n,
@@ -773,7 +777,10 @@ static bool plan_and_issue(cudahal_pfn_cublasLtMatmul real, const struct cudahal
     say(w->entry, s, plan, learned_ns);
     if (!plan->count)
         return false;
+    void *token = timed ? cudahal_gemm_clock_start(timed, c->stream) : NULL;
     *st = issue(real, c, s, plan, &pp, w->entry, w->device);
+    if (token)
+        cudahal_gemm_clock_end(token, c->stream, *st == CUDAHAL_LT_SUCCESS);
     release(&pp);
     atomic_fetch_add(&sliced_calls[w->entry], 1);
     if (device_kept(w->device))
@@ -803,7 +810,7 @@ cudahal_lt_status cudahal_gemm_matmul(cudahal_pfn_cublasLtMatmul real,
     uint64_t learned = cudahal_gemm_clock_learned(&key, &time_this);
     struct gemm_plan plan;
     cudahal_lt_status st;
-    if (plan_and_issue(real, c, &s, learned, w, &plan, &st))
+    if (plan_and_issue(real, c, &s, learned, w, time_this ? &key : NULL, &plan, &st))
         return st;
     cudahal_gemm_count_whole(w->entry, w->device, plan.why, learned, w->target_ns);
     return timed_whole(real, c, time_this ? &key : NULL);
@@ -812,12 +819,13 @@ cudahal_lt_status cudahal_gemm_matmul(cudahal_pfn_cublasLtMatmul real,
 bool cudahal_gemm_slice_translated(cudahal_pfn_cublasLtMatmul real,
                                    const struct cudahal_gemm_call *c,
                                    const struct cudahal_gemm_when *w, uint64_t learned_ns,
+                                   const struct cudahal_gemm_key *timed,
                                    enum gemm_whole_reason *why, cudahal_lt_status *st)
 {
     struct shape s;
     struct gemm_plan plan = {.why = GEMM_WHOLE_UNSUPPORTED};
     if (!cudahal_gemm_sliceable_lib(real) || read_shape(c, true, &s) ||
-        !plan_and_issue(real, c, &s, learned_ns, w, &plan, st)) {
+        !plan_and_issue(real, c, &s, learned_ns, w, timed, &plan, st)) {
         *why = plan.why;
         return false;
     }

@@ -19,6 +19,7 @@
 #include <stdint.h>
 
 #include "cuda_cublaslt.h"
+#include "cuda_gemm_clock.h"
 #include "gemm_plan.h"
 
 /* The arguments of one cublasLtMatmul call, as the application passed them. */
@@ -92,13 +93,15 @@ const struct cudahal_lt_api *cudahal_gemm_lt(void);
  * For a call of another entry point (w->entry) translated into cuBLASLt's terms (c, through
  * real, with an algorithm pinned; its layouts may be of a strided batch, cut between items
  * first), whose whole GPU time learned_ns that entry point learned by its own key: issues it in
- * slices when the plan and exactness allow, and returns true with *st
- * as cudahal_gemm_matmul would; else issues nothing and returns false with *why (the caller
- * forwards the original call and counts it, cudahal_gemm_count_whole).
+ * slices when the plan and exactness allow, timed under that key when timed is not NULL (the
+ * clock asked for this call), and returns true with *st as cudahal_gemm_matmul would; else
+ * issues nothing and returns false with *why (the caller forwards the original call, timed if
+ * asked, and counts it, cudahal_gemm_count_whole).
  */
 bool cudahal_gemm_slice_translated(cudahal_pfn_cublasLtMatmul real,
                                    const struct cudahal_gemm_call *c,
                                    const struct cudahal_gemm_when *w, uint64_t learned_ns,
+                                   const struct cudahal_gemm_key *timed,
                                    enum gemm_whole_reason *why, cudahal_lt_status *st);
 
 /* Counts a call of entry on device (its queue's, or -1) left whole for why, where it matters: a

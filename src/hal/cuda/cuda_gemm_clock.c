@@ -1,5 +1,5 @@
 /*
- * cuda_gemm_clock.c - learned GPU time of whole cublasLtMatmul calls (cuda_gemm_clock.h).
+ * cuda_gemm_clock.c - learned GPU time of GEMM calls (cuda_gemm_clock.h).
  *
  * A small table (open addressing over CLOCK_SLOTS entries, the least recently used of a probe
  * run replaced) holds, per key, the shortest time seen and the events of one timing in flight.

@@ -1,10 +1,12 @@
 /*
- * cuda_gemm_clock.h - the GPU time of whole cublasLtMatmul calls, learned per kind of call (the
- * plan key: dimensions, types, transposes and the algorithm's bytes) from a pair of
- * events recorded around a whole call: at its first call, then every CUDAHAL_GEMM_RETIME-th
- * whole call. The events are read without blocking at a later call of the same key; the
- * shortest time seen is kept, since what can only lengthen a sample (a gate on the stream
- * before the GEMM, work of other streams beside it) says nothing of the GEMM itself.
+ * cuda_gemm_clock.h - the GPU time of whole GEMM calls, learned per kind of call (the plan key:
+ * dimensions, types, transposes and the algorithm's bytes) from a pair of events recorded around
+ * a call: its first, then every CUDAHAL_GEMM_RETIME-th, whole or sliced (its slices together).
+ * The events are read without blocking at a later call of the same key; the shortest time seen
+ * is kept, since what can only lengthen a sample (a gate on the stream before the GEMM, work of
+ * other streams beside it, a kernel loaded lazily at the first call, the cost of slicing) says
+ * nothing of the GEMM itself. Timing sliced calls too is what lets a first sample that such a
+ * wait inflated come down once the calls are sliced.
  */
 #ifndef GPUPRIO_CUDA_GEMM_CLOCK_H
 #define GPUPRIO_CUDA_GEMM_CLOCK_H
@@ -28,7 +30,7 @@ struct cudahal_gemm_key {
  * *time_this: the whole call about to be made should be timed (cudahal_gemm_clock_start). */
 uint64_t cudahal_gemm_clock_learned(const struct cudahal_gemm_key *key, bool *time_this);
 
-/* Around the whole call that cudahal_gemm_clock_learned asked to time, on its stream: start
+/* Around the call that cudahal_gemm_clock_learned asked to time, on its stream: start
  * before forwarding it (a token, or NULL when no event could be recorded), end after, with
  * whether the call was accepted. Leaves the thread's current context as it found it. */
 void *cudahal_gemm_clock_start(const struct cudahal_gemm_key *key, struct CUstream_st *stream);

@@ -380,7 +380,8 @@ cudahal_lt_status cudahal_gemmex(union cudahal_gemmex_real real,
                                      workspace_size,
                                      stream};
     cudahal_lt_status st;
-    bool sliced = cudahal_gemm_slice_translated(blas.lt_matmul, &call, &w, learned, &why, &st);
+    bool sliced =
+        cudahal_gemm_slice_translated(blas.lt_matmul, &call, &w, learned, timed, &why, &st);
     drop(lt, &t);
     if (sliced)
         return st;
