@@ -4,10 +4,13 @@
  * gp_bind.c), per device the level and its reason, the gate bound, the hardware priority range
  * and whether created streams get it, MPS (CUDA) and what GPUPRIO_CU_RESERVE reserves there;
  * the board directory and how Level 2's gates work there (on the board's own lines, or
- * mirrored where the runtimes cannot register its files); the administrator's
- * file (gp_conf_file.c); every GPUPRIO_* setting and where it came from (gp_options.def). Each
- * problem comes with its fix, and the exit status says whether there was any (0: everything asked
- * for is in effect, 1: not), so that scripts and installers can check a machine.
+ * mirrored where the runtimes cannot register its files); what runs on its boards now, read as
+ * top reads them (never created): the lower queues whose longest recent command exceeds the gate
+ * bound, which a higher priority waits for whole, and the processes' GEMM counts; the
+ * administrator's file (gp_conf_file.c); every GPUPRIO_* setting and where it came from
+ * (gp_options.def). Each problem comes with its fix, and the exit status says whether there was any
+ * (0: everything asked for is in effect, 1: not), so that scripts and installers can check a
+ * machine.
  *
  * It asks the runtimes what a process would find; it starts no work on a device (CUDA gives its
  * priority range only to a context: the device's primary context is retained for the question,
@@ -40,7 +43,8 @@ static const char doctor_usage[] =
     "Usage: gpuprio doctor [--json]\n"
     "Say what gpuprio would put in effect for this user on this machine, and why: per device\n"
     "the runtime, the level, the gate bound, the hardware priorities, MPS and the reserved\n"
-    "compute units; the board directory;\n"
+    "compute units; the board directory, and the lower queues on its boards that run commands\n"
+    "longer than the gate bound, and the GEMMs left whole;\n"
     "the administrator's file; every GPUPRIO_* setting and where it came from. Each problem\n"
     "comes with its fix.\n"
     "\n"
@@ -596,6 +600,51 @@ static void look_at_conf(struct conf_facts *c)
                 "this user: its processes schedule only among themselves");
 }
 
+/* ---- what runs now: the boards, read as top reads them (never created) ---- */
+
+/* The rows of each list the text gives; JSON gives them all. */
+#define BOARD_TEXT_ROWS 16
+
+struct run_facts {
+    bool read;        /* the board directories could be read */
+    unsigned gate_us; /* what a lower queue's longest command is compared with */
+    struct gp_sample s;
+};
+
+/* The gate bound: the greatest of the devices found at Level 2, else the settings'
+ * (GPUPRIO_GATE_US, unset 100 us). */
+static unsigned gate_bound_us(const struct runtime_facts *rts, int nrts)
+{
+    unsigned most = 0;
+    for (int r = 0; r < nrts; r++)
+        for (int i = 0; i < rts[r].ndevices; i++)
+            most = rts[r].dev[i].gate_us > most ? rts[r].dev[i].gate_us : most;
+    uint64_t asked = gp_opt_uint(GP_OPT_GATE_US);
+    return most ? most : asked ? (unsigned)asked : 100;
+}
+
+static void look_at_boards(struct run_facts *f, const struct runtime_facts *rts, int nrts)
+{
+    f->gate_us = gate_bound_us(rts, nrts);
+    struct gp_tool_view view;
+    gp_tool_view_init(&view, false);
+    f->read = gp_sample_take(&f->s, &view) == 0;
+    gp_tool_view_free(&view);
+}
+
+/* A lower queue whose longest recent command exceeds the gate bound: a higher priority waits for
+ * such a command whole, however the gates are set. */
+static bool runs_long(const struct run_facts *f, const struct gp_queue_row *r)
+{
+    return gp_row_lower(r) && r->longest_us > f->gate_us;
+}
+
+static bool counts_gemms(const struct gp_record_row *p)
+{
+    char text[8];
+    return gp_gemm_text(text, sizeof text, "", p->gemm_sliced, p->gemm_slices, p->gemm_whole);
+}
+
 /* ---- the settings ---- */
 
 static const char *setting_source(enum gp_opt id, const char **value)
@@ -758,6 +807,43 @@ static void json_board(const struct board_facts *b)
         printf(", \"owner_uid\": null, \"mode\": null}");
 }
 
+static void json_boards(const struct run_facts *f)
+{
+    printf("\"boards\": {\"read\": %s, \"boards\": %u, \"gate_bound_us\": %u, \"long_commands\": [",
+           json_bool(f->read), f->s.boards, f->gate_us);
+    for (size_t i = 0, n = 0; i < f->s.n; i++) {
+        const struct gp_queue_row *r = &f->s.rows[i];
+        if (!runs_long(f, r))
+            continue;
+        printf("%s{\"device\": ", n++ ? ", " : "");
+        json_str(r->id.key);
+        printf(", \"device_index\": %d, \"pid\": %u, \"command\": ", (int)r->id.device,
+               (unsigned)r->id.pid);
+        json_str(r->id.comm);
+        printf(", \"stream\": \"0x%llx\", \"priority\": %d, \"longest_command_ns\": %llu}",
+               (unsigned long long)r->stream, (int)r->priority,
+               (unsigned long long)r->longest_us * 1000);
+    }
+    printf("], \"gemm\": [");
+    for (size_t i = 0, n = 0; i < f->s.nrec; i++) {
+        const struct gp_record_row *p = &f->s.records[i];
+        if (!counts_gemms(p))
+            continue;
+        printf("%s{\"device\": ", n++ ? ", " : "");
+        json_str(p->id.key);
+        printf(", \"device_index\": %d, \"pid\": %u, \"command\": ", (int)p->id.device,
+               (unsigned)p->id.pid);
+        json_str(p->id.comm);
+        printf(", \"sliced\": %llu, \"slices\": %llu, \"whole\": {",
+               (unsigned long long)p->gemm_sliced, (unsigned long long)p->gemm_slices);
+        for (int k = 0; k < GP_RECORD_GEMM_WHOLE_COUNT; k++)
+            printf("%s\"%s\": %llu", k ? ", " : "", gp_gemm_whole_labels[k],
+                   (unsigned long long)p->gemm_whole[k]);
+        printf("}}");
+    }
+    printf("]}");
+}
+
 static void json_config(const struct conf_facts *c)
 {
     printf("\"config\": {\"path\": ");
@@ -804,13 +890,15 @@ static void json_problems(void)
 }
 
 static void print_json(const struct runtime_facts *rts, int nrts, const struct board_facts *b,
-                       const struct conf_facts *c)
+                       const struct run_facts *f, const struct conf_facts *c)
 {
     printf("{\"runtimes\": [");
     for (int r = 0; r < nrts; r++)
         json_runtime(&rts[r], r == 0);
     printf("], ");
     json_board(b);
+    printf(", ");
+    json_boards(f);
     printf(", ");
     json_config(c);
     printf(", ");
@@ -915,6 +1003,60 @@ static void text_board(const struct board_facts *b)
         printf(": does not exist\n");
 }
 
+/* A printable copy of a name from a board (control characters as '?'). */
+static const char *printable(char *out, size_t size, const char *in)
+{
+    size_t i = 0;
+    for (; in[i] && i < size - 1; i++)
+        out[i] = (unsigned char)in[i] < 0x20 || in[i] == 0x7f ? '?' : in[i];
+    out[i] = '\0';
+    return out;
+}
+
+static void text_boards(const struct run_facts *f)
+{
+    if (!f->read) {
+        printf("boards: cannot be read (said above)\n");
+        return;
+    }
+    printf("boards: %u read\n", f->s.boards);
+    size_t n = 0, gemms = 0;
+    char key[64], comm[GP_COMM_MAX], took[24], text[400];
+    for (size_t i = 0; i < f->s.n; i++) {
+        const struct gp_queue_row *r = &f->s.rows[i];
+        if (!runs_long(f, r) || n++ >= BOARD_TEXT_ROWS)
+            continue;
+        if (n == 1)
+            printf("  lower queues whose longest recent command exceeds the gate bound (%u us): a "
+                   "higher priority waits for such a command whole\n",
+                   f->gate_us);
+        gp_duration_text(took, sizeof took, (uint64_t)r->longest_us * 1000);
+        printf("    %s: pid %u (%s), queue 0x%llx, priority %d: %s\n",
+               printable(key, sizeof key, r->id.key), (unsigned)r->id.pid,
+               printable(comm, sizeof comm, r->id.comm), (unsigned long long)r->stream,
+               (int)r->priority, took);
+    }
+    if (n > BOARD_TEXT_ROWS)
+        printf("    ... %zu more\n", n - BOARD_TEXT_ROWS);
+    if (!n)
+        printf("  no lower queue ran a command longer than the gate bound (%u us) recently\n",
+               f->gate_us);
+    for (size_t i = 0; i < f->s.nrec; i++) {
+        const struct gp_record_row *p = &f->s.records[i];
+        if (!gp_gemm_text(text, sizeof text, "", p->gemm_sliced, p->gemm_slices, p->gemm_whole) ||
+            gemms++ >= BOARD_TEXT_ROWS)
+            continue;
+        if (gemms == 1)
+            printf("  GEMMs per process and device (left whole: those a higher priority would wait "
+                   "for, by reason):\n");
+        printf("    %s (its device %d): pid %u (%s): %s\n", printable(key, sizeof key, p->id.key),
+               (int)p->id.device, (unsigned)p->id.pid, printable(comm, sizeof comm, p->id.comm),
+               text);
+    }
+    if (gemms > BOARD_TEXT_ROWS)
+        printf("    ... %zu more\n", gemms - BOARD_TEXT_ROWS);
+}
+
 static void text_config(const struct conf_facts *c)
 {
     printf("administrator's file: %s: %s", c->path ? c->path : "(none)",
@@ -953,7 +1095,7 @@ static void text_problems(void)
 }
 
 static void print_text(const struct runtime_facts *rts, int nrts, const struct board_facts *b,
-                       const struct conf_facts *c)
+                       const struct run_facts *f, const struct conf_facts *c)
 {
     int devices = 0;
     for (int r = 0; r < nrts; r++)
@@ -961,6 +1103,7 @@ static void print_text(const struct runtime_facts *rts, int nrts, const struct b
     if (!devices)
         printf("no GPU: nothing is scheduled on this machine; what follows is what would apply\n");
     text_board(b);
+    text_boards(f);
     text_config(c);
     text_settings();
     text_problems();
@@ -992,11 +1135,14 @@ int gp_cmd_doctor(int argc, char **argv)
     rts[1] = (struct runtime_facts){.what = "CUDA driver", .env = "GPUPRIO_CUDA_LIBRARY"};
     ask_hip(&rts[0], &board);
     ask_cuda(&rts[1], &board);
+    static struct run_facts run;
+    look_at_boards(&run, rts, 2);
     /* The settings, printed before the problems, add the refused values to them. */
     if (json)
-        print_json(rts, 2, &board, &conf);
+        print_json(rts, 2, &board, &run, &conf);
     else
-        print_text(rts, 2, &board, &conf);
+        print_text(rts, 2, &board, &run, &conf);
+    gp_sample_free(&run.s);
     fflush(stdout);
     return nproblems ? GP_EXIT_FAILURE : 0;
 }

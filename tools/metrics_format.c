@@ -132,6 +132,7 @@ enum queue_value {
     Q_COMPLETED,
     Q_SUSPENSIONS,
     Q_HELD_SECONDS,
+    Q_LONGEST_SECONDS, /* only for queues where one is known */
 };
 
 struct queue_family {
@@ -162,6 +163,11 @@ static const struct queue_family queue_families[] = {
      Q_SUSPENSIONS},
     {"gpuprio_queue_held_seconds_total", "counter",
      "Time threads were held back before submitting to the queue.", Q_HELD_SECONDS},
+    {"gpuprio_queue_longest_command_seconds", "gauge",
+     "The longest GPU time of a command the queue ran recently (completed within its last 2 to 4 "
+     "seconds of work), which a higher priority arriving while it runs waits for whole; no series "
+     "until one is known.",
+     Q_LONGEST_SECONDS},
 };
 
 static void queue_value(FILE *out, const struct gp_queue_row *r, enum queue_value v)
@@ -191,6 +197,9 @@ static void queue_value(FILE *out, const struct gp_queue_row *r, enum queue_valu
     case Q_HELD_SECONDS:
         fprintf(out, "%" PRIu64 ".%09" PRIu64, r->held_ns / 1000000000u, r->held_ns % 1000000000u);
         break;
+    case Q_LONGEST_SECONDS:
+        fprintf(out, "%" PRIu32 ".%06" PRIu32, r->longest_us / 1000000u, r->longest_us % 1000000u);
+        break;
     }
 }
 
@@ -199,7 +208,7 @@ static void queue_family(FILE *out, const struct gp_sample *s, const struct queu
 {
     family_head(out, f->name, f->type, f->help);
     for (size_t i = 0; i < s->n; i++) {
-        if (duplicate_row(s, i))
+        if (duplicate_row(s, i) || (f->value == Q_LONGEST_SECONDS && !s->rows[i].longest_us))
             continue;
         fputs(f->name, out);
         queue_labels(out, &s->rows[i], u);

@@ -173,6 +173,9 @@ static int read_slot(struct gp_sample *s, const struct gp_board *b, unsigned i,
     r->suspensions = atomic_load(&slot->st.suspensions);
     r->submitted_per_s = -1;
     r->cus = (struct xq_cus){slot->cu_usable, slot->cu_total, slot->cu_mask};
+    /* Any number its owner wrote: at most what an owner stores. */
+    uint32_t longest = atomic_load(&slot->longest_us);
+    r->longest_us = longest < GP_SLOT_LONGEST_MAX_US ? longest : GP_SLOT_LONGEST_MAX_US;
     /* Still the same owner's slot? Otherwise what was copied may be half someone else's. */
     if (unchanged(again, i, word, incarnation))
         s->n++;

@@ -88,6 +88,9 @@ struct gp_queue_row {
     uint64_t submitted, completed, held_ns, suspensions;
     double submitted_per_s; /* since the previous sample of the same queue; -1 when unknown */
     struct xq_cus cus;
+    /* The longest GPU time of a command it ran recently (board.h's longest_us), in microseconds,
+     * at most GP_SLOT_LONGEST_MAX_US; 0 when not known. */
+    uint32_t longest_us;
 };
 
 /* A process's record on a board (one per process and board): its queues there that never ran
@@ -109,6 +112,10 @@ struct gp_record_row {
 extern const char *const gp_gemm_whole_labels[GP_RECORD_GEMM_WHOLE_COUNT];
 /* a + b, at most GP_RECORD_GEMM_MAX. */
 uint64_t gp_gemm_sum(uint64_t a, uint64_t b);
+/* GEMM counts in words, after lead: "GEMMs 2 sliced (8 slices), 13 left whole: 12 unsupported,
+ * 1 capturing" (each count at most GP_RECORD_GEMM_MAX); false, and "", when all are 0. */
+bool gp_gemm_text(char *buf, size_t size, const char *lead, uint64_t sliced, uint64_t slices,
+                  const uint64_t whole_by[GP_RECORD_GEMM_WHOLE_COUNT]);
 
 struct gp_sample {
     struct gp_queue_row *rows;
@@ -194,12 +201,17 @@ size_t gp_utf8_len(const unsigned char *s);
  * does not start a valid UTF-8 sequence replaced by U+FFFD. */
 void gp_utf8_clean(char *out, size_t size, const char *text);
 
+/* A duration for a person: "0", "850us", "12.3ms", "4.56s", "12m03s". */
+void gp_duration_text(char *buf, size_t size, uint64_t ns);
 /* "active" or "idle" */
 const char *gp_row_state(const struct gp_queue_row *r);
 /* The scheduler's decision for the queue: "suspended", "throttled", "tracked" or "none". */
 const char *gp_row_gate(const struct gp_queue_row *r);
 /* Where the queue is held back: 2 when on the device by gates (Level 2), else 1 (on the host). */
 int gp_row_level(const struct gp_queue_row *r);
+/* Whether the queue is held back for another's sake (suspended or throttled): a request of that
+ * other queue waits for the command of it that runs, whole, so its longest command is a floor. */
+bool gp_row_lower(const struct gp_queue_row *r);
 /* The line (or lines, wrapped at width columns; 0: one line) naming every process with its
  * queues shown and its unused ones; returns how many lines it printed. */
 size_t gp_print_processes(const struct gp_sample *s, size_t width);

@@ -31,6 +31,11 @@ int gp_row_level(const struct gp_queue_row *r)
     return r->gate & XQ_GATE_DEVICE ? 2 : 1;
 }
 
+bool gp_row_lower(const struct gp_queue_row *r)
+{
+    return (r->gate & (XQ_GATE_SUSPENDED | XQ_GATE_THROTTLED)) != 0;
+}
+
 const char *gp_row_gate(const struct gp_queue_row *r)
 {
     return (r->gate & XQ_GATE_SUSPENDED)   ? "suspended"
@@ -335,6 +340,10 @@ static void json_row(const struct gp_queue_row *r, void *arg)
     else
         fputs(", \"submitted_per_s\": null", stdout);
     printf(", \"held_ns\": %" PRIu64 ", \"suspensions\": %" PRIu64, r->held_ns, r->suspensions);
+    if (r->longest_us)
+        printf(", \"longest_command_ns\": %" PRIu64, (uint64_t)r->longest_us * 1000);
+    else
+        fputs(", \"longest_command_ns\": null", stdout);
     const char *cu_mask = cu_mask_name(r);
     if (cu_mask)
         printf(", \"cu_mask\": \"%s\"", cu_mask);
@@ -377,8 +386,7 @@ void gp_print_json(const struct gp_sample *s, bool all)
     gp_users_free(&c.users);
 }
 
-/* A duration for the table: "0", "850us", "12.3ms", "4.56s", "12m03s". */
-static void duration(char *buf, size_t size, uint64_t ns)
+void gp_duration_text(char *buf, size_t size, uint64_t ns)
 {
     if (ns == 0)
         snprintf(buf, size, "0");
@@ -439,7 +447,7 @@ static void table_row(const struct gp_queue_row *r, void *arg)
         return;
     struct table_ctx *c = arg;
     char key[17], comm[GP_COMM_MAX], user[11], queue[48], rate[24], held[24], cus[24],
-        cap[12] = "-";
+        cap[12] = "-", whole[24] = "-";
     printable(key, sizeof key, r->id.key);
     printable(comm, sizeof comm, r->id.comm);
     if (r->thread)
@@ -450,14 +458,16 @@ static void table_row(const struct gp_queue_row *r, void *arg)
         snprintf(rate, sizeof rate, "%.0f", r->submitted_per_s);
     else
         snprintf(rate, sizeof rate, "-");
-    duration(held, sizeof held, r->held_ns);
+    gp_duration_text(held, sizeof held, r->held_ns);
+    if (r->longest_us && gp_row_lower(r))
+        gp_duration_text(whole, sizeof whole, (uint64_t)r->longest_us * 1000);
     cus_text(cus, sizeof cus, &r->cus);
     printable(user, sizeof user, gp_user_name(&c->users, r->id.uid));
     if (r->capped)
         snprintf(cap, sizeof cap, "%d", r->cap);
-    printf("%-16s %8" PRIu32 " %-15s %-10s %-24s %5d %4s %-6s %-9s %3d %5u %9s %9s %s\n", key,
+    printf("%-16s %8" PRIu32 " %-15s %-10s %-24s %5d %4s %-6s %-9s %3d %5u %9s %9s %9s %s\n", key,
            r->id.pid, comm, user, queue, (int)r->priority, cap, gp_row_state(r), gp_row_gate(r),
-           gp_row_level(r), (unsigned)XQ_GATE_IN_FLIGHT(r->gate), rate, held, cus);
+           gp_row_level(r), (unsigned)XQ_GATE_IN_FLIGHT(r->gate), rate, held, whole, cus);
 }
 
 /* A process's unused queues on a device, and those that got no slot on a full board: one row, as
@@ -476,15 +486,15 @@ static void table_unused(const struct gp_record_row *p, void *arg)
     else
         snprintf(queue, sizeof queue, "%" PRIu32 " unused, %" PRIu32 " no slot", p->unused_queues,
                  p->unslotted_queues);
-    printf("%-16s %8" PRIu32 " %-15s %-10s %-24s %5s %4s %-6s %-9s %3s %5s %9s %9s %s\n", key,
-           p->id.pid, comm, user, queue, "-", "-", "-", "-", "-", "-", "-", "-", "-");
+    printf("%-16s %8" PRIu32 " %-15s %-10s %-24s %5s %4s %-6s %-9s %3s %5s %9s %9s %9s %s\n", key,
+           p->id.pid, comm, user, queue, "-", "-", "-", "-", "-", "-", "-", "-", "-", "-");
 }
 
 void gp_print_table(const struct gp_sample *s, size_t max_rows, bool all)
 {
-    printf("%-16s %8s %-15s %-10s %-24s %5s %4s %-6s %-9s %3s %5s %9s %9s %s\n", "DEVICE", "PID",
-           "COMMAND", "USER", "QUEUE", "PRIO", "CAP", "STATE", "GATE", "LVL", "INFL", "SUBMIT/S",
-           "HELD", "CUS");
+    printf("%-16s %8s %-15s %-10s %-24s %5s %4s %-6s %-9s %3s %5s %9s %9s %9s %s\n", "DEVICE",
+           "PID", "COMMAND", "USER", "QUEUE", "PRIO", "CAP", "STATE", "GATE", "LVL", "INFL",
+           "SUBMIT/S", "HELD", "WHOLE", "CUS");
     struct table_ctx c = {.max_rows = max_rows, .users = {.n = 0}};
     each_row(s, all, table_row, table_unused, &c);
     if (c.more)
@@ -572,26 +582,26 @@ static long sum_processes(const struct gp_sample *s, struct process_sum *ps)
     return (long)n;
 }
 
-/* A process's long GEMMs for its entry in the line: "; GEMMs 2 sliced (8 slices), 13 left whole:
- * 12 unsupported, 1 capturing", or nothing when it has none. */
-static void gemm_text(char *buf, size_t size, const struct process_sum *p)
+bool gp_gemm_text(char *buf, size_t size, const char *lead, uint64_t sliced, uint64_t slices,
+                  const uint64_t whole_by[GP_RECORD_GEMM_WHOLE_COUNT])
 {
     uint64_t whole = 0;
     for (int k = 0; k < GP_RECORD_GEMM_WHOLE_COUNT; k++)
-        whole = gp_gemm_sum(whole, p->gemm_whole[k]);
+        whole = gp_gemm_sum(whole, whole_by[k]);
     buf[0] = '\0';
-    if (!p->gemm_sliced && !p->gemm_slices && !whole)
-        return;
+    if (!sliced && !slices && !whole)
+        return false;
     int used = snprintf(buf, size,
-                        "; GEMMs %" PRIu64 " sliced (%" PRIu64 " slices), %" PRIu64 " left whole",
-                        p->gemm_sliced, p->gemm_slices, whole);
+                        "%sGEMMs %" PRIu64 " sliced (%" PRIu64 " slices), %" PRIu64 " left whole",
+                        lead, sliced, slices, whole);
     for (int k = 0, first = 1; k < GP_RECORD_GEMM_WHOLE_COUNT; k++) {
-        if (!p->gemm_whole[k] || used < 0 || (size_t)used >= size)
+        if (!whole_by[k] || used < 0 || (size_t)used >= size)
             continue;
         used += snprintf(buf + used, size - (size_t)used, "%s %" PRIu64 " %s", first ? ":" : ",",
-                         p->gemm_whole[k], gp_gemm_whole_labels[k]);
+                         whole_by[k], gp_gemm_whole_labels[k]);
         first = 0;
     }
+    return true;
 }
 
 size_t gp_print_processes(const struct gp_sample *s, size_t width)
@@ -621,7 +631,8 @@ size_t gp_print_processes(const struct gp_sample *s, size_t width)
             snprintf(mps, sizeof mps, ", MPS %u%%: %u SMs", ps[i].mps_share, ps[i].mps_sms);
         else if (ps[i].mps)
             snprintf(mps, sizeof mps, ", MPS");
-        gemm_text(gemm, sizeof gemm, &ps[i]);
+        gp_gemm_text(gemm, sizeof gemm, "; ", ps[i].gemm_sliced, ps[i].gemm_slices,
+                     ps[i].gemm_whole);
         int len = snprintf(entry, sizeof entry, " %" PRIu32 " %s (%zu queue%s%s%s%s)%s", ps[i].pid,
                            ps[i].comm, ps[i].queues, ps[i].queues == 1 ? "" : "s", unused, mps,
                            gemm, i + 1 < n ? "," : "");

@@ -99,3 +99,22 @@ void xc_reset(void)
         atomic_store(&table[i].word, 0);
     }
 }
+
+bool xc_longest_note(struct xc_longest *l, uint64_t ns, uint64_t now, uint64_t *show)
+{
+    uint64_t age = now - l->window_from_ns;
+    if (!l->window_from_ns || age >= XC_LONGEST_WINDOW_NS) {
+        l->before_ns = l->window_from_ns && age < 2 * XC_LONGEST_WINDOW_NS ? l->now_ns : 0;
+        l->now_ns = 0;
+        l->window_from_ns = now ? now : 1;
+    }
+    if (ns > l->now_ns)
+        l->now_ns = ns;
+    uint64_t longest = l->now_ns > l->before_ns ? l->now_ns : l->before_ns;
+    uint64_t moved = longest > l->shown_ns ? longest - l->shown_ns : l->shown_ns - longest;
+    if (moved == 0 || (l->shown_ns && longest && moved < l->shown_ns / 8))
+        return false;
+    l->shown_ns = longest;
+    *show = longest;
+    return true;
+}

@@ -33,6 +33,7 @@
 #ifndef GPUPRIO_XC_COST_H
 #define GPUPRIO_XC_COST_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -87,5 +88,26 @@ uint64_t xc_learn(const struct xc_sample *done, size_t n, uint64_t span_ns);
 
 /* Forgets everything learned (tests; the child of fork keeps the parent's, which still hold). */
 void xc_reset(void);
+
+/*
+ * The longest command a queue ran recently, for `gpuprio top` and `doctor` (docs/design.md, "Long
+ * kernels: GEMM slices"): a higher-priority request that arrives while such a command runs waits
+ * for it, whatever the gates do, since a gate stops a queue only between commands. It is the
+ * greatest learned time (xc_predict) of the commands completed in the current window of
+ * XC_LONGEST_WINDOW_NS and the one before, so a command shows from its completion for between one
+ * and two windows, and a queue that runs only short ones again drops it within two. Nothing is
+ * forgotten while no command completes (an idle queue shows what it ran last). The watcher
+ * thread's own: each poll's completions are noted at once, with no atomic operation.
+ */
+#define XC_LONGEST_WINDOW_NS 2000000000ull
+struct xc_longest {
+    uint64_t window_from_ns;    /* when the current window began (0: none yet) */
+    uint64_t now_ns, before_ns; /* the greatest of the current window, and of the one before */
+    uint64_t shown_ns;          /* what xc_longest_note last said to show */
+};
+/* Commands whose greatest learned time is ns completed at now (ns 0: none had a learned time);
+ * true when the longest moved from what was shown last by an eighth of it or more (or from or to
+ * nothing), with *show the new value to show (then kept as shown). */
+bool xc_longest_note(struct xc_longest *l, uint64_t ns, uint64_t now, uint64_t *show);
 
 #endif /* GPUPRIO_XC_COST_H */

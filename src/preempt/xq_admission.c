@@ -87,6 +87,11 @@ static void no_holders_elsewhere(int device, int priority, struct xq_holders *h)
     (void)priority;
     (void)h;
 }
+static void no_longest(struct xqueue *q, uint64_t ns)
+{
+    (void)q;
+    (void)ns;
+}
 
 /* What can hold q back by suspending it (struct xq_holders): the queues of its device above its
  * priority, and at it, except q; this process's here, other processes' from the hook. Those at
@@ -149,6 +154,8 @@ void xq_admission_configure(const struct xq_admission_config *config,
         hooks.held = no_hook;
     if (!hooks.holders_elsewhere)
         hooks.holders_elsewhere = no_holders_elsewhere;
+    if (!hooks.longest)
+        hooks.longest = no_longest;
     if (!hooks.now_ns)
         hooks.now_ns = gp_now_ns;
     if (!marker_ops.record)
@@ -158,6 +165,7 @@ void xq_admission_configure(const struct xq_admission_config *config,
     xq_watcher_configure(
         &(struct xq_watcher_config){.poll_ns = cfg.poll_ns, .slow_ns = cfg.slow_ns}, &marker_ops,
         &(struct xq_watcher_ops){.completed = completed,
+                                 .longest = hooks.longest,
                                  .expire_idle = expire_idle,
                                  .capturing = xq_capturing,
                                  .stream_idle = stream_idle,

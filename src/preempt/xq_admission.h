@@ -102,6 +102,9 @@ struct xq_admission_hooks {
     /* A thread is about to be held on a queue of device (what holds it may be another
      * process's, which may die). Optional. */
     void (*held)(int device);
+    /* q's longest recent command (xc_cost.h's struct xc_longest) moved noticeably: show ns (on its
+     * board slot). On the watcher thread, while q has commands in flight. Optional. */
+    void (*longest)(struct xqueue *q, uint64_t ns);
     /* The clock (gp_now_ns unless given): tests drive the budget's arithmetic with their own. */
     uint64_t (*now_ns)(void);
 };

@@ -89,6 +89,19 @@ static void learn(struct xqueue *q, const struct xc_sample *done, size_t n, uint
                           memory_order_relaxed);
 }
 
+/* What the commands reached in this poll say of the longest command q ran recently (xc_cost.h's
+ * struct xc_longest): shown (on its board slot) only when it moved noticeably. */
+static void note_longest(struct xqueue *q, const struct xc_sample *done, size_t n, uint64_t now)
+{
+    uint64_t longest = 0, show;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t ns = done[i].key ? xc_predict(done[i].key) : 0;
+        longest = ns > longest ? ns : longest;
+    }
+    if (xc_longest_note(&q->longest, longest, now, &show))
+        w.ops.longest(q, show);
+}
+
 /* Whether the marker was reached; a slow query is reported (GPUPRIO_LOG=debug), as it delays
  * every queue's progress and may hold the runtime's locks against the application. */
 static bool query(struct xqueue *q, void *marker)
@@ -171,6 +184,8 @@ static unsigned follow(struct xqueue *q)
     if (reached) {
         if (learnable)
             learn(q, done, sampled, first_submit, suspended_meanwhile, now);
+        /* Before completed frees the window: until then q is not released, so its slot is its. */
+        note_longest(q, done, sampled, now);
         w.ops.completed(q, reached, cost);
     }
     return reached;

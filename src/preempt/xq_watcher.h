@@ -17,6 +17,9 @@
 struct xq_watcher_ops {
     /* n markers of q were reached, of commands charged cost_ns against its budget. */
     void (*completed)(struct xqueue *q, unsigned n, uint64_t cost_ns);
+    /* q's longest recent command (xc_cost.h's struct xc_longest) moved noticeably: show ns. Called
+     * while q still has commands in flight (not yet released). */
+    void (*longest)(struct xqueue *q, uint64_t ns);
     /* Deactivates queues idle for the grace window; returns the nearest future time a queue's
      * grace ends (0 when none is pending). */
     uint64_t (*expire_idle)(uint64_t now);

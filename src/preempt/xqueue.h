@@ -21,6 +21,7 @@
 #include <stdint.h>
 
 #include "devgate.h"
+#include "xc_cost.h"
 
 /*
  * What identifies a stream: the handle, plus the device for handles that mean one stream per
@@ -197,6 +198,7 @@ struct xqueue {
     _Atomic uint64_t head_cost_ns, head_since_ns;
     uint64_t last_reached_ns;
     uint64_t capture_epoch_seen; /* xq_capture_epoch at the watcher's last look (watcher only) */
+    struct xc_longest longest;   /* its longest recent command (watcher only) */
 
     /* Level 2 (devgate.h): its slot's gate line and the board's region, set with st when it
      * takes a slot (NULL without one); the number of the latest gate put on its stream, and the

@@ -109,6 +109,16 @@ struct gp_record_gemm {
  * Prometheus sample); more is clamped to it, as are sums over records. */
 #define GP_RECORD_GEMM_MAX ((UINT64_C(1) << 53) - 1)
 
+/* The most a slot's longest_us says (an hour): the owner stores no more, and readers take any
+ * greater number its owner wrote for it. */
+#define GP_SLOT_LONGEST_MAX_US 3600000000u
+/* ns as a slot's longest_us: rounded up (a command of 1 ns is not "none"), at most the maximum. */
+static inline uint32_t gp_slot_longest_us(uint64_t ns)
+{
+    uint64_t us = ns / 1000 + (ns % 1000 != 0);
+    return us < GP_SLOT_LONGEST_MAX_US ? (uint32_t)us : GP_SLOT_LONGEST_MAX_US;
+}
+
 struct gp_board_slot {
     _Atomic uint64_t owner; /* pid << 32 | enum gp_slot_state; 0 when free */
     /* The owner's identity, read by other processes while a slot changes hands (atomic). */
@@ -141,9 +151,16 @@ struct gp_board_slot {
         };
     };
     _Atomic uint32_t pid_ns; /* the owner's pid namespace (inode): pids of another are not judged */
-    /* In a record: the owner's queues on this device that never joined scheduling (created, no
-     * command yet, not named), which hold no slot. 0 in a queue's slot. */
-    _Atomic uint32_t unused_queues;
+    union {
+        /* In a record: the owner's queues on this device that never joined scheduling (created,
+         * no command yet, not named), which hold no slot. */
+        _Atomic uint32_t unused_queues;
+        /* In a queue's slot: the longest GPU time of a command it ran recently, which a higher
+         * priority arriving meanwhile waits for (xc_cost.h's struct xc_longest), in microseconds
+         * (gp_slot_longest_us); 0 when none was learned, and from libraries before it (which
+         * cleared these bytes at a claim, and read them in records only). */
+        _Atomic uint32_t longest_us;
+    };
     /* The compute units the stream's kernels may use (xqueue.h's struct xq_cus). In a record:
      * cu_usable is the SMs MPS lets the owner use when it limits it (xqueue.h's struct xq_mps),
      * else 0, and the others are 0. */

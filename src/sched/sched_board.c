@@ -918,6 +918,13 @@ struct gp_board_slot *sb_slot_of(const struct xqueue *q)
     return (struct gp_board_slot *)((char *)st - offsetof(struct gp_board_slot, st));
 }
 
+void sb_queue_longest(struct xqueue *q, uint64_t ns)
+{
+    struct gp_board_slot *s = sb_slot_of(q);
+    if (s)
+        atomic_store_explicit(&s->longest_us, gp_slot_longest_us(ns), memory_order_relaxed);
+}
+
 uint64_t sb_identity(const struct xqueue *q)
 {
     struct device_board *d = usable(q->device);

@@ -118,6 +118,10 @@ void sb_released(struct xqueue *q);
  * gated (Level 2), so that others may hold it on the device: from now on the device's listener
  * looks for dead processes (which may be what holds it) every LIVENESS_HELD_NS. */
 void sb_thread_held(int device);
+/* q's longest recent command took ns (xc_cost.h's struct xc_longest): shown in its slot, if it
+ * has one (board.h's longest_us), with one relaxed store. The admission hook, on the watcher
+ * thread while q has commands in flight (so it keeps its slot meanwhile). */
+void sb_queue_longest(struct xqueue *q, uint64_t ns);
 /* The slot q's state lives in, or NULL. */
 struct gp_board_slot *sb_slot_of(const struct xqueue *q);
 /* q's identity on its device (GP_BOARD_QUEUE_IDENTITY; a queue without a slot: its address,

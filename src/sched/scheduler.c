@@ -690,7 +690,8 @@ void sched_configure(const struct xq_marker_ops *ops)
                            &(struct xq_admission_hooks){.joining = queue_joining,
                                                         .activity_changed = decide_locked,
                                                         .held = sb_thread_held,
-                                                        .holders_elsewhere = sb_holders_elsewhere});
+                                                        .holders_elsewhere = sb_holders_elsewhere,
+                                                        .longest = sb_queue_longest});
     xq_set_hooks(&(struct xq_hooks){.created = queue_created, .released = queue_released});
 }
 

@@ -5,8 +5,10 @@
  * command name cannot hold a newline on a board, which reads it from /proc, but the format must
  * escape one wherever it comes from), bytes that are not UTF-8 (cut, overlong, a surrogate) next
  * to valid multi-byte characters, a per-thread queue, counters at 2^64-1, seconds from
- * nanoseconds, a user without a name, every decision and both levels, and a duplicate row and
- * record (a process's image after exec, for a moment) that must give one series each.
+ * nanoseconds and from microseconds (a queue's longest command, at most the most a reader takes,
+ * and none for the queues that have none), a user without a name, every decision and both levels,
+ * and a duplicate row and record (a process's image after exec, for a moment) that must give one
+ * series each.
  *
  *   tools_metrics_sample    (no arguments; the exposition on standard output)
  */
@@ -54,6 +56,7 @@ int main(void)
     rows[1].completed = 10;
     rows[1].held_ns = 1234567890123;
     rows[1].suspensions = 7;
+    rows[1].longest_us = 4400; /* its longest command: 4.4 ms */
     rows[2] = rows[1];
     rows[2].id.slot = 9;        /* another slot, the same labels: left out */
     rows[2].submitted = 999999; /* so that the golden file shows which one is kept */
@@ -61,6 +64,7 @@ int main(void)
     rows[3].stream = 0x1;
     rows[3].gate = XQ_GATE_THROTTLED;
     rows[3].held_ns = 999999999;
+    rows[3].longest_us = GP_SLOT_LONGEST_MAX_US; /* the most a reader takes */
     rows[4].id = id(odd_key, 8, "idle", 0, 0);
     rows[4].stream = 0x2;
     rows[4].priority = -5; /* gate 0: decision none */

@@ -35,6 +35,7 @@ NAME = re.compile(r"[a-zA-Z_:][a-zA-Z0-9_:]*")
 LABEL_NAME = re.compile(r"[a-zA-Z_][a-zA-Z0-9_]*")
 INTEGER = re.compile(r"-?[0-9]+")
 SECONDS = re.compile(r"[0-9]+\.[0-9]{9}")
+MICROSECONDS = re.compile(r"[0-9]+\.[0-9]{6}")  # a gauge in seconds from microseconds
 
 # docs/cli.md: every family, its type, and the labels of its series.
 PROCESS_LABELS = {"device", "device_index", "pid", "command", "user"}
@@ -50,6 +51,7 @@ FAMILIES = {
     "gpuprio_queue_completed_commands_total": ("counter", QUEUE_LABELS),
     "gpuprio_queue_suspensions_total": ("counter", QUEUE_LABELS),
     "gpuprio_queue_held_seconds_total": ("counter", QUEUE_LABELS),
+    "gpuprio_queue_longest_command_seconds": ("gauge", QUEUE_LABELS),
     "gpuprio_process_unused_queues": ("gauge", PROCESS_LABELS),
     "gpuprio_process_unslotted_queues": ("gauge", PROCESS_LABELS),
     "gpuprio_process_gemm_sliced_total": ("counter", PROCESS_LABELS),
@@ -223,7 +225,8 @@ def check_exposition(c, raw, opts, quiet=False):
         if len(set(series)) != len(series):
             c.check("%s: no duplicate series" % name, False)
         for labels, value in f["samples"]:
-            pattern = SECONDS if name.endswith("_seconds_total") else INTEGER
+            pattern = (SECONDS if name.endswith("_seconds_total")
+                       else MICROSECONDS if name.endswith("_seconds") else INTEGER)
             if not pattern.fullmatch(value):
                 c.check("%s: value %r printed exactly" % (name, value), False)
                 break

@@ -8,9 +8,12 @@
  * the running stream, and "unused priority N" when every unused stream has N (else "unused
  * priorities" and the list).
  *
- *   tools_worker STOPFILE SECONDS [UNUSED [run|null|idle|exec|full]]
+ *   tools_worker STOPFILE SECONDS [UNUSED [run|null|idle|exec|full|long|once]]
  *
- * Mode null runs as run does, and launches each kernel on the null stream too. Mode idle runs
+ * Mode null runs as run does, and launches each kernel on the null stream too. Mode long runs as
+ * run does with kernels of 8 ms (a long kernel that a higher priority must wait for whole). Mode
+ * once runs one 1-ms kernel on its stream, which so joins scheduling, then nothing (a server
+ * between requests). Mode idle runs
  * nothing at all: none of its queues joins scheduling, so the process is on the board through its
  * record only. Mode exec creates the UNUSED streams, prints "exec" and executes itself in mode idle
  * with 2 unused streams: the same pid, a new image, whose listener must reclaim the record the
@@ -29,14 +32,15 @@
 #include "../preload/sched/sched_test.h"
 
 #define KERNEL_NS 1000000ull
+#define LONG_KERNEL_NS 8000000ull
 #define BATCH 4
 #define UNUSED_MAX 1024
 
 int main(int argc, char **argv)
 {
     if (argc < 3 || argc > 5) {
-        fprintf(stderr,
-                "usage: tools_worker STOPFILE SECONDS [UNUSED [run|null|idle|exec|full]]\n");
+        fprintf(stderr, "usage: tools_worker STOPFILE SECONDS [UNUSED "
+                        "[run|null|idle|exec|full|long|once]]\n");
         return 2;
     }
     const char *stop = argv[1];
@@ -59,7 +63,9 @@ int main(int argc, char **argv)
         return 1;
     }
     bool null_too = strcmp(mode, "null") == 0, full = strcmp(mode, "full") == 0;
-    bool run = strcmp(mode, "run") == 0 || null_too || full;
+    bool once = strcmp(mode, "once") == 0, longer = strcmp(mode, "long") == 0;
+    bool run = strcmp(mode, "run") == 0 || null_too || full || longer || once;
+    uint64_t kernel_ns = longer ? LONG_KERNEL_NS : KERNEL_NS;
     const void *kernel = busy_register();
     for (int i = 0; full && i < unused; i++) {
         MUST(busy_launch(kernel, KERNEL_NS / 100, 1, idle[i]));
@@ -68,7 +74,7 @@ int main(int argc, char **argv)
     hipStream_t s = NULL;
     if (run) {
         MUST(hipStreamCreate(&s));
-        MUST(busy_launch(kernel, KERNEL_NS, 1, s));
+        MUST(busy_launch(kernel, kernel_ns, 1, s));
         MUST(hipStreamSynchronize(s));
     }
     if (null_too) {
@@ -84,12 +90,12 @@ int main(int argc, char **argv)
             status = 3;
             break;
         }
-        if (!run) {
+        if (!run || once) {
             usleep(10000);
             continue;
         }
         for (int k = 0; k < BATCH; k++) {
-            MUST(busy_launch(kernel, KERNEL_NS, 1, s));
+            MUST(busy_launch(kernel, kernel_ns, 1, s));
             if (null_too)
                 MUST(busy_launch(kernel, KERNEL_NS, 1, NULL));
         }

@@ -147,7 +147,7 @@ expect "table heading" "PRIO CAP STATE GATE LVL INFL" "$(grep -o 'PRIO *CAP *STA
 expect "table: the queue's user and cap" 1 "$(grep " $pid tools_worker *$(id -un) .* -10 *- " "$tmp/top.txt" | wc -l)"
 expect "table: LVL of the queue" 1 "$(grep -v '^processes:' "$tmp/top.txt" | grep " $pid tools_worker " | grep -Ec ' (suspended|throttled|tracked|none) +[12] +[0-9]+ ')"
 expect "processes line" "$pid tools_worker (1 queue, 20 unused)" "$(process_entry "$tmp/top.txt" "$pid")"
-expect "table heading: CUS last" "HELD CUS" "$(grep -o 'HELD *CUS$' "$tmp/top.txt" | tr -s ' ')"
+expect "table heading: WHOLE, then CUS last" "HELD WHOLE CUS" "$(grep -o 'HELD *WHOLE *CUS$' "$tmp/top.txt" | tr -s ' ')"
 expect "table: CUS of the reserved stream" "6/8*" "$(grep -v '^processes:' "$tmp/top.txt" | grep " $pid tools_worker " | awk '{print $NF}')"
 
 # A worker on its created stream and the null stream, without a reservation.

@@ -72,6 +72,7 @@ static void layout(void)
     CHECK_INT(offsetof(struct gp_board_slot, gemm.whole[GP_RECORD_GEMM_CHECK_FAILED]), 116);
     CHECK_INT(offsetof(struct gp_board_slot, pid_ns), 120);
     CHECK_INT(offsetof(struct gp_board_slot, unused_queues), 124);
+    CHECK_INT(offsetof(struct gp_board_slot, longest_us), 124);
     CHECK_INT(offsetof(struct gp_board_slot, cu_usable), 128);
     CHECK_INT(offsetof(struct gp_board_slot, cu_total), 130);
     CHECK_INT(offsetof(struct gp_board_slot, cu_mask), 132);

@@ -85,5 +85,29 @@ int main(void)
     CHECK(xc_command_key(1, 7) != xc_command_key(2, 7));
     CHECK(xc_command_key(1, 0) != 0);
     CHECK_INT(xc_command_key(1, XC_NO_GPU_TIME), XC_NO_GPU_TIME);
+
+    /* The longest recent command: shown at once, kept while it is the greatest of this window and
+     * the one before, dropped two windows after it ran; a move of less than an eighth of what is
+     * shown is not shown again. */
+    const uint64_t W = XC_LONGEST_WINDOW_NS, t0 = 5 * W;
+    struct xc_longest l = {0};
+    uint64_t show = 12345;
+    CHECK(!xc_longest_note(&l, 0, t0, &show)); /* nothing learned yet: nothing to show */
+    CHECK_INT(show, 12345);
+    CHECK(xc_longest_note(&l, 3000000, t0 + 1, &show));
+    CHECK_INT(show, 3000000);
+    CHECK(!xc_longest_note(&l, 100000, t0 + 2, &show));  /* shorter: still 3 ms */
+    CHECK(!xc_longest_note(&l, 3300000, t0 + 3, &show)); /* 10% longer: not noticeable */
+    CHECK(xc_longest_note(&l, 3500000, t0 + 4, &show));  /* an eighth or more */
+    CHECK_INT(show, 3500000);
+    CHECK(!xc_longest_note(&l, 100000, t0 + W + 5, &show)); /* the next window: the one before's */
+    CHECK(xc_longest_note(&l, 100000, t0 + 2 * W + 6, &show)); /* two windows on: gone */
+    CHECK_INT(show, 100000);
+    CHECK(xc_longest_note(&l, 8000000, t0 + 2 * W + 7, &show));
+    CHECK_INT(show, 8000000);
+    /* Nothing completed for two windows: forgotten at the next completion. */
+    CHECK(xc_longest_note(&l, 0, t0 + 10 * W, &show));
+    CHECK_INT(show, 0);
+    CHECK(!xc_longest_note(&l, 0, t0 + 10 * W + 1, &show));
     return check_finish("cost");
 }
