@@ -348,6 +348,34 @@ def run_load(args, stream, start_barrier=None, stop_event=None, captured=None):
             opt.zero_grad(set_to_none=True)
             model(input_ids=tokens, labels=tokens).loss.backward()
             opt.step()
+    elif args.kind == "decode":
+        # An inference server's captured decode loop: one CUDA graph of 8 forward passes of GPT-2
+        # medium's shape (24 layers, hidden 1024, its 50,257-token head; bf16, 8 sequences of 128
+        # tokens), replayed. Its kernels are short, but a graph launch is one command: without
+        # gates inside it (GPUPRIO_GRAPH_GATE_US), a request waits for the whole graph in flight.
+        from transformers import GPT2Config, GPT2LMHeadModel
+
+        model = GPT2LMHeadModel(GPT2Config(n_embd=1024, n_layer=24, n_head=16, vocab_size=50257,
+                                           n_positions=1024)).cuda().to(torch.bfloat16).eval()
+        tokens = torch.randint(0, 50257, (8, 128), device="cuda")
+        batch = 8 * 8
+
+        def forwards():
+            with torch.no_grad():
+                for _ in range(8):
+                    model(input_ids=tokens)
+
+        side = torch.cuda.Stream()
+        side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(side):
+            forwards()  # warm-up outside the capture (cuBLAS handles, workspaces)
+        torch.cuda.current_stream().wait_stream(side)
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            forwards()
+
+        def step():
+            graph.replay()
     elif args.kind == "ttrain":
         # A transformer training step with long kernels: BERT-large's shape (24 layers, hidden
         # 1024) in bfloat16 on 32 sequences of 512 tokens, forward, backward and SGD. Its GEMMs
@@ -447,7 +475,7 @@ def main():
     p = argparse.ArgumentParser()
     p.add_argument("role", choices=["client", "load", "both"])
     p.add_argument("--mode", default="graph", choices=["graph", "eager"])
-    p.add_argument("--kind", default="infer", choices=["infer", "train", "ttrain", "lm", "spin", "idle"])
+    p.add_argument("--kind", default="infer", choices=["infer", "train", "ttrain", "lm", "decode", "spin", "idle"])
     p.add_argument("--spin-us", type=float, default=200.0, help="spin load: each kernel's length")
     p.add_argument("--spin-fill", action="store_true",
                    help="spin load: blocks that fill every SM (a kernel's block is the kernel)")
