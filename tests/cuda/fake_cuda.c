@@ -930,10 +930,11 @@ EXPORT CUresult cuStreamEndCapture(CUstream hStream, CUgraph *phGraph)
  * nodes"); the other node types do nothing. An executable graph destroyed while launches of it run
  * lives until they are done, as the driver's; one launched after its destruction is reported.
  *
- * A graph handle that is not one of these (tests/cuda/cuda_shim_test.c passes a pointer to any
- * memory) instantiates as before: a token whose launch checks the stream only. Tests read
- * fake_cuda_graph_calls (every call of a graph function), fake_cuda_graph_execs_alive and
- * fake_cuda_graph_waits_held.
+ * FAKE_CUDA_GRAPH_CLONE_FAILS and FAKE_CUDA_GRAPH_MEMOP_FAILS make cuGraphClone and
+ * cuGraphAddBatchMemOpNode fail. A graph handle that is not one of these
+ * (tests/cuda/cuda_shim_test.c passes a pointer to any memory) instantiates as before: a token
+ * whose launch checks the stream only. Tests read fake_cuda_graph_calls (every call of a graph
+ * function), fake_cuda_graph_execs_alive and fake_cuda_graph_waits_held.
  */
 #define GRAPH_MAGIC 0x6a4fu
 #define NODE_MAGIC 0x40deu
@@ -1129,6 +1130,8 @@ EXPORT CUresult cuGraphAddBatchMemOpNode(CUgraphNode *phGraphNode, CUgraph hGrap
 {
     GRAPH_CALL();
     NEED_CONTEXT();
+    if (getenv("FAKE_CUDA_GRAPH_MEMOP_FAILS"))
+        return CUDA_ERROR_NOT_SUPPORTED;
     struct CUgraphNode_st t = {0};
     CUresult r = wait_of(nodeParams, &t);
     return r ? r : add_node(phGraphNode, hGraph, dependencies, numDependencies, &t);
@@ -1262,6 +1265,8 @@ EXPORT CUresult cuGraphClone(CUgraph *phGraphClone, CUgraph originalGraph)
     GRAPH_CALL();
     if (!phGraphClone || !graph_ok(originalGraph))
         return CUDA_ERROR_INVALID_VALUE;
+    if (getenv("FAKE_CUDA_GRAPH_CLONE_FAILS"))
+        return CUDA_ERROR_OUT_OF_MEMORY;
     CUgraph g;
     CUresult r = cuGraphCreate(&g, 0);
     if (r)

@@ -4,26 +4,24 @@
  * graph_gates.sh: what it prints must not change under gpuprio, whatever gpuprio does to its graph
  * launches (docs/design.md, "Gates inside graphs").
  *
- *   graph_gates CASE      builds a chain of KERNELS kernel nodes (each acc = acc * 31 + i after a
- *                         3 ms sleep), instantiates it, launches it once and waits (so that its
- *                         time is learned), then LAUNCHES more times on the same stream, and prints
- *                         acc after each launch, how many kernels ran, and how many executable
- *                         graphs are alive at the end. CASE:
- *       gated        as above; with GRAPH_GO=FIFO, after the first of those launches (before
- *                    waiting for it) a line goes to FIFO: the high-priority neighbour's cue to
- * burst; mem_nodes, conditional, child, device_launch the graph also has a memory allocation node,
- * a conditional node, a child graph of two kernels, or is instantiated for device launch; changed
- * after the second launch, cuGraphExecKernelNodeSetParams gives kernel 5 another argument; update
- * after the second launch, cuGraphExecUpdate from a graph whose kernel 7 has another argument;
- *       disabled     after the second launch, cuGraphNodeSetEnabled turns kernel 9 off;
- *       destroy      the last launch is destroyed (cuGraphExecDestroy) at once, while it runs;
- *       capture      the first launch after the learning one is made while another stream
- *                    captures.
- *     With GRAPH_PRINT_CALLS=1 it also prints how many graph functions of the driver were called
- *     (the option off: gpuprio must add none). On stderr: how many graph waits held.
- *   graph_gates high FIFO  the neighbour: a kernel on a stream of its own ("ready" on stdout),
- *                         then, once a line comes through FIFO, kernels of 2 ms for 60 ms, then
- *                         idle until FIFO gives another line (opened anew).
+ *   graph_gates CASE      instantiates, launches and destroys through cuGetProcAddress, as the
+ *                         CUDA runtime does; builds a chain of KERNELS kernel nodes (each acc = acc
+ * * 31 + i after a 3 ms sleep), instantiates it, launches it once and waits (so that its time is
+ * learned), then LAUNCHES more times on the same stream, and prints acc after each launch, how many
+ * kernels ran, and how many executable graphs are alive at the end. CASE: gated        as above;
+ * with GRAPH_GO=FIFO, after the first of those launches (before waiting for it) a line goes to
+ * FIFO: the high-priority neighbour's cue to burst; mem_nodes, conditional, child, device_launch
+ * the graph also has a memory allocation node, a conditional node, a child graph of two kernels, or
+ * is instantiated for device launch; changed after the second launch,
+ * cuGraphExecKernelNodeSetParams gives kernel 5 another argument; update after the second launch,
+ * cuGraphExecUpdate from a graph whose kernel 7 has another argument; disabled     after the second
+ * launch, cuGraphNodeSetEnabled turns kernel 9 off; destroy      the last launch is destroyed
+ * (cuGraphExecDestroy) at once, while it runs; capture      the first launch after the learning one
+ * is made while another stream captures. With GRAPH_PRINT_CALLS=1 it also prints how many graph
+ * functions of the driver were called (the option off: gpuprio must add none). On stderr: how many
+ * graph waits held. graph_gates high FIFO  the neighbour: a kernel on a stream of its own ("ready"
+ * on stdout), then, once a line comes through FIFO, kernels of 2 ms for 60 ms, then idle until FIFO
+ * gives another line (opened anew).
  *
  * A failed call prints FATAL and exits 1.
  */
@@ -49,6 +47,11 @@ static void sleep_us(long us)
     while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
         ;
 }
+
+/* Reached as the CUDA runtime reaches them, through cuGetProcAddress (main). */
+static CUresult (*instantiate_fn)(CUgraphExec *, CUgraph, unsigned long long);
+static CUresult (*launch_fn)(CUgraphExec, CUstream);
+static CUresult (*exec_destroy_fn)(CUgraphExec);
 
 static unsigned long long acc;
 static unsigned ran;
@@ -171,11 +174,16 @@ int main(int argc, char **argv)
         fprintf(stderr, "graph_gates: unknown case %s\n", what);
         return 2;
     }
+    CUdriverProcAddressQueryResult found;
+    MUST(cuGetProcAddress("cuGraphInstantiateWithFlags", (void **)&instantiate_fn, 13000, 0,
+                          &found));
+    MUST(cuGetProcAddress("cuGraphLaunch", (void **)&launch_fn, 13000, 0, &found));
+    MUST(cuGetProcAddress("cuGraphExecDestroy", (void **)&exec_destroy_fn, 13000, 0, &found));
     CUgraphExec exec;
-    MUST(cuGraphInstantiate(&exec, g, flags));
+    MUST(instantiate_fn(&exec, g, flags));
 
     /* Learned: the launch's time, from its completion marker, before the next launch. */
-    MUST(cuGraphLaunch(exec, s));
+    MUST(launch_fn(exec, s));
     MUST(cuStreamSynchronize(s));
     printf("launch 0: acc %016llx, %u kernels\n", acc, ran);
     sleep_us(50000);
@@ -197,7 +205,7 @@ int main(int argc, char **argv)
         bool capturing = n == 1 && strcmp(what, "capture") == 0;
         if (capturing)
             MUST(cuStreamBeginCapture(other, CU_STREAM_CAPTURE_MODE_RELAXED));
-        MUST(cuGraphLaunch(exec, s));
+        MUST(launch_fn(exec, s));
         if (capturing) {
             CUgraph captured;
             MUST(cuStreamEndCapture(other, &captured));
@@ -210,12 +218,12 @@ int main(int argc, char **argv)
             }
         }
         if (n == LAUNCHES && strcmp(what, "destroy") == 0)
-            MUST(cuGraphExecDestroy(exec));
+            MUST(exec_destroy_fn(exec));
         MUST(cuStreamSynchronize(s));
         printf("launch %d: acc %016llx, %u kernels\n", n, acc, ran);
     }
     if (strcmp(what, "destroy") != 0)
-        MUST(cuGraphExecDestroy(exec));
+        MUST(exec_destroy_fn(exec));
     MUST(cuGraphDestroy(g));
     if (child)
         MUST(cuGraphDestroy(child));

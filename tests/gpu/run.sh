@@ -48,11 +48,15 @@
 #  12. gemmex: gemmex_identical.py (the LM head's three products and others, at PyTorch's default
 #      backend, which sends them to cublasGemmEx) the same way: output bytes identical, exit 0,
 #      and the library says it cut cublasGemmEx calls into cuBLASLt slices (issue 45).
+#  13. graphgate: graph_gates.py (a CUDA graph of 200 small matmuls captured with
+#      torch.cuda.graph, replayed 20 times) without the shim and under it at low priority next to
+#      the bursting process of 8 with GPUPRIO_GRAPH_GATE_US=50: output bytes identical, exit 0,
+#      and the library says it gated graph launches (issue 45).
 #
 # Environment: PYTHON (default python3), NVCC (default /usr/local/cuda/bin/nvcc or nvcc on
 # PATH), NVCC_ARCH (default -arch=native), CC (default cc). OUTDIR defaults to $OUT. GPU_ONLY
 # (or the arguments after OUTDIR) names the checks to run, the build always: probe,
-# conformance, torch, python, stop, mps, gated, reset, torch_threads, gemm, gemmex (GPU_ONLY="reset
+# conformance, torch, python, stop, mps, gated, reset, torch_threads, gemm, gemmex, graphgate (GPU_ONLY="reset
 # torch_threads" runs only the cases of issue 37); unset, all of them.
 set -u
 dir=${1:-${OUT:-}}
@@ -509,6 +513,28 @@ if want gemmex; then
         pass "gemmex: outputs bit-identical with cublasGemmEx calls cut into slices ($said)"
     else
         fail "gemmex: native exit $nrc, sliced exit $src, high exit $hrc, outputs $(cmp -s "$gx/native.bin" "$gx/sliced.bin" && echo identical || echo DIFFER), said: ${said:-nothing} (see gemmex/*.log)"
+    fi
+fi
+
+# ---- 13. gates inside graphs: a replayed CUDA graph at low priority next to the bursting process ----
+if want graphgate; then
+    gg=$out/graphgate
+    mkdir -p "$gg"
+    "$python" "$here/graph_gates.py" "$gg/native.bin" > "$gg/native.log" 2>&1
+    nrc=$?
+    start_high "$gg"
+    GPUPRIO_LOG=info GPUPRIO_PRIORITY=low GPUPRIO_GRAPH_GATE_US=50 LD_PRELOAD="$shim" \
+        "$python" "$here/graph_gates.py" "$gg/gated.bin" > "$gg/gated.log" 2>&1
+    grc=$?
+    stop_high
+    hrc=$?
+    said=$(grep -o 'graph launches: [0-9]* gated.*' "$gg/gated.log" | tail -1)
+    gated=$(echo "$said" | sed -n 's/^graph launches: \([0-9]*\) gated.*/\1/p')
+    if [ $nrc = 0 ] && [ $grc = 0 ] && [ $hrc = 0 ] && cmp -s "$gg/native.bin" "$gg/gated.bin" &&
+        [ "${gated:-0}" -gt 0 ]; then
+        pass "graphgate: outputs bit-identical with gates inside graph launches ($said)"
+    else
+        fail "graphgate: native exit $nrc, gated exit $grc, high exit $hrc, outputs $(cmp -s "$gg/native.bin" "$gg/gated.bin" && echo identical || echo DIFFER), said: ${said:-nothing} (see graphgate/*.log)"
     fi
 fi
 

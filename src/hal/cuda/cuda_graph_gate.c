@@ -404,6 +404,11 @@ void cudahal_graph_twin_destroy(struct cudahal_graph_twin *t)
     free(t);
 }
 
+void cudahal_graph_twin_forget(struct cudahal_graph_twin *t)
+{
+    free(t);
+}
+
 void cudahal_graph_sync_context(CUcontext ctx)
 {
     if (!driver_ready() || drv.ctx_push(ctx) != CUDA_SUCCESS)

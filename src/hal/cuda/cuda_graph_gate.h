@@ -87,6 +87,9 @@ size_t cudahal_graph_twin_gates(const struct cudahal_graph_twin *t);
 int cudahal_graph_twin_target(struct cudahal_graph_twin *t, uint64_t target);
 /* Destroys it (its executable graph may still run: the driver frees it once it is done). */
 void cudahal_graph_twin_destroy(struct cudahal_graph_twin *t);
+/* Frees its memory without a call into the driver, whose objects of it died with their context
+ * (NULL: nothing). */
+void cudahal_graph_twin_forget(struct cudahal_graph_twin *t);
 /* Waits for everything in context ctx (a gated copy's launches, before the application's own
  * executable graph is launched on another stream). */
 void cudahal_graph_sync_context(CUcontext ctx);

@@ -163,8 +163,16 @@ static void instantiated(CUgraphExec e, CUgraph graph, unsigned long long flags)
     if (reason >= 0)
         gp_log(GP_LOG_DEBUG, "executable graph %p: launched whole: %s", (void *)e,
                cudahal_graph_whole_reason(reason));
-    /* A handle seen again was destroyed through a path gpuprio does not see: its entry is old. */
-    forget(take(e));
+    /* A handle seen again died unseen, with its context (a reset or a context's destruction,
+     * which take executable graphs with them): its entry is old, its gated copy dead with it, so
+     * nothing of it is handed to the driver again (a copy of its graph not yet built on is
+     * left to the driver). */
+    struct graph_exec *old = take(e);
+    if (old) {
+        cudahal_graph_twin_forget(old->twin);
+        pthread_mutex_destroy(&old->mu);
+        free(old);
+    }
     gp_mutex_lock(&table_mu, GP_RANK_GRAPH_TABLE);
     x->next = table[bucket(e)];
     table[bucket(e)] = x;
@@ -333,8 +341,11 @@ static CUresult launch(const struct core_call *c, CUresult (*real)(CUgraphExec, 
         return real(e, s);
     }
     gp_mutex_lock(&x->mu, GP_RANK_GRAPH_LAUNCH);
-    if (x->whole < 0 && atomic_load(&x->changed))
+    if (x->whole < 0 && atomic_load(&x->changed)) {
         x->whole = CUDAHAL_GRAPH_WHOLE_CHANGED;
+        cudahal_graph_destroy(x->clone); /* never built on now */
+        x->clone = NULL;
+    }
     if (x->whole >= 0 && x->twin)
         retire(x, s);
     CUgraphExec use = e;
