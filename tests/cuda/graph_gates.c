@@ -93,7 +93,7 @@ static CUgraph chain(CUgraphNode *node, int swap_at, void **swapped)
     return g;
 }
 
-static void high(const char *fifo)
+static void high(const char *fifo, bool exit_after)
 {
     CUcontext ctx;
     CUstream s;
@@ -117,6 +117,8 @@ static void high(const char *fifo)
     for (i = 0; i < 30; i++)
         MUST(cuLaunchKernel((CUfunction)(void *)step, 1, 1, 1, 1, 1, 1, 0, s, p, NULL));
     MUST(cuStreamSynchronize(s));
+    if (exit_after) /* its queue leaves the board: the low program is no longer held by gates */
+        return;
     /* Joined and idle until told to go: the low program stays held by gates meanwhile. */
     f = fopen(fifo, "r");
     if (!f || !fgets(line, sizeof line, f)) {
@@ -129,13 +131,14 @@ static void high(const char *fifo)
 
 int main(int argc, char **argv)
 {
-    if (argc == 3 && strcmp(argv[1], "high") == 0) {
+    if ((argc == 3 || (argc == 4 && strcmp(argv[3], "exit") == 0)) &&
+        strcmp(argv[1], "high") == 0) {
         MUST(cuInit(0));
-        high(argv[2]);
+        high(argv[2], argc == 4);
         return 0;
     }
     if (argc != 2) {
-        fprintf(stderr, "usage: graph_gates CASE | graph_gates high FIFO\n");
+        fprintf(stderr, "usage: graph_gates CASE | graph_gates high FIFO [exit]\n");
         return 2;
     }
     const char *what = argv[1];
@@ -169,8 +172,9 @@ int main(int argc, char **argv)
         MUST(cuGraphAddChildGraphNode(&extra, g, &node[KERNELS - 1], 1, child));
     } else if (strcmp(what, "device_launch") == 0) {
         flags = CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH;
-    } else if (strcmp(what, "gated") && strcmp(what, "changed") && strcmp(what, "update") &&
-               strcmp(what, "disabled") && strcmp(what, "destroy") && strcmp(what, "capture")) {
+    } else if (strcmp(what, "gated") && strcmp(what, "ungated") && strcmp(what, "changed") &&
+               strcmp(what, "update") && strcmp(what, "disabled") && strcmp(what, "destroy") &&
+               strcmp(what, "capture")) {
         fprintf(stderr, "graph_gates: unknown case %s\n", what);
         return 2;
     }
@@ -210,7 +214,8 @@ int main(int argc, char **argv)
             CUgraph captured;
             MUST(cuStreamEndCapture(other, &captured));
         }
-        if (n == 1 && go && strcmp(what, "gated") == 0) {
+        bool cue = strcmp(what, "gated") == 0 || strcmp(what, "ungated") == 0;
+        if (n == 1 && go && cue) {
             FILE *f = fopen(go, "w");
             if (!f || fputs("go\n", f) < 0 || fclose(f) != 0) {
                 printf("FATAL: cannot cue the neighbour through %s\n", go);
@@ -221,6 +226,8 @@ int main(int argc, char **argv)
             MUST(exec_destroy_fn(exec));
         MUST(cuStreamSynchronize(s));
         printf("launch %d: acc %016llx, %u kernels\n", n, acc, ran);
+        if (n == 1 && strcmp(what, "ungated") == 0)
+            sleep_us(300000); /* the neighbour is gone meanwhile */
     }
     if (strcmp(what, "destroy") != 0)
         MUST(exec_destroy_fn(exec));

@@ -12,7 +12,8 @@
 #   GRAPH_HELD=1      a wait node held the rest of a graph while the gate was closed: the fake says
 #                     "graph wait held N ms after K of M kernel nodes" with 0 < K < M;
 #   GRAPH_HELD=0      no wait node held;
-#   GRAPH_NO_HIGH=1   no neighbour (GRAPH_PRINT_CALLS=1 then compares the driver's graph calls).
+#   GRAPH_NO_HIGH=1   no neighbour (GRAPH_PRINT_CALLS=1 then compares the driver's graph calls);
+#   GRAPH_HIGH_EXITS=1  the neighbour exits after its burst.
 set -u
 if [ $# != 3 ]; then
     echo "usage: graph_gates.sh CASE LIB PROG" >&2
@@ -41,8 +42,8 @@ native=$?
 
 if [ "${GRAPH_NO_HIGH:-0}" != 1 ]; then
     mkfifo "$tmp/ready" "$tmp/go" || exit 1
-    LD_PRELOAD="$lib" GPUPRIO_PRIORITY=high "$prog" high "$tmp/go" >"$tmp/ready" \
-        2>"$tmp/high.err" &
+    LD_PRELOAD="$lib" GPUPRIO_PRIORITY=high "$prog" high "$tmp/go" \
+        ${GRAPH_HIGH_EXITS:+exit} >"$tmp/ready" 2>"$tmp/high.err" &
     high=$!
     read -r ready <"$tmp/ready"
     if [ "$ready" != ready ]; then
