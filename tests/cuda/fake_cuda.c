@@ -921,7 +921,8 @@ EXPORT CUresult cuStreamEndCapture(CUstream hStream, CUgraph *phGraph)
  * Built with the driver's functions (kernel, empty, batch memory operation, memory allocation and
  * free, child graph and conditional nodes; edges), cloned, and instantiated into a snapshot of the
  * nodes in an order that respects the edges. A launch on a created stream runs on a thread of its
- * own, after the stream's earlier launches, so that the launching thread goes on as with a real
+ * own, after the stream's earlier launches and after the executable graph's earlier launches on any
+ * stream (the driver orders those too), so that the launching thread goes on as with a real
  * device (the stream's other commands, its synchronization, and events recorded on it wait for it);
  * on a special stream it runs at once. Kernel nodes call their host function with their parameter
  * array (the application's pointer, as a stand-in for the driver's copy); a wait node (one
@@ -976,6 +977,7 @@ struct CUgraphExec_st {
     bool destroyed, token;
     struct exec_node *nodes;
     size_t n;
+    struct progress order; /* its launches, which run one after the other whatever their stream */
 };
 
 static atomic_int graph_calls, execs_alive, waits_held;
@@ -1303,7 +1305,7 @@ static CUresult snapshot(CUgraph g, CUgraphExec *out)
         free(queue);
         return CUDA_ERROR_OUT_OF_MEMORY;
     }
-    *x = (struct CUgraphExec_st){EXEC_MAGIC, current(), false, false, NULL, 0};
+    *x = (struct CUgraphExec_st){EXEC_MAGIC, current(), false, false, NULL, 0, {0, 0}};
     x->nodes = calloc(g->n + 1, sizeof *x->nodes);
     for (size_t e = 0; e < g->ne; e++)
         for (size_t j = 0; j < g->n; j++)
@@ -1371,7 +1373,7 @@ EXPORT CUresult cuGraphInstantiateWithParams(CUgraphExec *phGraphExec, CUgraph h
     struct CUgraphExec_st *x = object_new(sizeof *x); /* a token (see above) */
     if (!x)
         return CUDA_ERROR_OUT_OF_MEMORY;
-    *x = (struct CUgraphExec_st){EXEC_MAGIC, current(), false, true, NULL, 0};
+    *x = (struct CUgraphExec_st){EXEC_MAGIC, current(), false, true, NULL, 0, {0, 0}};
     *phGraphExec = x;
     instantiateParams->result_out = CUDA_GRAPH_INSTANTIATE_SUCCESS;
     return CUDA_SUCCESS;
@@ -1485,11 +1487,11 @@ static void sleep_ms(long ms)
     nanosleep(&ts, NULL);
 }
 
-static size_t kernels_of(CUgraphExec x)
+static size_t kernels_of(const struct exec_node *nodes, size_t n)
 {
     size_t k = 0;
-    for (size_t i = 0; i < x->n; i++)
-        k += x->nodes[i].type == CU_GRAPH_NODE_TYPE_KERNEL;
+    for (size_t i = 0; i < n; i++)
+        k += nodes[i].type == CU_GRAPH_NODE_TYPE_KERNEL;
     return k;
 }
 
@@ -1522,11 +1524,13 @@ static void run_wait(const struct exec_node *n, size_t kernels_done, size_t kern
     }
 }
 
-static void run_exec(CUgraphExec x)
+/* The nodes of a launch: a copy of its executable graph's taken when it was launched, since a
+ * change to an executable graph affects only its later launches. */
+static void run_nodes(const struct exec_node *nodes, size_t count)
 {
-    size_t kernels = kernels_of(x), done = 0;
-    for (size_t i = 0; i < x->n; i++) {
-        const struct exec_node *n = &x->nodes[i];
+    size_t kernels = kernels_of(nodes, count), done = 0;
+    for (size_t i = 0; i < count; i++) {
+        const struct exec_node *n = &nodes[i];
         switch (n->type) {
         case CU_GRAPH_NODE_TYPE_KERNEL:
             if (n->enabled)
@@ -1537,7 +1541,7 @@ static void run_exec(CUgraphExec x)
             run_wait(n, done, kernels);
             break;
         case CU_GRAPH_NODE_TYPE_GRAPH:
-            run_exec(n->child);
+            run_nodes(n->child->nodes, n->child->n);
             break;
         default:
             break;
@@ -1548,22 +1552,25 @@ static void run_exec(CUgraphExec x)
 struct run {
     CUgraphExec x;
     struct progress *progress;
-    uint64_t seq;
+    uint64_t seq, order; /* its place on its stream, and among its executable graph's launches */
+    struct exec_node *nodes; /* as they were at the launch */
 };
 
 static void *run_async(void *arg)
 {
     struct run *r = arg;
     pthread_mutex_lock(&async_mu);
-    while (r->progress->done + 1 < r->seq)
+    while (r->progress->done + 1 < r->seq || r->x->order.done + 1 < r->order)
         pthread_cond_wait(&async_cv, &async_mu);
     pthread_mutex_unlock(&async_mu);
-    run_exec(r->x);
+    run_nodes(r->nodes, r->x->n);
     pthread_mutex_lock(&async_mu);
     r->progress->done = r->seq;
+    r->x->order.done = r->order;
     async_pending--;
     pthread_cond_broadcast(&async_cv);
     pthread_mutex_unlock(&async_mu);
+    free(r->nodes);
     free(r);
     return NULL;
 }
@@ -1579,14 +1586,24 @@ EXPORT CUresult cuGraphLaunch(CUgraphExec hGraphExec, CUstream hStream)
     if (hGraphExec->token)
         return CUDA_SUCCESS;
     if (special(hStream)) {
-        run_exec(hGraphExec);
+        pthread_mutex_lock(&async_mu);
+        while (hGraphExec->order.done < hGraphExec->order.launched)
+            pthread_cond_wait(&async_cv, &async_mu);
+        pthread_mutex_unlock(&async_mu);
+        run_nodes(hGraphExec->nodes, hGraphExec->n);
         return CUDA_SUCCESS;
     }
     struct run *r = malloc(sizeof *r);
-    if (!r)
+    struct exec_node *nodes = malloc((hGraphExec->n + 1) * sizeof *nodes);
+    if (!r || !nodes) {
+        free(r);
+        free(nodes);
         return CUDA_ERROR_OUT_OF_MEMORY;
+    }
+    memcpy(nodes, hGraphExec->nodes, hGraphExec->n * sizeof *nodes);
     pthread_mutex_lock(&async_mu);
-    *r = (struct run){hGraphExec, hStream->progress, ++hStream->progress->launched};
+    *r = (struct run){hGraphExec, hStream->progress, ++hStream->progress->launched,
+                      ++hGraphExec->order.launched, nodes};
     async_pending++;
     pthread_mutex_unlock(&async_mu);
     pthread_t t;
@@ -1597,9 +1614,11 @@ EXPORT CUresult cuGraphLaunch(CUgraphExec hGraphExec, CUstream hStream)
         pthread_attr_destroy(&attr);
         pthread_mutex_lock(&async_mu);
         hStream->progress->launched--;
+        hGraphExec->order.launched--;
         async_pending--;
         pthread_mutex_unlock(&async_mu);
         free(r);
+        free(nodes);
         return CUDA_ERROR_OUT_OF_MEMORY;
     }
     pthread_attr_destroy(&attr);

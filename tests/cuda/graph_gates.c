@@ -142,6 +142,8 @@ int main(int argc, char **argv)
         return 2;
     }
     const char *what = argv[1];
+    bool changed_other = strcmp(what, "changed_other") == 0;
+    bool switch_other = strcmp(what, "switch_other") == 0;
     CUcontext ctx;
     CUstream s, other;
     MUST(cuInit(0));
@@ -173,8 +175,8 @@ int main(int argc, char **argv)
     } else if (strcmp(what, "device_launch") == 0) {
         flags = CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH;
     } else if (strcmp(what, "gated") && strcmp(what, "ungated") && strcmp(what, "changed") &&
-               strcmp(what, "update") && strcmp(what, "disabled") && strcmp(what, "destroy") &&
-               strcmp(what, "capture")) {
+               !changed_other && !switch_other && strcmp(what, "update") &&
+               strcmp(what, "disabled") && strcmp(what, "destroy") && strcmp(what, "capture")) {
         fprintf(stderr, "graph_gates: unknown case %s\n", what);
         return 2;
     }
@@ -194,7 +196,10 @@ int main(int argc, char **argv)
 
     const char *go = getenv("GRAPH_GO");
     for (int n = 1; n <= LAUNCHES; n++) {
-        if (n == 2 && strcmp(what, "changed") == 0) {
+        /* Launches on the other stream, and ones not waited for before the next (nor printed). */
+        CUstream on = (switch_other && n > 1) || (changed_other && n == 2) ? other : s;
+        bool running_on = (switch_other || changed_other) && n == 1;
+        if (n == 2 && (strcmp(what, "changed") == 0 || changed_other)) {
             CUDA_KERNEL_NODE_PARAMS k = kernel(other_params);
             MUST(cuGraphExecKernelNodeSetParams(exec, node[5], &k));
         } else if (n == 2 && strcmp(what, "update") == 0) {
@@ -206,10 +211,10 @@ int main(int argc, char **argv)
         } else if (n == 2 && strcmp(what, "disabled") == 0) {
             MUST(cuGraphNodeSetEnabled(exec, node[9], 0));
         }
-        bool capturing = n == 1 && strcmp(what, "capture") == 0;
+        bool capturing = n == 1 && (strcmp(what, "capture") == 0 || switch_other);
         if (capturing)
             MUST(cuStreamBeginCapture(other, CU_STREAM_CAPTURE_MODE_RELAXED));
-        MUST(launch_fn(exec, s));
+        MUST(launch_fn(exec, on));
         if (capturing) {
             CUgraph captured;
             MUST(cuStreamEndCapture(other, &captured));
@@ -224,7 +229,10 @@ int main(int argc, char **argv)
         }
         if (n == LAUNCHES && strcmp(what, "destroy") == 0)
             MUST(exec_destroy_fn(exec));
+        if (running_on)
+            continue;
         MUST(cuStreamSynchronize(s));
+        MUST(cuStreamSynchronize(other));
         printf("launch %d: acc %016llx, %u kernels\n", n, acc, ran);
         if (n == 1 && strcmp(what, "ungated") == 0)
             sleep_us(300000); /* the neighbour is gone meanwhile */
