@@ -63,8 +63,9 @@ struct graph_exec {
     struct cudahal_graph_twin *twin;
     uint64_t open_word; /* where its wait nodes point on a queue not held by gates */
     bool twin_launched; /* the gated copy took the launches */
-    bool launched;      /* last_stream is its last launch's */
+    bool launched;      /* last_stream and last_thread are its last launch's */
     CUstream last_stream;
+    pthread_t last_thread;
 };
 
 #define BUCKETS 256
@@ -265,13 +266,23 @@ CUresult graph_cuGraphExecDestroy(const struct core_call *c, CUresult (*real)(CU
 
 /* ---- launches ---- */
 
+/* Whether stream s is the stream of x's last launch (x->mu held), as far as can be told: a
+ * special handle (the legacy or per-thread stream, or 0 in a _ptsz form) names the calling
+ * thread's stream, so it counts as the same only on the same thread. */
+static bool same_stream(const struct graph_exec *x, CUstream s)
+{
+    bool special = s == NULL || s == CU_STREAM_LEGACY || s == CU_STREAM_PER_THREAD;
+    return x->launched && x->last_stream == s &&
+           (!special || pthread_equal(x->last_thread, pthread_self()));
+}
+
 /* The gated copy is given up for good (x->mu held): a launch of the application's own executable
  * graph on `stream` follows, which the driver does not order after the copy's launches, so where
  * those were on another stream they are waited for (not during a capture, which that would
  * invalidate: docs/design.md). */
 static void retire(struct graph_exec *x, CUstream stream)
 {
-    if (x->twin_launched && x->launched && x->last_stream != stream && !xq_capturing())
+    if (x->twin_launched && !same_stream(x, stream) && !xq_capturing())
         cudahal_graph_sync_context(x->ctx);
     cudahal_graph_twin_destroy(x->twin);
     x->twin = NULL;
@@ -328,7 +339,7 @@ static int build(struct graph_exec *x, const struct core_call *c, uint64_t line)
     return -1;
 }
 
-/* A launch (or, upload, an upload) of the application's executable graph e on stream s. */
+/* A launch (or, with upload, an upload) of the application's executable graph e on stream s. */
 static CUresult launch(const struct core_call *c, CUresult (*real)(CUgraphExec, CUstream),
                        CUgraphExec e, CUstream s, bool upload)
 {
@@ -359,7 +370,7 @@ static CUresult launch(const struct core_call *c, CUresult (*real)(CUgraphExec, 
         reason = upload  ? CUDAHAL_GRAPH_WHOLE_NOT_LEARNED
                  : !line ? CUDAHAL_GRAPH_WHOLE_NOT_GATED
                          : build(x, c, line);
-    if (reason < 0 && !x->twin_launched && x->launched && x->last_stream != s)
+    if (reason < 0 && !x->twin_launched && x->launched && !same_stream(x, s))
         reason = CUDAHAL_GRAPH_WHOLE_OTHER_STREAM;
     if (reason < 0) {
         uint64_t target = line ? line : x->open_word;
@@ -378,6 +389,7 @@ static CUresult launch(const struct core_call *c, CUresult (*real)(CUgraphExec, 
     if (r == CUDA_SUCCESS && !upload) {
         x->launched = true;
         x->last_stream = s;
+        x->last_thread = pthread_self();
         if (use != e)
             x->twin_launched = true;
     }
