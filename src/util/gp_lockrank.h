@@ -33,6 +33,8 @@
     X(MARKER_POOL, "a device's pool of markers (hal)")                                             \
     X(GEMM_TIMES, "the learned times of whole GEMMs (cuda_gemm_clock.c; takes nothing else)")      \
     X(BLAS_WORKSPACES, "the workspaces set on cuBLAS handles (cuda_gemmex.c; takes nothing else)") \
+    X(GRAPH_LAUNCH, "one executable graph's launches and its gated copy (shim_cuda_graph.c)")      \
+    X(GRAPH_TABLE, "the executable graphs known (shim_cuda_graph.c; takes nothing else)")          \
     X(LOG, "log lines held back until the process uses a GPU (gp_log.c; takes nothing else)")
 
 enum gp_lock_rank {

@@ -32,6 +32,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cuda_compat.h"
 #include "sim_pinning.h"
@@ -53,6 +54,12 @@ struct CUctx_st {
     _Atomic unsigned generation;
     int refs; /* a primary context's retains (under life_mu) */
 };
+/* What a stream has run of its graph launches, which run on threads of their own ("Graphs"
+ * below): kept apart from the stream, never freed, so that an event recorded on a stream since
+ * destroyed can still be asked about. Under async_mu. */
+struct progress {
+    uint64_t launched, done;
+};
 struct CUstream_st {
     unsigned magic;
     CUcontext ctx;
@@ -60,6 +67,7 @@ struct CUstream_st {
     unsigned flags;
     int priority;
     bool capturing;
+    struct progress *progress;
 };
 struct CUevent_st {
     unsigned magic;
@@ -67,6 +75,8 @@ struct CUevent_st {
     unsigned generation;
     unsigned flags;
     uint64_t at; /* the device clock when it was last recorded (fake_cuda_advance_ns) */
+    struct progress *progress; /* the stream's when it was recorded, and how far it had to get */
+    uint64_t until;
 };
 
 static struct CUctx_st contexts[DEVICES] = {{CTX_MAGIC, 0, false, 0, 0},
@@ -183,6 +193,31 @@ static void object_free(void *p)
 }
 
 static void registrations_die(CUcontext ctx);
+
+/* ---- graph launches in flight (see "Graphs") ---- */
+static pthread_mutex_t async_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t async_cv = PTHREAD_COND_INITIALIZER;
+static uint64_t async_pending; /* launches of all streams not done */
+
+/* Waits until the stream's graph launches are done: every other command runs at once on the
+ * calling thread, so it first waits for what the stream was given before it. */
+static void drain(CUstream s)
+{
+    if (s == NULL || s == CU_STREAM_LEGACY || s == CU_STREAM_PER_THREAD || !s->progress)
+        return;
+    pthread_mutex_lock(&async_mu);
+    while (s->progress->done < s->progress->launched)
+        pthread_cond_wait(&async_cv, &async_mu);
+    pthread_mutex_unlock(&async_mu);
+}
+
+static void drain_all(void)
+{
+    pthread_mutex_lock(&async_mu);
+    while (async_pending)
+        pthread_cond_wait(&async_cv, &async_mu);
+    pthread_mutex_unlock(&async_mu);
+}
 
 /* ctx dies with everything made in it (life_mu held). */
 static void destroy_locked(CUcontext ctx)
@@ -518,6 +553,7 @@ EXPORT CUresult cuCtxGetStreamPriorityRange(int *leastPriority, int *greatestPri
 EXPORT CUresult cuCtxSynchronize(void)
 {
     NEED_CONTEXT();
+    drain_all();
     return CUDA_SUCCESS;
 }
 
@@ -537,7 +573,13 @@ EXPORT CUresult cuStreamCreateWithPriority(CUstream *phStream, unsigned int flag
                               priority > 0    ? 0
                               : priority < -5 ? -5
                                               : priority,
-                              false};
+                              false,
+                              object_new(sizeof(struct progress))};
+    if (!s->progress) {
+        object_free(s);
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    }
+    *s->progress = (struct progress){0, 0};
     *phStream = s;
     return CUDA_SUCCESS;
 }
@@ -554,6 +596,7 @@ EXPORT CUresult cuStreamDestroy_v2(CUstream hStream)
         return CUDA_ERROR_INVALID_HANDLE;
     if (!lives(hStream->ctx, hStream->generation))
         return stale("stream", hStream);
+    drain(hStream);
     hStream->magic = 0;
     object_free(hStream);
     return CUDA_SUCCESS;
@@ -590,7 +633,10 @@ EXPORT CUresult cuStreamGetFlags(CUstream hStream, unsigned int *flags)
 EXPORT CUresult cuStreamSynchronize(CUstream hStream)
 {
     NEED_CONTEXT();
-    return stream_ctx(hStream) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+    if (!stream_ctx(hStream))
+        return CUDA_ERROR_INVALID_HANDLE;
+    drain(hStream);
+    return CUDA_SUCCESS;
 }
 
 EXPORT CUresult cuStreamSynchronize_ptsz(CUstream hStream)
@@ -615,6 +661,7 @@ EXPORT CUresult cuLaunchKernel(CUfunction f, unsigned int gridDimX, unsigned int
         return CUDA_ERROR_INVALID_HANDLE;
     if (!gridDimX || !gridDimY || !gridDimZ || !blockDimX || !blockDimY || !blockDimZ)
         return CUDA_ERROR_INVALID_VALUE;
+    drain(hStream);
     ((fake_kernel)(void *)f)(kernelParams);
     return CUDA_SUCCESS;
 }
@@ -638,6 +685,7 @@ EXPORT CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dstDevice, const void *srcHost,
         return CUDA_ERROR_INVALID_HANDLE;
     if (!dstDevice || !srcHost)
         return CUDA_ERROR_INVALID_VALUE;
+    drain(hStream);
     memcpy((void *)(uintptr_t)dstDevice, srcHost, ByteCount);
     return CUDA_SUCCESS;
 }
@@ -798,7 +846,8 @@ EXPORT CUresult cuEventCreate(CUevent *phEvent, unsigned int Flags)
     struct CUevent_st *e = object_new(sizeof *e);
     if (!e)
         return CUDA_ERROR_OUT_OF_MEMORY;
-    *e = (struct CUevent_st){EVENT_MAGIC, current(), atomic_load(&current()->generation), Flags, 0};
+    *e = (struct CUevent_st){EVENT_MAGIC, current(), atomic_load(&current()->generation), Flags, 0,
+                             NULL,        0};
     *phEvent = e;
     return CUDA_SUCCESS;
 }
@@ -823,6 +872,10 @@ EXPORT CUresult cuEventRecord(CUevent hEvent, CUstream hStream)
     if (!c || hEvent->ctx != c)
         return CUDA_ERROR_INVALID_HANDLE;
     hEvent->at = atomic_load(&device_clock_ns);
+    pthread_mutex_lock(&async_mu);
+    hEvent->progress = special(hStream) ? NULL : hStream->progress;
+    hEvent->until = hEvent->progress ? hEvent->progress->launched : 0;
+    pthread_mutex_unlock(&async_mu);
     return CUDA_SUCCESS;
 }
 
@@ -862,19 +915,713 @@ EXPORT CUresult cuStreamEndCapture(CUstream hStream, CUgraph *phGraph)
     return CUDA_SUCCESS;
 }
 
-/* Graphs are not simulated: instantiation hands out a token, and an upload only checks its
- * stream, which is all the shim's accounting needs. */
+/*
+ * ---- Graphs ----
+ *
+ * Built with the driver's functions (kernel, empty, batch memory operation, memory allocation and
+ * free, child graph and conditional nodes; edges), cloned, and instantiated into a snapshot of the
+ * nodes in an order that respects the edges. A launch on a created stream runs on a thread of its
+ * own, after the stream's earlier launches and after the executable graph's earlier launches on any
+ * stream (the driver orders those too), so that the launching thread goes on as with a real
+ * device (the stream's other commands, its synchronization, and events recorded on it wait for it);
+ * on a special stream it runs at once. Kernel nodes call their host function with their parameter
+ * array (the application's pointer, as a stand-in for the driver's copy); a wait node (one
+ * CU_STREAM_MEM_OP_WAIT_VALUE_64, CU_STREAM_WAIT_VALUE_GEQ) really waits until the word passes,
+ * and one that held says so on stderr ("fake_cuda: graph wait held N ms after K of M kernel
+ * nodes"); the other node types do nothing. An executable graph destroyed while launches of it run
+ * lives until they are done, as the driver's; one launched after its destruction is reported.
+ *
+ * FAKE_CUDA_GRAPH_CLONE_FAILS and FAKE_CUDA_GRAPH_MEMOP_FAILS make cuGraphClone and
+ * cuGraphAddBatchMemOpNode fail. A graph handle that is not one of these
+ * (tests/cuda/cuda_shim_test.c passes a pointer to any memory) instantiates as before: a token
+ * whose launch checks the stream only. Tests read fake_cuda_graph_calls (every call of a graph
+ * function), fake_cuda_graph_execs_alive and fake_cuda_graph_waits_held.
+ */
+#define GRAPH_MAGIC 0x6a4fu
+#define NODE_MAGIC 0x40deu
+#define EXEC_MAGIC 0xe8ecu
+
+struct CUgraphNode_st {
+    unsigned magic;
+    CUgraph graph;
+    CUgraphNodeType type;
+    CUfunction func;
+    void **params;
+    CUdeviceptr addr; /* a wait node's word and value */
+    uint64_t value;
+    CUgraph child;
+};
+struct edge {
+    CUgraphNode from, to;
+};
+struct CUgraph_st {
+    unsigned magic;
+    CUgraphNode *nodes;
+    size_t n, cap;
+    struct edge *edges;
+    size_t ne, ecap;
+};
+struct exec_node {
+    CUgraphNode origin; /* the node of the instantiated graph: what set-params name */
+    CUgraphNodeType type;
+    CUfunction func;
+    void **params;
+    CUdeviceptr addr;
+    uint64_t value;
+    bool enabled;
+    CUgraphExec child;
+};
+struct CUgraphExec_st {
+    unsigned magic;
+    CUcontext ctx;
+    bool destroyed, token;
+    struct exec_node *nodes;
+    size_t n;
+    struct progress order; /* its launches, which run one after the other whatever their stream */
+};
+
+static atomic_int graph_calls, execs_alive, waits_held;
+#define GRAPH_CALL() atomic_fetch_add(&graph_calls, 1)
+
+EXPORT int fake_cuda_graph_calls(void);
+EXPORT int fake_cuda_graph_calls(void)
+{
+    return atomic_load(&graph_calls);
+}
+EXPORT int fake_cuda_graph_execs_alive(void);
+EXPORT int fake_cuda_graph_execs_alive(void)
+{
+    return atomic_load(&execs_alive);
+}
+EXPORT int fake_cuda_graph_waits_held(void);
+EXPORT int fake_cuda_graph_waits_held(void)
+{
+    return atomic_load(&waits_held);
+}
+
+static bool graph_ok(CUgraph g)
+{
+    return g && g->magic == GRAPH_MAGIC;
+}
+
+static bool node_ok(CUgraphNode n)
+{
+    return n && n->magic == NODE_MAGIC;
+}
+
+static bool grow(void **p, size_t *cap, size_t need, size_t size)
+{
+    if (need <= *cap)
+        return true;
+    size_t c = *cap ? 2 * *cap : 16;
+    while (c < need)
+        c *= 2;
+    void *q = realloc(*p, c * size);
+    if (!q)
+        return false;
+    *p = q;
+    *cap = c;
+    return true;
+}
+
+static CUresult add_edge(CUgraph g, CUgraphNode from, CUgraphNode to)
+{
+    for (size_t i = 0; i < g->ne; i++)
+        if (g->edges[i].from == from && g->edges[i].to == to)
+            return CUDA_ERROR_INVALID_VALUE;
+    if (!grow((void **)&g->edges, &g->ecap, g->ne + 1, sizeof *g->edges))
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    g->edges[g->ne++] = (struct edge){from, to};
+    return CUDA_SUCCESS;
+}
+
+/* A new node of g with its dependencies (all of g). */
+static CUresult add_node(CUgraphNode *out, CUgraph g, const CUgraphNode *deps, size_t ndeps,
+                         const struct CUgraphNode_st *tmpl)
+{
+    if (!out || !graph_ok(g) || (ndeps && !deps))
+        return CUDA_ERROR_INVALID_VALUE;
+    for (size_t i = 0; i < ndeps; i++)
+        if (!node_ok(deps[i]) || deps[i]->graph != g)
+            return CUDA_ERROR_INVALID_VALUE;
+    struct CUgraphNode_st *n = object_new(sizeof *n);
+    if (!n || !grow((void **)&g->nodes, &g->cap, g->n + 1, sizeof *g->nodes))
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    *n = *tmpl;
+    n->magic = NODE_MAGIC;
+    n->graph = g;
+    g->nodes[g->n++] = n;
+    for (size_t i = 0; i < ndeps; i++)
+        add_edge(g, deps[i], n);
+    *out = n;
+    return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuGraphCreate(CUgraph *phGraph, unsigned int flags)
+{
+    GRAPH_CALL();
+    NEED_CONTEXT();
+    if (!phGraph || flags)
+        return CUDA_ERROR_INVALID_VALUE;
+    struct CUgraph_st *g = object_new(sizeof *g);
+    if (!g)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    *g = (struct CUgraph_st){GRAPH_MAGIC, NULL, 0, 0, NULL, 0, 0};
+    *phGraph = g;
+    return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuGraphDestroy(CUgraph hGraph)
+{
+    GRAPH_CALL();
+    if (!graph_ok(hGraph))
+        return CUDA_ERROR_INVALID_VALUE;
+    for (size_t i = 0; i < hGraph->n; i++) {
+        hGraph->nodes[i]->magic = 0;
+        object_free(hGraph->nodes[i]);
+    }
+    free(hGraph->nodes);
+    free(hGraph->edges);
+    hGraph->magic = 0;
+    object_free(hGraph);
+    return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuGraphAddKernelNode_v2(CUgraphNode *phGraphNode, CUgraph hGraph,
+                                        const CUgraphNode *dependencies, size_t numDependencies,
+                                        const CUDA_KERNEL_NODE_PARAMS *nodeParams)
+{
+    GRAPH_CALL();
+    NEED_CONTEXT();
+    if (!nodeParams || !nodeParams->func)
+        return CUDA_ERROR_INVALID_VALUE;
+    struct CUgraphNode_st t = {.type = CU_GRAPH_NODE_TYPE_KERNEL,
+                               .func = nodeParams->func,
+                               .params = nodeParams->kernelParams};
+    return add_node(phGraphNode, hGraph, dependencies, numDependencies, &t);
+}
+
+EXPORT CUresult cuGraphAddEmptyNode(CUgraphNode *phGraphNode, CUgraph hGraph,
+                                    const CUgraphNode *dependencies, size_t numDependencies)
+{
+    GRAPH_CALL();
+    struct CUgraphNode_st t = {.type = CU_GRAPH_NODE_TYPE_EMPTY};
+    return add_node(phGraphNode, hGraph, dependencies, numDependencies, &t);
+}
+
+/* Only what gates use: one 64-bit wait, GEQ, on registered memory. */
+static CUresult wait_of(const CUDA_BATCH_MEM_OP_NODE_PARAMS *p, struct CUgraphNode_st *t)
+{
+    if (!p || p->count != 1 || !p->paramArray ||
+        p->paramArray[0].operation != CU_STREAM_MEM_OP_WAIT_VALUE_64 ||
+        (p->paramArray[0].waitValue.flags & ~(unsigned)CU_STREAM_WAIT_VALUE_FLUSH) !=
+            CU_STREAM_WAIT_VALUE_GEQ)
+        return CUDA_ERROR_INVALID_VALUE;
+    CUdeviceptr addr = p->paramArray[0].waitValue.address;
+    if (!addr || (addr & 7))
+        return CUDA_ERROR_INVALID_VALUE;
+    t->type = CU_GRAPH_NODE_TYPE_BATCH_MEM_OP;
+    t->addr = addr;
+    t->value = p->paramArray[0].waitValue.value64;
+    return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuGraphAddBatchMemOpNode(CUgraphNode *phGraphNode, CUgraph hGraph,
+                                         const CUgraphNode *dependencies, size_t numDependencies,
+                                         const CUDA_BATCH_MEM_OP_NODE_PARAMS *nodeParams)
+{
+    GRAPH_CALL();
+    NEED_CONTEXT();
+    if (getenv("FAKE_CUDA_GRAPH_MEMOP_FAILS"))
+        return CUDA_ERROR_NOT_SUPPORTED;
+    struct CUgraphNode_st t = {0};
+    CUresult r = wait_of(nodeParams, &t);
+    return r ? r : add_node(phGraphNode, hGraph, dependencies, numDependencies, &t);
+}
+
+EXPORT CUresult cuGraphAddMemAllocNode(CUgraphNode *phGraphNode, CUgraph hGraph,
+                                       const CUgraphNode *dependencies, size_t numDependencies,
+                                       CUDA_MEM_ALLOC_NODE_PARAMS *nodeParams)
+{
+    GRAPH_CALL();
+    NEED_CONTEXT();
+    if (!nodeParams)
+        return CUDA_ERROR_INVALID_VALUE;
+    struct CUgraphNode_st t = {.type = CU_GRAPH_NODE_TYPE_MEM_ALLOC};
+    return add_node(phGraphNode, hGraph, dependencies, numDependencies, &t);
+}
+
+EXPORT CUresult cuGraphAddMemFreeNode(CUgraphNode *phGraphNode, CUgraph hGraph,
+                                      const CUgraphNode *dependencies, size_t numDependencies,
+                                      CUdeviceptr dptr)
+{
+    GRAPH_CALL();
+    (void)dptr;
+    struct CUgraphNode_st t = {.type = CU_GRAPH_NODE_TYPE_MEM_FREE};
+    return add_node(phGraphNode, hGraph, dependencies, numDependencies, &t);
+}
+
+EXPORT CUresult cuGraphAddChildGraphNode(CUgraphNode *phGraphNode, CUgraph hGraph,
+                                         const CUgraphNode *dependencies, size_t numDependencies,
+                                         CUgraph childGraph)
+{
+    GRAPH_CALL();
+    if (!graph_ok(childGraph))
+        return CUDA_ERROR_INVALID_VALUE;
+    struct CUgraphNode_st t = {.type = CU_GRAPH_NODE_TYPE_GRAPH, .child = childGraph};
+    return add_node(phGraphNode, hGraph, dependencies, numDependencies, &t);
+}
+
+/* Only conditional nodes, which run nothing here. */
+EXPORT CUresult cuGraphAddNode_v2(CUgraphNode *phGraphNode, CUgraph hGraph,
+                                  const CUgraphNode *dependencies,
+                                  const CUgraphEdgeData *dependencyData, size_t numDependencies,
+                                  CUgraphNodeParams *nodeParams)
+{
+    GRAPH_CALL();
+    if (dependencyData || !nodeParams || nodeParams->type != CU_GRAPH_NODE_TYPE_CONDITIONAL)
+        return CUDA_ERROR_NOT_SUPPORTED;
+    struct CUgraphNode_st t = {.type = CU_GRAPH_NODE_TYPE_CONDITIONAL};
+    return add_node(phGraphNode, hGraph, dependencies, numDependencies, &t);
+}
+
+EXPORT CUresult cuGraphNodeGetType(CUgraphNode hNode, CUgraphNodeType *type)
+{
+    GRAPH_CALL();
+    if (!node_ok(hNode) || !type)
+        return CUDA_ERROR_INVALID_VALUE;
+    *type = hNode->type;
+    return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuGraphGetNodes(CUgraph hGraph, CUgraphNode *nodes, size_t *numNodes)
+{
+    GRAPH_CALL();
+    if (!graph_ok(hGraph) || !numNodes)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (nodes)
+        for (size_t i = 0; i < *numNodes && i < hGraph->n; i++)
+            nodes[i] = hGraph->nodes[i];
+    *numNodes = hGraph->n;
+    return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuGraphGetEdges(CUgraph hGraph, CUgraphNode *from, CUgraphNode *to,
+                                size_t *numEdges)
+{
+    GRAPH_CALL();
+    if (!graph_ok(hGraph) || !numEdges || (!from) != (!to))
+        return CUDA_ERROR_INVALID_VALUE;
+    if (from)
+        for (size_t i = 0; i < *numEdges && i < hGraph->ne; i++) {
+            from[i] = hGraph->edges[i].from;
+            to[i] = hGraph->edges[i].to;
+        }
+    *numEdges = hGraph->ne;
+    return CUDA_SUCCESS;
+}
+
+static bool in_graph(CUgraph g, const CUgraphNode *nodes, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!node_ok(nodes[i]) || nodes[i]->graph != g)
+            return false;
+    return true;
+}
+
+EXPORT CUresult cuGraphAddDependencies(CUgraph hGraph, const CUgraphNode *from,
+                                       const CUgraphNode *to, size_t numDependencies)
+{
+    GRAPH_CALL();
+    if (!graph_ok(hGraph) || !from || !to || !in_graph(hGraph, from, numDependencies) ||
+        !in_graph(hGraph, to, numDependencies))
+        return CUDA_ERROR_INVALID_VALUE;
+    for (size_t i = 0; i < numDependencies; i++) {
+        CUresult r = add_edge(hGraph, from[i], to[i]);
+        if (r)
+            return r;
+    }
+    return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuGraphRemoveDependencies(CUgraph hGraph, const CUgraphNode *from,
+                                          const CUgraphNode *to, size_t numDependencies)
+{
+    GRAPH_CALL();
+    if (!graph_ok(hGraph) || !from || !to)
+        return CUDA_ERROR_INVALID_VALUE;
+    for (size_t i = 0; i < numDependencies; i++) {
+        size_t j = 0;
+        while (j < hGraph->ne &&
+               !(hGraph->edges[j].from == from[i] && hGraph->edges[j].to == to[i]))
+            j++;
+        if (j == hGraph->ne)
+            return CUDA_ERROR_INVALID_VALUE;
+        hGraph->edges[j] = hGraph->edges[--hGraph->ne];
+    }
+    return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuGraphClone(CUgraph *phGraphClone, CUgraph originalGraph)
+{
+    GRAPH_CALL();
+    if (!phGraphClone || !graph_ok(originalGraph))
+        return CUDA_ERROR_INVALID_VALUE;
+    if (getenv("FAKE_CUDA_GRAPH_CLONE_FAILS"))
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    CUgraph g;
+    CUresult r = cuGraphCreate(&g, 0);
+    if (r)
+        return r;
+    CUgraphNode *map = calloc(originalGraph->n ? originalGraph->n : 1, sizeof *map);
+    if (!map)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    for (size_t i = 0; i < originalGraph->n && !r; i++)
+        r = add_node(&map[i], g, NULL, 0, originalGraph->nodes[i]);
+    for (size_t e = 0; e < originalGraph->ne && !r; e++) {
+        size_t f = 0, t = 0;
+        while (originalGraph->nodes[f] != originalGraph->edges[e].from)
+            f++;
+        while (originalGraph->nodes[t] != originalGraph->edges[e].to)
+            t++;
+        r = add_edge(g, map[f], map[t]);
+    }
+    free(map);
+    if (r) {
+        cuGraphDestroy(g);
+        return r;
+    }
+    *phGraphClone = g;
+    return CUDA_SUCCESS;
+}
+
+/* An executable snapshot of g, its nodes ordered by its edges. */
+static CUresult snapshot(CUgraph g, CUgraphExec *out)
+{
+    struct CUgraphExec_st *x = object_new(sizeof *x);
+    size_t *pending = calloc(g->n + 1, sizeof *pending), *queue = calloc(g->n + 1, sizeof *queue);
+    if (!x || !pending || !queue) {
+        free(pending);
+        free(queue);
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    }
+    *x = (struct CUgraphExec_st){EXEC_MAGIC, current(), false, false, NULL, 0, {0, 0}};
+    x->nodes = calloc(g->n + 1, sizeof *x->nodes);
+    for (size_t e = 0; e < g->ne; e++)
+        for (size_t j = 0; j < g->n; j++)
+            if (g->nodes[j] == g->edges[e].to)
+                pending[j]++;
+    size_t head = 0, tail = 0;
+    for (size_t j = 0; j < g->n; j++)
+        if (!pending[j])
+            queue[tail++] = j;
+    CUresult r = CUDA_SUCCESS;
+    while (head < tail && x->nodes) {
+        CUgraphNode n = g->nodes[queue[head++]];
+        x->nodes[x->n++] =
+            (struct exec_node){n, n->type, n->func, n->params, n->addr, n->value, true, NULL};
+        if (n->type == CU_GRAPH_NODE_TYPE_GRAPH && !r)
+            r = snapshot(n->child, &x->nodes[x->n - 1].child);
+        for (size_t e = 0; e < g->ne; e++)
+            if (g->edges[e].from == n)
+                for (size_t j = 0; j < g->n; j++)
+                    if (g->nodes[j] == g->edges[e].to && --pending[j] == 0)
+                        queue[tail++] = j;
+    }
+    free(pending);
+    free(queue);
+    if (!x->nodes)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    if (x->n != g->n || r)
+        return r ? r : CUDA_ERROR_INVALID_VALUE; /* a cycle */
+    atomic_fetch_add(&execs_alive, 1);
+    *out = x;
+    return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuGraphInstantiateWithFlags(CUgraphExec *phGraphExec, CUgraph hGraph,
+                                            unsigned long long flags)
+{
+    GRAPH_CALL();
+    NEED_CONTEXT();
+    const unsigned long long known = CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH |
+                                     CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH |
+                                     CUDA_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY;
+    if (!phGraphExec || !graph_ok(hGraph) || (flags & ~known))
+        return CUDA_ERROR_INVALID_VALUE;
+    return snapshot(hGraph, phGraphExec);
+}
+
 EXPORT CUresult cuGraphInstantiateWithParams(CUgraphExec *phGraphExec, CUgraph hGraph,
                                              CUDA_GRAPH_INSTANTIATE_PARAMS *instantiateParams)
 {
+    GRAPH_CALL();
     NEED_CONTEXT();
     if (!phGraphExec || !hGraph || !instantiateParams)
         return CUDA_ERROR_INVALID_VALUE;
     if ((instantiateParams->flags & CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD) &&
         !stream_ctx(instantiateParams->hUploadStream))
         return CUDA_ERROR_INVALID_HANDLE;
-    *phGraphExec = (CUgraphExec)(void *)hGraph;
+    if (graph_ok(hGraph)) {
+        CUresult r = cuGraphInstantiateWithFlags(
+            phGraphExec, hGraph,
+            instantiateParams->flags & ~(cuuint64_t)CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD);
+        instantiateParams->result_out =
+            r ? CUDA_GRAPH_INSTANTIATE_ERROR : CUDA_GRAPH_INSTANTIATE_SUCCESS;
+        return r;
+    }
+    struct CUgraphExec_st *x = object_new(sizeof *x); /* a token (see above) */
+    if (!x)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    *x = (struct CUgraphExec_st){EXEC_MAGIC, current(), false, true, NULL, 0, {0, 0}};
+    *phGraphExec = x;
     instantiateParams->result_out = CUDA_GRAPH_INSTANTIATE_SUCCESS;
+    return CUDA_SUCCESS;
+}
+
+static bool exec_ok(CUgraphExec x)
+{
+    if (!x || x->magic != EXEC_MAGIC)
+        return false;
+    if (x->destroyed) {
+        atomic_fetch_add(&stale_uses, 1);
+        fprintf(stderr, "fake_cuda: error: executable graph %p used after it was destroyed\n",
+                (void *)x);
+        return false;
+    }
+    return true;
+}
+
+EXPORT CUresult cuGraphExecDestroy(CUgraphExec hGraphExec)
+{
+    GRAPH_CALL();
+    if (!exec_ok(hGraphExec))
+        return CUDA_ERROR_INVALID_VALUE;
+    hGraphExec->destroyed = true; /* its memory is kept: launches in flight go on */
+    if (!hGraphExec->token)
+        atomic_fetch_sub(&execs_alive, 1);
+    return CUDA_SUCCESS;
+}
+
+static struct exec_node *exec_node_of(CUgraphExec x, CUgraphNode n)
+{
+    for (size_t i = 0; x->nodes && i < x->n; i++)
+        if (x->nodes[i].origin == n)
+            return &x->nodes[i];
+    return NULL;
+}
+
+EXPORT CUresult cuGraphExecBatchMemOpNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode,
+                                                   const CUDA_BATCH_MEM_OP_NODE_PARAMS *nodeParams)
+{
+    GRAPH_CALL();
+    if (!exec_ok(hGraphExec))
+        return CUDA_ERROR_INVALID_VALUE;
+    struct exec_node *n = exec_node_of(hGraphExec, hNode);
+    struct CUgraphNode_st t = {0};
+    if (!n || n->type != CU_GRAPH_NODE_TYPE_BATCH_MEM_OP || wait_of(nodeParams, &t))
+        return CUDA_ERROR_INVALID_VALUE;
+    n->addr = t.addr;
+    n->value = t.value;
+    return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuGraphExecKernelNodeSetParams_v2(CUgraphExec hGraphExec, CUgraphNode hNode,
+                                                  const CUDA_KERNEL_NODE_PARAMS *nodeParams)
+{
+    GRAPH_CALL();
+    if (!exec_ok(hGraphExec) || !nodeParams || !nodeParams->func)
+        return CUDA_ERROR_INVALID_VALUE;
+    struct exec_node *n = exec_node_of(hGraphExec, hNode);
+    if (!n || n->type != CU_GRAPH_NODE_TYPE_KERNEL)
+        return CUDA_ERROR_INVALID_VALUE;
+    n->func = nodeParams->func;
+    n->params = nodeParams->kernelParams;
+    return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuGraphNodeSetEnabled(CUgraphExec hGraphExec, CUgraphNode hNode,
+                                      unsigned int isEnabled)
+{
+    GRAPH_CALL();
+    if (!exec_ok(hGraphExec))
+        return CUDA_ERROR_INVALID_VALUE;
+    struct exec_node *n = exec_node_of(hGraphExec, hNode);
+    if (!n || n->type != CU_GRAPH_NODE_TYPE_KERNEL)
+        return CUDA_ERROR_INVALID_VALUE;
+    n->enabled = isEnabled != 0;
+    return CUDA_SUCCESS;
+}
+
+/* The kernel nodes' parameters of hGraph, where its nodes match the executable graph's in number
+ * and type, in the order instantiation put them. */
+EXPORT CUresult cuGraphExecUpdate_v2(CUgraphExec hGraphExec, CUgraph hGraph,
+                                     CUgraphExecUpdateResultInfo *resultInfo)
+{
+    GRAPH_CALL();
+    if (!exec_ok(hGraphExec) || !graph_ok(hGraph) || !resultInfo)
+        return CUDA_ERROR_INVALID_VALUE;
+    CUgraphExec fresh;
+    CUresult r = snapshot(hGraph, &fresh);
+    if (r)
+        return r;
+    atomic_fetch_sub(&execs_alive, 1);
+    fresh->destroyed = true;
+    bool same = fresh->n == hGraphExec->n;
+    for (size_t i = 0; same && i < fresh->n; i++)
+        same = fresh->nodes[i].type == hGraphExec->nodes[i].type;
+    resultInfo->result = same ? CU_GRAPH_EXEC_UPDATE_SUCCESS : CU_GRAPH_EXEC_UPDATE_ERROR;
+    if (!same)
+        return CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE;
+    for (size_t i = 0; i < fresh->n; i++)
+        if (fresh->nodes[i].type == CU_GRAPH_NODE_TYPE_KERNEL) {
+            hGraphExec->nodes[i].func = fresh->nodes[i].func;
+            hGraphExec->nodes[i].params = fresh->nodes[i].params;
+        }
+    return CUDA_SUCCESS;
+}
+
+static void sleep_ms(long ms)
+{
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000};
+    nanosleep(&ts, NULL);
+}
+
+static size_t kernels_of(const struct exec_node *nodes, size_t n)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        k += nodes[i].type == CU_GRAPH_NODE_TYPE_KERNEL;
+    return k;
+}
+
+/* A wait node: until the word passes (GEQ, wrap-around), polled every millisecond. */
+static void run_wait(const struct exec_node *n, size_t kernels_done, size_t kernels)
+{
+    pthread_mutex_lock(&life_mu);
+    struct registration *reg = registration_of((uintptr_t)n->addr, 8);
+    bool registered = reg && reg->alive;
+    pthread_mutex_unlock(&life_mu);
+    if (!registered) {
+        atomic_fetch_add(&stale_uses, 1);
+        fprintf(stderr, "fake_cuda: error: a graph waits on unregistered memory at %p\n",
+                (void *)(uintptr_t)n->addr);
+        return;
+    }
+    long held = 0;
+    while ((int64_t)(atomic_load((_Atomic uint64_t *)(uintptr_t)n->addr) - n->value) < 0) {
+        if (held == 60000) {
+            fprintf(stderr, "fake_cuda: error: a graph wait held for a minute\n");
+            break;
+        }
+        sleep_ms(1);
+        held++;
+    }
+    if (held) {
+        atomic_fetch_add(&waits_held, 1);
+        fprintf(stderr, "fake_cuda: graph wait held %ld ms after %zu of %zu kernel nodes\n", held,
+                kernels_done, kernels);
+    }
+}
+
+/* The nodes of a launch: a copy of its executable graph's taken when it was launched, since a
+ * change to an executable graph affects only its later launches. */
+static void run_nodes(const struct exec_node *nodes, size_t count)
+{
+    size_t kernels = kernels_of(nodes, count), done = 0;
+    for (size_t i = 0; i < count; i++) {
+        const struct exec_node *n = &nodes[i];
+        switch (n->type) {
+        case CU_GRAPH_NODE_TYPE_KERNEL:
+            if (n->enabled)
+                ((fake_kernel)(void *)n->func)(n->params);
+            done++;
+            break;
+        case CU_GRAPH_NODE_TYPE_BATCH_MEM_OP:
+            run_wait(n, done, kernels);
+            break;
+        case CU_GRAPH_NODE_TYPE_GRAPH:
+            run_nodes(n->child->nodes, n->child->n);
+            break;
+        default:
+            break;
+        }
+    }
+}
+
+struct run {
+    CUgraphExec x;
+    struct progress *progress;
+    uint64_t seq, order; /* its place on its stream, and among its executable graph's launches */
+    struct exec_node *nodes; /* as they were at the launch */
+};
+
+static void *run_async(void *arg)
+{
+    struct run *r = arg;
+    pthread_mutex_lock(&async_mu);
+    while (r->progress->done + 1 < r->seq || r->x->order.done + 1 < r->order)
+        pthread_cond_wait(&async_cv, &async_mu);
+    pthread_mutex_unlock(&async_mu);
+    run_nodes(r->nodes, r->x->n);
+    pthread_mutex_lock(&async_mu);
+    r->progress->done = r->seq;
+    r->x->order.done = r->order;
+    async_pending--;
+    pthread_cond_broadcast(&async_cv);
+    pthread_mutex_unlock(&async_mu);
+    free(r->nodes);
+    free(r);
+    return NULL;
+}
+
+EXPORT CUresult cuGraphLaunch(CUgraphExec hGraphExec, CUstream hStream)
+{
+    GRAPH_CALL();
+    NEED_CONTEXT();
+    if (!exec_ok(hGraphExec))
+        return CUDA_ERROR_INVALID_VALUE;
+    if (!stream_ctx(hStream))
+        return CUDA_ERROR_INVALID_HANDLE;
+    if (hGraphExec->token)
+        return CUDA_SUCCESS;
+    if (special(hStream)) {
+        pthread_mutex_lock(&async_mu);
+        while (hGraphExec->order.done < hGraphExec->order.launched)
+            pthread_cond_wait(&async_cv, &async_mu);
+        pthread_mutex_unlock(&async_mu);
+        run_nodes(hGraphExec->nodes, hGraphExec->n);
+        return CUDA_SUCCESS;
+    }
+    struct run *r = malloc(sizeof *r);
+    struct exec_node *nodes = malloc((hGraphExec->n + 1) * sizeof *nodes);
+    if (!r || !nodes) {
+        free(r);
+        free(nodes);
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    }
+    memcpy(nodes, hGraphExec->nodes, hGraphExec->n * sizeof *nodes);
+    pthread_mutex_lock(&async_mu);
+    *r = (struct run){hGraphExec, hStream->progress, ++hStream->progress->launched,
+                      ++hGraphExec->order.launched, nodes};
+    async_pending++;
+    pthread_mutex_unlock(&async_mu);
+    pthread_t t;
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    if (pthread_create(&t, &attr, run_async, r) != 0) {
+        pthread_attr_destroy(&attr);
+        pthread_mutex_lock(&async_mu);
+        hStream->progress->launched--;
+        hGraphExec->order.launched--;
+        async_pending--;
+        pthread_mutex_unlock(&async_mu);
+        free(r);
+        free(nodes);
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    }
+    pthread_attr_destroy(&attr);
     return CUDA_SUCCESS;
 }
 
@@ -911,11 +1658,25 @@ EXPORT CUresult cuEventQuery(CUevent hEvent)
     atomic_fetch_add(
         capture_mode == CU_STREAM_CAPTURE_MODE_RELAXED ? &queries_relaxed : &queries_other, 1);
     CUresult err;
-    return event_ok(hEvent, &err) ? CUDA_SUCCESS : err;
+    if (!event_ok(hEvent, &err))
+        return err;
+    pthread_mutex_lock(&async_mu);
+    bool done = !hEvent->progress || hEvent->progress->done >= hEvent->until;
+    pthread_mutex_unlock(&async_mu);
+    return done ? CUDA_SUCCESS : CUDA_ERROR_NOT_READY;
 }
 
 EXPORT CUresult cuEventSynchronize(CUevent hEvent)
 {
+    CUresult err;
+    if (!atomic_load(&initialized))
+        return CUDA_ERROR_NOT_INITIALIZED;
+    if (!event_ok(hEvent, &err))
+        return err;
+    pthread_mutex_lock(&async_mu);
+    while (hEvent->progress && hEvent->progress->done < hEvent->until)
+        pthread_cond_wait(&async_cv, &async_mu);
+    pthread_mutex_unlock(&async_mu);
     return cuEventQuery(hEvent);
 }
 
@@ -989,6 +1750,11 @@ EXPORT CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaVers
     X(cuThreadExchangeStreamCaptureMode)                                                           \
     X(cuEventSynchronize)                                                                          \
     X(cuEventDestroy_v2)                                                                           \
+    X(cuGraphCreate)                                                                               \
+    X(cuGraphAddKernelNode_v2)                                                                     \
+    X(cuGraphInstantiateWithFlags)                                                                 \
+    X(cuGraphLaunch)                                                                               \
+    X(cuGraphExecDestroy)                                                                          \
     X(cuGetProcAddress_v2)
 
 #define LOCAL_ALIAS(name)                                                                          \

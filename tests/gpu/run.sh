@@ -53,11 +53,14 @@
 #  13. lm: lm_identical.py (20 training steps of a language model with GPT-2 medium's width and
 #      its 50,257-token head, bf16) the same way: losses and weights bit-identical to the native
 #      run's (run twice natively, the two must agree), and cublasGemmEx calls were sliced.
+#  14. graphgate: graph_gates.py (a CUDA graph of 200 small matmuls captured with
+#      torch.cuda.graph, replayed 20 times) the same way, with GPUPRIO_GRAPH_GATE_US=50 instead:
+#      output bytes identical, exit 0, and the library says it gated graph launches (issue 45).
 #
 # Environment: PYTHON (default python3), NVCC (default /usr/local/cuda/bin/nvcc or nvcc on
 # PATH), NVCC_ARCH (default -arch=native), CC (default cc). OUTDIR defaults to $OUT. GPU_ONLY
 # (or the arguments after OUTDIR) names the checks to run, the build always: probe,
-# conformance, torch, python, stop, mps, gated, reset, torch_threads, gemm, gemmex, lm (GPU_ONLY="reset
+# conformance, torch, python, stop, mps, gated, reset, torch_threads, gemm, gemmex, lm, graphgate (GPU_ONLY="reset
 # torch_threads" runs only the cases of issue 37); unset, all of them.
 set -u
 dir=${1:-${OUT:-}}
@@ -473,11 +476,12 @@ if want torch_threads; then
     threads_case stopped stop GPUPRIO_LOG=info GPUPRIO_PRIORITY=low
 fi
 
-# ---- 11-13. GEMM slices: PyTorch's products at low priority next to the bursting process ----
-# slice_check NAME SCRIPT ENTRY WHAT: SCRIPT OUT without the shim (twice with NATIVE_TWICE=1: the
-# two must agree for the comparison to mean anything), then under it at low priority next to the
-# bursting process of 8 with GPUPRIO_GEMM_SLICE_US=1: OUT bit-identical, exit 0, and the library
-# says it cut ENTRY calls into slices.
+# ---- 11-14. GEMM slices and graph gates: PyTorch at low priority next to the bursting process ----
+# slice_check NAME SCRIPT ENTRY WHAT [ALSO]: SCRIPT OUT without the shim (twice with NATIVE_TWICE=1:
+# the two must agree for the comparison to mean anything), then under it at low priority next to
+# the bursting process of 8 with CHECK_ENV (default GPUPRIO_GEMM_SLICE_US=1): OUT bit-identical,
+# exit 0, and the library says "ENTRY: N VERB" with N > 0 (CHECK_VERB, default sliced); what it
+# says of entry point ALSO is reported beside it.
 slice_check() {
     sd=$out/$1
     mkdir -p "$sd"
@@ -489,13 +493,14 @@ slice_check() {
         cmp -s "$sd/native.bin" "$sd/native2.bin" || same=no
     fi
     start_high "$sd"
-    GPUPRIO_LOG=info GPUPRIO_PRIORITY=low GPUPRIO_GEMM_SLICE_US=1 LD_PRELOAD="$shim" \
-        "$python" "$here/$2" "$sd/sliced.bin" > "$sd/sliced.log" 2>&1
+    env GPUPRIO_LOG=info GPUPRIO_PRIORITY=low ${CHECK_ENV:-GPUPRIO_GEMM_SLICE_US=1} \
+        LD_PRELOAD="$shim" "$python" "$here/$2" "$sd/sliced.bin" > "$sd/sliced.log" 2>&1
     src=$?
     stop_high
     hrc=$?
-    said=$(grep -o "$3: [0-9]* sliced.*" "$sd/sliced.log" | tail -1)
-    sliced=$(echo "$said" | sed -n "s/^$3: \([0-9]*\) sliced.*/\1/p")
+    verb=${CHECK_VERB:-sliced}
+    said=$(grep -o "$3: [0-9]* $verb.*" "$sd/sliced.log" | tail -1)
+    sliced=$(echo "$said" | sed -n "s/^$3: \([0-9]*\) $verb.*/\1/p")
     also= # what the library says of entry point $5, reported beside $3's (not required)
     if [ -n "${5:-}" ]; then
         also=$(grep -o "$5: [0-9]* sliced.*" "$sd/sliced.log" | tail -1)
@@ -503,7 +508,7 @@ slice_check() {
     fi
     if [ $nrc = 0 ] && [ $src = 0 ] && [ $hrc = 0 ] && [ $same = yes ] &&
         cmp -s "$sd/native.bin" "$sd/sliced.bin" && [ "${sliced:-0}" -gt 0 ]; then
-        pass "$1: $4 bit-identical with $3 calls cut into slices ($said$also)"
+        pass "$1: $4 bit-identical with $3 $verb ($said$also)"
     else
         fail "$1: native exit $nrc$([ $same = yes ] || echo ', the two native runs DIFFER'), sliced exit $src, high exit $hrc, outputs $(cmp -s "$sd/native.bin" "$sd/sliced.bin" && echo identical || echo DIFFER), said: ${said:-nothing}$also (see $1/*.log)"
     fi
@@ -515,6 +520,10 @@ want gemmex &&
     slice_check gemmex gemmex_identical.py cublasGemmEx outputs cublasGemmStridedBatchedEx
 # 13. 20 training steps of a language model with the LM head: losses and weights.
 want lm && NATIVE_TWICE=1 slice_check lm lm_identical.py cublasGemmEx "losses and weights"
+
+# 14. A replayed CUDA graph of 200 small matmuls, with gates inside its launches.
+want graphgate && CHECK_ENV=GPUPRIO_GRAPH_GATE_US=50 CHECK_VERB=gated \
+    slice_check graphgate graph_gates.py "graph launches" outputs
 
 note "$failed failed, $(($(date +%s) - start)) s"
 exit $failed

@@ -4,8 +4,8 @@
  * the one list of kinds (kinds.def; a kind not there has no type, which is a compile error),
  * and the function that checks one entry. Nothing here runs.
  *
- * The includer defines CORE_CHECK_HANDLE and CORE_CHECK_CONTEXT, its platform's stream and context
- * handle types, first.
+ * The includer defines CORE_CHECK_HANDLE, CORE_CHECK_CONTEXT and CORE_CHECK_GRAPH_EXEC, its
+ * platform's stream, context and executable graph handle types, first.
  */
 #ifndef GPUPRIO_API_CHECK_H
 #define GPUPRIO_API_CHECK_H
@@ -17,6 +17,7 @@
 #define CORE_CHECK_SHAPE_FN_PTR void **
 #define CORE_CHECK_SHAPE_DEVICE intptr_t
 #define CORE_CHECK_SHAPE_CONTEXT CORE_CHECK_CONTEXT
+#define CORE_CHECK_SHAPE_GRAPH_EXEC CORE_CHECK_GRAPH_EXEC
 #define CORE_KIND(name, stream, forward) typedef CORE_CHECK_SHAPE_##stream core_stream_of_##name;
 #include "kinds.def"
 #undef CORE_KIND

@@ -51,6 +51,7 @@ static bool pop_configured(void **stream)
 static bool is_pt(enum core_kind kind)
 {
     return kind == CORE_KIND_WORK_PT || kind == CORE_KIND_WORK_IF_PT ||
+           kind == CORE_KIND_GRAPH_LAUNCH_PT || kind == CORE_KIND_GRAPH_INSTANTIATE_IF_PT ||
            kind == CORE_KIND_CAPTURE_BEGIN_PT || kind == CORE_KIND_CAPTURE_END_PT;
 }
 
@@ -81,14 +82,19 @@ void core_call_begin(struct core_call *c, enum core_kind kind, void *stream, uns
     c->ticket.q = NULL;
     c->ticket.reserved = false;
     c->ticket.gate = 0;
+    c->ticket.cost_key = 0; /* set where admission schedules the call (graph launches read it) */
     switch (kind) {
     case CORE_KIND_WORK:
     case CORE_KIND_WORK_PT:
+    case CORE_KIND_GRAPH_LAUNCH:
+    case CORE_KIND_GRAPH_LAUNCH_PT:
         c->q = core_queue_of((uintptr_t)stream, is_pt(kind));
         admit(c, entry, what);
         break;
     case CORE_KIND_WORK_IF:
     case CORE_KIND_WORK_IF_PT:
+    case CORE_KIND_GRAPH_INSTANTIATE_IF:
+    case CORE_KIND_GRAPH_INSTANTIATE_IF_PT:
         if (stream)
             c->q = core_queue_of(handle_at(stream), is_pt(kind));
         admit(c, entry, what); /* no queue: nothing to admit or count */
@@ -135,6 +141,10 @@ void core_call_end(struct core_call *c, bool ok)
     case CORE_KIND_WORK_PT:
     case CORE_KIND_WORK_IF:
     case CORE_KIND_WORK_IF_PT:
+    case CORE_KIND_GRAPH_LAUNCH:
+    case CORE_KIND_GRAPH_LAUNCH_PT:
+    case CORE_KIND_GRAPH_INSTANTIATE_IF:
+    case CORE_KIND_GRAPH_INSTANTIATE_IF_PT:
     case CORE_KIND_CONFIGURED_LAUNCH:
         xq_submitted(&c->ticket, ok);
         break;

@@ -175,6 +175,12 @@ void core_teardown_end(bool ok);
 #define CORE_FORWARD(kind, name, gp_real, args) CORE_FORWARD_##kind(name, gp_real, args)
 #define CORE_FORWARD_AS_CALLED(name, gp_real, args) gp_real args
 #define CORE_FORWARD_CREATOR(name, gp_real, args) create_##name args
+/* GRAPH: the shim's graph_NAME gets the call (its queue and ticket) and the runtime's function
+ * before the caller's arguments; GRAPH_CHANGE tells the shim of the change first. */
+#define CORE_ARGS(...) __VA_ARGS__
+#define CORE_FORWARD_GRAPH(name, gp_real, args) graph_##name(&gp_call, gp_real, CORE_ARGS args)
+#define CORE_FORWARD_GRAPH_CHANGE(name, gp_real, args)                                             \
+    (graph_exec_changing(gp_call.stream), gp_real args)
 #include "core_forward.h"
 
 /*

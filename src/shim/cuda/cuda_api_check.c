@@ -52,6 +52,7 @@ GP_DEPRECATED_OK_END
 /* 2. Kinds (src/shim/core/kinds.def), and the type each kind's stream expression has. */
 #define CORE_CHECK_CONTEXT CUcontext
 #define CORE_CHECK_HANDLE CUstream
+#define CORE_CHECK_GRAPH_EXEC CUgraphExec
 #include "api_check.h"
 
 /*

@@ -30,6 +30,7 @@
 #include "cuda_bind.h"
 #include "cuda_device.h"
 #include "cuda_platform.h"
+#include "shim_cuda_graph.h"
 #include "xc_cost.h"
 #include "gpuprio.h"
 

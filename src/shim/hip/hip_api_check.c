@@ -54,6 +54,7 @@ GP_DEPRECATED_OK_END
 /* 2. Kinds (src/shim/core/kinds.def), and the type each kind's stream expression has. */
 #define CORE_CHECK_CONTEXT hipCtx_t
 #define CORE_CHECK_HANDLE hipStream_t
+#define CORE_CHECK_GRAPH_EXEC hipGraphExec_t
 #include "api_check.h"
 
 /*

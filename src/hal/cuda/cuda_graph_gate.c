@@ -1,0 +1,419 @@
+/*
+ * cuda_graph_gate.c - the driver's side of gates inside graphs (cuda_graph_gate.h): reading a
+ * graph's nodes, copying it, and building and steering its gated copy.
+ *
+ * A wait node is a batch memory operation node of one CU_STREAM_MEM_OP_WAIT_VALUE_64 with
+ * CU_STREAM_WAIT_VALUE_GEQ, the condition of a stream's gate (cuda_gate.c), for the value 1: a gate
+ * word is 0 when closed and DG_OPEN or DG_PINNED (2^62 and up) otherwise (devgate.h), so a node
+ * passes exactly when the stream's next gate would. 64 bits, not 32: the words' open values lie
+ * above 2^32. The node goes on the edges into a kernel node (its dependencies become the wait
+ * node's, and the kernel depends on the wait node alone), so it holds only what depends on that
+ * kernel, and the rest of the graph's order is untouched. The driver's functions are taken under
+ * their older names, whose signatures carry no edge data: a graph whose edges have some (a
+ * programmatic dependent launch) makes them fail (CUDA_ERROR_LOSSY_QUERY), and it stays whole.
+ */
+#include "cuda_graph_gate.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdlib.h>
+
+#include "cuda_bind.h"
+#include "devgate.h"
+
+/* The value every wait node waits for (see above). */
+#define GRAPH_GATE_VALUE 1
+
+static struct {
+    CUresult (*get_nodes)(CUgraph, CUgraphNode *, size_t *);
+    CUresult (*get_edges)(CUgraph, CUgraphNode *, CUgraphNode *, size_t *);
+    CUresult (*node_type)(CUgraphNode, CUgraphNodeType *);
+    CUresult (*clone)(CUgraph *, CUgraph);
+    CUresult (*destroy)(CUgraph);
+    CUresult (*add_memop)(CUgraphNode *, CUgraph, const CUgraphNode *, size_t,
+                          const CUDA_BATCH_MEM_OP_NODE_PARAMS *);
+    CUresult (*add_deps)(CUgraph, const CUgraphNode *, const CUgraphNode *, size_t);
+    CUresult (*remove_deps)(CUgraph, const CUgraphNode *, const CUgraphNode *, size_t);
+    CUresult (*instantiate)(CUgraphExec *, CUgraph, unsigned long long);
+    CUresult (*exec_destroy)(CUgraphExec);
+    CUresult (*exec_memop_set)(CUgraphExec, CUgraphNode, const CUDA_BATCH_MEM_OP_NODE_PARAMS *);
+    CUresult (*host_register)(void *, size_t, unsigned int);
+    CUresult (*device_pointer)(CUdeviceptr *, void *, unsigned int);
+    CUresult (*ctx_push)(CUcontext);
+    CUresult (*ctx_pop)(CUcontext *);
+    CUresult (*ctx_sync)(void);
+    CUresult (*ctx_current)(CUcontext *);
+} drv;
+static pthread_once_t drv_once = PTHREAD_ONCE_INIT;
+static bool drv_complete;
+
+#define SYM(field, name) (*(void **)&drv.field = cudahal_sym(name)) != NULL
+
+static void resolve(void)
+{
+    drv_complete = SYM(get_nodes, "cuGraphGetNodes") && SYM(get_edges, "cuGraphGetEdges") &&
+                   SYM(node_type, "cuGraphNodeGetType") && SYM(clone, "cuGraphClone") &&
+                   SYM(destroy, "cuGraphDestroy") && SYM(add_memop, "cuGraphAddBatchMemOpNode") &&
+                   SYM(add_deps, "cuGraphAddDependencies") &&
+                   SYM(remove_deps, "cuGraphRemoveDependencies") &&
+                   SYM(instantiate, "cuGraphInstantiateWithFlags") &&
+                   SYM(exec_destroy, "cuGraphExecDestroy") &&
+                   SYM(exec_memop_set, "cuGraphExecBatchMemOpNodeSetParams") &&
+                   SYM(host_register, "cuMemHostRegister_v2") &&
+                   SYM(device_pointer, "cuMemHostGetDevicePointer_v2") &&
+                   SYM(ctx_push, "cuCtxPushCurrent_v2") && SYM(ctx_pop, "cuCtxPopCurrent_v2") &&
+                   SYM(ctx_sync, "cuCtxSynchronize") && SYM(ctx_current, "cuCtxGetCurrent");
+}
+
+static bool driver_ready(void)
+{
+    pthread_once(&drv_once, resolve);
+    return drv_complete;
+}
+
+const char *cudahal_graph_whole_reason(enum cudahal_graph_whole r)
+{
+    static const char *const what[] = {
+#define CUDAHAL_GRAPH_WHOLE_TEXT(name, text) text,
+        CUDAHAL_GRAPH_WHOLE_REASONS(CUDAHAL_GRAPH_WHOLE_TEXT)
+#undef CUDAHAL_GRAPH_WHOLE_TEXT
+    };
+    return r < CUDAHAL_GRAPH_WHOLE_COUNT ? what[r] : "?";
+}
+
+/* graph's nodes, malloc'd (*n of them), or NULL with *n 0 on a failure (or none). */
+static CUgraphNode *nodes_of(CUgraph graph, size_t *n)
+{
+    *n = 0;
+    size_t count = 0;
+    if (drv.get_nodes(graph, NULL, &count) != CUDA_SUCCESS || count == 0)
+        return NULL;
+    CUgraphNode *nodes = calloc(count, sizeof *nodes);
+    if (nodes && drv.get_nodes(graph, nodes, &count) == CUDA_SUCCESS) {
+        *n = count;
+        return nodes;
+    }
+    free(nodes);
+    return NULL;
+}
+
+int cudahal_graph_survey(CUgraph graph, size_t *kernels)
+{
+    *kernels = 0;
+    if (!driver_ready())
+        return CUDAHAL_GRAPH_WHOLE_NO_DRIVER;
+    size_t n;
+    CUgraphNode *nodes = nodes_of(graph, &n);
+    if (!nodes)
+        return CUDAHAL_GRAPH_WHOLE_FEW_KERNELS; /* empty, or unreadable: nothing to gate */
+    int reason = -1;
+    for (size_t i = 0; i < n && reason < 0; i++) {
+        CUgraphNodeType type;
+        if (drv.node_type(nodes[i], &type) != CUDA_SUCCESS) {
+            reason = CUDAHAL_GRAPH_WHOLE_FAILED;
+            break;
+        }
+        switch (type) {
+        case CU_GRAPH_NODE_TYPE_KERNEL:
+            ++*kernels;
+            break;
+        case CU_GRAPH_NODE_TYPE_MEMCPY:
+        case CU_GRAPH_NODE_TYPE_MEMSET:
+        case CU_GRAPH_NODE_TYPE_HOST:
+        case CU_GRAPH_NODE_TYPE_EMPTY:
+        case CU_GRAPH_NODE_TYPE_WAIT_EVENT:
+        case CU_GRAPH_NODE_TYPE_EVENT_RECORD:
+        case CU_GRAPH_NODE_TYPE_EXT_SEMAS_SIGNAL:
+        case CU_GRAPH_NODE_TYPE_EXT_SEMAS_WAIT:
+        case CU_GRAPH_NODE_TYPE_BATCH_MEM_OP:
+            break;
+        /* Such graphs may have one executable graph at a time, and cannot be cloned. */
+        case CU_GRAPH_NODE_TYPE_MEM_ALLOC:
+        case CU_GRAPH_NODE_TYPE_MEM_FREE:
+            reason = CUDAHAL_GRAPH_WHOLE_MEM_NODES;
+            break;
+        case CU_GRAPH_NODE_TYPE_CONDITIONAL:
+            reason = CUDAHAL_GRAPH_WHOLE_CONDITIONAL;
+            break;
+        case CU_GRAPH_NODE_TYPE_GRAPH:
+            reason = CUDAHAL_GRAPH_WHOLE_CHILD_GRAPH;
+            break;
+        default:
+            reason = CUDAHAL_GRAPH_WHOLE_OTHER_NODES;
+            break;
+        }
+    }
+    free(nodes);
+    if (reason < 0 && *kernels < 2)
+        reason = CUDAHAL_GRAPH_WHOLE_FEW_KERNELS;
+    return reason;
+}
+
+CUcontext cudahal_graph_context(void)
+{
+    CUcontext ctx = NULL;
+    if (!driver_ready() || drv.ctx_current(&ctx) != CUDA_SUCCESS)
+        return NULL;
+    return ctx;
+}
+
+CUgraph cudahal_graph_clone(CUgraph graph)
+{
+    CUgraph clone = NULL;
+    if (!driver_ready() || drv.clone(&clone, graph) != CUDA_SUCCESS)
+        return NULL;
+    return clone;
+}
+
+void cudahal_graph_destroy(CUgraph clone)
+{
+    if (clone && driver_ready())
+        drv.destroy(clone);
+}
+
+/* The always-open word: a page of its own, so that registering it pins nothing else. */
+static _Alignas(4096) uint64_t open_page[4096 / sizeof(uint64_t)] = {DG_OPEN};
+
+uint64_t cudahal_graph_open_word(void)
+{
+    if (!driver_ready())
+        return 0;
+    /* Registered again each time: a teardown of the context that registered it unregisters it. */
+    CUresult r = drv.host_register((void *)open_page, sizeof open_page,
+                                   CU_MEMHOSTREGISTER_PORTABLE | CU_MEMHOSTREGISTER_DEVICEMAP);
+    if (r != CUDA_SUCCESS && r != CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED)
+        return 0;
+    CUdeviceptr dev = 0;
+    if (drv.device_pointer(&dev, (void *)open_page, 0) != CUDA_SUCCESS)
+        return 0;
+    return (uint64_t)dev;
+}
+
+struct cudahal_graph_twin {
+    CUgraph graph;
+    CUgraphExec exec;
+    CUcontext ctx;
+    uint64_t target;
+    size_t gates;
+    CUgraphNode waits[];
+};
+
+static void wait_params(CUDA_BATCH_MEM_OP_NODE_PARAMS *p, CUstreamBatchMemOpParams *op,
+                        CUcontext ctx, uint64_t target)
+{
+    *op = (CUstreamBatchMemOpParams){0};
+    op->waitValue.operation = CU_STREAM_MEM_OP_WAIT_VALUE_64;
+    op->waitValue.address = (CUdeviceptr)target;
+    op->waitValue.value64 = GRAPH_GATE_VALUE;
+    op->waitValue.flags = CU_STREAM_WAIT_VALUE_GEQ;
+    *p = (CUDA_BATCH_MEM_OP_NODE_PARAMS){.ctx = ctx, .count = 1, .paramArray = op, .flags = 0};
+}
+
+/* The graph's nodes in an order where every node follows its dependencies (Kahn's), from its
+ * edges; NULL on a failure or a cycle. */
+static CUgraphNode *topological(CUgraph graph, size_t *n, CUgraphNode **from, CUgraphNode **to,
+                                size_t *edges)
+{
+    CUgraphNode *nodes = nodes_of(graph, n), *order = NULL;
+    size_t *pending = NULL, *queue = NULL;
+    *from = *to = NULL;
+    *edges = 0;
+    if (!nodes)
+        return NULL;
+    size_t e = 0;
+    if (drv.get_edges(graph, NULL, NULL, &e) != CUDA_SUCCESS)
+        goto out;
+    if (e) {
+        *from = calloc(e, sizeof **from);
+        *to = calloc(e, sizeof **to);
+        if (!*from || !*to || drv.get_edges(graph, *from, *to, &e) != CUDA_SUCCESS)
+            goto out;
+    }
+    *edges = e;
+    pending = calloc(*n, sizeof *pending);
+    queue = calloc(*n, sizeof *queue);
+    order = calloc(*n, sizeof *order);
+    if (!pending || !queue || !order)
+        goto fail;
+    /* Quadratic in the worst case, once per graph made gated: graphs have thousands of nodes. */
+    for (size_t i = 0; i < e; i++)
+        for (size_t j = 0; j < *n; j++)
+            if (nodes[j] == (*to)[i]) {
+                pending[j]++;
+                break;
+            }
+    size_t head = 0, tail = 0;
+    for (size_t j = 0; j < *n; j++)
+        if (!pending[j])
+            queue[tail++] = j;
+    while (head < tail) {
+        size_t j = queue[head++];
+        order[head - 1] = nodes[j];
+        for (size_t i = 0; i < e; i++) {
+            if ((*from)[i] != nodes[j])
+                continue;
+            for (size_t k = 0; k < *n; k++)
+                if (nodes[k] == (*to)[i]) {
+                    if (--pending[k] == 0)
+                        queue[tail++] = k;
+                    break;
+                }
+        }
+    }
+    if (head == *n)
+        goto out;
+fail:
+    free(order);
+    order = NULL;
+out:
+    if (!order) {
+        free(*from);
+        free(*to);
+        *from = *to = NULL;
+    }
+    free(pending);
+    free(queue);
+    free(nodes);
+    return order;
+}
+
+/* Puts a wait node on the edges into kernel: it takes the kernel's dependencies, and the kernel
+ * depends on it alone. 0, or -EIO. */
+static int gate_before(CUgraph graph, CUgraphNode kernel, const CUgraphNode *from,
+                       const CUgraphNode *to, size_t edges, CUcontext ctx, uint64_t target,
+                       CUgraphNode *wait)
+{
+    size_t deps = 0;
+    for (size_t i = 0; i < edges; i++)
+        deps += to[i] == kernel;
+    if (!deps)
+        return 0;
+    CUgraphNode *dep = calloc(deps, sizeof *dep), *kernels = calloc(deps, sizeof *kernels);
+    int rc = -ENOMEM;
+    if (!dep || !kernels)
+        goto out;
+    for (size_t i = 0, j = 0; i < edges; i++)
+        if (to[i] == kernel) {
+            dep[j] = from[i];
+            kernels[j++] = kernel;
+        }
+    CUDA_BATCH_MEM_OP_NODE_PARAMS p;
+    CUstreamBatchMemOpParams op;
+    wait_params(&p, &op, ctx, target);
+    rc = -EIO;
+    if (drv.add_memop(wait, graph, dep, deps, &p) != CUDA_SUCCESS)
+        goto out;
+    if (drv.remove_deps(graph, dep, kernels, deps) != CUDA_SUCCESS ||
+        drv.add_deps(graph, wait, &kernel, 1) != CUDA_SUCCESS)
+        goto out;
+    rc = 0;
+out:
+    free(dep);
+    free(kernels);
+    return rc;
+}
+
+int cudahal_graph_twin_build(CUgraph clone, CUcontext ctx, size_t every, uint64_t target,
+                             unsigned long long flags, struct cudahal_graph_twin **out)
+{
+    *out = NULL;
+    if (!driver_ready() || !clone || every == 0) {
+        cudahal_graph_destroy(clone);
+        return -EINVAL;
+    }
+    size_t n, edges;
+    CUgraphNode *from, *to;
+    CUgraphNode *order = topological(clone, &n, &from, &to, &edges);
+    struct cudahal_graph_twin *t = NULL;
+    int rc = -EIO;
+    if (!order)
+        goto fail;
+    rc = -ENOMEM;
+    t = calloc(1, sizeof *t + (n / every + 1) * sizeof t->waits[0]);
+    if (!t)
+        goto fail;
+    *t = (struct cudahal_graph_twin){.graph = clone, .ctx = ctx, .target = target};
+    size_t kernel = 0;
+    for (size_t i = 0; i < n; i++) {
+        CUgraphNodeType type;
+        rc = -EIO;
+        if (drv.node_type(order[i], &type) != CUDA_SUCCESS)
+            goto fail;
+        if (type != CU_GRAPH_NODE_TYPE_KERNEL)
+            continue;
+        if (kernel > 0 && kernel % every == 0) {
+            CUgraphNode wait = NULL;
+            rc = gate_before(clone, order[i], from, to, edges, ctx, target, &wait);
+            if (rc)
+                goto fail;
+            if (wait)
+                t->waits[t->gates++] = wait;
+        }
+        kernel++;
+    }
+    rc = -EIO;
+    if (!t->gates || drv.instantiate(&t->exec, clone, flags) != CUDA_SUCCESS)
+        goto fail;
+    free(order);
+    free(from);
+    free(to);
+    *out = t;
+    return 0;
+fail:
+    free(order);
+    free(from);
+    free(to);
+    free(t);
+    cudahal_graph_destroy(clone);
+    return rc;
+}
+
+CUgraphExec cudahal_graph_twin_exec(const struct cudahal_graph_twin *t)
+{
+    return t->exec;
+}
+
+size_t cudahal_graph_twin_gates(const struct cudahal_graph_twin *t)
+{
+    return t->gates;
+}
+
+int cudahal_graph_twin_target(struct cudahal_graph_twin *t, uint64_t target)
+{
+    if (t->target == target)
+        return 0;
+    CUDA_BATCH_MEM_OP_NODE_PARAMS p;
+    CUstreamBatchMemOpParams op;
+    wait_params(&p, &op, t->ctx, target);
+    for (size_t i = 0; i < t->gates; i++)
+        if (drv.exec_memop_set(t->exec, t->waits[i], &p) != CUDA_SUCCESS) {
+            t->target = 0; /* some nodes may have moved: set them all again next time */
+            return -EIO;
+        }
+    t->target = target;
+    return 0;
+}
+
+void cudahal_graph_twin_destroy(struct cudahal_graph_twin *t)
+{
+    if (!t)
+        return;
+    drv.exec_destroy(t->exec);
+    drv.destroy(t->graph);
+    free(t);
+}
+
+void cudahal_graph_twin_forget(struct cudahal_graph_twin *t)
+{
+    free(t);
+}
+
+void cudahal_graph_sync_context(CUcontext ctx)
+{
+    if (!driver_ready() || drv.ctx_push(ctx) != CUDA_SUCCESS)
+        return;
+    drv.ctx_sync();
+    CUcontext popped;
+    drv.ctx_pop(&popped);
+}

@@ -1,0 +1,253 @@
+/*
+ * graph_gates.c - a CUDA driver program that replays a graph of many short kernels, over the fake
+ * driver (fake_cuda.c: graphs run on a thread of their own, and wait nodes really wait), for
+ * graph_gates.sh: what it prints must not change under gpuprio, whatever gpuprio does to its graph
+ * launches (docs/design.md, "Gates inside graphs").
+ *
+ *   graph_gates CASE      instantiates, launches and destroys through cuGetProcAddress, as the
+ *                         CUDA runtime does; builds a chain of KERNELS kernel nodes (each acc = acc
+ * * 31 + i after a 3 ms sleep), instantiates it, launches it once and waits (so that its time is
+ * learned), then LAUNCHES more times on the same stream, and prints acc after each launch, how many
+ * kernels ran, and how many executable graphs are alive at the end. CASE: gated        as above;
+ * with GRAPH_GO=FIFO, after the first of those launches (before waiting for it) a line goes to
+ * FIFO: the high-priority neighbour's cue to burst; mem_nodes, conditional, child, device_launch
+ * the graph also has a memory allocation node, a conditional node, a child graph of two kernels, or
+ * is instantiated for device launch; changed after the second launch,
+ * cuGraphExecKernelNodeSetParams gives kernel 5 another argument; update after the second launch,
+ * cuGraphExecUpdate from a graph whose kernel 7 has another argument; disabled     after the second
+ * launch, cuGraphNodeSetEnabled turns kernel 9 off; destroy      the last launch is destroyed
+ * (cuGraphExecDestroy) at once, while it runs; capture      the first launch after the learning one
+ * is made while another stream captures. With GRAPH_PRINT_CALLS=1 it also prints how many graph
+ * functions of the driver were called (the option off: gpuprio must add none). On stderr: how many
+ * graph waits held. graph_gates high FIFO  the neighbour: a kernel on a stream of its own ("ready"
+ * on stdout), then, once a line comes through FIFO, kernels of 2 ms for 60 ms, then idle until FIFO
+ * gives another line (opened anew).
+ *
+ * A failed call prints FATAL and exits 1.
+ */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cuda_must.h"
+
+#define KERNELS 40
+#define LAUNCHES 4
+
+int fake_cuda_graph_calls(void);
+int fake_cuda_graph_execs_alive(void);
+int fake_cuda_graph_waits_held(void);
+
+static void sleep_us(long us)
+{
+    struct timespec ts = {us / 1000000, (us % 1000000) * 1000};
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+        ;
+}
+
+/* Reached as the CUDA runtime reaches them, through cuGetProcAddress (main). */
+static CUresult (*instantiate_fn)(CUgraphExec *, CUgraph, unsigned long long);
+static CUresult (*launch_fn)(CUgraphExec, CUstream);
+static CUresult (*exec_destroy_fn)(CUgraphExec);
+
+static unsigned long long acc;
+static unsigned ran;
+
+static void step(void **params)
+{
+    unsigned i = *(unsigned *)params[0];
+    sleep_us(*(long *)params[1]);
+    acc = acc * 31 + i;
+    ran++;
+}
+
+static unsigned index_of[KERNELS], other_index = 1000, other_index2 = 2000;
+static long kernel_us = 3000;
+static void *params[KERNELS][2], *other_params[2] = {&other_index, &kernel_us},
+                                 *other_params2[2] = {&other_index2, &kernel_us};
+
+static CUDA_KERNEL_NODE_PARAMS kernel(void **p)
+{
+    return (CUDA_KERNEL_NODE_PARAMS){.func = (CUfunction)(void *)step,
+                                     .gridDimX = 1,
+                                     .gridDimY = 1,
+                                     .gridDimZ = 1,
+                                     .blockDimX = 1,
+                                     .blockDimY = 1,
+                                     .blockDimZ = 1,
+                                     .kernelParams = p};
+}
+
+/* The chain of kernels; node[i] is kernel i. */
+static CUgraph chain(CUgraphNode *node, int swap_at, void **swapped)
+{
+    CUgraph g;
+    MUST(cuGraphCreate(&g, 0));
+    for (int i = 0; i < KERNELS; i++) {
+        CUDA_KERNEL_NODE_PARAMS k = kernel(i == swap_at ? swapped : params[i]);
+        MUST(cuGraphAddKernelNode(&node[i], g, i ? &node[i - 1] : NULL, i ? 1 : 0, &k));
+    }
+    return g;
+}
+
+static void high(const char *fifo, bool exit_after)
+{
+    CUcontext ctx;
+    CUstream s;
+    MUST(cuDevicePrimaryCtxRetain(&ctx, 0));
+    MUST(cuCtxSetCurrent(ctx));
+    MUST(cuStreamCreate(&s, 0));
+    unsigned i = 0;
+    long us = 2000;
+    void *p[2] = {&i, &us};
+    MUST(cuLaunchKernel((CUfunction)(void *)step, 1, 1, 1, 1, 1, 1, 0, s, p, NULL));
+    MUST(cuStreamSynchronize(s));
+    printf("ready\n");
+    fflush(stdout);
+    FILE *f = fopen(fifo, "r");
+    char line[16];
+    if (!f || !fgets(line, sizeof line, f)) {
+        printf("FATAL: no cue through %s\n", fifo);
+        exit(1);
+    }
+    fclose(f);
+    for (i = 0; i < 30; i++)
+        MUST(cuLaunchKernel((CUfunction)(void *)step, 1, 1, 1, 1, 1, 1, 0, s, p, NULL));
+    MUST(cuStreamSynchronize(s));
+    if (exit_after) /* its queue leaves the board: the low program is no longer held by gates */
+        return;
+    /* Joined and idle until told to go: the low program stays held by gates meanwhile. */
+    f = fopen(fifo, "r");
+    if (!f || !fgets(line, sizeof line, f)) {
+        printf("FATAL: no second line through %s\n", fifo);
+        exit(1);
+    }
+    fclose(f);
+    MUST(cuStreamDestroy(s));
+}
+
+int main(int argc, char **argv)
+{
+    if ((argc == 3 || (argc == 4 && strcmp(argv[3], "exit") == 0)) &&
+        strcmp(argv[1], "high") == 0) {
+        MUST(cuInit(0));
+        high(argv[2], argc == 4);
+        return 0;
+    }
+    if (argc != 2) {
+        fprintf(stderr, "usage: graph_gates CASE | graph_gates high FIFO [exit]\n");
+        return 2;
+    }
+    const char *what = argv[1];
+    bool changed_other = strcmp(what, "changed_other") == 0;
+    bool switch_other = strcmp(what, "switch_other") == 0;
+    CUcontext ctx;
+    CUstream s, other;
+    MUST(cuInit(0));
+    MUST(cuDevicePrimaryCtxRetain(&ctx, 0));
+    MUST(cuCtxSetCurrent(ctx));
+    MUST(cuStreamCreate(&s, 0));
+    MUST(cuStreamCreate(&other, 0));
+    for (int i = 0; i < KERNELS; i++) {
+        index_of[i] = (unsigned)i + 1;
+        params[i][0] = &index_of[i];
+        params[i][1] = &kernel_us;
+    }
+    CUgraphNode node[KERNELS], extra;
+    CUgraph g = chain(node, -1, NULL), child = NULL;
+    unsigned long long flags = 0;
+    if (strcmp(what, "mem_nodes") == 0) {
+        CUDA_MEM_ALLOC_NODE_PARAMS alloc = {.bytesize = 64};
+        MUST(cuGraphAddMemAllocNode(&extra, g, &node[KERNELS - 1], 1, &alloc));
+    } else if (strcmp(what, "conditional") == 0) {
+        CUgraphNodeParams cond = {.type = CU_GRAPH_NODE_TYPE_CONDITIONAL};
+        MUST(cuGraphAddNode(&extra, g, &node[KERNELS - 1], NULL, 1, &cond));
+    } else if (strcmp(what, "child") == 0) {
+        CUgraphNode inner[2];
+        MUST(cuGraphCreate(&child, 0));
+        CUDA_KERNEL_NODE_PARAMS k = kernel(other_params);
+        MUST(cuGraphAddKernelNode(&inner[0], child, NULL, 0, &k));
+        MUST(cuGraphAddKernelNode(&inner[1], child, &inner[0], 1, &k));
+        MUST(cuGraphAddChildGraphNode(&extra, g, &node[KERNELS - 1], 1, child));
+    } else if (strcmp(what, "device_launch") == 0) {
+        flags = CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH;
+    } else if (strcmp(what, "gated") && strcmp(what, "ungated") && strcmp(what, "changed") &&
+               !changed_other && !switch_other && strcmp(what, "update") &&
+               strcmp(what, "disabled") && strcmp(what, "destroy") && strcmp(what, "capture")) {
+        fprintf(stderr, "graph_gates: unknown case %s\n", what);
+        return 2;
+    }
+    CUdriverProcAddressQueryResult found;
+    MUST(cuGetProcAddress("cuGraphInstantiateWithFlags", (void **)&instantiate_fn, 13000, 0,
+                          &found));
+    MUST(cuGetProcAddress("cuGraphLaunch", (void **)&launch_fn, 13000, 0, &found));
+    MUST(cuGetProcAddress("cuGraphExecDestroy", (void **)&exec_destroy_fn, 13000, 0, &found));
+    CUgraphExec exec;
+    MUST(instantiate_fn(&exec, g, flags));
+
+    /* Learned: the launch's time, from its completion marker, before the next launch. */
+    MUST(launch_fn(exec, s));
+    MUST(cuStreamSynchronize(s));
+    printf("launch 0: acc %016llx, %u kernels\n", acc, ran);
+    sleep_us(50000);
+
+    const char *go = getenv("GRAPH_GO");
+    for (int n = 1; n <= LAUNCHES; n++) {
+        /* Launches on the other stream, and ones not waited for before the next (nor printed). */
+        CUstream on = (switch_other && n > 1) || (changed_other && n == 2) ? other : s;
+        bool running_on = (switch_other || changed_other) && n == 1;
+        if (n == 2 && (strcmp(what, "changed") == 0 || changed_other)) {
+            CUDA_KERNEL_NODE_PARAMS k = kernel(other_params);
+            MUST(cuGraphExecKernelNodeSetParams(exec, node[5], &k));
+        } else if (n == 2 && strcmp(what, "update") == 0) {
+            CUgraphNode fresh[KERNELS];
+            CUgraph g2 = chain(fresh, 7, other_params2);
+            CUgraphExecUpdateResultInfo info;
+            MUST(cuGraphExecUpdate(exec, g2, &info));
+            MUST(cuGraphDestroy(g2));
+        } else if (n == 2 && strcmp(what, "disabled") == 0) {
+            MUST(cuGraphNodeSetEnabled(exec, node[9], 0));
+        }
+        bool capturing = n == 1 && (strcmp(what, "capture") == 0 || switch_other);
+        if (capturing)
+            MUST(cuStreamBeginCapture(other, CU_STREAM_CAPTURE_MODE_RELAXED));
+        MUST(launch_fn(exec, on));
+        if (capturing) {
+            CUgraph captured;
+            MUST(cuStreamEndCapture(other, &captured));
+        }
+        bool cue = strcmp(what, "gated") == 0 || strcmp(what, "ungated") == 0;
+        if (n == 1 && go && cue) {
+            FILE *f = fopen(go, "w");
+            if (!f || fputs("go\n", f) < 0 || fclose(f) != 0) {
+                printf("FATAL: cannot cue the neighbour through %s\n", go);
+                return 1;
+            }
+        }
+        if (n == LAUNCHES && strcmp(what, "destroy") == 0)
+            MUST(exec_destroy_fn(exec));
+        if (running_on)
+            continue;
+        MUST(cuStreamSynchronize(s));
+        MUST(cuStreamSynchronize(other));
+        printf("launch %d: acc %016llx, %u kernels\n", n, acc, ran);
+        if (n == 1 && strcmp(what, "ungated") == 0)
+            sleep_us(300000); /* the neighbour is gone meanwhile */
+    }
+    if (strcmp(what, "destroy") != 0)
+        MUST(exec_destroy_fn(exec));
+    MUST(cuGraphDestroy(g));
+    if (child)
+        MUST(cuGraphDestroy(child));
+    printf("executable graphs alive: %d\n", fake_cuda_graph_execs_alive());
+    if (getenv("GRAPH_PRINT_CALLS"))
+        printf("graph calls: %d\n", fake_cuda_graph_calls());
+    fprintf(stderr, "graph_gates: %d graph waits held\n", fake_cuda_graph_waits_held());
+    MUST(cuStreamDestroy(s));
+    MUST(cuStreamDestroy(other));
+    MUST(cuDevicePrimaryCtxRelease(0));
+    return 0;
+}
