@@ -39,6 +39,9 @@
  *   hot          a benchmark, not a test: prints the time of cublasSetStream_v2 and
  *                cublasSetWorkspace_v2, as PyTorch calls them before every matmul, through the
  *                shim and straight to the fake cuBLAS (each call must succeed)
+ *   hot_gemm     a benchmark too: the time of an 8x8x8 cublasGemmEx, too small to slice, through
+ *                the shim and straight to the fake cuBLAS (what every process pays per call
+ *                while slicing is on; compare GPUPRIO_GEMM_SLICE_US=0)
  *
  * Prints "ok CASE" and exits 0, or FAIL lines and exits 1.
  */
@@ -683,6 +686,33 @@ static void case_hot(void)
     drop(&g);
 }
 
+/* ns per cublasGemmEx of a GEMM too small to slice (m, n, k 8), through the shim (fake false)
+ * or straight to the fake cuBLAS: what every process pays per call while slicing is on. */
+static double gemm_ns(bool fake, struct gemm *g, int rounds)
+{
+    double t0 = now_ns();
+    for (int i = 0; i < rounds; i++) {
+        failures += call_with(fake, g) != CUDAHAL_LT_SUCCESS;
+        if (!fake)
+            fake_cublas_reset(); /* the fake's record of calls is bounded */
+    }
+    return (now_ns() - t0) / rounds;
+}
+
+static void case_hot_gemm(void)
+{
+    enum { ROUNDS = 200000 };
+    static const struct dims tiny = {.m = 8, .n = 8, .k = 8, .lda = 8, .ldb = 8, .ldc = 8};
+    struct gemm g;
+    make(&g, &tiny);
+    for (int run = 0; run < 3; run++) {
+        double through = gemm_ns(false, &g, ROUNDS), straight = gemm_ns(true, &g, ROUNDS);
+        printf("cublasGemmEx 8x8x8: %.1f ns through gpuprio, %.1f ns straight to cuBLAS\n", through,
+               straight);
+    }
+    drop(&g);
+}
+
 /* Built as a library too, for gemm_local.c, whose main calls this one. */
 #ifdef GEMM_SLICES_LIBRARY
 int gemm_slices_main(int argc, char **argv);
@@ -715,9 +745,11 @@ int main(int argc, char **argv)
         case_fail_slice();
     else if (!strcmp(what, "hot"))
         case_hot();
+    else if (!strcmp(what, "hot_gemm"))
+        case_hot_gemm();
     else {
         fprintf(stderr, "usage: gemmex_slices n|batch sliced|whole|batch_one|refused|"
-                        "batch_n|batch_refused|capture|fail_slice|hot\n");
+                        "batch_n|batch_refused|capture|fail_slice|hot|hot_gemm\n");
         return 2;
     }
     if (!failures)

@@ -97,12 +97,22 @@ static int64_t read_pair(CUevent start, CUevent end)
 
 /* ---- the table (table_mu held) ---- */
 
+/* By 8-byte words, not bytes: every GEMM call of every process hashes its key twice while
+ * slicing is on (the default), and a byte at a time that was most of what the shim added. The
+ * final mix brings the high bits, where words differ most (m, n, k), down to the slot's. */
+_Static_assert(sizeof(struct cudahal_gemm_key) % sizeof(uint64_t) == 0, "a key is whole words");
 static size_t key_hash(const struct cudahal_gemm_key *key)
 {
-    const unsigned char *p = (const unsigned char *)key;
     uint64_t h = 1469598103934665603ull;
-    for (size_t i = 0; i < sizeof *key; i++)
-        h = (h ^ p[i]) * 1099511628211ull;
+    for (size_t i = 0; i < sizeof *key; i += sizeof(uint64_t)) {
+        uint64_t word;
+        memcpy(&word, (const char *)key + i, sizeof word);
+        h = (h ^ word) * 0x9e3779b97f4a7c15ull;
+        h ^= h >> 32;
+    }
+    h ^= h >> 29;
+    h *= 0xbf58476d1ce4e5b9ull;
+    h ^= h >> 32;
     return (size_t)(h % CLOCK_SLOTS);
 }
 
