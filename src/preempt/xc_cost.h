@@ -94,9 +94,10 @@ void xc_reset(void);
  * kernels: GEMM slices"): a higher-priority request that arrives while such a command runs waits
  * for it, whatever the gates do, since a gate stops a queue only between commands. It is the
  * greatest learned time (xc_predict) of the commands completed in the current window of
- * XC_LONGEST_WINDOW_NS and the one before, so a command shows from its completion for between one
- * and two windows, and a queue that runs only short ones again drops it within two. Nothing is
- * forgotten while no command completes (an idle queue shows what it ran last). The watcher
+ * XC_LONGEST_WINDOW_NS and the one before. A window begins at the first completion after the one
+ * before ended, so where commands complete steadily a command shows from its completion for
+ * between one and two windows, and where they complete rarely for longer. Nothing is forgotten
+ * while no command completes (an idle queue shows what it ran last). The watcher
  * thread's own: each poll's completions are noted at once, with no atomic operation.
  */
 #define XC_LONGEST_WINDOW_NS 2000000000ull
