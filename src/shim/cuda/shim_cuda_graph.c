@@ -18,10 +18,11 @@
  * The first switch to the gated copy is made only on the stream of the previous launch (then the
  * stream orders them); a graph the application changes afterwards (kind GRAPH_EXEC_CHANGE) is
  * launched as its own from then on, and where that launch is on another stream than the gated
- * copy's last one, the context is synchronized first (unless a capture is in progress, where that
- * would invalidate it). A launch into a capture gets the application's executable graph: nothing of
- * gpuprio's goes into a graph being captured. Every other case is left whole for good or for the
- * launch, counted by reason (cuda_graph_gate.h) and said at exit at GPUPRIO_LOG=info.
+ * copy's last one, that stream first waits on the device for an event recorded behind the copy's
+ * launches (not when it captures: the wait would go into the application's graph). A launch into a
+ * capture gets the application's executable graph: nothing of gpuprio's goes into a graph being
+ * captured. Every other case is left whole for good or for the launch, counted by reason
+ * (cuda_graph_gate.h) and said at exit at GPUPRIO_LOG=info.
  *
  * With the option off nothing is remembered or copied, and each wrapper forwards after reading
  * the option. A launch costs a table lookup and one lock of its own executable graph, held across
@@ -278,12 +279,18 @@ static bool same_stream(const struct graph_exec *x, CUstream s)
 
 /* The gated copy is given up for good (x->mu held): a launch of the application's own executable
  * graph on `stream` follows, which the driver does not order after the copy's launches, so where
- * those were on another stream they are waited for (not during a capture, which that would
- * invalidate: docs/design.md). */
-static void retire(struct graph_exec *x, CUstream stream)
+ * those were on another stream, that stream is made to wait on the device for the copy's event
+ * (recorded behind each of its launches). Never on the host: a stream of the application may
+ * wait for what this thread does after the launch returns. Not into a capture (stream
+ * capturing), whose graph would take gpuprio's wait: docs/design.md. */
+static void retire(struct graph_exec *x, CUstream stream, bool capturing)
 {
-    if (x->twin_launched && !same_stream(x, stream) && !xq_capturing())
-        cudahal_graph_sync_context(x->ctx);
+    if (x->twin_launched && !same_stream(x, stream) && !capturing &&
+        cudahal_graph_twin_order(x->twin, stream) != 0)
+        gp_log(GP_LOG_DEBUG,
+               "executable graph %p: its launch on another stream is not ordered "
+               "after its gated copy's",
+               (void *)x->app);
     cudahal_graph_twin_destroy(x->twin);
     x->twin = NULL;
     x->twin_launched = false;
@@ -339,12 +346,15 @@ static int build(struct graph_exec *x, const struct core_call *c, uint64_t line)
     return -1;
 }
 
-/* A launch (or, with upload, an upload) of the application's executable graph e on stream s. */
+/* A launch (or, with upload, an upload) of the application's executable graph e on stream s
+ * (with ptsz, a _ptsz form: there 0 is the per-thread stream). */
 static CUresult launch(const struct core_call *c, CUresult (*real)(CUgraphExec, CUstream),
-                       CUgraphExec e, CUstream s, bool upload)
+                       CUgraphExec e, CUstream s, bool upload, bool ptsz)
 {
     if (!gate_ns())
         return real(e, s);
+    /* The stream s names, for the calls gpuprio makes itself (without _ptsz). */
+    CUstream named = ptsz && s == NULL ? CU_STREAM_PER_THREAD : s;
     struct graph_exec *x = find(e);
     if (!x) {
         if (!upload)
@@ -357,12 +367,12 @@ static CUresult launch(const struct core_call *c, CUresult (*real)(CUgraphExec, 
         cudahal_graph_destroy(x->clone); /* never built on now */
         x->clone = NULL;
     }
+    bool capturing_here = c->q ? atomic_load(&c->q->capturing) : xq_capturing();
     if (x->whole >= 0 && x->twin)
-        retire(x, s);
+        retire(x, named, capturing_here);
     CUgraphExec use = e;
     size_t gates = 0;
     int reason = x->whole;
-    bool capturing_here = c->q ? atomic_load(&c->q->capturing) : xq_capturing();
     if (reason < 0 && capturing_here)
         reason = CUDAHAL_GRAPH_WHOLE_CAPTURING;
     uint64_t line = reason < 0 ? gate_line(c->q) : 0;
@@ -376,7 +386,7 @@ static CUresult launch(const struct core_call *c, CUresult (*real)(CUgraphExec, 
         uint64_t target = line ? line : x->open_word;
         if (!xq_capturing() && cudahal_graph_twin_target(x->twin, target) != 0) {
             x->whole = reason = CUDAHAL_GRAPH_WHOLE_FAILED;
-            retire(x, s);
+            retire(x, named, capturing_here);
         } else {
             use = cudahal_graph_twin_exec(x->twin);
             if (line)
@@ -390,8 +400,10 @@ static CUresult launch(const struct core_call *c, CUresult (*real)(CUgraphExec, 
         x->launched = true;
         x->last_stream = s;
         x->last_thread = pthread_self();
-        if (use != e)
+        if (use != e) {
             x->twin_launched = true;
+            cudahal_graph_twin_launched(x->twin, named);
+        }
     }
     gp_mutex_unlock(&x->mu, GP_RANK_GRAPH_LAUNCH);
     if (r == CUDA_SUCCESS && !upload)
@@ -402,25 +414,25 @@ static CUresult launch(const struct core_call *c, CUresult (*real)(CUgraphExec, 
 CUresult graph_cuGraphLaunch(const struct core_call *c, CUresult (*real)(CUgraphExec, CUstream),
                              CUgraphExec hGraph, CUstream hStream)
 {
-    return launch(c, real, hGraph, hStream, false);
+    return launch(c, real, hGraph, hStream, false, false);
 }
 
 CUresult graph_cuGraphLaunch_ptsz(const struct core_call *c,
                                   CUresult (*real)(CUgraphExec, CUstream), CUgraphExec hGraph,
                                   CUstream hStream)
 {
-    return launch(c, real, hGraph, hStream, false);
+    return launch(c, real, hGraph, hStream, false, true);
 }
 
 CUresult graph_cuGraphUpload(const struct core_call *c, CUresult (*real)(CUgraphExec, CUstream),
                              CUgraphExec hGraph, CUstream hStream)
 {
-    return launch(c, real, hGraph, hStream, true);
+    return launch(c, real, hGraph, hStream, true, false);
 }
 
 CUresult graph_cuGraphUpload_ptsz(const struct core_call *c,
                                   CUresult (*real)(CUgraphExec, CUstream), CUgraphExec hGraph,
                                   CUstream hStream)
 {
-    return launch(c, real, hGraph, hStream, true);
+    return launch(c, real, hGraph, hStream, true, true);
 }
