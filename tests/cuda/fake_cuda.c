@@ -952,6 +952,16 @@ EXPORT CUresult cuStreamWaitEvent_ptsz(CUstream hStream, CUevent hEvent, unsigne
     return cuStreamWaitEvent(hStream, hEvent, Flags);
 }
 
+EXPORT CUresult cuStreamIsCapturing(CUstream hStream, CUstreamCaptureStatus *captureStatus)
+{
+    NEED_CONTEXT();
+    if (!captureStatus || !stream_ctx(hStream))
+        return CUDA_ERROR_INVALID_VALUE;
+    *captureStatus = !special(hStream) && hStream->capturing ? CU_STREAM_CAPTURE_STATUS_ACTIVE
+                                                             : CU_STREAM_CAPTURE_STATUS_NONE;
+    return CUDA_SUCCESS;
+}
+
 /* Stream capture, as far as the shim follows it: a stream captures between begin and end (the
  * graph is not simulated: end gives none). */
 EXPORT CUresult cuStreamBeginCapture_v2(CUstream hStream, CUstreamCaptureMode mode)
@@ -983,7 +993,8 @@ EXPORT CUresult cuStreamEndCapture(CUstream hStream, CUgraph *phGraph)
  * own, after the stream's earlier launches and after the executable graph's earlier launches on any
  * stream (the driver orders those too), so that the launching thread goes on as with a real
  * device (the stream's other commands, its synchronization, and events recorded on it wait for it);
- * on a special stream it runs at once. Kernel nodes call their host function with their parameter
+ * on a special stream it runs at once; into a capturing stream it does not run (the driver puts
+ * it into the capture). Kernel nodes call their host function with their parameter
  * array (the application's pointer, as a stand-in for the driver's copy); a wait node (one
  * CU_STREAM_MEM_OP_WAIT_VALUE_64, CU_STREAM_WAIT_VALUE_GEQ) really waits until the word passes,
  * and one that held says so on stderr ("fake_cuda: graph wait held N ms after K of M kernel
@@ -1643,8 +1654,8 @@ EXPORT CUresult cuGraphLaunch(CUgraphExec hGraphExec, CUstream hStream)
         return CUDA_ERROR_INVALID_VALUE;
     if (!stream_ctx(hStream))
         return CUDA_ERROR_INVALID_HANDLE;
-    if (hGraphExec->token)
-        return CUDA_SUCCESS;
+    if (hGraphExec->token || (!special(hStream) && hStream->capturing))
+        return CUDA_SUCCESS; /* into a capture: recorded there, not run */
     if (special(hStream)) {
         pthread_mutex_lock(&async_mu);
         while (hGraphExec->order.done < hGraphExec->order.launched)
@@ -1811,6 +1822,7 @@ EXPORT CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaVers
     X(cuEventCreate)                                                                               \
     X(cuEventRecord)                                                                               \
     X(cuStreamWaitEvent)                                                                           \
+    X(cuStreamIsCapturing)                                                                         \
     X(cuEventElapsedTime_v2)                                                                       \
     X(cuStreamBeginCapture_v2)                                                                     \
     X(cuStreamEndCapture)                                                                          \

@@ -21,7 +21,9 @@
  * the learning one on the first stream, not waited for, then changed and launched on the other),
  * and kernel 2 of that first launch waits until the host releases it, which it does only once the
  * launch on the other stream returned: a library that blocks the host on the first launch there
- * deadlocks (kernel 2 gives up after 5 s, and the program says so). With GRAPH_PRINT_CALLS=1 it
+ * deadlocks (kernel 2 gives up after 5 s, and the program says so); changed_capture  as
+ * changed_other, the graph first launched into a capture of the other stream (which runs nothing)
+ * before it is changed. With GRAPH_PRINT_CALLS=1 it
  * also prints how many graph functions of the driver were called (the option off: gpuprio must add
  * none). On stderr: how many graph waits held. graph_gates high FIFO  the neighbour: a kernel on a
  * stream of its own ("ready" on stdout), then, once a line comes through FIFO, kernels of 2 ms for
@@ -158,7 +160,8 @@ int main(int argc, char **argv)
     }
     const char *what = argv[1];
     bool changed_held = strcmp(what, "changed_held") == 0;
-    bool changed_other = strcmp(what, "changed_other") == 0 || changed_held;
+    bool changed_capture = strcmp(what, "changed_capture") == 0;
+    bool changed_other = strcmp(what, "changed_other") == 0 || changed_held || changed_capture;
     bool switch_other = strcmp(what, "switch_other") == 0;
     CUcontext ctx;
     CUstream s, other;
@@ -215,6 +218,12 @@ int main(int argc, char **argv)
         /* Launches on the other stream, and ones not waited for before the next (nor printed). */
         CUstream on = (switch_other && n > 1) || (changed_other && n == 2) ? other : s;
         bool running_on = (switch_other || changed_other) && n == 1;
+        if (n == 2 && changed_capture) { /* into a capture of the other stream: not run */
+            CUgraph captured;
+            MUST(cuStreamBeginCapture(other, CU_STREAM_CAPTURE_MODE_RELAXED));
+            MUST(launch_fn(exec, other));
+            MUST(cuStreamEndCapture(other, &captured));
+        }
         if (n == 2 && (strcmp(what, "changed") == 0 || changed_other)) {
             CUDA_KERNEL_NODE_PARAMS k = kernel(other_params);
             MUST(cuGraphExecKernelNodeSetParams(exec, node[5], &k));

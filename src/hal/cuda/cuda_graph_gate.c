@@ -47,6 +47,7 @@ static struct {
     CUresult (*event_record)(CUevent, CUstream);
     CUresult (*event_destroy)(CUevent);
     CUresult (*stream_wait_event)(CUstream, CUevent, unsigned int);
+    CUresult (*stream_is_capturing)(CUstream, CUstreamCaptureStatus *);
 } drv;
 static pthread_once_t drv_once = PTHREAD_ONCE_INIT;
 static bool drv_complete;
@@ -68,7 +69,8 @@ static void resolve(void)
                    SYM(ctx_push, "cuCtxPushCurrent_v2") && SYM(ctx_pop, "cuCtxPopCurrent_v2") &&
                    SYM(ctx_current, "cuCtxGetCurrent") && SYM(event_create, "cuEventCreate") &&
                    SYM(event_record, "cuEventRecord") && SYM(event_destroy, "cuEventDestroy_v2") &&
-                   SYM(stream_wait_event, "cuStreamWaitEvent");
+                   SYM(stream_wait_event, "cuStreamWaitEvent") &&
+                   SYM(stream_is_capturing, "cuStreamIsCapturing");
 }
 
 static bool driver_ready(void)
@@ -442,4 +444,12 @@ int cudahal_graph_twin_order(const struct cudahal_graph_twin *t, CUstream stream
     if (!t->recorded)
         return -EIO;
     return drv.stream_wait_event(stream, t->done, 0) == CUDA_SUCCESS ? 0 : -EIO;
+}
+
+int cudahal_graph_stream_capturing(CUstream stream)
+{
+    CUstreamCaptureStatus status;
+    if (!driver_ready() || drv.stream_is_capturing(stream, &status) != CUDA_SUCCESS)
+        return -EIO;
+    return status != CU_STREAM_CAPTURE_STATUS_NONE;
 }

@@ -97,5 +97,8 @@ void cudahal_graph_twin_launched(struct cudahal_graph_twin *t, CUstream stream);
  * before what the caller submits to stream next; nothing waits on the host. 0, or -EIO (no launch
  * recorded, or the driver refused). */
 int cudahal_graph_twin_order(const struct cudahal_graph_twin *t, CUstream stream);
+/* Whether stream captures (1: active or invalidated) or not (0); -EIO where the driver cannot
+ * tell (the legacy stream while another captures). */
+int cudahal_graph_stream_capturing(CUstream stream);
 
 #endif /* GPUPRIO_CUDA_GRAPH_GATE_H */

@@ -64,7 +64,8 @@ struct graph_exec {
     struct cudahal_graph_twin *twin;
     uint64_t open_word; /* where its wait nodes point on a queue not held by gates */
     bool twin_launched; /* the gated copy took the launches */
-    bool launched;      /* last_stream and last_thread are its last launch's */
+    bool launched;      /* it was launched (not into a capture) */
+    bool last_known;    /* last_stream and last_thread are its last launch's */
     CUstream last_stream;
     pthread_t last_thread;
 };
@@ -267,13 +268,13 @@ CUresult graph_cuGraphExecDestroy(const struct core_call *c, CUresult (*real)(CU
 
 /* ---- launches ---- */
 
-/* Whether stream s is the stream of x's last launch (x->mu held), as far as can be told: a
- * special handle (the legacy or per-thread stream, or 0 in a _ptsz form) names the calling
- * thread's stream, so it counts as the same only on the same thread. */
+/* Whether stream s (as named_stream names it) is the stream of x's last launch (x->mu held), as far
+ * as can be told: the per-thread handle names the calling thread's stream, so it counts as the
+ * same only on the same thread (the legacy stream too, to be safe). */
 static bool same_stream(const struct graph_exec *x, CUstream s)
 {
     bool special = s == NULL || s == CU_STREAM_LEGACY || s == CU_STREAM_PER_THREAD;
-    return x->launched && x->last_stream == s &&
+    return x->launched && x->last_known && x->last_stream == s &&
            (!special || pthread_equal(x->last_thread, pthread_self()));
 }
 
@@ -353,8 +354,8 @@ static CUresult launch(const struct core_call *c, CUresult (*real)(CUgraphExec, 
 {
     if (!gate_ns())
         return real(e, s);
-    /* The stream s names, for the calls gpuprio makes itself (without _ptsz). */
-    CUstream named = ptsz && s == NULL ? CU_STREAM_PER_THREAD : s;
+    /* The stream s names, for the calls gpuprio makes itself (without _ptsz) and to compare. */
+    CUstream named = s ? s : ptsz ? CU_STREAM_PER_THREAD : CU_STREAM_LEGACY;
     struct graph_exec *x = find(e);
     if (!x) {
         if (!upload)
@@ -367,26 +368,28 @@ static CUresult launch(const struct core_call *c, CUresult (*real)(CUgraphExec, 
         cudahal_graph_destroy(x->clone); /* never built on now */
         x->clone = NULL;
     }
-    bool capturing_here = c->q ? atomic_load(&c->q->capturing) : xq_capturing();
+    /* Whether the launch goes into a capture (1; -EIO: cannot be told), asked of the driver only
+     * while one is in progress: a stream may join another's capture by waiting on its event. */
+    int into_capture = xq_capturing() ? cudahal_graph_stream_capturing(named) : 0;
     if (x->whole >= 0 && x->twin)
-        retire(x, named, capturing_here);
+        retire(x, named, into_capture != 0);
     CUgraphExec use = e;
     size_t gates = 0;
     int reason = x->whole;
-    if (reason < 0 && capturing_here)
+    if (reason < 0 && into_capture)
         reason = CUDAHAL_GRAPH_WHOLE_CAPTURING;
     uint64_t line = reason < 0 ? gate_line(c->q) : 0;
     if (reason < 0 && !x->twin)
         reason = upload  ? CUDAHAL_GRAPH_WHOLE_NOT_LEARNED
                  : !line ? CUDAHAL_GRAPH_WHOLE_NOT_GATED
                          : build(x, c, line);
-    if (reason < 0 && !x->twin_launched && x->launched && !same_stream(x, s))
+    if (reason < 0 && !x->twin_launched && x->launched && !same_stream(x, named))
         reason = CUDAHAL_GRAPH_WHOLE_OTHER_STREAM;
     if (reason < 0) {
         uint64_t target = line ? line : x->open_word;
         if (!xq_capturing() && cudahal_graph_twin_target(x->twin, target) != 0) {
             x->whole = reason = CUDAHAL_GRAPH_WHOLE_FAILED;
-            retire(x, named, capturing_here);
+            retire(x, named, false);
         } else {
             use = cudahal_graph_twin_exec(x->twin);
             if (line)
@@ -396,9 +399,11 @@ static CUresult launch(const struct core_call *c, CUresult (*real)(CUgraphExec, 
         }
     }
     CUresult r = real(use, s);
-    if (r == CUDA_SUCCESS && !upload) {
+    /* A launch into a capture runs nothing: the last launch that runs stays the one to follow. */
+    if (r == CUDA_SUCCESS && !upload && into_capture != 1) {
         x->launched = true;
-        x->last_stream = s;
+        x->last_known = into_capture == 0;
+        x->last_stream = named;
         x->last_thread = pthread_self();
         if (use != e) {
             x->twin_launched = true;
