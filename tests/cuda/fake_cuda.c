@@ -1703,6 +1703,16 @@ EXPORT CUresult cuGraphLaunch(CUgraphExec hGraphExec, CUstream hStream)
     return CUDA_SUCCESS;
 }
 
+/* Nothing to upload: a check of its arguments. */
+EXPORT CUresult cuGraphUpload(CUgraphExec hGraphExec, CUstream hStream)
+{
+    GRAPH_CALL();
+    NEED_CONTEXT();
+    if (!exec_ok(hGraphExec))
+        return CUDA_ERROR_INVALID_VALUE;
+    return stream_ctx(hStream) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+}
+
 /* Each thread's stream capture mode (cuThreadExchangeStreamCaptureMode), and how many event
  * queries were made in relaxed mode and in another: tests read the counts with
  * fake_cuda_event_queries. In global mode (every thread's default) the real driver prohibits
@@ -1823,6 +1833,7 @@ EXPORT CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaVers
     X(cuEventRecord)                                                                               \
     X(cuStreamWaitEvent)                                                                           \
     X(cuStreamIsCapturing)                                                                         \
+    X(cuGraphUpload)                                                                               \
     X(cuEventElapsedTime_v2)                                                                       \
     X(cuStreamBeginCapture_v2)                                                                     \
     X(cuStreamEndCapture)                                                                          \

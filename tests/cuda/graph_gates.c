@@ -23,7 +23,8 @@
  * launch on the other stream returned: a library that blocks the host on the first launch there
  * deadlocks (kernel 2 gives up after 5 s, and the program says so); changed_capture  as
  * changed_other, the graph first launched into a capture of the other stream (which runs nothing)
- * before it is changed. With GRAPH_PRINT_CALLS=1 it
+ * before it is changed; changed_upload  as changed_other, the changed graph uploaded on the first
+ * stream before its launch on the other. With GRAPH_PRINT_CALLS=1 it
  * also prints how many graph functions of the driver were called (the option off: gpuprio must add
  * none). On stderr: how many graph waits held. graph_gates high FIFO  the neighbour: a kernel on a
  * stream of its own ("ready" on stdout), then, once a line comes through FIFO, kernels of 2 ms for
@@ -161,7 +162,9 @@ int main(int argc, char **argv)
     const char *what = argv[1];
     bool changed_held = strcmp(what, "changed_held") == 0;
     bool changed_capture = strcmp(what, "changed_capture") == 0;
-    bool changed_other = strcmp(what, "changed_other") == 0 || changed_held || changed_capture;
+    bool changed_upload = strcmp(what, "changed_upload") == 0;
+    bool changed_other =
+        strcmp(what, "changed_other") == 0 || changed_held || changed_capture || changed_upload;
     bool switch_other = strcmp(what, "switch_other") == 0;
     CUcontext ctx;
     CUstream s, other;
@@ -241,6 +244,8 @@ int main(int argc, char **argv)
             MUST(cuStreamBeginCapture(other, CU_STREAM_CAPTURE_MODE_RELAXED));
         if (changed_held && n == 1)
             atomic_store(&hold, true);
+        if (changed_upload && n == 2)
+            MUST(cuGraphUpload(exec, s));
         MUST(launch_fn(exec, on));
         if (changed_held && n == 2) /* released only once the launch behind it returned */
             atomic_store(&hold, false);

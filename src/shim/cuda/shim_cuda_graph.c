@@ -371,7 +371,8 @@ static CUresult launch(const struct core_call *c, CUresult (*real)(CUgraphExec, 
     /* Whether the launch goes into a capture (1; -EIO: cannot be told), asked of the driver only
      * while one is in progress: a stream may join another's capture by waiting on its event. */
     int into_capture = xq_capturing() ? cudahal_graph_stream_capturing(named) : 0;
-    if (x->whole >= 0 && x->twin)
+    /* Not at an upload, which runs nothing: the next launch is the one to order. */
+    if (x->whole >= 0 && x->twin && !upload)
         retire(x, named, into_capture != 0);
     CUgraphExec use = e;
     size_t gates = 0;
@@ -389,7 +390,8 @@ static CUresult launch(const struct core_call *c, CUresult (*real)(CUgraphExec, 
         uint64_t target = line ? line : x->open_word;
         if (!xq_capturing() && cudahal_graph_twin_target(x->twin, target) != 0) {
             x->whole = reason = CUDAHAL_GRAPH_WHOLE_FAILED;
-            retire(x, named, false);
+            if (!upload) /* else at the next launch */
+                retire(x, named, false);
         } else {
             use = cudahal_graph_twin_exec(x->twin);
             if (line)
