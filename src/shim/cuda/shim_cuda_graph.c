@@ -268,7 +268,7 @@ CUresult graph_cuGraphExecDestroy(const struct core_call *c, CUresult (*real)(CU
 
 /* ---- launches ---- */
 
-/* Whether stream s (as named_stream names it) is the stream of x's last launch (x->mu held), as far
+/* Whether stream s (as launch() names it) is the stream of x's last launch (x->mu held), as far
  * as can be told: the per-thread handle names the calling thread's stream, so it counts as the
  * same only on the same thread (the legacy stream too, to be safe). */
 static bool same_stream(const struct graph_exec *x, CUstream s)
