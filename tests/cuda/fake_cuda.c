@@ -59,6 +59,12 @@ struct CUctx_st {
  * destroyed can still be asked about. Under async_mu. */
 struct progress {
     uint64_t launched, done;
+    /* What its next graph launch waits for besides (cuStreamWaitEvent): streams' progress. */
+    struct {
+        struct progress *on;
+        uint64_t until;
+    } after[4];
+    size_t afters;
 };
 struct CUstream_st {
     unsigned magic;
@@ -199,6 +205,15 @@ static pthread_mutex_t async_mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t async_cv = PTHREAD_COND_INITIALIZER;
 static uint64_t async_pending; /* launches of all streams not done */
 
+/* Whether what p was told to wait for (cuStreamWaitEvent) is done (async_mu held). */
+static bool afters_done(const struct progress *p)
+{
+    for (size_t i = 0; i < p->afters; i++)
+        if (p->after[i].on->done < p->after[i].until)
+            return false;
+    return true;
+}
+
 /* Waits until the stream's graph launches are done: every other command runs at once on the
  * calling thread, so it first waits for what the stream was given before it. */
 static void drain(CUstream s)
@@ -206,7 +221,7 @@ static void drain(CUstream s)
     if (s == NULL || s == CU_STREAM_LEGACY || s == CU_STREAM_PER_THREAD || !s->progress)
         return;
     pthread_mutex_lock(&async_mu);
-    while (s->progress->done < s->progress->launched)
+    while (s->progress->done < s->progress->launched || !afters_done(s->progress))
         pthread_cond_wait(&async_cv, &async_mu);
     pthread_mutex_unlock(&async_mu);
 }
@@ -579,7 +594,7 @@ EXPORT CUresult cuStreamCreateWithPriority(CUstream *phStream, unsigned int flag
         object_free(s);
         return CUDA_ERROR_OUT_OF_MEMORY;
     }
-    *s->progress = (struct progress){0, 0};
+    *s->progress = (struct progress){0};
     *phStream = s;
     return CUDA_SUCCESS;
 }
@@ -893,6 +908,60 @@ EXPORT CUresult cuEventElapsedTime_v2(float *pMilliseconds, CUevent hStart, CUev
     return CUDA_SUCCESS;
 }
 
+/* The stream's next graph launch (or, before one, its next other command) waits for what the event
+ * stands behind; on a special stream, whose commands run at once, the caller waits. A capturing
+ * stream refuses an event recorded outside its capture (the driver's isolation rule: here every
+ * event is). */
+EXPORT CUresult cuStreamWaitEvent(CUstream hStream, CUevent hEvent, unsigned int Flags)
+{
+    NEED_CONTEXT();
+    CUresult err;
+    if (Flags & ~(unsigned)CU_EVENT_WAIT_EXTERNAL)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (!event_ok(hEvent, &err))
+        return err;
+    if (!stream_ctx(hStream))
+        return CUDA_ERROR_INVALID_HANDLE;
+    if (!special(hStream) && hStream->capturing) {
+        fprintf(stderr, "fake_cuda: error: a capturing stream waits on an outside event\n");
+        return CUDA_ERROR_STREAM_CAPTURE_ISOLATION;
+    }
+    CUresult r = CUDA_SUCCESS;
+    pthread_mutex_lock(&async_mu);
+    struct progress *on = hEvent->progress;
+    uint64_t until = hEvent->until;
+    if (!on || on->done >= until) {
+        /* nothing to wait for */
+    } else if (special(hStream)) {
+        while (on->done < until)
+            pthread_cond_wait(&async_cv, &async_mu);
+    } else if (hStream->progress->afters == 4) {
+        fprintf(stderr, "fake_cuda: error: more than 4 event waits before a launch\n");
+        r = CUDA_ERROR_NOT_SUPPORTED;
+    } else {
+        size_t i = hStream->progress->afters++;
+        hStream->progress->after[i].on = on;
+        hStream->progress->after[i].until = until;
+    }
+    pthread_mutex_unlock(&async_mu);
+    return r;
+}
+
+EXPORT CUresult cuStreamWaitEvent_ptsz(CUstream hStream, CUevent hEvent, unsigned int Flags)
+{
+    return cuStreamWaitEvent(hStream, hEvent, Flags);
+}
+
+EXPORT CUresult cuStreamIsCapturing(CUstream hStream, CUstreamCaptureStatus *captureStatus)
+{
+    NEED_CONTEXT();
+    if (!captureStatus || !stream_ctx(hStream))
+        return CUDA_ERROR_INVALID_VALUE;
+    *captureStatus = !special(hStream) && hStream->capturing ? CU_STREAM_CAPTURE_STATUS_ACTIVE
+                                                             : CU_STREAM_CAPTURE_STATUS_NONE;
+    return CUDA_SUCCESS;
+}
+
 /* Stream capture, as far as the shim follows it: a stream captures between begin and end (the
  * graph is not simulated: end gives none). */
 EXPORT CUresult cuStreamBeginCapture_v2(CUstream hStream, CUstreamCaptureMode mode)
@@ -924,7 +993,8 @@ EXPORT CUresult cuStreamEndCapture(CUstream hStream, CUgraph *phGraph)
  * own, after the stream's earlier launches and after the executable graph's earlier launches on any
  * stream (the driver orders those too), so that the launching thread goes on as with a real
  * device (the stream's other commands, its synchronization, and events recorded on it wait for it);
- * on a special stream it runs at once. Kernel nodes call their host function with their parameter
+ * on a special stream it runs at once; into a capturing stream it does not run (the driver puts
+ * it into the capture). Kernel nodes call their host function with their parameter
  * array (the application's pointer, as a stand-in for the driver's copy); a wait node (one
  * CU_STREAM_MEM_OP_WAIT_VALUE_64, CU_STREAM_WAIT_VALUE_GEQ) really waits until the word passes,
  * and one that held says so on stderr ("fake_cuda: graph wait held N ms after K of M kernel
@@ -1305,7 +1375,7 @@ static CUresult snapshot(CUgraph g, CUgraphExec *out)
         free(queue);
         return CUDA_ERROR_OUT_OF_MEMORY;
     }
-    *x = (struct CUgraphExec_st){EXEC_MAGIC, current(), false, false, NULL, 0, {0, 0}};
+    *x = (struct CUgraphExec_st){EXEC_MAGIC, current(), false, false, NULL, 0, {0}};
     x->nodes = calloc(g->n + 1, sizeof *x->nodes);
     for (size_t e = 0; e < g->ne; e++)
         for (size_t j = 0; j < g->n; j++)
@@ -1373,7 +1443,7 @@ EXPORT CUresult cuGraphInstantiateWithParams(CUgraphExec *phGraphExec, CUgraph h
     struct CUgraphExec_st *x = object_new(sizeof *x); /* a token (see above) */
     if (!x)
         return CUDA_ERROR_OUT_OF_MEMORY;
-    *x = (struct CUgraphExec_st){EXEC_MAGIC, current(), false, true, NULL, 0, {0, 0}};
+    *x = (struct CUgraphExec_st){EXEC_MAGIC, current(), false, true, NULL, 0, {0}};
     *phGraphExec = x;
     instantiateParams->result_out = CUDA_GRAPH_INSTANTIATE_SUCCESS;
     return CUDA_SUCCESS;
@@ -1551,7 +1621,7 @@ static void run_nodes(const struct exec_node *nodes, size_t count)
 
 struct run {
     CUgraphExec x;
-    struct progress *progress;
+    struct progress *progress, after; /* after: only its afters (cuStreamWaitEvent) */
     uint64_t seq, order; /* its place on its stream, and among its executable graph's launches */
     struct exec_node *nodes; /* as they were at the launch */
 };
@@ -1560,7 +1630,8 @@ static void *run_async(void *arg)
 {
     struct run *r = arg;
     pthread_mutex_lock(&async_mu);
-    while (r->progress->done + 1 < r->seq || r->x->order.done + 1 < r->order)
+    while (r->progress->done + 1 < r->seq || r->x->order.done + 1 < r->order ||
+           !afters_done(&r->after))
         pthread_cond_wait(&async_cv, &async_mu);
     pthread_mutex_unlock(&async_mu);
     run_nodes(r->nodes, r->x->n);
@@ -1583,8 +1654,8 @@ EXPORT CUresult cuGraphLaunch(CUgraphExec hGraphExec, CUstream hStream)
         return CUDA_ERROR_INVALID_VALUE;
     if (!stream_ctx(hStream))
         return CUDA_ERROR_INVALID_HANDLE;
-    if (hGraphExec->token)
-        return CUDA_SUCCESS;
+    if (hGraphExec->token || (!special(hStream) && hStream->capturing))
+        return CUDA_SUCCESS; /* into a capture: recorded there, not run */
     if (special(hStream)) {
         pthread_mutex_lock(&async_mu);
         while (hGraphExec->order.done < hGraphExec->order.launched)
@@ -1602,8 +1673,13 @@ EXPORT CUresult cuGraphLaunch(CUgraphExec hGraphExec, CUstream hStream)
     }
     memcpy(nodes, hGraphExec->nodes, hGraphExec->n * sizeof *nodes);
     pthread_mutex_lock(&async_mu);
-    *r = (struct run){hGraphExec, hStream->progress, ++hStream->progress->launched,
-                      ++hGraphExec->order.launched, nodes};
+    *r = (struct run){hGraphExec,
+                      hStream->progress,
+                      *hStream->progress,
+                      ++hStream->progress->launched,
+                      ++hGraphExec->order.launched,
+                      nodes};
+    hStream->progress->afters = 0; /* later launches of the stream follow this one */
     async_pending++;
     pthread_mutex_unlock(&async_mu);
     pthread_t t;
@@ -1614,6 +1690,8 @@ EXPORT CUresult cuGraphLaunch(CUgraphExec hGraphExec, CUstream hStream)
         pthread_attr_destroy(&attr);
         pthread_mutex_lock(&async_mu);
         hStream->progress->launched--;
+        hStream->progress->afters = r->after.afters;
+        memcpy(hStream->progress->after, r->after.after, sizeof r->after.after);
         hGraphExec->order.launched--;
         async_pending--;
         pthread_mutex_unlock(&async_mu);
@@ -1623,6 +1701,16 @@ EXPORT CUresult cuGraphLaunch(CUgraphExec hGraphExec, CUstream hStream)
     }
     pthread_attr_destroy(&attr);
     return CUDA_SUCCESS;
+}
+
+/* Nothing to upload: a check of its arguments. */
+EXPORT CUresult cuGraphUpload(CUgraphExec hGraphExec, CUstream hStream)
+{
+    GRAPH_CALL();
+    NEED_CONTEXT();
+    if (!exec_ok(hGraphExec))
+        return CUDA_ERROR_INVALID_VALUE;
+    return stream_ctx(hStream) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
 }
 
 /* Each thread's stream capture mode (cuThreadExchangeStreamCaptureMode), and how many event
@@ -1743,6 +1831,9 @@ EXPORT CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaVers
     X(cuStreamWaitValue64_v2)                                                                      \
     X(cuEventCreate)                                                                               \
     X(cuEventRecord)                                                                               \
+    X(cuStreamWaitEvent)                                                                           \
+    X(cuStreamIsCapturing)                                                                         \
+    X(cuGraphUpload)                                                                               \
     X(cuEventElapsedTime_v2)                                                                       \
     X(cuStreamBeginCapture_v2)                                                                     \
     X(cuStreamEndCapture)                                                                          \

@@ -17,15 +17,23 @@
  * cuGraphExecUpdate from a graph whose kernel 7 has another argument; disabled     after the second
  * launch, cuGraphNodeSetEnabled turns kernel 9 off; destroy      the last launch is destroyed
  * (cuGraphExecDestroy) at once, while it runs; capture      the first launch after the learning one
- * is made while another stream captures. With GRAPH_PRINT_CALLS=1 it also prints how many graph
- * functions of the driver were called (the option off: gpuprio must add none). On stderr: how many
- * graph waits held. graph_gates high FIFO  the neighbour: a kernel on a stream of its own ("ready"
- * on stdout), then, once a line comes through FIFO, kernels of 2 ms for 60 ms, then idle until FIFO
- * gives another line (opened anew).
+ * is made while another stream captures; changed_held  as changed_other (the first launch after
+ * the learning one on the first stream, not waited for, then changed and launched on the other),
+ * and kernel 2 of that first launch waits until the host releases it, which it does only once the
+ * launch on the other stream returned: a library that blocks the host on the first launch there
+ * deadlocks (kernel 2 gives up after 5 s, and the program says so); changed_capture  as
+ * changed_other, the graph first launched into a capture of the other stream (which runs nothing)
+ * before it is changed; changed_upload  as changed_other, the changed graph uploaded on the first
+ * stream before its launch on the other. With GRAPH_PRINT_CALLS=1 it
+ * also prints how many graph functions of the driver were called (the option off: gpuprio must add
+ * none). On stderr: how many graph waits held. graph_gates high FIFO  the neighbour: a kernel on a
+ * stream of its own ("ready" on stdout), then, once a line comes through FIFO, kernels of 2 ms for
+ * 60 ms, then idle until FIFO gives another line (opened anew).
  *
  * A failed call prints FATAL and exits 1.
  */
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -55,10 +63,20 @@ static CUresult (*exec_destroy_fn)(CUgraphExec);
 
 static unsigned long long acc;
 static unsigned ran;
+/* changed_held: kernel 2 waits until the host clears hold (a kernel polling mapped memory), for
+ * at most 5 s; stuck says it gave up (the host never got there: it was blocked). */
+static atomic_bool hold, stuck;
 
 static void step(void **params)
 {
     unsigned i = *(unsigned *)params[0];
+    for (int ms = 0; i == 3 && atomic_load(&hold); ms++) {
+        if (ms == 5000) {
+            atomic_store(&stuck, true);
+            break;
+        }
+        sleep_us(1000);
+    }
     sleep_us(*(long *)params[1]);
     acc = acc * 31 + i;
     ran++;
@@ -142,7 +160,11 @@ int main(int argc, char **argv)
         return 2;
     }
     const char *what = argv[1];
-    bool changed_other = strcmp(what, "changed_other") == 0;
+    bool changed_held = strcmp(what, "changed_held") == 0;
+    bool changed_capture = strcmp(what, "changed_capture") == 0;
+    bool changed_upload = strcmp(what, "changed_upload") == 0;
+    bool changed_other =
+        strcmp(what, "changed_other") == 0 || changed_held || changed_capture || changed_upload;
     bool switch_other = strcmp(what, "switch_other") == 0;
     CUcontext ctx;
     CUstream s, other;
@@ -199,6 +221,12 @@ int main(int argc, char **argv)
         /* Launches on the other stream, and ones not waited for before the next (nor printed). */
         CUstream on = (switch_other && n > 1) || (changed_other && n == 2) ? other : s;
         bool running_on = (switch_other || changed_other) && n == 1;
+        if (n == 2 && changed_capture) { /* into a capture of the other stream: not run */
+            CUgraph captured;
+            MUST(cuStreamBeginCapture(other, CU_STREAM_CAPTURE_MODE_RELAXED));
+            MUST(launch_fn(exec, other));
+            MUST(cuStreamEndCapture(other, &captured));
+        }
         if (n == 2 && (strcmp(what, "changed") == 0 || changed_other)) {
             CUDA_KERNEL_NODE_PARAMS k = kernel(other_params);
             MUST(cuGraphExecKernelNodeSetParams(exec, node[5], &k));
@@ -214,7 +242,13 @@ int main(int argc, char **argv)
         bool capturing = n == 1 && (strcmp(what, "capture") == 0 || switch_other);
         if (capturing)
             MUST(cuStreamBeginCapture(other, CU_STREAM_CAPTURE_MODE_RELAXED));
+        if (changed_held && n == 1)
+            atomic_store(&hold, true);
+        if (changed_upload && n == 2)
+            MUST(cuGraphUpload(exec, s));
         MUST(launch_fn(exec, on));
+        if (changed_held && n == 2) /* released only once the launch behind it returned */
+            atomic_store(&hold, false);
         if (capturing) {
             CUgraph captured;
             MUST(cuStreamEndCapture(other, &captured));
@@ -242,6 +276,8 @@ int main(int argc, char **argv)
     MUST(cuGraphDestroy(g));
     if (child)
         MUST(cuGraphDestroy(child));
+    if (changed_held)
+        printf("the held kernel was released by the host: %s\n", stuck ? "no" : "yes");
     printf("executable graphs alive: %d\n", fake_cuda_graph_execs_alive());
     if (getenv("GRAPH_PRINT_CALLS"))
         printf("graph calls: %d\n", fake_cuda_graph_calls());

@@ -42,8 +42,12 @@ static struct {
     CUresult (*device_pointer)(CUdeviceptr *, void *, unsigned int);
     CUresult (*ctx_push)(CUcontext);
     CUresult (*ctx_pop)(CUcontext *);
-    CUresult (*ctx_sync)(void);
     CUresult (*ctx_current)(CUcontext *);
+    CUresult (*event_create)(CUevent *, unsigned int);
+    CUresult (*event_record)(CUevent, CUstream);
+    CUresult (*event_destroy)(CUevent);
+    CUresult (*stream_wait_event)(CUstream, CUevent, unsigned int);
+    CUresult (*stream_is_capturing)(CUstream, CUstreamCaptureStatus *);
 } drv;
 static pthread_once_t drv_once = PTHREAD_ONCE_INIT;
 static bool drv_complete;
@@ -63,7 +67,10 @@ static void resolve(void)
                    SYM(host_register, "cuMemHostRegister_v2") &&
                    SYM(device_pointer, "cuMemHostGetDevicePointer_v2") &&
                    SYM(ctx_push, "cuCtxPushCurrent_v2") && SYM(ctx_pop, "cuCtxPopCurrent_v2") &&
-                   SYM(ctx_sync, "cuCtxSynchronize") && SYM(ctx_current, "cuCtxGetCurrent");
+                   SYM(ctx_current, "cuCtxGetCurrent") && SYM(event_create, "cuEventCreate") &&
+                   SYM(event_record, "cuEventRecord") && SYM(event_destroy, "cuEventDestroy_v2") &&
+                   SYM(stream_wait_event, "cuStreamWaitEvent") &&
+                   SYM(stream_is_capturing, "cuStreamIsCapturing");
 }
 
 static bool driver_ready(void)
@@ -194,6 +201,8 @@ struct cudahal_graph_twin {
     CUgraph graph;
     CUgraphExec exec;
     CUcontext ctx;
+    CUevent done;  /* recorded behind each of its launches */
+    bool recorded; /* done stands behind its last launch */
     uint64_t target;
     size_t gates;
     CUgraphNode waits[];
@@ -314,6 +323,17 @@ out:
     return rc;
 }
 
+/* An event without timing in context ctx (the gated copy's). */
+static bool new_event(CUcontext ctx, CUevent *ev)
+{
+    if (drv.ctx_push(ctx) != CUDA_SUCCESS)
+        return false;
+    bool ok = drv.event_create(ev, CU_EVENT_DISABLE_TIMING) == CUDA_SUCCESS;
+    CUcontext popped;
+    drv.ctx_pop(&popped);
+    return ok;
+}
+
 int cudahal_graph_twin_build(CUgraph clone, CUcontext ctx, size_t every, uint64_t target,
                              unsigned long long flags, struct cudahal_graph_twin **out)
 {
@@ -355,6 +375,10 @@ int cudahal_graph_twin_build(CUgraph clone, CUcontext ctx, size_t every, uint64_
     rc = -EIO;
     if (!t->gates || drv.instantiate(&t->exec, clone, flags) != CUDA_SUCCESS)
         goto fail;
+    if (!new_event(ctx, &t->done)) {
+        drv.exec_destroy(t->exec);
+        goto fail;
+    }
     free(order);
     free(from);
     free(to);
@@ -399,6 +423,7 @@ void cudahal_graph_twin_destroy(struct cudahal_graph_twin *t)
 {
     if (!t)
         return;
+    drv.event_destroy(t->done); /* a wait already made on it still holds */
     drv.exec_destroy(t->exec);
     drv.destroy(t->graph);
     free(t);
@@ -409,11 +434,22 @@ void cudahal_graph_twin_forget(struct cudahal_graph_twin *t)
     free(t);
 }
 
-void cudahal_graph_sync_context(CUcontext ctx)
+void cudahal_graph_twin_launched(struct cudahal_graph_twin *t, CUstream stream)
 {
-    if (!driver_ready() || drv.ctx_push(ctx) != CUDA_SUCCESS)
-        return;
-    drv.ctx_sync();
-    CUcontext popped;
-    drv.ctx_pop(&popped);
+    t->recorded = drv.event_record(t->done, stream) == CUDA_SUCCESS;
+}
+
+int cudahal_graph_twin_order(const struct cudahal_graph_twin *t, CUstream stream)
+{
+    if (!t->recorded)
+        return -EIO;
+    return drv.stream_wait_event(stream, t->done, 0) == CUDA_SUCCESS ? 0 : -EIO;
+}
+
+int cudahal_graph_stream_capturing(CUstream stream)
+{
+    CUstreamCaptureStatus status;
+    if (!driver_ready() || drv.stream_is_capturing(stream, &status) != CUDA_SUCCESS)
+        return -EIO;
+    return status != CU_STREAM_CAPTURE_STATUS_NONE;
 }

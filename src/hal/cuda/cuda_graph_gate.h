@@ -90,8 +90,15 @@ void cudahal_graph_twin_destroy(struct cudahal_graph_twin *t);
 /* Frees its memory without a call into the driver, whose objects of it died with their context
  * (NULL: nothing). */
 void cudahal_graph_twin_forget(struct cudahal_graph_twin *t);
-/* Waits for everything in context ctx (a gated copy's launches, before the application's own
- * executable graph is launched on another stream). */
-void cudahal_graph_sync_context(CUcontext ctx);
+/* After a launch of its executable graph on stream: records its event there, behind the launch
+ * (a failure is remembered, and cudahal_graph_twin_order then refuses). */
+void cudahal_graph_twin_launched(struct cudahal_graph_twin *t, CUstream stream);
+/* Has stream wait, on the device, for its launches made so far (what its event stands behind),
+ * before what the caller submits to stream next; nothing waits on the host. 0, or -EIO (no launch
+ * recorded, or the driver refused). */
+int cudahal_graph_twin_order(const struct cudahal_graph_twin *t, CUstream stream);
+/* Whether stream captures (1: active or invalidated) or not (0); -EIO where the driver cannot
+ * tell (the legacy stream while another captures). */
+int cudahal_graph_stream_capturing(CUstream stream);
 
 #endif /* GPUPRIO_CUDA_GRAPH_GATE_H */

@@ -18,10 +18,11 @@
  * The first switch to the gated copy is made only on the stream of the previous launch (then the
  * stream orders them); a graph the application changes afterwards (kind GRAPH_EXEC_CHANGE) is
  * launched as its own from then on, and where that launch is on another stream than the gated
- * copy's last one, the context is synchronized first (unless a capture is in progress, where that
- * would invalidate it). A launch into a capture gets the application's executable graph: nothing of
- * gpuprio's goes into a graph being captured. Every other case is left whole for good or for the
- * launch, counted by reason (cuda_graph_gate.h) and said at exit at GPUPRIO_LOG=info.
+ * copy's last one, that stream first waits on the device for an event recorded behind the copy's
+ * launches (not when it captures: the wait would go into the application's graph). A launch into a
+ * capture gets the application's executable graph: nothing of gpuprio's goes into a graph being
+ * captured. Every other case is left whole for good or for the launch, counted by reason
+ * (cuda_graph_gate.h) and said at exit at GPUPRIO_LOG=info.
  *
  * With the option off nothing is remembered or copied, and each wrapper forwards after reading
  * the option. A launch costs a table lookup and one lock of its own executable graph, held across
@@ -63,7 +64,8 @@ struct graph_exec {
     struct cudahal_graph_twin *twin;
     uint64_t open_word; /* where its wait nodes point on a queue not held by gates */
     bool twin_launched; /* the gated copy took the launches */
-    bool launched;      /* last_stream and last_thread are its last launch's */
+    bool launched;      /* it was launched (not into a capture) */
+    bool last_known;    /* last_stream and last_thread are its last launch's */
     CUstream last_stream;
     pthread_t last_thread;
 };
@@ -266,24 +268,30 @@ CUresult graph_cuGraphExecDestroy(const struct core_call *c, CUresult (*real)(CU
 
 /* ---- launches ---- */
 
-/* Whether stream s is the stream of x's last launch (x->mu held), as far as can be told: a
- * special handle (the legacy or per-thread stream, or 0 in a _ptsz form) names the calling
- * thread's stream, so it counts as the same only on the same thread. */
+/* Whether stream s (as launch() names it) is the stream of x's last launch (x->mu held), as far
+ * as can be told: the per-thread handle names the calling thread's stream, so it counts as the
+ * same only on the same thread (the legacy stream too, to be safe). */
 static bool same_stream(const struct graph_exec *x, CUstream s)
 {
     bool special = s == NULL || s == CU_STREAM_LEGACY || s == CU_STREAM_PER_THREAD;
-    return x->launched && x->last_stream == s &&
+    return x->launched && x->last_known && x->last_stream == s &&
            (!special || pthread_equal(x->last_thread, pthread_self()));
 }
 
 /* The gated copy is given up for good (x->mu held): a launch of the application's own executable
  * graph on `stream` follows, which the driver does not order after the copy's launches, so where
- * those were on another stream they are waited for (not during a capture, which that would
- * invalidate: docs/design.md). */
-static void retire(struct graph_exec *x, CUstream stream)
+ * those were on another stream, that stream is made to wait on the device for the copy's event
+ * (recorded behind each of its launches). Never on the host: a stream of the application may
+ * wait for what this thread does after the launch returns. Not into a capture (stream
+ * capturing), whose graph would take gpuprio's wait: docs/design.md. */
+static void retire(struct graph_exec *x, CUstream stream, bool capturing)
 {
-    if (x->twin_launched && !same_stream(x, stream) && !xq_capturing())
-        cudahal_graph_sync_context(x->ctx);
+    if (x->twin_launched && !same_stream(x, stream) && !capturing &&
+        cudahal_graph_twin_order(x->twin, stream) != 0)
+        gp_log(GP_LOG_DEBUG,
+               "executable graph %p: its launch on another stream is not ordered "
+               "after its gated copy's",
+               (void *)x->app);
     cudahal_graph_twin_destroy(x->twin);
     x->twin = NULL;
     x->twin_launched = false;
@@ -339,12 +347,15 @@ static int build(struct graph_exec *x, const struct core_call *c, uint64_t line)
     return -1;
 }
 
-/* A launch (or, with upload, an upload) of the application's executable graph e on stream s. */
+/* A launch (or, with upload, an upload) of the application's executable graph e on stream s
+ * (with ptsz, a _ptsz form: there 0 is the per-thread stream). */
 static CUresult launch(const struct core_call *c, CUresult (*real)(CUgraphExec, CUstream),
-                       CUgraphExec e, CUstream s, bool upload)
+                       CUgraphExec e, CUstream s, bool upload, bool ptsz)
 {
     if (!gate_ns())
         return real(e, s);
+    /* The stream s names, for the calls gpuprio makes itself (without _ptsz) and to compare. */
+    CUstream named = s ? s : ptsz ? CU_STREAM_PER_THREAD : CU_STREAM_LEGACY;
     struct graph_exec *x = find(e);
     if (!x) {
         if (!upload)
@@ -357,26 +368,30 @@ static CUresult launch(const struct core_call *c, CUresult (*real)(CUgraphExec, 
         cudahal_graph_destroy(x->clone); /* never built on now */
         x->clone = NULL;
     }
-    if (x->whole >= 0 && x->twin)
-        retire(x, s);
+    /* Whether the launch goes into a capture (1; -EIO: cannot be told), asked of the driver only
+     * while one is in progress: a stream may join another's capture by waiting on its event. */
+    int into_capture = xq_capturing() ? cudahal_graph_stream_capturing(named) : 0;
+    /* Not at an upload, which runs nothing: the next launch is the one to order. */
+    if (x->whole >= 0 && x->twin && !upload)
+        retire(x, named, into_capture != 0);
     CUgraphExec use = e;
     size_t gates = 0;
     int reason = x->whole;
-    bool capturing_here = c->q ? atomic_load(&c->q->capturing) : xq_capturing();
-    if (reason < 0 && capturing_here)
+    if (reason < 0 && into_capture)
         reason = CUDAHAL_GRAPH_WHOLE_CAPTURING;
     uint64_t line = reason < 0 ? gate_line(c->q) : 0;
     if (reason < 0 && !x->twin)
         reason = upload  ? CUDAHAL_GRAPH_WHOLE_NOT_LEARNED
                  : !line ? CUDAHAL_GRAPH_WHOLE_NOT_GATED
                          : build(x, c, line);
-    if (reason < 0 && !x->twin_launched && x->launched && !same_stream(x, s))
+    if (reason < 0 && !x->twin_launched && x->launched && !same_stream(x, named))
         reason = CUDAHAL_GRAPH_WHOLE_OTHER_STREAM;
     if (reason < 0) {
         uint64_t target = line ? line : x->open_word;
         if (!xq_capturing() && cudahal_graph_twin_target(x->twin, target) != 0) {
             x->whole = reason = CUDAHAL_GRAPH_WHOLE_FAILED;
-            retire(x, s);
+            if (!upload) /* else at the next launch */
+                retire(x, named, false);
         } else {
             use = cudahal_graph_twin_exec(x->twin);
             if (line)
@@ -386,12 +401,16 @@ static CUresult launch(const struct core_call *c, CUresult (*real)(CUgraphExec, 
         }
     }
     CUresult r = real(use, s);
-    if (r == CUDA_SUCCESS && !upload) {
+    /* A launch into a capture runs nothing: the last launch that runs stays the one to follow. */
+    if (r == CUDA_SUCCESS && !upload && into_capture != 1) {
         x->launched = true;
-        x->last_stream = s;
+        x->last_known = into_capture == 0;
+        x->last_stream = named;
         x->last_thread = pthread_self();
-        if (use != e)
+        if (use != e) {
             x->twin_launched = true;
+            cudahal_graph_twin_launched(x->twin, named);
+        }
     }
     gp_mutex_unlock(&x->mu, GP_RANK_GRAPH_LAUNCH);
     if (r == CUDA_SUCCESS && !upload)
@@ -402,25 +421,25 @@ static CUresult launch(const struct core_call *c, CUresult (*real)(CUgraphExec, 
 CUresult graph_cuGraphLaunch(const struct core_call *c, CUresult (*real)(CUgraphExec, CUstream),
                              CUgraphExec hGraph, CUstream hStream)
 {
-    return launch(c, real, hGraph, hStream, false);
+    return launch(c, real, hGraph, hStream, false, false);
 }
 
 CUresult graph_cuGraphLaunch_ptsz(const struct core_call *c,
                                   CUresult (*real)(CUgraphExec, CUstream), CUgraphExec hGraph,
                                   CUstream hStream)
 {
-    return launch(c, real, hGraph, hStream, false);
+    return launch(c, real, hGraph, hStream, false, true);
 }
 
 CUresult graph_cuGraphUpload(const struct core_call *c, CUresult (*real)(CUgraphExec, CUstream),
                              CUgraphExec hGraph, CUstream hStream)
 {
-    return launch(c, real, hGraph, hStream, true);
+    return launch(c, real, hGraph, hStream, true, false);
 }
 
 CUresult graph_cuGraphUpload_ptsz(const struct core_call *c,
                                   CUresult (*real)(CUgraphExec, CUstream), CUgraphExec hGraph,
                                   CUstream hStream)
 {
-    return launch(c, real, hGraph, hStream, true);
+    return launch(c, real, hGraph, hStream, true, true);
 }
