@@ -32,6 +32,7 @@
  *
  * A failed call prints FATAL and exits 1.
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -210,11 +211,16 @@ int main(int argc, char **argv)
     CUgraphExec exec;
     MUST(instantiate_fn(&exec, g, flags));
 
-    /* Learned: the launch's time, from its completion marker, before the next launch. */
+    /* Learned: the launch's time, from its completion marker, before the next launch. Under
+     * gpuprio, its drain returns once the watcher counted the launch complete, which it does
+     * after learning its time (a fixed pause was too short on a loaded host under ASan). */
     MUST(launch_fn(exec, s));
     MUST(cuStreamSynchronize(s));
     printf("launch 0: acc %016llx, %u kernels\n", acc, ran);
-    sleep_us(50000);
+    int (*drain)(void *, unsigned) =
+        (int (*)(void *, unsigned))dlsym(RTLD_DEFAULT, "gpuprio_stream_drain");
+    if (drain && drain(s, 10000) != 0)
+        printf("FATAL: gpuprio_stream_drain failed\n");
 
     const char *go = getenv("GRAPH_GO");
     for (int n = 1; n <= LAUNCHES; n++) {
