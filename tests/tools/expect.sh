@@ -12,6 +12,8 @@
 #                                  shared memory (call it from the script's EXIT trap)
 #   need_disk_fs DIR               exits 77 (skipped), saying why, unless DIR is on a disk
 #                                  filesystem (not tmpfs or hugetlbfs: mirrored gates' case)
+#   prom_checks CHECKER PROM OUT   CHECKER (tests/tools/prom_check.py) on PROM, a `gpuprio
+#                                  metrics` sample: "ok", or FAIL with its complaints (in OUT)
 fails=0
 
 expect() { # WHAT EXPECTED ACTUAL
@@ -63,4 +65,14 @@ need_disk_fs() { # DIR
         exit 77
         ;;
     esac
+}
+
+prom_checks() { # CHECKER PROM OUT
+    if /usr/bin/python3 "$1" "$2" >"$3"; then
+        echo "ok: metrics --once parses and checks"
+    else
+        echo "FAIL: metrics --once does not check:"
+        grep -v '^ok' "$3"
+        fails=$((fails + 1))
+    fi
 }

@@ -60,13 +60,7 @@ print(" ".join("%s %d" % (o["stream"], o["longest_command_ns"]) for o in q))
 
 "$gpuprio" metrics --once >"$tmp/m.prom" 2>"$tmp/m.err"
 expect "metrics --once: status" 0 $?
-if $py "$here/prom_check.py" "$tmp/m.prom" >"$tmp/check.out"; then
-    echo "ok: metrics --once parses and checks"
-else
-    echo "FAIL: metrics --once does not check:"
-    grep -v '^ok' "$tmp/check.out"
-    fails=$((fails + 1))
-fi
+prom_checks "$here/prom_check.py" "$tmp/m.prom" "$tmp/check.out"
 expect "metrics: sliced, clamped, per record" 2 "$(grep -c "^gpuprio_process_gemm_sliced_total{.*pid=\"$fpid\".*} $max$" "$tmp/m.prom")"
 expect "metrics: slices, clamped, per record" 2 "$(grep -c "^gpuprio_process_gemm_slices_total{.*pid=\"$fpid\".*} $max$" "$tmp/m.prom")"
 expect "metrics: whole, every reason of every record" 8 "$(grep -c "^gpuprio_process_gemm_whole_total{.*pid=\"$fpid\".*} 4294967295$" "$tmp/m.prom")"

@@ -81,13 +81,7 @@ expect "top --once: WHOLE of the high queue (not held back: no floor)" - "$(whol
 
 "$gpuprio" metrics --once >"$tmp/m.prom" 2>"$tmp/m.err"
 expect "metrics --once: status" 0 $?
-if $py "$here/prom_check.py" "$tmp/m.prom" >"$tmp/check.out"; then
-    echo "ok: metrics --once parses and checks"
-else
-    echo "FAIL: metrics --once does not check:"
-    grep -v '^ok' "$tmp/check.out"
-    fails=$((fails + 1))
-fi
+prom_checks "$here/prom_check.py" "$tmp/m.prom" "$tmp/check.out"
 seconds=$(sed -n "s/^gpuprio_queue_longest_command_seconds{.*pid=\"$low\".*} \\([0-9.]*\\)$/\\1/p" "$tmp/m.prom")
 about "metrics: gpuprio_queue_longest_command_seconds of the low queue" \
     "$($py -c 'import sys; print(round(float(sys.argv[1]) * 1e9) if sys.argv[1] else -1)' "$seconds")"
