@@ -33,6 +33,10 @@
  * GPU per kernel. GATE_PROBE_LOAD_QUERY_US=N makes the blocked load query its stream and an
  * event behind the closed gate every N microseconds, as gpuprio's watcher polls a suspended
  * queue's marker (GPUPRIO_POLL_US): whether such queries cost the client.
+ * GATE_PROBE_GRAPH=K makes each load kernel a CUDA graph of K kernels of SPIN_US / K
+ * microseconds, and each gate a batch memory operation node (a 64-bit wait, as gpuprio's gates
+ * inside graphs) before every one of them: whether a graph held at a wait node gives the GPU up
+ * to another process as a stream held at cuStreamWaitValue64 does.
  *
  * Build: nvcc -O2 -arch=native bench/gpu/gate_probe.cu -o gate_probe -lcuda
  * Run:   ./gate_probe [SPIN_US [DEPTH [REQUESTS]]]   (defaults 400 16 300)
@@ -102,7 +106,9 @@ static double now_us()
 }
 
 static int sms;
-static unsigned spin_us = 400, depth = 16, requests = 300, block_us, query_us;
+static unsigned spin_us = 400, depth = 16, requests = 300, block_us, query_us, graph_k;
+/* GATE_PROBE_GRAPH: the load's graphs, without and with a wait node before every kernel. */
+static cudaGraphExec_t load_plain, load_gated;
 
 /* One load kernel on s: every block spins spin_us, or (GATE_PROBE_BLOCK_US) block_us in waves
  * that fill every SM. */
@@ -114,6 +120,49 @@ static void launch_load(cudaStream_t s)
         spin<<<sms * 4, 128, 0, s>>>(1000ull * spin_us);
 }
 
+/* A graph of graph_k kernels of spin_us / graph_k over every SM, each behind a wait node on the
+ * gate when gated (the wait node's dependencies are the previous kernel's). */
+static cudaGraphExec_t make_load_graph(CUdeviceptr gate_dev, bool gated)
+{
+    CUgraph g;
+    CKD(cuGraphCreate(&g, 0));
+    CUgraphNode prev = nullptr;
+    unsigned long long ns = 1000ull * spin_us / graph_k;
+    for (unsigned i = 0; i < graph_k; i++) {
+        if (gated) {
+            CUstreamBatchMemOpParams op;
+            memset(&op, 0, sizeof op);
+            op.waitValue.operation = CU_STREAM_MEM_OP_WAIT_VALUE_64;
+            op.waitValue.address = gate_dev;
+            op.waitValue.value64 = 1;
+            op.waitValue.flags = CU_STREAM_WAIT_VALUE_GEQ;
+            CUDA_BATCH_MEM_OP_NODE_PARAMS p;
+            memset(&p, 0, sizeof p);
+            CKD(cuCtxGetCurrent(&p.ctx));
+            p.count = 1;
+            p.paramArray = &op;
+            CUgraphNode w;
+            CKD(cuGraphAddBatchMemOpNode(&w, g, prev ? &prev : nullptr, prev ? 1 : 0, &p));
+            prev = w;
+        }
+        void *args[] = {&ns};
+        cudaKernelNodeParams kp;
+        memset(&kp, 0, sizeof kp);
+        kp.func = (void *)spin;
+        kp.gridDim = dim3(sms * 4);
+        kp.blockDim = dim3(128);
+        kp.kernelParams = args;
+        cudaGraphNode_t k;
+        CK(cudaGraphAddKernelNode(&k, (cudaGraph_t)g, (cudaGraphNode_t *)(prev ? &prev : nullptr),
+                                  prev ? 1 : 0, &kp));
+        prev = (CUgraphNode)k;
+    }
+    cudaGraphExec_t e;
+    CK(cudaGraphInstantiate(&e, (cudaGraph_t)g, 0));
+    CKD(cuGraphDestroy(g));
+    return e;
+}
+
 /* The load: kernels of spin_us over every SM, depth deep, each behind a gate when gated; when
  * blocked, only a wait on the closed gate (and a kernel behind it) is queued. Runs until mode
  * leaves want. */
@@ -122,7 +171,18 @@ static void run_load(shared *sh, cudaStream_t s, CUdeviceptr gate_dev, int want)
     std::vector<cudaEvent_t> ev(depth);
     for (auto &e : ev)
         CK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
-    if (want == 3) {
+    if (graph_k && !load_plain) {
+        load_plain = make_load_graph(gate_dev, false);
+        load_gated = make_load_graph(gate_dev, true);
+    }
+    if (want == 3 && graph_k) {
+        CK(cudaGraphLaunch(load_gated, s));
+        CK(cudaEventRecord(ev[0], s));
+        sh->load_ready = 1;
+        while (sh->load_mode == want)
+            usleep(100);
+        sh->gate = OPEN;
+    } else if (want == 3) {
         CKD(cuStreamWaitValue64((CUstream)s, gate_dev, 1, CU_STREAM_WAIT_VALUE_GEQ));
         launch_load(s);
         CK(cudaEventRecord(ev[0], s));
@@ -142,9 +202,12 @@ static void run_load(shared *sh, cudaStream_t s, CUdeviceptr gate_dev, int want)
             cudaEvent_t e = ev[i % depth];
             if (i >= depth)
                 CK(cudaEventSynchronize(e));
-            if (want == 2)
+            if (graph_k)
+                CK(cudaGraphLaunch(want == 2 ? load_gated : load_plain, s));
+            else if (want == 2)
                 CKD(cuStreamWaitValue64((CUstream)s, gate_dev, 1, CU_STREAM_WAIT_VALUE_GEQ));
-            launch_load(s);
+            if (!graph_k)
+                launch_load(s);
             CK(cudaEventRecord(e, s));
         }
     }
@@ -462,6 +525,8 @@ int main(int argc, char **argv)
         query_us = (unsigned)atoi(getenv("GATE_PROBE_LOAD_QUERY_US"));
     if (getenv("GATE_PROBE_CHAIN"))
         chain_k = (unsigned)atoi(getenv("GATE_PROBE_CHAIN"));
+    if (getenv("GATE_PROBE_GRAPH"))
+        graph_k = (unsigned)atoi(getenv("GATE_PROBE_GRAPH"));
     if (getenv("GATE_PROBE_CHAIN_US"))
         chain_us = (unsigned)atoi(getenv("GATE_PROBE_CHAIN_US"));
     shared *sh =
@@ -477,6 +542,8 @@ int main(int argc, char **argv)
            depth);
     if (block_us)
         printf(", filling every SM with %u-us blocks", block_us);
+    if (graph_k)
+        printf(", each a graph of %u kernels, gated by wait nodes", graph_k);
     putchar('\n');
     printf("%-13s %-11s %8s %8s %8s %8s %8s  %7s\n", "where", "row", "P50", "P90", "P99", "max",
            "min", "P50/alone");

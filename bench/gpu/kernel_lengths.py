@@ -15,7 +15,10 @@ shared memory (the occupancy limits of the device's compute capability; every bl
 equally long, and the largest shared-memory carve-out assumed, so the estimate is an upper bound
 where the runtime chose a smaller one).
 
-    python3 bench/gpu/kernel_lengths.py [--kind infer|train|both]
+    python3 bench/gpu/kernel_lengths.py [--kind infer|train|both|decode]
+
+decode: the co-location benchmark's decode load (eight forward passes of GPT-2 medium's shape
+over 8 x 128 tokens, bf16) run eagerly; colocation.py captures the same passes into one graph.
 """
 import argparse
 import json
@@ -26,6 +29,18 @@ import torch
 
 
 def step_fn(kind):
+    if kind == "decode":
+        from transformers import GPT2Config, GPT2LMHeadModel
+
+        model = GPT2LMHeadModel(GPT2Config(n_embd=1024, n_layer=24, n_head=16, vocab_size=50257,
+                                           n_positions=1024)).cuda().to(torch.bfloat16).eval()
+        tokens = torch.randint(0, 50257, (8, 128), device="cuda")
+
+        def forwards():
+            with torch.no_grad():
+                for _ in range(8):
+                    model(input_ids=tokens)
+        return forwards
     import torchvision
 
     torch.manual_seed(1)
@@ -162,7 +177,7 @@ def report(kind):
 
 def main():
     p = argparse.ArgumentParser()
-    p.add_argument("--kind", default="both", choices=["infer", "train", "both"])
+    p.add_argument("--kind", default="both", choices=["infer", "train", "both", "decode"])
     args = p.parse_args()
     torch.backends.cudnn.benchmark = True
     for kind in ("infer", "train") if args.kind == "both" else (args.kind,):
