@@ -182,69 +182,51 @@ static void instantiated(CUgraphExec e, CUgraph graph, unsigned long long flags)
     gp_mutex_unlock(&table_mu, GP_RANK_GRAPH_TABLE);
 }
 
-#define INSTANTIATED(r, ph, graph, flags)                                                          \
+/* The flags of an instantiation, from the third argument of its form (a form with another type
+ * there is a compile error). */
+static unsigned long long params_flags(const CUDA_GRAPH_INSTANTIATE_PARAMS *params)
+{
+    return params ? params->flags : 0;
+}
+static unsigned long long given_flags(unsigned long long flags)
+{
+    return flags;
+}
+static unsigned long long no_flags(CUgraphNode *error_node)
+{
+    (void)error_node;
+    return 0;
+}
+#define INSTANTIATE_FLAGS(third)                                                                   \
+    _Generic((third), CUDA_GRAPH_INSTANTIATE_PARAMS *: params_flags,                               \
+             unsigned long long: given_flags, CUgraphNode *: no_flags)(third)
+
+/* Every instantiate form's first two arguments are the executable graph's out-parameter and the
+ * graph. */
+#define INSTANTIATED(r, exec_out, graph, third, ...)                                               \
     do {                                                                                           \
-        if ((r) == CUDA_SUCCESS && gate_ns() && (ph))                                              \
-            instantiated(*(ph), graph, flags);                                                     \
+        if ((r) == CUDA_SUCCESS && gate_ns() && (exec_out))                                        \
+            instantiated(*(exec_out), graph, INSTANTIATE_FLAGS(third));                            \
     } while (0)
+#define GRAPH_APPLY(macro, ...) macro(__VA_ARGS__)
 
-CUresult graph_cuGraphInstantiateWithParams(const struct core_call *c,
-                                            CUresult (*real)(CUgraphExec *, CUgraph,
-                                                             CUDA_GRAPH_INSTANTIATE_PARAMS *),
-                                            CUgraphExec *phGraphExec, CUgraph hGraph,
-                                            CUDA_GRAPH_INSTANTIATE_PARAMS *instantiateParams)
-{
-    (void)c;
-    CUresult r = real(phGraphExec, hGraph, instantiateParams);
-    INSTANTIATED(r, phGraphExec, hGraph, instantiateParams ? instantiateParams->flags : 0);
-    return r;
-}
-
-CUresult graph_cuGraphInstantiateWithParams_ptsz(const struct core_call *c,
-                                                 CUresult (*real)(CUgraphExec *, CUgraph,
-                                                                  CUDA_GRAPH_INSTANTIATE_PARAMS *),
-                                                 CUgraphExec *phGraphExec, CUgraph hGraph,
-                                                 CUDA_GRAPH_INSTANTIATE_PARAMS *instantiateParams)
-{
-    (void)c;
-    CUresult r = real(phGraphExec, hGraph, instantiateParams);
-    INSTANTIATED(r, phGraphExec, hGraph, instantiateParams ? instantiateParams->flags : 0);
-    return r;
-}
-
-CUresult graph_cuGraphInstantiateWithFlags(
-    const struct core_call *c, CUresult (*real)(CUgraphExec *, CUgraph, unsigned long long),
-    CUgraphExec *phGraphExec, CUgraph hGraph, unsigned long long flags)
-{
-    (void)c;
-    CUresult r = real(phGraphExec, hGraph, flags);
-    INSTANTIATED(r, phGraphExec, hGraph, flags);
-    return r;
-}
-
-CUresult graph_cuGraphInstantiate(const struct core_call *c,
-                                  CUresult (*real)(CUgraphExec *, CUgraph, CUgraphNode *, char *,
-                                                   size_t),
-                                  CUgraphExec *phGraphExec, CUgraph hGraph,
-                                  CUgraphNode *phErrorNode, char *logBuffer, size_t bufferSize)
-{
-    (void)c;
-    CUresult r = real(phGraphExec, hGraph, phErrorNode, logBuffer, bufferSize);
-    INSTANTIATED(r, phGraphExec, hGraph, 0);
-    return r;
-}
-
-CUresult graph_cuGraphInstantiate_v2(const struct core_call *c,
-                                     CUresult (*real)(CUgraphExec *, CUgraph, CUgraphNode *, char *,
-                                                      size_t),
-                                     CUgraphExec *phGraphExec, CUgraph hGraph,
-                                     CUgraphNode *phErrorNode, char *logBuffer, size_t bufferSize)
-{
-    (void)c;
-    CUresult r = real(phGraphExec, hGraph, phErrorNode, logBuffer, bufferSize);
-    INSTANTIATED(r, phGraphExec, hGraph, 0);
-    return r;
-}
+/* graph_NAME of each entry of an instantiate kind, all alike (an instantiate kind missing here
+ * leaves its entries' graph_NAME undefined: a link error). */
+#define INSTANTIATE_FORM(name, params, args)                                                       \
+    CUresult graph_##name(const struct core_call *c, CUresult(*real) params, CORE_ARGS params)     \
+    {                                                                                              \
+        (void)c;                                                                                   \
+        CUresult r = real args;                                                                    \
+        GRAPH_APPLY(INSTANTIATED, r, CORE_ARGS args, ~);                                           \
+        return r;                                                                                  \
+    }
+#define INSTANTIATE_GRAPH_INSTANTIATE ~, INSTANTIATE_FORM
+#define INSTANTIATE_GRAPH_INSTANTIATE_IF ~, INSTANTIATE_FORM
+#define INSTANTIATE_GRAPH_INSTANTIATE_IF_PT ~, INSTANTIATE_FORM
+#define CUDA_API(name, kind, stream, cost_key, params, args)                                       \
+    GRAPH_PICK(INSTANTIATE_##kind)(name, params, args)
+#include "cuda_api.def"
+#undef CUDA_API
 
 void graph_exec_changing(void *exec)
 {

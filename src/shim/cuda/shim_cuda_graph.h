@@ -1,7 +1,8 @@
 /*
  * shim_cuda_graph.h - the CUDA shim's forwarding of graph instantiation, launch, change and
  * destruction (cuda_api.def's GRAPH_* kinds; kinds.def's GRAPH and GRAPH_CHANGE forwards), which
- * puts gates inside a lower priority's graph launches (shim_cuda_graph.c).
+ * puts gates inside a lower priority's graph launches (shim_cuda_graph.c). Its declarations are
+ * generated from cuda_api.def by kind, so that no parameter list is written twice.
  */
 #ifndef GPUPRIO_SHIM_CUDA_GRAPH_H
 #define GPUPRIO_SHIM_CUDA_GRAPH_H
@@ -13,27 +14,23 @@
 /* An entry of kind GRAPH_EXEC_CHANGE is about to be forwarded for the executable graph exec. */
 void graph_exec_changing(void *exec);
 
-/* Each GRAPH-forwarded entry: the call (its queue and admission ticket), the driver's function,
- * then the caller's arguments. */
-#define GRAPH_FORWARD(name, params_after_real)                                                     \
-    CUresult graph_##name(const struct core_call *c, CUresult(*real) params_after_real,            \
-                          GRAPH_PARAMS params_after_real);
-#define GRAPH_PARAMS(...) __VA_ARGS__
-GRAPH_FORWARD(cuGraphLaunch, (CUgraphExec hGraph, CUstream hStream))
-GRAPH_FORWARD(cuGraphLaunch_ptsz, (CUgraphExec hGraph, CUstream hStream))
-GRAPH_FORWARD(cuGraphUpload, (CUgraphExec hGraph, CUstream hStream))
-GRAPH_FORWARD(cuGraphUpload_ptsz, (CUgraphExec hGraph, CUstream hStream))
-GRAPH_FORWARD(cuGraphInstantiateWithParams, (CUgraphExec * phGraphExec, CUgraph hGraph,
-                                             CUDA_GRAPH_INSTANTIATE_PARAMS *instantiateParams))
-GRAPH_FORWARD(cuGraphInstantiateWithParams_ptsz, (CUgraphExec * phGraphExec, CUgraph hGraph,
-                                                  CUDA_GRAPH_INSTANTIATE_PARAMS *instantiateParams))
-GRAPH_FORWARD(cuGraphInstantiateWithFlags,
-              (CUgraphExec * phGraphExec, CUgraph hGraph, unsigned long long flags))
-GRAPH_FORWARD(cuGraphInstantiate, (CUgraphExec * phGraphExec, CUgraph hGraph,
-                                   CUgraphNode *phErrorNode, char *logBuffer, size_t bufferSize))
-GRAPH_FORWARD(cuGraphInstantiate_v2, (CUgraphExec * phGraphExec, CUgraph hGraph,
-                                      CUgraphNode *phErrorNode, char *logBuffer, size_t bufferSize))
-GRAPH_FORWARD(cuGraphExecDestroy, (CUgraphExec hGraphExec))
-#undef GRAPH_FORWARD
+/* GRAPH_PICK(probe): MACRO where probe is a macro defined as `~, MACRO`, else GRAPH_NONE, which
+ * expands to nothing: over cuda_api.def, only the entries a probe names generate anything. */
+#define GRAPH_PICK(...) GRAPH_PICK_(__VA_ARGS__, GRAPH_NONE, ~)
+#define GRAPH_PICK_(probe, macro, ...) macro
+#define GRAPH_NONE(...)
+#define GRAPH_PASTE(a, b) GRAPH_PASTE_(a, b)
+#define GRAPH_PASTE_(a, b) a##b
+
+/* graph_NAME of each entry whose kind forwards as GRAPH (CORE_FORWARD_<kind> is the name
+ * CORE_FORWARD_<forward>: core.h): the call (its queue and admission ticket), the driver's
+ * function, then the caller's arguments. */
+#define GRAPH_DECLARE_CORE_FORWARD_GRAPH ~, GRAPH_DECLARE
+#define GRAPH_DECLARE(name, params)                                                                \
+    CUresult graph_##name(const struct core_call *c, CUresult(*real) params, CORE_ARGS params);
+#define CUDA_API(name, kind, stream, cost_key, params, args)                                       \
+    GRAPH_PICK(GRAPH_PASTE(GRAPH_DECLARE_, CORE_FORWARD_##kind))(name, params)
+#include "cuda_api.def"
+#undef CUDA_API
 
 #endif /* GPUPRIO_SHIM_CUDA_GRAPH_H */
