@@ -337,7 +337,7 @@ cudahal_lt_status cudahal_gemmex(union cudahal_gemmex_real real,
     }
     struct cudahal_gemm_when w = when_of(stream, target_ns);
     w.entry = entry;
-    if (w.capturing) {
+    if (w.capturing && !w.into_capture) {
         cudahal_gemm_count_whole(entry, w.device, GEMM_WHOLE_CAPTURING, 0, target_ns);
         return forward(real, c);
     }
@@ -349,13 +349,16 @@ cudahal_lt_status cudahal_gemmex(union cudahal_gemmex_real real,
     key_of(c, &key);
     bool time_this;
     uint64_t learned = cudahal_gemm_clock_learned(&key, &time_this);
-    const struct cudahal_gemm_key *timed = time_this ? &key : NULL;
-    enum gemm_whole_reason why = !learned               ? GEMM_WHOLE_UNLEARNED
-                                 : learned <= target_ns ? GEMM_WHOLE_SHORT
-                                 : !w.gated             ? GEMM_WHOLE_NOT_GATED
-                                                        : GEMM_WHOLE_NONE;
+    /* Never timed into a capture, whose events would become its nodes; sliced there whatever
+     * gated says (the queue of its replays is not known): cuda_gemm.h. */
+    const struct cudahal_gemm_key *timed = time_this && !w.capturing ? &key : NULL;
+    enum gemm_whole_reason why = !learned                   ? GEMM_WHOLE_UNLEARNED
+                                 : learned <= target_ns     ? GEMM_WHOLE_SHORT
+                                 : !w.gated && !w.capturing ? GEMM_WHOLE_NOT_GATED
+                                                            : GEMM_WHOLE_NONE;
     if (why != GEMM_WHOLE_NONE) {
-        cudahal_gemm_count_whole(entry, w.device, why, learned, target_ns);
+        cudahal_gemm_count_whole(entry, w.device, cudahal_gemm_captured_why(&w, why), learned,
+                                 target_ns);
         return whole(real, c, stream, timed);
     }
     struct translated t;
@@ -385,6 +388,7 @@ cudahal_lt_status cudahal_gemmex(union cudahal_gemmex_real real,
     drop(lt, &t);
     if (sliced)
         return st;
-    cudahal_gemm_count_whole(entry, w.device, why, learned, target_ns);
+    cudahal_gemm_count_whole(entry, w.device, cudahal_gemm_captured_why(&w, why), learned,
+                             target_ns);
     return whole(real, c, stream, timed);
 }
