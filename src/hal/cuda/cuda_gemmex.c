@@ -5,7 +5,8 @@
  * The order keeps the common case cheap: slicing off costs nothing here (the shim forwards);
  * on, the handle's settings are read, then the call's whole GPU time is looked up under a key of
  * its own (the call's arguments, not an algorithm: cuBLAS's choice is not known), and only a
- * long call on a stream held by gates is translated: descriptor, layouts (a strided batch's
+ * long call on a stream held by gates (or, with graph gates on, captured on its own stream) is
+ * translated: descriptor, layouts (a strided batch's
  * with its count and strides), preference and the heuristic, created for the call and destroyed
  * after it. Both entry points share every step; a batched call differs only in its layouts, its
  * key and the function that forwards it. A call left whole is the application's, unchanged,
