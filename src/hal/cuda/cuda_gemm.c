@@ -742,7 +742,7 @@ static void say(enum cudahal_gemm_entry entry, const struct shape *s, const stru
 enum gemm_whole_reason cudahal_gemm_captured_why(const struct cudahal_gemm_when *w,
                                                  enum gemm_whole_reason why)
 {
-    return w->capturing && why == GEMM_WHOLE_UNLEARNED ? GEMM_WHOLE_CAPTURING : why;
+    return w->into_capture && why == GEMM_WHOLE_UNLEARNED ? GEMM_WHOLE_CAPTURING : why;
 }
 
 void cudahal_gemm_count_whole(enum cudahal_gemm_entry entry, int device, enum gemm_whole_reason why,
@@ -783,7 +783,7 @@ static bool plan_and_issue(cudahal_pfn_cublasLtMatmul real, const struct cudahal
                                    .learned_ns = learned_ns,
                                    .target_ns = w->target_ns,
                                    .batch = s->batch};
-    if (gemm_plan_make(&problem, plan) && !w->gated && !w->capturing)
+    if (gemm_plan_make(&problem, plan) && !w->gated && !w->into_capture)
         *plan = (struct gemm_plan){.why = GEMM_WHOLE_NOT_GATED};
     struct prepared pp;
     if (plan->count && prepare(c, s, plan, &pp))
@@ -792,7 +792,7 @@ static bool plan_and_issue(cudahal_pfn_cublasLtMatmul real, const struct cudahal
     if (!plan->count)
         return false;
     void *token = timed ? cudahal_gemm_clock_start(timed, c->stream) : NULL;
-    *st = issue(real, c, s, plan, &pp, w->entry, w->device, w->capturing ? learned_ns : 0);
+    *st = issue(real, c, s, plan, &pp, w->entry, w->device, w->into_capture ? learned_ns : 0);
     if (token)
         cudahal_gemm_clock_end(token, c->stream, *st == CUDAHAL_LT_SUCCESS);
     release(&pp);

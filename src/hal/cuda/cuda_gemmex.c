@@ -6,11 +6,11 @@
  * on, the handle's settings are read, then the call's whole GPU time is looked up under a key of
  * its own (the call's arguments, not an algorithm: cuBLAS's choice is not known), and only a
  * long call on a stream held by gates (or, with graph gates on, captured on its own stream) is
- * translated: descriptor, layouts (a strided batch's
- * with its count and strides), preference and the heuristic, created for the call and destroyed
- * after it. Both entry points share every step; a batched call differs only in its layouts, its
- * key and the function that forwards it. A call left whole is the application's, unchanged,
- * timed now and then like a whole cublasLtMatmul (cuda_gemm_clock.c).
+ * translated: descriptor, layouts (a strided batch's with its count and strides), preference and
+ * the heuristic, created for the call and destroyed after it. Both entry points share every step; a
+ * batched call differs only in its layouts, its key and the function that forwards it. A call left
+ * whole is the application's, unchanged, timed now and then like a whole cublasLtMatmul
+ * (cuda_gemm_clock.c).
  */
 #include "cuda_gemmex.h"
 
@@ -353,10 +353,10 @@ cudahal_lt_status cudahal_gemmex(union cudahal_gemmex_real real,
     /* Never timed into a capture, whose events would become its nodes; sliced there whatever
      * gated says (the queue of its replays is not known): cuda_gemm.h. */
     const struct cudahal_gemm_key *timed = time_this && !w.capturing ? &key : NULL;
-    enum gemm_whole_reason why = !learned                   ? GEMM_WHOLE_UNLEARNED
-                                 : learned <= target_ns     ? GEMM_WHOLE_SHORT
-                                 : !w.gated && !w.capturing ? GEMM_WHOLE_NOT_GATED
-                                                            : GEMM_WHOLE_NONE;
+    enum gemm_whole_reason why = !learned                      ? GEMM_WHOLE_UNLEARNED
+                                 : learned <= target_ns        ? GEMM_WHOLE_SHORT
+                                 : !w.gated && !w.into_capture ? GEMM_WHOLE_NOT_GATED
+                                                               : GEMM_WHOLE_NONE;
     if (why != GEMM_WHOLE_NONE) {
         cudahal_gemm_count_whole(entry, w.device, cudahal_gemm_captured_why(&w, why), learned,
                                  target_ns);

@@ -10,8 +10,8 @@
  * capture is in progress, and the stream's queue is held by gates below a higher priority
  * (XQ_GATE_DEVICE: Level 2, what `gpuprio top` shows as level 2); or, with GPUPRIO_GRAPH_GATE_US
  * set too, the call's own stream captures (its slices become nodes of the graph, each with a wait
- * node before it in the graph's gated copy). The slices' kernels reach the
- * driver through the shim's own wrappers, so each is admitted and gated like any launch. What
+ * node before it in the graph's gated copy). The slices' kernels reach the driver through the
+ * shim's own wrappers, so each is admitted and gated like any launch. What
  * slices exactly and how is the HAL's (src/hal/cuda/cuda_gemm.c). Everything else forwards the
  * application's call unchanged to its own cublasLtMatmul, found next after the shim; gpuprio
  * never loads cuBLASLt, and a process without it cannot have made the call (it then gets
