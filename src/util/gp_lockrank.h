@@ -35,6 +35,7 @@
     X(BLAS_WORKSPACES, "the workspaces set on cuBLAS handles (cuda_gemmex.c; takes nothing else)") \
     X(GRAPH_LAUNCH, "one executable graph's launches and its gated copy (shim_cuda_graph.c)")      \
     X(GRAPH_TABLE, "the executable graphs known (shim_cuda_graph.c; takes nothing else)")          \
+    X(NODE_TIMES, "predicted times of captured nodes (cuda_node_time.c; takes nothing else)")      \
     X(LOG, "log lines held back until the process uses a GPU (gp_log.c; takes nothing else)")
 
 enum gp_lock_rank {

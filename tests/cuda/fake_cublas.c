@@ -10,12 +10,14 @@
  * cublasGemmEx and cublasGemmStridedBatchedEx compute float GEMMs on host memory with the fake
  * cuBLASLt's own arithmetic (fake_cublaslt_gemm, item by item: the same bits as cublasLtMatmul),
  * refuse other types, and record every call; cublasSetStream_v2 resets the handle's workspace to
- * the library's own, as cuBLAS does.
+ * the library's own, as cuBLAS does. Into a capturing stream they compute nothing but leave a
+ * kernel node that computes the call at each replay (fake_cublaslt_capture).
  */
 #include "fake_cublas.h"
 
 #include <pthread.h>
 #include <stdbool.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "fake_cublaslt.h"
@@ -196,6 +198,45 @@ EXPORT cudahal_lt_status cublasGetSmCountTarget(cudahal_blas_handle handle, int 
     return st;
 }
 
+/* A checked call, each item at its strides. */
+static void compute(const struct cudahal_gemmex_call *a)
+{
+    int items = a->batched ? a->batch_count : 1;
+    for (int i = 0; i < items; i++) /* N, else T (real types) */
+        fake_cublaslt_gemm(a->transa == CUDAHAL_LT_OP_N ? CUDAHAL_LT_OP_N : CUDAHAL_LT_OP_T,
+                           a->transb == CUDAHAL_LT_OP_N ? CUDAHAL_LT_OP_N : CUDAHAL_LT_OP_T,
+                           (uint64_t)a->m, (uint64_t)a->n, (uint64_t)a->k, *(const float *)a->alpha,
+                           (const float *)a->A + i * a->stride_a, a->lda,
+                           (const float *)a->B + i * a->stride_b, a->ldb, *(const float *)a->beta,
+                           (float *)a->C + i * a->stride_c, a->ldc);
+}
+
+/* A call captured: its arguments and scalars, kept for every replay. */
+struct captured {
+    struct cudahal_gemmex_call call;
+    float alpha, beta;
+};
+
+static void run_captured(void *arg)
+{
+    compute(&((struct captured *)arg)->call);
+}
+
+/* Into its stream's capture: false when that failed. */
+static bool capture(const struct cudahal_gemmex_call *a, struct CUstream_st *stream)
+{
+    struct captured *k = malloc(sizeof *k);
+    if (!k)
+        return false;
+    *k = (struct captured){*a, *(const float *)a->alpha, *(const float *)a->beta};
+    k->call.alpha = &k->alpha;
+    k->call.beta = &k->beta;
+    if (fake_cublaslt_capture(stream, run_captured, k))
+        return true;
+    free(k);
+    return false;
+}
+
 /* Both GEMM entry points: checks, computes (each item at its strides) and records. */
 static cudahal_lt_status gemm(const struct cudahal_gemmex_call *a)
 {
@@ -211,13 +252,12 @@ static cudahal_lt_status gemm(const struct cudahal_gemmex_call *a)
         c.status = NOT_SUPPORTED;
     if (live(a->handle))
         c.stream = a->handle->stream;
-    for (int i = 0; c.status == CUDAHAL_LT_SUCCESS && i < items; i++) /* N, else T (real types) */
-        fake_cublaslt_gemm(a->transa == CUDAHAL_LT_OP_N ? CUDAHAL_LT_OP_N : CUDAHAL_LT_OP_T,
-                           a->transb == CUDAHAL_LT_OP_N ? CUDAHAL_LT_OP_N : CUDAHAL_LT_OP_T,
-                           (uint64_t)a->m, (uint64_t)a->n, (uint64_t)a->k, *(const float *)a->alpha,
-                           (const float *)a->A + i * a->stride_a, a->lda,
-                           (const float *)a->B + i * a->stride_b, a->ldb, *(const float *)a->beta,
-                           (float *)a->C + i * a->stride_c, a->ldc);
+    if (c.status == CUDAHAL_LT_SUCCESS && fake_cublaslt_stream_captures(c.stream)) {
+        if (!capture(a, c.stream))
+            c.status = INTERNAL_ERROR;
+    } else if (c.status == CUDAHAL_LT_SUCCESS) {
+        compute(a);
+    }
     pthread_mutex_lock(&mu);
     if (ncalls < FAKE_BLAS_CALLS)
         calls[ncalls] = c;

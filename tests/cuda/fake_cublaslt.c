@@ -12,7 +12,10 @@
  * CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET), so that a sliced call equals the whole one bit
  * for bit exactly when every slice gets the right pointers, sizes and items; it records every
  * call (fake_cublaslt.h), and tells the fake driver's clock that it took one nanosecond per
- * multiply-add. The heuristic answers
+ * multiply-add. Into a capturing stream it computes nothing: it launches a kernel (through the
+ * driver, cuLaunchKernel, as cuBLASLt's kernels reach it) that computes the call, with a copy of
+ * its descriptor, layouts and scalars, at every replay of the node the capture makes of it
+ * (fake_cublaslt_capture, which the fake cuBLAS uses too). The heuristic answers
  * one algorithm (fake_cublaslt.h says which, and how to make it refuse) and records the
  * preference it was asked with; fake_cublaslt_gemm is the same arithmetic for the fake cuBLAS.
  *
@@ -23,6 +26,8 @@
  *                                CUBLAS_STATUS_EXECUTION_FAILED (13) and computes nothing
  */
 #include "fake_cublaslt.h"
+
+#include "cuda_compat.h"
 
 #include <math.h>
 #include <pthread.h>
@@ -466,6 +471,49 @@ static float epilogue(uint32_t e, float v, float bias)
     return v;
 }
 
+/* ---- calls into a capture ---- */
+
+/* Every call captured, kept for the replays of its node (and reachable, so never a leak). */
+struct deferred {
+    struct deferred *next;
+    void (*fn)(void *);
+    void *arg;
+    void *params[1]; /* the kernel's: this */
+};
+static struct deferred *deferred_all;
+
+static void deferred_kernel(void **params)
+{
+    struct deferred *d = params[0];
+    d->fn(d->arg);
+}
+
+EXPORT bool fake_cublaslt_stream_captures(struct CUstream_st *stream)
+{
+    CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
+    return cuStreamIsCapturing(stream, &status) == CUDA_SUCCESS &&
+           status == CU_STREAM_CAPTURE_STATUS_ACTIVE;
+}
+
+EXPORT bool fake_cublaslt_capture(struct CUstream_st *stream, void (*fn)(void *), void *arg)
+{
+    struct deferred *d = malloc(sizeof *d);
+    if (!d)
+        return false;
+    *d = (struct deferred){.fn = fn, .arg = arg};
+    d->params[0] = d;
+    if (cuLaunchKernel((CUfunction)(void *)deferred_kernel, 1, 1, 1, 1, 1, 1, 0, stream, d->params,
+                       NULL) != CUDA_SUCCESS) {
+        free(d);
+        return false;
+    }
+    pthread_mutex_lock(&record_mu);
+    d->next = deferred_all;
+    deferred_all = d;
+    pthread_mutex_unlock(&record_mu);
+    return true;
+}
+
 /* Runs a checked float GEMM. */
 static void compute(const struct fake_desc *f, const struct fake_layout *la,
                     const struct fake_layout *lb, const struct fake_layout *lc,
@@ -522,6 +570,27 @@ EXPORT void fake_cublaslt_gemm(int transa, int transb, uint64_t m, uint64_t n, u
     fake_cuda_advance_ns(m * n * k);
 }
 
+/* A checked call's arguments, by value (a captured one runs at every replay of its node). */
+struct matmul {
+    struct fake_desc f;
+    struct fake_layout la, lb, lc, ld;
+    const void *A, *B, *C;
+    void *D;
+    float alpha, beta;
+};
+
+static void run_matmul(void *arg)
+{
+    const struct matmul *m = arg;
+    for (int32_t i = 0; i < m->ld.batch; i++)
+        compute(&m->f, &m->la, &m->lb, &m->lc, &m->ld, (const float *)m->A + i * m->la.stride,
+                (const float *)m->B + i * m->lb.stride, (const float *)m->C + i * m->lc.stride,
+                (float *)m->D + i * m->ld.stride, m->alpha, m->beta);
+    bool ta = desc_get(&m->f, CUDAHAL_LT_DESC_TRANSA) == CUDAHAL_LT_OP_T;
+    fake_cuda_advance_ns(m->ld.rows * m->ld.cols * (ta ? m->la.rows : m->la.cols) *
+                         (uint64_t)m->ld.batch);
+}
+
 EXPORT cudahal_lt_status cublasLtMatmul(cudahal_lt_handle handle, cudahal_lt_desc_opaque *desc,
                                         const void *alpha, const void *A,
                                         cudahal_lt_layout_opaque *Adesc, const void *B,
@@ -576,14 +645,20 @@ EXPORT cudahal_lt_status cublasLtMatmul(cudahal_lt_handle handle, cudahal_lt_des
         c.status = NOT_SUPPORTED;
     else if (failing)
         c.status = EXECUTION_FAILED;
-    if (c.status == CUDAHAL_LT_SUCCESS) {
-        for (int32_t i = 0; i < ld->batch; i++)
-            compute(f, la, lb, lc, ld, (const float *)A + i * la->stride,
-                    (const float *)B + i * lb->stride, (const float *)C + i * lc->stride,
-                    (float *)D + i * ld->stride, *(const float *)alpha, *(const float *)beta);
-        bool ta = desc_get(f, CUDAHAL_LT_DESC_TRANSA) == CUDAHAL_LT_OP_T;
-        fake_cuda_advance_ns(ld->rows * ld->cols * (ta ? la->rows : la->cols) *
-                             (uint64_t)ld->batch);
+    struct matmul m = {0};
+    if (c.status == CUDAHAL_LT_SUCCESS)
+        m = (struct matmul){
+            *f, *la, *lb, *lc, *ld, A, B, C, D, *(const float *)alpha, *(const float *)beta};
+    if (c.status == CUDAHAL_LT_SUCCESS && fake_cublaslt_stream_captures(stream)) {
+        struct matmul *kept = malloc(sizeof *kept);
+        if (kept)
+            *kept = m;
+        if (!kept || !fake_cublaslt_capture(stream, run_matmul, kept)) {
+            free(kept);
+            c.status = EXECUTION_FAILED;
+        }
+    } else if (c.status == CUDAHAL_LT_SUCCESS) {
+        run_matmul(&m);
     }
     record(&c);
     return c.status;

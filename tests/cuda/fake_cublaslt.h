@@ -7,6 +7,7 @@
 #ifndef GPUPRIO_TEST_FAKE_CUBLASLT_H
 #define GPUPRIO_TEST_FAKE_CUBLASLT_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "cuda_cublaslt.h"
@@ -69,6 +70,11 @@ struct fake_lt_pref {
 int fake_cublaslt_heuristics(void);
 struct fake_lt_pref fake_cublaslt_last_pref(void);
 void fake_cublaslt_heuristic_answers(cudahal_lt_status status, size_t workspace);
+
+/* Whether stream captures; and, into its capture, a kernel node (through the driver) that calls
+ * fn(arg) at each replay (false: none was made). fn and arg must outlive the graph. */
+bool fake_cublaslt_stream_captures(struct CUstream_st *stream);
+bool fake_cublaslt_capture(struct CUstream_st *stream, void (*fn)(void *), void *arg);
 
 /* The fake's float GEMM, C = alpha op(A) op(B) + beta C, column-major, as cublasLtMatmul
  * computes it (for the fake cuBLAS's cublasGemmEx: both give the same bits). */

@@ -74,6 +74,9 @@ struct CUstream_st {
     int priority;
     bool capturing;
     struct progress *progress;
+    CUgraph capture;  /* what it captures into, while it captures */
+    CUgraphNode leaf; /* the capture's last node, or NULL */
+    cuuint64_t capture_id;
 };
 struct CUevent_st {
     unsigned magic;
@@ -589,7 +592,10 @@ EXPORT CUresult cuStreamCreateWithPriority(CUstream *phStream, unsigned int flag
                               : priority < -5 ? -5
                                               : priority,
                               false,
-                              object_new(sizeof(struct progress))};
+                              object_new(sizeof(struct progress)),
+                              NULL,
+                              NULL,
+                              0};
     if (!s->progress) {
         object_free(s);
         return CUDA_ERROR_OUT_OF_MEMORY;
@@ -660,6 +666,8 @@ EXPORT CUresult cuStreamSynchronize_ptsz(CUstream hStream)
 }
 
 typedef void (*fake_kernel)(void **);
+/* A kernel node after the capture's last one ("Graphs" below). */
+static CUresult capture_kernel(CUstream s, CUfunction f, void **params);
 
 EXPORT CUresult cuLaunchKernel(CUfunction f, unsigned int gridDimX, unsigned int gridDimY,
                                unsigned int gridDimZ, unsigned int blockDimX,
@@ -676,6 +684,8 @@ EXPORT CUresult cuLaunchKernel(CUfunction f, unsigned int gridDimX, unsigned int
         return CUDA_ERROR_INVALID_HANDLE;
     if (!gridDimX || !gridDimY || !gridDimZ || !blockDimX || !blockDimY || !blockDimZ)
         return CUDA_ERROR_INVALID_VALUE;
+    if (!special(hStream) && hStream->capturing)
+        return capture_kernel(hStream, f, kernelParams);
     drain(hStream);
     ((fake_kernel)(void *)f)(kernelParams);
     return CUDA_SUCCESS;
@@ -962,14 +972,22 @@ EXPORT CUresult cuStreamIsCapturing(CUstream hStream, CUstreamCaptureStatus *cap
     return CUDA_SUCCESS;
 }
 
-/* Stream capture, as far as the shim follows it: a stream captures between begin and end (the
- * graph is not simulated: end gives none). */
+/* Stream capture: a stream captures between begin and end, into a graph that end hands out
+ * (its kernel launches only: "Graphs" below). */
+static CUgraph graph_new(void);
+
 EXPORT CUresult cuStreamBeginCapture_v2(CUstream hStream, CUstreamCaptureMode mode)
 {
+    static cuuint64_t captures;
     NEED_CONTEXT();
     if (special(hStream) || !stream_ctx(hStream) || hStream->capturing ||
         mode > CU_STREAM_CAPTURE_MODE_RELAXED)
         return CUDA_ERROR_INVALID_VALUE;
+    hStream->capture = graph_new();
+    if (!hStream->capture)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    hStream->leaf = NULL;
+    hStream->capture_id = ++captures;
     hStream->capturing = true;
     return CUDA_SUCCESS;
 }
@@ -980,8 +998,39 @@ EXPORT CUresult cuStreamEndCapture(CUstream hStream, CUgraph *phGraph)
     if (special(hStream) || !stream_ctx(hStream) || !hStream->capturing || !phGraph)
         return CUDA_ERROR_ILLEGAL_STATE;
     hStream->capturing = false;
-    *phGraph = NULL;
+    *phGraph = hStream->capture;
+    hStream->capture = NULL;
+    hStream->leaf = NULL;
     return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuStreamGetCaptureInfo_v3(CUstream hStream, CUstreamCaptureStatus *status,
+                                          cuuint64_t *id, CUgraph *graph, const CUgraphNode **deps,
+                                          const CUgraphEdgeData **edges, size_t *numDeps)
+{
+    NEED_CONTEXT();
+    if (!status || !stream_ctx(hStream))
+        return CUDA_ERROR_INVALID_VALUE;
+    bool on = !special(hStream) && hStream->capturing;
+    *status = on ? CU_STREAM_CAPTURE_STATUS_ACTIVE : CU_STREAM_CAPTURE_STATUS_NONE;
+    if (id)
+        *id = on ? hStream->capture_id : 0;
+    if (graph)
+        *graph = on ? hStream->capture : NULL;
+    if (deps)
+        *deps = on && hStream->leaf ? &hStream->leaf : NULL;
+    if (edges)
+        *edges = NULL; /* no edge data: default edges */
+    if (numDeps)
+        *numDeps = on && hStream->leaf ? 1 : 0;
+    return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuStreamGetCaptureInfo_v2(CUstream hStream, CUstreamCaptureStatus *status,
+                                          cuuint64_t *id, CUgraph *graph, const CUgraphNode **deps,
+                                          size_t *numDeps)
+{
+    return cuStreamGetCaptureInfo_v3(hStream, status, id, graph, deps, NULL, numDeps);
 }
 
 /*
@@ -994,18 +1043,26 @@ EXPORT CUresult cuStreamEndCapture(CUstream hStream, CUgraph *phGraph)
  * stream (the driver orders those too), so that the launching thread goes on as with a real
  * device (the stream's other commands, its synchronization, and events recorded on it wait for it);
  * on a special stream it runs at once; into a capturing stream it does not run (the driver puts
- * it into the capture). Kernel nodes call their host function with their parameter
- * array (the application's pointer, as a stand-in for the driver's copy); a wait node (one
- * CU_STREAM_MEM_OP_WAIT_VALUE_64, CU_STREAM_WAIT_VALUE_GEQ) really waits until the word passes,
- * and one that held says so on stderr ("fake_cuda: graph wait held N ms after K of M kernel
- * nodes"); the other node types do nothing. An executable graph destroyed while launches of it run
- * lives until they are done, as the driver's; one launched after its destruction is reported.
+ * it into the capture). A stream captures into a graph of its own between
+ * cuStreamBeginCapture and cuStreamEndCapture, which hands it out: a kernel launched into it
+ * becomes a kernel node after the last one (cuStreamGetCaptureInfo_v3 and _v2 give that one as
+ * the capture's dependency); other commands run at once. Kernel nodes call their host function
+ * with their parameter array (the application's pointer, as a stand-in for the driver's copy); a
+ * wait node (one CU_STREAM_MEM_OP_WAIT_VALUE_64, CU_STREAM_WAIT_VALUE_GEQ) really waits until the
+ * word passes, and one that held says so on stderr ("fake_cuda: graph wait held N ms after K of M
+ * kernel nodes"); the other node types do nothing. An executable graph destroyed while launches of
+ * it run lives until they are done, as the driver's; one launched after its destruction is
+ * reported.
  *
  * FAKE_CUDA_GRAPH_CLONE_FAILS and FAKE_CUDA_GRAPH_MEMOP_FAILS make cuGraphClone and
  * cuGraphAddBatchMemOpNode fail. A graph handle that is not one of these
  * (tests/cuda/cuda_shim_test.c passes a pointer to any memory) instantiates as before: a token
  * whose launch checks the stream only. Tests read fake_cuda_graph_calls (every call of a graph
- * function), fake_cuda_graph_execs_alive and fake_cuda_graph_waits_held.
+ * function), fake_cuda_graph_execs_alive, fake_cuda_graph_waits_held, and
+ * fake_cuda_graph_last_run: the kernel nodes of the last launch that ran, in the order they ran,
+ * each with its function and whether a wait node is among its dependencies (so which kernel
+ * each wait node precedes). cuGraphNodeFindInClone finds a node's copy in a graph cloned from
+ * its own.
  */
 #define GRAPH_MAGIC 0x6a4fu
 #define NODE_MAGIC 0x40deu
@@ -1014,6 +1071,7 @@ EXPORT CUresult cuStreamEndCapture(CUstream hStream, CUgraph *phGraph)
 struct CUgraphNode_st {
     unsigned magic;
     CUgraph graph;
+    CUgraphNode origin; /* in a clone, the node it copies */
     CUgraphNodeType type;
     CUfunction func;
     void **params;
@@ -1040,6 +1098,7 @@ struct exec_node {
     uint64_t value;
     bool enabled;
     CUgraphExec child;
+    bool after_wait; /* a wait node is among its dependencies */
 };
 struct CUgraphExec_st {
     unsigned magic;
@@ -1127,16 +1186,23 @@ static CUresult add_node(CUgraphNode *out, CUgraph g, const CUgraphNode *deps, s
     return CUDA_SUCCESS;
 }
 
+static CUgraph graph_new(void)
+{
+    struct CUgraph_st *g = object_new(sizeof *g);
+    if (g)
+        *g = (struct CUgraph_st){GRAPH_MAGIC, NULL, 0, 0, NULL, 0, 0};
+    return g;
+}
+
 EXPORT CUresult cuGraphCreate(CUgraph *phGraph, unsigned int flags)
 {
     GRAPH_CALL();
     NEED_CONTEXT();
     if (!phGraph || flags)
         return CUDA_ERROR_INVALID_VALUE;
-    struct CUgraph_st *g = object_new(sizeof *g);
+    CUgraph g = graph_new();
     if (!g)
         return CUDA_ERROR_OUT_OF_MEMORY;
-    *g = (struct CUgraph_st){GRAPH_MAGIC, NULL, 0, 0, NULL, 0, 0};
     *phGraph = g;
     return CUDA_SUCCESS;
 }
@@ -1169,6 +1235,16 @@ EXPORT CUresult cuGraphAddKernelNode_v2(CUgraphNode *phGraphNode, CUgraph hGraph
                                .func = nodeParams->func,
                                .params = nodeParams->kernelParams};
     return add_node(phGraphNode, hGraph, dependencies, numDependencies, &t);
+}
+
+static CUresult capture_kernel(CUstream s, CUfunction f, void **params)
+{
+    struct CUgraphNode_st t = {.type = CU_GRAPH_NODE_TYPE_KERNEL, .func = f, .params = params};
+    CUgraphNode n;
+    CUresult r = add_node(&n, s->capture, s->leaf ? &s->leaf : NULL, s->leaf ? 1 : 0, &t);
+    if (r == CUDA_SUCCESS)
+        s->leaf = n;
+    return r;
 }
 
 EXPORT CUresult cuGraphAddEmptyNode(CUgraphNode *phGraphNode, CUgraph hGraph,
@@ -1347,7 +1423,8 @@ EXPORT CUresult cuGraphClone(CUgraph *phGraphClone, CUgraph originalGraph)
     if (!map)
         return CUDA_ERROR_OUT_OF_MEMORY;
     for (size_t i = 0; i < originalGraph->n && !r; i++)
-        r = add_node(&map[i], g, NULL, 0, originalGraph->nodes[i]);
+        if ((r = add_node(&map[i], g, NULL, 0, originalGraph->nodes[i])) == CUDA_SUCCESS)
+            map[i]->origin = originalGraph->nodes[i];
     for (size_t e = 0; e < originalGraph->ne && !r; e++) {
         size_t f = 0, t = 0;
         while (originalGraph->nodes[f] != originalGraph->edges[e].from)
@@ -1363,6 +1440,29 @@ EXPORT CUresult cuGraphClone(CUgraph *phGraphClone, CUgraph originalGraph)
     }
     *phGraphClone = g;
     return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuGraphNodeFindInClone(CUgraphNode *phNode, CUgraphNode hOriginalNode,
+                                       CUgraph hClonedGraph)
+{
+    GRAPH_CALL();
+    if (!phNode || !node_ok(hOriginalNode) || !graph_ok(hClonedGraph))
+        return CUDA_ERROR_INVALID_VALUE;
+    for (size_t i = 0; i < hClonedGraph->n; i++)
+        if (hClonedGraph->nodes[i]->origin == hOriginalNode) {
+            *phNode = hClonedGraph->nodes[i];
+            return CUDA_SUCCESS;
+        }
+    return CUDA_ERROR_INVALID_VALUE;
+}
+
+/* Whether a wait node of g is among n's dependencies. */
+static bool after_wait(CUgraph g, CUgraphNode n)
+{
+    for (size_t e = 0; e < g->ne; e++)
+        if (g->edges[e].to == n && g->edges[e].from->type == CU_GRAPH_NODE_TYPE_BATCH_MEM_OP)
+            return true;
+    return false;
 }
 
 /* An executable snapshot of g, its nodes ordered by its edges. */
@@ -1388,8 +1488,8 @@ static CUresult snapshot(CUgraph g, CUgraphExec *out)
     CUresult r = CUDA_SUCCESS;
     while (head < tail && x->nodes) {
         CUgraphNode n = g->nodes[queue[head++]];
-        x->nodes[x->n++] =
-            (struct exec_node){n, n->type, n->func, n->params, n->addr, n->value, true, NULL};
+        x->nodes[x->n++] = (struct exec_node){n,        n->type, n->func, n->params,       n->addr,
+                                              n->value, true,    NULL,    after_wait(g, n)};
         if (n->type == CU_GRAPH_NODE_TYPE_GRAPH && !r)
             r = snapshot(n->child, &x->nodes[x->n - 1].child);
         for (size_t e = 0; e < g->ne; e++)
@@ -1619,6 +1719,40 @@ static void run_nodes(const struct exec_node *nodes, size_t count)
     }
 }
 
+/* The kernel nodes of the last launch that ran (fake_cuda_graph_last_run). */
+#define TRACE_MAX 4096
+static pthread_mutex_t trace_mu = PTHREAD_MUTEX_INITIALIZER;
+static CUfunction trace_func[TRACE_MAX];
+static bool trace_after_wait[TRACE_MAX];
+static int trace_n;
+
+EXPORT int fake_cuda_graph_last_run(CUfunction *funcs, int *after_wait, int max);
+EXPORT int fake_cuda_graph_last_run(CUfunction *funcs, int *after_wait, int max)
+{
+    pthread_mutex_lock(&trace_mu);
+    int n = trace_n < max ? trace_n : max;
+    for (int i = 0; i < n; i++) {
+        funcs[i] = trace_func[i];
+        after_wait[i] = trace_after_wait[i];
+    }
+    pthread_mutex_unlock(&trace_mu);
+    return n;
+}
+
+/* A launch's nodes, then its kernel nodes as the last launch's. */
+static void run_launch(const struct exec_node *nodes, size_t count)
+{
+    run_nodes(nodes, count);
+    pthread_mutex_lock(&trace_mu);
+    trace_n = 0;
+    for (size_t i = 0; i < count && trace_n < TRACE_MAX; i++)
+        if (nodes[i].type == CU_GRAPH_NODE_TYPE_KERNEL) {
+            trace_func[trace_n] = nodes[i].func;
+            trace_after_wait[trace_n++] = nodes[i].after_wait;
+        }
+    pthread_mutex_unlock(&trace_mu);
+}
+
 struct run {
     CUgraphExec x;
     struct progress *progress, after; /* after: only its afters (cuStreamWaitEvent) */
@@ -1634,7 +1768,7 @@ static void *run_async(void *arg)
            !afters_done(&r->after))
         pthread_cond_wait(&async_cv, &async_mu);
     pthread_mutex_unlock(&async_mu);
-    run_nodes(r->nodes, r->x->n);
+    run_launch(r->nodes, r->x->n);
     pthread_mutex_lock(&async_mu);
     r->progress->done = r->seq;
     r->x->order.done = r->order;
@@ -1661,7 +1795,7 @@ EXPORT CUresult cuGraphLaunch(CUgraphExec hGraphExec, CUstream hStream)
         while (hGraphExec->order.done < hGraphExec->order.launched)
             pthread_cond_wait(&async_cv, &async_mu);
         pthread_mutex_unlock(&async_mu);
-        run_nodes(hGraphExec->nodes, hGraphExec->n);
+        run_launch(hGraphExec->nodes, hGraphExec->n);
         return CUDA_SUCCESS;
     }
     struct run *r = malloc(sizeof *r);

@@ -19,7 +19,18 @@
  *                   the bias moved with them
  *   refused         each form that does not slice exactly, on a GEMM whose plain form slices,
  *                   is forwarded whole with the application's own arguments
- *   capture         whole while a stream capture is in progress, sliced after it
+ *   capture         whole while a stream capture is in progress (of another stream: with
+ *                   GPUPRIO_GRAPH_GATE_US set too), sliced after it
+ *   capture_graph EXPECT  1024 x 4096 x 1 (4.2 ms on the fake) learned eagerly, then captured on
+ *                   its own stream between SHORTS kernels before and after; the graph is
+ *                   instantiated, the application's graph destroyed, and the executable graph
+ *                   launched three times (each one's time learned before the next), D
+ *                   bit-identical to the whole call's after each replay. EXPECT sliced (graph
+ *                   gates on, GPUPRIO_GEMM_SLICE_US=1000 and GPUPRIO_GRAPH_GATE_US=1000): the
+ *                   capture holds the four slices as kernel nodes, and in the last replay (the
+ *                   gated copy) each of them, and the kernel after the last, follows a wait
+ *                   node; whole (graph gates off): one kernel node for the GEMM, as called, and
+ *                   no wait node anywhere
  *   fail_slice      FAKE_CUBLASLT_FAIL_AFTER=3: the second slice fails; its status is returned
  *                   and no later slice is issued
  *   fail_whole      FAKE_CUBLASLT_FAIL_AFTER=1: the whole call's failure is returned
@@ -408,6 +419,82 @@ static void case_refused(void)
     drop(&g, ref);
 }
 
+/* ---- a GEMM in a captured graph ---- */
+
+int fake_cuda_graph_last_run(CUfunction *funcs, int *after_wait, int max);
+
+#define SHORTS 200
+static int shorts_ran;
+static void *shorts_params[] = {&shorts_ran}; /* a captured kernel keeps this array */
+
+static void launch_shorts(void)
+{
+    for (int i = 0; i < SHORTS; i++)
+        MUST(cuLaunchKernel((CUfunction)(void *)add_kernel, 1, 1, 1, 1, 1, 1, 0, low, shorts_params,
+                            NULL));
+}
+
+static void case_capture_graph(const char *expect)
+{
+    bool sliced = !strcmp(expect, "sliced");
+    int gemms = sliced ? 4 : 1;
+    struct gemm g;
+    CUgraph graph;
+    CUgraphExec exec;
+    make(&g, 1024, 4096, 1, false, true, CUDAHAL_LT_EPILOGUE_DEFAULT, false);
+    float *ref = reference(&g);
+    learn(&g, ref);
+    reset_d(&g);
+    fake_cublaslt_reset();
+    MUST(cuStreamBeginCapture_v2(low, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    launch_shorts();
+    EXPECT(call_with(cublasLtMatmul, &g, low) == CUDAHAL_LT_SUCCESS);
+    launch_shorts();
+    MUST(cuStreamEndCapture(low, &graph));
+    EXPECT(fake_cublaslt_calls() == gemms);
+    for (int i = 0; i < gemms; i++)
+        EXPECT(sliced ? is_slice(i, &g, true) : as_called(0, &g, low));
+    size_t nodes = 0;
+    MUST(cuGraphGetNodes(graph, NULL, &nodes));
+    EXPECT(nodes == (size_t)(2 * SHORTS + gemms));
+    EXPECT(shorts_ran == 0 && d_is(&g, g.D0)); /* a capture runs nothing */
+    MUST(cuGraphInstantiateWithFlags(&exec, graph, 0));
+    MUST(cuGraphDestroy(graph));
+    int (*drain)(void *, unsigned) =
+        (int (*)(void *, unsigned))dlsym(RTLD_DEFAULT, "gpuprio_stream_drain");
+    for (int launch = 0; launch < 3; launch++) {
+        reset_d(&g);
+        shorts_ran = 0;
+        MUST(cuGraphLaunch(exec, low));
+        MUST(cuStreamSynchronize(low));
+        EXPECT(d_is(&g, ref) && shorts_ran == 2 * SHORTS);
+        /* Its time learned before the next launch (the watcher learns nothing from the first
+         * completion after a capture: the third launch is the first that can be gated). */
+        if (drain)
+            EXPECT(drain(low, 10000) == 0);
+    }
+    CUfunction funcs[2 * SHORTS + 8];
+    int after_wait[2 * SHORTS + 8], gemm_kernels = 0, gemms_gated = 0, waits = 0;
+    int n = fake_cuda_graph_last_run(funcs, after_wait, 2 * SHORTS + 8);
+    EXPECT(n == 2 * SHORTS + gemms);
+    for (int i = 0; i < n; i++) {
+        bool gemm = funcs[i] != (CUfunction)(void *)add_kernel;
+        gemm_kernels += gemm;
+        gemms_gated += gemm && after_wait[i];
+        waits += after_wait[i];
+    }
+    printf("last replay: %d kernel nodes, %d of the GEMM's, %d of them after a wait node; "
+           "%d wait nodes\n",
+           n, gemm_kernels, gemms_gated, waits);
+    EXPECT(gemm_kernels == gemms && (!sliced || funcs[SHORTS] != (CUfunction)(void *)add_kernel));
+    if (sliced)
+        EXPECT(gemms_gated == gemms && n > SHORTS + gemms && after_wait[SHORTS + gemms]);
+    else
+        EXPECT(waits == 0);
+    MUST(cuGraphExecDestroy(exec));
+    drop(&g, ref);
+}
+
 static void case_capture(void)
 {
     struct gemm g;
@@ -536,6 +623,8 @@ int main(int argc, char **argv)
         case_refused();
     else if (!strcmp(what, "capture"))
         case_capture();
+    else if (!strcmp(what, "capture_graph") && argc > 2)
+        case_capture_graph(argv[2]);
     else if (!strcmp(what, "fail_slice") || !strcmp(what, "fail_whole"))
         case_fail(!strcmp(what, "fail_slice"));
     else if (!strcmp(what, "relearn"))
@@ -544,7 +633,7 @@ int main(int argc, char **argv)
         case_fork();
     else {
         fprintf(stderr, "usage: gemm_slices n sliced|whole|checked_whole|m_bias|refused|capture|"
-                        "fail_slice|fail_whole|relearn|fork\n");
+                        "capture_graph sliced|whole|fail_slice|fail_whole|relearn|fork\n");
         return 2;
     }
     if (!failures)

@@ -34,6 +34,11 @@
  *   batch_refused the same for the batch's forms that are left whole: a stride of 0 (a
  *                broadcast) or less, items that overlap, C overlapping A, no items
  *   capture      whole, as called, while a stream capture is in progress; sliced after it
+ *   capture_graph  learned eagerly, then called in a capture of its own stream between kernels,
+ *                with graph gates on (GPUPRIO_GRAPH_GATE_US): the capture holds four cuBLASLt
+ *                slices (no cublasGemmEx) as kernel nodes; the graph, instantiated and launched
+ *                three times (each launch's time learned before the next), gives C bit for bit
+ *                each time, and in the last launch (the gated copy) each slice follows a wait node
  *   fail_slice   FAKE_CUBLASLT_FAIL_AFTER=1: the second slice fails; its status is the call's
  *                and no later slice is issued
  *   hot          a benchmark, not a test: prints the time of cublasSetStream_v2 and
@@ -639,6 +644,68 @@ static void case_capture(void)
     drop(&g);
 }
 
+int fake_cuda_graph_last_run(CUfunction *funcs, int *after_wait, int max);
+
+#define SHORTS 3
+static int shorts_ran;
+static void *shorts_params[] = {&shorts_ran}; /* a captured kernel keeps this array */
+
+static void launch_shorts(void)
+{
+    for (int i = 0; i < SHORTS; i++)
+        MUST(cuLaunchKernel((CUfunction)(void *)add_kernel, 1, 1, 1, 1, 1, 1, 0, low, shorts_params,
+                            NULL));
+}
+
+static void case_capture_graph(void)
+{
+    struct gemm g;
+    CUgraph graph;
+    CUgraphExec exec;
+    make(&g, &plain);
+    expect_whole(&g); /* learned */
+    reset_c(&g);
+    fake_cublas_reset();
+    fake_cublaslt_reset();
+    MUST(cuStreamBeginCapture_v2(low, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    launch_shorts();
+    EXPECT(call_with(false, &g) == CUDAHAL_LT_SUCCESS);
+    launch_shorts();
+    MUST(cuStreamEndCapture(low, &graph));
+    EXPECT(fake_cublas_calls() == 0 && fake_cublaslt_calls() == 4);
+    for (int i = 0; i < 4; i++)
+        EXPECT(is_slice(i, &g));
+    size_t nodes = 0;
+    MUST(cuGraphGetNodes(graph, NULL, &nodes));
+    EXPECT(nodes == 2 * SHORTS + 4);
+    MUST(cuGraphInstantiateWithFlags(&exec, graph, 0));
+    MUST(cuGraphDestroy(graph));
+    int (*drain)(void *, unsigned) =
+        (int (*)(void *, unsigned))dlsym(RTLD_DEFAULT, "gpuprio_stream_drain");
+    for (int launch = 0; launch < 3; launch++) {
+        reset_c(&g);
+        MUST(cuGraphLaunch(exec, low));
+        MUST(cuStreamSynchronize(low));
+        EXPECT(c_right(&g));
+        if (drain) /* learned before the next launch (not from the first after a capture) */
+            EXPECT(drain(low, 10000) == 0);
+    }
+    EXPECT(shorts_ran == 3 * 2 * SHORTS);
+    CUfunction funcs[2 * SHORTS + 4];
+    int after_wait[2 * SHORTS + 4], slices = 0, gated = 0;
+    int n = fake_cuda_graph_last_run(funcs, after_wait, 2 * SHORTS + 4);
+    for (int i = 0; i < n; i++)
+        if (funcs[i] != (CUfunction)(void *)add_kernel) {
+            slices++;
+            gated += after_wait[i];
+        }
+    printf("last launch: %d kernel nodes, %d slices, %d of them after a wait node\n", n, slices,
+           gated);
+    EXPECT(n == 2 * SHORTS + 4 && slices == 4 && gated == 4);
+    MUST(cuGraphExecDestroy(exec));
+    drop(&g);
+}
+
 static void case_fail_slice(void)
 {
     struct gemm g;
@@ -741,6 +808,8 @@ int main(int argc, char **argv)
         case_batch_refused();
     else if (!strcmp(what, "capture"))
         case_capture();
+    else if (!strcmp(what, "capture_graph"))
+        case_capture_graph();
     else if (!strcmp(what, "fail_slice"))
         case_fail_slice();
     else if (!strcmp(what, "hot"))
@@ -749,7 +818,7 @@ int main(int argc, char **argv)
         case_hot_gemm();
     else {
         fprintf(stderr, "usage: gemmex_slices n|batch sliced|whole|batch_one|refused|"
-                        "batch_n|batch_refused|capture|fail_slice|hot|hot_gemm\n");
+                        "batch_n|batch_refused|capture|capture_graph|fail_slice|hot|hot_gemm\n");
         return 2;
     }
     if (!failures)

@@ -27,6 +27,7 @@
 #include "cuda_blas_real.h"
 #include "cuda_compat.h"
 #include "cuda_gemm_clock.h"
+#include "cuda_node_time.h"
 #include "gp_log.h"
 
 /* ---- the application's cuBLASLt ---- */
@@ -663,10 +664,13 @@ static int prepare(const struct cudahal_gemm_call *c, const struct shape *s,
  * slices before it have written their part of D, so a failure is never answered with success,
  * but D is then partly written (with beta != 0, not the input of a retry). That cannot be
  * avoided once a slice ran; it is what a failing whole call may leave too. A translated
- * cublasGemmEx (cuda_gemmex.c) returns that status as its own. */
+ * cublasGemmEx (cuda_gemmex.c) returns that status as its own. Into a capture (captured_ns, the
+ * whole call's learned time, not 0), each slice's node is noted with its share of that time, for
+ * the wait nodes of the graph's gated copy (cuda_graph_gate.c). */
 static cudahal_lt_status issue(cudahal_pfn_cublasLtMatmul real, const struct cudahal_gemm_call *c,
                                const struct shape *s, const struct gemm_plan *p,
-                               struct prepared *pp, enum cudahal_gemm_entry entry, int device)
+                               struct prepared *pp, enum cudahal_gemm_entry entry, int device,
+                               uint64_t captured_ns)
 {
     uint64_t extent = extent_of(s, p);
     cudahal_lt_status st = CUDAHAL_LT_SUCCESS;
@@ -685,6 +689,9 @@ static cudahal_lt_status issue(cudahal_pfn_cublasLtMatmul real, const struct cud
         st = real(c->handle, pp->desc, c->alpha, a.A, l->a ? l->a : c->Adesc, a.B,
                   l->b ? l->b : c->Bdesc, c->beta, a.C, l->c, a.D, l->d, c->algo, c->workspace,
                   c->workspace_size, c->stream);
+        if (captured_ns && st == CUDAHAL_LT_SUCCESS)
+            cudahal_node_time_note_leaf(
+                c->stream, (uint64_t)((double)captured_ns * (double)size / (double)extent));
         atomic_fetch_add(&slices_issued[entry], 1);
         if (device_kept(device))
             atomic_fetch_add(&device_slices[device], 1);
@@ -732,6 +739,12 @@ static void say(enum cudahal_gemm_entry entry, const struct shape *s, const stru
                gemm_plan_reason(p->why));
 }
 
+enum gemm_whole_reason cudahal_gemm_captured_why(const struct cudahal_gemm_when *w,
+                                                 enum gemm_whole_reason why)
+{
+    return w->into_capture && why == GEMM_WHOLE_UNLEARNED ? GEMM_WHOLE_CAPTURING : why;
+}
+
 void cudahal_gemm_count_whole(enum cudahal_gemm_entry entry, int device, enum gemm_whole_reason why,
                               uint64_t learned_ns, uint64_t target_ns)
 {
@@ -755,7 +768,8 @@ void cudahal_gemm_count_whole(enum cudahal_gemm_entry entry, int device, enum ge
  * are timed together under key timed when it is not NULL: a sliced call's time can only be
  * longer than the whole call's, so it can bring a learned time that a wait inflated (a closed
  * gate, a module loaded lazily at the first call) down towards the GEMM's own, where timing
- * whole calls only would never again see one. */
+ * whole calls only would never again see one. Into a capture (w->into_capture) the queue the
+ * graph will be replayed on is not known, so w->gated does not matter, and nothing is timed. */
 static bool plan_and_issue(cudahal_pfn_cublasLtMatmul real, const struct cudahal_gemm_call *c,
                            const struct shape *s, uint64_t learned_ns,
                            const struct cudahal_gemm_when *w, const struct cudahal_gemm_key *timed,
@@ -769,7 +783,7 @@ static bool plan_and_issue(cudahal_pfn_cublasLtMatmul real, const struct cudahal
                                    .learned_ns = learned_ns,
                                    .target_ns = w->target_ns,
                                    .batch = s->batch};
-    if (gemm_plan_make(&problem, plan) && !w->gated)
+    if (gemm_plan_make(&problem, plan) && !w->gated && !w->into_capture)
         *plan = (struct gemm_plan){.why = GEMM_WHOLE_NOT_GATED};
     struct prepared pp;
     if (plan->count && prepare(c, s, plan, &pp))
@@ -778,7 +792,7 @@ static bool plan_and_issue(cudahal_pfn_cublasLtMatmul real, const struct cudahal
     if (!plan->count)
         return false;
     void *token = timed ? cudahal_gemm_clock_start(timed, c->stream) : NULL;
-    *st = issue(real, c, s, plan, &pp, w->entry, w->device);
+    *st = issue(real, c, s, plan, &pp, w->entry, w->device, w->into_capture ? learned_ns : 0);
     if (token)
         cudahal_gemm_clock_end(token, c->stream, *st == CUDAHAL_LT_SUCCESS);
     release(&pp);
@@ -795,7 +809,7 @@ cudahal_lt_status cudahal_gemm_matmul(cudahal_pfn_cublasLtMatmul real,
 {
     if (!w->target_ns || !cudahal_gemm_sliceable_lib(real))
         return whole(real, c);
-    if (w->capturing) {
+    if (w->capturing && !w->into_capture) {
         cudahal_gemm_count_whole(w->entry, w->device, GEMM_WHOLE_CAPTURING, 0, w->target_ns);
         return whole(real, c);
     }
@@ -808,11 +822,13 @@ cudahal_lt_status cudahal_gemm_matmul(cudahal_pfn_cublasLtMatmul real,
     key_of(c, &s, &key);
     bool time_this;
     uint64_t learned = cudahal_gemm_clock_learned(&key, &time_this);
+    time_this = time_this && !w->capturing; /* events in a capture would become its nodes */
     struct gemm_plan plan;
     cudahal_lt_status st;
     if (plan_and_issue(real, c, &s, learned, w, time_this ? &key : NULL, &plan, &st))
         return st;
-    cudahal_gemm_count_whole(w->entry, w->device, plan.why, learned, w->target_ns);
+    cudahal_gemm_count_whole(w->entry, w->device, cudahal_gemm_captured_why(w, plan.why), learned,
+                             w->target_ns);
     return timed_whole(real, c, time_this ? &key : NULL);
 }
 

@@ -52,8 +52,10 @@ struct cudahal_gemm_when {
     enum cudahal_gemm_entry entry; /* where the application's call came in */
     bool gated;                    /* its queue is held by gates below a higher priority */
     bool capturing;                /* a stream capture is in progress in the process */
-    int device;                    /* its queue's device, or -1 */
-    uint64_t target_ns;            /* GPUPRIO_GEMM_SLICE_US */
+    bool into_capture;  /* the call's own stream captures, and graph gates are on: its slices go
+                         * into the capture (planned by its learned time, whatever gated says) */
+    int device;         /* its queue's device, or -1 */
+    uint64_t target_ns; /* GPUPRIO_GEMM_SLICE_US */
 };
 
 /* The functions of the cuBLASLt whose descriptors slicing reads. */
@@ -103,6 +105,11 @@ bool cudahal_gemm_slice_translated(cudahal_pfn_cublasLtMatmul real,
                                    const struct cudahal_gemm_when *w, uint64_t learned_ns,
                                    const struct cudahal_gemm_key *timed,
                                    enum gemm_whole_reason *why, cudahal_lt_status *st);
+
+/* The reason to count a call left whole for why: in a capture, one not learned yet is counted as
+ * captured (it is never timed there, and every replay runs it whole however long it is). */
+enum gemm_whole_reason cudahal_gemm_captured_why(const struct cudahal_gemm_when *w,
+                                                 enum gemm_whole_reason why);
 
 /* Counts a call of entry on device (its queue's, or -1) left whole for why, where it matters: a
  * long call (learned_ns over target_ns), or one slicing cannot judge (its form, a capture, the

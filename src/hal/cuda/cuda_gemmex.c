@@ -5,11 +5,12 @@
  * The order keeps the common case cheap: slicing off costs nothing here (the shim forwards);
  * on, the handle's settings are read, then the call's whole GPU time is looked up under a key of
  * its own (the call's arguments, not an algorithm: cuBLAS's choice is not known), and only a
- * long call on a stream held by gates is translated: descriptor, layouts (a strided batch's
- * with its count and strides), preference and the heuristic, created for the call and destroyed
- * after it. Both entry points share every step; a batched call differs only in its layouts, its
- * key and the function that forwards it. A call left whole is the application's, unchanged,
- * timed now and then like a whole cublasLtMatmul (cuda_gemm_clock.c).
+ * long call on a stream held by gates (or, with graph gates on, captured on its own stream) is
+ * translated: descriptor, layouts (a strided batch's with its count and strides), preference and
+ * the heuristic, created for the call and destroyed after it. Both entry points share every step; a
+ * batched call differs only in its layouts, its key and the function that forwards it. A call left
+ * whole is the application's, unchanged, timed now and then like a whole cublasLtMatmul
+ * (cuda_gemm_clock.c).
  */
 #include "cuda_gemmex.h"
 
@@ -337,7 +338,7 @@ cudahal_lt_status cudahal_gemmex(union cudahal_gemmex_real real,
     }
     struct cudahal_gemm_when w = when_of(stream, target_ns);
     w.entry = entry;
-    if (w.capturing) {
+    if (w.capturing && !w.into_capture) {
         cudahal_gemm_count_whole(entry, w.device, GEMM_WHOLE_CAPTURING, 0, target_ns);
         return forward(real, c);
     }
@@ -349,13 +350,16 @@ cudahal_lt_status cudahal_gemmex(union cudahal_gemmex_real real,
     key_of(c, &key);
     bool time_this;
     uint64_t learned = cudahal_gemm_clock_learned(&key, &time_this);
-    const struct cudahal_gemm_key *timed = time_this ? &key : NULL;
-    enum gemm_whole_reason why = !learned               ? GEMM_WHOLE_UNLEARNED
-                                 : learned <= target_ns ? GEMM_WHOLE_SHORT
-                                 : !w.gated             ? GEMM_WHOLE_NOT_GATED
-                                                        : GEMM_WHOLE_NONE;
+    /* Never timed into a capture, whose events would become its nodes; sliced there whatever
+     * gated says (the queue of its replays is not known): cuda_gemm.h. */
+    const struct cudahal_gemm_key *timed = time_this && !w.capturing ? &key : NULL;
+    enum gemm_whole_reason why = !learned                      ? GEMM_WHOLE_UNLEARNED
+                                 : learned <= target_ns        ? GEMM_WHOLE_SHORT
+                                 : !w.gated && !w.into_capture ? GEMM_WHOLE_NOT_GATED
+                                                               : GEMM_WHOLE_NONE;
     if (why != GEMM_WHOLE_NONE) {
-        cudahal_gemm_count_whole(entry, w.device, why, learned, target_ns);
+        cudahal_gemm_count_whole(entry, w.device, cudahal_gemm_captured_why(&w, why), learned,
+                                 target_ns);
         return whole(real, c, stream, timed);
     }
     struct translated t;
@@ -385,6 +389,7 @@ cudahal_lt_status cudahal_gemmex(union cudahal_gemmex_real real,
     drop(lt, &t);
     if (sliced)
         return st;
-    cudahal_gemm_count_whole(entry, w.device, why, learned, target_ns);
+    cudahal_gemm_count_whole(entry, w.device, cudahal_gemm_captured_why(&w, why), learned,
+                             target_ns);
     return whole(real, c, stream, timed);
 }

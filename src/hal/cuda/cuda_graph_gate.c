@@ -11,6 +11,15 @@
  * kernel, and the rest of the graph's order is untouched. The driver's functions are taken under
  * their older names, whose signatures carry no edge data: a graph whose edges have some (a
  * programmatic dependent launch) makes them fail (CUDA_ERROR_LOSSY_QUERY), and it stays whole.
+ *
+ * Wait nodes are placed by predicted time: a kernel node that gpuprio put into the capture with
+ * a predicted time (a GEMM's slice: cuda_node_time.h, carried into the copy taken at
+ * instantiation by cuGraphNodeFindInClone) weighs that; the graph's learned time less those is
+ * shared equally by its other kernel nodes. Walking the kernel nodes in topological order, a
+ * wait node goes before one when a kernel ran since the last wait node and that time plus the
+ * node's own would pass the interval: so no stretch between two wait nodes is predicted longer
+ * than one interval but where a single node is, and such a node has one before and after it.
+ * Without any noted node this is one wait node every interval's worth of kernel nodes, by count.
  */
 #include "cuda_graph_gate.h"
 
@@ -20,6 +29,7 @@
 #include <stdlib.h>
 
 #include "cuda_bind.h"
+#include "cuda_node_time.h"
 #include "devgate.h"
 
 /* The value every wait node waits for (see above). */
@@ -48,6 +58,7 @@ static struct {
     CUresult (*event_destroy)(CUevent);
     CUresult (*stream_wait_event)(CUstream, CUevent, unsigned int);
     CUresult (*stream_is_capturing)(CUstream, CUstreamCaptureStatus *);
+    CUresult (*find_in_clone)(CUgraphNode *, CUgraphNode, CUgraph); /* optional */
 } drv;
 static pthread_once_t drv_once = PTHREAD_ONCE_INIT;
 static bool drv_complete;
@@ -71,6 +82,7 @@ static void resolve(void)
                    SYM(event_record, "cuEventRecord") && SYM(event_destroy, "cuEventDestroy_v2") &&
                    SYM(stream_wait_event, "cuStreamWaitEvent") &&
                    SYM(stream_is_capturing, "cuStreamIsCapturing");
+    *(void **)&drv.find_in_clone = cudahal_sym("cuGraphNodeFindInClone");
 }
 
 static bool driver_ready(void)
@@ -165,11 +177,29 @@ CUcontext cudahal_graph_context(void)
     return ctx;
 }
 
+/* The predicted times noted for graph's nodes, noted for their copies in clone too: the
+ * application may destroy its graph once it is instantiated. */
+static void carry_notes(CUgraph graph, CUgraph clone)
+{
+    if (!drv.find_in_clone || !cudahal_node_time_any())
+        return;
+    size_t n;
+    CUgraphNode *nodes = nodes_of(graph, &n);
+    for (size_t i = 0; i < n; i++) {
+        uint64_t ns = cudahal_node_time_of(nodes[i]);
+        CUgraphNode copy = NULL;
+        if (ns && drv.find_in_clone(&copy, nodes[i], clone) == CUDA_SUCCESS)
+            cudahal_node_time_note(copy, ns);
+    }
+    free(nodes);
+}
+
 CUgraph cudahal_graph_clone(CUgraph graph)
 {
     CUgraph clone = NULL;
     if (!driver_ready() || drv.clone(&clone, graph) != CUDA_SUCCESS)
         return NULL;
+    carry_notes(graph, clone);
     return clone;
 }
 
@@ -204,7 +234,7 @@ struct cudahal_graph_twin {
     CUevent done;  /* recorded behind each of its launches */
     bool recorded; /* done stands behind its last launch */
     uint64_t target;
-    size_t gates;
+    size_t gates, noted;
     CUgraphNode waits[];
 };
 
@@ -334,43 +364,83 @@ static bool new_event(CUcontext ctx, CUevent *ev)
     return ok;
 }
 
-int cudahal_graph_twin_build(CUgraph clone, CUcontext ctx, size_t every, uint64_t target,
-                             unsigned long long flags, struct cudahal_graph_twin **out)
+/* The weight of each node of order (n of them): its predicted time for a kernel node,
+ * NOT_KERNEL for the others; *kernels and *noted count the kernel nodes, and those noted. 0, or
+ * -EIO. */
+#define NOT_KERNEL UINT64_MAX
+static int weigh(const CUgraphNode *order, size_t n, uint64_t learned_ns, uint64_t *weight,
+                 size_t *kernels, size_t *noted)
+{
+    uint64_t noted_ns = 0;
+    *kernels = *noted = 0;
+    for (size_t i = 0; i < n; i++) {
+        CUgraphNodeType type;
+        if (drv.node_type(order[i], &type) != CUDA_SUCCESS)
+            return -EIO;
+        weight[i] = type == CU_GRAPH_NODE_TYPE_KERNEL ? cudahal_node_time_of(order[i]) : NOT_KERNEL;
+        if (weight[i] == NOT_KERNEL)
+            continue;
+        ++*kernels;
+        if (weight[i] && weight[i] < NOT_KERNEL - noted_ns) {
+            ++*noted;
+            noted_ns += weight[i];
+        }
+    }
+    uint64_t rest = learned_ns > noted_ns ? learned_ns - noted_ns : 0;
+    uint64_t share = *kernels > *noted ? rest / (*kernels - *noted) : 0;
+    for (size_t i = 0; i < n; i++)
+        if (weight[i] == 0)
+            weight[i] = share;
+    return 0;
+}
+
+int cudahal_graph_twin_build(CUgraph clone, CUcontext ctx, uint64_t interval_ns,
+                             uint64_t learned_ns, uint64_t target, unsigned long long flags,
+                             struct cudahal_graph_twin **out)
 {
     *out = NULL;
-    if (!driver_ready() || !clone || every == 0) {
+    if (!driver_ready() || !clone || interval_ns == 0) {
         cudahal_graph_destroy(clone);
         return -EINVAL;
     }
-    size_t n, edges;
+    size_t n, edges, kernels = 0, noted = 0;
     CUgraphNode *from, *to;
     CUgraphNode *order = topological(clone, &n, &from, &to, &edges);
+    uint64_t *weight = NULL;
     struct cudahal_graph_twin *t = NULL;
     int rc = -EIO;
     if (!order)
         goto fail;
     rc = -ENOMEM;
-    t = calloc(1, sizeof *t + (n / every + 1) * sizeof t->waits[0]);
+    weight = calloc(n, sizeof *weight);
+    if (!weight)
+        goto fail;
+    rc = weigh(order, n, learned_ns, weight, &kernels, &noted);
+    if (rc)
+        goto fail;
+    rc = -ENOMEM;
+    t = calloc(1, sizeof *t + (kernels + 1) * sizeof t->waits[0]);
     if (!t)
         goto fail;
-    *t = (struct cudahal_graph_twin){.graph = clone, .ctx = ctx, .target = target};
-    size_t kernel = 0;
+    *t = (struct cudahal_graph_twin){.graph = clone, .ctx = ctx, .target = target, .noted = noted};
+    uint64_t since = 0; /* predicted time of the kernel nodes since the last wait node */
+    size_t ran = 0;     /* and how many */
     for (size_t i = 0; i < n; i++) {
-        CUgraphNodeType type;
-        rc = -EIO;
-        if (drv.node_type(order[i], &type) != CUDA_SUCCESS)
-            goto fail;
-        if (type != CU_GRAPH_NODE_TYPE_KERNEL)
+        if (weight[i] == NOT_KERNEL)
             continue;
-        if (kernel > 0 && kernel % every == 0) {
+        if (ran && (weight[i] >= interval_ns || since > interval_ns - weight[i])) {
             CUgraphNode wait = NULL;
             rc = gate_before(clone, order[i], from, to, edges, ctx, target, &wait);
             if (rc)
                 goto fail;
-            if (wait)
+            if (wait) {
                 t->waits[t->gates++] = wait;
+                since = 0;
+                ran = 0;
+            }
         }
-        kernel++;
+        since = weight[i] < NOT_KERNEL - since ? since + weight[i] : NOT_KERNEL - 1;
+        ran++;
     }
     rc = -EIO;
     if (!t->gates || drv.instantiate(&t->exec, clone, flags) != CUDA_SUCCESS)
@@ -382,12 +452,14 @@ int cudahal_graph_twin_build(CUgraph clone, CUcontext ctx, size_t every, uint64_
     free(order);
     free(from);
     free(to);
+    free(weight);
     *out = t;
     return 0;
 fail:
     free(order);
     free(from);
     free(to);
+    free(weight);
     free(t);
     cudahal_graph_destroy(clone);
     return rc;
@@ -401,6 +473,11 @@ CUgraphExec cudahal_graph_twin_exec(const struct cudahal_graph_twin *t)
 size_t cudahal_graph_twin_gates(const struct cudahal_graph_twin *t)
 {
     return t->gates;
+}
+
+size_t cudahal_graph_twin_noted(const struct cudahal_graph_twin *t)
+{
+    return t->noted;
 }
 
 int cudahal_graph_twin_target(struct cudahal_graph_twin *t, uint64_t target)

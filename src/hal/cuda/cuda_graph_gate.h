@@ -1,7 +1,8 @@
 /*
  * cuda_graph_gate.h - gates inside CUDA graphs, as the driver builds them: a copy of an
  * application's graph taken when it is instantiated, and from it a second executable graph (the
- * "gated copy") with wait-value nodes on the dependency edges before every k-th kernel node, each
+ * "gated copy") with wait-value nodes on the dependency edges before kernel nodes, about one per
+ * interval of predicted GPU time (cuda_graph_gate.c says how it is shared among nodes), each
  * waiting, as a stream's gate does, until a gate word of host memory is open (docs/design.md,
  * "Gates inside graphs"). Which word each launch waits on is the shim's choice
  * (src/shim/cuda/shim_cuda_graph.c): its queue's gate line, or a word that is always open.
@@ -58,7 +59,8 @@ const char *cudahal_graph_whole_reason(enum cudahal_graph_whole r);
 int cudahal_graph_survey(CUgraph graph, size_t *kernels);
 /* The calling thread's current context (where an executable graph is instantiated), or NULL. */
 CUcontext cudahal_graph_context(void);
-/* A copy of graph, or NULL (a driver refusal). */
+/* A copy of graph, or NULL (a driver refusal); the predicted times noted for graph's nodes
+ * (cuda_node_time.h) are noted for their copies too. */
 CUgraph cudahal_graph_clone(CUgraph graph);
 /* Destroys a copy that cudahal_graph_clone made (NULL: nothing). */
 void cudahal_graph_destroy(CUgraph clone);
@@ -71,17 +73,21 @@ uint64_t cudahal_graph_open_word(void);
 struct cudahal_graph_twin;
 
 /*
- * Builds the gated copy of clone (a copy of the application's graph with `kernels` kernel nodes,
- * which it then owns, whatever the result): a wait node before every `every`-th kernel node in
- * topological order that has dependencies, waiting on the word at device address `target`,
- * instantiated in context ctx with `flags`. 0 and *out, or -errno (the clone destroyed).
+ * Builds the gated copy of clone (a copy of the application's graph, which it then owns, whatever
+ * the result), whose launches were learned to take learned_ns: wait nodes before kernel nodes
+ * that have dependencies, about one every interval_ns of predicted time (cuda_graph_gate.c),
+ * waiting on the word at device address `target`, instantiated in context ctx with `flags`. 0 and
+ * *out, or -errno (the clone destroyed).
  */
-int cudahal_graph_twin_build(CUgraph clone, CUcontext ctx, size_t every, uint64_t target,
-                             unsigned long long flags, struct cudahal_graph_twin **out);
+int cudahal_graph_twin_build(CUgraph clone, CUcontext ctx, uint64_t interval_ns,
+                             uint64_t learned_ns, uint64_t target, unsigned long long flags,
+                             struct cudahal_graph_twin **out);
 /* The gated copy's executable graph. */
 CUgraphExec cudahal_graph_twin_exec(const struct cudahal_graph_twin *t);
 /* How many wait nodes it holds. */
 size_t cudahal_graph_twin_gates(const struct cudahal_graph_twin *t);
+/* How many of its kernel nodes had a predicted time noted. */
+size_t cudahal_graph_twin_noted(const struct cudahal_graph_twin *t);
 /* Has its wait nodes wait on the word at device address target from its next launch on, where
  * they waited on another (launches already made are not affected): 0, or -EIO. */
 int cudahal_graph_twin_target(struct cudahal_graph_twin *t, uint64_t target);

@@ -8,8 +8,10 @@
  *
  * The shim decides only whether slicing can help: GPUPRIO_GEMM_SLICE_US is set, no stream
  * capture is in progress, and the stream's queue is held by gates below a higher priority
- * (XQ_GATE_DEVICE: Level 2, what `gpuprio top` shows as level 2). The slices' kernels reach the
- * driver through the shim's own wrappers, so each is admitted and gated like any launch. What
+ * (XQ_GATE_DEVICE: Level 2, what `gpuprio top` shows as level 2); or, with GPUPRIO_GRAPH_GATE_US
+ * set too, the call's own stream captures (its slices become nodes of the graph, each with a wait
+ * node before it in the graph's gated copy). The slices' kernels reach the driver through the
+ * shim's own wrappers, so each is admitted and gated like any launch. What
  * slices exactly and how is the HAL's (src/hal/cuda/cuda_gemm.c). Everything else forwards the
  * application's call unchanged to its own cublasLtMatmul, found next after the shim; gpuprio
  * never loads cuBLASLt, and a process without it cannot have made the call (it then gets
@@ -26,6 +28,7 @@
 #include "cuda_gemm.h"
 #include "cuda_gemmex.h"
 #include "cuda_blas_real.h"
+#include "cuda_graph_gate.h"
 #include "gp_options.h"
 #include "sched_board.h"
 #include "xqueue.h"
@@ -37,6 +40,10 @@ static struct cudahal_gemm_when when_of(struct CUstream_st *stream, uint64_t tar
     struct cudahal_gemm_when w = {.device = -1, .target_ns = target_ns};
     core_resolve(); /* the driver, for the stream's queue */
     w.capturing = xq_capturing();
+    /* Into its own stream's capture, with graph gates on: sliced there, a wait node before each
+     * slice in the graph's gated copy. The legacy stream never captures. */
+    w.into_capture = w.capturing && gp_opt_uint(GP_OPT_GRAPH_GATE_US) && stream &&
+                     stream != CU_STREAM_LEGACY && cudahal_graph_stream_capturing(stream) == 1;
     struct xqueue *q = core_queue_of((uintptr_t)stream, false);
     if (q) {
         w.device = q->device;

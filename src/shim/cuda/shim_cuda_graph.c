@@ -7,8 +7,8 @@
  * graph (cuGraphClone; the application may change or destroy its graph afterwards). Once a launch
  * of it is admitted on a queue held by gates (Level 2: XQ_GATE_DEVICE, the decision the stream's
  * gates follow) and its GPU time is learned (the launch's cost key: xc_cost.h) above the interval,
- * a second executable graph is built from the copy, with a wait node before every k-th kernel node
- * (k: its kernel nodes over the learned time's intervals; cuda_graph_gate.c), and from then on
+ * a second executable graph is built from the copy, with wait nodes about one interval of
+ * predicted time apart (cuda_graph_gate.c says how it is predicted), and from then on
  * EVERY launch and upload of the application's executable graph goes to that gated copy: the
  * driver orders successive launches of one executable graph, never those of two. Its wait nodes
  * wait on the gate line of the queue it is launched on, or, on a queue not held by gates, on a word
@@ -304,14 +304,10 @@ static int build(struct graph_exec *x, const struct core_call *c, uint64_t line)
         return CUDAHAL_GRAPH_WHOLE_NOT_LEARNED;
     if (learned <= every_ns)
         return CUDAHAL_GRAPH_WHOLE_SHORT;
-    size_t intervals = (size_t)(learned / every_ns);
-    size_t every = x->kernels / (intervals + 1);
-    if (every == 0)
-        every = 1;
     x->open_word = cudahal_graph_open_word();
-    int rc = x->open_word
-                 ? cudahal_graph_twin_build(x->clone, x->ctx, every, line, x->flags, &x->twin)
-                 : -EIO;
+    int rc = x->open_word ? cudahal_graph_twin_build(x->clone, x->ctx, every_ns, learned, line,
+                                                     x->flags, &x->twin)
+                          : -EIO;
     if (!x->open_word)
         cudahal_graph_destroy(x->clone);
     x->clone = NULL;
@@ -322,10 +318,10 @@ static int build(struct graph_exec *x, const struct core_call *c, uint64_t line)
         return x->whole;
     }
     gp_log(GP_LOG_DEBUG,
-           "executable graph %p: gated copy with %zu gates, one before every %zu of its %zu "
-           "kernel nodes (learned %llu us)",
-           (void *)x->app, cudahal_graph_twin_gates(x->twin), every, x->kernels,
-           (unsigned long long)(learned / 1000));
+           "executable graph %p: gated copy with %zu gates among its %zu kernel nodes, %zu of "
+           "them with a predicted time (learned %llu us)",
+           (void *)x->app, cudahal_graph_twin_gates(x->twin), x->kernels,
+           cudahal_graph_twin_noted(x->twin), (unsigned long long)(learned / 1000));
     return -1;
 }
 

@@ -1,0 +1,120 @@
+/*
+ * graph_place.c - where the gated copy of a graph gets its wait nodes (src/hal/cuda/
+ * cuda_graph_gate.c, docs/design.md "Gates inside graphs"), built by the HAL itself over the fake
+ * driver (no shim: cudahal_sym is this program's, from the fake it links) and launched there; the
+ * fake says which kernel nodes follow a wait node (fake_cuda_graph_last_run).
+ *
+ *   graph_place noted   a chain of 60 kernel nodes, node 30 noted at 50 ms on the application's
+ *                       graph (cudahal_node_time_note); the graph is copied (cudahal_graph_clone,
+ *                       which must carry the note) and destroyed; the gated copy is built for a
+ *                       learned time of 80 ms at an interval of 10 ms: the other 59 nodes share
+ *                       30 ms (508474 ns each), so wait nodes come before nodes 19, 30, 31 and 50
+ *                       exactly: one before and one after the long node, the others an interval
+ *                       apart
+ *   graph_place count   the same chain with no note, 120 ms (2 ms a node) at 10 ms: a wait node
+ *                       before every fifth node (5, 10, ... 55), as by count
+ *
+ * Each launch must run every kernel in order. Prints "ok CASE", or FAIL lines, and exits 1 then.
+ */
+#include <dlfcn.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "../expect.h"
+#include "cuda_bind.h"
+#include "cuda_graph_gate.h" /* cuda.h as the HAL includes it: each symbol under its own name */
+#include "cuda_must.h"
+#include "cuda_node_time.h"
+
+#define KERNELS 60
+#define MS 1000000ull
+
+int fake_cuda_graph_last_run(CUfunction *funcs, int *after_wait, int max);
+
+void *cudahal_sym(const char *name)
+{
+    return dlsym(RTLD_DEFAULT, name);
+}
+
+static unsigned ran, order_ok = 1;
+static unsigned index_of[KERNELS];
+static void *params[KERNELS][1];
+
+static void step(void **p)
+{
+    unsigned i = *(unsigned *)p[0];
+    order_ok &= i == ran;
+    ran++;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 2 || (strcmp(argv[1], "noted") && strcmp(argv[1], "count"))) {
+        fprintf(stderr, "usage: graph_place noted|count\n");
+        return 2;
+    }
+    bool noted = !strcmp(argv[1], "noted");
+    CUcontext ctx;
+    CUstream s;
+    MUST(cuInit(0));
+    MUST(cuDevicePrimaryCtxRetain(&ctx, 0));
+    MUST(cuCtxSetCurrent(ctx));
+    MUST(cuStreamCreate(&s, 0));
+    CUgraph g;
+    CUgraphNode node[KERNELS];
+    MUST(cuGraphCreate(&g, 0));
+    for (int i = 0; i < KERNELS; i++) {
+        index_of[i] = (unsigned)i;
+        params[i][0] = &index_of[i];
+        CUDA_KERNEL_NODE_PARAMS k = {.func = (CUfunction)(void *)step,
+                                     .gridDimX = 1,
+                                     .gridDimY = 1,
+                                     .gridDimZ = 1,
+                                     .blockDimX = 1,
+                                     .blockDimY = 1,
+                                     .blockDimZ = 1,
+                                     .kernelParams = params[i]};
+        MUST(cuGraphAddKernelNode_v2(&node[i], g, i ? &node[i - 1] : NULL, i ? 1 : 0, &k));
+    }
+    if (noted)
+        cudahal_node_time_note(node[30], 50 * MS);
+    CUgraph clone = cudahal_graph_clone(g);
+    EXPECT(clone != NULL);
+    MUST(cuGraphDestroy(g)); /* as an application may, once it instantiated its graph */
+    uint64_t open = cudahal_graph_open_word();
+    EXPECT(open != 0);
+    struct cudahal_graph_twin *twin = NULL;
+    EXPECT(cudahal_graph_twin_build(clone, cudahal_graph_context(), 10 * MS,
+                                    (noted ? 80 : 120) * MS, open, 0, &twin) == 0);
+    if (!twin)
+        return 1;
+    MUST(cuGraphLaunch(cudahal_graph_twin_exec(twin), s));
+    MUST(cuStreamSynchronize(s));
+    EXPECT(ran == KERNELS && order_ok);
+    CUfunction funcs[KERNELS + 1];
+    int after_wait[KERNELS + 1];
+    EXPECT(fake_cuda_graph_last_run(funcs, after_wait, KERNELS + 1) == KERNELS);
+    char got[256] = "", want[256] = "";
+    size_t used = 0, wanted = 0;
+    for (int i = 0; i < KERNELS; i++) {
+        bool expected = noted ? i == 19 || i == 30 || i == 31 || i == 50 : i && i % 5 == 0;
+        if (after_wait[i])
+            used += (size_t)snprintf(got + used, sizeof got - used, " %d", i);
+        if (expected)
+            wanted += (size_t)snprintf(want + wanted, sizeof want - wanted, " %d", i);
+    }
+    printf("wait nodes before kernel nodes:%s\n", got);
+    if (strcmp(got, want)) {
+        printf("FAIL: expected them before:%s\n", want);
+        failures++;
+    }
+    EXPECT(cudahal_graph_twin_gates(twin) == (noted ? 4 : 11));
+    EXPECT(cudahal_graph_twin_noted(twin) == (noted ? 1 : 0));
+    cudahal_graph_twin_destroy(twin);
+    MUST(cuStreamDestroy_v2(s));
+    MUST(cuDevicePrimaryCtxRelease_v2(0));
+    if (!failures)
+        printf("ok %s\n", argv[1]);
+    return failures ? 1 : 0;
+}
