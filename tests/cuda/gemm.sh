@@ -1,6 +1,6 @@
 #!/bin/sh
 # gemm.sh LIB PROGRAM CLIENT CASE [EXPECT]: runs PROGRAM (gemm_slices) with CASE under LIB
-# (libgpuprio-cuda.so), at GPUPRIO_PRIORITY=low, over the fake driver and the fake cuBLASLt,
+# (libgpuprio-cuda.so), at GPUPRIO_PRIORITY=low (or GEMM_PRIORITY), over the fake driver and the fake cuBLASLt,
 # with a device identity (so that processes share a board and gates, Level 2, are used), 4 SMs,
 # GPUPRIO_LOG=debug and a private board directory. With GEMM_HIGH=1, CLIENT (mps_client) runs
 # meanwhile at GPUPRIO_PRIORITY=high, its two streams joined on the board and idle, as an
@@ -100,7 +100,7 @@ held_or_gone() {
 }
 if [ -n "${GEMM_TOOL:-}" ]; then
     mkfifo "$tmp/hold" || exit 1
-    env LD_PRELOAD="$lib" GPUPRIO_PRIORITY=low GPUPRIO_LOG=debug GEMM_HOLD="$tmp/hold" \
+    env LD_PRELOAD="$lib" GPUPRIO_PRIORITY=${GEMM_PRIORITY:-low} GPUPRIO_LOG=debug GEMM_HOLD="$tmp/hold" \
         "$program" "$@" >"$tmp/out" 2>"$tmp/err" &
     low=$!
     wait_for 20 held_or_gone
@@ -123,7 +123,7 @@ if [ -n "${GEMM_TOOL:-}" ]; then
     grep -vx held "$tmp/out"
     [ "$trc" = 0 ] || rc=1
 else
-    env LD_PRELOAD="$lib" GPUPRIO_PRIORITY=low GPUPRIO_LOG=debug "$program" "$@" 2>"$tmp/err"
+    env LD_PRELOAD="$lib" GPUPRIO_PRIORITY=${GEMM_PRIORITY:-low} GPUPRIO_LOG=debug "$program" "$@" 2>"$tmp/err"
     rc=$?
 fi
 cat "$tmp/err" >&2

@@ -70,19 +70,31 @@ static void find_driver(void)
              drv.event_destroy && drv.stream_ctx && drv.ctx_current;
 }
 
+/* Around calls that a capture in progress elsewhere (global mode) might count as unsafe: a GEMM
+ * call goes into a capture as slices with graph gates on, and the clock is then still read. */
+static bool relax(CUstreamCaptureMode *mode)
+{
+    *mode = CU_STREAM_CAPTURE_MODE_RELAXED;
+    return drv.exchange_capture_mode && drv.exchange_capture_mode(mode) == CUDA_SUCCESS;
+}
+
 static void destroy_pair(CUevent start, CUevent end)
 {
+    CUstreamCaptureMode mode;
+    bool relaxed = relax(&mode);
     if (start)
         drv.event_destroy(start);
     if (end)
         drv.event_destroy(end);
+    if (relaxed)
+        drv.exchange_capture_mode(&mode);
 }
 
 /* The pair's time in ns: > 0 done, 0 not yet, < 0 never (the pair is then of no use). */
 static int64_t read_pair(CUevent start, CUevent end)
 {
-    CUstreamCaptureMode mode = CU_STREAM_CAPTURE_MODE_RELAXED;
-    bool relaxed = drv.exchange_capture_mode && drv.exchange_capture_mode(&mode) == CUDA_SUCCESS;
+    CUstreamCaptureMode mode;
+    bool relaxed = relax(&mode);
     int64_t ns = -1;
     CUresult r = drv.event_query(end);
     float ms = 0;

@@ -30,6 +30,7 @@
 #include "cuda_blas_real.h"
 #include "cuda_graph_gate.h"
 #include "gp_options.h"
+#include "gpuprio.h"
 #include "sched_board.h"
 #include "xqueue.h"
 
@@ -40,15 +41,22 @@ static struct cudahal_gemm_when when_of(struct CUstream_st *stream, uint64_t tar
     struct cudahal_gemm_when w = {.device = -1, .target_ns = target_ns};
     core_resolve(); /* the driver, for the stream's queue */
     w.capturing = xq_capturing();
-    /* Into its own stream's capture, with graph gates on: sliced there, a wait node before each
-     * slice in the graph's gated copy. The legacy stream never captures. */
-    w.into_capture = w.capturing && gp_opt_uint(GP_OPT_GRAPH_GATE_US) && stream &&
-                     stream != CU_STREAM_LEGACY && cudahal_graph_stream_capturing(stream) == 1;
     struct xqueue *q = core_queue_of((uintptr_t)stream, false);
+    int priority = GPUPRIO_PRIORITY_NORMAL; /* a stream without a queue: the process's */
     if (q) {
         w.device = q->device;
         w.gated = (atomic_load(&xq_st(q)->gate) & XQ_GATE_DEVICE) != 0;
+        priority = atomic_load(&xq_st(q)->priority);
+    } else {
+        gp_opt_priority(GP_OPT_PRIORITY, &priority);
     }
+    /* Into its own stream's capture, with graph gates on: sliced there, a wait node before each
+     * slice in the graph's gated copy. Not at high priority or above: the graph is then most
+     * likely replayed by the work the others wait for, which slices would only slow down. The
+     * legacy stream never captures. */
+    w.into_capture = w.capturing && gp_opt_uint(GP_OPT_GRAPH_GATE_US) &&
+                     priority < GPUPRIO_PRIORITY_HIGH && stream && stream != CU_STREAM_LEGACY &&
+                     cudahal_graph_stream_capturing(stream) == 1;
     return w;
 }
 
