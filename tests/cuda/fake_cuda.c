@@ -610,6 +610,15 @@ EXPORT CUresult cuStreamCreate(CUstream *phStream, unsigned int Flags)
     return cuStreamCreateWithPriority(phStream, Flags, 0);
 }
 
+/* FAKE_CUDA_STREAM_DESTROY_RETURNS=1: cuStreamDestroy returns at once, as the driver's does, and
+ * the stream's graph launches in flight run on (their progress is never freed); else it waits for
+ * them, as the tests before it expect. */
+static bool destroy_returns_at_once(void)
+{
+    const char *v = getenv("FAKE_CUDA_STREAM_DESTROY_RETURNS");
+    return v && strcmp(v, "1") == 0;
+}
+
 EXPORT CUresult cuStreamDestroy_v2(CUstream hStream)
 {
     NEED_CONTEXT();
@@ -617,7 +626,8 @@ EXPORT CUresult cuStreamDestroy_v2(CUstream hStream)
         return CUDA_ERROR_INVALID_HANDLE;
     if (!lives(hStream->ctx, hStream->generation))
         return stale("stream", hStream);
-    drain(hStream);
+    if (!destroy_returns_at_once())
+        drain(hStream);
     hStream->magic = 0;
     object_free(hStream);
     return CUDA_SUCCESS;
@@ -1050,7 +1060,8 @@ EXPORT CUresult cuStreamGetCaptureInfo_v2(CUstream hStream, CUstreamCaptureStatu
  * with their parameter array (the application's pointer, as a stand-in for the driver's copy); a
  * wait node (one CU_STREAM_MEM_OP_WAIT_VALUE_64, CU_STREAM_WAIT_VALUE_GEQ) really waits until the
  * word passes, and one that held says so on stderr ("fake_cuda: graph wait held N ms after K of M
- * kernel nodes"); the other node types do nothing. An executable graph destroyed while launches of
+ * kernel nodes"; "holding at T ms" when it starts to hold and "opened at T ms" when it opens, T
+ * the wall clock); the other node types do nothing. An executable graph destroyed while launches of
  * it run lives until they are done, as the driver's; one launched after its destruction is
  * reported.
  *
@@ -1665,6 +1676,16 @@ static size_t kernels_of(const struct exec_node *nodes, size_t n)
     return k;
 }
 
+/* When a wait node starts holding and when it opens, in CLOCK_REALTIME ms (the shell's `date
+ * +%s%3N`), for tests that time it against what they do to other processes (graph_chaos.sh). */
+static void say_wait(const char *what, size_t kernels_done, size_t kernels)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    fprintf(stderr, "fake_cuda: graph wait %s at %lld ms after %zu of %zu kernel nodes\n", what,
+            (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000, kernels_done, kernels);
+}
+
 /* A wait node: until the word passes (GEQ, wrap-around), polled every millisecond. */
 static void run_wait(const struct exec_node *n, size_t kernels_done, size_t kernels)
 {
@@ -1684,10 +1705,13 @@ static void run_wait(const struct exec_node *n, size_t kernels_done, size_t kern
             fprintf(stderr, "fake_cuda: error: a graph wait held for a minute\n");
             break;
         }
+        if (held == 0)
+            say_wait("holding", kernels_done, kernels);
         sleep_ms(1);
         held++;
     }
     if (held) {
+        say_wait("opened", kernels_done, kernels);
         atomic_fetch_add(&waits_held, 1);
         fprintf(stderr, "fake_cuda: graph wait held %ld ms after %zu of %zu kernel nodes\n", held,
                 kernels_done, kernels);

@@ -28,18 +28,22 @@
  * also prints how many graph functions of the driver were called (the option off: gpuprio must add
  * none). On stderr: how many graph waits held. graph_gates high FIFO  the neighbour: a kernel on a
  * stream of its own ("ready" on stdout), then, once a line comes through FIFO, kernels of 2 ms for
- * 60 ms, then idle until FIFO gives another line (opened anew).
+ * 60 ms, then idle until FIFO gives another line (opened anew). graph_gates high FIFO hold, and the
+ * cases replay, thread_exit and stream_gone, are graph_chaos.sh's (see chaos_case).
  *
  * A failed call prints FATAL and exits 1.
  */
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cuda_must.h"
 
@@ -148,8 +152,187 @@ static void high(const char *fifo, bool exit_after)
     MUST(cuStreamDestroy(s));
 }
 
+/* ---- graph_chaos.sh's cases: neighbours that die, stop and exit around gated graphs ---- */
+
+#define CHAOS_LAUNCHES 24
+
+/* graph_gates high FIFO hold: as high, but once cued it bursts kernels of 2 ms back to back until
+ * a line comes through FIFO (so it can be killed or stopped while it holds the low program back),
+ * then idles until another line, then exits. */
+static void high_hold(const char *fifo)
+{
+    CUcontext ctx;
+    CUstream s;
+    MUST(cuDevicePrimaryCtxRetain(&ctx, 0));
+    MUST(cuCtxSetCurrent(ctx));
+    MUST(cuStreamCreate(&s, 0));
+    unsigned i = 0;
+    long us = 2000;
+    void *p[2] = {&i, &us};
+    MUST(cuLaunchKernel((CUfunction)(void *)step, 1, 1, 1, 1, 1, 1, 0, s, p, NULL));
+    MUST(cuStreamSynchronize(s));
+    printf("ready\n");
+    fflush(stdout);
+    char line[16];
+    FILE *f = fopen(fifo, "r");
+    if (!f || !fgets(line, sizeof line, f)) {
+        printf("FATAL: no cue through %s\n", fifo);
+        exit(1);
+    }
+    fclose(f);
+    int fd = open(fifo, O_RDONLY | O_NONBLOCK);
+    if (fd < 0) {
+        printf("FATAL: cannot open %s\n", fifo);
+        exit(1);
+    }
+    while (read(fd, line, sizeof line) <= 0) {
+        for (int k = 0; k < 5; k++)
+            MUST(cuLaunchKernel((CUfunction)(void *)step, 1, 1, 1, 1, 1, 1, 0, s, p, NULL));
+        MUST(cuStreamSynchronize(s));
+    }
+    close(fd);
+    f = fopen(fifo, "r");
+    if (!f || !fgets(line, sizeof line, f)) {
+        printf("FATAL: no second line through %s\n", fifo);
+        exit(1);
+    }
+    fclose(f);
+    MUST(cuStreamDestroy(s));
+}
+
+static void cue(const char *go)
+{
+    FILE *f = go ? fopen(go, "w") : NULL;
+    if (go && (!f || fputs("go\n", f) < 0 || fclose(f) != 0)) {
+        printf("FATAL: cannot cue the neighbour through %s\n", go);
+        exit(1);
+    }
+}
+
+/* Launched once on s and waited for, so that its GPU time is learned (as main does). */
+static void learn(CUgraphExec exec, CUstream s)
+{
+    MUST(launch_fn(exec, s));
+    MUST(cuStreamSynchronize(s));
+    int (*drain)(void *, unsigned) =
+        (int (*)(void *, unsigned))dlsym(RTLD_DEFAULT, "gpuprio_stream_drain");
+    if (drain && drain(s, 10000) != 0)
+        printf("FATAL: gpuprio_stream_drain failed\n");
+}
+
+static CUgraphExec chaos_exec;
+static CUstream chaos_stream;
+
+/* thread_exit's first thread: two launches on the main thread's stream, not waited for. */
+static void *launch_and_exit(void *arg)
+{
+    MUST(cuCtxSetCurrent((CUcontext)arg));
+    MUST(launch_fn(chaos_exec, chaos_stream));
+    cue(getenv("GRAPH_GO"));
+    MUST(launch_fn(chaos_exec, chaos_stream));
+    return NULL;
+}
+
+/* stream_gone's first thread: learns on a stream of its own, launches twice more on it and
+ * destroys it, not waiting for them. */
+static void *launch_destroy_and_exit(void *arg)
+{
+    CUstream own;
+    MUST(cuCtxSetCurrent((CUcontext)arg));
+    MUST(cuStreamCreate(&own, 0));
+    learn(chaos_exec, own);
+    MUST(launch_fn(chaos_exec, own));
+    cue(getenv("GRAPH_GO"));
+    MUST(launch_fn(chaos_exec, own));
+    MUST(cuStreamDestroy(own));
+    return NULL;
+}
+
+/* The second thread: three launches on a stream of its own, each waited for. */
+static void *launch_after(void *arg)
+{
+    CUstream own;
+    MUST(cuCtxSetCurrent((CUcontext)arg));
+    MUST(cuStreamCreate(&own, 0));
+    for (int n = 0; n < 3; n++) {
+        MUST(launch_fn(chaos_exec, own));
+        MUST(cuStreamSynchronize(own));
+        printf("second thread, launch %d: acc %016llx, %u kernels\n", n, acc, ran);
+    }
+    MUST(cuStreamDestroy(own));
+    return NULL;
+}
+
+/*
+ * replay        the chain learned, then CHAOS_LAUNCHES launches on one stream, each waited for
+ *               and printed; GRAPH_GO is cued after the first (graph_chaos.sh kills or stops the
+ *               neighbour, or this program, meanwhile);
+ * thread_exit   learned on the main thread's stream; a thread launches it twice there, cues
+ *               GRAPH_GO between, and exits without waiting; then another thread launches it
+ *               on a stream of its own (the driver orders launches of one executable graph);
+ * stream_gone   as thread_exit, but the first thread learns and launches on a stream of its own,
+ *               which it destroys with both launches in flight.
+ */
+static int chaos_case(const char *what)
+{
+    bool thread_exit = strcmp(what, "thread_exit") == 0;
+    bool stream_gone = strcmp(what, "stream_gone") == 0;
+    CUcontext ctx;
+    MUST(cuInit(0));
+    MUST(cuDevicePrimaryCtxRetain(&ctx, 0));
+    MUST(cuCtxSetCurrent(ctx));
+    MUST(cuStreamCreate(&chaos_stream, 0));
+    for (int i = 0; i < KERNELS; i++) {
+        index_of[i] = (unsigned)i + 1;
+        params[i][0] = &index_of[i];
+        params[i][1] = &kernel_us;
+    }
+    CUgraphNode node[KERNELS];
+    CUgraph g = chain(node, -1, NULL);
+    CUdriverProcAddressQueryResult found;
+    MUST(cuGetProcAddress("cuGraphInstantiateWithFlags", (void **)&instantiate_fn, 13000, 0,
+                          &found));
+    MUST(cuGetProcAddress("cuGraphLaunch", (void **)&launch_fn, 13000, 0, &found));
+    MUST(cuGetProcAddress("cuGraphExecDestroy", (void **)&exec_destroy_fn, 13000, 0, &found));
+    MUST(instantiate_fn(&chaos_exec, g, 0));
+    if (!stream_gone) {
+        learn(chaos_exec, chaos_stream);
+        printf("learned: acc %016llx, %u kernels\n", acc, ran);
+    }
+    if (thread_exit || stream_gone) {
+        pthread_t t;
+        if (pthread_create(&t, NULL, thread_exit ? launch_and_exit : launch_destroy_and_exit,
+                           ctx) != 0 ||
+            pthread_join(t, NULL) != 0 || pthread_create(&t, NULL, launch_after, ctx) != 0 ||
+            pthread_join(t, NULL) != 0) {
+            printf("FATAL: a thread failed\n");
+            return 1;
+        }
+    } else {
+        for (int n = 1; n <= CHAOS_LAUNCHES; n++) {
+            MUST(launch_fn(chaos_exec, chaos_stream));
+            if (n == 1)
+                cue(getenv("GRAPH_GO"));
+            MUST(cuStreamSynchronize(chaos_stream));
+            printf("launch %d: acc %016llx, %u kernels\n", n, acc, ran);
+        }
+    }
+    MUST(exec_destroy_fn(chaos_exec));
+    MUST(cuGraphDestroy(g));
+    printf("executable graphs alive: %d\n", fake_cuda_graph_execs_alive());
+    fprintf(stderr, "graph_gates: %d graph waits held\n", fake_cuda_graph_waits_held());
+    MUST(cuStreamDestroy(chaos_stream));
+    MUST(cuDevicePrimaryCtxRelease(0));
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
+    if (argc == 4 && strcmp(argv[1], "high") == 0 && strcmp(argv[3], "hold") == 0) {
+        MUST(cuInit(0));
+        high_hold(argv[2]);
+        return 0;
+    }
     if ((argc == 3 || (argc == 4 && strcmp(argv[3], "exit") == 0)) &&
         strcmp(argv[1], "high") == 0) {
         MUST(cuInit(0));
@@ -157,10 +340,13 @@ int main(int argc, char **argv)
         return 0;
     }
     if (argc != 2) {
-        fprintf(stderr, "usage: graph_gates CASE | graph_gates high FIFO [exit]\n");
+        fprintf(stderr, "usage: graph_gates CASE | graph_gates high FIFO [exit|hold]\n");
         return 2;
     }
     const char *what = argv[1];
+    if (strcmp(what, "replay") == 0 || strcmp(what, "thread_exit") == 0 ||
+        strcmp(what, "stream_gone") == 0)
+        return chaos_case(what);
     bool changed_held = strcmp(what, "changed_held") == 0;
     bool changed_capture = strcmp(what, "changed_capture") == 0;
     bool changed_upload = strcmp(what, "changed_upload") == 0;

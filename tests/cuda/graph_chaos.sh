@@ -1,0 +1,233 @@
+#!/bin/sh
+# graph_chaos.sh CASE LIB PROG - neighbours that die, stop and exit around gated graphs
+# (docs/design.md, "Gates inside graphs"; docs/testing.md, cuda.graph_chaos_*). PROG
+# (graph_gates.c) replays a graph of 40 kernels at low priority under LIB (libgpuprio-cuda.so,
+# GPUPRIO_GRAPH_GATE_US=10000) next to a high-priority neighbour (graph_gates high), on a shared
+# board under /dev/shm (direct gates: Level 2), over the fake driver, whose wait nodes really wait
+# and say when they start holding and when they open (the wall clock, as `date +%s%3N` reads it).
+# The bounds derive from GPUPRIO_WATCHDOG_MS, set here per case; none measures the machine's speed.
+#
+#   kill_high        the neighbour (bursting until told) is SIGKILLed while the low program's graph
+#                    is held at a wait node: that wait opens within 20 + 230 ms of the kill (the
+#                    board's reclaim of the dead's slots, looked for every 20 ms, and chaos.c's
+#                    margin: its HELD_BOUND_MS less the watchdog), WATCHDOG_MS 2000, so that the
+#                    stall watch, which would open it after WATCHDOG_MS, cannot be what did;
+#   stop_high        the neighbour is SIGSTOPped while the graph is held, for 5 * WATCHDOG_MS: the
+#                    wait opens within WATCHDOG_MS + 20 + 230 ms of the stop (the stall watch, its
+#                    20-ms look, and chaos.c's margin) and before SIGCONT; after SIGCONT a later
+#                    wait holds again (the neighbour's priority works again), WATCHDOG_MS 300;
+#   kill_low_held    the low program is SIGKILLed while its graph is held at a wait node,
+#   kill_low_opened  ... or just after its wait opened (the neighbour's burst ended; its gated
+#                    launches in flight): the neighbour then exits 0;
+#   thread_exit      the thread that launched the gated graph twice exits with both in flight
+#                    (held by the neighbour's 60-ms burst), then another thread launches it;
+#   stream_gone      the same, the first thread's stream destroyed with both in flight (the fake's
+#                    cuStreamDestroy returning at once, as the driver's): no wait holds longer than
+#                    WATCHDOG_MS + 20 + 230 ms (WATCHDOG_MS 300).
+# Every case: the low program (but where killed) prints what it prints without gpuprio and exits
+# 0, having gated launches (gpuprio's counts at exit); the neighbour (but where killed) exits 0;
+# the fake reports no misuse ("fake_cuda: error"); nothing hangs (60 s); and once everyone has
+# exited, the board directory is empty (no slot and no file left).
+set -u
+if [ $# != 3 ]; then
+    echo "usage: graph_chaos.sh CASE LIB PROG" >&2
+    exit 2
+fi
+case=$1 lib=$2 prog=$3
+. "$(dirname "$0")/../tools/expect.sh"
+for v in $(env | sed -n 's/^\(GPUPRIO_[A-Za-z0-9_]*\)=.*/\1/p'); do
+    unset "$v"
+done
+tmp=$(mktemp -d /dev/shm/gpuprio-graph-chaos.XXXXXX) || exit 1
+high= low= writer=
+cleanup() {
+    for p in $high $low $writer; do
+        kill -9 "$p" 2>/dev/null
+    done
+    rm -rf "$tmp"
+}
+trap cleanup EXIT
+trap 'exit 1' HUP INT TERM
+export GPUPRIO_BOARD_DIR="$tmp/boards" FAKE_CUDA_BUS_ID="chaos$$"
+mkdir -m 700 "$GPUPRIO_BOARD_DIR"
+HANG_S=60
+low_prog=replay high_mode=hold watchdog=300
+case $case in
+kill_high) watchdog=2000 ;;
+stop_high | kill_low_held | kill_low_opened) ;;
+thread_exit | stream_gone)
+    low_prog=$case high_mode=
+    export FAKE_CUDA_STREAM_DESTROY_RETURNS=1 ;;
+*)
+    echo "graph_chaos.sh: unknown case $case" >&2
+    exit 2 ;;
+esac
+reclaim_bound=$((20 + 230)) held_bound=$((watchdog + 20 + 230))
+status=0
+fail() {
+    echo "FAIL: $*"
+    status=1
+}
+now_ms() {
+    date +%s%3N
+}
+# The times at which the low program's waits started holding, or opened.
+waits() { # holding|opened
+    sed -n "s/^fake_cuda: graph wait $1 at \([0-9]*\) ms .*/\1/p" "$tmp/low.err"
+}
+holding() {
+    [ "$(waits holding | wc -l)" -gt "$(waits opened | wc -l)" ]
+}
+opened_all() {
+    [ "$(waits holding | wc -l)" = "$(waits opened | wc -l)" ]
+}
+gone() {
+    ! kill -0 "$1" 2>/dev/null
+}
+# The first time in LIST (one a line) at or after T, or nothing.
+first_after() { # T LIST
+    echo "$2" | awk -v t="$1" '$1 >= t { print; exit }'
+}
+# One line to the bursting neighbour, which holds the FIFO open while it bursts.
+end_burst() {
+    timeout 10 sh -c 'echo go >"$1"' sh "$tmp/go" || fail "the neighbour took no line to end its burst"
+}
+# Every line the neighbour will read from now on (a writer killed for good afterwards).
+lines_for_high() {
+    (trap '' PIPE; while :; do echo go >"$tmp/go"; done) 2>/dev/null &
+    writer=$!
+}
+# Waits for PID, at most HANG_S; its status in $rc (or "hung").
+reap() { # PID
+    rc=hung
+    if wait_for $HANG_S gone "$1"; then
+        wait "$1"
+        rc=$?
+    fi
+}
+
+export GPUPRIO_GRAPH_GATE_US=10000 GPUPRIO_WATCHDOG_MS=$watchdog
+case $case in
+kill_low_*) ;;
+*)
+    "$prog" "$low_prog" >"$tmp/native.out" 2>"$tmp/native.err"
+    native=$?
+    [ $native = 0 ] || fail "exit status $native without gpuprio" ;;
+esac
+
+mkfifo "$tmp/ready" "$tmp/go" || exit 1
+# A long grace keeps the bursting neighbour active between its bursts however slow its host code
+# is (a sanitizer), so that the low program stays held until this script acts.
+LD_PRELOAD="$lib" GPUPRIO_PRIORITY=high GPUPRIO_GRACE_US=50000 "$prog" high "$tmp/go" $high_mode \
+    >"$tmp/ready" 2>"$tmp/high.err" &
+high=$!
+read -r ready <"$tmp/ready"
+if [ "$ready" != ready ]; then
+    echo "FAIL: the high-priority neighbour did not start"
+    cat "$tmp/high.err"
+    exit 1
+fi
+GRAPH_GO="$tmp/go" LD_PRELOAD="$lib" GPUPRIO_PRIORITY=low GPUPRIO_LOG=info "$prog" "$low_prog" \
+    >"$tmp/shim.out" 2>"$tmp/low.err" &
+low=$!
+
+if [ -n "$high_mode" ]; then
+    wait_for $HANG_S holding || fail "no wait node held the low program's graph"
+fi
+case $case in
+kill_high)
+    at=$(now_ms)
+    kill -9 "$high"
+    reap "$high"
+    high=
+    [ "$rc" = 137 ] || fail "the killed neighbour ended with $rc"
+    reap "$low"
+    shimmed=$rc low=
+    opened=$(first_after "$at" "$(waits opened)")
+    if [ -z "$opened" ] || [ $((opened - at)) -gt $reclaim_bound ]; then
+        fail "the wait held at the kill opened $([ -n "$opened" ] && echo "$((opened - at)) ms after it" || echo never) (bound $reclaim_bound ms: the dead's slots are reclaimed; watchdog $watchdog ms)"
+    else
+        echo "the wait held at the kill opened $((opened - at)) ms after it (bound $reclaim_bound ms)"
+    fi ;;
+stop_high)
+    stop_ms=$((5 * watchdog))
+    at=$(now_ms)
+    kill -STOP "$high"
+    sleep "$((stop_ms / 1000)).$(printf %03d $((stop_ms % 1000)))"
+    cont=$(now_ms)
+    kill -CONT "$high"
+    opened=$(first_after "$at" "$(waits opened)")
+    if [ -z "$opened" ] || [ "$opened" -ge "$cont" ] || [ $((opened - at)) -gt $held_bound ]; then
+        fail "the wait held at the stop opened $([ -n "$opened" ] && echo "$((opened - at)) ms after it" || echo "not before SIGCONT") (stopped for $((cont - at)) ms; bound $held_bound ms: the stall watch)"
+    else
+        echo "the wait held at the stop opened $((opened - at)) ms after it (bound $held_bound ms; stopped for $((cont - at)) ms)"
+    fi
+    again_after_cont() {
+        [ -n "$(first_after "$cont" "$(waits holding)")" ] || gone "$low"
+    }
+    wait_for $HANG_S again_after_cont
+    again=$(first_after "$cont" "$(waits holding)")
+    if [ -z "$again" ]; then
+        fail "no wait held after SIGCONT: the neighbour's priority did not work again"
+    else
+        echo "after SIGCONT, a wait held again $((again - cont)) ms later"
+    fi
+    end_burst
+    reap "$low"
+    shimmed=$rc low=
+    lines_for_high
+    reap "$high"
+    high=
+    [ "$rc" = 0 ] || fail "the neighbour ended with $rc" ;;
+kill_low_*)
+    if [ "$case" = kill_low_opened ]; then
+        end_burst
+        wait_for $HANG_S opened_all || fail "the wait did not open once the burst ended"
+    fi
+    kill -9 "$low"
+    reap "$low"
+    [ "$rc" = 137 ] || fail "the killed low program ended with $rc"
+    low=
+    [ "$case" = kill_low_opened ] || end_burst
+    lines_for_high
+    reap "$high"
+    high=
+    [ "$rc" = 0 ] || fail "the neighbour ended with $rc" ;;
+thread_exit | stream_gone)
+    reap "$low"
+    shimmed=$rc low=
+    lines_for_high
+    reap "$high"
+    high=
+    [ "$rc" = 0 ] || fail "the neighbour ended with $rc"
+    [ "$(waits opened | wc -l)" -gt 0 ] || fail "no wait node held while the first thread exited"
+    long=$(sed -n 's/^fake_cuda: graph wait held \([0-9]*\) ms .*/\1/p' "$tmp/low.err" |
+        awk -v b=$held_bound '$1 > b')
+    [ -z "$long" ] || fail "a wait held longer than $held_bound ms: $(echo $long) ms" ;;
+esac
+[ -z "$writer" ] || kill -9 "$writer" 2>/dev/null
+writer=
+grep -v '^fake_cuda: graph wait \(holding\|opened\)' "$tmp/low.err"
+
+case $case in
+kill_low_*) ;;
+*)
+    if ! diff -u "$tmp/native.out" "$tmp/shim.out"; then
+        fail "stdout differs under gpuprio"
+    fi
+    [ "$shimmed" = 0 ] || fail "exit status $shimmed under gpuprio (0 without)"
+    grep -Eq '^gpuprio: info: graph launches: [1-9][0-9]* gated' "$tmp/low.err" ||
+        fail "gpuprio gated no launch" ;;
+esac
+if grep -q "fake_cuda: error" "$tmp/low.err" "$tmp/high.err"; then
+    fail "the fake driver reported a misuse"
+fi
+left=$(ls -A "$GPUPRIO_BOARD_DIR")
+[ -z "$left" ] || fail "left in the board directory once everyone exited: $left"
+if [ $status != 0 ]; then
+    echo "the neighbour's stderr:"
+    cat "$tmp/high.err"
+else
+    echo "ok: $case"
+fi
+exit $status
