@@ -1069,11 +1069,11 @@ EXPORT CUresult cuStreamGetCaptureInfo_v2(CUstream hStream, CUstreamCaptureStatu
  * cuGraphAddBatchMemOpNode fail. A graph handle that is not one of these
  * (tests/cuda/cuda_shim_test.c passes a pointer to any memory) instantiates as before: a token
  * whose launch checks the stream only. Tests read fake_cuda_graph_calls (every call of a graph
- * function), fake_cuda_graph_execs_alive, fake_cuda_graph_waits_held, and
- * fake_cuda_graph_last_run: the kernel nodes of the last launch that ran, in the order they ran,
- * each with its function and whether a wait node is among its dependencies (so which kernel
- * each wait node precedes). cuGraphNodeFindInClone finds a node's copy in a graph cloned from
- * its own.
+ * function), fake_cuda_graph_execs_alive, fake_cuda_graph_waits_held,
+ * fake_cuda_graph_waits_holding (now), and fake_cuda_graph_last_run: the kernel nodes of the last
+ * launch that ran, in the order they ran, each with its function and whether a wait node is among
+ * its dependencies (so which kernel each wait node precedes). cuGraphNodeFindInClone finds a
+ * node's copy in a graph cloned from its own.
  */
 #define GRAPH_MAGIC 0x6a4fu
 #define NODE_MAGIC 0x40deu
@@ -1120,7 +1120,7 @@ struct CUgraphExec_st {
     struct progress order; /* its launches, which run one after the other whatever their stream */
 };
 
-static atomic_int graph_calls, execs_alive, waits_held;
+static atomic_int graph_calls, execs_alive, waits_held, waits_holding;
 #define GRAPH_CALL() atomic_fetch_add(&graph_calls, 1)
 
 EXPORT int fake_cuda_graph_calls(void);
@@ -1132,6 +1132,11 @@ EXPORT int fake_cuda_graph_execs_alive(void);
 EXPORT int fake_cuda_graph_execs_alive(void)
 {
     return atomic_load(&execs_alive);
+}
+EXPORT int fake_cuda_graph_waits_holding(void);
+EXPORT int fake_cuda_graph_waits_holding(void)
+{
+    return atomic_load(&waits_holding);
 }
 EXPORT int fake_cuda_graph_waits_held(void);
 EXPORT int fake_cuda_graph_waits_held(void)
@@ -1705,13 +1710,16 @@ static void run_wait(const struct exec_node *n, size_t kernels_done, size_t kern
             fprintf(stderr, "fake_cuda: error: a graph wait held for a minute\n");
             break;
         }
-        if (held == 0)
+        if (held == 0) {
+            atomic_fetch_add(&waits_holding, 1);
             say_wait("holding", kernels_done, kernels);
+        }
         sleep_ms(1);
         held++;
     }
     if (held) {
         say_wait("opened", kernels_done, kernels);
+        atomic_fetch_sub(&waits_holding, 1);
         atomic_fetch_add(&waits_held, 1);
         fprintf(stderr, "fake_cuda: graph wait held %ld ms after %zu of %zu kernel nodes\n", held,
                 kernels_done, kernels);

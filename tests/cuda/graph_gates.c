@@ -53,6 +53,7 @@
 int fake_cuda_graph_calls(void);
 int fake_cuda_graph_execs_alive(void);
 int fake_cuda_graph_waits_held(void);
+int fake_cuda_graph_waits_holding(void);
 
 static void sleep_us(long us)
 {
@@ -223,6 +224,22 @@ static void learn(CUgraphExec exec, CUstream s)
 static CUgraphExec chaos_exec;
 static CUstream chaos_stream;
 
+/* With a neighbour (GRAPH_GO), until a wait node holds (at most 10 s): the first thread then
+ * goes on with its launches held on the device, however late the neighbour's burst began. */
+static void until_held(void)
+{
+    for (int ms = 0; getenv("GRAPH_GO") && ms < 10000 && !fake_cuda_graph_waits_holding(); ms++)
+        sleep_us(1000);
+}
+
+/* The wall clock in ms, as the fake says when a wait node holds and opens. */
+static long long wall_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
 /* thread_exit's first thread: two launches on the main thread's stream, not waited for. */
 static void *launch_and_exit(void *arg)
 {
@@ -230,6 +247,7 @@ static void *launch_and_exit(void *arg)
     MUST(launch_fn(chaos_exec, chaos_stream));
     cue(getenv("GRAPH_GO"));
     MUST(launch_fn(chaos_exec, chaos_stream));
+    until_held();
     return NULL;
 }
 
@@ -244,6 +262,7 @@ static void *launch_destroy_and_exit(void *arg)
     MUST(launch_fn(chaos_exec, own));
     cue(getenv("GRAPH_GO"));
     MUST(launch_fn(chaos_exec, own));
+    until_held();
     MUST(cuStreamDestroy(own));
     return NULL;
 }
@@ -265,11 +284,13 @@ static void *launch_after(void *arg)
 
 /*
  * replay        the chain learned, then CHAOS_LAUNCHES launches on one stream, each waited for
- *               and printed; GRAPH_GO is cued after the first (graph_chaos.sh kills or stops the
- *               neighbour, or this program, meanwhile);
+ *               and printed (on stderr, when each launch call was made and returned); GRAPH_GO is
+ *               cued after the first (graph_chaos.sh kills or stops the neighbour, or this
+ *               program, meanwhile);
  * thread_exit   learned on the main thread's stream; a thread launches it twice there, cues
- *               GRAPH_GO between, and exits without waiting; then another thread launches it
- *               on a stream of its own (the driver orders launches of one executable graph);
+ *               GRAPH_GO between, and exits without waiting once a wait node holds; then another
+ *               thread launches it on a stream of its own (the driver orders launches of one
+ *               executable graph);
  * stream_gone   as thread_exit, but the first thread learns and launches on a stream of its own,
  *               which it destroys with both launches in flight.
  */
@@ -310,7 +331,10 @@ static int chaos_case(const char *what)
         }
     } else {
         for (int n = 1; n <= CHAOS_LAUNCHES; n++) {
+            /* On stderr: a launch held on the host shows as one called and not yet returned. */
+            fprintf(stderr, "graph_gates: launch %d called at %lld ms\n", n, wall_ms());
             MUST(launch_fn(chaos_exec, chaos_stream));
+            fprintf(stderr, "graph_gates: launch %d returned at %lld ms\n", n, wall_ms());
             if (n == 1)
                 cue(getenv("GRAPH_GO"));
             MUST(cuStreamSynchronize(chaos_stream));
