@@ -224,12 +224,23 @@ static void learn(CUgraphExec exec, CUstream s)
 static CUgraphExec chaos_exec;
 static CUstream chaos_stream;
 
-/* With a neighbour (GRAPH_GO), until a wait node holds (at most 10 s): the first thread then
- * goes on with its launches held on the device, however late the neighbour's burst began. */
-static void until_held(void)
+#define FIRST_THREAD_LAUNCHES 4
+
+/* The first thread's launches are made (none held on the host: the neighbour is idle); then,
+ * with a neighbour (GRAPH_GO), it is cued, and the thread waits until a wait node holds them (at
+ * most 10 s), so that it goes on with its launches held on the device, and says so on stderr. */
+static void launch_then_cue(CUstream s)
 {
-    for (int ms = 0; getenv("GRAPH_GO") && ms < 10000 && !fake_cuda_graph_waits_holding(); ms++)
+    for (int n = 0; n < FIRST_THREAD_LAUNCHES; n++)
+        MUST(launch_fn(chaos_exec, s));
+    if (!getenv("GRAPH_GO"))
+        return;
+    cue(getenv("GRAPH_GO"));
+    int ms = 0;
+    for (; ms < 10000 && !fake_cuda_graph_waits_holding(); ms++)
         sleep_us(1000);
+    fprintf(stderr, "graph_gates: the first thread goes on %s\n",
+            ms < 10000 ? "while a wait node holds its launches" : "with no wait node holding");
 }
 
 /* The wall clock in ms, as the fake says when a wait node holds and opens. */
@@ -240,29 +251,23 @@ static long long wall_ms(void)
     return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* thread_exit's first thread: two launches on the main thread's stream, not waited for. */
+/* thread_exit's first thread: launches on the main thread's stream, not waited for. */
 static void *launch_and_exit(void *arg)
 {
     MUST(cuCtxSetCurrent((CUcontext)arg));
-    MUST(launch_fn(chaos_exec, chaos_stream));
-    cue(getenv("GRAPH_GO"));
-    MUST(launch_fn(chaos_exec, chaos_stream));
-    until_held();
+    launch_then_cue(chaos_stream);
     return NULL;
 }
 
-/* stream_gone's first thread: learns on a stream of its own, launches twice more on it and
- * destroys it, not waiting for them. */
+/* stream_gone's first thread: learns on a stream of its own, launches more on it and destroys
+ * it, not waiting for them. */
 static void *launch_destroy_and_exit(void *arg)
 {
     CUstream own;
     MUST(cuCtxSetCurrent((CUcontext)arg));
     MUST(cuStreamCreate(&own, 0));
     learn(chaos_exec, own);
-    MUST(launch_fn(chaos_exec, own));
-    cue(getenv("GRAPH_GO"));
-    MUST(launch_fn(chaos_exec, own));
-    until_held();
+    launch_then_cue(own);
     MUST(cuStreamDestroy(own));
     return NULL;
 }
@@ -287,12 +292,12 @@ static void *launch_after(void *arg)
  *               and printed (on stderr, when each launch call was made and returned); GRAPH_GO is
  *               cued after the first (graph_chaos.sh kills or stops the neighbour, or this
  *               program, meanwhile);
- * thread_exit   learned on the main thread's stream; a thread launches it twice there, cues
- *               GRAPH_GO between, and exits without waiting once a wait node holds; then another
+ * thread_exit   learned on the main thread's stream; a thread launches it there 4 times, cues
+ *               GRAPH_GO, and once a wait node holds them exits without waiting; then another
  *               thread launches it on a stream of its own (the driver orders launches of one
  *               executable graph);
  * stream_gone   as thread_exit, but the first thread learns and launches on a stream of its own,
- *               which it destroys with both launches in flight.
+ *               which it destroys with the launches in flight.
  */
 static int chaos_case(const char *what)
 {
