@@ -41,6 +41,7 @@
 #include "gp_lockrank.h"
 #include "gp_log.h"
 #include "gp_options.h"
+#include "gp_thread.h"
 #include "xc_cost.h"
 #include "xq_admission.h"
 #include "xqueue.h"
@@ -67,7 +68,7 @@ struct graph_exec {
     bool launched;      /* it was launched (not into a capture) */
     bool last_known;    /* last_stream and last_thread are its last launch's */
     CUstream last_stream;
-    pthread_t last_thread;
+    uint64_t last_thread; /* gp_thread_serial: a pthread_t passes on to a later thread */
 };
 
 #define BUCKETS 256
@@ -257,7 +258,7 @@ static bool same_stream(const struct graph_exec *x, CUstream s)
 {
     bool special = s == NULL || s == CU_STREAM_LEGACY || s == CU_STREAM_PER_THREAD;
     return x->launched && x->last_known && x->last_stream == s &&
-           (!special || pthread_equal(x->last_thread, pthread_self()));
+           (!special || x->last_thread == gp_thread_serial());
 }
 
 /* The gated copy is given up for good (x->mu held): a launch of the application's own executable
@@ -384,7 +385,7 @@ static CUresult launch(const struct core_call *c, CUresult (*real)(CUgraphExec, 
         x->launched = true;
         x->last_known = into_capture == 0;
         x->last_stream = named;
-        x->last_thread = pthread_self();
+        x->last_thread = gp_thread_serial();
         if (use != e) {
             x->twin_launched = true;
             cudahal_graph_twin_launched(x->twin, named);
