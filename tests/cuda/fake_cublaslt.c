@@ -24,6 +24,9 @@
  *   FAKE_CUBLASLT_CHECK_FAIL=1   cublasLtMatmulAlgoCheck refuses every algorithm
  *   FAKE_CUBLASLT_FAIL_AFTER=N   every cublasLtMatmul after the first N returns
  *                                CUBLAS_STATUS_EXECUTION_FAILED (13) and computes nothing
+ *   FAKE_CUBLASLT_NO_MATH=1      GEMMs (its own and the fake cuBLAS's) write nothing, the clock
+ *                                advanced as ever: for benchmarks of what a call costs the host
+ *                                (bench/blas_cost.c), where the arithmetic would hide it
  */
 #include "fake_cublaslt.h"
 
@@ -514,7 +517,20 @@ EXPORT bool fake_cublaslt_capture(struct CUstream_st *stream, void (*fn)(void *)
     return true;
 }
 
-/* Runs a checked float GEMM. */
+/* FAKE_CUBLASLT_NO_MATH, read once. */
+static bool no_math(void)
+{
+    static atomic_int cached = -1;
+    int v = atomic_load_explicit(&cached, memory_order_relaxed);
+    if (v < 0) {
+        const char *e = getenv("FAKE_CUBLASLT_NO_MATH");
+        v = e && *e == '1';
+        atomic_store_explicit(&cached, v, memory_order_relaxed);
+    }
+    return v;
+}
+
+/* Runs a checked float GEMM (none with FAKE_CUBLASLT_NO_MATH). */
 static void compute(const struct fake_desc *f, const struct fake_layout *la,
                     const struct fake_layout *lb, const struct fake_layout *lc,
                     const struct fake_layout *ld, const float *A, const float *B, const float *C,
@@ -525,6 +541,8 @@ static void compute(const struct fake_desc *f, const struct fake_layout *la,
     uint32_t e = (uint32_t)desc_get(f, CUDAHAL_LT_DESC_EPILOGUE);
     const float *bias = (const float *)(uintptr_t)desc_get(f, CUDAHAL_LT_DESC_BIAS_POINTER);
     uint64_t k = ta ? la->rows : la->cols;
+    if (no_math())
+        return;
     for (uint64_t j = 0; j < ld->cols; j++)
         for (uint64_t i = 0; i < ld->rows; i++) {
             float sum = 0;

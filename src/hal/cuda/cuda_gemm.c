@@ -18,6 +18,7 @@
 #include "cuda_gemm.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -28,6 +29,7 @@
 #include "cuda_compat.h"
 #include "cuda_gemm_clock.h"
 #include "cuda_node_time.h"
+#include "gp_lockrank.h"
 #include "gp_log.h"
 
 /* ---- the application's cuBLASLt ---- */
@@ -451,14 +453,30 @@ static uint32_t sms_of(int device, int32_t target)
 
 /* ---- reading the whole call ---- */
 
-/* The shape of call c: 0, or -ENOTSUP when it is not one that slices exactly (a batch of more
- * than one item only where batches_ok, every matrix with as many, and no bias). */
-static int read_shape(const struct cudahal_gemm_call *c, bool batches_ok, struct shape *s)
+/* What a call's descriptor, layouts and algorithm say, all of it in their bytes: cuBLASLt's are
+ * semi-opaque plain data (cublasLtMatmulDescOpaque_t and the others, which cuBLASLt allocates at
+ * exactly that size and an application may place in memory of its own), so a copy is the same
+ * descriptor, and equal bytes read as equal attributes. */
+struct form {
+    cudahal_lt_desc_opaque desc;
+    cudahal_lt_layout_opaque layouts[4]; /* A, B, C, D */
+    cudahal_lt_algo algo;
+    uint64_t batches_ok;
+};
+_Static_assert(sizeof(cudahal_lt_desc_opaque) % 16 == 0 && sizeof(cudahal_lt_algo) % 16 == 0 &&
+                   sizeof(cudahal_lt_layout_opaque) >= 32,
+               "form_hash reads whole pairs of words");
+
+/* The shape in form f (read from its copies, so that what is remembered of f is what f says): 0,
+ * or -ENOTSUP when it is not one that slices exactly (a batch of more than one item only where
+ * batches_ok, every matrix with as many, and no bias). The call's pointers are not looked at. */
+static int read_form(struct form *f, struct shape *s)
 {
     memset(s, 0, sizeof *s);
-    if (!c->algo || read_desc(c->desc, s) || read_mat(c->Adesc, batches_ok, &s->a) ||
-        read_mat(c->Bdesc, batches_ok, &s->b) || read_mat(c->Cdesc, batches_ok, &s->c) ||
-        read_mat(c->Ddesc, batches_ok, &s->d))
+    bool batches_ok = f->batches_ok != 0;
+    if (read_desc(&f->desc, s) || read_mat(&f->layouts[0], batches_ok, &s->a) ||
+        read_mat(&f->layouts[1], batches_ok, &s->b) ||
+        read_mat(&f->layouts[2], batches_ok, &s->c) || read_mat(&f->layouts[3], batches_ok, &s->d))
         return -ENOTSUP;
     s->m = s->d.rows;
     s->n = s->d.cols;
@@ -469,11 +487,148 @@ static int read_shape(const struct cudahal_gemm_call *c, bool batches_ok, struct
                 (tb ? s->b.cols : s->b.rows) == s->k && s->c.rows == s->m && s->c.cols == s->n;
     bool batches = s->a.batch == s->d.batch && s->b.batch == s->d.batch &&
                    s->c.batch == s->d.batch && (s->batch == 1 || !s->bias);
-    if (!dims || !batches || !c->A || !c->B || !c->D || !placed_apart(c, s))
+    if (!dims || !batches)
         return -ENOTSUP;
-    s->bias_esize = s->bias ? bias_size(c->desc, s) : 0;
-    read_tile(c->algo, s);
+    s->bias_esize = s->bias ? bias_size(&f->desc, s) : 0;
+    read_tile(&f->algo, s);
     return 0;
+}
+
+/*
+ * Forms read before, and what they read as. Every cublasLtMatmul of every process is read while
+ * slicing is on (the default), and reading one through cuBLASLt is some 60 attribute calls (about
+ * 1.5 us of the host's time with CUDA 13's cuBLASLt), for calls that mostly repeat a few forms.
+ * An entry is found by its form's bytes and holds only what those bytes say, so a stale one
+ * cannot be found: a descriptor changed, destroyed or reused at another address reads as the
+ * bytes it has now (bytes a library leaves unset only make a form miss). A table like the clock's
+ * (open addressing, the least recently used entry of a probe run replaced); the library is read
+ * outside its lock.
+ */
+#define FORM_SLOTS 256
+#define FORM_PROBE 8
+
+struct form_entry {
+    struct form form;
+    bool used;
+    int read; /* read_form's answer */
+    struct shape shape;
+    uint64_t last_use;
+};
+
+static struct form_entry forms[FORM_SLOTS];
+static uint64_t forms_clock;
+static pthread_mutex_t forms_mu = PTHREAD_MUTEX_INITIALIZER;
+
+/* Where the parts of a call's form lie (the application's objects). */
+struct form_parts {
+    const void *at[6];
+};
+static const size_t part_size[6] = {
+    sizeof(cudahal_lt_desc_opaque),   sizeof(cudahal_lt_layout_opaque),
+    sizeof(cudahal_lt_layout_opaque), sizeof(cudahal_lt_layout_opaque),
+    sizeof(cudahal_lt_layout_opaque), sizeof(cudahal_lt_algo)};
+_Static_assert(offsetof(struct form, layouts) == sizeof(cudahal_lt_desc_opaque) &&
+                   offsetof(struct form, algo) ==
+                       sizeof(cudahal_lt_desc_opaque) + 4 * sizeof(cudahal_lt_layout_opaque) &&
+                   offsetof(struct form, batches_ok) ==
+                       offsetof(struct form, algo) + sizeof(cudahal_lt_algo),
+               "a form is its parts one after the other");
+
+/* The slot a form's run starts at, from the words of each part that tell forms apart best: all
+ * of the descriptor's (where a bias pointer, one per layer of a model, may lie anywhere) and the
+ * algorithm's, a layout's first (type and sizes); the entry's bytes are compared in full. Two
+ * words at a time, so that the multiplies overlap. */
+static const size_t part_hashed_words[6] = {sizeof(cudahal_lt_desc_opaque) / 8, 4, 4, 4, 4,
+                                            sizeof(cudahal_lt_algo) / 8};
+static size_t form_hash(const struct form_parts *p, bool batches_ok)
+{
+    uint64_t h0 = 0x9e3779b97f4a7c15ull ^ batches_ok, h1 = 0xbf58476d1ce4e5b9ull;
+    for (size_t i = 0; i < 6; i++)
+        for (size_t w = 0; w + 1 < part_hashed_words[i]; w += 2) {
+            uint64_t a, b;
+            memcpy(&a, (const char *)p->at[i] + w * sizeof a, sizeof a);
+            memcpy(&b, (const char *)p->at[i] + (w + 1) * sizeof b, sizeof b);
+            h0 = (h0 ^ a) * 0x9e3779b97f4a7c15ull;
+            h1 = (h1 ^ b) * 0x94d049bb133111ebull;
+            h0 ^= h0 >> 32;
+            h1 ^= h1 >> 32;
+        }
+    uint64_t h = h0 ^ (h1 * 3);
+    h ^= h >> 29;
+    h *= 0xbf58476d1ce4e5b9ull;
+    h ^= h >> 32;
+    return (size_t)(h % FORM_SLOTS);
+}
+
+static bool form_is(const struct form *f, const struct form_parts *p, bool batches_ok)
+{
+    const char *at = (const char *)f;
+    for (size_t i = 0; i < 6; at += part_size[i], i++)
+        if (memcmp(at, p->at[i], part_size[i]))
+            return false;
+    return f->batches_ok == batches_ok;
+}
+
+/* The entry of the form in p, or NULL (forms_mu held); with claim, a new one (unread) in the least
+ * recently used slot of its probe run. */
+static struct form_entry *form_entry_of(const struct form_parts *p, bool batches_ok, size_t h,
+                                        bool claim)
+{
+    struct form_entry *victim = NULL;
+    for (size_t i = 0; i < FORM_PROBE; i++) {
+        struct form_entry *e = &forms[(h + i) % FORM_SLOTS];
+        if (e->used && form_is(&e->form, p, batches_ok)) {
+            e->last_use = ++forms_clock;
+            return e;
+        }
+        if (!victim || !e->used || (victim->used && e->last_use < victim->last_use))
+            victim = e;
+    }
+    if (!claim)
+        return NULL;
+    victim->used = true;
+    victim->last_use = ++forms_clock;
+    return victim;
+}
+
+/* read_form of the form in p, remembered: compared and hashed where the call's objects lie, copied
+ * only to be read (so that what is remembered is what was read). */
+static int recall_form(const struct form_parts *p, bool batches_ok, struct shape *s)
+{
+    size_t h = form_hash(p, batches_ok);
+    gp_mutex_lock(&forms_mu, GP_RANK_GEMM_FORMS);
+    struct form_entry *e = form_entry_of(p, batches_ok, h, false);
+    int r = e ? e->read : 0;
+    if (e)
+        *s = e->shape;
+    gp_mutex_unlock(&forms_mu, GP_RANK_GEMM_FORMS);
+    if (e)
+        return r;
+    struct form f = {.batches_ok = batches_ok};
+    char *at = (char *)&f;
+    for (size_t i = 0; i < 6; at += part_size[i], i++)
+        memcpy(at, p->at[i], part_size[i]);
+    r = read_form(&f, s);
+    gp_mutex_lock(&forms_mu, GP_RANK_GEMM_FORMS);
+    e = form_entry_of(p, batches_ok, h, true);
+    e->form = f;
+    e->read = r;
+    e->shape = *s;
+    gp_mutex_unlock(&forms_mu, GP_RANK_GEMM_FORMS);
+    return r;
+}
+
+/* The shape of call c: 0, or -ENOTSUP when it is not one that slices exactly (read_form's
+ * rules; and C equal to D or apart from it, D apart from A and B). */
+static int read_shape(const struct cudahal_gemm_call *c, bool batches_ok, struct shape *s)
+{
+    memset(s, 0, sizeof *s);
+    if (!c->algo || !c->desc || !c->Adesc || !c->Bdesc || !c->Cdesc || !c->Ddesc)
+        return -ENOTSUP;
+    struct form_parts p = {{c->desc, c->Adesc, c->Bdesc, c->Cdesc, c->Ddesc, c->algo}};
+    if (recall_form(&p, batches_ok, s))
+        return -ENOTSUP;
+    return c->A && c->B && c->D && placed_apart(c, s) ? 0 : -ENOTSUP;
 }
 
 static void key_of(const struct cudahal_gemm_call *c, const struct shape *s,

@@ -80,6 +80,8 @@ static bool relax(CUstreamCaptureMode *mode)
 
 static void destroy_pair(CUevent start, CUevent end)
 {
+    if (!start && !end) /* no driver call: the capture mode is not exchanged for nothing */
+        return;
     CUstreamCaptureMode mode;
     bool relaxed = relax(&mode);
     if (start)
@@ -128,12 +130,12 @@ static size_t key_hash(const struct cudahal_gemm_key *key)
     return (size_t)(h % CLOCK_SLOTS);
 }
 
-/* key's entry, or NULL; with claim, a new one in the least recently used slot of its probe run
- * (whose events in flight, if any, go to stale_start and stale_end for the caller to destroy). */
-static struct clock_entry *entry_of(const struct cudahal_gemm_key *key, bool claim,
+/* key's entry (h its key_hash), or NULL; with claim, a new one in the least recently used slot of
+ * its probe run (whose events in flight, if any, go to stale_start and stale_end for the caller to
+ * destroy). */
+static struct clock_entry *entry_of(const struct cudahal_gemm_key *key, size_t h, bool claim,
                                     CUevent *stale_start, CUevent *stale_end)
 {
-    size_t h = key_hash(key);
     struct clock_entry *victim = NULL;
     for (size_t i = 0; i < CLOCK_PROBE; i++) {
         struct clock_entry *e = &table[(h + i) % CLOCK_SLOTS];
@@ -154,25 +156,44 @@ static struct clock_entry *entry_of(const struct cudahal_gemm_key *key, bool cla
 
 /* ---- learning ---- */
 
+/* A call of e's key is being made (table_mu held): its learned time, and whether to time it. */
+static uint64_t count_call(struct clock_entry *e, bool *time_this)
+{
+    e->calls++;
+    *time_this = !e->end && (!e->learned_ns || e->calls % CUDAHAL_GEMM_RETIME == 0);
+    return e->learned_ns;
+}
+
+/* Every GEMM call of every process comes here while slicing is on, so the common case (no timing
+ * of the key in flight) takes the lock once, hashes once and calls no driver function; only a
+ * timing in flight is taken out to be read outside the lock. */
 uint64_t cudahal_gemm_clock_learned(const struct cudahal_gemm_key *key, bool *time_this)
 {
     *time_this = false;
     pthread_once(&drv_once, find_driver);
     if (!drv.ok)
         return 0;
+    size_t h = key_hash(key);
     gp_mutex_lock(&table_mu, GP_RANK_GEMM_TIMES);
-    struct clock_entry *e = entry_of(key, false, NULL, NULL);
-    CUevent start = e ? e->start : NULL, end = e ? e->end : NULL;
-    if (e)
-        e->start = e->end = NULL;
+    struct clock_entry *e = entry_of(key, h, false, NULL, NULL);
+    uint64_t learned = 0;
+    if (!e || !e->end) {
+        if (e)
+            learned = count_call(e, time_this);
+        else
+            *time_this = true;
+        gp_mutex_unlock(&table_mu, GP_RANK_GEMM_TIMES);
+        return learned;
+    }
+    CUevent start = e->start, end = e->end;
+    e->start = e->end = NULL;
     gp_mutex_unlock(&table_mu, GP_RANK_GEMM_TIMES);
-    int64_t ns = end ? read_pair(start, end) : -1;
+    int64_t ns = read_pair(start, end);
     if (ns != 0)
         destroy_pair(start, end);
 
     gp_mutex_lock(&table_mu, GP_RANK_GEMM_TIMES);
-    e = entry_of(key, false, NULL, NULL);
-    uint64_t learned = 0;
+    e = entry_of(key, h, false, NULL, NULL);
     if (e) {
         if (ns > 0 && (!e->learned_ns || (uint64_t)ns < e->learned_ns))
             e->learned_ns = (uint64_t)ns;
@@ -181,9 +202,7 @@ uint64_t cudahal_gemm_clock_learned(const struct cudahal_gemm_key *key, bool *ti
             e->end = end;
             start = end = NULL;
         }
-        learned = e->learned_ns;
-        e->calls++;
-        *time_this = !e->end && (!learned || e->calls % CUDAHAL_GEMM_RETIME == 0);
+        learned = count_call(e, time_this);
     } else {
         *time_this = true;
     }
@@ -224,7 +243,7 @@ void cudahal_gemm_clock_end(void *token, struct CUstream_st *stream, bool ok)
     if (!ok || drv.event_record(t->end, stream) != CUDA_SUCCESS)
         goto drop;
     gp_mutex_lock(&table_mu, GP_RANK_GEMM_TIMES);
-    struct clock_entry *e = entry_of(&t->key, true, &stale_start, &stale_end);
+    struct clock_entry *e = entry_of(&t->key, key_hash(&t->key), true, &stale_start, &stale_end);
     if (!e->end) {
         e->start = t->start;
         e->end = t->end;

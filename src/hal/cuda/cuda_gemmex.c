@@ -51,20 +51,28 @@ static void find_blas(void)
 
 /* ---- workspaces set on handles ---- */
 
+/* A handle keeps its slot when its workspace is forgotten (PyTorch sets the stream, which forgets
+ * it, and the workspace again before every matmul): the next set finds the slot at once. A slot
+ * whose workspace is not set is free for another handle. */
 #define WORKSPACE_HANDLES 128
 static struct {
     cudahal_blas_handle handle;
+    bool set;
     void *workspace;
     size_t size;
 } workspaces[WORKSPACE_HANDLES];
 static pthread_mutex_t workspaces_mu = PTHREAD_MUTEX_INITIALIZER;
 
-/* The slot of handle, or of none (handle NULL): -1 when there is none. Under workspaces_mu. */
-static int slot_of(cudahal_blas_handle handle)
+/* The slot of handle (not NULL), or -1; *spare, the first slot free for it. Under workspaces_mu. */
+static int slot_of(cudahal_blas_handle handle, int *spare)
 {
-    for (int i = 0; i < WORKSPACE_HANDLES; i++)
+    *spare = -1;
+    for (int i = 0; i < WORKSPACE_HANDLES; i++) {
         if (workspaces[i].handle == handle)
             return i;
+        if (*spare < 0 && !workspaces[i].set)
+            *spare = i;
+    }
     return -1;
 }
 
@@ -73,12 +81,12 @@ void cudahal_gemmex_workspace_set(cudahal_blas_handle handle, void *workspace, s
     if (!handle)
         return;
     gp_mutex_lock(&workspaces_mu, GP_RANK_BLAS_WORKSPACES);
-    int i = slot_of(handle);
+    int spare, i = slot_of(handle, &spare);
     if (i < 0)
-        i = slot_of(NULL); /* a handle that finds no slot stays unknown: whole */
+        i = spare; /* a handle that finds no slot stays unknown: whole */
     if (i >= 0)
-        workspaces[i].handle = handle, workspaces[i].workspace = workspace,
-        workspaces[i].size = size;
+        workspaces[i].handle = handle, workspaces[i].set = true,
+        workspaces[i].workspace = workspace, workspaces[i].size = size;
     gp_mutex_unlock(&workspaces_mu, GP_RANK_BLAS_WORKSPACES);
 }
 
@@ -87,22 +95,23 @@ void cudahal_gemmex_workspace_forget(cudahal_blas_handle handle)
     if (!handle)
         return;
     gp_mutex_lock(&workspaces_mu, GP_RANK_BLAS_WORKSPACES);
-    int i = slot_of(handle);
+    int spare, i = slot_of(handle, &spare);
     if (i >= 0)
-        memset(&workspaces[i], 0, sizeof workspaces[i]);
+        workspaces[i].set = false;
     gp_mutex_unlock(&workspaces_mu, GP_RANK_BLAS_WORKSPACES);
 }
 
 static bool workspace_of(cudahal_blas_handle handle, void **workspace, size_t *size)
 {
-    if (!handle) /* slot_of(NULL) is a free slot */
+    if (!handle)
         return false;
     gp_mutex_lock(&workspaces_mu, GP_RANK_BLAS_WORKSPACES);
-    int i = slot_of(handle);
-    if (i >= 0)
+    int spare, i = slot_of(handle, &spare);
+    bool set = i >= 0 && workspaces[i].set;
+    if (set)
         *workspace = workspaces[i].workspace, *size = workspaces[i].size;
     gp_mutex_unlock(&workspaces_mu, GP_RANK_BLAS_WORKSPACES);
-    return i >= 0;
+    return set;
 }
 
 /* ---- the call's form ---- */
