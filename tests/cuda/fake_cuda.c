@@ -1066,7 +1066,9 @@ EXPORT CUresult cuStreamGetCaptureInfo_v2(CUstream hStream, CUstreamCaptureStatu
  * reported.
  *
  * FAKE_CUDA_GRAPH_CLONE_FAILS and FAKE_CUDA_GRAPH_MEMOP_FAILS make cuGraphClone and
- * cuGraphAddBatchMemOpNode fail. A graph handle that is not one of these
+ * cuGraphAddBatchMemOpNode fail; FAKE_CUDA_GATED_LAUNCH_FAILS makes the launch and upload of an
+ * executable graph with a batch memory operation node (only gpuprio's gated copies have one in
+ * the tests) fail with CUDA_ERROR_OUT_OF_MEMORY. A graph handle that is not one of these
  * (tests/cuda/cuda_shim_test.c passes a pointer to any memory) instantiates as before: a token
  * whose launch checks the stream only. Tests read fake_cuda_graph_calls (every call of a graph
  * function), fake_cuda_graph_execs_alive, fake_cuda_graph_waits_held,
@@ -1812,12 +1814,25 @@ static void *run_async(void *arg)
     return NULL;
 }
 
+/* FAKE_CUDA_GATED_LAUNCH_FAILS: whether x has a batch memory operation node. */
+static bool gated_launch_fails(CUgraphExec x)
+{
+    if (!getenv("FAKE_CUDA_GATED_LAUNCH_FAILS"))
+        return false;
+    for (size_t i = 0; i < x->n; i++)
+        if (x->nodes[i].type == CU_GRAPH_NODE_TYPE_BATCH_MEM_OP)
+            return true;
+    return false;
+}
+
 EXPORT CUresult cuGraphLaunch(CUgraphExec hGraphExec, CUstream hStream)
 {
     GRAPH_CALL();
     NEED_CONTEXT();
     if (!exec_ok(hGraphExec))
         return CUDA_ERROR_INVALID_VALUE;
+    if (gated_launch_fails(hGraphExec))
+        return CUDA_ERROR_OUT_OF_MEMORY;
     if (!stream_ctx(hStream))
         return CUDA_ERROR_INVALID_HANDLE;
     if (hGraphExec->token || (!special(hStream) && hStream->capturing))
@@ -1876,6 +1891,8 @@ EXPORT CUresult cuGraphUpload(CUgraphExec hGraphExec, CUstream hStream)
     NEED_CONTEXT();
     if (!exec_ok(hGraphExec))
         return CUDA_ERROR_INVALID_VALUE;
+    if (gated_launch_fails(hGraphExec))
+        return CUDA_ERROR_OUT_OF_MEMORY;
     return stream_ctx(hStream) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
 }
 

@@ -50,11 +50,12 @@ static void step(void **p)
 
 int main(int argc, char **argv)
 {
-    if (argc != 2 || (strcmp(argv[1], "noted") && strcmp(argv[1], "count"))) {
-        fprintf(stderr, "usage: graph_place noted|count\n");
+    if (argc != 2 ||
+        (strcmp(argv[1], "noted") && strcmp(argv[1], "count") && strcmp(argv[1], "stale"))) {
+        fprintf(stderr, "usage: graph_place noted|count|stale\n");
         return 2;
     }
-    bool noted = !strcmp(argv[1], "noted");
+    bool noted = !strcmp(argv[1], "noted"), stale = !strcmp(argv[1], "stale");
     CUcontext ctx;
     CUstream s;
     MUST(cuInit(0));
@@ -63,6 +64,29 @@ int main(int argc, char **argv)
     MUST(cuStreamCreate(&s, 0));
     CUgraph g;
     CUgraphNode node[KERNELS];
+    if (stale) { /* an earlier graph, noted, copied and destroyed (PyTorch destroys its graph once
+                  * instantiated): nothing of it may weigh in a later graph */
+        CUgraph old;
+        CUgraphNode prev = NULL;
+        MUST(cuGraphCreate(&old, 0));
+        for (int i = 0; i < KERNELS; i++) {
+            CUDA_KERNEL_NODE_PARAMS k = {.func = (CUfunction)(void *)step,
+                                         .gridDimX = 1,
+                                         .gridDimY = 1,
+                                         .gridDimZ = 1,
+                                         .blockDimX = 1,
+                                         .blockDimY = 1,
+                                         .blockDimZ = 1,
+                                         .kernelParams = params[0]};
+            CUgraphNode n;
+            MUST(cuGraphAddKernelNode_v2(&n, old, prev ? &prev : NULL, prev ? 1 : 0, &k));
+            cudahal_node_time_note(n, 1000);
+            prev = n;
+        }
+        CUgraph old_clone = cudahal_graph_clone(old);
+        MUST(cuGraphDestroy(old));
+        cudahal_graph_destroy(old_clone);
+    }
     MUST(cuGraphCreate(&g, 0));
     for (int i = 0; i < KERNELS; i++) {
         index_of[i] = (unsigned)i;

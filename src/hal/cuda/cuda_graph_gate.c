@@ -177,21 +177,33 @@ CUcontext cudahal_graph_context(void)
     return ctx;
 }
 
-/* The predicted times noted for graph's nodes, noted for their copies in clone too: the
- * application may destroy its graph once it is instantiated. */
+/* The predicted times noted for graph's nodes, moved to their copies in clone: the application
+ * may destroy its graph once it is instantiated, and a note left on a node it destroyed would be
+ * read for a later graph's node at the same address (an executable graph instantiated twice from
+ * one graph is placed by count the second time). */
 static void carry_notes(CUgraph graph, CUgraph clone)
 {
-    if (!drv.find_in_clone || !cudahal_node_time_any())
+    if (!cudahal_node_time_any())
         return;
     size_t n;
     CUgraphNode *nodes = nodes_of(graph, &n);
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = 0; nodes && i < n; i++) {
         uint64_t ns = cudahal_node_time_of(nodes[i]);
         CUgraphNode copy = NULL;
-        if (ns && drv.find_in_clone(&copy, nodes[i], clone) == CUDA_SUCCESS)
+        if (!ns)
+            continue;
+        if (drv.find_in_clone && drv.find_in_clone(&copy, nodes[i], clone) == CUDA_SUCCESS)
             cudahal_node_time_note(copy, ns);
+        cudahal_node_time_note(nodes[i], 0);
     }
     free(nodes);
+}
+
+/* Forgets the notes on the n nodes of `nodes` (gpuprio's copy of a graph, before it goes). */
+static void forget_notes(const CUgraphNode *nodes, size_t n)
+{
+    for (size_t i = 0; nodes && i < n && cudahal_node_time_any(); i++)
+        cudahal_node_time_note(nodes[i], 0);
 }
 
 CUgraph cudahal_graph_clone(CUgraph graph)
@@ -205,8 +217,15 @@ CUgraph cudahal_graph_clone(CUgraph graph)
 
 void cudahal_graph_destroy(CUgraph clone)
 {
-    if (clone && driver_ready())
-        drv.destroy(clone);
+    if (!clone || !driver_ready())
+        return;
+    if (cudahal_node_time_any()) {
+        size_t n;
+        CUgraphNode *nodes = nodes_of(clone, &n);
+        forget_notes(nodes, n);
+        free(nodes);
+    }
+    drv.destroy(clone);
 }
 
 /* The always-open word: a page of its own, so that registering it pins nothing else. */
@@ -353,6 +372,19 @@ out:
     return rc;
 }
 
+/* Instantiates graph in context ctx (the application's executable graph's), whichever context
+ * the launching thread has current (a thread may drive several devices). */
+static bool instantiate_in(CUcontext ctx, CUgraphExec *exec, CUgraph graph,
+                           unsigned long long flags)
+{
+    if (drv.ctx_push(ctx) != CUDA_SUCCESS)
+        return false;
+    bool ok = drv.instantiate(exec, graph, flags) == CUDA_SUCCESS;
+    CUcontext popped;
+    drv.ctx_pop(&popped);
+    return ok;
+}
+
 /* An event without timing in context ctx (the gated copy's). */
 static bool new_event(CUcontext ctx, CUevent *ev)
 {
@@ -416,6 +448,7 @@ int cudahal_graph_twin_build(CUgraph clone, CUcontext ctx, uint64_t interval_ns,
     if (!weight)
         goto fail;
     rc = weigh(order, n, learned_ns, weight, &kernels, &noted);
+    forget_notes(order, n); /* read: the copy is never built on again */
     if (rc)
         goto fail;
     rc = -ENOMEM;
@@ -442,8 +475,11 @@ int cudahal_graph_twin_build(CUgraph clone, CUcontext ctx, uint64_t interval_ns,
         since = weight[i] < NOT_KERNEL - since ? since + weight[i] : NOT_KERNEL - 1;
         ran++;
     }
+    rc = -ENOENT;
+    if (!t->gates)
+        goto fail;
     rc = -EIO;
-    if (!t->gates || drv.instantiate(&t->exec, clone, flags) != CUDA_SUCCESS)
+    if (!instantiate_in(ctx, &t->exec, clone, flags))
         goto fail;
     if (!new_event(ctx, &t->done)) {
         drv.exec_destroy(t->exec);

@@ -38,6 +38,7 @@
     X(OTHER_NODES, "it has nodes of a type gpuprio does not know")                                 \
     X(DEVICE_LAUNCH, "it was instantiated for launches from the device")                           \
     X(CHANGED, "the application changed its executable graph")                                     \
+    X(NO_PLACE, "no kernel node of it follows another where a wait node could go")                 \
     X(NO_DRIVER, "the driver lacks batch memory operation nodes (CUDA 11.7)")                      \
     X(FAILED, "a driver call failed while gpuprio copied it or built its gated copy")
 
@@ -77,7 +78,8 @@ struct cudahal_graph_twin;
  * the result), whose launches were learned to take learned_ns: wait nodes before kernel nodes
  * that have dependencies, about one every interval_ns of predicted time (cuda_graph_gate.c),
  * waiting on the word at device address `target`, instantiated in context ctx with `flags`. 0 and
- * *out, or -errno (the clone destroyed).
+ * *out, or -errno (the clone destroyed): -ENOENT where no wait node found a place. The notes of
+ * predicted time (cuda_node_time.h) on clone's nodes are used up either way.
  */
 int cudahal_graph_twin_build(CUgraph clone, CUcontext ctx, uint64_t interval_ns,
                              uint64_t learned_ns, uint64_t target, unsigned long long flags,

@@ -4,8 +4,10 @@
  * nodes by predicted time (cuda_graph_gate.c; docs/design.md, "Gates inside graphs").
  *
  * A small table keyed by node handle, bounded, shared by all threads; the oldest notes go first
- * when it is full. A handle is only an address: a note outlives its graph, and a node of a later
- * graph at the same address would read it. That can only misplace a wait node (a gate earlier or
+ * when it is full. A handle is only an address, so a note must not outlive its node: notes move
+ * to gpuprio's copy at instantiation and are used up when the gated copy is built or the copy
+ * destroyed (cuda_graph_gate.c). One left on a graph destroyed uninstantiated, which a later
+ * graph's node at the same address would read, can only misplace a wait node (a gate earlier or
  * later than its interval); it never changes what a graph computes, nor its order.
  */
 #ifndef GPUPRIO_CUDA_NODE_TIME_H

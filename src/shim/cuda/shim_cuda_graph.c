@@ -313,7 +313,7 @@ static int build(struct graph_exec *x, const struct core_call *c, uint64_t line)
         cudahal_graph_destroy(x->clone);
     x->clone = NULL;
     if (rc) {
-        x->whole = CUDAHAL_GRAPH_WHOLE_FAILED;
+        x->whole = rc == -ENOENT ? CUDAHAL_GRAPH_WHOLE_NO_PLACE : CUDAHAL_GRAPH_WHOLE_FAILED;
         gp_log(GP_LOG_DEBUG, "executable graph %p: its gated copy could not be built (%d)",
                (void *)x->app, rc);
         return x->whole;
@@ -380,6 +380,20 @@ static CUresult launch(const struct core_call *c, CUresult (*real)(CUgraphExec, 
         }
     }
     CUresult r = real(use, s);
+    if (r != CUDA_SUCCESS && use != e) {
+        /* The gated copy's launch failed (its first uploads a second executable graph: out of
+         * memory, say): given up for good, and the application's own launched, which is what
+         * the application asked for (at an upload, the copy is retired at the next launch). */
+        gp_log(GP_LOG_DEBUG,
+               "executable graph %p: its gated copy's %s failed (%d): whole from now on",
+               (void *)x->app, upload ? "upload" : "launch", (int)r);
+        x->whole = reason = CUDAHAL_GRAPH_WHOLE_FAILED;
+        gates = 0;
+        if (!upload)
+            retire(x, named, false);
+        use = e;
+        r = real(e, s);
+    }
     /* A launch into a capture runs nothing: the last launch that runs stays the one to follow. */
     if (r == CUDA_SUCCESS && !upload && into_capture != 1) {
         x->launched = true;
