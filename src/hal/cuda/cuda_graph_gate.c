@@ -268,13 +268,42 @@ static void wait_params(CUDA_BATCH_MEM_OP_NODE_PARAMS *p, CUstreamBatchMemOpPara
     *p = (CUDA_BATCH_MEM_OP_NODE_PARAMS){.ctx = ctx, .count = 1, .paramArray = op, .flags = 0};
 }
 
+/* A node and its place in the graph's list, sorted by node to find an edge's ends. */
+struct node_at {
+    CUgraphNode node;
+    size_t at;
+};
+
+static int by_node(const void *a, const void *b)
+{
+    uintptr_t x = (uintptr_t)((const struct node_at *)a)->node,
+              y = (uintptr_t)((const struct node_at *)b)->node;
+    return (x > y) - (x < y);
+}
+
+/* node's place in the graph's list (sorted: n of them), or n. */
+static size_t place_of(const struct node_at *sorted, size_t n, CUgraphNode node)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if ((uintptr_t)sorted[mid].node < (uintptr_t)node)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < n && sorted[lo].node == node ? sorted[lo].at : n;
+}
+
 /* The graph's nodes in an order where every node follows its dependencies (Kahn's), from its
- * edges; NULL on a failure or a cycle. */
+ * edges; NULL on a failure or a cycle. O((nodes + edges) log nodes): graphs of tens of thousands
+ * of nodes are built under their executable graph's lock, at a launch. */
 static CUgraphNode *topological(CUgraph graph, size_t *n, CUgraphNode **from, CUgraphNode **to,
                                 size_t *edges)
 {
     CUgraphNode *nodes = nodes_of(graph, n), *order = NULL;
-    size_t *pending = NULL, *queue = NULL;
+    size_t *pending = NULL, *queue = NULL, *first = NULL, *next = NULL, *placed = NULL;
+    struct node_at *sorted = NULL;
     *from = *to = NULL;
     *edges = 0;
     if (!nodes)
@@ -292,15 +321,28 @@ static CUgraphNode *topological(CUgraph graph, size_t *n, CUgraphNode **from, CU
     pending = calloc(*n, sizeof *pending);
     queue = calloc(*n, sizeof *queue);
     order = calloc(*n, sizeof *order);
-    if (!pending || !queue || !order)
+    sorted = calloc(*n, sizeof *sorted);
+    first = calloc(*n + 1, sizeof *first); /* node j's out-edges: next[first[j]..first[j+1]) */
+    next = calloc(e + 1, sizeof *next);
+    placed = calloc(*n, sizeof *placed);
+    if (!pending || !queue || !order || !sorted || !first || !next || !placed)
         goto fail;
-    /* Quadratic in the worst case, once per graph made gated: graphs have thousands of nodes. */
-    for (size_t i = 0; i < e; i++)
-        for (size_t j = 0; j < *n; j++)
-            if (nodes[j] == (*to)[i]) {
-                pending[j]++;
-                break;
-            }
+    for (size_t j = 0; j < *n; j++)
+        sorted[j] = (struct node_at){nodes[j], j};
+    qsort(sorted, *n, sizeof *sorted, by_node);
+    for (size_t i = 0; i < e; i++) {
+        size_t a = place_of(sorted, *n, (*from)[i]), b = place_of(sorted, *n, (*to)[i]);
+        if (a == *n || b == *n)
+            goto fail;
+        first[a + 1]++;
+        pending[b]++;
+    }
+    for (size_t j = 0; j < *n; j++)
+        first[j + 1] += first[j];
+    for (size_t i = 0; i < e; i++) {
+        size_t a = place_of(sorted, *n, (*from)[i]);
+        next[first[a] + placed[a]++] = place_of(sorted, *n, (*to)[i]);
+    }
     size_t head = 0, tail = 0;
     for (size_t j = 0; j < *n; j++)
         if (!pending[j])
@@ -308,16 +350,9 @@ static CUgraphNode *topological(CUgraph graph, size_t *n, CUgraphNode **from, CU
     while (head < tail) {
         size_t j = queue[head++];
         order[head - 1] = nodes[j];
-        for (size_t i = 0; i < e; i++) {
-            if ((*from)[i] != nodes[j])
-                continue;
-            for (size_t k = 0; k < *n; k++)
-                if (nodes[k] == (*to)[i]) {
-                    if (--pending[k] == 0)
-                        queue[tail++] = k;
-                    break;
-                }
-        }
+        for (size_t i = first[j]; i < first[j + 1]; i++)
+            if (--pending[next[i]] == 0)
+                queue[tail++] = next[i];
     }
     if (head == *n)
         goto out;
@@ -332,6 +367,10 @@ out:
     }
     free(pending);
     free(queue);
+    free(sorted);
+    free(first);
+    free(next);
+    free(placed);
     free(nodes);
     return order;
 }
