@@ -13,6 +13,10 @@
  *                       apart
  *   graph_place count   the same chain with no note, 120 ms (2 ms a node) at 10 ms: a wait node
  *                       before every fifth node (5, 10, ... 55), as by count
+ *   graph_place stale   count, after an earlier graph, every node noted, was copied and both
+ *                       destroyed: their notes must be gone (the fake reuses the addresses)
+ *   graph_place forget  the notes' table alone: forgetting many nodes never noted (as the copy's
+ *                       destruction does for all its nodes) keeps a note of another node
  *
  * Each launch must run every kernel in order. Prints "ok CASE", or FAIL lines, and exits 1 then.
  */
@@ -50,9 +54,19 @@ static void step(void **p)
 
 int main(int argc, char **argv)
 {
+    if (argc == 2 && !strcmp(argv[1], "forget")) {
+        static char nodes[4096];
+        cudahal_node_time_note((CUgraphNode)(void *)&nodes[0], 7 * MS);
+        for (size_t i = 1; i < sizeof nodes; i++)
+            cudahal_node_time_note((CUgraphNode)(void *)&nodes[i], 0);
+        EXPECT(cudahal_node_time_of((CUgraphNode)(void *)&nodes[0]) == 7 * MS);
+        if (!failures)
+            printf("ok forget\n");
+        return failures ? 1 : 0;
+    }
     if (argc != 2 ||
         (strcmp(argv[1], "noted") && strcmp(argv[1], "count") && strcmp(argv[1], "stale"))) {
-        fprintf(stderr, "usage: graph_place noted|count|stale\n");
+        fprintf(stderr, "usage: graph_place noted|count|stale|forget\n");
         return 2;
     }
     bool noted = !strcmp(argv[1], "noted"), stale = !strcmp(argv[1], "stale");

@@ -53,6 +53,15 @@ void cudahal_node_time_note(CUgraphNode node, uint64_t ns)
     gp_mutex_lock(&mu, GP_RANK_NODE_TIMES);
     struct generation *y = &gens[young], *old = &gens[!young];
     struct note *n = slot_of(y, node);
+    if (!ns) { /* forgotten where it is: a forget takes no slot, so evicts no other note */
+        struct note *o = slot_of(old, node);
+        if (n->node)
+            n->ns = 0;
+        if (o->node)
+            o->ns = 0;
+        gp_mutex_unlock(&mu, GP_RANK_NODE_TIMES);
+        return;
+    }
     if (!n->node && y->used == NODE_TIME_SLOTS / 2) { /* full: the old generation goes */
         atomic_fetch_sub(&kept, (int)old->used);
         memset(old, 0, sizeof *old);
