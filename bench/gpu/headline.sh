@@ -7,13 +7,15 @@
 # table goes to OUTDIR/summary.txt, the rows' JSON to OUTDIR/rows.tar.gz. A load takes about
 # (2 + 2 x REPEAT) x 30 s. The board directory is the library's default unless GPUPRIO_BOARD_DIR
 # says otherwise (measure a disk directory with GPUPRIO_BOARD_DIR=/var/tmp/gpuprio-boards).
+# GPUPRIO_COMMIT names the code measured where the copy's git metadata cannot (the lent machine's
+# copy of the tree carries a stale .git: pass GPUPRIO_COMMIT=$(git rev-parse --short HEAD)).
 set -u
 out=${1:?usage: headline.sh OUTDIR [LOADS]}
 loads=${2:-spin infer train ttrain}
 cd "$(dirname "$0")/../.."
 mkdir -p "$out"
 {
-    echo "commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown)$(git diff --quiet HEAD 2>/dev/null || echo ' (modified)'), $(date -u '+%Y-%m-%d %H:%M UTC')"
+    echo "commit ${GPUPRIO_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)$(git diff --quiet HEAD 2>/dev/null || echo ' (modified)')}, $(date -u '+%Y-%m-%d %H:%M UTC')"
     nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>&1
     echo "board directory: ${GPUPRIO_BOARD_DIR:-the default}; REPEAT=${REPEAT:-2}"
 } >"$out/summary.txt"
