@@ -117,6 +117,23 @@ static CUgraph chain(CUgraphNode *node, int swap_at, void **swapped)
     return g;
 }
 
+/* One line through FIFO. A writer that connects, writes its line for an earlier open and closes
+ * (the reader of that line closed and opened again in between) gives this open an end of file
+ * with no line: open again, as the script's writers always send one more. */
+static bool line_through(const char *fifo)
+{
+    char line[16];
+    for (;;) {
+        FILE *f = fopen(fifo, "r");
+        if (!f)
+            return false;
+        bool got = fgets(line, sizeof line, f) != NULL;
+        fclose(f);
+        if (got)
+            return true;
+    }
+}
+
 static void high(const char *fifo, bool exit_after)
 {
     CUcontext ctx;
@@ -131,25 +148,20 @@ static void high(const char *fifo, bool exit_after)
     MUST(cuStreamSynchronize(s));
     printf("ready\n");
     fflush(stdout);
-    FILE *f = fopen(fifo, "r");
-    char line[16];
-    if (!f || !fgets(line, sizeof line, f)) {
+    if (!line_through(fifo)) {
         printf("FATAL: no cue through %s\n", fifo);
         exit(1);
     }
-    fclose(f);
     for (i = 0; i < 30; i++)
         MUST(cuLaunchKernel((CUfunction)(void *)step, 1, 1, 1, 1, 1, 1, 0, s, p, NULL));
     MUST(cuStreamSynchronize(s));
     if (exit_after) /* its queue leaves the board: the low program is no longer held by gates */
         return;
     /* Joined and idle until told to go: the low program stays held by gates meanwhile. */
-    f = fopen(fifo, "r");
-    if (!f || !fgets(line, sizeof line, f)) {
+    if (!line_through(fifo)) {
         printf("FATAL: no second line through %s\n", fifo);
         exit(1);
     }
-    fclose(f);
     MUST(cuStreamDestroy(s));
 }
 
@@ -175,12 +187,10 @@ static void high_hold(const char *fifo)
     printf("ready\n");
     fflush(stdout);
     char line[16];
-    FILE *f = fopen(fifo, "r");
-    if (!f || !fgets(line, sizeof line, f)) {
+    if (!line_through(fifo)) {
         printf("FATAL: no cue through %s\n", fifo);
         exit(1);
     }
-    fclose(f);
     int fd = open(fifo, O_RDONLY | O_NONBLOCK);
     if (fd < 0) {
         printf("FATAL: cannot open %s\n", fifo);
@@ -192,12 +202,10 @@ static void high_hold(const char *fifo)
         MUST(cuStreamSynchronize(s));
     }
     close(fd);
-    f = fopen(fifo, "r");
-    if (!f || !fgets(line, sizeof line, f)) {
+    if (!line_through(fifo)) {
         printf("FATAL: no second line through %s\n", fifo);
         exit(1);
     }
-    fclose(f);
     MUST(cuStreamDestroy(s));
 }
 
