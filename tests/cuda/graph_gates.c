@@ -134,7 +134,16 @@ static bool line_through(const char *fifo)
     }
 }
 
-static void high(const char *fifo, bool exit_after)
+/* The neighbour's modes: graph_gates high FIFO [exit|hold]. */
+enum high_mode { HIGH_IDLE, HIGH_EXIT, HIGH_HOLD };
+
+/* graph_gates high FIFO [exit|hold]: joins at high priority, says "ready", and once cued through
+ * FIFO runs a burst of 30 kernels of 2 ms; then exits (exit: its queue leaves the board, the low
+ * program is no longer held by gates), or stays joined and idle until another line (the low
+ * program stays held by gates meanwhile). With hold (graph_chaos.sh's cases) it bursts back to
+ * back until a line comes instead, so it can be killed or stopped while it holds the low program
+ * back, then idles until another line. */
+static void high(const char *fifo, enum high_mode mode)
 {
     CUcontext ctx;
     CUstream s;
@@ -152,12 +161,26 @@ static void high(const char *fifo, bool exit_after)
         printf("FATAL: no cue through %s\n", fifo);
         exit(1);
     }
-    for (i = 0; i < 30; i++)
-        MUST(cuLaunchKernel((CUfunction)(void *)step, 1, 1, 1, 1, 1, 1, 0, s, p, NULL));
-    MUST(cuStreamSynchronize(s));
-    if (exit_after) /* its queue leaves the board: the low program is no longer held by gates */
-        return;
-    /* Joined and idle until told to go: the low program stays held by gates meanwhile. */
+    if (mode == HIGH_HOLD) {
+        char line[16];
+        int fd = open(fifo, O_RDONLY | O_NONBLOCK);
+        if (fd < 0) {
+            printf("FATAL: cannot open %s\n", fifo);
+            exit(1);
+        }
+        while (read(fd, line, sizeof line) <= 0) {
+            for (int k = 0; k < 5; k++)
+                MUST(cuLaunchKernel((CUfunction)(void *)step, 1, 1, 1, 1, 1, 1, 0, s, p, NULL));
+            MUST(cuStreamSynchronize(s));
+        }
+        close(fd);
+    } else {
+        for (i = 0; i < 30; i++)
+            MUST(cuLaunchKernel((CUfunction)(void *)step, 1, 1, 1, 1, 1, 1, 0, s, p, NULL));
+        MUST(cuStreamSynchronize(s));
+        if (mode == HIGH_EXIT)
+            return;
+    }
     if (!line_through(fifo)) {
         printf("FATAL: no second line through %s\n", fifo);
         exit(1);
@@ -168,46 +191,6 @@ static void high(const char *fifo, bool exit_after)
 /* ---- graph_chaos.sh's cases: neighbours that die, stop and exit around gated graphs ---- */
 
 #define CHAOS_LAUNCHES 24
-
-/* graph_gates high FIFO hold: as high, but once cued it bursts kernels of 2 ms back to back until
- * a line comes through FIFO (so it can be killed or stopped while it holds the low program back),
- * then idles until another line, then exits. */
-static void high_hold(const char *fifo)
-{
-    CUcontext ctx;
-    CUstream s;
-    MUST(cuDevicePrimaryCtxRetain(&ctx, 0));
-    MUST(cuCtxSetCurrent(ctx));
-    MUST(cuStreamCreate(&s, 0));
-    unsigned i = 0;
-    long us = 2000;
-    void *p[2] = {&i, &us};
-    MUST(cuLaunchKernel((CUfunction)(void *)step, 1, 1, 1, 1, 1, 1, 0, s, p, NULL));
-    MUST(cuStreamSynchronize(s));
-    printf("ready\n");
-    fflush(stdout);
-    char line[16];
-    if (!line_through(fifo)) {
-        printf("FATAL: no cue through %s\n", fifo);
-        exit(1);
-    }
-    int fd = open(fifo, O_RDONLY | O_NONBLOCK);
-    if (fd < 0) {
-        printf("FATAL: cannot open %s\n", fifo);
-        exit(1);
-    }
-    while (read(fd, line, sizeof line) <= 0) {
-        for (int k = 0; k < 5; k++)
-            MUST(cuLaunchKernel((CUfunction)(void *)step, 1, 1, 1, 1, 1, 1, 0, s, p, NULL));
-        MUST(cuStreamSynchronize(s));
-    }
-    close(fd);
-    if (!line_through(fifo)) {
-        printf("FATAL: no second line through %s\n", fifo);
-        exit(1);
-    }
-    MUST(cuStreamDestroy(s));
-}
 
 static void cue(const char *go)
 {
@@ -365,15 +348,10 @@ static int chaos_case(const char *what)
 
 int main(int argc, char **argv)
 {
-    if (argc == 4 && strcmp(argv[1], "high") == 0 && strcmp(argv[3], "hold") == 0) {
-        MUST(cuInit(0));
-        high_hold(argv[2]);
-        return 0;
-    }
-    if ((argc == 3 || (argc == 4 && strcmp(argv[3], "exit") == 0)) &&
+    if ((argc == 3 || (argc == 4 && (!strcmp(argv[3], "exit") || !strcmp(argv[3], "hold")))) &&
         strcmp(argv[1], "high") == 0) {
         MUST(cuInit(0));
-        high(argv[2], argc == 4);
+        high(argv[2], argc == 3 ? HIGH_IDLE : !strcmp(argv[3], "exit") ? HIGH_EXIT : HIGH_HOLD);
         return 0;
     }
     if (argc != 2) {

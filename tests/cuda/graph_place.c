@@ -52,6 +52,27 @@ static void step(void **p)
     ran++;
 }
 
+/* A chain of KERNELS kernel nodes, node[i] running step for index i. */
+static CUgraph chain(CUgraphNode *node)
+{
+    CUgraph g;
+    MUST(cuGraphCreate(&g, 0));
+    for (int i = 0; i < KERNELS; i++) {
+        index_of[i] = (unsigned)i;
+        params[i][0] = &index_of[i];
+        CUDA_KERNEL_NODE_PARAMS k = {.func = (CUfunction)(void *)step,
+                                     .gridDimX = 1,
+                                     .gridDimY = 1,
+                                     .gridDimZ = 1,
+                                     .blockDimX = 1,
+                                     .blockDimY = 1,
+                                     .blockDimZ = 1,
+                                     .kernelParams = params[i]};
+        MUST(cuGraphAddKernelNode_v2(&node[i], g, i ? &node[i - 1] : NULL, i ? 1 : 0, &k));
+    }
+    return g;
+}
+
 int main(int argc, char **argv)
 {
     if (argc == 2 && !strcmp(argv[1], "forget")) {
@@ -76,45 +97,18 @@ int main(int argc, char **argv)
     MUST(cuDevicePrimaryCtxRetain(&ctx, 0));
     MUST(cuCtxSetCurrent(ctx));
     MUST(cuStreamCreate(&s, 0));
-    CUgraph g;
     CUgraphNode node[KERNELS];
     if (stale) { /* an earlier graph, noted, copied and destroyed (PyTorch destroys its graph once
                   * instantiated): nothing of it may weigh in a later graph */
-        CUgraph old;
-        CUgraphNode prev = NULL;
-        MUST(cuGraphCreate(&old, 0));
-        for (int i = 0; i < KERNELS; i++) {
-            CUDA_KERNEL_NODE_PARAMS k = {.func = (CUfunction)(void *)step,
-                                         .gridDimX = 1,
-                                         .gridDimY = 1,
-                                         .gridDimZ = 1,
-                                         .blockDimX = 1,
-                                         .blockDimY = 1,
-                                         .blockDimZ = 1,
-                                         .kernelParams = params[0]};
-            CUgraphNode n;
-            MUST(cuGraphAddKernelNode_v2(&n, old, prev ? &prev : NULL, prev ? 1 : 0, &k));
-            cudahal_node_time_note(n, 1000);
-            prev = n;
-        }
+        CUgraphNode old_node[KERNELS];
+        CUgraph old = chain(old_node);
+        for (int i = 0; i < KERNELS; i++)
+            cudahal_node_time_note(old_node[i], 1000);
         CUgraph old_clone = cudahal_graph_clone(old);
         MUST(cuGraphDestroy(old));
         cudahal_graph_destroy(old_clone);
     }
-    MUST(cuGraphCreate(&g, 0));
-    for (int i = 0; i < KERNELS; i++) {
-        index_of[i] = (unsigned)i;
-        params[i][0] = &index_of[i];
-        CUDA_KERNEL_NODE_PARAMS k = {.func = (CUfunction)(void *)step,
-                                     .gridDimX = 1,
-                                     .gridDimY = 1,
-                                     .gridDimZ = 1,
-                                     .blockDimX = 1,
-                                     .blockDimY = 1,
-                                     .blockDimZ = 1,
-                                     .kernelParams = params[i]};
-        MUST(cuGraphAddKernelNode_v2(&node[i], g, i ? &node[i - 1] : NULL, i ? 1 : 0, &k));
-    }
+    CUgraph g = chain(node);
     if (noted)
         cudahal_node_time_note(node[30], 50 * MS);
     CUgraph clone = cudahal_graph_clone(g);
