@@ -42,11 +42,20 @@
  *                   (no algorithm) on a stream of its own: the child prints "pid PID" and is
  *                   the one held (GEMM_HOLD), then ends with _exit; the parent waits for it;
  *                   gemm.sh checks the child's record, which must count its own call only
+ *   fork_held LOCK  a thread of the program's own holds gpuprio's lock LOCK (forms: the GEMM
+ *                   forms read before, cuda_gemm.c; node_times: the notes of captured nodes'
+ *                   times, cuda_node_time.c; found in the shim's symbol table) while the
+ *                   program forks, as a thread of the application in a call of gpuprio's might;
+ *                   the child runs capture_graph sliced on a stream of its own (a GEMM read,
+ *                   learned, captured in slices whose nodes are noted, the graph instantiated),
+ *                   which must end within 60 s, as it does without gpuprio
  *
  * Prints "ok CASE" and exits 0, or FAIL lines and exits 1.
  */
 #include <dlfcn.h>
 #include <math.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -58,6 +67,7 @@
 #include "cuda_must.h"
 #include "fake_cublaslt.h"
 #include "gemm_hold.h"
+#include "held_lock.h"
 
 #define TILE_128x256 23
 #define EXECUTION_FAILED 13
@@ -597,6 +607,78 @@ static void case_fork(void)
     _exit(failures ? 1 : 0);
 }
 
+/* fork_held's lock: taken by a thread of this program's own, held until the forked child is
+ * done (or found stuck); the thread says through `taken` when it has it, and waits on `release`. */
+static pthread_mutex_t *held_lock;
+static int taken[2], release[2];
+
+static void *hold_lock(void *arg)
+{
+    (void)arg;
+    char c = 0;
+    pthread_mutex_lock(held_lock);
+    if (write(taken[1], &c, 1) != 1 || read(release[0], &c, 1) != 1)
+        c = 1;
+    pthread_mutex_unlock(held_lock);
+    return NULL;
+}
+
+static void case_fork_held(const char *which)
+{
+    /* In the shim (which exports gpuprio_stream_drain): the GEMM forms' lock, or the lock of the
+     * notes of captured nodes' times. */
+    const void *shim = dlsym(RTLD_DEFAULT, "gpuprio_stream_drain");
+    bool forms = !strcmp(which, "forms");
+    held_lock = shim ? held_lock_find(shim, forms ? "cuda_gemm.c" : "cuda_node_time.c",
+                                      forms ? "forms_mu" : "mu")
+                     : NULL;
+    if (!held_lock) {
+        printf("FAIL fork_held: the %s lock is not in the shim's symbol table\n", which);
+        failures++;
+        return;
+    }
+    pthread_t holder;
+    char c = 0;
+    if (pipe(taken) || pipe(release) || pthread_create(&holder, NULL, hold_lock, NULL) ||
+        read(taken[0], &c, 1) != 1) {
+        printf("FAIL fork_held: the holding thread did not start\n");
+        failures++;
+        return;
+    }
+    fflush(stdout);
+    pid_t child = fork();
+    if (child == 0) {
+        /* As case_fork's child: a stream of its own, then a GEMM learned, captured sliced into a
+         * graph (each slice's node noted) and the graph instantiated (the notes carried). */
+        MUST(cuStreamCreate(&low, 0));
+        int sum = 0;
+        void *params[] = {&sum};
+        MUST(
+            cuLaunchKernel((CUfunction)(void *)add_kernel, 1, 1, 1, 1, 1, 1, 0, low, params, NULL));
+        MUST(cuStreamSynchronize(low));
+        case_capture_graph("sliced");
+        printf("child done\n");
+        fflush(stdout);
+        _exit(failures ? 1 : 0);
+    }
+    int status = 0, waited_ms = 0;
+    pid_t got = 0;
+    while (child > 0 && (got = waitpid(child, &status, WNOHANG)) == 0 && waited_ms < 60000) {
+        usleep(10000);
+        waited_ms += 10;
+    }
+    if (child > 0 && got == 0) {
+        printf("FAIL fork_held: the child is stuck after 60 s (the %s lock was held at the fork)\n",
+               which);
+        kill(child, SIGKILL);
+        waitpid(child, &status, 0);
+        failures++;
+    } else {
+        EXPECT(child > 0 && got == child && WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    }
+    EXPECT(write(release[1], &c, 1) == 1 && pthread_join(holder, NULL) == 0);
+}
+
 /* gemm_hold, except in case_fork's parent: its child is the process that holds. */
 static void hold(void)
 {
@@ -631,9 +713,12 @@ int main(int argc, char **argv)
         case_relearn();
     else if (!strcmp(what, "fork"))
         case_fork();
+    else if (!strcmp(what, "fork_held") && argc > 2)
+        case_fork_held(argv[2]);
     else {
         fprintf(stderr, "usage: gemm_slices n sliced|whole|checked_whole|m_bias|refused|capture|"
-                        "capture_graph sliced|whole|fail_slice|fail_whole|relearn|fork\n");
+                        "capture_graph sliced|whole|fail_slice|fail_whole|relearn|fork|"
+                        "fork_held forms|node_times\n");
         return 2;
     }
     if (!failures)

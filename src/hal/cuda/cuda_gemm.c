@@ -618,6 +618,13 @@ static int recall_form(const struct form_parts *p, bool batches_ok, struct shape
     return r;
 }
 
+void cudahal_gemm_forget_forms(void)
+{
+    pthread_mutex_init(&forms_mu, NULL);
+    memset(forms, 0, sizeof forms);
+    forms_clock = 0;
+}
+
 /* The shape of call c: 0, or -ENOTSUP when it is not one that slices exactly (read_form's
  * rules; and C equal to D or apart from it, D apart from A and B). */
 static int read_shape(const struct cudahal_gemm_call *c, bool batches_ok, struct shape *s)

@@ -134,5 +134,8 @@ void cudahal_gemm_on_counted(void (*fn)(int device));
 /* Every count back to 0, totals and devices': in a forked child, whose calls are its own (its
  * record on a board counts them, and it says them at its exit). */
 void cudahal_gemm_forget_counts(void);
+/* The forms read before forgotten, and their lock made anew: in a forked child, where a thread of
+ * the parent may have held it (and left an entry half written). */
+void cudahal_gemm_forget_forms(void);
 
 #endif /* GPUPRIO_CUDA_GEMM_H */

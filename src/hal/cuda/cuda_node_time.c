@@ -100,6 +100,14 @@ int cudahal_node_time_any(void)
     return atomic_load(&kept) > 0;
 }
 
+void cudahal_node_time_forget_all(void)
+{
+    pthread_mutex_init(&mu, NULL);
+    memset(gens, 0, sizeof gens);
+    young = 0;
+    atomic_store(&kept, 0);
+}
+
 /* ---- the capture's leaf ---- */
 
 typedef CUresult (*capture_info_v3)(CUstream, CUstreamCaptureStatus *, cuuint64_t *, CUgraph *,

@@ -26,5 +26,8 @@ uint64_t cudahal_node_time_of(CUgraphNode node);
 void cudahal_node_time_note_leaf(CUstream stream, uint64_t ns);
 /* Whether any note is kept (so that a caller may skip looking). */
 int cudahal_node_time_any(void);
+/* Every note forgotten and the table's lock made anew: in a forked child, where a thread of the
+ * parent may have held it (the notes are of the parent's captures). */
+void cudahal_node_time_forget_all(void);
 
 #endif /* GPUPRIO_CUDA_NODE_TIME_H */
