@@ -77,6 +77,7 @@ struct CUstream_st {
     CUgraph capture;  /* what it captures into, while it captures */
     CUgraphNode leaf; /* the capture's last node, or NULL */
     cuuint64_t capture_id;
+    unsigned long long id; /* cuStreamGetId: never another stream's, even at the same address */
 };
 struct CUevent_st {
     unsigned magic;
@@ -575,12 +576,51 @@ EXPORT CUresult cuCtxSynchronize(void)
     return CUDA_SUCCESS;
 }
 
+/* FAKE_CUDA_STREAM_REUSE=1: a destroyed stream's memory is kept for the next stream created, so
+ * that the new stream has the destroyed one's handle (as a driver's freed memory may be handed out
+ * again), with an id of its own. Under life_mu. */
+static struct CUstream_st **reusable;
+static size_t nreusable, reusable_cap;
+static _Atomic unsigned long long stream_ids = 16; /* below: the special handles' */
+
+static bool reuse_streams(void)
+{
+    const char *v = getenv("FAKE_CUDA_STREAM_REUSE");
+    return v && strcmp(v, "1") == 0;
+}
+
+static bool grow(void **p, size_t *cap, size_t need, size_t size);
+
+/* A destroyed stream's memory, kept (true) for the next creation, or not (false). */
+static bool keep_for_reuse(struct CUstream_st *s)
+{
+    bool kept = false;
+    pthread_mutex_lock(&life_mu);
+    if (nreusable < reusable_cap ||
+        grow((void **)&reusable, &reusable_cap, nreusable + 1, sizeof *reusable)) {
+        reusable[nreusable++] = s;
+        kept = true;
+    }
+    pthread_mutex_unlock(&life_mu);
+    return kept;
+}
+
+static struct CUstream_st *stream_memory(void)
+{
+    struct CUstream_st *s = NULL;
+    pthread_mutex_lock(&life_mu);
+    if (nreusable)
+        s = reusable[--nreusable];
+    pthread_mutex_unlock(&life_mu);
+    return s ? s : object_new(sizeof *s);
+}
+
 EXPORT CUresult cuStreamCreateWithPriority(CUstream *phStream, unsigned int flags, int priority)
 {
     NEED_CONTEXT();
     if (!phStream || (flags & ~(unsigned)CU_STREAM_NON_BLOCKING))
         return CUDA_ERROR_INVALID_VALUE;
-    struct CUstream_st *s = object_new(sizeof *s);
+    struct CUstream_st *s = stream_memory();
     if (!s)
         return CUDA_ERROR_OUT_OF_MEMORY;
     /* Clamped to the range, as the driver does. */
@@ -595,7 +635,8 @@ EXPORT CUresult cuStreamCreateWithPriority(CUstream *phStream, unsigned int flag
                               object_new(sizeof(struct progress)),
                               NULL,
                               NULL,
-                              0};
+                              0,
+                              atomic_fetch_add(&stream_ids, 1)};
     if (!s->progress) {
         object_free(s);
         return CUDA_ERROR_OUT_OF_MEMORY;
@@ -629,7 +670,19 @@ EXPORT CUresult cuStreamDestroy_v2(CUstream hStream)
     if (!destroy_returns_at_once())
         drain(hStream);
     hStream->magic = 0;
-    object_free(hStream);
+    if (!reuse_streams() || !keep_for_reuse(hStream))
+        object_free(hStream);
+    return CUDA_SUCCESS;
+}
+
+/* The legacy stream is 1 and the per-thread stream 2 (one id for every thread's: gpuprio tells
+ * those apart by thread). */
+EXPORT CUresult cuStreamGetId(CUstream hStream, unsigned long long *streamId)
+{
+    NEED_CONTEXT();
+    if (!streamId || !stream_ctx(hStream))
+        return CUDA_ERROR_INVALID_HANDLE;
+    *streamId = special(hStream) ? (hStream == CU_STREAM_PER_THREAD ? 2 : 1) : hStream->id;
     return CUDA_SUCCESS;
 }
 

@@ -29,7 +29,8 @@
  * none). On stderr: how many graph waits held. graph_gates high FIFO  the neighbour: a kernel on a
  * stream of its own ("ready" on stdout), then, once a line comes through FIFO, kernels of 2 ms for
  * 60 ms, then idle until FIFO gives another line (opened anew). graph_gates high FIFO hold, and the
- * cases replay, thread_exit and stream_gone, are graph_chaos.sh's (see chaos_case).
+ * cases replay, thread_exit and stream_gone, are graph_chaos.sh's (see chaos_case); reused_first
+ * and reused_changed: a stream destroyed and another created at its address (see reused_case).
  *
  * A failed call prints FATAL and exits 1.
  */
@@ -346,6 +347,75 @@ static int chaos_case(const char *what)
     return 0;
 }
 
+/*
+ * reused_first    learned on a stream s; launched on s while another stream captures (left
+ *                 whole: the application's own executable graph runs) and not waited for; s
+ *                 destroyed at once and a stream created at its address with an id of its own
+ *                 (FAKE_CUDA_STREAM_DESTROY_RETURNS=1, FAKE_CUDA_STREAM_REUSE=1), on which it is
+ *                 launched 3 times, each waited for and printed: the first must run after the
+ *                 launch on s (the driver orders launches of one executable graph), not beside it
+ * reused_changed  learned on s, launched on s (under gpuprio, its gated copy) and not waited for;
+ *                 s destroyed and a stream created at its address; kernel 5 changed, then
+ *                 launched there 3 times, as above
+ */
+static int reused_case(bool changed)
+{
+    CUcontext ctx;
+    CUstream s, again, other;
+    MUST(cuInit(0));
+    MUST(cuDevicePrimaryCtxRetain(&ctx, 0));
+    MUST(cuCtxSetCurrent(ctx));
+    MUST(cuStreamCreate(&s, 0));
+    MUST(cuStreamCreate(&other, 0));
+    for (int i = 0; i < KERNELS; i++) {
+        index_of[i] = (unsigned)i + 1;
+        params[i][0] = &index_of[i];
+        params[i][1] = &kernel_us;
+    }
+    CUgraphNode node[KERNELS];
+    CUgraph g = chain(node, -1, NULL);
+    CUdriverProcAddressQueryResult found;
+    MUST(cuGetProcAddress("cuGraphInstantiateWithFlags", (void **)&instantiate_fn, 13000, 0,
+                          &found));
+    MUST(cuGetProcAddress("cuGraphLaunch", (void **)&launch_fn, 13000, 0, &found));
+    MUST(cuGetProcAddress("cuGraphExecDestroy", (void **)&exec_destroy_fn, 13000, 0, &found));
+    CUgraphExec exec;
+    MUST(instantiate_fn(&exec, g, 0));
+    learn(exec, s);
+    printf("learned: acc %016llx, %u kernels\n", acc, ran);
+    if (!changed)
+        MUST(cuStreamBeginCapture(other, CU_STREAM_CAPTURE_MODE_RELAXED));
+    MUST(launch_fn(exec, s));
+    if (!changed) {
+        CUgraph captured;
+        MUST(cuStreamEndCapture(other, &captured));
+        MUST(cuGraphDestroy(captured));
+    }
+    MUST(cuStreamDestroy(s));
+    MUST(cuStreamCreate(&again, 0));
+    if (again != s) {
+        printf("FATAL: the fake did not create the stream at the destroyed one's address\n");
+        return 1;
+    }
+    if (changed) {
+        CUDA_KERNEL_NODE_PARAMS k = kernel(other_params);
+        MUST(cuGraphExecKernelNodeSetParams(exec, node[5], &k));
+    }
+    for (int n = 2; n <= LAUNCHES; n++) {
+        MUST(launch_fn(exec, again));
+        MUST(cuStreamSynchronize(again));
+        printf("launch %d: acc %016llx, %u kernels\n", n, acc, ran);
+    }
+    MUST(exec_destroy_fn(exec));
+    MUST(cuGraphDestroy(g));
+    printf("executable graphs alive: %d\n", fake_cuda_graph_execs_alive());
+    fprintf(stderr, "graph_gates: %d graph waits held\n", fake_cuda_graph_waits_held());
+    MUST(cuStreamDestroy(again));
+    MUST(cuStreamDestroy(other));
+    MUST(cuDevicePrimaryCtxRelease(0));
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     if ((argc == 3 || (argc == 4 && (!strcmp(argv[3], "exit") || !strcmp(argv[3], "hold")))) &&
@@ -362,6 +432,8 @@ int main(int argc, char **argv)
     if (strcmp(what, "replay") == 0 || strcmp(what, "thread_exit") == 0 ||
         strcmp(what, "stream_gone") == 0)
         return chaos_case(what);
+    if (strcmp(what, "reused_first") == 0 || strcmp(what, "reused_changed") == 0)
+        return reused_case(strcmp(what, "reused_changed") == 0);
     bool changed_held = strcmp(what, "changed_held") == 0;
     bool changed_capture = strcmp(what, "changed_capture") == 0;
     bool changed_upload = strcmp(what, "changed_upload") == 0;

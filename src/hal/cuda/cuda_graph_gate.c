@@ -59,6 +59,7 @@ static struct {
     CUresult (*stream_wait_event)(CUstream, CUevent, unsigned int);
     CUresult (*stream_is_capturing)(CUstream, CUstreamCaptureStatus *);
     CUresult (*find_in_clone)(CUgraphNode *, CUgraphNode, CUgraph); /* optional */
+    CUresult (*stream_id)(CUstream, unsigned long long *);          /* optional: CUDA 12.0 */
 } drv;
 static pthread_once_t drv_once = PTHREAD_ONCE_INIT;
 static bool drv_complete;
@@ -83,6 +84,7 @@ static void resolve(void)
                    SYM(stream_wait_event, "cuStreamWaitEvent") &&
                    SYM(stream_is_capturing, "cuStreamIsCapturing");
     *(void **)&drv.find_in_clone = cudahal_sym("cuGraphNodeFindInClone");
+    *(void **)&drv.stream_id = cudahal_sym("cuStreamGetId");
 }
 
 static bool driver_ready(void)
@@ -596,6 +598,17 @@ int cudahal_graph_twin_order(const struct cudahal_graph_twin *t, CUstream stream
     if (!t->recorded)
         return -EIO;
     return drv.stream_wait_event(stream, t->done, 0) == CUDA_SUCCESS ? 0 : -EIO;
+}
+
+int cudahal_graph_stream_id(CUstream stream, uint64_t *id)
+{
+    unsigned long long got = 0;
+    if (!driver_ready() || !drv.stream_id)
+        return -ENOTSUP;
+    if (drv.stream_id(stream, &got) != CUDA_SUCCESS)
+        return -EIO;
+    *id = got;
+    return 0;
 }
 
 int cudahal_graph_stream_capturing(CUstream stream)

@@ -105,6 +105,10 @@ void cudahal_graph_twin_launched(struct cudahal_graph_twin *t, CUstream stream);
  * before what the caller submits to stream next; nothing waits on the host. 0, or -EIO (no launch
  * recorded, or the driver refused). */
 int cudahal_graph_twin_order(const struct cudahal_graph_twin *t, CUstream stream);
+/* stream's id (cuStreamGetId, CUDA 12.0), which no other stream of the process's life has, unlike
+ * its handle, an address that a stream created after its destruction may get: 0 and *id, or
+ * -ENOTSUP (an older driver) or -EIO. */
+int cudahal_graph_stream_id(CUstream stream, uint64_t *id);
 /* Whether stream captures (1: active or invalidated) or not (0); -EIO where the driver cannot
  * tell (the legacy stream while another captures). */
 int cudahal_graph_stream_capturing(CUstream stream);

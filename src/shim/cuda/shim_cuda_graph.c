@@ -16,13 +16,14 @@
  * already made alone) only when that changes. The application's own objects are never changed.
  *
  * The first switch to the gated copy is made only on the stream of the previous launch (then the
- * stream orders them); a graph the application changes afterwards (kind GRAPH_EXEC_CHANGE) is
- * launched as its own from then on, and where that launch is on another stream than the gated
- * copy's last one, that stream first waits on the device for an event recorded behind the copy's
- * launches (not when it captures: the wait would go into the application's graph). A launch into a
- * capture gets the application's executable graph: nothing of gpuprio's goes into a graph being
- * captured. Every other case is left whole for good or for the launch, counted by reason
- * (cuda_graph_gate.h) and said at exit at GPUPRIO_LOG=info.
+ * stream orders them; a stream is its handle and, where the driver says it, its id, since a new
+ * stream may get a destroyed one's address); a graph the application changes afterwards (kind
+ * GRAPH_EXEC_CHANGE) is launched as its own from then on, and where that launch is on another
+ * stream than the gated copy's last one, that stream first waits on the device for an event
+ * recorded behind the copy's launches (not when it captures: the wait would go into the
+ * application's graph). A launch into a capture gets the application's executable graph: nothing of
+ * gpuprio's goes into a graph being captured. Every other case is left whole for good or for the
+ * launch, counted by reason (cuda_graph_gate.h) and said at exit at GPUPRIO_LOG=info.
  *
  * With the option off nothing is remembered or copied, and each wrapper forwards after reading
  * the option. A launch costs a table lookup and one lock of its own executable graph, held across
@@ -69,6 +70,8 @@ struct graph_exec {
     bool last_known;    /* last_stream and last_thread are its last launch's */
     CUstream last_stream;
     uint64_t last_thread; /* gp_thread_serial: a pthread_t passes on to a later thread */
+    bool last_id_known;   /* last_id is last_stream's id (cuStreamGetId) */
+    uint64_t last_id;
 };
 
 #define BUCKETS 256
@@ -251,14 +254,26 @@ CUresult graph_cuGraphExecDestroy(const struct core_call *c, CUresult (*real)(CU
 
 /* ---- launches ---- */
 
-/* Whether stream s (as launch() names it) is the stream of x's last launch (x->mu held), as far
- * as can be told: the per-thread handle names the calling thread's stream, so it counts as the
- * same only on the same thread (the legacy stream too, to be safe). */
-static bool same_stream(const struct graph_exec *x, CUstream s)
+/* The stream a launch is made on: its handle as launch() names it, and its id where the driver
+ * says it. */
+struct launch_stream {
+    CUstream named;
+    bool id_known;
+    uint64_t id;
+};
+
+/* Whether s is the stream of x's last launch (x->mu held), as far as can be told: the per-thread
+ * handle names the calling thread's stream, so it counts as the same only on the same thread (the
+ * legacy stream too, to be safe); a handle is an address, which a stream created after the
+ * application destroyed the last one may get, so where the driver gave both ids they must match
+ * too (the destroyed stream's launches may still run, and nothing would order them before). */
+static bool same_stream(const struct graph_exec *x, const struct launch_stream *s)
 {
-    bool special = s == NULL || s == CU_STREAM_LEGACY || s == CU_STREAM_PER_THREAD;
-    return x->launched && x->last_known && x->last_stream == s &&
-           (!special || x->last_thread == gp_thread_serial());
+    CUstream h = s->named;
+    bool special = h == NULL || h == CU_STREAM_LEGACY || h == CU_STREAM_PER_THREAD;
+    return x->launched && x->last_known && x->last_stream == h &&
+           (!special || x->last_thread == gp_thread_serial()) &&
+           (!x->last_id_known || !s->id_known || x->last_id == s->id);
 }
 
 /* The gated copy is given up for good (x->mu held): a launch of the application's own executable
@@ -267,10 +282,10 @@ static bool same_stream(const struct graph_exec *x, CUstream s)
  * (recorded behind each of its launches). Never on the host: a stream of the application may
  * wait for what this thread does after the launch returns. Not into a capture (stream
  * capturing), whose graph would take gpuprio's wait: docs/design.md. */
-static void retire(struct graph_exec *x, CUstream stream, bool capturing)
+static void retire(struct graph_exec *x, const struct launch_stream *stream, bool capturing)
 {
     if (x->twin_launched && !same_stream(x, stream) && !capturing &&
-        cudahal_graph_twin_order(x->twin, stream) != 0)
+        cudahal_graph_twin_order(x->twin, stream->named) != 0)
         gp_log(GP_LOG_DEBUG,
                "executable graph %p: its launch on another stream is not ordered "
                "after its gated copy's",
@@ -335,12 +350,14 @@ static CUresult launch(const struct core_call *c, CUresult (*real)(CUgraphExec, 
         return real(e, s);
     /* The stream s names, for the calls gpuprio makes itself (without _ptsz) and to compare. */
     CUstream named = s ? s : ptsz ? CU_STREAM_PER_THREAD : CU_STREAM_LEGACY;
+    struct launch_stream on = {.named = named};
     struct graph_exec *x = find(e);
     if (!x) {
         if (!upload)
             count(CUDAHAL_GRAPH_WHOLE_UNKNOWN, 0);
         return real(e, s);
     }
+    on.id_known = cudahal_graph_stream_id(named, &on.id) == 0;
     gp_mutex_lock(&x->mu, GP_RANK_GRAPH_LAUNCH);
     if (x->whole < 0 && atomic_load(&x->changed)) {
         x->whole = CUDAHAL_GRAPH_WHOLE_CHANGED;
@@ -352,7 +369,7 @@ static CUresult launch(const struct core_call *c, CUresult (*real)(CUgraphExec, 
     int into_capture = xq_capturing() ? cudahal_graph_stream_capturing(named) : 0;
     /* Not at an upload, which runs nothing: the next launch is the one to order. */
     if (x->whole >= 0 && x->twin && !upload)
-        retire(x, named, into_capture != 0);
+        retire(x, &on, into_capture != 0);
     CUgraphExec use = e;
     size_t gates = 0;
     int reason = x->whole;
@@ -363,14 +380,14 @@ static CUresult launch(const struct core_call *c, CUresult (*real)(CUgraphExec, 
         reason = upload  ? CUDAHAL_GRAPH_WHOLE_NOT_LEARNED
                  : !line ? CUDAHAL_GRAPH_WHOLE_NOT_GATED
                          : build(x, c, line);
-    if (reason < 0 && !x->twin_launched && x->launched && !same_stream(x, named))
+    if (reason < 0 && !x->twin_launched && x->launched && !same_stream(x, &on))
         reason = CUDAHAL_GRAPH_WHOLE_OTHER_STREAM;
     if (reason < 0) {
         uint64_t target = line ? line : x->open_word;
         if (!xq_capturing() && cudahal_graph_twin_target(x->twin, target) != 0) {
             x->whole = reason = CUDAHAL_GRAPH_WHOLE_FAILED;
             if (!upload) /* else at the next launch */
-                retire(x, named, false);
+                retire(x, &on, false);
         } else {
             use = cudahal_graph_twin_exec(x->twin);
             if (line)
@@ -390,7 +407,7 @@ static CUresult launch(const struct core_call *c, CUresult (*real)(CUgraphExec, 
         x->whole = reason = CUDAHAL_GRAPH_WHOLE_FAILED;
         gates = 0;
         if (!upload)
-            retire(x, named, false);
+            retire(x, &on, false);
         use = e;
         r = real(e, s);
     }
@@ -400,6 +417,8 @@ static CUresult launch(const struct core_call *c, CUresult (*real)(CUgraphExec, 
         x->last_known = into_capture == 0;
         x->last_stream = named;
         x->last_thread = gp_thread_serial();
+        x->last_id_known = on.id_known;
+        x->last_id = on.id;
         if (use != e) {
             x->twin_launched = true;
             cudahal_graph_twin_launched(x->twin, named);
