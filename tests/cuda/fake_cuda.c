@@ -1144,6 +1144,7 @@ struct CUgraphNode_st {
     CUdeviceptr addr; /* a wait node's word and value */
     uint64_t value;
     CUgraph child;
+    bool device_updatable; /* CU_LAUNCH_ATTRIBUTE_DEVICE_UPDATABLE_KERNEL_NODE (a clone's too) */
 };
 struct edge {
     CUgraphNode from, to;
@@ -1400,6 +1401,37 @@ EXPORT CUresult cuGraphAddNode_v2(CUgraphNode *phGraphNode, CUgraph hGraph,
         return CUDA_ERROR_NOT_SUPPORTED;
     struct CUgraphNode_st t = {.type = CU_GRAPH_NODE_TYPE_CONDITIONAL};
     return add_node(phGraphNode, hGraph, dependencies, numDependencies, &t);
+}
+
+/* Of a kernel node's attributes, only whether it is device-updatable (CUDA 12.4): set to 1 once
+ * (its handle for device-side updates is then the node itself), never back to 0. */
+EXPORT CUresult cuGraphKernelNodeSetAttribute(CUgraphNode hNode, CUkernelNodeAttrID attr,
+                                              const CUkernelNodeAttrValue *value)
+{
+    GRAPH_CALL();
+    if (!node_ok(hNode) || hNode->type != CU_GRAPH_NODE_TYPE_KERNEL || !value)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (attr != CU_KERNEL_NODE_ATTRIBUTE_DEVICE_UPDATABLE_KERNEL_NODE)
+        return CUDA_ERROR_NOT_SUPPORTED;
+    int to = value->deviceUpdatableKernelNode.deviceUpdatable;
+    if ((to != 0 && to != 1) || (hNode->device_updatable && !to))
+        return CUDA_ERROR_INVALID_VALUE;
+    hNode->device_updatable = to;
+    return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuGraphKernelNodeGetAttribute(CUgraphNode hNode, CUkernelNodeAttrID attr,
+                                              CUkernelNodeAttrValue *value)
+{
+    GRAPH_CALL();
+    if (!node_ok(hNode) || hNode->type != CU_GRAPH_NODE_TYPE_KERNEL || !value)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (attr != CU_KERNEL_NODE_ATTRIBUTE_DEVICE_UPDATABLE_KERNEL_NODE)
+        return CUDA_ERROR_NOT_SUPPORTED;
+    value->deviceUpdatableKernelNode.deviceUpdatable = hNode->device_updatable;
+    value->deviceUpdatableKernelNode.devNode =
+        hNode->device_updatable ? (CUgraphDeviceNode)(void *)hNode : NULL;
+    return CUDA_SUCCESS;
 }
 
 EXPORT CUresult cuGraphNodeGetType(CUgraphNode hNode, CUgraphNodeType *type)

@@ -12,7 +12,8 @@
  * with GRAPH_GO=FIFO, after the first of those launches (before waiting for it) a line goes to
  * FIFO: the high-priority neighbour's cue to burst; mem_nodes, conditional, child, device_launch
  * the graph also has a memory allocation node, a conditional node, a child graph of two kernels, or
- * is instantiated for device launch; changed after the second launch,
+ * is instantiated for device launch, device_updatable kernel 3 is device-updatable
+ * (CU_LAUNCH_ATTRIBUTE_DEVICE_UPDATABLE_KERNEL_NODE); changed after the second launch,
  * cuGraphExecKernelNodeSetParams gives kernel 5 another argument; update after the second launch,
  * cuGraphExecUpdate from a graph whose kernel 7 has another argument; disabled     after the second
  * launch, cuGraphNodeSetEnabled turns kernel 9 off; destroy      the last launch is destroyed
@@ -470,6 +471,12 @@ int main(int argc, char **argv)
         MUST(cuGraphAddChildGraphNode(&extra, g, &node[KERNELS - 1], 1, child));
     } else if (strcmp(what, "device_launch") == 0) {
         flags = CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH;
+    } else if (strcmp(what, "device_updatable") == 0) {
+        CUkernelNodeAttrValue v;
+        memset(&v, 0, sizeof v);
+        v.deviceUpdatableKernelNode.deviceUpdatable = 1;
+        MUST(cuGraphKernelNodeSetAttribute(
+            node[3], CU_KERNEL_NODE_ATTRIBUTE_DEVICE_UPDATABLE_KERNEL_NODE, &v));
     } else if (strcmp(what, "gated") && strcmp(what, "ungated") && strcmp(what, "changed") &&
                !changed_other && !switch_other && strcmp(what, "update") &&
                strcmp(what, "disabled") && strcmp(what, "destroy") && strcmp(what, "capture")) {

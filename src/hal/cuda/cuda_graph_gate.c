@@ -27,6 +27,7 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "cuda_bind.h"
 #include "cuda_node_time.h"
@@ -60,6 +61,8 @@ static struct {
     CUresult (*stream_is_capturing)(CUstream, CUstreamCaptureStatus *);
     CUresult (*find_in_clone)(CUgraphNode *, CUgraphNode, CUgraph); /* optional */
     CUresult (*stream_id)(CUstream, unsigned long long *);          /* optional: CUDA 12.0 */
+    /* optional (CUDA 11.0; the attribute asked of it, 12.4) */
+    CUresult (*kernel_attr)(CUgraphNode, CUkernelNodeAttrID, CUkernelNodeAttrValue *);
 } drv;
 static pthread_once_t drv_once = PTHREAD_ONCE_INIT;
 static bool drv_complete;
@@ -85,6 +88,7 @@ static void resolve(void)
                    SYM(stream_is_capturing, "cuStreamIsCapturing");
     *(void **)&drv.find_in_clone = cudahal_sym("cuGraphNodeFindInClone");
     *(void **)&drv.stream_id = cudahal_sym("cuStreamGetId");
+    *(void **)&drv.kernel_attr = cudahal_sym("cuGraphKernelNodeGetAttribute");
 }
 
 static bool driver_ready(void)
@@ -119,6 +123,19 @@ static CUgraphNode *nodes_of(CUgraph graph, size_t *n)
     return NULL;
 }
 
+/* Whether kernel node was made device-updatable (CUDA 12.4): its device-side update handle is
+ * the application's executable graph's node, so updates made through it would never reach the
+ * gated copy's. A driver without the attribute refuses the query: it has none. */
+static bool device_updatable(CUgraphNode node)
+{
+    CUkernelNodeAttrValue value;
+    memset(&value, 0, sizeof value);
+    return drv.kernel_attr &&
+           drv.kernel_attr(node, CU_KERNEL_NODE_ATTRIBUTE_DEVICE_UPDATABLE_KERNEL_NODE, &value) ==
+               CUDA_SUCCESS &&
+           value.deviceUpdatableKernelNode.deviceUpdatable;
+}
+
 int cudahal_graph_survey(CUgraph graph, size_t *kernels)
 {
     *kernels = 0;
@@ -138,6 +155,8 @@ int cudahal_graph_survey(CUgraph graph, size_t *kernels)
         switch (type) {
         case CU_GRAPH_NODE_TYPE_KERNEL:
             ++*kernels;
+            if (device_updatable(nodes[i]))
+                reason = CUDAHAL_GRAPH_WHOLE_DEVICE_UPDATABLE;
             break;
         case CU_GRAPH_NODE_TYPE_MEMCPY:
         case CU_GRAPH_NODE_TYPE_MEMSET:

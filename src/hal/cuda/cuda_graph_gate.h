@@ -37,6 +37,7 @@
     X(CHILD_GRAPH, "it has child graph nodes")                                                     \
     X(OTHER_NODES, "it has nodes of a type gpuprio does not know")                                 \
     X(DEVICE_LAUNCH, "it was instantiated for launches from the device")                           \
+    X(DEVICE_UPDATABLE, "it has device-updatable kernel nodes")                                    \
     X(CHANGED, "the application changed its executable graph")                                     \
     X(NO_PLACE, "no kernel node of it follows another where a wait node could go")                 \
     X(NO_DRIVER, "the driver lacks batch memory operation nodes (CUDA 11.7)")                      \
@@ -55,7 +56,7 @@ const char *cudahal_graph_whole_reason(enum cudahal_graph_whole r);
 /*
  * Reads graph's nodes: -1 when it can be gated (then *kernels is its number of kernel nodes),
  * else the reason it stays whole (FEW_KERNELS, MEM_NODES, CONDITIONAL, CHILD_GRAPH, OTHER_NODES,
- * NO_DRIVER, FAILED).
+ * DEVICE_UPDATABLE, NO_DRIVER, FAILED).
  */
 int cudahal_graph_survey(CUgraph graph, size_t *kernels);
 /* The calling thread's current context (where an executable graph is instantiated), or NULL. */
