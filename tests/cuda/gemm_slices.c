@@ -43,19 +43,17 @@
  *                   the one held (GEMM_HOLD), then ends with _exit; the parent waits for it;
  *                   gemm.sh checks the child's record, which must count its own call only
  *   fork_held LOCK  a thread of the program's own holds gpuprio's lock LOCK (forms: the GEMM
- *                   forms read before, cuda_gemm.c; node_times: the notes of captured nodes'
- *                   times, cuda_node_time.c; found in the shim's symbol table) while the
- *                   program forks, as a thread of the application in a call of gpuprio's might;
- *                   the child runs capture_graph sliced on a stream of its own (a GEMM read,
- *                   learned, captured in slices whose nodes are noted, the graph instantiated),
- *                   which must end within 60 s, as it does without gpuprio
+ *                   forms read before, cuda_gemm.c; times: the learned times, cuda_gemm_clock.c;
+ *                   node_times: the notes of captured nodes' times, cuda_node_time.c; graphs:
+ *                   the executable graphs known, shim_cuda_graph.c) while the program forks
+ *                   (held_lock.h); the child runs capture_graph sliced on a stream of its own (a
+ *                   GEMM read, learned, captured in slices whose nodes are noted, the graph
+ *                   instantiated and launched), which must end within 60 s
  *
  * Prints "ok CASE" and exits 0, or FAIL lines and exits 1.
  */
 #include <dlfcn.h>
 #include <math.h>
-#include <pthread.h>
-#include <signal.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -607,76 +605,42 @@ static void case_fork(void)
     _exit(failures ? 1 : 0);
 }
 
-/* fork_held's lock: taken by a thread of this program's own, held until the forked child is
- * done (or found stuck); the thread says through `taken` when it has it, and waits on `release`. */
-static pthread_mutex_t *held_lock;
-static int taken[2], release[2];
-
-static void *hold_lock(void *arg)
+/* fork_held's child: a stream of its own joined (as case_fork's child), then a GEMM read,
+ * learned, captured in slices whose nodes are noted, and the graph instantiated. */
+static int capture_graph_child(void)
 {
-    (void)arg;
-    char c = 0;
-    pthread_mutex_lock(held_lock);
-    if (write(taken[1], &c, 1) != 1 || read(release[0], &c, 1) != 1)
-        c = 1;
-    pthread_mutex_unlock(held_lock);
-    return NULL;
+    MUST(cuStreamCreate(&low, 0));
+    int sum = 0;
+    void *params[] = {&sum};
+    MUST(cuLaunchKernel((CUfunction)(void *)add_kernel, 1, 1, 1, 1, 1, 1, 0, low, params, NULL));
+    MUST(cuStreamSynchronize(low));
+    case_capture_graph("sliced");
+    printf("child: capture_graph done\n");
+    return failures ? 1 : 0;
 }
 
 static void case_fork_held(const char *which)
 {
-    /* In the shim (which exports gpuprio_stream_drain): the GEMM forms' lock, or the lock of the
-     * notes of captured nodes' times. */
-    const void *shim = dlsym(RTLD_DEFAULT, "gpuprio_stream_drain");
-    bool forms = !strcmp(which, "forms");
-    held_lock = shim ? held_lock_find(shim, forms ? "cuda_gemm.c" : "cuda_node_time.c",
-                                      forms ? "forms_mu" : "mu")
-                     : NULL;
-    if (!held_lock) {
-        printf("FAIL fork_held: the %s lock is not in the shim's symbol table\n", which);
-        failures++;
-        return;
-    }
-    pthread_t holder;
-    char c = 0;
-    if (pipe(taken) || pipe(release) || pthread_create(&holder, NULL, hold_lock, NULL) ||
-        read(taken[0], &c, 1) != 1) {
-        printf("FAIL fork_held: the holding thread did not start\n");
-        failures++;
-        return;
-    }
-    fflush(stdout);
-    pid_t child = fork();
-    if (child == 0) {
-        /* As case_fork's child: a stream of its own, then a GEMM learned, captured sliced into a
-         * graph (each slice's node noted) and the graph instantiated (the notes carried). */
-        MUST(cuStreamCreate(&low, 0));
-        int sum = 0;
-        void *params[] = {&sum};
-        MUST(
-            cuLaunchKernel((CUfunction)(void *)add_kernel, 1, 1, 1, 1, 1, 1, 0, low, params, NULL));
-        MUST(cuStreamSynchronize(low));
-        case_capture_graph("sliced");
-        printf("child done\n");
-        fflush(stdout);
-        _exit(failures ? 1 : 0);
-    }
-    int status = 0, waited_ms = 0;
-    pid_t got = 0;
-    while (child > 0 && (got = waitpid(child, &status, WNOHANG)) == 0 && waited_ms < 60000) {
-        usleep(10000);
-        waited_ms += 10;
-    }
-    if (child > 0 && got == 0) {
-        printf("FAIL fork_held: the child is stuck after 60 s (the %s lock was held at the fork)\n",
-               which);
-        kill(child, SIGKILL);
-        waitpid(child, &status, 0);
-        failures++;
-    } else {
-        EXPECT(child > 0 && got == child && WIFEXITED(status) && WEXITSTATUS(status) == 0);
-    }
-    EXPECT(write(release[1], &c, 1) == 1 && pthread_join(holder, NULL) == 0);
+    static const struct {
+        const char *name, *file, *lock;
+    } locks[] = {
+        {"forms", "cuda_gemm.c", "forms_mu"},
+        {"times", "cuda_gemm_clock.c", "table_mu"},
+        {"node_times", "cuda_node_time.c", "mu"},
+        {"graphs", "shim_cuda_graph.c", "table_mu"},
+    };
+    for (size_t i = 0; i < sizeof locks / sizeof *locks; i++)
+        if (!strcmp(which, locks[i].name)) {
+            const char *fail =
+                held_lock_fork(locks[i].file, locks[i].lock, 60, capture_graph_child);
+            if (fail) {
+                printf("FAIL fork_held %s (%s): %s\n", which, locks[i].lock, fail);
+                failures++;
+            }
+            return;
+        }
+    printf("FAIL fork_held: no lock %s\n", which);
+    failures++;
 }
 
 /* gemm_hold, except in case_fork's parent: its child is the process that holds. */
@@ -718,7 +682,7 @@ int main(int argc, char **argv)
     else {
         fprintf(stderr, "usage: gemm_slices n sliced|whole|checked_whole|m_bias|refused|capture|"
                         "capture_graph sliced|whole|fail_slice|fail_whole|relearn|fork|"
-                        "fork_held forms|node_times\n");
+                        "fork_held forms|times|node_times|graphs\n");
         return 2;
     }
     if (!failures)

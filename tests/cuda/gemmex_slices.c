@@ -41,6 +41,10 @@
  *                each time, and in the last launch (the gated copy) each slice follows a wait node
  *   fail_slice   FAKE_CUBLASLT_FAIL_AFTER=1: the second slice fails; its status is the call's
  *                and no later slice is issued
+ *   fork_held    a thread of the program's own holds gpuprio's lock of the workspaces set on
+ *                handles (cuda_gemmex.c) while the program forks (held_lock.h); the child runs
+ *                n sliced on a stream of its own (its handle's workspace set, the call learned,
+ *                then sliced), which must end within 60 s
  *   hot          a benchmark, not a test: prints the time of cublasSetStream_v2 and
  *                cublasSetWorkspace_v2, as PyTorch calls them before every matmul, through the
  *                shim and straight to the fake cuBLAS (each call must succeed)
@@ -61,6 +65,7 @@
 #include "fake_cublas.h"
 #include "fake_cublaslt.h"
 #include "gemm_hold.h"
+#include "held_lock.h"
 
 #define OP_C 2
 #define NOT_SUPPORTED 15
@@ -781,6 +786,28 @@ static void case_hot_gemm(void)
 }
 
 /* Built as a library too, for gemm_local.c, whose main calls this one. */
+/* fork_held's child: a stream of its own joined (as start's), then n sliced. */
+static int n_child(void)
+{
+    MUST(cuStreamCreate(&low, 0));
+    int sum = 0;
+    void *params[] = {&sum};
+    MUST(cuLaunchKernel((CUfunction)(void *)add_kernel, 1, 1, 1, 1, 1, 1, 0, low, params, NULL));
+    MUST(cuStreamSynchronize(low));
+    case_n(&plain, "sliced");
+    printf("child: n sliced done\n");
+    return failures ? 1 : 0;
+}
+
+static void case_fork_held(void)
+{
+    const char *fail = held_lock_fork("cuda_gemmex.c", "workspaces_mu", 60, n_child);
+    if (fail) {
+        printf("FAIL fork_held (workspaces_mu): %s\n", fail);
+        failures++;
+    }
+}
+
 #ifdef GEMM_SLICES_LIBRARY
 int gemm_slices_main(int argc, char **argv);
 #define main gemm_slices_main
@@ -812,13 +839,16 @@ int main(int argc, char **argv)
         case_capture_graph();
     else if (!strcmp(what, "fail_slice"))
         case_fail_slice();
+    else if (!strcmp(what, "fork_held"))
+        case_fork_held();
     else if (!strcmp(what, "hot"))
         case_hot();
     else if (!strcmp(what, "hot_gemm"))
         case_hot_gemm();
     else {
         fprintf(stderr, "usage: gemmex_slices n|batch sliced|whole|batch_one|refused|"
-                        "batch_n|batch_refused|capture|capture_graph|fail_slice|hot|hot_gemm\n");
+                        "batch_n|batch_refused|capture|capture_graph|fail_slice|fork_held|hot|"
+                        "hot_gemm\n");
         return 2;
     }
     if (!failures)

@@ -1,9 +1,10 @@
 /*
- * held_lock.h - a static mutex of a loaded library, found by name, for tests that take it from a
- * thread of their own: to fork while "another thread of gpuprio" holds it, at a moment no call
- * of the library can be made to hold it on cue. The library's symbol table (.symtab, kept in the
- * build tree's libraries) names it; a local name is looked for among the symbols of one source
- * file (its STT_FILE entry and those after it), since several files may have a "mu".
+ * held_lock.h - forking while a thread holds one of gpuprio's locks, as a thread of the
+ * application inside a call of gpuprio's might, at a moment no call of the library can be made
+ * to hold it on cue: the test's own thread takes the lock, a static mutex of the shim found by
+ * name in the shim's symbol table (.symtab, kept in the build tree's libraries). A local name is
+ * looked for among the symbols of one source file (its STT_FILE entry and those after it), since
+ * several files have a "mu" or a "table_mu".
  */
 #ifndef GPUPRIO_TEST_HELD_LOCK_H
 #define GPUPRIO_TEST_HELD_LOCK_H
@@ -12,9 +13,12 @@
 #include <elf.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 /* The mutex `name` defined in source file `file` of the loaded object that holds `anchor` (an
@@ -73,6 +77,65 @@ static inline pthread_mutex_t *held_lock_find(const void *anchor, const char *fi
 out:
     munmap((void *)img, size);
     return matches == 1 ? found : NULL;
+}
+
+/* The holding thread's lock, its pipe to say it has it, and its pipe to wait on. */
+static pthread_mutex_t *held_lock_mu;
+static int held_lock_taken[2], held_lock_release[2];
+
+static inline void *held_lock_hold(void *arg)
+{
+    char c = 0;
+    (void)arg;
+    pthread_mutex_lock(held_lock_mu);
+    if (write(held_lock_taken[1], &c, 1) == 1 && read(held_lock_release[0], &c, 1) != 1)
+        c = 1;
+    pthread_mutex_unlock(held_lock_mu);
+    return NULL;
+}
+
+/* Forks while a thread of this process holds the shim's mutex `lock` of its source file `file`
+ * (the shim: the object that exports gpuprio_stream_drain); the child ends with _exit(child()).
+ * NULL when it ended with 0 within `seconds`, else what went wrong (one killed then). */
+static inline const char *held_lock_fork(const char *file, const char *lock, int seconds,
+                                         int (*child)(void))
+{
+    const void *shim = dlsym(RTLD_DEFAULT, "gpuprio_stream_drain");
+    held_lock_mu = shim ? held_lock_find(shim, file, lock) : NULL;
+    if (!held_lock_mu)
+        return "the lock is not in the shim's symbol table";
+    pthread_t holder;
+    char c = 0;
+    if (pipe(held_lock_taken) || pipe(held_lock_release) ||
+        pthread_create(&holder, NULL, held_lock_hold, NULL))
+        return "the holding thread did not start";
+    if (read(held_lock_taken[0], &c, 1) != 1)
+        return "the holding thread did not take the lock";
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0)
+        _exit(child()); /* exit() would have LeakSanitizer report the parent's threads' memory */
+    const char *what = pid < 0 ? "fork failed" : NULL;
+    int status = 0;
+    pid_t got = 0;
+    for (long ms = 0; pid > 0 && (got = waitpid(pid, &status, WNOHANG)) == 0; ms += 10) {
+        if (ms >= 1000L * seconds) {
+            what = "the child is stuck (killed)";
+            kill(pid, SIGKILL);
+            waitpid(pid, &status, 0);
+            break;
+        }
+        usleep(10000);
+    }
+    if (!what && (got != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0))
+        what = "the child failed";
+    if (write(held_lock_release[1], &c, 1) != 1 || pthread_join(holder, NULL) != 0)
+        what = what ? what : "the holding thread did not end";
+    close(held_lock_taken[0]);
+    close(held_lock_taken[1]);
+    close(held_lock_release[0]);
+    close(held_lock_release[1]);
+    return what;
 }
 
 #endif /* GPUPRIO_TEST_HELD_LOCK_H */

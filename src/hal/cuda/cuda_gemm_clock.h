@@ -36,4 +36,8 @@ uint64_t cudahal_gemm_clock_learned(const struct cudahal_gemm_key *key, bool *ti
 void *cudahal_gemm_clock_start(const struct cudahal_gemm_key *key, struct CUstream_st *stream);
 void cudahal_gemm_clock_end(void *token, struct CUstream_st *stream, bool ok);
 
+/* Every learned time forgotten and the table's lock made anew: in a forked child, where a thread
+ * of the parent may have held it (the timings in flight are the parent's events: left alone). */
+void cudahal_gemm_clock_forget_all(void);
+
 #endif /* GPUPRIO_CUDA_GEMM_CLOCK_H */

@@ -101,6 +101,12 @@ void cudahal_gemmex_workspace_forget(cudahal_blas_handle handle)
     gp_mutex_unlock(&workspaces_mu, GP_RANK_BLAS_WORKSPACES);
 }
 
+void cudahal_gemmex_workspaces_forget_all(void)
+{
+    pthread_mutex_init(&workspaces_mu, NULL);
+    memset(workspaces, 0, sizeof workspaces);
+}
+
 static bool workspace_of(cudahal_blas_handle handle, void **workspace, size_t *size)
 {
     if (!handle)

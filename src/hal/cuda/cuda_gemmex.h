@@ -56,5 +56,8 @@ cudahal_lt_status cudahal_gemmex(union cudahal_gemmex_real real,
  * (remembered for the handle), a stream or the handle's end (the workspace forgotten). */
 void cudahal_gemmex_workspace_set(cudahal_blas_handle handle, void *workspace, size_t size);
 void cudahal_gemmex_workspace_forget(cudahal_blas_handle handle);
+/* Every handle's workspace forgotten (its calls whole until it is set again) and their lock made
+ * anew: in a forked child, where a thread of the parent may have held it, mid-write. */
+void cudahal_gemmex_workspaces_forget_all(void);
 
 #endif /* GPUPRIO_CUDA_GEMMEX_H */

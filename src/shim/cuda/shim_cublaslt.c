@@ -26,6 +26,7 @@
 #include "core.h"
 #include "cuda_cublaslt.h"
 #include "cuda_gemm.h"
+#include "cuda_gemm_clock.h"
 #include "cuda_gemmex.h"
 #include "cuda_blas_real.h"
 #include "cuda_graph_gate.h"
@@ -113,14 +114,17 @@ static void show_counts(int device)
 }
 
 /* A forked child keeps none of its parent's counts (lifecycle.c: none of its scheduling state
- * either): its record and its line at exit say its own calls. Nor its forms read before or its
- * notes of captured nodes, whose locks a thread of the parent may have held at the fork (a child
- * would wait for them for good at its first GEMM or graph instantiation). */
+ * either): its record and its line at exit say its own calls. Nor its forms read before, learned
+ * times, handles' workspaces or notes of captured nodes, whose locks a thread of the parent may
+ * have held at the fork (a child would wait for them for good at its first GEMM, or capture or
+ * graph instantiation). */
 __attribute__((constructor)) static void show_counts_on_change(void)
 {
     cudahal_gemm_on_counted(show_counts);
     pthread_atfork(NULL, NULL, cudahal_gemm_forget_counts);
     pthread_atfork(NULL, NULL, cudahal_gemm_forget_forms);
+    pthread_atfork(NULL, NULL, cudahal_gemm_clock_forget_all);
+    pthread_atfork(NULL, NULL, cudahal_gemmex_workspaces_forget_all);
     pthread_atfork(NULL, NULL, cudahal_node_time_forget_all);
 }
 

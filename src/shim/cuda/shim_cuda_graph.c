@@ -36,6 +36,7 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "cuda_graph_gate.h"
 #include "devgate.h"
@@ -105,6 +106,21 @@ static struct graph_exec *find(CUgraphExec e)
         x = x->next;
     gp_mutex_unlock(&table_mu, GP_RANK_GRAPH_TABLE);
     return x;
+}
+
+/* In a forked child: the parent's executable graphs are abandoned, not freed (their gated copies
+ * are the parent's driver objects, and a thread of the parent may have held an entry's lock
+ * across a launch), and the table's lock, which one may have held, is made anew. Their launches
+ * in the child go as graphs gpuprio did not see instantiated. */
+static void forget_in_child(void)
+{
+    pthread_mutex_init(&table_mu, NULL);
+    memset(table, 0, sizeof table);
+}
+
+__attribute__((constructor)) static void forget_graphs_in_child(void)
+{
+    pthread_atfork(NULL, NULL, forget_in_child);
 }
 
 static void forget(struct graph_exec *x)
