@@ -373,7 +373,9 @@ static CUresult launch(const struct core_call *c, CUresult (*real)(CUgraphExec, 
             count(CUDAHAL_GRAPH_WHOLE_UNKNOWN, 0);
         return real(e, s);
     }
-    on.id_known = cudahal_graph_stream_id(named, &on.id) == 0;
+    /* The legacy and per-thread streams are never destroyed: told apart by thread instead. */
+    if (named != CU_STREAM_LEGACY && named != CU_STREAM_PER_THREAD)
+        on.id_known = cudahal_graph_stream_id(named, &on.id) == 0;
     gp_mutex_lock(&x->mu, GP_RANK_GRAPH_LAUNCH);
     if (x->whole < 0 && atomic_load(&x->changed)) {
         x->whole = CUDAHAL_GRAPH_WHOLE_CHANGED;
