@@ -68,7 +68,7 @@ static inline pthread_mutex_t *held_lock_find(const void *anchor, const char *fi
             }
             if (in_file && ELF64_ST_TYPE(sym[j].st_info) == STT_OBJECT &&
                 ELF64_ST_BIND(sym[j].st_info) == STB_LOCAL && strcmp(sname, name) == 0 &&
-                sym[j].st_size == sizeof(pthread_mutex_t)) {
+                sym[j].st_size >= sizeof(pthread_mutex_t) /* AddressSanitizer pads */) {
                 found = (pthread_mutex_t *)(void *)((char *)info.dli_fbase + sym[j].st_value);
                 matches++;
             }
