@@ -889,17 +889,16 @@ static void say(enum cudahal_gemm_entry entry, const struct shape *s, const stru
         return;
     static const char *const cuts[] = {
         [GEMM_CUT_N] = "n", [GEMM_CUT_M] = "m", [GEMM_CUT_BATCH] = "the batch"};
+    char what[160];
+    snprintf(what, sizeof what, "%s %llux%llux%llu x %llu, tile %ux%u, k split %u (%llu us)",
+             entry_names[entry], (unsigned long long)s->m, (unsigned long long)s->n,
+             (unsigned long long)s->k, (unsigned long long)s->batch, s->tile_m, s->tile_n,
+             s->splits, (unsigned long long)(learned_ns / 1000));
     if (p->count)
-        gp_log(GP_LOG_DEBUG, "%s %llux%llux%llu x %llu (%llu us): %u slices along %s, %llu wide",
-               entry_names[entry], (unsigned long long)s->m, (unsigned long long)s->n,
-               (unsigned long long)s->k, (unsigned long long)s->batch,
-               (unsigned long long)(learned_ns / 1000), p->count, cuts[p->cut],
+        gp_log(GP_LOG_DEBUG, "%s: %u slices along %s, %llu wide", what, p->count, cuts[p->cut],
                (unsigned long long)p->width);
     else
-        gp_log(GP_LOG_DEBUG, "%s %llux%llux%llu x %llu (%llu us): whole, %s", entry_names[entry],
-               (unsigned long long)s->m, (unsigned long long)s->n, (unsigned long long)s->k,
-               (unsigned long long)s->batch, (unsigned long long)(learned_ns / 1000),
-               gemm_plan_reason(p->why));
+        gp_log(GP_LOG_DEBUG, "%s: whole, %s", what, gemm_plan_reason(p->why));
 }
 
 enum gemm_whole_reason cudahal_gemm_captured_why(const struct cudahal_gemm_when *w,
