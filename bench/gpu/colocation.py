@@ -348,6 +348,19 @@ def run_load(args, stream, start_barrier=None, stop_event=None, captured=None):
             opt.zero_grad(set_to_none=True)
             model(input_ids=tokens, labels=tokens).loss.backward()
             opt.step()
+    elif args.kind == "lmhead":
+        # Only the lm load's head: its three GEMMs over the 50,257-token vocabulary (logits,
+        # the hidden state's gradient, the weight's), the same shapes (8 x 512 tokens, hidden
+        # 1024, bf16), nothing else. Next to the client it measures the floor the head sets:
+        # a slice of these GEMMs cannot be shorter than one of its CTAs (issue 45).
+        hidden = torch.randn(8 * 512, 1024, device="cuda", dtype=torch.bfloat16, requires_grad=True)
+        weight = torch.randn(50257, 1024, device="cuda", dtype=torch.bfloat16, requires_grad=True)
+        grad = torch.randn(8 * 512, 50257, device="cuda", dtype=torch.bfloat16)
+        batch = 8
+
+        def step():
+            hidden.grad = weight.grad = None
+            torch.nn.functional.linear(hidden, weight).backward(grad)
     elif args.kind == "decode":
         # An inference server's captured decode loop: one CUDA graph of 8 forward passes of GPT-2
         # medium's shape (24 layers, hidden 1024, its 50,257-token head; bf16, 8 sequences of 128
@@ -475,7 +488,7 @@ def main():
     p = argparse.ArgumentParser()
     p.add_argument("role", choices=["client", "load", "both"])
     p.add_argument("--mode", default="graph", choices=["graph", "eager"])
-    p.add_argument("--kind", default="infer", choices=["infer", "train", "ttrain", "lm", "decode", "spin", "idle"])
+    p.add_argument("--kind", default="infer", choices=["infer", "train", "ttrain", "lm", "lmhead", "decode", "spin", "idle"])
     p.add_argument("--spin-us", type=float, default=200.0, help="spin load: each kernel's length")
     p.add_argument("--spin-fill", action="store_true",
                    help="spin load: blocks that fill every SM (a kernel's block is the kernel)")

@@ -40,6 +40,7 @@
 # transformer training step with long kernels (BERT-large's shape, bf16, 32 x 512 tokens),
 # LOAD=lm language-model training with a head over a 50,257-token vocabulary (GPT-2 medium's
 # shape, bf16, 8 x 512 tokens: three GEMMs of 3-4 ms a step),
+# LOAD=lmhead only that load's head (its three GEMMs, nothing else: the floor they set),
 # LOAD=decode an inference server's captured decode loop (one CUDA graph of 8 forward passes of
 # GPT-2 medium's shape, bf16, 8 x 128 tokens, replayed: short kernels, but one command per graph),
 # LOAD=idle a process whose stream runs nothing, LOAD=spin a synthetic load of

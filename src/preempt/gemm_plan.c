@@ -4,12 +4,12 @@
  * The number of slices wanted is the learned time over the target, rounded up. Along a cut, a
  * slice's width is that share of the extent rounded up to the cut's unit (the granule and the
  * tile side, both), at most half the extent, and at least what keeps GEMM_PLAN_MIN_WAVES waves
- * of tiles; the slices are
- * then as many whole widths as fit, no more than wanted, the last taking the rest, so that none
- * is narrower. Columns (n) before rows (m): along n only the pointers of B, C and D move, along
- * m those of A, C, D and a bias. A batch's items before either (any boundary between items keeps
- * every tile whole, and every pointer moves by whole items), unless a cut within the items gives
- * more of the slices wanted (a batch of two long GEMMs).
+ * of CTAs; the slices are then as many whole widths as fit, no more than wanted, the last taking
+ * the rest, so that none is narrower. Columns (n) before rows (m): along n only the pointers of
+ * B, C and D move, along m those of A, C, D and a bias. A batch's items before either (any
+ * boundary between items keeps every tile whole, and every pointer moves by whole items), unless
+ * a cut within the items gives more of the slices wanted (a batch of two long GEMMs). Where none
+ * of these cuts exists, the most slices (n, then m) whose waves summed stay within the cost bound.
  */
 #include "gemm_plan.h"
 
@@ -43,34 +43,74 @@ static uint64_t width_of(uint64_t extent, uint64_t unit, uint64_t min_width, uin
     return width && extent / width >= 2 ? width : 0;
 }
 
-/* Slices along a dimension of `extent` whose tiles are tile_cut long, across `across` rows or
- * columns of tiles tile_across long, in each of `items`: their width, or 0 when fewer than two
- * fit. */
-static uint64_t cut_width(uint64_t extent, uint64_t across, uint32_t tile_cut, uint32_t tile_across,
-                          uint64_t items, uint32_t sms, uint64_t want)
-{
-    uint64_t unit = GEMM_PLAN_GRANULE / gcd(GEMM_PLAN_GRANULE, tile_cut) * tile_cut;
-    uint64_t tiles_across = div_up(across, tile_across) * items;
-    uint64_t min_tiles = div_up((uint64_t)GEMM_PLAN_MIN_WAVES * sms, tiles_across);
-    return width_of(extent, unit, div_up(min_tiles * tile_cut, unit) * unit, want);
-}
-
-/* Slices of a batch of `items`, each item of `tiles` tiles: items per slice, or 0 when fewer
- * than two fit. Any item boundary will do, so the wanted count is met where two waves allow,
- * the last slice taking the rest. */
-static uint64_t batch_width(uint64_t items, uint64_t tiles, uint32_t sms, uint64_t want)
-{
-    uint64_t width = items / want, min_width = div_up((uint64_t)GEMM_PLAN_MIN_WAVES * sms, tiles);
-    if (width < min_width)
-        width = min_width;
-    return items / width >= 2 ? width : 0;
-}
-
 /* Slices of `width` along `cut` of `extent`, no more than wanted: the plan's count. */
 static uint32_t count_of(uint64_t extent, uint64_t width, uint64_t want)
 {
     uint64_t count = width ? extent / width : 0;
     return (uint32_t)(count < want ? count : want);
+}
+
+/* A cut along a dimension of `extent` whose tiles are tile_cut long: its unit (the granule and
+ * the tile side, both), and the CTAs of one tile's length of it (`ctas_across`: every tile across
+ * it, in every item, times the split of k). */
+struct cut {
+    uint64_t extent, unit, ctas_across;
+    uint32_t tile_cut;
+};
+
+static struct cut cut_of(uint64_t extent, uint64_t across, uint32_t tile_cut, uint32_t tile_across,
+                         uint64_t items, uint64_t splits)
+{
+    return (struct cut){extent, GEMM_PLAN_GRANULE / gcd(GEMM_PLAN_GRANULE, tile_cut) * tile_cut,
+                        div_up(across, tile_across) * items * splits, tile_cut};
+}
+
+/* Slices along c that each keep GEMM_PLAN_MIN_WAVES waves: their width, or 0 when fewer than two
+ * fit. */
+static uint64_t cut_width(const struct cut *c, uint32_t sms, uint64_t want)
+{
+    uint64_t min_tiles = div_up((uint64_t)GEMM_PLAN_MIN_WAVES * sms, c->ctas_across);
+    return width_of(c->extent, c->unit, div_up(min_tiles * c->tile_cut, c->unit) * c->unit, want);
+}
+
+/* The waves a slice `width` wide along c runs. */
+static uint64_t waves_of(const struct cut *c, uint64_t width, uint32_t sms)
+{
+    return div_up(div_up(width, c->tile_cut) * c->ctas_across, sms);
+}
+
+/* Slices along c of any number of waves: the width of the most (at most want) whose waves summed
+ * are within GEMM_PLAN_COST_NUM / GEMM_PLAN_COST_DEN of the whole's (of those, the cheapest, then
+ * the widest), or 0 when no two are. The waves' rounding makes a width's cost hard to foresee, so
+ * every multiple of the unit is tried: a few hundred at most where the SM count is the device's
+ * (a longer dimension has slices of two waves), and no more than 1024 widths spread over it
+ * anyway. */
+static uint64_t costed_width(const struct cut *c, uint32_t sms, uint64_t want)
+{
+    uint64_t whole = waves_of(c, c->extent, sms), best = 0, best_cost = 0;
+    uint32_t best_count = 0;
+    uint64_t step = c->unit * (c->extent / 2 / c->unit / 1024 + 1); /* 1024 widths at most */
+    for (uint64_t width = c->unit; c->extent / width >= 2; width += step) {
+        uint32_t n = count_of(c->extent, width, want);
+        uint64_t last = c->extent - (uint64_t)(n - 1) * width;
+        uint64_t cost = (n - 1) * waves_of(c, width, sms) + waves_of(c, last, sms);
+        if (n >= 2 && cost * GEMM_PLAN_COST_DEN <= whole * GEMM_PLAN_COST_NUM &&
+            (n > best_count || (n == best_count && cost <= best_cost))) {
+            best = width, best_count = n, best_cost = cost;
+        }
+    }
+    return best;
+}
+
+/* Slices of a batch of `items`, each item of `ctas` CTAs: items per slice, or 0 when fewer
+ * than two fit. Any item boundary will do, so the wanted count is met where two waves allow,
+ * the last slice taking the rest. */
+static uint64_t batch_width(uint64_t items, uint64_t ctas, uint32_t sms, uint64_t want)
+{
+    uint64_t width = items / want, min_width = div_up((uint64_t)GEMM_PLAN_MIN_WAVES * sms, ctas);
+    if (width < min_width)
+        width = min_width;
+    return items / width >= 2 ? width : 0;
 }
 
 uint32_t gemm_plan_make(const struct gemm_problem *p, struct gemm_plan *plan)
@@ -91,21 +131,28 @@ uint32_t gemm_plan_make(const struct gemm_problem *p, struct gemm_plan *plan)
     uint64_t want = div_up(p->learned_ns, p->target_ns);
     if (want > GEMM_PLAN_MAX_SLICES)
         want = GEMM_PLAN_MAX_SLICES;
-    uint64_t items = p->batch > 1 ? p->batch : 1;
-    uint64_t width = cut_width(p->n, p->m, tn, tm, items, p->sms, want);
+    uint64_t items = p->batch > 1 ? p->batch : 1, splits = p->splits > 1 ? p->splits : 1;
+    struct cut along_n = cut_of(p->n, p->m, tn, tm, items, splits);
+    struct cut along_m = cut_of(p->m, p->n, tm, tn, items, splits);
+    uint64_t width = cut_width(&along_n, p->sms, want);
     plan->cut = GEMM_CUT_N;
     if (!width) {
-        width = cut_width(p->m, p->n, tm, tn, items, p->sms, want);
+        width = cut_width(&along_m, p->sms, want);
         plan->cut = GEMM_CUT_M;
     }
     plan->width = width;
     plan->count = count_of(plan->cut == GEMM_CUT_N ? p->n : p->m, width, want);
     /* A batch's items first, unless a cut within the items gives more of the slices wanted. */
     uint64_t items_wide =
-        items > 1 ? batch_width(items, div_up(p->m, tm) * div_up(p->n, tn), p->sms, want) : 0;
+        items > 1 ? batch_width(items, div_up(p->m, tm) * div_up(p->n, tn) * splits, p->sms, want)
+                  : 0;
     uint32_t item_slices = count_of(items, items_wide, want);
     if (item_slices && item_slices >= plan->count)
         *plan = (struct gemm_plan){GEMM_CUT_BATCH, item_slices, items_wide, GEMM_WHOLE_NONE};
+    if (!plan->count && (width = costed_width(&along_n, p->sms, want)))
+        *plan = (struct gemm_plan){GEMM_CUT_N, count_of(p->n, width, want), width, GEMM_WHOLE_NONE};
+    if (!plan->count && (width = costed_width(&along_m, p->sms, want)))
+        *plan = (struct gemm_plan){GEMM_CUT_M, count_of(p->m, width, want), width, GEMM_WHOLE_NONE};
     if (!plan->count)
         *plan = (struct gemm_plan){.why = GEMM_WHOLE_SMALL};
     return plan->count;

@@ -9,9 +9,13 @@
  * of GEMM_PLAN_GRANULE and of the tile's side along the cut, so that every tile and cluster of
  * the whole problem lies within one slice; a batch of GEMMs (strided batched) is cut between its
  * items first, where any boundary keeps every item whole. And it keeps slicing cheap: every slice
- * keeps at least GEMM_PLAN_MIN_WAVES waves of tiles (one tile per SM per wave; a slice of a batch
- * counts the tiles of all its items), since a slice that leaves SMs idle costs the load far more
- * than the latency it saves (4x on an H200 under one wave).
+ * keeps at least GEMM_PLAN_MIN_WAVES waves of CTAs (one CTA per SM per wave; a tile runs one CTA
+ * per part of a split k, and a slice of a batch counts the CTAs of all its items), since a slice
+ * that leaves SMs idle costs the load far more than the latency it saves (4x on an H200 under one
+ * wave). Where no cut keeps that, slices of fewer waves are taken when the waves of all of them
+ * together are at most GEMM_PLAN_COST_NUM / GEMM_PLAN_COST_DEN of the whole's: a GEMM of a few
+ * waves of long CTAs (an LM head's input gradient: three waves of 1.4 ms on an H200) is then cut
+ * into single waves at a bounded cost (there, a third more of that kernel's time).
  */
 #ifndef GPUPRIO_GEMM_PLAN_H
 #define GPUPRIO_GEMM_PLAN_H
@@ -20,6 +24,8 @@
 
 #define GEMM_PLAN_GRANULE 1024
 #define GEMM_PLAN_MIN_WAVES 2
+#define GEMM_PLAN_COST_NUM 4
+#define GEMM_PLAN_COST_DEN 3
 #define GEMM_PLAN_MAX_SLICES 64
 /* The tile side taken when the algorithm's tile is not known. */
 #define GEMM_PLAN_UNKNOWN_TILE 256
@@ -33,7 +39,7 @@
     X(OFF, "slicing is off (GPUPRIO_GEMM_SLICE_US=0)", 0)                                          \
     X(UNLEARNED, "its GPU time is not known yet", 0)                                               \
     X(SHORT, "its GPU time is within the target", 0)                                               \
-    X(SMALL, "no cut keeps two slices of two waves of tiles each", 1)                              \
+    X(SMALL, "every cut would leave too much of the device idle", 1)                               \
     X(NOT_GATED, "no higher priority can use the device's time it frees", 0)                       \
     X(CAPTURING, "a stream capture is in progress", 1)                                             \
     X(UNSUPPORTED, "its form is not one that slices exactly", 1)                                   \
@@ -54,13 +60,15 @@ enum gemm_whole_shown {
 
 /* The problem: D is m x n (rows x columns), in each of `batch` items (0 or 1: one GEMM); the
  * algorithm's tile (0: unknown); the SMs its tiles run on; its learned GPU time (0: not known)
- * and the longest a slice should take (0: off). */
+ * and the longest a slice should take (0: off); the parts its k is split into (split-K: that many
+ * CTAs a tile; 0 or 1: one). */
 struct gemm_problem {
     uint64_t m, n;
     uint32_t tile_m, tile_n;
     uint32_t sms;
     uint64_t learned_ns, target_ns;
     uint64_t batch;
+    uint32_t splits;
 };
 
 /* Along D's columns, its rows (every item's, in a batch), or a batch's items. */

@@ -306,7 +306,7 @@ EXPORT cudahal_lt_status cublasLtMatrixLayoutGetAttribute(cudahal_lt_layout_opaq
     return CUDAHAL_LT_SUCCESS;
 }
 
-/* ---- algorithms: data[0] magic, [1] id, [2] tile id ---- */
+/* ---- algorithms: data[0] magic, [1] id, [2] tile id, [3] split of k ---- */
 
 EXPORT cudahal_lt_status cublasLtMatmulAlgoInit(cudahal_lt_handle handle, int32_t compute_type,
                                                 uint32_t scale_type, uint32_t a_type,
@@ -319,17 +319,24 @@ EXPORT cudahal_lt_status cublasLtMatmulAlgoInit(cudahal_lt_handle handle, int32_
     memset(algo, 0, sizeof *algo);
     algo->data[0] = ALGO_MAGIC;
     algo->data[1] = (uint64_t)algo_id;
+    algo->data[3] = 1;
     return CUDAHAL_LT_SUCCESS;
+}
+
+/* The slot of a configuration attribute this fake knows (both are 4 bytes), or 0. */
+static int config_slot(uint32_t attr)
+{
+    return attr == CUDAHAL_LT_CONFIG_TILE_ID ? 2 : attr == CUDAHAL_LT_CONFIG_SPLITK_NUM ? 3 : 0;
 }
 
 EXPORT cudahal_lt_status cublasLtMatmulAlgoConfigSetAttribute(cudahal_lt_algo *algo, uint32_t attr,
                                                               const void *buf, size_t size)
 {
-    if (!algo || algo->data[0] != ALGO_MAGIC || attr != CUDAHAL_LT_CONFIG_TILE_ID || size != 4)
+    if (!algo || algo->data[0] != ALGO_MAGIC || !config_slot(attr) || size != 4)
         return INVALID_VALUE;
-    uint32_t tile;
-    memcpy(&tile, buf, 4);
-    algo->data[2] = tile;
+    uint32_t v;
+    memcpy(&v, buf, 4);
+    algo->data[config_slot(attr)] = v;
     return CUDAHAL_LT_SUCCESS;
 }
 
@@ -337,13 +344,13 @@ EXPORT cudahal_lt_status cublasLtMatmulAlgoConfigGetAttribute(const cudahal_lt_a
                                                               uint32_t attr, void *buf, size_t size,
                                                               size_t *written)
 {
-    if (!algo || algo->data[0] != ALGO_MAGIC || attr != CUDAHAL_LT_CONFIG_TILE_ID || !written)
+    if (!algo || algo->data[0] != ALGO_MAGIC || !config_slot(attr) || !written)
         return INVALID_VALUE;
     *written = 4;
     if (size != 4 || !buf)
         return INVALID_VALUE;
-    uint32_t tile = (uint32_t)algo->data[2];
-    memcpy(buf, &tile, 4);
+    uint32_t v = (uint32_t)algo->data[config_slot(attr)];
+    memcpy(buf, &v, 4);
     return CUDAHAL_LT_SUCCESS;
 }
 
@@ -450,6 +457,7 @@ EXPORT cudahal_lt_status cublasLtMatmulAlgoGetHeuristic(
     results[0].algo.data[0] = ALGO_MAGIC;
     results[0].algo.data[1] = 21;
     results[0].algo.data[2] = 23;
+    results[0].algo.data[3] = 1;
     results[0].workspaceSize = heuristic_workspace;
     results[0].state = CUDAHAL_LT_SUCCESS;
     *returned = 1;

@@ -17,6 +17,10 @@
  *                   algorithm was checked on a slice: FAKE_CUBLASLT_CHECK_FAIL)
  *   m_bias          4096 x 1024 x 4, op(A) transposed, bias, C is D: four slices of 1024 rows,
  *                   the bias moved with them
+ *   splitk S EXPECT the n case's GEMM on 132 SMs (the descriptor's SM count target), its
+ *                   algorithm splitting k in S: 128 tiles, times S CTAs. S = 3: three waves,
+ *                   no slice of two, but four of 1024 columns (a wave each) are within 4/3 of
+ *                   the whole's: EXPECT sliced. S = 1: one wave, any cut doubles it: whole
  *   refused         each form that does not slice exactly, on a GEMM whose plain form slices,
  *                   is forwarded whole with the application's own arguments
  *   capture         whole while a stream capture is in progress (of another stream: with
@@ -293,6 +297,25 @@ static void case_n(const char *expect)
         expect_whole(&g, ref);
         EXPECT((fake_cublaslt_checks() > 0) == !strcmp(expect, "checked_whole"));
     }
+    drop(&g, ref);
+}
+
+static void set_desc(struct gemm *g, uint32_t attr, uint64_t value, size_t size);
+
+static void case_splitk(const char *splits, const char *expect)
+{
+    struct gemm g;
+    make(&g, 1024, 4096, 4, false, true, CUDAHAL_LT_EPILOGUE_DEFAULT, false);
+    set_desc(&g, CUDAHAL_LT_DESC_SM_COUNT_TARGET, 132, 4);
+    uint32_t parts = (uint32_t)atoi(splits);
+    MUST(cublasLtMatmulAlgoConfigSetAttribute(&g.algo, CUDAHAL_LT_CONFIG_SPLITK_NUM, &parts,
+                                              sizeof parts));
+    float *ref = reference(&g);
+    learn(&g, ref);
+    if (!strcmp(expect, "sliced"))
+        expect_sliced(&g, ref, true, 4);
+    else
+        expect_whole(&g, ref);
     drop(&g, ref);
 }
 
@@ -663,6 +686,8 @@ int main(int argc, char **argv)
     start();
     if (!strcmp(what, "n") && argc > 2)
         case_n(argv[2]);
+    else if (!strcmp(what, "splitk") && argc > 3)
+        case_splitk(argv[2], argv[3]);
     else if (!strcmp(what, "m_bias"))
         case_m_bias();
     else if (!strcmp(what, "refused"))
@@ -680,7 +705,8 @@ int main(int argc, char **argv)
     else if (!strcmp(what, "fork_held") && argc > 2)
         case_fork_held(argv[2]);
     else {
-        fprintf(stderr, "usage: gemm_slices n sliced|whole|checked_whole|m_bias|refused|capture|"
+        fprintf(stderr, "usage: gemm_slices n sliced|whole|checked_whole|splitk S sliced|whole|"
+                        "m_bias|refused|capture|"
                         "capture_graph sliced|whole|fail_slice|fail_whole|relearn|fork|"
                         "fork_held forms|times|node_times|graphs\n");
         return 2;

@@ -5,9 +5,10 @@
  * slices") with their expected plans, each reason for staying whole, and random problems against
  * the rules, checked by brute force: slices cover the dimension exactly, every boundary is a
  * multiple of 1024 and of the tile's side (or, in a batch, between items), every slice has two
- * waves of tiles (of all its items), no more slices than the learned time over the target, n cut
- * before m, a batch's items before either unless that gives fewer slices, and whole (SMALL) only
- * where no width of any cut keeps two such slices.
+ * waves of CTAs (of all its items; a tile's CTAs are its split of k), no more slices than the
+ * learned time over the target, n cut before m, a batch's items before either unless that gives
+ * fewer slices; where no cut keeps two such slices, the most slices along n (else m) whose waves
+ * summed are within 4/3 of the whole's; and whole (SMALL) only where there are none.
  */
 #include <stdbool.h>
 #include <stdint.h>
@@ -22,16 +23,21 @@ static uint64_t div_up(uint64_t a, uint64_t b)
     return (a + b - 1) / b;
 }
 
-/* The narrowest width along a cut with two waves of tiles in all `items`, found by walking the
- * unit's multiples (the unit: the smallest multiple of both 1024 and the tile's side). */
-static uint64_t narrowest(uint64_t across, uint32_t tile_cut, uint32_t tile_across, uint64_t items,
-                          uint32_t sms)
+/* The smallest multiple of both 1024 and the tile's side. */
+static uint64_t unit_of(uint32_t tile_cut)
 {
     uint64_t unit = GEMM_PLAN_GRANULE;
     while (unit % tile_cut)
         unit += GEMM_PLAN_GRANULE;
-    uint64_t w = unit;
-    while (div_up(across, tile_across) * items * div_up(w, tile_cut) < 2ull * sms)
+    return unit;
+}
+
+/* The narrowest width along a cut with two waves of CTAs (`ctas` of each tile's length of it),
+ * found by walking the unit's multiples. */
+static uint64_t narrowest(uint64_t ctas, uint32_t tile_cut, uint32_t sms)
+{
+    uint64_t unit = unit_of(tile_cut), w = unit;
+    while (ctas * div_up(w, tile_cut) < 2ull * sms)
         w += unit;
     return w;
 }
@@ -41,39 +47,73 @@ static uint64_t min_u(uint64_t a, uint64_t b)
     return a < b ? a : b;
 }
 
+/* The waves of slices `width` wide along a cut of `extent` (the last taking the rest), count of
+ * them. */
+static uint64_t waves(uint64_t extent, uint64_t width, uint64_t count, uint64_t ctas,
+                      uint32_t tile_cut, uint32_t sms)
+{
+    uint64_t last = extent - (count - 1) * width;
+    return (count - 1) * div_up(div_up(width, tile_cut) * ctas, sms) +
+           div_up(div_up(last, tile_cut) * ctas, sms);
+}
+
+/* The most slices (at most want) of any width along a cut whose waves summed are within 4/3 of
+ * the whole's, by trying every multiple of the unit; 0 if fewer than two. */
+static uint64_t costed_most(uint64_t extent, uint64_t ctas, uint32_t tile_cut, uint32_t sms,
+                            uint64_t want)
+{
+    uint64_t whole = waves(extent, extent, 1, ctas, tile_cut, sms), most = 0;
+    for (uint64_t w = unit_of(tile_cut); extent / w >= 2; w += unit_of(tile_cut)) {
+        uint64_t count = min_u(extent / w, want);
+        if (3 * waves(extent, w, count, ctas, tile_cut, sms) <= 4 * whole && count > most)
+            most = count;
+    }
+    return most >= 2 ? most : 0;
+}
+
 static void check_rules(const struct gemm_problem *p, const struct gemm_plan *plan)
 {
     uint32_t tm = p->tile_m ? p->tile_m : 256, tn = p->tile_n ? p->tile_n : 256;
-    uint64_t items = p->batch > 1 ? p->batch : 1;
-    uint64_t tiles = div_up(p->m, tm) * div_up(p->n, tn);
-    uint64_t min_n = narrowest(p->m, tn, tm, items, p->sms),
-             min_m = narrowest(p->n, tm, tn, items, p->sms);
+    uint64_t items = p->batch > 1 ? p->batch : 1, splits = p->splits > 1 ? p->splits : 1;
+    uint64_t tile_ctas = div_up(p->m, tm) * div_up(p->n, tn) * splits; /* an item's CTAs */
+    /* The CTAs of one tile's length along n (every row of tiles, of every item), and along m. */
+    uint64_t ctas_n = div_up(p->m, tm) * items * splits, ctas_m = div_up(p->n, tn) * items * splits;
+    uint64_t min_n = narrowest(ctas_n, tn, p->sms), min_m = narrowest(ctas_m, tm, p->sms);
     uint64_t min_items = 1; /* the fewest items of two waves */
-    while (min_items * tiles < 2ull * p->sms)
+    while (min_items * tile_ctas < 2ull * p->sms)
         min_items++;
     uint64_t want = min_u(div_up(p->learned_ns, p->target_ns), GEMM_PLAN_MAX_SLICES);
     /* The most slices each cut can give, within what is wanted. */
     uint64_t by_items = items > 1 && items / min_items >= 2 ? min_u(items / min_items, want) : 0;
     uint64_t by_n = p->n / min_n >= 2 ? min_u(p->n / min_n, want) : 0;
     uint64_t by_m = p->m / min_m >= 2 ? min_u(p->m / min_m, want) : 0;
+    bool two_waves = by_items || by_n || by_m;
+    uint64_t costed_n = two_waves ? 0 : costed_most(p->n, ctas_n, tn, p->sms, want);
+    uint64_t costed_m = two_waves || costed_n ? 0 : costed_most(p->m, ctas_m, tm, p->sms, want);
     if (!plan->count) {
         CHECK_INT(plan->why, GEMM_WHOLE_SMALL);
-        CHECK(!by_items && !by_n && !by_m);
+        CHECK(!two_waves && !costed_n && !costed_m);
         return;
     }
     CHECK_INT(plan->why, GEMM_WHOLE_NONE);
     CHECK(plan->count >= 2);
     CHECK(plan->count <= want);
-    if (plan->cut == GEMM_CUT_M)
+    if (!two_waves) { /* slices of fewer waves: the most the cost bound allows, n first */
+        CHECK_INT(plan->cut, costed_n ? GEMM_CUT_N : GEMM_CUT_M);
+        CHECK_INT(plan->count, costed_n ? costed_n : costed_m);
+    } else if (plan->cut == GEMM_CUT_M)
         CHECK(!by_n);
-    if (plan->cut == GEMM_CUT_BATCH)
+    if (two_waves && plan->cut == GEMM_CUT_BATCH)
         CHECK_INT(plan->count, by_items); /* batch first: as many slices as it can give */
-    else
+    else if (two_waves)
         CHECK(by_items < plan->count); /* n or m only where they give more */
     bool batch_cut = plan->cut == GEMM_CUT_BATCH;
     uint64_t extent = batch_cut ? items : plan->cut == GEMM_CUT_N ? p->n : p->m;
-    uint64_t across = plan->cut == GEMM_CUT_N ? p->m : p->n;
-    uint32_t tcut = plan->cut == GEMM_CUT_N ? tn : tm, tacross = plan->cut == GEMM_CUT_N ? tm : tn;
+    uint32_t tcut = plan->cut == GEMM_CUT_N ? tn : tm;
+    uint64_t ctas = plan->cut == GEMM_CUT_N ? ctas_n : ctas_m;
+    if (!two_waves)
+        CHECK(3 * waves(extent, plan->width, plan->count, ctas, tcut, p->sms) <=
+              4 * waves(extent, extent, 1, ctas, tcut, p->sms));
     uint64_t next = 0;
     for (uint32_t i = 0; i < plan->count; i++) {
         uint64_t first, size;
@@ -82,11 +122,11 @@ static void check_rules(const struct gemm_problem *p, const struct gemm_plan *pl
             break;
         CHECK(size >= plan->width);
         if (batch_cut) {
-            CHECK(size * tiles >= 2ull * p->sms);
+            CHECK(size * tile_ctas >= 2ull * p->sms);
         } else {
             CHECK_INT(first % GEMM_PLAN_GRANULE, 0);
             CHECK_INT(first % tcut, 0);
-            CHECK(div_up(across, tacross) * items * div_up(size, tcut) >= 2ull * p->sms);
+            CHECK(!two_waves || ctas * div_up(size, tcut) >= 2ull * p->sms);
         }
         next = first + size;
     }
@@ -98,14 +138,14 @@ static void measured_shapes(void)
     struct gemm_plan plan;
     /* The LM head's logits: 50,257 x 4096 (8 x 512 tokens), 128x256 tiles, 132 SMs, 4.4 ms: five
      * wanted at 1 ms, four 1024-column slices fit. */
-    struct gemm_problem head = {50257, 4096, 128, 256, 132, 4400000, 1 * MS, 0};
+    struct gemm_problem head = {50257, 4096, 128, 256, 132, 4400000, 1 * MS, 0, 0};
     CHECK_INT(gemm_plan_make(&head, &plan), 4);
     CHECK_INT(plan.cut, GEMM_CUT_N);
     CHECK_INT(plan.width, 1024);
     check_rules(&head, &plan);
     /* Its gradient over the 1024-row weight: 1024 x 50,257; a slice needs 33 columns of tiles
      * (8448 columns, so 9216), three wanted, two of 17,408 and the rest. */
-    struct gemm_problem grad = {1024, 50257, 128, 256, 132, 3 * MS, 1 * MS, 0};
+    struct gemm_problem grad = {1024, 50257, 128, 256, 132, 3 * MS, 1 * MS, 0, 0};
     CHECK_INT(gemm_plan_make(&grad, &plan), 2);
     CHECK_INT(plan.cut, GEMM_CUT_N);
     CHECK_INT(plan.width, 17408);
@@ -113,12 +153,26 @@ static void measured_shapes(void)
     gemm_plan_slice(&plan, grad.n, 1, &first, &size);
     CHECK_INT(first, 17408);
     CHECK_INT(size, 50257 - 17408);
-    /* 1024 x 4096 cannot keep two waves in two slices on 132 SMs. */
-    struct gemm_problem small = {1024, 4096, 128, 256, 132, 4 * MS, 1 * MS, 0};
+    /* The hidden state's gradient, 1024 x 4096 with k = 50,257 split in three (384 CTAs, three
+     * waves on 132 SMs; 4.4 ms): no two slices of two waves, but four slices of 1024 tokens, one
+     * wave each (96 CTAs), are four waves in all, within 4/3 of three (the H200 measured 1.35x). */
+    struct gemm_problem input_grad = {1024, 4096, 128, 256, 132, 4400000, 500000, 0, 3};
+    CHECK_INT(gemm_plan_make(&input_grad, &plan), 4);
+    CHECK_INT(plan.cut, GEMM_CUT_N);
+    CHECK_INT(plan.width, 1024);
+    check_rules(&input_grad, &plan);
+    /* Without the split of k (128 CTAs, one wave), any cut costs twice the whole: whole. */
+    struct gemm_problem small = {1024, 4096, 128, 256, 132, 4 * MS, 1 * MS, 0, 0};
     CHECK_INT(gemm_plan_make(&small, &plan), 0);
     CHECK_INT(plan.why, GEMM_WHOLE_SMALL);
+    check_rules(&small, &plan);
+    /* Split in two (256 CTAs, two waves): two slices of 2048 are two waves, as the whole. */
+    small.splits = 2;
+    CHECK_INT(gemm_plan_make(&small, &plan), 2);
+    CHECK_INT(plan.width, 2048);
+    check_rules(&small, &plan);
     /* Too few columns, enough rows: along m (n = 1024 leaves one slice at most). */
-    struct gemm_problem tall = {65536, 1024, 128, 256, 132, 8 * MS, 1 * MS, 0};
+    struct gemm_problem tall = {65536, 1024, 128, 256, 132, 8 * MS, 1 * MS, 0, 0};
     CHECK(gemm_plan_make(&tall, &plan) >= 2);
     CHECK_INT(plan.cut, GEMM_CUT_M);
     check_rules(&tall, &plan);
@@ -130,7 +184,7 @@ static void batches(void)
     struct gemm_plan plan;
     /* (64, 512, 4096) x (64, 4096, 512): 64 items of 512 x 512, 8 tiles of 128x256 each, 512
      * in all: under four waves, no two slices of two. */
-    struct gemm_problem bmm = {512, 512, 128, 256, 132, 4 * MS, 1 * MS, 64};
+    struct gemm_problem bmm = {512, 512, 128, 256, 132, 4 * MS, 1 * MS, 64, 0};
     CHECK_INT(gemm_plan_make(&bmm, &plan), 0);
     CHECK_INT(plan.why, GEMM_WHOLE_SMALL);
     check_rules(&bmm, &plan);
@@ -145,13 +199,13 @@ static void batches(void)
     CHECK_INT(size, 30);
     check_rules(&bmm, &plan);
     /* 32 items of 2048 x 2048 (128 tiles each), 3 ms at 1 ms: slices of 10, 10 and 12 items. */
-    struct gemm_problem wide = {2048, 2048, 128, 256, 132, 3 * MS, 1 * MS, 32};
+    struct gemm_problem wide = {2048, 2048, 128, 256, 132, 3 * MS, 1 * MS, 32, 0};
     CHECK_INT(gemm_plan_make(&wide, &plan), 3);
     CHECK_INT(plan.cut, GEMM_CUT_BATCH);
     CHECK_INT(plan.width, 10);
     check_rules(&wide, &plan);
     /* Two items of 8192 x 8192, 8 ms: two slices of one item, or eight along n of both. */
-    struct gemm_problem two = {8192, 8192, 128, 256, 132, 8 * MS, 1 * MS, 2};
+    struct gemm_problem two = {8192, 8192, 128, 256, 132, 8 * MS, 1 * MS, 2, 0};
     CHECK_INT(gemm_plan_make(&two, &plan), 8);
     CHECK_INT(plan.cut, GEMM_CUT_N);
     CHECK_INT(plan.width, 1024);
@@ -163,7 +217,7 @@ static void batches(void)
     CHECK_INT(plan.width, 1);
     check_rules(&two, &plan);
     /* A batch of one is one GEMM: along n, as without a batch. */
-    struct gemm_problem one = {50257, 4096, 128, 256, 132, 4400000, 1 * MS, 1};
+    struct gemm_problem one = {50257, 4096, 128, 256, 132, 4400000, 1 * MS, 1, 0};
     CHECK_INT(gemm_plan_make(&one, &plan), 4);
     CHECK_INT(plan.cut, GEMM_CUT_N);
 }
@@ -171,7 +225,7 @@ static void batches(void)
 static void reasons(void)
 {
     struct gemm_plan plan;
-    struct gemm_problem p = {50257, 4096, 128, 256, 132, 4 * MS, 0, 0};
+    struct gemm_problem p = {50257, 4096, 128, 256, 132, 4 * MS, 0, 0, 0};
     CHECK_INT(gemm_plan_make(&p, &plan), 0);
     CHECK_INT(plan.why, GEMM_WHOLE_OFF);
     p.target_ns = MS;
@@ -194,7 +248,7 @@ static void reasons(void)
 static void odd_tile(void)
 {
     struct gemm_plan plan;
-    struct gemm_problem p = {24576, 512, 768, 64, 16, 10 * MS, 1 * MS, 0};
+    struct gemm_problem p = {24576, 512, 768, 64, 16, 10 * MS, 1 * MS, 0, 0};
     CHECK(gemm_plan_make(&p, &plan) >= 2);
     CHECK_INT(plan.cut, GEMM_CUT_M);
     CHECK_INT(plan.width % 3072, 0);
@@ -215,6 +269,7 @@ static void random_problems(void)
             .learned_ns = 1 + check_rand_below(&seed, 100000000),
             .target_ns = 1 + check_rand_below(&seed, 5000000),
             .batch = i % 2 ? 0 : check_rand_below(&seed, 300),
+            .splits = (uint32_t)check_rand_below(&seed, 5),
         };
         struct gemm_plan plan;
         gemm_plan_make(&p, &plan);

@@ -198,6 +198,7 @@ struct shape {
     size_t bias_esize; /* 0: not known */
     int32_t sm_target;
     uint32_t tile_m, tile_n;
+    uint32_t splits; /* of k: a split-K algorithm's CTAs a tile (0: not known, taken as 1) */
 };
 
 static size_t element_size(uint32_t type)
@@ -416,11 +417,18 @@ static const struct {
 #undef LT_TILE
 };
 
+/* The algorithm's tile and split of k, where cuBLASLt says them (0 where it does not: the plan
+ * then takes a tile of its own and one CTA a tile). */
 static void read_tile(const cudahal_lt_algo *algo, struct shape *s)
 {
     uint32_t id = 0;
+    int32_t splits = 0;
     size_t written = 0;
-    s->tile_m = s->tile_n = 0;
+    s->tile_m = s->tile_n = s->splits = 0;
+    if (lt.cublasLtMatmulAlgoConfigGetAttribute(algo, CUDAHAL_LT_CONFIG_SPLITK_NUM, &splits,
+                                                sizeof splits, &written) == CUDAHAL_LT_SUCCESS &&
+        written == sizeof splits && splits > 0)
+        s->splits = (uint32_t)splits;
     if (lt.cublasLtMatmulAlgoConfigGetAttribute(algo, CUDAHAL_LT_CONFIG_TILE_ID, &id, sizeof id,
                                                 &written) != CUDAHAL_LT_SUCCESS ||
         id >= sizeof tiles / sizeof *tiles)
@@ -888,17 +896,16 @@ static void say(enum cudahal_gemm_entry entry, const struct shape *s, const stru
         return;
     static const char *const cuts[] = {
         [GEMM_CUT_N] = "n", [GEMM_CUT_M] = "m", [GEMM_CUT_BATCH] = "the batch"};
+    char what[160];
+    snprintf(what, sizeof what, "%s %llux%llux%llu x %llu, tile %ux%u, k split %u (%llu us)",
+             entry_names[entry], (unsigned long long)s->m, (unsigned long long)s->n,
+             (unsigned long long)s->k, (unsigned long long)s->batch, s->tile_m, s->tile_n,
+             s->splits, (unsigned long long)(learned_ns / 1000));
     if (p->count)
-        gp_log(GP_LOG_DEBUG, "%s %llux%llux%llu x %llu (%llu us): %u slices along %s, %llu wide",
-               entry_names[entry], (unsigned long long)s->m, (unsigned long long)s->n,
-               (unsigned long long)s->k, (unsigned long long)s->batch,
-               (unsigned long long)(learned_ns / 1000), p->count, cuts[p->cut],
+        gp_log(GP_LOG_DEBUG, "%s: %u slices along %s, %llu wide", what, p->count, cuts[p->cut],
                (unsigned long long)p->width);
     else
-        gp_log(GP_LOG_DEBUG, "%s %llux%llux%llu x %llu (%llu us): whole, %s", entry_names[entry],
-               (unsigned long long)s->m, (unsigned long long)s->n, (unsigned long long)s->k,
-               (unsigned long long)s->batch, (unsigned long long)(learned_ns / 1000),
-               gemm_plan_reason(p->why));
+        gp_log(GP_LOG_DEBUG, "%s: whole, %s", what, gemm_plan_reason(p->why));
 }
 
 enum gemm_whole_reason cudahal_gemm_captured_why(const struct cudahal_gemm_when *w,
@@ -944,7 +951,8 @@ static bool plan_and_issue(cudahal_pfn_cublasLtMatmul real, const struct cudahal
                                    .sms = sms_of(w->device, s->sm_target),
                                    .learned_ns = learned_ns,
                                    .target_ns = w->target_ns,
-                                   .batch = s->batch};
+                                   .batch = s->batch,
+                                   .splits = s->splits};
     if (gemm_plan_make(&problem, plan) && !w->gated && !w->into_capture)
         *plan = (struct gemm_plan){.why = GEMM_WHOLE_NOT_GATED};
     struct prepared pp;
