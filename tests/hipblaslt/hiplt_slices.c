@@ -31,6 +31,8 @@
  *                   tile boundaries and differ from it when the first boundary is one off, along
  *                   n and along m (what makes the bit comparisons above fail for such a slice)
  *
+ * With GEMM_HOLD (a FIFO), says "held" once the case is done and waits for a line from it
+ * (../cuda/gemm_hold.h), so that hiplt.sh can read the process's record with gpuprio top.
  * Prints "ok CASE" and exits 0, or FAIL lines and exits 1.
  */
 #include <dlfcn.h>
@@ -38,6 +40,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../cuda/gemm_hold.h"
 #include "../expect.h"
 #include "fake_hipblaslt.h"
 #include "hip_compat.h"
@@ -560,6 +563,7 @@ int main(int argc, char **argv)
         printf("usage: hiplt_slices conformance|n EXPECT|whole|capture|fail_slice|oracle\n");
         return 2;
     }
+    gemm_hold(); /* its stream still there: a process without queues has no entry in top */
     MUST(hipStreamDestroy(low));
     if (!failures)
         printf("ok %s\n", which);
