@@ -6,8 +6,9 @@
  * rules that matter to slicing: descriptors and layouts are handles of objects inside the
  * library (as hipBLASLt's are, not plain data), each attribute is read and written with its own
  * size (another is HIPBLAS_STATUS_INVALID_VALUE, as is an attribute the fake does not know), and
- * hipblaslt_ext::matmulIsAlgoSupported (its C++ name) writes the problem into the algorithm it is
- * given, as hipBLASLt's does. hipblasLtMatmul checks its arguments, records the call
+ * hipblaslt_ext::matmulIsAlgoSupported (its C++ name) may write into the algorithm it is given,
+ * as hipBLASLt's does where the kernel supports the problem only without its epilogue (its
+ * "fallback" flag). hipblasLtMatmul checks its arguments, records the call
  * (fake_hipblaslt.h) and launches one kernel on the call's stream (hipLaunchKernel, so through
  * gpuprio's wrappers, as hipBLASLt's kernels go) that computes
  * D = epilogue(alpha * op(A) op(B) + beta * C) on the host over the simulator's memory, in fp32,
@@ -20,6 +21,8 @@
  *
  *   FAKE_HIPBLASLT_CHECK_FAIL=1   matmulIsAlgoSupported refuses every algorithm
  *   FAKE_HIPBLASLT_WORKSPACE=N    the workspace it says an algorithm needs (default 0)
+ *   FAKE_HIPBLASLT_FALLBACK=1     it accepts every algorithm, setting a byte of it (as hipBLASLt
+ *                                 sets its fallback flag)
  *   FAKE_HIPBLASLT_FAIL_AFTER=N   every hipblasLtMatmul after the first N returns
  *                                 HIPBLAS_STATUS_EXECUTION_FAILED and computes nothing
  */
@@ -573,9 +576,8 @@ EXPORT hiphal_lt_status fake_is_algo_supported(hiphal_lt_handle handle, hiphal_l
         !computable(lb) || !computable(lc) || !computable(ld) || !dims_agree(f, la, lb, lc, ld) ||
         env_number("FAKE_HIPBLASLT_CHECK_FAIL", 0) == 1)
         return HIPHAL_LT_INVALID_VALUE;
-    uint32_t rows = (uint32_t)ld->rows, cols = (uint32_t)ld->cols; /* "the problem saved" */
-    memcpy(algo->data + 8, &rows, sizeof rows);
-    memcpy(algo->data + 12, &cols, sizeof cols);
+    if (env_number("FAKE_HIPBLASLT_FALLBACK", 0) == 1)
+        algo->data[8] = 1; /* supported only by falling back: noted in the algorithm */
     *workspace = (size_t)env_number("FAKE_HIPBLASLT_WORKSPACE", 0);
     return HIPHAL_LT_SUCCESS;
 }

@@ -13,14 +13,15 @@
  * plan gives (handle, descriptor, scalars, algorithm, workspace and stream the application's;
  * pointers and sizes the slice's):
  *
- *   conformance     every form below is cut into 3 slices (1024, 1024 and the rest, 1536) along
- *                   n, or along m for the tall ones (its first call too where a form of the same
- *                   kind, whose time gpuprio knows, came before): fp32, fp16 and bf16, each with
- * every transpose; C is D; beta 0; bias epilogues (along n); the algorithm the application passed
- * is unchanged (hipBLASLt's check writes into the one it gets: gpuprio gives it a copy), and the
- * check ran n EXPECT        one fp32 form: EXPECT sliced, whole (nothing checked) or checked_whole
- *                   (whole although the algorithm was checked: FAKE_HIPBLASLT_CHECK_FAIL or a
- *                   workspace larger than the call's)
+ *   conformance     every form below is cut into 3 slices (1024, 1024 and the rest, 1536)
+ *                   along n, or along m for the tall ones (its first call too where a form of
+ *                   the same kind, whose time gpuprio knows, came before): fp32, fp16 and bf16,
+ *                   each with every transpose; C is D; beta 0; bias epilogues (along n); the
+ *                   algorithm the application passed is unchanged, and the check ran
+ *   n EXPECT        one fp32 form: EXPECT sliced, whole (nothing checked) or checked_whole
+ *                   (whole although the algorithm was checked: FAKE_HIPBLASLT_CHECK_FAIL, a
+ *                   workspace larger than the call's, or FAKE_HIPBLASLT_FALLBACK: the check
+ *                   wrote into the algorithm, a copy, the application's left as it was)
  *   whole           each form that does not slice exactly is forwarded whole, with the
  *                   application's arguments and the fake's status, twice
  *   capture         whole while a stream capture is in progress (of another stream), sliced
@@ -380,6 +381,7 @@ static void case_n(const char *expect)
     } else {
         expect_whole(&g, ref);
         EXPECT((fake_hipblaslt_checks() > 0) == !strcmp(expect, "checked_whole"));
+        EXPECT(memcmp(&g.algo, &g.algo_before, sizeof g.algo) == 0);
     }
     drop(&g, ref);
 }

@@ -434,8 +434,10 @@ static void slice_args(const struct hiphal_gemm_call *c, const struct shape *s,
     }
 }
 
-/* hipBLASLt's own check of the algorithm on a slice of l's size, on a copy of it (the check
- * writes the problem into the algorithm it is given). */
+/* hipBLASLt's own check of the algorithm on a slice of l's size, on a copy of it: it must accept
+ * it with no more workspace than the call gave, and leave it as it was (hipBLASLt marks an
+ * algorithm that supports the problem only without its epilogue, a fallback the whole call did
+ * not take: the slice would not run as the whole call does). */
 static int check_algo(const struct hiphal_gemm_call *c, const struct slice_layouts *l)
 {
     hiphal_lt_algo algo = *c->algo;
@@ -443,7 +445,7 @@ static int check_algo(const struct hiphal_gemm_call *c, const struct slice_layou
     return lt.is_algo_supported(c->handle, c->desc, c->alpha, l->a ? l->a : c->Adesc,
                                 l->b ? l->b : c->Bdesc, c->beta, l->c, l->d, &algo,
                                 &workspace) == HIPHAL_LT_SUCCESS &&
-                   workspace <= c->workspace_size
+                   workspace <= c->workspace_size && !memcmp(&algo, c->algo, sizeof algo)
                ? 0
                : -ENOTSUP;
 }

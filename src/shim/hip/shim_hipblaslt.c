@@ -62,8 +62,9 @@ __attribute__((destructor)) static void say_counts(void)
     hiphal_gemm_say_counts();
 }
 
-/* The board's reasons (board.h's GP_RECORD_GEMM_WHOLE) among the plan's, by the names they share
- * (shim_cublaslt.c checks that the two lists agree). */
+/* The board's reasons (board.h's GP_RECORD_GEMM_WHOLE) among the plan's, by the names they share:
+ * each of the board's is one of the plan's (by name) marked shown, and as many are marked (as
+ * shim_cublaslt.c checks too, where CUDA is built). */
 static const struct {
     enum gemm_whole_reason plan;
     enum gp_record_gemm_whole board;
@@ -72,7 +73,15 @@ static const struct {
     GP_RECORD_GEMM_WHOLE(SHOWN_REASON)
 #undef SHOWN_REASON
 };
-_Static_assert(HIPHAL_GEMM_DEVICES == SB_MAX_DEVICES, "every device counted has a board");
+#define BOARD_REASON_SHOWN(name, label, what) &&GEMM_WHOLE_SHOWN_##name
+#define PLAN_REASON_SHOWN(name, what, shown) +(shown)
+_Static_assert(1 GP_RECORD_GEMM_WHOLE(BOARD_REASON_SHOWN) &&
+                   0 GEMM_WHOLE_REASONS(PLAN_REASON_SHOWN) == GP_RECORD_GEMM_WHOLE_COUNT &&
+                   HIPHAL_GEMM_DEVICES == SB_MAX_DEVICES,
+               "gemm_plan.h's shown reasons are board.h's GP_RECORD_GEMM_WHOLE, and every device "
+               "counted has a board");
+#undef BOARD_REASON_SHOWN
+#undef PLAN_REASON_SHOWN
 
 /* What slicing did on device, shown while the process runs: in its record on the device's board
  * (gpuprio top, metrics), on each change of a count. */
