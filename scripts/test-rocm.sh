@@ -97,7 +97,7 @@ case $given in
 esac
 [ -f "$shim" ] || die "no library $shim"
 
-common=cmake,gcc,libc6-dev,make,binutils,python3,python3-prometheus-client,pkg-config,patchelf
+common=cmake,gcc,g++,libc6-dev,make,binutils,python3,python3-prometheus-client,pkg-config,patchelf
 rocm7="libamdhip64-dev libamdhip64-7 libamd-comgr3 libamd-comgr-dev libhsa-runtime64-1
        libhsa-runtime-dev libhiprtc7 libhiprtc-builtins7"
 

@@ -1,7 +1,9 @@
 #!/bin/sh
 # in-root.sh - the part of the real-runtime stage (scripts/test-rocm.sh) that runs inside a root
 # with one of Debian's real HIP runtimes installed (libamdhip64.so.6 or .so.7) and no GPU:
-#   1. builds gpuprio from SRC with gcc (-Werror, as every build) against the root's HIP headers
+#   1. builds gpuprio from SRC with gcc (-Werror, as every build) against the root's HIP headers,
+#      its hipBLASLt declarations checked against the headers of sid's libhipblaslt-dev and
+#      libhipblas-common-dev (downloaded and unpacked, not installed: g++ compiles the check),
 #      and runs its tests (ctest); a test that needs a package the root lacks skips, and its
 #      reason is printed; the real-runtime test (shim.real_runtime_identical) must be among
 #      those run, against the root's runtime (GPUPRIO_REQUIRE_REAL_HIP_RUNTIME: configure fails
@@ -40,10 +42,31 @@ headers=$(awk '/#define HIP_VERSION_(MAJOR|MINOR|PATCH)/ {v = v (v == "" ? "" : 
     /usr/include/hip/hip_version.h)
 echo "runtime: $lib ($soname), headers: HIP $headers"
 
+# hipBLASLt's headers, for the compile-time check of gpuprio's declarations of it
+# (src/hal/hip/hipblaslt_check.cpp): the two -dev packages unpacked, not installed (they would
+# pull in the runtime, libhipblaslt1, some 160 MB that nothing here runs).
+hipblaslt=$work/hipblaslt hipblaslt_include=
+mkdir -p "$hipblaslt/root"
+if (cd "$hipblaslt" && apt-get update -qq && apt-get download -qq libhipblaslt-dev \
+    libhipblas-common-dev) >"$hipblaslt/download.log" 2>&1; then
+    hipblaslt_include=$hipblaslt/root/usr/include
+    for deb in "$hipblaslt"/*.deb; do
+        dpkg-deb -x "$deb" "$hipblaslt/root" || hipblaslt_include=
+    done
+fi
+if [ -n "$hipblaslt_include" ] && [ -f "$hipblaslt_include/hipblaslt/hipblaslt.h" ]; then
+    ok "hipBLASLt headers from$(for deb in "$hipblaslt"/*.deb; do printf ' %s' "${deb##*/}"; done)"
+else
+    hipblaslt_include=
+    tail -n 5 "$hipblaslt/download.log"
+    fail "hipBLASLt headers (apt-get download libhipblaslt-dev libhipblas-common-dev)"
+fi
+
 # 1. The project, built and tested here.
 t0=$(date +%s)
 build=$work/gpuprio
-if ! CC=gcc cmake -S "$src" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+if ! CC=gcc CXX=g++ cmake -S "$src" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    ${hipblaslt_include:+"-DGPUPRIO_HIPBLASLT_INCLUDE_DIR=$hipblaslt_include"} \
     -DGPUPRIO_REQUIRE_REAL_HIP_RUNTIME=ON >"$work/configure.log" 2>&1; then
     tail -n 20 "$work/configure.log"
     fail "configure"
@@ -54,7 +77,7 @@ else
     grep -E '^-- (HIP headers|gpuprio: real-runtime)' "$work/configure.log"
     ok "build with gcc -Werror against the HIP $headers headers ($(($(date +%s) - t0))s)"
     t0=$(date +%s)
-    for t in shim.real_runtime_identical shim.hip_coverage; do
+    for t in shim.real_runtime_identical shim.hip_coverage hip.hipblaslt_mangled; do
         if ctest --test-dir "$build" -N -R "^$t\$" | grep -q 'Total Tests: 1'; then
             ok "$t is configured"
         else

@@ -1,0 +1,40 @@
+/*
+ * hip_gemm_clock.h - the GPU time of whole hipblasLtMatmul calls, learned per kind of call
+ * (dimensions, types, transposes, the algorithm's bytes) from a pair of HIP events recorded
+ * around a call: its first, then every HIPHAL_GEMM_RETIME-th, whole or sliced (its slices
+ * together). The rule is cuda_gemm_clock.h's: the events are read without blocking at a later
+ * call of the same kind, and the shortest time seen is kept.
+ *
+ * These calls run on the application's thread, before its own call is forwarded, and must leave
+ * its error state as they found it (docs/design.md, "Transparency"): events are created and
+ * recorded only on a stream of the thread's current device (where they succeed), and an event
+ * is queried only while no error is pending (hipPeekAtLastError), the "not ready" it may answer
+ * then cleared (hipGetLastError), as hip_gate.c does.
+ */
+#ifndef GPUPRIO_HIP_GEMM_CLOCK_H
+#define GPUPRIO_HIP_GEMM_CLOCK_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "hip_hipblaslt.h"
+
+#define HIPHAL_GEMM_RETIME 64
+
+struct hiphal_gemm_key {
+    uint64_t m, n, k;
+    uint32_t types[4]; /* A, B, C, D */
+    int32_t transa, transb;
+    hiphal_lt_algo algo; /* 24 bytes: no padding, keys are hashed and compared byte by byte */
+};
+
+/* The time learned for key in ns (0: none yet), after reading its events if they are done.
+ * *time_this: the call about to be made should be timed (hiphal_gemm_clock_start). */
+uint64_t hiphal_gemm_clock_learned(const struct hiphal_gemm_key *key, bool *time_this);
+
+/* Around the call that hiphal_gemm_clock_learned asked to time, on its stream: start before it
+ * (a token, or NULL when no event could be recorded), end after, with whether it was accepted. */
+void *hiphal_gemm_clock_start(const struct hiphal_gemm_key *key, struct ihipStream_t *stream);
+void hiphal_gemm_clock_end(void *token, struct ihipStream_t *stream, bool ok);
+
+#endif /* GPUPRIO_HIP_GEMM_CLOCK_H */
