@@ -32,7 +32,7 @@
     X(FREE_QUEUES, "the registry's list of queues to reuse (xqueue.c)")                            \
     X(MARKER_POOL, "a device's pool of markers (hal)")                                             \
     X(GEMM_FORMS, "the GEMM call forms read before (cuda_gemm.c; takes nothing else)")             \
-    X(GEMM_TIMES, "learned times of whole GEMMs (cuda_/hip_gemm_clock.c; takes nothing else)")     \
+    X(GEMM_TIMES, "learned times of whole GEMMs (gemm_clock.c; takes nothing else)")               \
     X(BLAS_WORKSPACES, "the workspaces set on cuBLAS handles (cuda_gemmex.c; takes nothing else)") \
     X(GRAPH_LAUNCH, "one executable graph's launches and its gated copy (shim_cuda_graph.c)")      \
     X(GRAPH_TABLE, "the executable graphs known (shim_cuda_graph.c; takes nothing else)")          \

@@ -551,7 +551,7 @@ static void case_relearn(void)
     learn(&g, ref);
     fake_cublaslt_extra_ns(0);
     int sliced = 0, call = 2;
-    for (; call <= 2 * CUDAHAL_GEMM_RETIME + 2; call++) {
+    for (; call <= 2 * GEMM_CLOCK_RETIME + 2; call++) {
         EXPECT(call_low(&g) == CUDAHAL_LT_SUCCESS);
         EXPECT(d_is(&g, ref));
         if (fake_cublaslt_calls() == 1) /* whole: the learned time came down */
@@ -559,10 +559,10 @@ static void case_relearn(void)
         sliced++;
     }
     /* Timed at its 65th call (the clock's first retime), read at the next. */
-    if (sliced != CUDAHAL_GEMM_RETIME)
+    if (sliced != GEMM_CLOCK_RETIME)
         printf("FAIL: %d calls sliced before one was whole (expected %d)\n", sliced,
-               CUDAHAL_GEMM_RETIME);
-    EXPECT(sliced == CUDAHAL_GEMM_RETIME);
+               GEMM_CLOCK_RETIME);
+    EXPECT(sliced == GEMM_CLOCK_RETIME);
     expect_whole(&g, ref);
     drop(&g, ref);
 }
@@ -648,7 +648,7 @@ static void case_fork_held(const char *which)
         const char *name, *file, *lock;
     } locks[] = {
         {"forms", "cuda_gemm.c", "forms_mu"},
-        {"times", "cuda_gemm_clock.c", "table_mu"},
+        {"times", "cuda_gemm_clock.c", "times"},
         {"node_times", "cuda_node_time.c", "mu"},
         {"graphs", "shim_cuda_graph.c", "table_mu"},
     };

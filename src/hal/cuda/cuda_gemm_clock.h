@@ -1,12 +1,8 @@
 /*
  * cuda_gemm_clock.h - the GPU time of whole GEMM calls, learned per kind of call (the plan key:
- * dimensions, types, transposes and the algorithm's bytes) from a pair of events recorded around
- * a call: its first, then every CUDAHAL_GEMM_RETIME-th, whole or sliced (its slices together).
- * The events are read without blocking at a later call of the same key; the shortest time seen
- * is kept, since what can only lengthen a sample (a gate on the stream before the GEMM, work of
- * other streams beside it, a kernel loaded lazily at the first call, the cost of slicing) says
- * nothing of the GEMM itself. Timing sliced calls too is what lets a first sample that such a
- * wait inflated come down once the calls are sliced.
+ * dimensions, types, transposes and the algorithm's bytes) from a pair of the driver's events
+ * recorded around a call, as src/preempt/gemm_clock.h says: its first, then every
+ * GEMM_CLOCK_RETIME-th, whole or sliced, the shortest time seen kept.
  */
 #ifndef GPUPRIO_CUDA_GEMM_CLOCK_H
 #define GPUPRIO_CUDA_GEMM_CLOCK_H
@@ -15,8 +11,7 @@
 #include <stdint.h>
 
 #include "cuda_cublaslt.h"
-
-#define CUDAHAL_GEMM_RETIME 64
+#include "gemm_clock.h"
 
 struct cudahal_gemm_key {
     uint64_t m, n, k;

@@ -1,10 +1,6 @@
 /*
- * hip_gemm_clock.c - learned GPU time of hipblasLtMatmul calls (hip_gemm_clock.h).
- *
- * The table is cuda_gemm_clock.c's (open addressing over CLOCK_SLOTS entries, the least recently
- * used of a probe run replaced; per key the shortest time seen and one timing in flight), over
- * HIP events. Runtime calls run outside the table's lock; a reading thread takes a key's events
- * out of the table first, so that no two threads read the same pair. Queries run in relaxed
+ * hip_gemm_clock.c - learned GPU time of hipblasLtMatmul calls (hip_gemm_clock.h), over HIP
+ * events and the table shared with CUDA (src/preempt/gemm_clock.c). Queries run in relaxed
  * capture mode, where the runtime has it, so that they cannot invalidate a capture another
  * thread begins meanwhile in global mode (hip_marker.c).
  */
@@ -12,30 +8,19 @@
 
 #include <pthread.h>
 #include <stdlib.h>
-#include <string.h>
 
-#include "gp_lockrank.h"
+#include "gemm_clock.h"
 #include "hip_bind.h"
 #include "hip_compat.h"
 
-#define CLOCK_SLOTS 256
-#define CLOCK_PROBE 8
-
-struct clock_entry {
-    struct hiphal_gemm_key key;
-    bool used;
-    uint64_t learned_ns, calls, last_use;
-    hipEvent_t start, end; /* a timing in flight, or NULL */
-};
+_Static_assert(sizeof(struct hiphal_gemm_key) % sizeof(uint64_t) == 0 &&
+                   sizeof(struct hiphal_gemm_key) <= GEMM_CLOCK_KEY_MAX,
+               "a key is whole words, and fits the table");
 
 struct clock_token {
     struct hiphal_gemm_key key;
     hipEvent_t start, end;
 };
-
-static struct clock_entry table[CLOCK_SLOTS];
-static uint64_t use_clock;
-static pthread_mutex_t table_mu = PTHREAD_MUTEX_INITIALIZER;
 
 /* ---- the runtime ---- */
 
@@ -76,28 +61,29 @@ static bool relax(hipStreamCaptureMode *mode)
     return rt.exchange_capture_mode && rt.exchange_capture_mode(mode) == hipSuccess;
 }
 
-static void destroy_pair(hipEvent_t start, hipEvent_t end)
+static void destroy_pair(void *start, void *end)
 {
     if (start)
-        rt.event_destroy(start);
+        rt.event_destroy((hipEvent_t)start);
     if (end)
-        rt.event_destroy(end);
+        rt.event_destroy((hipEvent_t)end);
 }
 
 /* The pair's time in ns: > 0 done, 0 not yet (or not readable now: an error of the
  * application's is pending), < 0 never (the pair is then of no use). */
-static int64_t read_pair(hipEvent_t start, hipEvent_t end)
+static int64_t read_pair(void *start, void *end)
 {
     if (rt.peek() != hipSuccess)
         return 0;
     hipStreamCaptureMode mode;
     bool relaxed = relax(&mode);
     int64_t ns = -1;
-    hipError_t r = rt.event_query(end);
+    hipError_t r = rt.event_query((hipEvent_t)end);
     float ms = 0;
     if (r == hipErrorNotReady)
         ns = 0;
-    else if (r == hipSuccess && rt.elapsed(&ms, start, end) == hipSuccess && ms > 0)
+    else if (r == hipSuccess && rt.elapsed(&ms, (hipEvent_t)start, (hipEvent_t)end) == hipSuccess &&
+             ms > 0)
         ns = (int64_t)((double)ms * 1e6) + 1;
     if (relaxed)
         rt.exchange_capture_mode(&mode);
@@ -106,97 +92,19 @@ static int64_t read_pair(hipEvent_t start, hipEvent_t end)
     return ns;
 }
 
-/* ---- the table (table_mu held) ---- */
+static const struct gemm_clock_ops ops = {read_pair, destroy_pair};
+static struct gemm_clock times = GEMM_CLOCK_INIT(sizeof(struct hiphal_gemm_key), &ops);
 
-_Static_assert(sizeof(struct hiphal_gemm_key) % sizeof(uint64_t) == 0, "a key is whole words");
-static size_t key_hash(const struct hiphal_gemm_key *key)
+void hiphal_gemm_clock_forget_all(void)
 {
-    uint64_t h = 1469598103934665603ull;
-    for (size_t i = 0; i < sizeof *key; i += sizeof(uint64_t)) {
-        uint64_t word;
-        memcpy(&word, (const char *)key + i, sizeof word);
-        h = (h ^ word) * 0x9e3779b97f4a7c15ull;
-        h ^= h >> 32;
-    }
-    h ^= h >> 29;
-    h *= 0xbf58476d1ce4e5b9ull;
-    h ^= h >> 32;
-    return (size_t)(h % CLOCK_SLOTS);
-}
-
-static struct clock_entry *entry_of(const struct hiphal_gemm_key *key, size_t h, bool claim,
-                                    hipEvent_t *stale_start, hipEvent_t *stale_end)
-{
-    struct clock_entry *victim = NULL;
-    for (size_t i = 0; i < CLOCK_PROBE; i++) {
-        struct clock_entry *e = &table[(h + i) % CLOCK_SLOTS];
-        if (e->used && !memcmp(&e->key, key, sizeof *key)) {
-            e->last_use = ++use_clock;
-            return e;
-        }
-        if (!victim || !e->used || (victim->used && e->last_use < victim->last_use))
-            victim = e;
-    }
-    if (!claim)
-        return NULL;
-    *stale_start = victim->start;
-    *stale_end = victim->end;
-    *victim = (struct clock_entry){.key = *key, .used = true, .last_use = ++use_clock};
-    return victim;
-}
-
-/* ---- learning ---- */
-
-static uint64_t count_call(struct clock_entry *e, bool *time_this)
-{
-    e->calls++;
-    *time_this = !e->end && (!e->learned_ns || e->calls % HIPHAL_GEMM_RETIME == 0);
-    return e->learned_ns;
+    gemm_clock_forget_all(&times);
 }
 
 uint64_t hiphal_gemm_clock_learned(const struct hiphal_gemm_key *key, bool *time_this)
 {
     *time_this = false;
     pthread_once(&rt_once, find_runtime);
-    if (!rt.ok)
-        return 0;
-    size_t h = key_hash(key);
-    gp_mutex_lock(&table_mu, GP_RANK_GEMM_TIMES);
-    struct clock_entry *e = entry_of(key, h, false, NULL, NULL);
-    uint64_t learned = 0;
-    if (!e || !e->end) {
-        if (e)
-            learned = count_call(e, time_this);
-        else
-            *time_this = true;
-        gp_mutex_unlock(&table_mu, GP_RANK_GEMM_TIMES);
-        return learned;
-    }
-    hipEvent_t start = e->start, end = e->end;
-    e->start = e->end = NULL;
-    gp_mutex_unlock(&table_mu, GP_RANK_GEMM_TIMES);
-    int64_t ns = read_pair(start, end);
-    if (ns != 0)
-        destroy_pair(start, end);
-
-    gp_mutex_lock(&table_mu, GP_RANK_GEMM_TIMES);
-    e = entry_of(key, h, false, NULL, NULL);
-    if (e) {
-        if (ns > 0 && (!e->learned_ns || (uint64_t)ns < e->learned_ns))
-            e->learned_ns = (uint64_t)ns;
-        if (ns == 0 && !e->end) { /* not done yet: back, unless another timing took its place */
-            e->start = start;
-            e->end = end;
-            start = end = NULL;
-        }
-        learned = count_call(e, time_this);
-    } else {
-        *time_this = true;
-    }
-    gp_mutex_unlock(&table_mu, GP_RANK_GEMM_TIMES);
-    if (ns == 0 && start) /* its entry was replaced meanwhile */
-        destroy_pair(start, end);
-    return learned;
+    return rt.ok ? gemm_clock_learned(&times, key, time_this) : 0;
 }
 
 void *hiphal_gemm_clock_start(const struct hiphal_gemm_key *key, struct ihipStream_t *stream)
@@ -228,19 +136,9 @@ void hiphal_gemm_clock_end(void *token, struct ihipStream_t *stream, bool ok)
     struct clock_token *t = token;
     if (!t)
         return;
-    hipEvent_t stale_start = NULL, stale_end = NULL;
-    if (!ok || rt.event_record(t->end, (hipStream_t)stream) != hipSuccess)
-        goto drop;
-    gp_mutex_lock(&table_mu, GP_RANK_GEMM_TIMES);
-    struct clock_entry *e = entry_of(&t->key, key_hash(&t->key), true, &stale_start, &stale_end);
-    if (!e->end) {
-        e->start = t->start;
-        e->end = t->end;
-        t->start = t->end = NULL;
-    }
-    gp_mutex_unlock(&table_mu, GP_RANK_GEMM_TIMES);
-drop:
-    destroy_pair(stale_start, stale_end);
-    destroy_pair(t->start, t->end);
+    if (ok && rt.event_record(t->end, (hipStream_t)stream) == hipSuccess)
+        gemm_clock_keep(&times, &t->key, t->start, t->end);
+    else
+        destroy_pair(t->start, t->end);
     free(t);
 }

@@ -1,8 +1,8 @@
 /*
  * hip_gemm_clock.h - the GPU time of whole hipblasLtMatmul calls, learned per kind of call
  * (dimensions, types, transposes, the algorithm's bytes) from a pair of HIP events recorded
- * around a call: its first, then every HIPHAL_GEMM_RETIME-th, whole or sliced (its slices
- * together). The rule is cuda_gemm_clock.h's: the events are read without blocking at a later
+ * around a call: its first, then every GEMM_CLOCK_RETIME-th, whole or sliced (its slices
+ * together), as src/preempt/gemm_clock.h says: the events are read without blocking at a later
  * call of the same kind, and the shortest time seen is kept.
  *
  * These calls run on the application's thread, before its own call is forwarded, and must leave
@@ -17,9 +17,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "gemm_clock.h"
 #include "hip_hipblaslt.h"
-
-#define HIPHAL_GEMM_RETIME 64
 
 struct hiphal_gemm_key {
     uint64_t m, n, k;
@@ -36,5 +35,9 @@ uint64_t hiphal_gemm_clock_learned(const struct hiphal_gemm_key *key, bool *time
  * (a token, or NULL when no event could be recorded), end after, with whether it was accepted. */
 void *hiphal_gemm_clock_start(const struct hiphal_gemm_key *key, struct ihipStream_t *stream);
 void hiphal_gemm_clock_end(void *token, struct ihipStream_t *stream, bool ok);
+
+/* Every learned time forgotten and the table's lock made anew: in a forked child, where a thread
+ * of the parent may have held it. */
+void hiphal_gemm_clock_forget_all(void);
 
 #endif /* GPUPRIO_HIP_GEMM_CLOCK_H */
