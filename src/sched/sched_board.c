@@ -459,15 +459,36 @@ static void publish_gemm(struct device_board *d)
     atomic_fetch_sub(&d->publishers, 1);
 }
 
-void sb_record_gemm(int device, const struct sb_gemm_counts *counts)
+/* The board's reasons (board.h's GP_RECORD_GEMM_WHOLE) among the plan's, by the names they share:
+ * the reasons a user must know of; the others are not shown. The two lists name the same reasons:
+ * each of the board's is one of the plan's (by name) marked shown, and as many are marked. */
+static const struct {
+    enum gemm_whole_reason plan;
+    enum gp_record_gemm_whole board;
+} shown_reasons[] = {
+#define SHOWN_REASON(name, label, what) {GEMM_WHOLE_##name, GP_RECORD_GEMM_##name},
+    GP_RECORD_GEMM_WHOLE(SHOWN_REASON)
+#undef SHOWN_REASON
+};
+#define BOARD_REASON_SHOWN(name, label, what) &&GEMM_WHOLE_SHOWN_##name
+#define PLAN_REASON_SHOWN(name, what, shown) +(shown)
+_Static_assert(1 GP_RECORD_GEMM_WHOLE(BOARD_REASON_SHOWN) &&
+                   0 GEMM_WHOLE_REASONS(PLAN_REASON_SHOWN) == GP_RECORD_GEMM_WHOLE_COUNT &&
+                   GEMM_TALLY_DEVICES == SB_MAX_DEVICES,
+               "gemm_plan.h's shown reasons are board.h's GP_RECORD_GEMM_WHOLE, and every device "
+               "counted has a board");
+#undef BOARD_REASON_SHOWN
+#undef PLAN_REASON_SHOWN
+
+void sb_record_gemm(int device, const struct gemm_counts *counts)
 {
     if (device < 0 || device >= SB_MAX_DEVICES)
         return;
     struct device_board *d = &boards[device];
     keep_max(&d->gemm_sliced, counts->sliced);
     keep_max(&d->gemm_slices, counts->slices);
-    for (int i = 0; i < GP_RECORD_GEMM_WHOLE_COUNT; i++)
-        keep_max(&d->gemm_whole[i], counts->whole[i]);
+    for (size_t i = 0; i < sizeof shown_reasons / sizeof *shown_reasons; i++)
+        keep_max(&d->gemm_whole[shown_reasons[i].board], counts->whole[shown_reasons[i].plan]);
     publish_gemm(d);
 }
 

@@ -18,6 +18,7 @@
 
 #include "xq_admission.h"
 #include "board.h"
+#include "gemm_tally.h"
 #include "policy.h"
 
 /* Devices with an index at or above this are scheduled within the process only. */
@@ -98,15 +99,11 @@ bool sb_record_request_pending(int device);
 /* It was applied: the record shows the priority (gpuprio set waits to see it there). */
 void sb_record_applied(int device, int priority);
 
-/* The process's GEMM counts on device so far (board.h's struct gp_record_gemm, as plain numbers):
- * kept, and shown in its record on device's board, at once and whenever one is claimed. Counts
- * only grow: of two calls at the same moment, the greater of each count is kept. Any thread, any
- * lock held; a few atomic operations. */
-struct sb_gemm_counts {
-    uint64_t sliced, slices;
-    uint64_t whole[GP_RECORD_GEMM_WHOLE_COUNT];
-};
-void sb_record_gemm(int device, const struct sb_gemm_counts *counts);
+/* The process's GEMM counts on device so far (gemm_tally.h's): kept, and shown in its record on
+ * device's board (board.h's struct gp_record_gemm: the reasons left whole that a user must know
+ * of), at once and whenever one is claimed. Counts only grow: of two calls at the same moment,
+ * the greater of each count is kept. Any thread, any lock held; a few atomic operations. */
+void sb_record_gemm(int device, const struct gemm_counts *counts);
 
 /* Puts q's scheduling state into a slot on its device's board, if it has one; with the
  * scheduling lock held, before q is first decided on. */

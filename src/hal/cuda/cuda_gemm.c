@@ -80,102 +80,13 @@ const struct cudahal_lt_api *cudahal_gemm_lt(void)
 
 /* ---- counts ---- */
 
-static _Atomic uint64_t sliced_calls[CUDAHAL_GEMM_ENTRY_COUNT],
-    slices_issued[CUDAHAL_GEMM_ENTRY_COUNT],
-    whole_calls[CUDAHAL_GEMM_ENTRY_COUNT][GEMM_WHOLE_COUNT];
-
-/* The same per device, all entry points together. */
-static _Atomic uint64_t device_sliced[CUDAHAL_GEMM_DEVICES], device_slices[CUDAHAL_GEMM_DEVICES],
-    device_whole[CUDAHAL_GEMM_DEVICES][GEMM_WHOLE_COUNT];
-static void (*_Atomic on_counted)(int device);
-
-static bool device_kept(int device)
-{
-    return device >= 0 && device < CUDAHAL_GEMM_DEVICES;
-}
-
-static void counted(int device)
-{
-    void (*fn)(int) = atomic_load_explicit(&on_counted, memory_order_relaxed);
-    if (fn && device_kept(device))
-        fn(device);
-}
-
-void cudahal_gemm_on_counted(void (*fn)(int device))
-{
-    atomic_store(&on_counted, fn);
-}
-
-void cudahal_gemm_device_counts(int device, struct cudahal_gemm_counts *out)
-{
-    memset(out, 0, sizeof *out);
-    if (!device_kept(device))
-        return;
-    out->sliced = atomic_load(&device_sliced[device]);
-    out->slices = atomic_load(&device_slices[device]);
-    for (int i = 0; i < GEMM_WHOLE_COUNT; i++)
-        out->whole[i] = atomic_load(&device_whole[device][i]);
-}
-
-void cudahal_gemm_forget_counts(void)
-{
-    for (int e = 0; e < CUDAHAL_GEMM_ENTRY_COUNT; e++) {
-        atomic_store(&sliced_calls[e], 0);
-        atomic_store(&slices_issued[e], 0);
-        for (int i = 0; i < GEMM_WHOLE_COUNT; i++)
-            atomic_store(&whole_calls[e][i], 0);
-    }
-    for (int d = 0; d < CUDAHAL_GEMM_DEVICES; d++) {
-        atomic_store(&device_sliced[d], 0);
-        atomic_store(&device_slices[d], 0);
-        for (int i = 0; i < GEMM_WHOLE_COUNT; i++)
-            atomic_store(&device_whole[d][i], 0);
-    }
-}
-
 static const char *const entry_names[] = {
 #define GEMM_ENTRY_NAME(name, function) function,
     CUDAHAL_GEMM_ENTRIES(GEMM_ENTRY_NAME)
 #undef GEMM_ENTRY_NAME
 };
-
-static void counts_of(int entry, struct cudahal_gemm_counts *out)
-{
-    out->sliced = atomic_load(&sliced_calls[entry]);
-    out->slices = atomic_load(&slices_issued[entry]);
-    for (int i = 0; i < GEMM_WHOLE_COUNT; i++)
-        out->whole[i] = atomic_load(&whole_calls[entry][i]);
-}
-
-void cudahal_gemm_counts(struct cudahal_gemm_counts *out)
-{
-    memset(out, 0, sizeof *out);
-    for (int e = 0; e < CUDAHAL_GEMM_ENTRY_COUNT; e++) {
-        struct cudahal_gemm_counts n;
-        counts_of(e, &n);
-        out->sliced += n.sliced;
-        out->slices += n.slices;
-        for (int i = 0; i < GEMM_WHOLE_COUNT; i++)
-            out->whole[i] += n.whole[i];
-    }
-}
-
-void cudahal_gemm_say_counts(void)
-{
-    for (int e = 0; e < CUDAHAL_GEMM_ENTRY_COUNT; e++) {
-        struct cudahal_gemm_counts n;
-        counts_of(e, &n);
-        char whole[512] = "";
-        size_t used = 0;
-        for (int i = 0; i < GEMM_WHOLE_COUNT && used < sizeof whole; i++)
-            if (n.whole[i])
-                used += (size_t)snprintf(whole + used, sizeof whole - used, "; %llu left whole: %s",
-                                         (unsigned long long)n.whole[i], gemm_plan_reason(i));
-        if (n.sliced || used)
-            gp_log(GP_LOG_INFO, "%s: %llu sliced (%llu slices)%s", entry_names[e],
-                   (unsigned long long)n.sliced, (unsigned long long)n.slices, whole);
-    }
-}
+_Static_assert(CUDAHAL_GEMM_ENTRY_COUNT <= GEMM_TALLY_ENTRIES, "the tally has every entry point");
+struct gemm_tally cudahal_gemm_tally = GEMM_TALLY_INIT(entry_names, CUDAHAL_GEMM_ENTRY_COUNT);
 
 /* ---- the call's shape ---- */
 
@@ -862,9 +773,7 @@ static cudahal_lt_status issue(cudahal_pfn_cublasLtMatmul real, const struct cud
         if (captured_ns && st == CUDAHAL_LT_SUCCESS)
             cudahal_node_time_note_leaf(
                 c->stream, (uint64_t)((double)captured_ns * (double)size / (double)extent));
-        atomic_fetch_add(&slices_issued[entry], 1);
-        if (device_kept(device))
-            atomic_fetch_add(&device_slices[device], 1);
+        gemm_tally_slice(&cudahal_gemm_tally, entry, device);
     }
     return st;
 }
@@ -917,19 +826,7 @@ enum gemm_whole_reason cudahal_gemm_captured_why(const struct cudahal_gemm_when 
 void cudahal_gemm_count_whole(enum cudahal_gemm_entry entry, int device, enum gemm_whole_reason why,
                               uint64_t learned_ns, uint64_t target_ns)
 {
-    if (why != GEMM_WHOLE_UNSUPPORTED && why != GEMM_WHOLE_CAPTURING &&
-        why != GEMM_WHOLE_CHECK_FAILED && (learned_ns <= target_ns || why == GEMM_WHOLE_OFF))
-        return;
-    static const bool shown[] = {
-#define GEMM_WHOLE_SHOWN(name, what, shown) shown,
-        GEMM_WHOLE_REASONS(GEMM_WHOLE_SHOWN)
-#undef GEMM_WHOLE_SHOWN
-    };
-    atomic_fetch_add(&whole_calls[entry][why], 1);
-    if (device_kept(device))
-        atomic_fetch_add(&device_whole[device][why], 1);
-    if (shown[why]) /* a long call left whole for want of a higher priority changes no record */
-        counted(device);
+    gemm_tally_whole(&cudahal_gemm_tally, entry, device, why, learned_ns, target_ns);
 }
 
 /* Plans call c (shape s, whole GPU time learned_ns) and issues its slices when the plan has
@@ -966,10 +863,7 @@ static bool plan_and_issue(cudahal_pfn_cublasLtMatmul real, const struct cudahal
     if (token)
         cudahal_gemm_clock_end(token, c->stream, *st == CUDAHAL_LT_SUCCESS);
     release(&pp);
-    atomic_fetch_add(&sliced_calls[w->entry], 1);
-    if (device_kept(w->device))
-        atomic_fetch_add(&device_sliced[w->device], 1);
-    counted(w->device);
+    gemm_tally_sliced(&cudahal_gemm_tally, w->entry, w->device);
     return true;
 }
 

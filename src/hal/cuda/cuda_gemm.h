@@ -21,6 +21,7 @@
 #include "cuda_cublaslt.h"
 #include "cuda_gemm_clock.h"
 #include "gemm_plan.h"
+#include "gemm_tally.h"
 
 /* The arguments of one cublasLtMatmul call, as the application passed them. */
 struct cudahal_gemm_call {
@@ -63,12 +64,6 @@ struct cudahal_lt_api {
 #define LT_API(name, exported, params, args) cudahal_pfn_##name name;
 #include "cublaslt_api.def"
 #undef LT_API
-};
-
-/* What happened, for gpuprio's statistics. */
-struct cudahal_gemm_counts {
-    uint64_t sliced, slices;
-    uint64_t whole[GEMM_WHOLE_COUNT]; /* calls left whole, by reason (long ones, or unsupported) */
 };
 
 /* The cublasLtMatmul that a call from site (a return address) reaches without gpuprio
@@ -117,23 +112,9 @@ enum gemm_whole_reason cudahal_gemm_captured_why(const struct cudahal_gemm_when 
 void cudahal_gemm_count_whole(enum cudahal_gemm_entry entry, int device, enum gemm_whole_reason why,
                               uint64_t learned_ns, uint64_t target_ns);
 
-/* The counts so far, all entry points together; and said at GPUPRIO_LOG=info, one line per
- * entry point that has any ("cublasGemmEx: 1 sliced (4 slices)..."). */
-void cudahal_gemm_counts(struct cudahal_gemm_counts *out);
-void cudahal_gemm_say_counts(void);
+/* What became of the long calls of each entry point (CUDAHAL_GEMM_ENTRIES' order). */
+extern struct gemm_tally cudahal_gemm_tally;
 
-/* The devices whose counts are kept apart (calls on others count only in the totals). */
-#define CUDAHAL_GEMM_DEVICES 64
-/* The counts of calls on device so far, all entry points together (all 0 for a device out of
- * range). */
-void cudahal_gemm_device_counts(int device, struct cudahal_gemm_counts *out);
-/* Called with the device after each change of its counts (from the thread of the call that
- * counted, with no lock of gpuprio's held), for the shim to show them (gpuprio top): set once,
- * before any call. */
-void cudahal_gemm_on_counted(void (*fn)(int device));
-/* Every count back to 0, totals and devices': in a forked child, whose calls are its own (its
- * record on a board counts them, and it says them at its exit). */
-void cudahal_gemm_forget_counts(void);
 /* The forms read before forgotten, and their lock made anew: in a forked child, where a thread of
  * the parent may have held it (and left an entry half written). */
 void cudahal_gemm_forget_forms(void);

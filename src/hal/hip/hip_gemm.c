@@ -73,94 +73,13 @@ static bool sliceable_lib(hiphal_pfn_hipblasLtMatmul real)
 
 /* ---- counts ---- */
 
-static _Atomic uint64_t sliced_calls, slices_issued, whole_calls[GEMM_WHOLE_COUNT];
-static _Atomic uint64_t device_sliced[HIPHAL_GEMM_DEVICES], device_slices[HIPHAL_GEMM_DEVICES],
-    device_whole[HIPHAL_GEMM_DEVICES][GEMM_WHOLE_COUNT];
-static void (*_Atomic on_counted)(int device);
+static const char *const entry_names[] = {"hipblasLtMatmul"};
+struct gemm_tally hiphal_gemm_tally = GEMM_TALLY_INIT(entry_names, 1);
 
-static bool device_kept(int device)
-{
-    return device >= 0 && device < HIPHAL_GEMM_DEVICES;
-}
-
-static void counted(int device)
-{
-    void (*fn)(int) = atomic_load_explicit(&on_counted, memory_order_relaxed);
-    if (fn && device_kept(device))
-        fn(device);
-}
-
-void hiphal_gemm_on_counted(void (*fn)(int device))
-{
-    atomic_store(&on_counted, fn);
-}
-
-void hiphal_gemm_device_counts(int device, struct hiphal_gemm_counts *out)
-{
-    memset(out, 0, sizeof *out);
-    if (!device_kept(device))
-        return;
-    out->sliced = atomic_load(&device_sliced[device]);
-    out->slices = atomic_load(&device_slices[device]);
-    for (int i = 0; i < GEMM_WHOLE_COUNT; i++)
-        out->whole[i] = atomic_load(&device_whole[device][i]);
-}
-
-void hiphal_gemm_counts(struct hiphal_gemm_counts *out)
-{
-    out->sliced = atomic_load(&sliced_calls);
-    out->slices = atomic_load(&slices_issued);
-    for (int i = 0; i < GEMM_WHOLE_COUNT; i++)
-        out->whole[i] = atomic_load(&whole_calls[i]);
-}
-
-void hiphal_gemm_forget_counts(void)
-{
-    atomic_store(&sliced_calls, 0);
-    atomic_store(&slices_issued, 0);
-    for (int i = 0; i < GEMM_WHOLE_COUNT; i++)
-        atomic_store(&whole_calls[i], 0);
-    for (int d = 0; d < HIPHAL_GEMM_DEVICES; d++) {
-        atomic_store(&device_sliced[d], 0);
-        atomic_store(&device_slices[d], 0);
-        for (int i = 0; i < GEMM_WHOLE_COUNT; i++)
-            atomic_store(&device_whole[d][i], 0);
-    }
-}
-
-void hiphal_gemm_say_counts(void)
-{
-    struct hiphal_gemm_counts n;
-    hiphal_gemm_counts(&n);
-    char whole[512] = "";
-    size_t used = 0;
-    for (int i = 0; i < GEMM_WHOLE_COUNT && used < sizeof whole; i++)
-        if (n.whole[i])
-            used += (size_t)snprintf(whole + used, sizeof whole - used, "; %llu left whole: %s",
-                                     (unsigned long long)n.whole[i], gemm_plan_reason(i));
-    if (n.sliced || used)
-        gp_log(GP_LOG_INFO, "hipblasLtMatmul: %llu sliced (%llu slices)%s",
-               (unsigned long long)n.sliced, (unsigned long long)n.slices, whole);
-}
-
-/* Counts a call left whole for why where it matters (cuda_gemm.c's rule): a long one, or one
- * whose form, capture or check slicing could not get past, whatever its length. */
 static void count_whole(int device, enum gemm_whole_reason why, uint64_t learned_ns,
                         uint64_t target_ns)
 {
-    if (why != GEMM_WHOLE_UNSUPPORTED && why != GEMM_WHOLE_CAPTURING &&
-        why != GEMM_WHOLE_CHECK_FAILED && (learned_ns <= target_ns || why == GEMM_WHOLE_OFF))
-        return;
-    static const bool shown[] = {
-#define GEMM_WHOLE_SHOWN(name, what, shown) shown,
-        GEMM_WHOLE_REASONS(GEMM_WHOLE_SHOWN)
-#undef GEMM_WHOLE_SHOWN
-    };
-    atomic_fetch_add(&whole_calls[why], 1);
-    if (device_kept(device))
-        atomic_fetch_add(&device_whole[device][why], 1);
-    if (shown[why])
-        counted(device);
+    gemm_tally_whole(&hiphal_gemm_tally, 0, device, why, learned_ns, target_ns);
 }
 
 /* ---- the call's shape ---- */
@@ -335,13 +254,14 @@ static void key_of(const struct hiphal_gemm_call *c, const struct shape *s,
 
 /* ---- the device ---- */
 
-static _Atomic uint32_t device_cus[HIPHAL_GEMM_DEVICES];
+#define CU_DEVICES 64
+static _Atomic uint32_t device_cus[CU_DEVICES];
 
 /* The device's compute units (what the plan calls SMs), or 0. Asked of a device the call's
  * queue is on, which exists: the answer is a success, and leaves no error behind. */
 static uint32_t cus_of(int device)
 {
-    if (!device_kept(device))
+    if (device < 0 || device >= CU_DEVICES)
         return 0;
     uint32_t cus = atomic_load(&device_cus[device]);
     if (cus)
@@ -491,9 +411,7 @@ static hiphal_lt_status issue(hiphal_pfn_hipblasLtMatmul real, const struct hiph
         st = real(c->handle, c->desc, c->alpha, a.A, sl->a ? sl->a : c->Adesc, a.B,
                   sl->b ? sl->b : c->Bdesc, c->beta, a.C, sl->c, a.D, sl->d, c->algo, c->workspace,
                   c->workspace_size, c->stream);
-        atomic_fetch_add(&slices_issued, 1);
-        if (device_kept(device))
-            atomic_fetch_add(&device_slices[device], 1);
+        gemm_tally_slice(&hiphal_gemm_tally, 0, device);
     }
     return st;
 }
@@ -562,10 +480,7 @@ hiphal_lt_status hiphal_gemm_matmul(hiphal_pfn_hipblasLtMatmul real,
         st = issue(real, c, &s, &plan, l, w->device);
         destroy_layouts(&l[0]);
         destroy_layouts(&l[1]);
-        atomic_fetch_add(&sliced_calls, 1);
-        if (device_kept(w->device))
-            atomic_fetch_add(&device_sliced[w->device], 1);
-        counted(w->device);
+        gemm_tally_sliced(&hiphal_gemm_tally, 0, w->device);
     } else {
         count_whole(w->device, plan.why, learned, w->target_ns);
         st = whole(real, c);

@@ -18,6 +18,7 @@
 #include <stdint.h>
 
 #include "gemm_plan.h"
+#include "gemm_tally.h"
 #include "hip_hipblaslt.h"
 
 /* The arguments of one hipblasLtMatmul call, as the application passed them. */
@@ -41,12 +42,6 @@ struct hiphal_gemm_when {
     uint64_t target_ns; /* GPUPRIO_GEMM_SLICE_US, 0 where slicing is off */
 };
 
-/* What happened, for gpuprio's statistics. */
-struct hiphal_gemm_counts {
-    uint64_t sliced, slices;
-    uint64_t whole[GEMM_WHOLE_COUNT]; /* calls left whole, by reason (long ones, or unsupported) */
-};
-
 /* The hipblasLtMatmul that a call from site (a return address) reaches without gpuprio;
  * NULL when the process has none. */
 hiphal_pfn_hipblasLtMatmul hiphal_gemm_real(const void *site);
@@ -60,18 +55,7 @@ hiphal_lt_status hiphal_gemm_matmul(hiphal_pfn_hipblasLtMatmul real,
                                     const struct hiphal_gemm_call *c,
                                     const struct hiphal_gemm_when *w);
 
-/* The counts so far; and said at GPUPRIO_LOG=info ("hipblasLtMatmul: 1 sliced (4 slices)..."). */
-void hiphal_gemm_counts(struct hiphal_gemm_counts *out);
-void hiphal_gemm_say_counts(void);
-
-/* The devices whose counts are kept apart (calls on others count only in the totals). */
-#define HIPHAL_GEMM_DEVICES 64
-/* The counts of calls on device so far (all 0 for a device out of range). */
-void hiphal_gemm_device_counts(int device, struct hiphal_gemm_counts *out);
-/* Called with the device after each change of its counts that a record shows (from the thread
- * of the call, no lock of gpuprio's held): set once, before any call. */
-void hiphal_gemm_on_counted(void (*fn)(int device));
-/* Every count back to 0: in a forked child, whose calls are its own. */
-void hiphal_gemm_forget_counts(void);
+/* What became of the long calls (gemm_tally.h; its one entry point, hipblasLtMatmul). */
+extern struct gemm_tally hiphal_gemm_tally;
 
 #endif /* GPUPRIO_HIP_GEMM_H */

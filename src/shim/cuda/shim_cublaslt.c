@@ -77,40 +77,21 @@ static cudahal_lt_status slices_cublasLtMatmul(cudahal_pfn_cublasLtMatmul real,
 /* What slicing did, said once at exit (GPUPRIO_LOG=info). */
 __attribute__((destructor)) static void say_counts(void)
 {
-    cudahal_gemm_say_counts();
+    gemm_tally_say(&cudahal_gemm_tally);
 }
-
-/* The board's reasons (board.h's GP_RECORD_GEMM_WHOLE) among the plan's, by the names they share:
- * the reasons a user must know of; the others are not shown. The two lists name the same reasons:
- * each of the board's is one of the plan's (by name) marked shown, and as many are marked. */
-static const struct {
-    enum gemm_whole_reason plan;
-    enum gp_record_gemm_whole board;
-} shown_reasons[] = {
-#define SHOWN_REASON(name, label, what) {GEMM_WHOLE_##name, GP_RECORD_GEMM_##name},
-    GP_RECORD_GEMM_WHOLE(SHOWN_REASON)
-#undef SHOWN_REASON
-};
-#define BOARD_REASON_SHOWN(name, label, what) &&GEMM_WHOLE_SHOWN_##name
-#define PLAN_REASON_SHOWN(name, what, shown) +(shown)
-_Static_assert(1 GP_RECORD_GEMM_WHOLE(BOARD_REASON_SHOWN) &&
-                   0 GEMM_WHOLE_REASONS(PLAN_REASON_SHOWN) == GP_RECORD_GEMM_WHOLE_COUNT &&
-                   CUDAHAL_GEMM_DEVICES == SB_MAX_DEVICES,
-               "gemm_plan.h's shown reasons are board.h's GP_RECORD_GEMM_WHOLE, and every device "
-               "counted has a board");
-#undef BOARD_REASON_SHOWN
-#undef PLAN_REASON_SHOWN
 
 /* What slicing did on device, shown while the process runs: in its record on the device's board
  * (gpuprio top, metrics), on each change of a count. */
 static void show_counts(int device)
 {
-    struct cudahal_gemm_counts n;
-    cudahal_gemm_device_counts(device, &n);
-    struct sb_gemm_counts shown = {.sliced = n.sliced, .slices = n.slices};
-    for (size_t i = 0; i < sizeof shown_reasons / sizeof *shown_reasons; i++)
-        shown.whole[shown_reasons[i].board] = n.whole[shown_reasons[i].plan];
-    sb_record_gemm(device, &shown);
+    struct gemm_counts n;
+    gemm_tally_device(&cudahal_gemm_tally, device, &n);
+    sb_record_gemm(device, &n);
+}
+
+static void forget_counts(void)
+{
+    gemm_tally_forget(&cudahal_gemm_tally);
 }
 
 /* A forked child keeps none of its parent's counts (lifecycle.c: none of its scheduling state
@@ -120,8 +101,8 @@ static void show_counts(int device)
  * graph instantiation). */
 __attribute__((constructor)) static void show_counts_on_change(void)
 {
-    cudahal_gemm_on_counted(show_counts);
-    pthread_atfork(NULL, NULL, cudahal_gemm_forget_counts);
+    gemm_tally_on_counted(&cudahal_gemm_tally, show_counts);
+    pthread_atfork(NULL, NULL, forget_counts);
     pthread_atfork(NULL, NULL, cudahal_gemm_forget_forms);
     pthread_atfork(NULL, NULL, cudahal_gemm_clock_forget_all);
     pthread_atfork(NULL, NULL, cudahal_gemmex_workspaces_forget_all);
