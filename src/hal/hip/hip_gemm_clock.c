@@ -37,6 +37,15 @@ static struct clock_entry table[CLOCK_SLOTS];
 static uint64_t use_clock;
 static pthread_mutex_t table_mu = PTHREAD_MUTEX_INITIALIZER;
 
+/* In a forked child, where another thread of the parent may have held table_mu: the times are
+ * learned again, and the timings in flight (the parent's events) left alone. */
+void hiphal_gemm_clock_forget_all(void)
+{
+    pthread_mutex_init(&table_mu, NULL);
+    memset(table, 0, sizeof table);
+    use_clock = 0;
+}
+
 /* ---- the runtime ---- */
 
 static struct {

@@ -37,4 +37,7 @@ uint64_t hiphal_gemm_clock_learned(const struct hiphal_gemm_key *key, bool *time
 void *hiphal_gemm_clock_start(const struct hiphal_gemm_key *key, struct ihipStream_t *stream);
 void hiphal_gemm_clock_end(void *token, struct ihipStream_t *stream, bool ok);
 
+/* Forgets every learned time, the table's lock made anew: a forked child's (pthread_atfork). */
+void hiphal_gemm_clock_forget_all(void);
+
 #endif /* GPUPRIO_HIP_GEMM_CLOCK_H */

@@ -21,6 +21,7 @@
 #include "gp_config.h"
 #include "gp_options.h"
 #include "hip_gemm.h"
+#include "hip_gemm_clock.h"
 #include "sched_board.h"
 #include "xq_admission.h"
 #include "xqueue.h"
@@ -99,6 +100,7 @@ __attribute__((constructor)) static void show_counts_on_change(void)
 {
     hiphal_gemm_on_counted(show_counts);
     pthread_atfork(NULL, NULL, hiphal_gemm_forget_counts);
+    pthread_atfork(NULL, NULL, hiphal_gemm_clock_forget_all);
 }
 
 #define HLT_EXPORT_0(name, params, args)
