@@ -20,6 +20,15 @@ static uint64_t div_up(uint64_t a, uint64_t b)
     return a / b + (a % b != 0);
 }
 
+/* a * b, or UINT64_MAX where that does not fit: a CTA count an application's values (a split of
+ * k, a batch, layouts' sizes) push past 2^64 is "more than any device runs", never a small or
+ * zero count that wrapped. */
+static uint64_t mul_sat(uint64_t a, uint64_t b)
+{
+    uint64_t r;
+    return __builtin_mul_overflow(a, b, &r) ? UINT64_MAX : r;
+}
+
 static uint64_t gcd(uint64_t a, uint64_t b)
 {
     while (b) {
@@ -62,7 +71,7 @@ static struct cut cut_of(uint64_t extent, uint64_t across, uint32_t tile_cut, ui
                          uint64_t items, uint64_t splits)
 {
     return (struct cut){extent, GEMM_PLAN_GRANULE / gcd(GEMM_PLAN_GRANULE, tile_cut) * tile_cut,
-                        div_up(across, tile_across) * items * splits, tile_cut};
+                        mul_sat(mul_sat(div_up(across, tile_across), items), splits), tile_cut};
 }
 
 /* Slices along c that each keep GEMM_PLAN_MIN_WAVES waves: their width, or 0 when fewer than two
@@ -76,7 +85,7 @@ static uint64_t cut_width(const struct cut *c, uint32_t sms, uint64_t want)
 /* The waves a slice `width` wide along c runs. */
 static uint64_t waves_of(const struct cut *c, uint64_t width, uint32_t sms)
 {
-    return div_up(div_up(width, c->tile_cut) * c->ctas_across, sms);
+    return div_up(mul_sat(div_up(width, c->tile_cut), c->ctas_across), sms);
 }
 
 /* Slices along c of any number of waves: the width of the most (at most want) whose waves summed
@@ -93,8 +102,11 @@ static uint64_t costed_width(const struct cut *c, uint32_t sms, uint64_t want)
     for (uint64_t width = c->unit; c->extent / width >= 2; width += step) {
         uint32_t n = count_of(c->extent, width, want);
         uint64_t last = c->extent - (uint64_t)(n - 1) * width;
-        uint64_t cost = (n - 1) * waves_of(c, width, sms) + waves_of(c, last, sms);
-        if (n >= 2 && cost * GEMM_PLAN_COST_DEN <= whole * GEMM_PLAN_COST_NUM &&
+        uint64_t cost = mul_sat(n - 1, waves_of(c, width, sms)),
+                 last_waves = waves_of(c, last, sms);
+        cost = cost > UINT64_MAX - last_waves ? UINT64_MAX : cost + last_waves;
+        if (n >= 2 && cost < UINT64_MAX / GEMM_PLAN_COST_DEN &&
+            cost * GEMM_PLAN_COST_DEN <= mul_sat(whole, GEMM_PLAN_COST_NUM) &&
             (n > best_count || (n == best_count && cost <= best_cost))) {
             best = width, best_count = n, best_cost = cost;
         }
@@ -144,7 +156,8 @@ uint32_t gemm_plan_make(const struct gemm_problem *p, struct gemm_plan *plan)
     plan->count = count_of(plan->cut == GEMM_CUT_N ? p->n : p->m, width, want);
     /* A batch's items first, unless a cut within the items gives more of the slices wanted. */
     uint64_t items_wide =
-        items > 1 ? batch_width(items, div_up(p->m, tm) * div_up(p->n, tn) * splits, p->sms, want)
+        items > 1 ? batch_width(items, mul_sat(mul_sat(div_up(p->m, tm), div_up(p->n, tn)), splits),
+                                p->sms, want)
                   : 0;
     uint32_t item_slices = count_of(items, items_wide, want);
     if (item_slices && item_slices >= plan->count)

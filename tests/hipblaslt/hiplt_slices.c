@@ -28,6 +28,9 @@
  *                   after it
  *   fail_slice      FAKE_HIPBLASLT_FAIL_AFTER=3: the second slice fails; its status is returned
  *                   and no later slice is issued
+ *   fork_held       a thread of the program's own holds the learned times' lock
+ *                   (hip_gemm_clock.c's table, "times", ../cuda/held_lock.h) while it forks; the
+ *                   child makes a stream of its own and runs n sliced, within 60 s
  *   oracle          no gpuprio: slices made by hand through the fake equal the whole call at
  *                   tile boundaries and differ from it when the first boundary is one off, along
  *                   n and along m (what makes the bit comparisons above fail for such a slice)
@@ -42,6 +45,7 @@
 #include <string.h>
 
 #include "../cuda/gemm_hold.h"
+#include "../cuda/held_lock.h"
 #include "../expect.h"
 #include "fake_hipblaslt.h"
 #include "hip_compat.h"
@@ -544,6 +548,23 @@ static void case_oracle(void)
     }
 }
 
+static int fork_held_child(void)
+{
+    MUST(hipStreamCreate(&low));
+    case_n("sliced");
+    printf("child: n sliced done\n");
+    return failures ? 1 : 0;
+}
+
+static void case_fork_held(void)
+{
+    const char *fail = held_lock_fork("hip_gemm_clock.c", "times", 60, fork_held_child);
+    if (fail) {
+        printf("FAIL fork_held: %s\n", fail);
+        failures++;
+    }
+}
+
 int main(int argc, char **argv)
 {
     const char *which = argc > 1 ? argv[1] : "";
@@ -559,10 +580,13 @@ int main(int argc, char **argv)
         case_capture();
     else if (!strcmp(which, "fail_slice"))
         case_fail_slice();
+    else if (!strcmp(which, "fork_held"))
+        case_fork_held();
     else if (!strcmp(which, "oracle"))
         case_oracle();
     else {
-        printf("usage: hiplt_slices conformance|n EXPECT|whole|capture|fail_slice|oracle\n");
+        printf(
+            "usage: hiplt_slices conformance|n EXPECT|whole|capture|fail_slice|fork_held|oracle\n");
         return 2;
     }
     gemm_hold(); /* its stream still there: a process without queues has no entry in top */

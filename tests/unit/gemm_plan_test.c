@@ -255,6 +255,46 @@ static void odd_tile(void)
     check_rules(&p, &plan);
 }
 
+/* Values no device runs but an application can state (an algorithm's split of k, a batch count,
+ * an SM count target, dimensions of layouts): CTA counts past 2^64 must not wrap (a count of 0
+ * divided by), and the plan keeps its shape: at most GEMM_PLAN_MAX_SLICES slices, boundaries at
+ * the unit, the last slice at least as wide as the others, the dimension covered. */
+static void extremes(void)
+{
+    static const uint64_t dims[] = {1, 1024, 16 * 256, 70000, 1ull << 24, 1ull << 40};
+    static const uint64_t batches[] = {0, 2, 1ull << 30, 0x7fffffff};
+    static const uint32_t splits[] = {0, 3, 1u << 30, 0x7fffffff, UINT32_MAX};
+    static const uint32_t sms[] = {1, 132, 0x7fffffff, UINT32_MAX};
+    for (size_t a = 0; a < sizeof dims / sizeof *dims; a++)
+        for (size_t b = 0; b < sizeof dims / sizeof *dims; b++)
+            for (size_t c = 0; c < sizeof batches / sizeof *batches; c++)
+                for (size_t d = 0; d < sizeof splits / sizeof *splits; d++)
+                    for (size_t e = 0; e < sizeof sms / sizeof *sms; e++) {
+                        struct gemm_problem p = {dims[a],    dims[b], 0,          64,       sms[e],
+                                                 UINT64_MAX, 1,       batches[c], splits[d]};
+                        struct gemm_plan plan;
+                        uint32_t count = gemm_plan_make(&p, &plan);
+                        if (!CHECK_INT(count, plan.count) || !count)
+                            continue;
+                        CHECK(count >= 2 && count <= GEMM_PLAN_MAX_SLICES);
+                        bool batch_cut = plan.cut == GEMM_CUT_BATCH;
+                        uint64_t extent = batch_cut                ? batches[c]
+                                          : plan.cut == GEMM_CUT_N ? p.n
+                                                                   : p.m;
+                        uint64_t first, size;
+                        gemm_plan_slice(&plan, extent, count - 1, &first, &size);
+                        CHECK(size >= plan.width);
+                        CHECK(first + size == extent);
+                        if (!batch_cut)
+                            CHECK_INT(plan.width % GEMM_PLAN_GRANULE, 0);
+                    }
+    /* Along n, every item's rows of tiles times the split of k: 16 x 2^30 x 2^30 CTAs, 2^64. */
+    struct gemm_problem wraps = {16 * 256, 1ull << 20, 0,          0,       132,
+                                 10 * MS,  1 * MS,     1ull << 30, 1u << 30};
+    struct gemm_plan plan;
+    CHECK(gemm_plan_make(&wraps, &plan) >= 2);
+}
+
 static void random_problems(void)
 {
     static const uint32_t tiles[] = {0, 64, 96, 128, 160, 192, 256, 512, 768};
@@ -287,5 +327,6 @@ int main(void)
     reasons();
     odd_tile();
     random_problems();
+    extremes();
     return check_finish("unit.gemm_plan");
 }
