@@ -18,9 +18,10 @@
 # HOST_SHIM is the package's libgpuprio-hip.so: that of PACKAGE.deb, or of the package
 # scripts/package.sh makes first (in $GPUPRIO_PACKAGE_BUILD_DIR, default build-test/rocm/package),
 # or LIBRARY.so where one is given instead. Needs root (mmdebstrap, chroot, mounts) and
-# mmdebstrap. The roots are kept in build-test/rocm/ and reused for a week when made with the same options; a root is never
-# modified beyond its /src, /build and /tmp. Mounts (/proc, /dev) are made in a mount namespace of
-# their own (unshare), so they vanish with it, whatever happens. Exits non-zero if anything
+# mmdebstrap. The roots are kept in build-test/rocm/ and reused for a week when made with the
+# same options; a root is never modified beyond its /src, /build and /tmp, and apt's lists
+# (in-root.sh downloads hipBLASLt's headers). Mounts (/proc, /dev) are made in a mount namespace
+# of their own (unshare), so they vanish with it, whatever happens. Exits non-zero if anything
 # fails, and when the archive cannot be reached, which it says in one line: CI must not pass
 # without this stage.
 #

@@ -44,11 +44,14 @@ echo "runtime: $lib ($soname), headers: HIP $headers"
 
 # hipBLASLt's headers, for the compile-time check of gpuprio's declarations of it
 # (src/hal/hip/hipblaslt_check.cpp): the two -dev packages unpacked, not installed (they would
-# pull in the runtime, libhipblaslt1, some 160 MB that nothing here runs).
-hipblaslt=$work/hipblaslt hipblaslt_include=
+# pull in the runtime, libhipblaslt1, some 160 MB that nothing here runs). The release's own:
+# experimental's (hipBLASLt 7.2) in the root that has experimental (HIP 7.2), else sid's.
+hipblaslt=$work/hipblaslt hipblaslt_include= release=
 mkdir -p "$hipblaslt/root"
-if (cd "$hipblaslt" && apt-get update -qq && apt-get download -qq libhipblaslt-dev \
-    libhipblas-common-dev) >"$hipblaslt/download.log" 2>&1; then
+! grep -qs experimental /etc/apt/sources.list || release=experimental
+if (cd "$hipblaslt" && apt-get update -qq &&
+    apt-get download -qq ${release:+-t "$release"} libhipblaslt-dev libhipblas-common-dev) \
+    >"$hipblaslt/download.log" 2>&1; then
     hipblaslt_include=$hipblaslt/root/usr/include
     for deb in "$hipblaslt"/*.deb; do
         dpkg-deb -x "$deb" "$hipblaslt/root" || hipblaslt_include=
