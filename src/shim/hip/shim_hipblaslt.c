@@ -28,17 +28,16 @@
 
 #define GP_EXPORT __attribute__((visibility("default")))
 
-/* The target in ns: GPUPRIO_GEMM_SLICE_US where the environment sets it to a value it accepts,
- * else 0 (off; the option's default, 500, is CUDA's). Fixed for the process. */
+/* The target in ns: GPUPRIO_GEMM_SLICE_US's where the environment sets it (a value it does not
+ * accept is reported as the default used, 500, and is), else 0 (off; the option's default is
+ * CUDA's). Fixed for the process. */
 static uint64_t target_ns(void)
 {
     static _Atomic int64_t cached = -1;
     int64_t t = atomic_load_explicit(&cached, memory_order_relaxed);
     if (t < 0) {
         const char *set = gp_config_get(gp_opt_desc(GP_OPT_GEMM_SLICE_US)->name);
-        t = set && gp_opt_parse(GP_OPT_GEMM_SLICE_US, set, NULL) == 0
-                ? (int64_t)(1000 * gp_opt_uint(GP_OPT_GEMM_SLICE_US))
-                : 0;
+        t = set ? (int64_t)(1000 * gp_opt_uint(GP_OPT_GEMM_SLICE_US)) : 0;
         atomic_store_explicit(&cached, t, memory_order_relaxed);
     }
     return (uint64_t)t;
