@@ -34,6 +34,9 @@ _Static_assert(offsetof(struct gp_board_file, gates) == GP_BOARD_GATES_OFFSET &&
 
 #define GP_BOARD_LOCK_MAX_NS 200000000ull
 #define GP_BOARD_RETRY_NS 1000000000ull
+/* A waiter yields up to 64 times, for no longer than this, before it sleeps: next to busy threads
+ * a yield lasts one of their time slices, and 64 of them took all of GP_BOARD_LOCK_MAX_NS. */
+#define GP_BOARD_YIELD_NS 1000000ull
 
 static long futex(_Atomic uint32_t *word, int op, uint32_t val, const struct timespec *timeout)
 {
@@ -233,7 +236,7 @@ int gp_board_lock(struct gp_board *b)
                 break;
             return give_up(b);
         }
-        if (spins < 64) {
+        if (spins < 64 && now - waiting_from < GP_BOARD_YIELD_NS) {
             sched_yield();
             continue;
         }
