@@ -32,8 +32,8 @@
 
 /* Why a call is left whole, or GEMM_WHOLE_NONE when it is sliced. X(name, what a user reads,
  * shown): shown is 1 for the reasons a process's record on the board shows (board.h's
- * GP_RECORD_GEMM_WHOLE, which must name exactly these: shim_cublaslt.c and shim_hipblaslt.c
- * check it when they compile), those a user can act on or must know of while the process runs. */
+ * GP_RECORD_GEMM_WHOLE, which must name exactly these: sched_board.c checks it when it compiles),
+ * those a user can act on or must know of while the process runs. */
 #define GEMM_WHOLE_REASONS(X)                                                                      \
     X(NONE, "sliced", 0)                                                                           \
     X(OFF, "slicing is off (GPUPRIO_GEMM_SLICE_US=0)", 0)                                          \
