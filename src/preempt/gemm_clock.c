@@ -65,12 +65,6 @@ static uint64_t count_call(struct gemm_clock_entry *e, bool *time_this)
     return e->learned_ns;
 }
 
-static void destroy(const struct gemm_clock *c, void *start, void *end)
-{
-    if (start || end)
-        c->ops->destroy(start, end);
-}
-
 uint64_t gemm_clock_learned(struct gemm_clock *c, const void *key, bool *time_this)
 {
     *time_this = false;
@@ -91,7 +85,7 @@ uint64_t gemm_clock_learned(struct gemm_clock *c, const void *key, bool *time_th
     gp_mutex_unlock(&c->mu, GP_RANK_GEMM_TIMES);
     int64_t ns = c->ops->read(start, end);
     if (ns != 0)
-        destroy(c, start, end);
+        c->ops->destroy(start, end);
 
     gp_mutex_lock(&c->mu, GP_RANK_GEMM_TIMES);
     e = entry_of(c, key, h, false, NULL);
@@ -109,7 +103,7 @@ uint64_t gemm_clock_learned(struct gemm_clock *c, const void *key, bool *time_th
     }
     gp_mutex_unlock(&c->mu, GP_RANK_GEMM_TIMES);
     if (ns == 0) /* its entry was replaced meanwhile (nothing, if it went back) */
-        destroy(c, start, end);
+        c->ops->destroy(start, end);
     return learned;
 }
 
@@ -124,8 +118,8 @@ void gemm_clock_keep(struct gemm_clock *c, const void *key, void *start, void *e
         start = end = NULL;
     }
     gp_mutex_unlock(&c->mu, GP_RANK_GEMM_TIMES);
-    destroy(c, stale[0], stale[1]);
-    destroy(c, start, end);
+    c->ops->destroy(stale[0], stale[1]);
+    c->ops->destroy(start, end);
 }
 
 void gemm_clock_forget_all(struct gemm_clock *c)

@@ -27,7 +27,8 @@
 #define GEMM_CLOCK_KEY_MAX 128
 
 /* A runtime's events: read (the pair's time in ns: > 0 done, 0 not yet, < 0 never, and the pair
- * is then of no use) and destroy (either may be NULL). */
+ * is then of no use) and destroy. The table passes destroy every pair it drops, either or both
+ * NULL: destroy checks (the runtime's own failed starts pass it such pairs too). */
 struct gemm_clock_ops {
     int64_t (*read)(void *start, void *end);
     void (*destroy)(void *start, void *end);

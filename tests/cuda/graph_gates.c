@@ -64,7 +64,7 @@ static void sleep_us(long us)
         ;
 }
 
-/* Reached as the CUDA runtime reaches them, through cuGetProcAddress (main). */
+/* Reached as the CUDA runtime reaches them, through cuGetProcAddress (instantiate). */
 static CUresult (*instantiate_fn)(CUgraphExec *, CUgraph, unsigned long long);
 static CUresult (*launch_fn)(CUgraphExec, CUstream);
 static CUresult (*exec_destroy_fn)(CUgraphExec);
@@ -203,6 +203,39 @@ static void cue(const char *go)
     }
 }
 
+/* The graph functions looked up (instantiate_fn...), and g instantiated with them. */
+static CUgraphExec instantiate(CUgraph g, unsigned long long flags)
+{
+    CUdriverProcAddressQueryResult found;
+    MUST(cuGetProcAddress("cuGraphInstantiateWithFlags", (void **)&instantiate_fn, 13000, 0,
+                          &found));
+    MUST(cuGetProcAddress("cuGraphLaunch", (void **)&launch_fn, 13000, 0, &found));
+    MUST(cuGetProcAddress("cuGraphExecDestroy", (void **)&exec_destroy_fn, 13000, 0, &found));
+    CUgraphExec exec;
+    MUST(instantiate_fn(&exec, g, flags));
+    return exec;
+}
+
+/* chaos_case's and reused_case's set-up: the primary context made current, a stream in *s (and
+ * one in *other unless NULL), and the chain (in *g, node[i] kernel i) instantiated. */
+static CUgraphExec chain_exec(CUcontext *ctx, CUstream *s, CUstream *other, CUgraphNode *node,
+                              CUgraph *g)
+{
+    MUST(cuInit(0));
+    MUST(cuDevicePrimaryCtxRetain(ctx, 0));
+    MUST(cuCtxSetCurrent(*ctx));
+    MUST(cuStreamCreate(s, 0));
+    if (other)
+        MUST(cuStreamCreate(other, 0));
+    for (int i = 0; i < KERNELS; i++) {
+        index_of[i] = (unsigned)i + 1;
+        params[i][0] = &index_of[i];
+        params[i][1] = &kernel_us;
+    }
+    *g = chain(node, -1, NULL);
+    return instantiate(*g, 0);
+}
+
 /* Launched once on s and waited for, so that its GPU time is learned (as main does). */
 static void learn(CUgraphExec exec, CUstream s)
 {
@@ -297,23 +330,9 @@ static int chaos_case(const char *what)
     bool thread_exit = strcmp(what, "thread_exit") == 0;
     bool stream_gone = strcmp(what, "stream_gone") == 0;
     CUcontext ctx;
-    MUST(cuInit(0));
-    MUST(cuDevicePrimaryCtxRetain(&ctx, 0));
-    MUST(cuCtxSetCurrent(ctx));
-    MUST(cuStreamCreate(&chaos_stream, 0));
-    for (int i = 0; i < KERNELS; i++) {
-        index_of[i] = (unsigned)i + 1;
-        params[i][0] = &index_of[i];
-        params[i][1] = &kernel_us;
-    }
     CUgraphNode node[KERNELS];
-    CUgraph g = chain(node, -1, NULL);
-    CUdriverProcAddressQueryResult found;
-    MUST(cuGetProcAddress("cuGraphInstantiateWithFlags", (void **)&instantiate_fn, 13000, 0,
-                          &found));
-    MUST(cuGetProcAddress("cuGraphLaunch", (void **)&launch_fn, 13000, 0, &found));
-    MUST(cuGetProcAddress("cuGraphExecDestroy", (void **)&exec_destroy_fn, 13000, 0, &found));
-    MUST(instantiate_fn(&chaos_exec, g, 0));
+    CUgraph g;
+    chaos_exec = chain_exec(&ctx, &chaos_stream, NULL, node, &g);
     if (!stream_gone) {
         learn(chaos_exec, chaos_stream);
         printf("learned: acc %016llx, %u kernels\n", acc, ran);
@@ -363,25 +382,9 @@ static int reused_case(bool changed)
 {
     CUcontext ctx;
     CUstream s, again, other;
-    MUST(cuInit(0));
-    MUST(cuDevicePrimaryCtxRetain(&ctx, 0));
-    MUST(cuCtxSetCurrent(ctx));
-    MUST(cuStreamCreate(&s, 0));
-    MUST(cuStreamCreate(&other, 0));
-    for (int i = 0; i < KERNELS; i++) {
-        index_of[i] = (unsigned)i + 1;
-        params[i][0] = &index_of[i];
-        params[i][1] = &kernel_us;
-    }
     CUgraphNode node[KERNELS];
-    CUgraph g = chain(node, -1, NULL);
-    CUdriverProcAddressQueryResult found;
-    MUST(cuGetProcAddress("cuGraphInstantiateWithFlags", (void **)&instantiate_fn, 13000, 0,
-                          &found));
-    MUST(cuGetProcAddress("cuGraphLaunch", (void **)&launch_fn, 13000, 0, &found));
-    MUST(cuGetProcAddress("cuGraphExecDestroy", (void **)&exec_destroy_fn, 13000, 0, &found));
-    CUgraphExec exec;
-    MUST(instantiate_fn(&exec, g, 0));
+    CUgraph g;
+    CUgraphExec exec = chain_exec(&ctx, &s, &other, node, &g);
     learn(exec, s);
     printf("learned: acc %016llx, %u kernels\n", acc, ran);
     if (!changed)
@@ -483,13 +486,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "graph_gates: unknown case %s\n", what);
         return 2;
     }
-    CUdriverProcAddressQueryResult found;
-    MUST(cuGetProcAddress("cuGraphInstantiateWithFlags", (void **)&instantiate_fn, 13000, 0,
-                          &found));
-    MUST(cuGetProcAddress("cuGraphLaunch", (void **)&launch_fn, 13000, 0, &found));
-    MUST(cuGetProcAddress("cuGraphExecDestroy", (void **)&exec_destroy_fn, 13000, 0, &found));
-    CUgraphExec exec;
-    MUST(instantiate_fn(&exec, g, flags));
+    CUgraphExec exec = instantiate(g, flags);
 
     /* Learned: the launch's time, from its completion marker, before the next launch. Under
      * gpuprio, its drain returns once the watcher counted the launch complete, which it does

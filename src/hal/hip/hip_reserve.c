@@ -45,7 +45,8 @@ static struct {
 } devices[MAX_DEVICES];
 /* Held while a device's mask is worked out, across the runtime's queries on gpuprio's own thread
  * (hiphal_on_own_thread), so that every creator of the device waits for the one mask: only stream
- * creators take it, holding no other lock of gpuprio's (the lowest rank, CU_RESERVE). */
+ * creators take it, holding no other lock of gpuprio's (the lowest rank, CU_RESERVE). Made anew,
+ * and the masks forgotten, in a forked child (hiphal_reserve_forget_all). */
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 
 static struct {
@@ -196,4 +197,11 @@ bool hiphal_reserve_mask(uint32_t *mask, uint32_t *words)
     }
     gp_mutex_unlock(&mu, GP_RANK_CU_RESERVE);
     return masked;
+}
+
+void hiphal_reserve_forget_all(void)
+{
+    pthread_mutex_init(&mu, NULL);
+    memset(devices, 0,
+           sizeof devices); /* UNKNOWN: one a thread of the parent was working out says NONE */
 }

@@ -31,4 +31,8 @@ bool hiphal_reserve_mask(uint32_t *mask, uint32_t *words);
  */
 void hiphal_stream_cus(hipStream_t stream, int device, struct xq_cus *out);
 
+/* Every device's mask forgotten and their lock made anew: in a forked child, where a thread of
+ * the parent may have held it while working a mask out. */
+void hiphal_reserve_forget_all(void);
+
 #endif /* GPUPRIO_HIP_RESERVE_H */

@@ -113,6 +113,11 @@ static void creation_for(unsigned flags, struct creation *c)
         c->how = PRIORITIZED;
 }
 
+__attribute__((constructor)) static void reserve_forget_in_child(void)
+{
+    pthread_atfork(NULL, NULL, hiphal_reserve_forget_all); /* its lock may be held at fork */
+}
+
 /* Creates the stream as c says, unless it says AS_CALLED (then: 1). */
 static int create_as(const struct creation *c, hipStream_t *stream, unsigned flags,
                      hipError_t *result)

@@ -12,13 +12,18 @@
  *                             lower-priority blocking streams get MASK (hex)
  *   levers reserve-low MASK   GPUPRIO_PRIORITY=low and GPUPRIO_CU_RESERVE set
  *   levers unreserved         a GPUPRIO_CU_RESERVE that cannot be applied: no stream is masked
+ *   levers fork-held MASK     as reserve-low, then forks while a thread of its own holds the
+ *                             reservation's lock (hip_reserve.c's "mu", ../../cuda/held_lock.h):
+ *                             the child's blocking stream gets MASK, within 60 s
  * The simulated device has 8 CUs in every mode (HIPSIM_COMPUTE_SLOTS, set before the first HIP
  * call). Prints OK or the failed checks; exits 1 on failure.
  */
 #include <pthread.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <string.h>
 
+#include "../../cuda/held_lock.h"
 #include "../sched/sched_test.h"
 
 #define ALL_CUS 0xffu
@@ -223,6 +228,28 @@ static void unreserved(void)
     }
 }
 
+static unsigned forked_mask;
+
+static int fork_held_child(void)
+{
+    reserve_low(forked_mask);
+    fflush(stdout); /* the child ends with _exit */
+    return failures ? 1 : 0;
+}
+
+/* A parent that made its masked streams forks while another of its threads creates one (holds
+ * the lock): the child creates its own. */
+static void fork_held(unsigned mask)
+{
+    reserve_low(mask);
+    forked_mask = mask;
+    const char *fail = held_lock_fork("hip_reserve.c", "mu", 60, fork_held_child);
+    if (fail) {
+        printf("FAIL fork-held: %s\n", fail);
+        failures++;
+    }
+}
+
 int main(int argc, char **argv)
 {
     setenv("HIPSIM_COMPUTE_SLOTS", "8", 1);
@@ -245,9 +272,11 @@ int main(int argc, char **argv)
         reserve_low(mask);
     else if (strcmp(mode, "unreserved") == 0)
         unreserved();
+    else if (strcmp(mode, "fork-held") == 0 && mask)
+        fork_held(mask);
     else {
         fprintf(stderr, "usage: levers list|thread|process|off|race|unreserved|"
-                        "reserve MASK|reserve-low MASK\n");
+                        "reserve MASK|reserve-low MASK|fork-held MASK\n");
         return 2;
     }
     printf("%s\n", failures ? "FAILED" : "OK");
