@@ -202,6 +202,6 @@ bool hiphal_reserve_mask(uint32_t *mask, uint32_t *words)
 void hiphal_reserve_forget_all(void)
 {
     pthread_mutex_init(&mu, NULL);
-    memset(devices, 0,
-           sizeof devices); /* UNKNOWN: one a thread of the parent was working out says NONE */
+    /* UNKNOWN again: a mask a thread of the parent was working out reads NONE until it is done. */
+    memset(devices, 0, sizeof devices);
 }
