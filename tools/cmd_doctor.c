@@ -639,6 +639,20 @@ static bool runs_long(const struct run_facts *f, const struct gp_queue_row *r)
     return gp_row_lower(r) && r->longest_us > f->gate_us;
 }
 
+/* From a command this long, a higher priority waits less as an MPS client (docs/mps.md, "With
+ * MPS or without": for a kernel it waits for SMs, not for the kernel's end; MPS costs short
+ * requests more than it saves them next to short kernels). */
+#define MPS_SHORTER_WAIT_US 1000
+
+/* A queue of runs_long whose command is long enough for MPS to shorten the wait for it, in a
+ * process known not to be an MPS client (a CUDA process: HIP's records say nothing of MPS). */
+static bool waits_less_under_mps(const struct run_facts *f, const struct gp_queue_row *r)
+{
+    const struct gp_record_row *p =
+        runs_long(f, r) && r->longest_us >= MPS_SHORTER_WAIT_US ? gp_sample_record(&f->s, r) : NULL;
+    return p && p->mps == GP_MPS_NOT_CLIENT;
+}
+
 static bool counts_gemms(const struct gp_record_row *p)
 {
     char text[8];
@@ -820,9 +834,10 @@ static void json_boards(const struct run_facts *f)
         printf(", \"device_index\": %d, \"pid\": %u, \"command\": ", (int)r->id.device,
                (unsigned)r->id.pid);
         json_str(r->id.comm);
-        printf(", \"stream\": \"0x%llx\", \"priority\": %d, \"longest_command_ns\": %llu}",
+        printf(", \"stream\": \"0x%llx\", \"priority\": %d, \"longest_command_ns\": %llu, "
+               "\"waits_less_under_mps\": %s}",
                (unsigned long long)r->stream, (int)r->priority,
-               (unsigned long long)r->longest_us * 1000);
+               (unsigned long long)r->longest_us * 1000, json_bool(waits_less_under_mps(f, r)));
     }
     printf("], \"gemm\": [");
     for (size_t i = 0, n = 0; i < f->s.nrec; i++) {
@@ -1021,9 +1036,11 @@ static void text_boards(const struct run_facts *f)
     }
     printf("boards: %u read\n", f->s.boards);
     size_t n = 0, gemms = 0;
+    bool mps_helps = false;
     char key[64], comm[GP_COMM_MAX], took[24], text[400];
     for (size_t i = 0; i < f->s.n; i++) {
         const struct gp_queue_row *r = &f->s.rows[i];
+        mps_helps = mps_helps || waits_less_under_mps(f, r);
         if (!runs_long(f, r) || n++ >= BOARD_TEXT_ROWS)
             continue;
         if (n == 1)
@@ -1038,6 +1055,11 @@ static void text_boards(const struct run_facts *f)
     }
     if (n > BOARD_TEXT_ROWS)
         printf("    ... %zu more\n", n - BOARD_TEXT_ROWS);
+    if (mps_helps)
+        printf("  some of these run commands of %u us or more outside MPS: as MPS clients (on "
+               "NVIDIA) a higher priority would wait for SMs, not for such a command's end "
+               "(docs/mps.md, \"With MPS or without\")\n",
+               MPS_SHORTER_WAIT_US);
     if (!n)
         printf("  no lower queue ran a command longer than the gate bound (%u us) recently\n",
                f->gate_us);

@@ -125,6 +125,10 @@ struct gp_sample {
     uint64_t taken_ns; /* CLOCK_MONOTONIC */
     unsigned boards;   /* boards read */
 };
+/* The record of the process that owns row r on r's board (a pass over them); NULL when it has
+ * none there. */
+const struct gp_record_row *gp_sample_record(const struct gp_sample *s,
+                                             const struct gp_queue_row *r);
 
 /*
  * The board directories a tool reads, each with what its listings keep from listing to listing

@@ -185,6 +185,12 @@ static const struct gp_record_row *record_of(const struct gp_sample *s,
     return NULL;
 }
 
+const struct gp_record_row *gp_sample_record(const struct gp_sample *s,
+                                             const struct gp_queue_row *r)
+{
+    return record_of(s, NULL, r);
+}
+
 /*
  * Calls row for each queue row and, with all, unused for each record with unused queues or
  * queues without a slot, in the table's order: a device's queues, then its processes' unused

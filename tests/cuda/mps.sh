@@ -20,6 +20,12 @@
 #                  one all of them; a tighter share the user set already is kept; a count of
 #                  compute units cannot be turned into a share then, and is refused with a hint.
 #
+#   long_wait      a low-priority client running 5-ms kernels next to an idle high-priority one:
+#                  `gpuprio doctor` lists its queue as over the gate bound and, only where it is
+#                  not an MPS client (FAKE_CUDA_MPS=0), says that as MPS clients a higher priority
+#                  would wait for SMs, not for such a kernel's end (text, and
+#                  "waits_less_under_mps" in JSON); under MPS (1) it says no such thing.
+#
 #   mps.sh CASE LIB CLIENT TOOL
 #
 # LIB is libgpuprio-cuda.so, preloaded into CLIENT (mps_client.c); TOOL is the gpuprio command.
@@ -48,9 +54,10 @@ done
 unset FAKE_CUDA_MPS FAKE_CUDA_CC_MAJOR FAKE_CUDA_SMS CUDA_MPS_ACTIVE_THREAD_PERCENTAGE
 
 tmp=$(mktemp -d) || exit 1
-pid= writer=
+pid= writer= load=
 cleanup() {
     [ -z "$pid" ] || kill -9 "$pid" 2>/dev/null
+    [ -z "$load" ] || kill -9 "$load" 2>/dev/null
     [ -z "$writer" ] || kill -9 "$writer" 2>/dev/null
     rm -rf "$tmp"
 }
@@ -211,8 +218,62 @@ reserve)
     expect "GPUPRIO_CU_RESERVE=8, low: lines 'give it as a percentage'" 1 \
         "$(count "$tmp/count.err" "give it as a percentage")"
     ;;
+long_wait)
+    hint="as MPS clients (on NVIDIA) a higher priority would wait for SMs, not for such a command's end"
+    # The load's queue in doctor's JSON: "LONGEST_NS WAITS_LESS", or nothing while not listed.
+    load_in_doctor() { # JSON
+        "$tool" doctor --json >"$1" 2>"$1.err"
+        /usr/bin/python3 -c '
+import json, sys
+for q in json.load(open(sys.argv[1]))["boards"]["long_commands"]:
+    if q["pid"] == int(sys.argv[2]):
+        print(q["longest_command_ns"], str(q["waits_less_under_mps"]).lower())
+' "$1" "$load" 2>/dev/null
+    }
+    # Listed with its kernels learned (the first commands a queue runs are learned as less).
+    listed() {
+        set -- $(load_in_doctor "$tmp/doctor.json")
+        [ -n "${1:-}" ] && [ "$1" -ge 2500000 ]
+    }
+    for mode in 0 1; do
+        start_client "high$mode" FAKE_CUDA_MPS=$mode GPUPRIO_PRIORITY=high || continue
+        mkfifo "$tmp/load$mode.fifo" || exit 1
+        env LD_LIBRARY_PATH="$ld_path" LD_PRELOAD="$preload" GPUPRIO_LOG=info FAKE_CUDA_MPS=$mode \
+            GPUPRIO_PRIORITY=low "$client" "$tmp/load$mode.fifo" 5 >"$tmp/load$mode.out" \
+            2>"$tmp/load$mode.err" &
+        load=$!
+        if wait_for 30 listed; then
+            set -- $(load_in_doctor "$tmp/doctor.json")
+            if [ "$1" -ge 2500000 ] && [ "$1" -le 50000000 ]; then
+                echo "ok: FAKE_CUDA_MPS=$mode: doctor lists the load's 5-ms kernels ($1 ns)"
+            else
+                echo "FAIL: FAKE_CUDA_MPS=$mode: doctor gives the load's longest command as $1 ns, not about 5 ms"
+                fails=$((fails + 1))
+            fi
+            want=$([ $mode = 0 ] && echo true || echo false)
+            expect "FAKE_CUDA_MPS=$mode: doctor --json: waits_less_under_mps" "$want" "$2"
+            "$tool" doctor >"$tmp/doctor$mode.txt" 2>&1
+            expect "FAKE_CUDA_MPS=$mode: doctor: lines saying MPS would shorten the wait" \
+                "$([ $mode = 0 ] && echo 1 || echo 0)" "$(count "$tmp/doctor$mode.txt" "$hint")"
+        else
+            echo "FAIL: FAKE_CUDA_MPS=$mode: doctor never listed the load's queue"
+            cat "$tmp/doctor.json" "$tmp/doctor.json.err" "$tmp/load$mode.err"
+            fails=$((fails + 1))
+        fi
+        echo go >"$tmp/load$mode.fifo" &
+        writer=$!
+        wait_for 20 gone "$load" || kill -9 "$load" 2>/dev/null
+        wait "$load"
+        expect "FAKE_CUDA_MPS=$mode: load: exit status" 0 $?
+        load=
+        kill -9 "$writer" 2>/dev/null
+        wait "$writer" 2>/dev/null
+        writer=
+        finish_client "high$mode"
+    done
+    ;;
 *)
-    echo "mps.sh: unknown case '$what' (detect, priority_map, gate_fallback, reserve)" >&2
+    echo "mps.sh: unknown case '$what' (detect, priority_map, gate_fallback, gate_bound, reserve, long_wait)" >&2
     exit 2
     ;;
 esac

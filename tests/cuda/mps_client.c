@@ -5,15 +5,23 @@
  * share before the driver starts). Linked against the fake driver (fake_cuda.c), whose MPS mode
  * is chosen by FAKE_CUDA_MPS.
  *
- *   mps_client [FIFO]
+ *   mps_client [FIFO [KERNEL_MS]]
  *
  * Prints "stream priority P" (the first of two streams created with cuStreamCreate(..., 0)) and
  * "sms N" (cuCtxGetExecAffinity, SM count), then runs a kernel on each stream, so that both
  * queues join the device's board. With FIFO it then prints "ready" and blocks until a line (or
  * end of file) comes through FIFO, so that the test can look at the board with `gpuprio top`
- * while the process lives. Exits 0; a failed call prints FATAL and exits 1.
+ * while the process lives; with KERNEL_MS as well, it meanwhile runs kernels of that many
+ * milliseconds on its first stream, one after the other, each a graph launch (a load of long
+ * kernels). Exits 0; a
+ * failed call prints FATAL and exits 1.
  */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
 
 #include "cuda_must.h"
 
@@ -23,12 +31,46 @@ static void add_kernel(void **params)
     *(int *)params[0] += *(int *)params[1];
 }
 
+/* A kernel of params[0]'s milliseconds: the fake driver runs it on the launching thread. */
+static void long_kernel(void **params)
+{
+    long ms = *(long *)params[0];
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+static atomic_bool released;
+
+/* Waits for a line (or end of file) through FIFO: 0, or -1 when it cannot be read. */
+static int wait_for_line(const char *fifo)
+{
+    FILE *f = fopen(fifo, "r");
+    if (!f) {
+        printf("FATAL: cannot open %s\n", fifo);
+        return -1;
+    }
+    char line[64];
+    int r = !fgets(line, sizeof line, f) && ferror(f) ? -1 : 0;
+    if (r)
+        printf("FATAL: cannot read %s\n", fifo);
+    fclose(f);
+    return r;
+}
+
+static void *release_on_line(void *fifo)
+{
+    wait_for_line(fifo);
+    atomic_store(&released, true);
+    return NULL;
+}
+
 int main(int argc, char **argv)
 {
-    if (argc > 2) {
-        fprintf(stderr, "usage: mps_client [FIFO]\n");
+    if (argc > 3) {
+        fprintf(stderr, "usage: mps_client [FIFO [KERNEL_MS]]\n");
         return 2;
     }
+    long kernel_ms = argc == 3 ? strtol(argv[2], NULL, 10) : 0;
     CUdevice dev;
     CUcontext ctx;
     CUstream streams[2];
@@ -58,20 +100,42 @@ int main(int argc, char **argv)
         return 1;
     }
 
-    if (argc == 2) {
+    if (argc >= 2) {
         printf("ready\n");
         fflush(stdout);
-        FILE *f = fopen(argv[1], "r");
-        if (!f) {
-            printf("FATAL: cannot open %s\n", argv[1]);
+        if (kernel_ms <= 0 && wait_for_line(argv[1]))
+            return 1;
+    }
+    if (kernel_ms > 0) {
+        pthread_t waiter;
+        if (pthread_create(&waiter, NULL, release_on_line, argv[1])) {
+            printf("FATAL: no thread to wait on %s\n", argv[1]);
             return 1;
         }
-        char line[64];
-        if (!fgets(line, sizeof line, f) && ferror(f)) {
-            printf("FATAL: cannot read %s\n", argv[1]);
-            return 1;
+        /* A graph of the kernel: the fake driver runs a launched graph on a thread of its own,
+         * so its time is the GPU time gpuprio learns (a plain kernel runs within its launch). */
+        void *long_params[] = {&kernel_ms};
+        CUDA_KERNEL_NODE_PARAMS node_params = {.func = (CUfunction)(void *)long_kernel,
+                                               .gridDimX = 1,
+                                               .gridDimY = 1,
+                                               .gridDimZ = 1,
+                                               .blockDimX = 1,
+                                               .blockDimY = 1,
+                                               .blockDimZ = 1,
+                                               .kernelParams = long_params};
+        CUgraph graph;
+        CUgraphNode node;
+        CUgraphExec exec;
+        MUST(cuGraphCreate(&graph, 0));
+        MUST(cuGraphAddKernelNode(&node, graph, NULL, 0, &node_params));
+        MUST(cuGraphInstantiateWithFlags(&exec, graph, 0));
+        while (!atomic_load(&released)) {
+            MUST(cuGraphLaunch(exec, streams[0]));
+            MUST(cuStreamSynchronize(streams[0]));
         }
-        fclose(f);
+        pthread_join(waiter, NULL);
+        MUST(cuGraphExecDestroy(exec));
+        MUST(cuGraphDestroy(graph));
     }
     for (int i = 0; i < 2; i++)
         MUST(cuStreamDestroy(streams[i]));
