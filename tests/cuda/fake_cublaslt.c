@@ -25,6 +25,9 @@
  *   FAKE_CUBLASLT_REDUCTION_WORKSPACE=N  cublasLtMatmulAlgoCheck says an algorithm that splits k
  *                                in S > 1 parts with a reduction scheme other than NONE needs
  *                                N x S bytes of workspace (unset: none)
+ *   FAKE_CUBLASLT_REDUCTION_BY_COLUMNS=1  ... N x S bytes for every 1024 columns of D (rounded
+ *                                up), as a reduction in the compute type needs room for each
+ *                                part's sums of D: a slice then needs less than the whole
  *   FAKE_CUBLASLT_FAIL_AFTER=N   every cublasLtMatmul after the first N returns
  *                                CUBLAS_STATUS_EXECUTION_FAILED (13) and computes nothing
  *   FAKE_CUBLASLT_NO_MATH=1      GEMMs (its own and the fake cuBLAS's) write nothing, the clock
@@ -384,8 +387,11 @@ EXPORT cudahal_lt_status cublasLtMatmulAlgoCheck(
     result->algo = *algo;
     result->state = fail && *fail == '1' ? NOT_SUPPORTED : CUDAHAL_LT_SUCCESS;
     const char *per_part = getenv("FAKE_CUBLASLT_REDUCTION_WORKSPACE");
+    const char *by_columns = getenv("FAKE_CUBLASLT_REDUCTION_BY_COLUMNS");
     if (per_part && algo->data[3] > 1 && algo->data[4] != CUDAHAL_LT_REDUCTION_NONE)
-        result->workspaceSize = (size_t)strtoull(per_part, NULL, 10) * algo->data[3];
+        result->workspaceSize =
+            (size_t)strtoull(per_part, NULL, 10) * algo->data[3] *
+            (by_columns && *by_columns == '1' ? (layout_of(d)->cols + 1023) / 1024 : 1);
     return result->state;
 }
 

@@ -676,7 +676,7 @@ static void slice_args(const struct cudahal_gemm_call *c, const struct shape *s,
 }
 
 /* The plan, ready to issue: layouts of both sizes, and the descriptor and algorithm the slices
- * use (the caller's algorithm, or a copy of it with a raised split of k, raise_split's, that
+ * use (the caller's algorithm, or a copy of it with a raised split of k, with_split's, that
  * outlives the slices). */
 struct prepared {
     struct slice_layouts l[2]; /* [0] the slices', [1] the last one's where it differs */
@@ -859,35 +859,20 @@ static uint32_t raised_reduction(const cudahal_lt_algo *algo, const struct shape
 /* Splits tried at most: the first, then halved back towards the caller's. */
 #define RAISE_TRIES 4
 
-/* GPUPRIO_GEMM_CTA_US (inexact, docs/design.md "Shorter CTAs: a raised split of k"): where the
- * predicted time of call c's CTAs (problem) is over cta_ns, a copy of the caller's algorithm in
- * *algo with its split of k raised (gemm_plan_raised_split) and a reduction scheme, that
- * cuBLASLt accepts on the whole problem within the call's workspace (else halved back towards the
- * caller's split, a few times): the split, also in s->splits; 0 where none is (the caller's
- * algorithm, exact). */
-static uint32_t raise_split(const struct cudahal_gemm_call *c, const struct gemm_problem *problem,
-                            uint64_t cta_ns, struct shape *s, cudahal_lt_algo *algo)
+/* A copy of the caller's algorithm in *algo with its split of k at split and reduction scheme
+ * scheme: 0, or -EIO where the library refuses to set them. */
+static int with_split(const struct cudahal_gemm_call *c, uint32_t split, uint32_t scheme,
+                      cudahal_lt_algo *algo)
 {
-    uint32_t split = gemm_plan_raised_split(problem, s->k, cta_ns);
-    uint32_t scheme = split ? raised_reduction(c->algo, s) : 0;
-    for (int i = 0; split && i < RAISE_TRIES;
-         i++, split = gemm_plan_split_halved(s->splits, split)) {
-        int32_t parts = (int32_t)split;
-        cudahal_lt_heuristic result;
-        memset(&result, 0, sizeof result);
-        *algo = *c->algo;
-        if (lt.cublasLtMatmulAlgoConfigSetAttribute(algo, CUDAHAL_LT_CONFIG_SPLITK_NUM, &parts,
-                                                    sizeof parts) == CUDAHAL_LT_SUCCESS &&
-            lt.cublasLtMatmulAlgoConfigSetAttribute(algo, CUDAHAL_LT_CONFIG_REDUCTION_SCHEME,
-                                                    &scheme, sizeof scheme) == CUDAHAL_LT_SUCCESS &&
-            lt.cublasLtMatmulAlgoCheck(c->handle, c->desc, c->Adesc, c->Bdesc, c->Cdesc, c->Ddesc,
-                                       algo, &result) == CUDAHAL_LT_SUCCESS &&
-            result.state == CUDAHAL_LT_SUCCESS && result.workspaceSize <= c->workspace_size) {
-            s->splits = split;
-            return split;
-        }
-    }
-    return 0;
+    int32_t parts = (int32_t)split;
+    *algo = *c->algo;
+    return lt.cublasLtMatmulAlgoConfigSetAttribute(algo, CUDAHAL_LT_CONFIG_SPLITK_NUM, &parts,
+                                                   sizeof parts) == CUDAHAL_LT_SUCCESS &&
+                   lt.cublasLtMatmulAlgoConfigSetAttribute(algo, CUDAHAL_LT_CONFIG_REDUCTION_SCHEME,
+                                                           &scheme,
+                                                           sizeof scheme) == CUDAHAL_LT_SUCCESS
+               ? 0
+               : -EIO;
 }
 
 /* Plans call c (shape s, its algorithm algo) and prepares its slices: true with *pp to issue and
@@ -931,16 +916,30 @@ static bool plan_and_issue(cudahal_pfn_cublasLtMatmul real, const struct cudahal
     struct shape raised_shape = *s;
     cudahal_lt_algo raised_algo;
     struct prepared pp;
-    /* Only where slices are wanted: a call within the target is left whole anyway. */
-    uint32_t raised =
+    bool ready = false;
+    /* GPUPRIO_GEMM_CTA_US (inexact, docs/design.md "Shorter CTAs: a raised split of k"): where
+     * the predicted time of the call's CTAs is over w->cta_ns, its slices run a copy of the
+     * caller's algorithm with its split of k raised (gemm_plan_raised_split), the most whose
+     * slices cuBLASLt accepts within the call's workspace (prepare checks each slice size): a
+     * split's workspace grows with the slice, so a whole problem's may not fit where a slice's
+     * does. Only where slices are wanted: a call within the target is left whole anyway. */
+    uint32_t split =
         w->cta_ns && w->gated && !w->capturing && !w->into_capture && learned_ns > w->target_ns
-            ? raise_split(c, &problem, w->cta_ns, &raised_shape, &raised_algo)
+            ? gemm_plan_raised_split(&problem, s->k, w->cta_ns)
             : 0;
-    bool ready = raised && planned(c, &raised_shape, problem, &raised_algo, w, plan, &pp);
-    if (!ready) {
-        raised = 0;
-        ready = planned(c, s, problem, c->algo, w, plan, &pp);
+    uint32_t scheme = split ? raised_reduction(c->algo, s) : 0;
+    for (int i = 0; split && i < RAISE_TRIES; i++) {
+        raised_shape.splits = split;
+        if (!with_split(c, split, scheme, &raised_algo) &&
+            planned(c, &raised_shape, problem, &raised_algo, w, plan, &pp)) {
+            ready = true;
+            break;
+        }
+        split = gemm_plan_split_halved(s->splits, split);
     }
+    uint32_t raised = ready ? split : 0;
+    if (!ready)
+        ready = planned(c, s, problem, c->algo, w, plan, &pp);
     say(w->entry, s, plan, learned_ns, raised);
     if (!ready)
         return false;
