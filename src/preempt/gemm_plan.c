@@ -178,37 +178,6 @@ void gemm_plan_slice(const struct gemm_plan *plan, uint64_t extent, uint32_t i, 
     *size = i + 1 < plan->count ? plan->width : extent - *first;
 }
 
-uint64_t gemm_plan_cta_ns(const struct gemm_problem *p)
-{
-    uint32_t tm = p->tile_m ? p->tile_m : GEMM_PLAN_UNKNOWN_TILE;
-    uint32_t tn = p->tile_n ? p->tile_n : GEMM_PLAN_UNKNOWN_TILE;
-    uint64_t items = p->batch > 1 ? p->batch : 1, splits = p->splits > 1 ? p->splits : 1;
-    uint64_t ctas = mul_sat(mul_sat(mul_sat(div_up(p->m, tm), div_up(p->n, tn)), splits), items);
-    if (!p->sms || !ctas)
-        return 0;
-    return p->learned_ns / div_up(ctas, p->sms);
-}
-
-uint32_t gemm_plan_raised_split(const struct gemm_problem *p, uint64_t k, uint64_t cta_ns)
-{
-    uint64_t splits = p->splits > 1 ? p->splits : 1, cta = gemm_plan_cta_ns(p);
-    if (!cta_ns || cta <= cta_ns)
-        return 0;
-    uint64_t raised = div_up(mul_sat(splits, cta), cta_ns), most = k / GEMM_PLAN_MIN_K;
-    if (most > GEMM_PLAN_MAX_SPLIT)
-        most = GEMM_PLAN_MAX_SPLIT;
-    if (raised > most)
-        raised = most;
-    return raised > splits ? (uint32_t)raised : 0;
-}
-
-uint32_t gemm_plan_split_halved(uint32_t current, uint32_t split)
-{
-    uint32_t base = current > 1 ? current : 1;
-    uint32_t half = split > base ? base + (split - base) / 2 : 0;
-    return half > base ? half : 0;
-}
-
 const char *gemm_plan_reason(enum gemm_whole_reason why)
 {
     static const char *const what[] = {

@@ -91,22 +91,6 @@ uint32_t gemm_plan_make(const struct gemm_problem *p, struct gemm_plan *plan);
 void gemm_plan_slice(const struct gemm_plan *plan, uint64_t extent, uint32_t i, uint64_t *first,
                      uint64_t *size);
 
-/*
- * GPUPRIO_GEMM_CTA_US, an opt-in inexact mode (docs/design.md, "Shorter CTAs: a raised split of
- * k"): a CTA's predicted time is the learned time over the waves of p's CTAs (0 where either is
- * not known); the split of k that brings it within cta_ns is the current one (0 or 1: one) times
- * that time over cta_ns, rounded up, at most GEMM_PLAN_MAX_SPLIT and at most k / GEMM_PLAN_MIN_K
- * (every part keeps that much of k). gemm_plan_raised_split returns it where it is above the
- * current split, else 0 (nothing raised: also where cta_ns is 0 or the time is not known).
- * gemm_plan_split_halved is the next split to try where the library refuses split (halfway back
- * towards `current`), 0 where none is left above it.
- */
-#define GEMM_PLAN_MAX_SPLIT 32
-#define GEMM_PLAN_MIN_K 256
-uint64_t gemm_plan_cta_ns(const struct gemm_problem *p);
-uint32_t gemm_plan_raised_split(const struct gemm_problem *p, uint64_t k, uint64_t cta_ns);
-uint32_t gemm_plan_split_halved(uint32_t current, uint32_t split);
-
 /* What a user reads for why (GEMM_WHOLE_REASONS). */
 const char *gemm_plan_reason(enum gemm_whole_reason why);
 

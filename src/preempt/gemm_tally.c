@@ -36,11 +36,6 @@ void gemm_tally_sliced(struct gemm_tally *t, unsigned entry, int device)
     counted(t, device);
 }
 
-void gemm_tally_raised(struct gemm_tally *t, unsigned entry)
-{
-    atomic_fetch_add(&t->raised[entry], 1);
-}
-
 void gemm_tally_whole(struct gemm_tally *t, unsigned entry, int device, enum gemm_whole_reason why,
                       uint64_t learned_ns, uint64_t target_ns)
 {
@@ -68,7 +63,6 @@ static void entry_counts(struct gemm_tally *t, unsigned entry, struct gemm_count
 {
     out->sliced = atomic_load(&t->sliced[entry]);
     out->slices = atomic_load(&t->slices[entry]);
-    out->raised = atomic_load(&t->raised[entry]);
     for (int i = 0; i < GEMM_WHOLE_COUNT; i++)
         out->whole[i] = atomic_load(&t->whole[entry][i]);
 }
@@ -81,7 +75,6 @@ void gemm_tally_total(struct gemm_tally *t, struct gemm_counts *out)
         entry_counts(t, e, &n);
         out->sliced += n.sliced;
         out->slices += n.slices;
-        out->raised += n.raised;
         for (int i = 0; i < GEMM_WHOLE_COUNT; i++)
             out->whole[i] += n.whole[i];
     }
@@ -109,13 +102,9 @@ void gemm_tally_say(struct gemm_tally *t)
             if (n.whole[i])
                 used += (size_t)snprintf(whole + used, sizeof whole - used, "; %llu left whole: %s",
                                          (unsigned long long)n.whole[i], gemm_plan_reason(i));
-        char raised[80] = "";
-        if (n.raised)
-            snprintf(raised, sizeof raised, ", %llu with k split raised (GPUPRIO_GEMM_CTA_US)",
-                     (unsigned long long)n.raised);
         if (n.sliced || used)
-            gp_log(GP_LOG_INFO, "%s: %llu sliced (%llu slices)%s%s", t->names[e],
-                   (unsigned long long)n.sliced, (unsigned long long)n.slices, raised, whole);
+            gp_log(GP_LOG_INFO, "%s: %llu sliced (%llu slices)%s", t->names[e],
+                   (unsigned long long)n.sliced, (unsigned long long)n.slices, whole);
     }
 }
 
@@ -124,7 +113,6 @@ void gemm_tally_forget(struct gemm_tally *t)
     for (unsigned e = 0; e < GEMM_TALLY_ENTRIES; e++) {
         atomic_store(&t->sliced[e], 0);
         atomic_store(&t->slices[e], 0);
-        atomic_store(&t->raised[e], 0);
         for (int i = 0; i < GEMM_WHOLE_COUNT; i++)
             atomic_store(&t->whole[e][i], 0);
     }

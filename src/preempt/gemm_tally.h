@@ -24,7 +24,6 @@
 
 struct gemm_counts {
     uint64_t sliced, slices;
-    uint64_t raised; /* of the sliced, those whose split of k GPUPRIO_GEMM_CTA_US raised (totals) */
     uint64_t whole[GEMM_WHOLE_COUNT]; /* calls left whole, by reason */
 };
 
@@ -34,7 +33,7 @@ struct gemm_tally {
     const char *const *names;
     unsigned entries;
     _Atomic uint64_t sliced[GEMM_TALLY_ENTRIES], slices[GEMM_TALLY_ENTRIES],
-        raised[GEMM_TALLY_ENTRIES], whole[GEMM_TALLY_ENTRIES][GEMM_WHOLE_COUNT];
+        whole[GEMM_TALLY_ENTRIES][GEMM_WHOLE_COUNT];
     _Atomic uint64_t device_sliced[GEMM_TALLY_DEVICES], device_slices[GEMM_TALLY_DEVICES],
         device_whole[GEMM_TALLY_DEVICES][GEMM_WHOLE_COUNT];
     void (*_Atomic on_counted)(int device);
@@ -48,8 +47,6 @@ struct gemm_tally {
 void gemm_tally_slice(struct gemm_tally *t, unsigned entry, int device);
 /* One call of entry on device issued as slices (shown). */
 void gemm_tally_sliced(struct gemm_tally *t, unsigned entry, int device);
-/* One call of entry sliced with a raised split of k (GPUPRIO_GEMM_CTA_US): said at exit only. */
-void gemm_tally_raised(struct gemm_tally *t, unsigned entry);
 /* One call of entry on device left whole for why, counted where it matters (above): learned_ns
  * its learned time, target_ns GPUPRIO_GEMM_SLICE_US's. */
 void gemm_tally_whole(struct gemm_tally *t, unsigned entry, int device, enum gemm_whole_reason why,
@@ -63,8 +60,7 @@ void gemm_tally_on_counted(struct gemm_tally *t, void (*fn)(int device));
 void gemm_tally_total(struct gemm_tally *t, struct gemm_counts *out);
 void gemm_tally_device(struct gemm_tally *t, int device, struct gemm_counts *out);
 /* Said at GPUPRIO_LOG=info, one line per entry point that has any ("cublasGemmEx: 1 sliced (4
- * slices); 2 left whole: ...", with ", 1 with k split raised (GPUPRIO_GEMM_CTA_US)" after the
- * slices where any was). */
+ * slices); 2 left whole: ..."). */
 void gemm_tally_say(struct gemm_tally *t);
 /* Every count back to 0: in a forked child, whose calls are its own. */
 void gemm_tally_forget(struct gemm_tally *t);

@@ -22,12 +22,6 @@
  *   FAKE_CUBLASLT_VERSION=N      what cublasLtGetVersion says (default 130000: CUDA 13's,
  *                                the version gpuprio slices for)
  *   FAKE_CUBLASLT_CHECK_FAIL=1   cublasLtMatmulAlgoCheck refuses every algorithm
- *   FAKE_CUBLASLT_REDUCTION_WORKSPACE=N  cublasLtMatmulAlgoCheck says an algorithm that splits k
- *                                in S > 1 parts with a reduction scheme other than NONE needs
- *                                N x S bytes of workspace (unset: none)
- *   FAKE_CUBLASLT_REDUCTION_BY_COLUMNS=1  ... N x S bytes for every 1024 columns of D (rounded
- *                                up), as a reduction in the compute type needs room for each
- *                                part's sums of D: a slice then needs less than the whole
  *   FAKE_CUBLASLT_FAIL_AFTER=N   every cublasLtMatmul after the first N returns
  *                                CUBLAS_STATUS_EXECUTION_FAILED (13) and computes nothing
  *   FAKE_CUBLASLT_NO_MATH=1      GEMMs (its own and the fake cuBLAS's) write nothing, the clock
@@ -312,7 +306,7 @@ EXPORT cudahal_lt_status cublasLtMatrixLayoutGetAttribute(cudahal_lt_layout_opaq
     return CUDAHAL_LT_SUCCESS;
 }
 
-/* ---- algorithms: data[0] magic, [1] id, [2] tile id, [3] split of k, [4] reduction scheme ---- */
+/* ---- algorithms: data[0] magic, [1] id, [2] tile id, [3] split of k ---- */
 
 EXPORT cudahal_lt_status cublasLtMatmulAlgoInit(cudahal_lt_handle handle, int32_t compute_type,
                                                 uint32_t scale_type, uint32_t a_type,
@@ -329,13 +323,10 @@ EXPORT cudahal_lt_status cublasLtMatmulAlgoInit(cudahal_lt_handle handle, int32_
     return CUDAHAL_LT_SUCCESS;
 }
 
-/* The slot of a configuration attribute this fake knows (all are 4 bytes), or 0. */
+/* The slot of a configuration attribute this fake knows (both are 4 bytes), or 0. */
 static int config_slot(uint32_t attr)
 {
-    return attr == CUDAHAL_LT_CONFIG_TILE_ID            ? 2
-           : attr == CUDAHAL_LT_CONFIG_SPLITK_NUM       ? 3
-           : attr == CUDAHAL_LT_CONFIG_REDUCTION_SCHEME ? 4
-                                                        : 0;
+    return attr == CUDAHAL_LT_CONFIG_TILE_ID ? 2 : attr == CUDAHAL_LT_CONFIG_SPLITK_NUM ? 3 : 0;
 }
 
 EXPORT cudahal_lt_status cublasLtMatmulAlgoConfigSetAttribute(cudahal_lt_algo *algo, uint32_t attr,
@@ -386,12 +377,6 @@ EXPORT cudahal_lt_status cublasLtMatmulAlgoCheck(
     memset(result, 0, sizeof *result);
     result->algo = *algo;
     result->state = fail && *fail == '1' ? NOT_SUPPORTED : CUDAHAL_LT_SUCCESS;
-    const char *per_part = getenv("FAKE_CUBLASLT_REDUCTION_WORKSPACE");
-    const char *by_columns = getenv("FAKE_CUBLASLT_REDUCTION_BY_COLUMNS");
-    if (per_part && algo->data[3] > 1 && algo->data[4] != CUDAHAL_LT_REDUCTION_NONE)
-        result->workspaceSize =
-            (size_t)strtoull(per_part, NULL, 10) * algo->data[3] *
-            (by_columns && *by_columns == '1' ? (layout_of(d)->cols + 1023) / 1024 : 1);
     return result->state;
 }
 
@@ -666,9 +651,7 @@ EXPORT cudahal_lt_status cublasLtMatmul(cudahal_lt_handle handle, cudahal_lt_des
                              ld ? ld->cols : 0,
                              CUDAHAL_LT_SUCCESS,
                              {0},
-                             {0},
-                             algo ? (uint32_t)algo->data[3] : 0,
-                             algo ? (uint32_t)algo->data[4] : 0};
+                             {0}};
     const struct fake_layout *layouts[] = {la, lb, lc, ld};
     for (int i = 0; i < 4; i++)
         if (layouts[i])

@@ -22,10 +22,11 @@ cudahal_lt_status cublasLtMatmulAlgoInit(cudahal_lt_handle handle, int32_t compu
                                          uint32_t scale_type, uint32_t a_type, uint32_t b_type,
                                          uint32_t c_type, uint32_t d_type, int algo_id,
                                          cudahal_lt_algo *algo);
+cudahal_lt_status cublasLtMatmulAlgoConfigSetAttribute(cudahal_lt_algo *algo, uint32_t attr,
+                                                       const void *buf, size_t size);
 
-/* One cublasLtMatmul call as the fake received it, the dimensions of its D, each layout's
- * items and batch stride (A, B, C, D), and its algorithm's split of k and reduction scheme, at
- * the call. */
+/* One cublasLtMatmul call as the fake received it, the dimensions of its D, and each layout's
+ * items and batch stride (A, B, C, D) at the call. */
 struct fake_lt_call {
     cudahal_lt_handle handle;
     cudahal_lt_desc_opaque *desc;
@@ -40,7 +41,6 @@ struct fake_lt_call {
     cudahal_lt_status status;
     int32_t batch[4];
     int64_t stride[4];
-    uint32_t splits, reduction;
 };
 
 /* The calls recorded since the last reset (at most FAKE_LT_CALLS are kept). */

@@ -15,11 +15,6 @@
  *   n EXPECT        1024 x 4096 x 4, op(B) transposed, C apart from D: EXPECT sliced (four
  *                   slices of 1024 columns), whole, or checked_whole (whole although the
  *                   algorithm was checked on a slice: FAKE_CUBLASLT_CHECK_FAIL)
- *   cta S SLICES    GPUPRIO_GEMM_CTA_US: 8 x 4096 x 1024 (16 tiles on the fake's 4 SMs, four
- *                   waves of 8.4 ms CTAs), its algorithm not splitting k: SLICES slices along n,
- *                   each running the algorithm with k split in S (S > 1: a copy of the caller's,
- *                   with the reduction scheme COMPUTE_TYPE; S = 1: the caller's own, unchanged),
- *                   D equal to the whole call's and the caller's algorithm left as it was
  *   m_bias          4096 x 1024 x 4, op(A) transposed, bias, C is D: four slices of 1024 rows,
  *                   the bias moved with them
  *   splitk S EXPECT the n case's GEMM on 132 SMs (the descriptor's SM count target), its
@@ -321,43 +316,6 @@ static void case_splitk(const char *splits, const char *expect)
         expect_sliced(&g, ref, true, 4);
     else
         expect_whole(&g, ref);
-    drop(&g, ref);
-}
-
-static void case_cta(const char *split, const char *slices)
-{
-    uint32_t parts = (uint32_t)atoi(split);
-    int count = atoi(slices);
-    struct gemm g;
-    make(&g, 8, 4096, 1024, false, true, CUDAHAL_LT_EPILOGUE_DEFAULT, false);
-    float *ref = reference(&g);
-    learn(&g, ref);
-    EXPECT(call_low(&g) == CUDAHAL_LT_SUCCESS);
-    EXPECT(d_is(&g, ref));
-    if (fake_cublaslt_calls() != count)
-        printf("FAIL: %d calls, not %d slices\n", fake_cublaslt_calls(), count);
-    EXPECT(fake_cublaslt_calls() == count);
-    uint64_t first = 0;
-    for (int i = 0; i < fake_cublaslt_calls() && i < FAKE_LT_CALLS; i++) {
-        const struct fake_lt_call *c = fake_cublaslt_call(i);
-        printf("slice %d: %llu columns, k split %u, reduction scheme %u\n", i,
-               (unsigned long long)c->n, c->splits, c->reduction);
-        EXPECT(c->m == g.m && c->D == g.D + first * g.ldd && c->C == g.C + first * g.ldc &&
-               c->B == g.B + first && c->A == g.A && c->workspace == g.workspace);
-        EXPECT(c->splits == parts);
-        if (parts > 1)
-            EXPECT(c->algo != &g.algo && c->reduction == CUDAHAL_LT_REDUCTION_COMPUTE_TYPE);
-        else
-            EXPECT(c->algo == &g.algo && c->reduction == CUDAHAL_LT_REDUCTION_NONE);
-        first += c->n;
-    }
-    EXPECT(first == g.n);
-    /* The application's algorithm is as it made it. */
-    uint32_t own = 0;
-    size_t written = 0;
-    MUST(cublasLtMatmulAlgoConfigGetAttribute(&g.algo, CUDAHAL_LT_CONFIG_SPLITK_NUM, &own,
-                                              sizeof own, &written));
-    EXPECT(own == 1);
     drop(&g, ref);
 }
 
@@ -730,8 +688,6 @@ int main(int argc, char **argv)
         case_n(argv[2]);
     else if (!strcmp(what, "splitk") && argc > 3)
         case_splitk(argv[2], argv[3]);
-    else if (!strcmp(what, "cta") && argc > 3)
-        case_cta(argv[2], argv[3]);
     else if (!strcmp(what, "m_bias"))
         case_m_bias();
     else if (!strcmp(what, "refused"))
@@ -750,7 +706,7 @@ int main(int argc, char **argv)
         case_fork_held(argv[2]);
     else {
         fprintf(stderr, "usage: gemm_slices n sliced|whole|checked_whole|splitk S sliced|whole|"
-                        "cta S SLICES|m_bias|refused|capture|"
+                        "m_bias|refused|capture|"
                         "capture_graph sliced|whole|fail_slice|fail_whole|relearn|fork|"
                         "fork_held forms|times|node_times|graphs\n");
         return 2;

@@ -320,86 +320,6 @@ static void random_problems(void)
     }
 }
 
-/* GPUPRIO_GEMM_CTA_US's arithmetic: the predicted CTA time, the raised split of k and its caps,
- * and the halving where the library refuses one. */
-static void raised_splits(void)
-{
-    /* The LM head's input gradient on an H200: 128 tiles x 3 parts of k, three waves of 1.4 ms. */
-    struct gemm_problem head = {4096, 1024, 128, 256, 132, (uint64_t)4200 * 1000, MS / 2, 1, 3};
-    CHECK_INT(gemm_plan_cta_ns(&head), 1400 * 1000);
-    CHECK_INT(gemm_plan_raised_split(&head, 50257, 300 * 1000), 14); /* ceil(3 x 1400 / 300) */
-    CHECK_INT(gemm_plan_raised_split(&head, 50257, 100 * 1000), GEMM_PLAN_MAX_SPLIT); /* 42 */
-    CHECK_INT(gemm_plan_raised_split(&head, 1024, 300 * 1000), 4);   /* 256 of k a part */
-    CHECK_INT(gemm_plan_raised_split(&head, 1023, 300 * 1000), 0);   /* 3 parts at most */
-    CHECK_INT(gemm_plan_raised_split(&head, 50257, 1400 * 1000), 0); /* within: nothing */
-    CHECK_INT(gemm_plan_raised_split(&head, 50257, 1399 * 1000), 4);
-    CHECK_INT(gemm_plan_raised_split(&head, 50257, 0), 0); /* off */
-    struct gemm_problem p = head;
-    p.learned_ns = 0; /* not known: nothing raised */
-    CHECK_INT(gemm_plan_cta_ns(&p), 0);
-    CHECK_INT(gemm_plan_raised_split(&p, 50257, 1), 0);
-    p = head;
-    p.sms = 0;
-    CHECK_INT(gemm_plan_raised_split(&p, 50257, 1), 0);
-    p = head;
-    p.splits = 0; /* one part: 128 CTAs, one wave of 4.2 ms */
-    CHECK_INT(gemm_plan_cta_ns(&p), 4200 * 1000);
-    CHECK_INT(gemm_plan_raised_split(&p, 50257, 300 * 1000), 14);
-    p.splits = GEMM_PLAN_MAX_SPLIT;
-    CHECK_INT(gemm_plan_raised_split(&p, 50257, 1), 0);
-    p = head; /* unknown tile: 256 x 256, 64 x 3 CTAs on 132 SMs, two waves */
-    p.tile_m = p.tile_n = 0;
-    CHECK_INT(gemm_plan_cta_ns(&p), 2100 * 1000);
-    p.batch = 4; /* 768 CTAs, six waves */
-    CHECK_INT(gemm_plan_cta_ns(&p), 700 * 1000);
-    /* Extremes: saturating counts, no division by 0, never above the caps. */
-    static const uint64_t big[] = {0, 1, 3, 1ull << 40, UINT64_MAX};
-    static const uint32_t small[] = {0, 1, 3, 0x7fffffff, UINT32_MAX};
-    for (size_t a = 0; a < 5; a++)
-        for (size_t b = 0; b < 5; b++)
-            for (size_t c = 0; c < 5; c++) {
-                struct gemm_problem e = {
-                    big[a], big[b], small[c], small[c],          small[(c + 1) % 5],
-                    big[c], big[b], big[a],   small[(a + b) % 5]};
-                uint32_t r = gemm_plan_raised_split(&e, big[(a + c) % 5], big[(b + c) % 5]);
-                CHECK(r == 0 || (r <= GEMM_PLAN_MAX_SPLIT && r > e.splits &&
-                                 big[(a + c) % 5] / r >= GEMM_PLAN_MIN_K));
-            }
-    /* Random problems: the least split within cta_ns, unless a cap stops it. */
-    unsigned long long seed = 7;
-    for (int i = 0; i < 20000; i++) {
-        struct gemm_problem r = {1 + check_rand_below(&seed, 70000),
-                                 1 + check_rand_below(&seed, 70000),
-                                 128,
-                                 256,
-                                 1 + check_rand_below(&seed, 200),
-                                 1 + check_rand_below(&seed, 100000000),
-                                 MS / 2,
-                                 check_rand_below(&seed, 3),
-                                 check_rand_below(&seed, 5)};
-        uint64_t k = 1 + check_rand_below(&seed, 60000), cta_ns = 1 + check_rand_below(&seed, MS);
-        uint64_t parts = r.splits > 1 ? r.splits : 1, cta = gemm_plan_cta_ns(&r);
-        uint32_t s = gemm_plan_raised_split(&r, k, cta_ns);
-        uint64_t cap =
-            k / GEMM_PLAN_MIN_K < GEMM_PLAN_MAX_SPLIT ? k / GEMM_PLAN_MIN_K : GEMM_PLAN_MAX_SPLIT;
-        if (cta <= cta_ns || cap <= parts) {
-            CHECK_INT(s, 0);
-            continue;
-        }
-        CHECK(s > parts && s <= cap);
-        if (s < cap) /* the least split whose CTAs are within cta_ns */
-            CHECK(parts * cta <= s * cta_ns && parts * cta > (s - 1) * cta_ns);
-    }
-    CHECK_INT(gemm_plan_split_halved(3, 14), 8);
-    CHECK_INT(gemm_plan_split_halved(3, 8), 5);
-    CHECK_INT(gemm_plan_split_halved(3, 5), 4);
-    CHECK_INT(gemm_plan_split_halved(3, 4), 0);
-    CHECK_INT(gemm_plan_split_halved(0, 3), 2);
-    CHECK_INT(gemm_plan_split_halved(1, 2), 0);
-    CHECK_INT(gemm_plan_split_halved(5, 3), 0);
-    CHECK_INT(gemm_plan_split_halved(0, UINT32_MAX), 0x80000000u);
-}
-
 int main(void)
 {
     measured_shapes();
@@ -408,6 +328,5 @@ int main(void)
     odd_tile();
     random_problems();
     extremes();
-    raised_splits();
     return check_finish("unit.gemm_plan");
 }

@@ -675,14 +675,11 @@ static void slice_args(const struct cudahal_gemm_call *c, const struct shape *s,
     }
 }
 
-/* The plan, ready to issue: layouts of both sizes, and the descriptor and algorithm the slices
- * use (the caller's algorithm, or a copy of it with a raised split of k, with_split's, that
- * outlives the slices). */
+/* The plan, ready to issue: layouts of both sizes and the descriptor the slices use. */
 struct prepared {
     struct slice_layouts l[2]; /* [0] the slices', [1] the last one's where it differs */
     cudahal_lt_desc_opaque desc_copy;
     cudahal_lt_desc_opaque *desc;
-    const cudahal_lt_algo *algo;
     bool moves_bias;
 };
 
@@ -694,7 +691,7 @@ static int set_bias(struct prepared *pp, const void *bias)
                : -EIO;
 }
 
-/* cuBLASLt's own check of the slices' algorithm on a slice of l's size. */
+/* cuBLASLt's own check of the algorithm on a slice of l's size. */
 static int check_algo(const struct cudahal_gemm_call *c, struct prepared *pp,
                       const struct slice_layouts *l)
 {
@@ -702,7 +699,7 @@ static int check_algo(const struct cudahal_gemm_call *c, struct prepared *pp,
     memset(&result, 0, sizeof result);
     cudahal_lt_status st =
         lt.cublasLtMatmulAlgoCheck(c->handle, pp->desc, l->a ? l->a : c->Adesc,
-                                   l->b ? l->b : c->Bdesc, l->c, l->d, pp->algo, &result);
+                                   l->b ? l->b : c->Bdesc, l->c, l->d, c->algo, &result);
     return st == CUDAHAL_LT_SUCCESS && result.state == CUDAHAL_LT_SUCCESS &&
                    result.workspaceSize <= c->workspace_size
                ? 0
@@ -715,13 +712,12 @@ static void release(struct prepared *pp)
     destroy_layouts(&pp->l[1]);
 }
 
-/* Prepares plan p for call c, its slices to run algo: 0, or negative (nothing to release then). */
+/* Prepares plan p for call c: 0, or negative (nothing to release then). */
 static int prepare(const struct cudahal_gemm_call *c, const struct shape *s,
-                   const struct gemm_plan *p, const cudahal_lt_algo *algo, struct prepared *pp)
+                   const struct gemm_plan *p, struct prepared *pp)
 {
     memset(pp, 0, sizeof *pp);
     pp->desc = c->desc;
-    pp->algo = algo;
     pp->moves_bias = p->cut == GEMM_CUT_M && s->bias;
     if (pp->moves_bias && !s->bias_esize)
         return -ENOTSUP;
@@ -772,7 +768,7 @@ static cudahal_lt_status issue(cudahal_pfn_cublasLtMatmul real, const struct cud
             return CUDAHAL_LT_INTERNAL_ERROR;
         }
         st = real(c->handle, pp->desc, c->alpha, a.A, l->a ? l->a : c->Adesc, a.B,
-                  l->b ? l->b : c->Bdesc, c->beta, a.C, l->c, a.D, l->d, pp->algo, c->workspace,
+                  l->b ? l->b : c->Bdesc, c->beta, a.C, l->c, a.D, l->d, c->algo, c->workspace,
                   c->workspace_size, c->stream);
         if (captured_ns && st == CUDAHAL_LT_SUCCESS)
             cudahal_node_time_note_leaf(
@@ -802,22 +798,18 @@ static cudahal_lt_status timed_whole(cudahal_pfn_cublasLtMatmul real,
     return st;
 }
 
-/* The debug line of a call planned: s is the caller's shape, raised the split of k its slices
- * run with where GPUPRIO_GEMM_CTA_US raised it (else 0). */
 static void say(enum cudahal_gemm_entry entry, const struct shape *s, const struct gemm_plan *p,
-                uint64_t learned_ns, uint32_t raised)
+                uint64_t learned_ns)
 {
     if (!gp_log_on(GP_LOG_DEBUG))
         return;
     static const char *const cuts[] = {
         [GEMM_CUT_N] = "n", [GEMM_CUT_M] = "m", [GEMM_CUT_BATCH] = "the batch"};
-    char what[224], to[64] = "";
-    if (raised)
-        snprintf(to, sizeof to, " raised to %u (GPUPRIO_GEMM_CTA_US)", raised);
-    snprintf(what, sizeof what, "%s %llux%llux%llu x %llu, tile %ux%u, k split %u%s (%llu us)",
+    char what[160];
+    snprintf(what, sizeof what, "%s %llux%llux%llu x %llu, tile %ux%u, k split %u (%llu us)",
              entry_names[entry], (unsigned long long)s->m, (unsigned long long)s->n,
              (unsigned long long)s->k, (unsigned long long)s->batch, s->tile_m, s->tile_n,
-             s->splits, to, (unsigned long long)(learned_ns / 1000));
+             s->splits, (unsigned long long)(learned_ns / 1000));
     if (p->count)
         gp_log(GP_LOG_DEBUG, "%s: %u slices along %s, %llu wide", what, p->count, cuts[p->cut],
                (unsigned long long)p->width);
@@ -837,63 +829,8 @@ void cudahal_gemm_count_whole(enum cudahal_gemm_entry entry, int device, enum ge
     gemm_tally_whole(&cudahal_gemm_tally, entry, device, why, learned_ns, target_ns);
 }
 
-/* The reduction scheme of a raised split: the caller's algorithm's own where it has one, but
- * never one that sums the parts in an output type of fewer than 4 bytes an element (bf16, fp16:
- * each part rounded to it); else the compute type's. */
-static uint32_t raised_reduction(const cudahal_lt_algo *algo, const struct shape *s)
-{
-    uint32_t scheme = CUDAHAL_LT_REDUCTION_NONE;
-    size_t written = 0;
-    if (lt.cublasLtMatmulAlgoConfigGetAttribute(algo, CUDAHAL_LT_CONFIG_REDUCTION_SCHEME, &scheme,
-                                                sizeof scheme, &written) != CUDAHAL_LT_SUCCESS ||
-        written != sizeof scheme)
-        scheme = CUDAHAL_LT_REDUCTION_NONE;
-    bool wide = s->d.esize >= 4;
-    if (scheme == CUDAHAL_LT_REDUCTION_COMPUTE_TYPE ||
-        (wide &&
-         (scheme == CUDAHAL_LT_REDUCTION_INPLACE || scheme == CUDAHAL_LT_REDUCTION_OUTPUT_TYPE)))
-        return scheme;
-    return CUDAHAL_LT_REDUCTION_COMPUTE_TYPE;
-}
-
-/* Splits tried at most: the first, then halved back towards the caller's. */
-#define RAISE_TRIES 4
-
-/* A copy of the caller's algorithm in *algo with its split of k at split and reduction scheme
- * scheme: 0, or -EIO where the library refuses to set them. */
-static int with_split(const struct cudahal_gemm_call *c, uint32_t split, uint32_t scheme,
-                      cudahal_lt_algo *algo)
-{
-    int32_t parts = (int32_t)split;
-    *algo = *c->algo;
-    return lt.cublasLtMatmulAlgoConfigSetAttribute(algo, CUDAHAL_LT_CONFIG_SPLITK_NUM, &parts,
-                                                   sizeof parts) == CUDAHAL_LT_SUCCESS &&
-                   lt.cublasLtMatmulAlgoConfigSetAttribute(algo, CUDAHAL_LT_CONFIG_REDUCTION_SCHEME,
-                                                           &scheme,
-                                                           sizeof scheme) == CUDAHAL_LT_SUCCESS
-               ? 0
-               : -EIO;
-}
-
-/* Plans call c (shape s, its algorithm algo) and prepares its slices: true with *pp to issue and
- * release, or false (nothing to release) with plan->why. */
-static bool planned(const struct cudahal_gemm_call *c, const struct shape *s,
-                    struct gemm_problem problem, const cudahal_lt_algo *algo,
-                    const struct cudahal_gemm_when *w, struct gemm_plan *plan, struct prepared *pp)
-{
-    problem.splits = s->splits;
-    if (gemm_plan_make(&problem, plan) && !w->gated && !w->into_capture)
-        *plan = (struct gemm_plan){.why = GEMM_WHOLE_NOT_GATED};
-    if (plan->count && prepare(c, s, plan, algo, pp))
-        *plan = (struct gemm_plan){.why = GEMM_WHOLE_CHECK_FAILED};
-    return plan->count != 0;
-}
-
 /* Plans call c (shape s, whole GPU time learned_ns) and issues its slices when the plan has
- * some: true with *st what they returned, or false (nothing issued) with plan->why. Its slices
- * run the caller's algorithm, or, where GPUPRIO_GEMM_CTA_US raises the split of k of a gated
- * call (never one into a capture), a copy with the split raised; a raised split whose plan has
- * no slices, or whose slices the library refuses, falls back to the caller's. The slices
+ * some: true with *st what they returned, or false (nothing issued) with plan->why. The slices
  * are timed together under key timed when it is not NULL: a sliced call's time can only be
  * longer than the whole call's, so it can bring a learned time that a wait inflated (a closed
  * gate, a module loaded lazily at the first call) down towards the GEMM's own, where timing
@@ -913,35 +850,13 @@ static bool plan_and_issue(cudahal_pfn_cublasLtMatmul real, const struct cudahal
                                    .target_ns = w->target_ns,
                                    .batch = s->batch,
                                    .splits = s->splits};
-    struct shape raised_shape = *s;
-    cudahal_lt_algo raised_algo;
+    if (gemm_plan_make(&problem, plan) && !w->gated && !w->into_capture)
+        *plan = (struct gemm_plan){.why = GEMM_WHOLE_NOT_GATED};
     struct prepared pp;
-    bool ready = false;
-    /* GPUPRIO_GEMM_CTA_US (inexact, docs/design.md "Shorter CTAs: a raised split of k"): where
-     * the predicted time of the call's CTAs is over w->cta_ns, its slices run a copy of the
-     * caller's algorithm with its split of k raised (gemm_plan_raised_split), the most whose
-     * slices cuBLASLt accepts within the call's workspace (prepare checks each slice size): a
-     * split's workspace grows with the slice, so a whole problem's may not fit where a slice's
-     * does. Only where slices are wanted: a call within the target is left whole anyway. */
-    uint32_t split =
-        w->cta_ns && w->gated && !w->capturing && !w->into_capture && learned_ns > w->target_ns
-            ? gemm_plan_raised_split(&problem, s->k, w->cta_ns)
-            : 0;
-    uint32_t scheme = split ? raised_reduction(c->algo, s) : 0;
-    for (int i = 0; split && i < RAISE_TRIES; i++) {
-        raised_shape.splits = split;
-        if (!with_split(c, split, scheme, &raised_algo) &&
-            planned(c, &raised_shape, problem, &raised_algo, w, plan, &pp)) {
-            ready = true;
-            break;
-        }
-        split = gemm_plan_split_halved(s->splits, split);
-    }
-    uint32_t raised = ready ? split : 0;
-    if (!ready)
-        ready = planned(c, s, problem, c->algo, w, plan, &pp);
-    say(w->entry, s, plan, learned_ns, raised);
-    if (!ready)
+    if (plan->count && prepare(c, s, plan, &pp))
+        *plan = (struct gemm_plan){.why = GEMM_WHOLE_CHECK_FAILED};
+    say(w->entry, s, plan, learned_ns);
+    if (!plan->count)
         return false;
     void *token = timed ? cudahal_gemm_clock_start(timed, c->stream) : NULL;
     *st = issue(real, c, s, plan, &pp, w->entry, w->device, w->into_capture ? learned_ns : 0);
@@ -949,8 +864,6 @@ static bool plan_and_issue(cudahal_pfn_cublasLtMatmul real, const struct cudahal
         cudahal_gemm_clock_end(token, c->stream, *st == CUDAHAL_LT_SUCCESS);
     release(&pp);
     gemm_tally_sliced(&cudahal_gemm_tally, w->entry, w->device);
-    if (raised)
-        gemm_tally_raised(&cudahal_gemm_tally, w->entry);
     return true;
 }
 

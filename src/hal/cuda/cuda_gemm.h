@@ -10,9 +10,7 @@
  * to D or apart from it, D apart from A and B. The plan (src/preempt/gemm_plan.h) then cuts at
  * multiples of 1024 and of the tile, and cuBLASLt itself checks the algorithm on each distinct
  * slice (cublasLtMatmulAlgoCheck) before the first is issued. Anything else, or any failure
- * while preparing, forwards the application's call unchanged. The one exception, opt-in
- * (GPUPRIO_GEMM_CTA_US, w->cta_ns): the slices of a gated call may run a copy of the algorithm
- * with its split of k raised, whose results differ at rounding level.
+ * while preparing, forwards the application's call unchanged.
  */
 #ifndef GPUPRIO_CUDA_GEMM_H
 #define GPUPRIO_CUDA_GEMM_H
@@ -59,8 +57,6 @@ struct cudahal_gemm_when {
                          * into the capture (planned by its learned time, whatever gated says) */
     int device;         /* its queue's device, or -1 */
     uint64_t target_ns; /* GPUPRIO_GEMM_SLICE_US */
-    uint64_t cta_ns;    /* GPUPRIO_GEMM_CTA_US: 0, exact (the default), or the CTA time a split of
-                         * k may be raised for (inexact: docs/design.md, "Shorter CTAs") */
 };
 
 /* The functions of the cuBLASLt whose descriptors slicing reads. */

@@ -40,8 +40,7 @@
 
 static struct cudahal_gemm_when when_of(struct CUstream_st *stream, uint64_t target_ns)
 {
-    struct cudahal_gemm_when w = {
-        .device = -1, .target_ns = target_ns, .cta_ns = 1000 * gp_opt_uint(GP_OPT_GEMM_CTA_US)};
+    struct cudahal_gemm_when w = {.device = -1, .target_ns = target_ns};
     core_resolve(); /* the driver, for the stream's queue */
     w.capturing = xq_capturing();
     struct xqueue *q = core_queue_of((uintptr_t)stream, false);
