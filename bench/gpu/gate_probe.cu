@@ -37,6 +37,12 @@
  * microseconds, and each gate a batch memory operation node (a 64-bit wait, as gpuprio's gates
  * inside graphs) before every one of them: whether a graph held at a wait node gives the GPU up
  * to another process as a stream held at cuStreamWaitValue64 does.
+ * GATE_PROBE_FENCE=1 puts, before each gate of the plain load, a cuStreamWriteValue64 of the
+ * gates fenced so far into a word of the load's own and a wait for that value: the fifth run
+ * found that a closed gate often stops the load one kernel late, the stream's front end having
+ * passed the next gate while a kernel ran; this fence makes the gate read after the kernel
+ * before it ends. The preempt row then shows whether it stops the load one kernel sooner, and
+ * the load's lines (kernels a second, per mode) what the fence costs it.
  *
  * Build: nvcc -O2 -arch=native bench/gpu/gate_probe.cu -o gate_probe -lcuda
  * Run:   ./gate_probe [SPIN_US [DEPTH [REQUESTS]]]   (defaults 400 16 300)
@@ -85,6 +91,9 @@ struct shared {
     volatile int load_mode;   /* 0 stop, 1 spin, 2 gated, 3 blocked */
     volatile int load_ready;
     volatile int load_quit;
+    /* GATE_PROBE_FENCE: the load's stream writes the count of its fenced gates here, and waits
+     * for it before each gate (written by the load's stream only). */
+    volatile uint64_t done;
 };
 
 __global__ void spin(unsigned long long ns)
@@ -106,7 +115,7 @@ static double now_us()
 }
 
 static int sms;
-static unsigned spin_us = 400, depth = 16, requests = 300, block_us, query_us, graph_k;
+static unsigned spin_us = 400, depth = 16, requests = 300, block_us, query_us, graph_k, fence;
 /* GATE_PROBE_GRAPH: the load's graphs, without and with a wait node before every kernel. */
 static cudaGraphExec_t load_plain, load_gated;
 
@@ -197,19 +206,34 @@ static void run_load(shared *sh, cudaStream_t s, CUdeviceptr gate_dev, int want)
         }
         sh->gate = OPEN; /* let the stream drain */
     } else {
+        /* GATE_PROBE_FENCE: before each gate, the stream writes the count of kernels before it
+         * and waits for that write, so that the gate is read once the previous kernel ended
+         * (without it the front end may pass the next gate while a kernel runs). */
+        CUdeviceptr done_dev = gate_dev + ((uintptr_t)&sh->done - (uintptr_t)&sh->gate);
+        double from = now_us();
+        unsigned i = 0;
         sh->load_ready = 1;
-        for (unsigned i = 0; sh->load_mode == want; i++) {
+        for (; sh->load_mode == want; i++) {
             cudaEvent_t e = ev[i % depth];
             if (i >= depth)
                 CK(cudaEventSynchronize(e));
             if (graph_k)
                 CK(cudaGraphLaunch(want == 2 ? load_gated : load_plain, s));
-            else if (want == 2)
+            else if (want == 2 && fence) { /* counted across rows: the word only grows */
+                static uint64_t fenced;
+                fenced++;
+                CKD(cuStreamWriteValue64((CUstream)s, done_dev, fenced, 0));
+                CKD(cuStreamWaitValue64((CUstream)s, done_dev, fenced, CU_STREAM_WAIT_VALUE_GEQ));
+            }
+            if (!graph_k && want == 2)
                 CKD(cuStreamWaitValue64((CUstream)s, gate_dev, 1, CU_STREAM_WAIT_VALUE_GEQ));
             if (!graph_k)
                 launch_load(s);
             CK(cudaEventRecord(e, s));
         }
+        CK(cudaStreamSynchronize(s));
+        printf("# load, mode %d%s: %.0f kernels a second\n", want,
+               want == 2 && fence ? " (fenced gates)" : "", i / ((now_us() - from) / 1e6));
     }
     CK(cudaStreamSynchronize(s));
     for (auto &e : ev)
@@ -527,6 +551,8 @@ int main(int argc, char **argv)
         chain_k = (unsigned)atoi(getenv("GATE_PROBE_CHAIN"));
     if (getenv("GATE_PROBE_GRAPH"))
         graph_k = (unsigned)atoi(getenv("GATE_PROBE_GRAPH"));
+    if (getenv("GATE_PROBE_FENCE"))
+        fence = (unsigned)atoi(getenv("GATE_PROBE_FENCE"));
     if (getenv("GATE_PROBE_CHAIN_US"))
         chain_us = (unsigned)atoi(getenv("GATE_PROBE_CHAIN_US"));
     shared *sh =
