@@ -97,14 +97,7 @@ static void *params[KERNELS][2], *other_params[2] = {&other_index, &kernel_us},
 
 static CUDA_KERNEL_NODE_PARAMS kernel(void **p)
 {
-    return (CUDA_KERNEL_NODE_PARAMS){.func = (CUfunction)(void *)step,
-                                     .gridDimX = 1,
-                                     .gridDimY = 1,
-                                     .gridDimZ = 1,
-                                     .blockDimX = 1,
-                                     .blockDimY = 1,
-                                     .blockDimZ = 1,
-                                     .kernelParams = p};
+    return one_thread_node(step, p);
 }
 
 /* The chain of kernels; node[i] is kernel i. */

@@ -60,14 +60,7 @@ static CUgraph chain(CUgraphNode *node)
     for (int i = 0; i < KERNELS; i++) {
         index_of[i] = (unsigned)i;
         params[i][0] = &index_of[i];
-        CUDA_KERNEL_NODE_PARAMS k = {.func = (CUfunction)(void *)step,
-                                     .gridDimX = 1,
-                                     .gridDimY = 1,
-                                     .gridDimZ = 1,
-                                     .blockDimX = 1,
-                                     .blockDimY = 1,
-                                     .blockDimZ = 1,
-                                     .kernelParams = params[i]};
+        CUDA_KERNEL_NODE_PARAMS k = one_thread_node(step, params[i]);
         MUST(cuGraphAddKernelNode_v2(&node[i], g, i ? &node[i - 1] : NULL, i ? 1 : 0, &k));
     }
     return g;

@@ -105,12 +105,15 @@ running() { # PID
 # Lets the client started by start_client go, and waits for it (20 s at most: a client stuck
 # in gpuprio must fail the check, not hang the test). Its exit status must be 0.
 finish_client() { # NAME
+    finish "$1" "$pid"
+    pid=
+}
+finish() { # NAME PID: the same for the client PID waiting on $tmp/NAME.fifo
     echo go >"$tmp/$1.fifo" &
     writer=$! # blocks forever in open() if the client died before opening its FIFO
-    wait_for 20 gone "$pid" || kill -9 "$pid" 2>/dev/null
-    wait "$pid"
+    wait_for 20 gone "$2" || kill -9 "$2" 2>/dev/null
+    wait "$2"
     expect "$1: exit status" 0 $?
-    pid=
     kill -9 "$writer" 2>/dev/null
     wait "$writer" 2>/dev/null
     writer=
@@ -260,15 +263,8 @@ for q in json.load(open(sys.argv[1]))["boards"]["long_commands"]:
             cat "$tmp/doctor.json" "$tmp/doctor.json.err" "$tmp/load$mode.err"
             fails=$((fails + 1))
         fi
-        echo go >"$tmp/load$mode.fifo" &
-        writer=$!
-        wait_for 20 gone "$load" || kill -9 "$load" 2>/dev/null
-        wait "$load"
-        expect "FAKE_CUDA_MPS=$mode: load: exit status" 0 $?
+        finish "load$mode" "$load"
         load=
-        kill -9 "$writer" 2>/dev/null
-        wait "$writer" 2>/dev/null
-        writer=
         finish_client "high$mode"
     done
     ;;

@@ -115,14 +115,7 @@ int main(int argc, char **argv)
         /* A graph of the kernel: the fake driver runs a launched graph on a thread of its own,
          * so its time is the GPU time gpuprio learns (a plain kernel runs within its launch). */
         void *long_params[] = {&kernel_ms};
-        CUDA_KERNEL_NODE_PARAMS node_params = {.func = (CUfunction)(void *)long_kernel,
-                                               .gridDimX = 1,
-                                               .gridDimY = 1,
-                                               .gridDimZ = 1,
-                                               .blockDimX = 1,
-                                               .blockDimY = 1,
-                                               .blockDimZ = 1,
-                                               .kernelParams = long_params};
+        CUDA_KERNEL_NODE_PARAMS node_params = one_thread_node(long_kernel, long_params);
         CUgraph graph;
         CUgraphNode node;
         CUgraphExec exec;
