@@ -609,6 +609,7 @@ struct run_facts {
     bool read;        /* the board directories could be read */
     unsigned gate_us; /* what a lower queue's longest command is compared with */
     struct gp_sample s;
+    const struct gp_record_row **owners; /* s's records, gp_sample_owners */
 };
 
 /* The gate bound: the greatest of the devices found at Level 2, else the settings'
@@ -630,6 +631,7 @@ static void look_at_boards(struct run_facts *f, const struct runtime_facts *rts,
     gp_tool_view_init(&view, false);
     f->read = gp_sample_take(&f->s, &view) == 0;
     gp_tool_view_free(&view);
+    f->owners = gp_sample_owners(&f->s);
 }
 
 /* A lower queue whose longest recent command exceeds the gate bound: a higher priority waits for
@@ -648,8 +650,9 @@ static bool runs_long(const struct run_facts *f, const struct gp_queue_row *r)
  * process known not to be an MPS client (a CUDA process: HIP's records say nothing of MPS). */
 static bool waits_less_under_mps(const struct run_facts *f, const struct gp_queue_row *r)
 {
-    const struct gp_record_row *p =
-        runs_long(f, r) && r->longest_us >= MPS_SHORTER_WAIT_US ? gp_sample_record(&f->s, r) : NULL;
+    const struct gp_record_row *p = runs_long(f, r) && r->longest_us >= MPS_SHORTER_WAIT_US
+                                        ? gp_sample_record(&f->s, f->owners, r)
+                                        : NULL;
     return p && p->mps == GP_MPS_NOT_CLIENT;
 }
 
@@ -1164,6 +1167,7 @@ int gp_cmd_doctor(int argc, char **argv)
         print_json(rts, 2, &board, &run, &conf);
     else
         print_text(rts, 2, &board, &run, &conf);
+    free(run.owners);
     gp_sample_free(&run.s);
     fflush(stdout);
     return nproblems ? GP_EXIT_FAILURE : 0;
