@@ -4,15 +4,17 @@
 # process of the user could write its own boards).
 #
 # Where each of five lower queues of 5-ms commands has its own record, of MPS state 0, 1, 2, 3 and
-# 255: only the one whose record says it is no MPS client (1) has "waits_less_under_mps": true in
-# doctor's JSON (which parses), and the text says so once; a queue of that record whose longest
-# command is under 1 ms (999 us) is listed with false, one that is not lower is not listed.
-# Next to 126 boards more (63 devices, each under two names) of 255 such records and 256 lower
+# 255, below another process's idle queue of higher priority: only the one whose record says it is
+# no MPS client (1) has "waits_less_under_mps": true in doctor's JSON (which parses), and the text
+# says so once; a queue of that record whose longest command is under 1 ms (999 us) is listed with
+# false, one that is not lower is not listed. A process of state 1 whose only higher priority is
+# its own ("forged-mps-alone": one context, where the higher priority waits for SMs already) is
+# listed with false (before: true). Next to 124 boards more (62 devices, each under two names:
+# with the two above, the 64 devices a reader takes of a user) of 254 such records and 256 lower
 # queues of 5 ms each, whose records are on other boards only: doctor, text and JSON, answers
-# within 5 s (killed then), listing the 32,256 queues, none with the hint. Each queue's record was
-# looked for with a pass over all of them: doctor --json took 16 s on an idle host, and the text
-# as long where the one queue that gets the hint sorts last (it does: "forged-mps" after
-# "forged-many-..."); with the records sorted once, 0.3 s.
+# within 5 s (killed then), listing the 31,744 queues, none with the hint. Each queue's record was looked for with a pass over all of them: doctor --json took
+# 16 s on an idle host, and the text as long where the one queue that gets the hint sorts last
+# (it does: "forged-mps" after "forged-many-..."); with the records sorted once, 0.3 s.
 #
 #   doctor_hostile.sh GPUPRIO TOOLS_FORGED_MPS
 set -u
@@ -28,7 +30,7 @@ export GPUPRIO_BOARD_DIR=$tmp/boards
 mkdir -m 700 "$GPUPRIO_BOARD_DIR"
 hint="as MPS clients (on NVIDIA) a higher priority would wait for SMs, not for such a command's end"
 
-"$forged" "$tmp/stop" 64 >"$tmp/forged.out" 2>"$tmp/forged.err" &
+"$forged" "$tmp/stop" 63 >"$tmp/forged.out" 2>"$tmp/forged.err" &
 fpid=$!
 if ! wait_for 30 grep -qs ready "$tmp/forged.out"; then
     echo "FAIL: tools_forged_mps never got ready: $(cat "$tmp/forged.err")"
@@ -53,16 +55,17 @@ rc=$?
 echo "doctor --json: $((($(date +%s%N) - start) / 1000000)) ms"
 expect "doctor --json: status (124: killed after 5 s)" 0 $rc
 expect "doctor --json: parses; the listed queues' waits_less_under_mps" \
-    "0xa00 false 0xa01 true 0xa02 false 0xa03 false 0xaff false 0xb00 false; 32256 other, 0 true" \
+    "0xa00 false 0xa01 true 0xa02 false 0xa03 false 0xaff false 0xb00 false; alone: 0xd00 false; 31744 other, 0 true" \
     "$($py -c '
 import json, sys
 listed = [q for q in json.load(open(sys.argv[1]))["boards"]["long_commands"]
           if q["pid"] == int(sys.argv[2])]
-mine = sorted((q["stream"], q["waits_less_under_mps"]) for q in listed
-              if q["device"] == "forged-mps")
-other = [q["waits_less_under_mps"] for q in listed if q["device"] != "forged-mps"]
-print(" ".join("%s %s" % (s, str(w).lower()) for s, w in mine),
-      end="; %d other, %d true\n" % (len(other), sum(other)))
+def of(device):
+    return " ".join("%s %s" % (q["stream"], str(q["waits_less_under_mps"]).lower())
+                    for q in sorted(listed, key=lambda q: q["stream"]) if q["device"] == device)
+other = [q["waits_less_under_mps"] for q in listed if q["device"].startswith("forged-many-")]
+print("%s; alone: %s; %d other, %d true" % (of("forged-mps"), of("forged-mps-alone"), len(other),
+                                           sum(other)))
 ' "$tmp/doctor.json" "$fpid" 2>&1)"
 
 start=$(date +%s%N)

@@ -5,16 +5,20 @@
  *
  *   tools_forged_mps STOPFILE BOARDS
  *
- * On the board of device key "forged-mps", one lower queue (throttled) whose longest command is
- * 5 ms per record, the queue under the record's identity (its incarnation): records of MPS state
- * 0 (unknown), 1 (not a client), 2 (a client), 3 and 255 (no state), streams 0xa00, 0xa01, 0xa02,
- * 0xa03 and 0xaff; and two more queues under the record of state 1: stream 0xb00, whose longest
- * command is 999 us, and 0xb01, of 5 ms but not lower (no gate). For each of BOARDS - 1 devices
- * more, whose keys ("forged-many-...-N") sort before it and differ only at their end, two boards
- * (the usual name and an alternate, as readers take them), each with 255 records of state 1 and
- * 256 lower queues of 5 ms (streams 0xc00...), none under the identity of a record of its board:
- * only under that of the records of the other boards. Every slot names no pid namespace, so
- * that readers judge it by its lock alone (quickly: no look in /proc). Prints "ready" once every
+ * On the board of device key "forged-mps", an idle queue of priority 0 (stream 0xe00) under an
+ * identity (incarnation) of its own, another process's; one lower queue (throttled, priority -10)
+ * whose longest command is 5 ms per record, the queue under the record's identity: records of
+ * MPS state 0 (unknown), 1 (not a client), 2 (a client), 3 and 255 (no state), streams 0xa00,
+ * 0xa01, 0xa02, 0xa03 and 0xaff; and two more queues under the record of state 1: stream 0xb00,
+ * whose longest command is 999 us, and 0xb01, of 5 ms but not lower (no gate). On the board of
+ * "forged-mps-alone", one process (a record of state 1) with a lower queue of 5 ms (0xd00) and the
+ * idle queue of priority 0 (0xe00): the only higher priority is its own. For each of BOARDS - 1
+ * devices more, whose keys ("forged-many-...-N") sort before those and differ only at their end,
+ * two boards (the usual name and an alternate, as readers take them), each with another
+ * process's idle queue of priority 0, 254 records of state 1 and 256 lower queues of 5 ms
+ * (streams 0xc00...), none under the identity of a record of its board: only under that of the
+ * records of the other boards. Every slot names no pid namespace, so that readers judge it by its
+ * lock alone (quickly: no look in /proc). Prints "ready" once every
  * slot is published, and waits (at most 120 s) until STOPFILE exists. Exit status 0, or 1 when a
  * board cannot be made.
  */
@@ -52,6 +56,7 @@ static void record(struct gp_board *b, uint64_t incarnation, uint8_t mps)
     gp_board_publish_record(b, s);
 }
 
+/* A queue of priority -10, lower (throttled) or not. */
 static void queue(struct gp_board *b, uint64_t incarnation, uint64_t stream, uint32_t longest_us,
                   bool lower)
 {
@@ -61,6 +66,16 @@ static void queue(struct gp_board *b, uint64_t incarnation, uint64_t stream, uin
     atomic_store(&s->st.priority, -10);
     atomic_store(&s->st.gate, lower ? XQ_GATE_THROTTLED | XQ_GATE_TRACKED : 0);
     atomic_store(&s->longest_us, longest_us);
+    gp_board_publish(b, s);
+}
+
+/* An idle queue of priority 0, above every other one, under incarnation. */
+static void higher_queue(struct gp_board *b, uint64_t incarnation)
+{
+    struct gp_board_slot *s = claim(b, incarnation);
+    s->device = 0;
+    s->stream = 0xe00;
+    atomic_store(&s->st.priority, 0);
     gp_board_publish(b, s);
 }
 
@@ -95,8 +110,9 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: tools_forged_mps STOPFILE BOARDS (1 to 64)\n");
         return 2;
     }
-    static struct gp_board b[2 * 64];
+    static struct gp_board b[2 * 64], alone;
     open_board("forged-mps", &b[0]);
+    higher_queue(&b[0], 999);
     static const uint8_t states[] = {0, 1, 2, 3, 255};
     for (unsigned i = 0; i < sizeof states; i++) {
         uint64_t incarnation = 1000 + 2 * states[i];
@@ -107,6 +123,10 @@ int main(int argc, char **argv)
             queue(&b[0], incarnation, 0xb01, LONG_US, false);
         }
     }
+    open_board("forged-mps-alone", &alone);
+    record(&alone, 2001, 1);
+    queue(&alone, 2001, 0xd00, LONG_US, true);
+    higher_queue(&alone, 2001);
     /* Boards 2k - 1 and 2k: device k's, under its usual name and an alternate. */
     for (unsigned d = 1; d < 2 * boards - 1; d++) {
         if (d % 2) {
@@ -117,8 +137,9 @@ int main(int argc, char **argv)
         }
         /* Every other board's records under its queues' identity: the queues' owner found on
          * other boards only, told apart by the board's name. */
-        for (unsigned i = 0; i < GP_BOARD_SLOTS / 2 - 1; i++)
+        for (unsigned i = 0; i < GP_BOARD_SLOTS / 2 - 2; i++)
             record(&b[d], d % 2 ? 1 : 3, 1);
+        higher_queue(&b[d], 999);
         for (unsigned i = 0; i < GP_BOARD_SLOTS / 2; i++)
             queue(&b[d], d % 2 ? 3 : 1, 0xc00 + i, LONG_US, true);
     }
@@ -128,5 +149,6 @@ int main(int argc, char **argv)
         usleep(100000);
     for (unsigned d = 0; d < 2 * boards - 1; d++)
         gp_board_close(&b[d]);
+    gp_board_close(&alone);
     return 0;
 }
