@@ -609,7 +609,38 @@ struct run_facts {
     bool read;        /* the board directories could be read */
     unsigned gate_us; /* what a lower queue's longest command is compared with */
     struct gp_sample s;
+    const struct gp_record_row **owners; /* s's records, gp_sample_owners */
+    /* Per row of s: whether another process has a queue of higher priority on its device (NULL:
+     * out of memory, none taken to). */
+    bool *higher_elsewhere;
 };
+
+static bool same_process(const struct gp_queue_row *a, const struct gp_queue_row *b)
+{
+    return a->id.pid == b->id.pid && a->id.incarnation == b->id.incarnation;
+}
+
+/* f->higher_elsewhere, in one pass over each device's rows (sorted by priority, highest first):
+ * the device's first row, and the first of another process than that one, are the highest
+ * priorities a row of another process can be below. */
+static void find_higher_elsewhere(struct run_facts *f)
+{
+    const struct gp_sample *s = &f->s;
+    f->higher_elsewhere = s->n ? calloc(s->n, sizeof *f->higher_elsewhere) : NULL;
+    if (!f->higher_elsewhere)
+        return;
+    for (size_t from = 0, to; from < s->n; from = to) {
+        const struct gp_queue_row *top = &s->rows[from], *second = NULL;
+        for (to = from; to < s->n && strcmp(s->rows[to].id.key, top->id.key) == 0; to++)
+            if (!second && !same_process(&s->rows[to], top))
+                second = &s->rows[to];
+        for (size_t i = from; i < to; i++) {
+            const struct gp_queue_row *r = &s->rows[i],
+                                      *above = same_process(r, top) ? second : top;
+            f->higher_elsewhere[i] = above && above->priority > r->priority;
+        }
+    }
+}
 
 /* The gate bound: the greatest of the devices found at Level 2, else the settings'
  * (GPUPRIO_GATE_US, unset 100 us). */
@@ -630,6 +661,8 @@ static void look_at_boards(struct run_facts *f, const struct runtime_facts *rts,
     gp_tool_view_init(&view, false);
     f->read = gp_sample_take(&f->s, &view) == 0;
     gp_tool_view_free(&view);
+    f->owners = gp_sample_owners(&f->s);
+    find_higher_elsewhere(f);
 }
 
 /* A lower queue whose longest recent command exceeds the gate bound: a higher priority waits for
@@ -644,12 +677,17 @@ static bool runs_long(const struct run_facts *f, const struct gp_queue_row *r)
  * requests more than it saves them next to short kernels). */
 #define MPS_SHORTER_WAIT_US 1000
 
-/* A queue of runs_long whose command is long enough for MPS to shorten the wait for it, in a
- * process known not to be an MPS client (a CUDA process: HIP's records say nothing of MPS). */
-static bool waits_less_under_mps(const struct run_facts *f, const struct gp_queue_row *r)
+/* Row i of runs_long, whose command is long enough for MPS to shorten the wait for it, in a
+ * process known not to be an MPS client (a CUDA process: HIP's records say nothing of MPS), below
+ * another process's priority: a higher priority of its own process shares its context, where it
+ * already waits for SMs, MPS or not. */
+static bool waits_less_under_mps(const struct run_facts *f, size_t i)
 {
-    const struct gp_record_row *p =
-        runs_long(f, r) && r->longest_us >= MPS_SHORTER_WAIT_US ? gp_sample_record(&f->s, r) : NULL;
+    const struct gp_queue_row *r = &f->s.rows[i];
+    const struct gp_record_row *p = runs_long(f, r) && r->longest_us >= MPS_SHORTER_WAIT_US &&
+                                            f->higher_elsewhere && f->higher_elsewhere[i]
+                                        ? gp_sample_record(&f->s, f->owners, r)
+                                        : NULL;
     return p && p->mps == GP_MPS_NOT_CLIENT;
 }
 
@@ -837,7 +875,7 @@ static void json_boards(const struct run_facts *f)
         printf(", \"stream\": \"0x%llx\", \"priority\": %d, \"longest_command_ns\": %llu, "
                "\"waits_less_under_mps\": %s}",
                (unsigned long long)r->stream, (int)r->priority,
-               (unsigned long long)r->longest_us * 1000, json_bool(waits_less_under_mps(f, r)));
+               (unsigned long long)r->longest_us * 1000, json_bool(waits_less_under_mps(f, i)));
     }
     printf("], \"gemm\": [");
     for (size_t i = 0, n = 0; i < f->s.nrec; i++) {
@@ -1040,7 +1078,7 @@ static void text_boards(const struct run_facts *f)
     char key[64], comm[GP_COMM_MAX], took[24], text[400];
     for (size_t i = 0; i < f->s.n; i++) {
         const struct gp_queue_row *r = &f->s.rows[i];
-        mps_helps = mps_helps || waits_less_under_mps(f, r);
+        mps_helps = mps_helps || waits_less_under_mps(f, i);
         if (!runs_long(f, r) || n++ >= BOARD_TEXT_ROWS)
             continue;
         if (n == 1)
@@ -1164,6 +1202,8 @@ int gp_cmd_doctor(int argc, char **argv)
         print_json(rts, 2, &board, &run, &conf);
     else
         print_text(rts, 2, &board, &run, &conf);
+    free(run.owners);
+    free(run.higher_elsewhere);
     gp_sample_free(&run.s);
     fflush(stdout);
     return nproblems ? GP_EXIT_FAILURE : 0;

@@ -125,9 +125,16 @@ struct gp_sample {
     uint64_t taken_ns; /* CLOCK_MONOTONIC */
     unsigned boards;   /* boards read */
 };
-/* The record of the process that owns row r on r's board (a pass over them); NULL when it has
- * none there. */
+/* The records of s sorted by their owner (pid, image and board), for gp_sample_record: a binary
+ * search per row, where a pass over every record per row made a sample of many rows cost their
+ * number squared (an attacker's boards held a tool for seconds to minutes). free() it; NULL
+ * when there are none or memory ran out. */
+const struct gp_record_row **gp_sample_owners(const struct gp_sample *s);
+/* The record of the process that owns row r on r's board, found in owners (gp_sample_owners;
+ * NULL: a pass over every record); NULL when it has none there (a full board, or a library
+ * before records). */
 const struct gp_record_row *gp_sample_record(const struct gp_sample *s,
+                                             const struct gp_record_row **owners,
                                              const struct gp_queue_row *r);
 
 /*

@@ -140,10 +140,7 @@ static int by_owner(const void *pa, const void *pb)
     return strcmp(a->id.board, b->id.board);
 }
 
-/* The records sorted by_owner, for record_of: a binary search per row, where a pass over every
- * record per row made a sample of many rows cost their number squared. NULL when there are none
- * or memory ran out (record_of then passes over them). */
-static const struct gp_record_row **owner_index(const struct gp_sample *s)
+const struct gp_record_row **gp_sample_owners(const struct gp_sample *s)
 {
     const struct gp_record_row **index = s->nrec ? malloc(s->nrec * sizeof *index) : NULL;
     if (!index)
@@ -167,9 +164,7 @@ uint64_t gp_gemm_sum(uint64_t a, uint64_t b)
     return a + b < GP_RECORD_GEMM_MAX ? a + b : GP_RECORD_GEMM_MAX;
 }
 
-/* The record of the process that owns row r, on r's board; NULL when it has none there (a
- * full board, or a library before records). */
-static const struct gp_record_row *record_of(const struct gp_sample *s,
+const struct gp_record_row *gp_sample_record(const struct gp_sample *s,
                                              const struct gp_record_row **index,
                                              const struct gp_queue_row *r)
 {
@@ -183,12 +178,6 @@ static const struct gp_record_row *record_of(const struct gp_sample *s,
         if (by_owner(&key, &(const struct gp_record_row *){&s->records[j]}) == 0)
             return &s->records[j];
     return NULL;
-}
-
-const struct gp_record_row *gp_sample_record(const struct gp_sample *s,
-                                             const struct gp_queue_row *r)
-{
-    return record_of(s, NULL, r);
 }
 
 /*
@@ -275,7 +264,7 @@ void gp_users_free(struct gp_users *u)
 
 struct json_ctx {
     const struct gp_sample *s;
-    const struct gp_record_row **records; /* owner_index */
+    const struct gp_record_row **records; /* gp_sample_owners */
     size_t printed;
     struct gp_users users;
 };
@@ -360,7 +349,7 @@ static void json_row(const struct gp_queue_row *r, void *arg)
                (unsigned)r->cus.total);
     else
         fputs(", \"cu_usable\": null, \"cu_total\": null", stdout);
-    const struct gp_record_row *p = record_of(c->s, c->records, r);
+    const struct gp_record_row *p = gp_sample_record(c->s, c->records, r);
     if (p)
         printf(", \"unused_queues\": %" PRIu32 ", \"unslotted_queues\": %" PRIu32, p->unused_queues,
                p->unslotted_queues);
@@ -384,7 +373,7 @@ static void json_unused(const struct gp_record_row *p, void *arg)
 
 void gp_print_json(const struct gp_sample *s, bool all)
 {
-    struct json_ctx c = {s, owner_index(s), 0, {.n = 0}};
+    struct json_ctx c = {s, gp_sample_owners(s), 0, {.n = 0}};
     fputs("[", stdout);
     each_row(s, all, json_row, json_unused, &c);
     fputs(c.printed ? "\n]\n" : "]\n", stdout);

@@ -234,6 +234,8 @@ static void run_load(shared *sh, cudaStream_t s, CUdeviceptr gate_dev, int want)
         CK(cudaStreamSynchronize(s));
         printf("# load, mode %d%s: %.0f kernels a second\n", want,
                want == 2 && fence ? " (fenced gates)" : "", i / ((now_us() - from) / 1e6));
+        /* Now: the load's process ends with _exit, which leaves stdio's buffer unwritten. */
+        fflush(stdout);
     }
     CK(cudaStreamSynchronize(s));
     for (auto &e : ev)

@@ -39,7 +39,7 @@ static void long_kernel(void **params)
     nanosleep(&ts, NULL);
 }
 
-static atomic_bool released;
+static atomic_bool released, release_failed;
 
 /* Waits for a line (or end of file) through FIFO: 0, or -1 when it cannot be read. */
 static int wait_for_line(const char *fifo)
@@ -59,7 +59,7 @@ static int wait_for_line(const char *fifo)
 
 static void *release_on_line(void *fifo)
 {
-    wait_for_line(fifo);
+    atomic_store(&release_failed, wait_for_line(fifo) != 0);
     atomic_store(&released, true);
     return NULL;
 }
@@ -133,5 +133,5 @@ int main(int argc, char **argv)
     for (int i = 0; i < 2; i++)
         MUST(cuStreamDestroy(streams[i]));
     MUST(cuDevicePrimaryCtxRelease(dev));
-    return 0;
+    return atomic_load(&release_failed) ? 1 : 0; /* its FATAL line printed */
 }
