@@ -12,9 +12,10 @@
 # listed with false (before: true). Next to 124 boards more (62 devices, each under two names:
 # with the two above, the 64 devices a reader takes of a user) of 254 such records and 256 lower
 # queues of 5 ms each, whose records are on other boards only: doctor, text and JSON, answers
-# within 5 s (killed then), listing the 31,744 queues, none with the hint. Each queue's record was looked for with a pass over all of them: doctor --json took
-# 16 s on an idle host, and the text as long where the one queue that gets the hint sorts last
-# (it does: "forged-mps" after "forged-many-..."); with the records sorted once, 0.3 s.
+# within 5 s (killed then), listing the 31,744 queues, none with the hint. Each queue's record
+# was looked for with a pass over all of them: doctor --json took 16 s on an idle host, and the
+# text as long where the one queue that gets the hint sorts last (it does: "forged-mps" after
+# "forged-many-..."); with the records sorted once, 0.3 s.
 #
 #   doctor_hostile.sh GPUPRIO TOOLS_FORGED_MPS
 set -u
