@@ -13,8 +13,7 @@
  * end of file) comes through FIFO, so that the test can look at the board with `gpuprio top`
  * while the process lives; with KERNEL_MS as well, it meanwhile runs kernels of that many
  * milliseconds on its first stream, one after the other, each a graph launch (a load of long
- * kernels). Exits 0; a
- * failed call prints FATAL and exits 1.
+ * kernels). Exits 0; a failed call prints FATAL and exits 1.
  */
 #include <pthread.h>
 #include <stdatomic.h>
