@@ -66,28 +66,3 @@ void dg_mirror_release(const struct dg_region *r, struct dg_line *l)
     if (r->mirror)
         atomic_store(&r->mirror[l - r->base].word, DG_OPEN);
 }
-
-bool dg_fence_next(const struct dg_region *r, const struct dg_line *l, _Atomic bool *clean,
-                   uintptr_t *device_addr, uint64_t *value)
-{
-    const struct dg_fences *f = &r->fences;
-    if (!f->words || !atomic_load_explicit(&((struct dg_fences *)f)->ready, memory_order_acquire))
-        return false;
-    size_t i = (size_t)(l - r->base);
-    uint64_t placed = atomic_load(&f->placed[i]);
-    if (!atomic_load(clean)) {
-        if (atomic_load(&f->words[i]) != placed)
-            return false; /* an earlier owner's stream has fences on it still to reach */
-        atomic_store(clean, true);
-    }
-    *device_addr =
-        atomic_load_explicit(&((struct dg_fences *)f)->device_base, memory_order_relaxed) +
-        i * sizeof *f->words;
-    *value = placed + 1;
-    return true;
-}
-
-void dg_fence_placed(const struct dg_region *r, const struct dg_line *l, uint64_t value)
-{
-    atomic_store(&r->fences.placed[l - r->base], value);
-}

@@ -29,7 +29,6 @@
 
 #include <stdatomic.h>
 #include <stdbool.h>
-#include <stddef.h>
 #include <stdint.h>
 
 #define DG_OPEN (UINT64_C(1) << 62)
@@ -68,31 +67,6 @@ struct dg_line {
     uint8_t reserved[20];
 };
 
-/*
- * Fenced gates (docs/design.md, "Fenced gates"). A stream's front end reads a gate as soon as it
- * reaches it, while the command before it still runs, so a gate closed during a long command
- * has often been passed already, and the stream stops one batch late. A fence before the gate
- * makes the stream write a number into a word of its own once that command has ended, and wait
- * for the number: the gate is read only then. The words are private, anonymous memory that this
- * process registers beside the lines, one per line, used by the line's owner: nobody else may
- * write them, since a word lowered under a waiting stream would hold it for good.
- *
- * placed[i] is the last number a fence of ours put on word i, what the word ends at once every
- * fence put on it was reached. A stream of a line's earlier owner may still have fences to reach
- * when a new owner takes the line: the new owner fences only once the word shows placed (its
- * clean flag), so that a late write of the old stream's can never lower the word under its own
- * waits. Where that never shows (a stream whose work died in a teardown), the line's later
- * owners are not fenced. One thread of an owner at a time (xqueue.h's fencing), so that one
- * thread's write can never land between another's write and wait.
- */
-struct dg_fences {
-    _Atomic uint64_t *words; /* NULL: no fences (placed follows them in the same mapping) */
-    _Atomic uint64_t *placed;
-    size_t size; /* of the mapping */
-    _Atomic bool ready;
-    _Atomic uintptr_t device_base;
-};
-
 /* A region of gate lines (a board's), as this process registered it with its runtime: the
  * device sees the word of base + offset (or, mirrored, of mirror + offset) at device_base +
  * offset. Set before queues use it; a device reset or a context's destruction unregisters it
@@ -105,7 +79,6 @@ struct dg_region {
     struct dg_line *mirror;
     _Atomic bool ready; /* registered: gates may be put on streams */
     _Atomic uintptr_t device_base;
-    struct dg_fences fences;
 };
 
 /* Whether gates may be put on streams with r's lines now. */
@@ -144,13 +117,4 @@ void dg_copy_word(struct dg_line *dst, const struct dg_line *board_line);
  * is reset open for its next owner, and the copy, which nobody copies into any more, must not
  * stay closed under a gate of the old owner's stream. */
 void dg_mirror_release(const struct dg_region *r, struct dg_line *l);
-/*
- * The fence that goes before a gate of line l (one of r's lines) of an owner whose earlier fences
- * on l passed the clean check (*clean, the owner's, false when it took the line): false when none
- * may go now, else the word's device address and the number to write and wait for. Then
- * dg_fence_placed once the write is on the stream.
- */
-bool dg_fence_next(const struct dg_region *r, const struct dg_line *l, _Atomic bool *clean,
-                   uintptr_t *device_addr, uint64_t *value);
-void dg_fence_placed(const struct dg_region *r, const struct dg_line *l, uint64_t value);
 #endif /* GPUPRIO_DEVGATE_H */

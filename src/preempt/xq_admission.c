@@ -252,15 +252,12 @@ static void choose_gate(struct xqueue *q, struct xq_ticket *t, uint64_t cost_ns)
 {
     if (!cost_ns || xq_capturing())
         return;
-    uint64_t before = atomic_exchange(&q->dgate_last_ns, cost_ns);
     uint64_t batch = atomic_fetch_add(&q->dgate_batch_ns, cost_ns) + cost_ns;
     if (atomic_load(&q->dgate_placed) != 0 &&
         batch <= atomic_load_explicit(&q->dgate_bound_ns, memory_order_relaxed))
         return;
     atomic_store(&q->dgate_batch_ns, cost_ns);
     t->gate = atomic_fetch_add(&q->dgate_placed, 1) + 1;
-    uint64_t fence_ns = atomic_load_explicit(&q->dgate_fence_ns, memory_order_relaxed);
-    t->fence = fence_ns && before >= fence_ns;
 }
 
 /*
@@ -559,7 +556,6 @@ bool xq_try_admit(struct xqueue *q, struct xq_ticket *t, unsigned entry, uint64_
     t->q = q;
     t->reserved = false;
     t->gate = 0;
-    t->fence = false;
     t->timed_from_ns = 0;
     if (!q || !cfg.enabled || atomic_load(&captures) || atomic_load(&exiting))
         return true;

@@ -121,7 +121,6 @@ struct xq_ticket {
     uint64_t cost_key; /* xc_cost.h; 0 when the command costs nothing */
     uint64_t cost_ns;  /* charged against the budget at admission (0 unless throttled) */
     uint64_t gate;     /* Level 2: the gate to put on the stream before the command, or 0 */
-    bool fence;        /* and a fence before that gate (devgate.h, "Fenced gates") */
     /* predicted at admission where it was (throttled, or held by gates: 0 elsewhere), what the
      * watcher shares a sparse marker's time out by (xc_cost.h) */
     uint64_t predicted_ns;

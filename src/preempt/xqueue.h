@@ -209,16 +209,6 @@ struct xqueue {
     _Atomic uint64_t dgate_batch_ns;
     _Atomic uint64_t dgate_bound_ns; /* what one gate may hold: its device's (sb_gate_ns) */
     _Atomic bool dgate_off;          /* the runtime refused one of its gates: Level 1 for good */
-    /* Fenced gates (devgate.h): a gate after a command predicted at dgate_fence_ns or more gets
-     * a fence (0: none; its device's, sb_gate_fence_ns); the predicted time of its latest
-     * command; one thread at a time fences (others put their gate unfenced); whether the line's
-     * earlier owners' fences were all seen reached (dg_fence_next); a fence was refused (none
-     * from then on). */
-    _Atomic uint64_t dgate_fence_ns;
-    _Atomic uint64_t dgate_last_ns;
-    atomic_flag fencing;
-    _Atomic bool fence_clean;
-    _Atomic bool fence_off;
     /* A gate of it may stand on the device with no counted command behind it (its command was
      * refused, or went untracked as a capture began, and no marker could follow it): it is not
      * released until a marker recorded after that gate is followed (set and cleared under

@@ -75,7 +75,6 @@ static struct device_board {
     int copy_fd; /* 1 + the descriptor of gates.mirror's file, which deciders write too; 0: none */
     struct gc_peers peers;    /* the copies of our user's other processes (board lock) */
     uint64_t gate_ns;         /* Level 2: the predicted GPU time one gate may hold back */
-    uint64_t fence_ns;        /* a gate after a command predicted this long is fenced; 0: never */
     struct xq_mps mps;        /* whether the process is an MPS client on the device */
     struct tn_device tenants; /* other users' boards of the device (shared directory only) */
     /* At exit: our slots kept until the process ends, their gates pinned open (leave_all). */
@@ -716,38 +715,6 @@ void sb_write_peer_copy(int device, const struct dg_line *line)
              atomic_load(&((struct dg_line *)line)->copy_fd), line, i, sizeof d->b.f->gates);
 }
 
-/*
- * Fenced gates (devgate.h): private words, one per gate line, registered like the lines; none
- * where GPUPRIO_GATE_FENCE_US is 0, the platform cannot fence, or the runtime refuses them
- * (gates stay, unfenced). Kept until the process ends, since a stream may still write them.
- */
-static void prepare_fences(struct device_board *d, int device)
-{
-    struct dg_fences *f = &d->gates.fences;
-    uint64_t us = gp_opt_uint(GP_OPT_GATE_FENCE_US);
-    if (!us || !device_ops.fences)
-        return;
-    if (!f->words) {
-        size_t size = 2 * GP_BOARD_SLOTS * sizeof *f->words;
-        void *m = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-        if (m == MAP_FAILED)
-            return;
-        f->words = m;
-        f->placed = f->words + GP_BOARD_SLOTS;
-        f->size = size;
-    }
-    uintptr_t device_base = 0;
-    if (device_ops.gates_prepare(device, f->words, GP_BOARD_SLOTS * sizeof *f->words,
-                                 &device_base) != 0) {
-        gp_log(GP_LOG_INFO, "device %d: the runtime refused the fences' words: gates unfenced",
-               device);
-        return;
-    }
-    atomic_store(&f->device_base, device_base);
-    atomic_store_explicit(&f->ready, true, memory_order_release);
-    d->fence_ns = 1000 * us;
-}
-
 static void prepare_gates(struct device_board *d, int device)
 {
     d->gates.base = d->b.f->gates;
@@ -770,7 +737,6 @@ static void prepare_gates(struct device_board *d, int device)
     }
     atomic_store(&d->gates.device_base, device_base);
     atomic_store(&d->gates.ready, true);
-    prepare_fences(d, device);
     uint64_t us = gp_opt_uint(GP_OPT_GATE_US);
     bool mps_default = !us && d->mps.client == 1;
     d->gate_ns = 1000 * (us ? us : mps_default ? 300 : 100);
@@ -786,15 +752,11 @@ static void prepare_gates(struct device_board *d, int device)
                  "listener wakes",
                  gp_board_dir(), fs);
     }
-    char fenced[96] = "";
-    if (d->fence_ns)
-        snprintf(fenced, sizeof fenced, ", fenced after commands of %llu us or more",
-                 (unsigned long long)(d->fence_ns / 1000));
     gp_log(GP_LOG_INFO,
            "device %d: Level 2 (lower priorities are held by gates on the device, one per %llu us "
-           "of predicted GPU time%s%s)%s",
+           "of predicted GPU time%s)%s",
            device, (unsigned long long)(d->gate_ns / 1000),
-           mps_default ? ", an MPS client's default" : "", fenced, mirrored);
+           mps_default ? ", an MPS client's default" : "", mirrored);
 }
 
 /*
@@ -852,12 +814,6 @@ uint64_t sb_gate_ns(int device)
     return d && dg_ready(&d->gates) ? d->gate_ns : 0;
 }
 
-uint64_t sb_gate_fence_ns(int device)
-{
-    struct device_board *d = usable(device);
-    return d && dg_ready(&d->gates) && atomic_load(&d->gates.fences.ready) ? d->fence_ns : 0;
-}
-
 /* Boards whose gates a teardown unregistered and nobody registered again yet: the launch path's
  * one load while there are none. */
 _Atomic unsigned sb_gates_unregistered;
@@ -868,7 +824,6 @@ void sb_gates_lost(void)
         struct device_board *d = usable(i);
         if (!d || !atomic_exchange(&d->gates.ready, false))
             continue;
-        atomic_store(&d->gates.fences.ready, false);
         atomic_store(&d->gates_lost, true);
         atomic_fetch_add(&sb_gates_unregistered, 1);
         /* Its gated queues are held on the host meanwhile, their lines pinned open. */
@@ -891,8 +846,6 @@ void sb_gates_renew_now(int device)
         if (rc == 0) {
             atomic_store(&d->gates.device_base, device_base);
             atomic_store(&d->gates.ready, true);
-            if (d->gates.fences.words)
-                prepare_fences(d, device);
             atomic_store(&d->redecide, true);
             gp_board_notify(&d->b);
             gp_log(GP_LOG_DEBUG, "device %d: the board's gates are registered again", device);
@@ -1050,7 +1003,6 @@ void sb_attach(struct xqueue *q)
     atomic_store(&s->st.gate, atomic_load(&q->own.gate));
     atomic_store(&q->dgate_placed, 0);
     atomic_store(&q->dgate_batch_ns, 0);
-    atomic_store(&q->fence_clean, false); /* before q->dgate: its fencers see both */
     struct dg_line *line = gp_board_gate(&d->b, s);
     if (d->gates.mirror) {
         /* Before the slot is published: every decider that sees it wakes us when it changes the
@@ -1077,11 +1029,6 @@ static void detach(struct xqueue *q, struct device_board *d)
     atomic_store(&q->own.priority, atomic_load(&s->st.priority));
     atomic_store_explicit(&q->st, &q->own, memory_order_release);
     struct dg_line *line = atomic_exchange(&q->dgate, NULL);
-    /* A thread of q that is putting a fence on the line finishes first: once the line is
-     * another queue's, q's threads must not put fences on it (devgate.h). */
-    while (atomic_flag_test_and_set(&q->fencing))
-        sched_yield();
-    atomic_flag_clear(&q->fencing);
     size_t i = (size_t)(s - d->b.f->slots);
     atomic_fetch_and(&d->mirrored[i / 64], ~(UINT64_C(1) << (i % 64)));
     gp_board_free(&d->b, s);
@@ -1259,8 +1206,6 @@ void sb_reset(void)
         }
         if (d->gates.mirror) /* the parent's, registered with the parent's runtime */
             munmap(d->gates.mirror, sizeof d->b.f->gates);
-        if (d->gates.fences.words) /* likewise */
-            munmap(d->gates.fences.words, d->gates.fences.size);
         if (d->copy_fd)
             close(d->copy_fd - 1);
         gc_reset(&d->peers, sizeof d->b.f->gates);

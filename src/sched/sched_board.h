@@ -53,7 +53,6 @@ struct sb_device_ops {
     int (*gates_prepare)(int device, void *base, size_t size, uintptr_t *device_base);
     /* Optional: whether the process is an MPS client on device (platform.h's mps). */
     int (*mps)(int device, struct xq_mps *out);
-    bool fences; /* the platform can fence gates (platform.h's gate_fence) */
 };
 void sb_set_device_ops(const struct sb_device_ops *ops);
 /* A decision changed the word of another process's gate line on device's board (board locked),
@@ -66,9 +65,6 @@ bool sb_gates_usable(int device);
 /* Level 2: the predicted GPU time one gate of device may hold back (GPUPRIO_GATE_US, else 100 us,
  * or 300 us in an MPS client); 0 where gates are not usable. */
 uint64_t sb_gate_ns(int device);
-/* Fenced gates (devgate.h): a gate of device after a command predicted this long or longer is
- * fenced (GPUPRIO_GATE_FENCE_US); 0 where gates or their fences are not usable. */
-uint64_t sb_gate_fence_ns(int device);
 
 /* A device reset or a context's destruction (docs/design.md, "Resets and context destruction")
  * unregistered the boards' gate lines with the runtime: no gate is put with them from now on, and

@@ -217,7 +217,6 @@ static void apply_gate(const struct sched_queue *d, struct xqueue *q)
     if (d->throttle && d->priority >= snap_own_top && d->priority >= snap_tenant_top &&
         !atomic_load(&q->dgate_off) && sb_gates_usable(q->device)) {
         atomic_store(&q->dgate_bound_ns, sb_gate_ns(q->device)); /* before admission sees it */
-        atomic_store(&q->dgate_fence_ns, sb_gate_fence_ns(q->device));
         /* Another process closes the gate without waking anyone, and no thread of ours may be
          * held on the host to tell the board's listener: it must look for dead processes (which
          * may leave the gate closed) as often as for held threads from now on. */

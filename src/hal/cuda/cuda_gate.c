@@ -18,7 +18,6 @@
 #include "cuda_compat.h"
 
 static CUresult (*wait64)(CUstream, CUdeviceptr, cuuint64_t, unsigned int);
-static CUresult (*write64)(CUstream, CUdeviceptr, cuuint64_t, unsigned int);
 
 int cudahal_gates_prepare(int device, void *base, size_t size, uintptr_t *device_base)
 {
@@ -35,9 +34,6 @@ int cudahal_gates_prepare(int device, void *base, size_t size, uintptr_t *device
     *(void **)&wait64 = cudahal_sym("cuStreamWaitValue64_v2");
     if (!wait64)
         *(void **)&wait64 = cudahal_sym("cuStreamWaitValue64");
-    *(void **)&write64 = cudahal_sym("cuStreamWriteValue64_v2");
-    if (!write64)
-        *(void **)&write64 = cudahal_sym("cuStreamWriteValue64");
     int memops = 0;
     if (!attribute || !host_register || !device_pointer || !wait64 ||
         attribute(&memops, CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS, (CUdevice)device) !=
@@ -62,11 +58,4 @@ int cudahal_gate_wait(uintptr_t stream, uintptr_t device_addr, uint64_t value)
                    CUDA_SUCCESS
                ? 0
                : -EIO;
-}
-
-int cudahal_gate_fence(uintptr_t stream, uintptr_t device_addr, uint64_t value)
-{
-    if (!write64 || write64((CUstream)stream, (CUdeviceptr)device_addr, value, 0) != CUDA_SUCCESS)
-        return -EIO;
-    return cudahal_gate_wait(stream, device_addr, value) == 0 ? 0 : -EPIPE;
 }

@@ -210,7 +210,6 @@ const struct gp_platform cudahal_platform = {
     .device_key = cudahal_device_key,
     .gates_prepare = cudahal_gates_prepare,
     .gate_wait = cudahal_gate_wait,
-    .gate_fence = cudahal_gate_fence,
     .teardown_scope = teardown_scope,
     .teardown_stream = teardown_stream,
     .teardown_done = teardown_done,

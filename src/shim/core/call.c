@@ -131,7 +131,7 @@ void core_call_begin(struct core_call *c, enum core_kind kind, void *stream, uns
         break;
     }
     if (c->ticket.gate)
-        core_put_gate(c->q, c->ticket.gate, c->ticket.fence);
+        core_put_gate(c->q, c->ticket.gate);
 }
 
 void core_call_end(struct core_call *c, bool ok)

@@ -127,9 +127,8 @@ const struct xq_marker_ops *core_markers(void);
 int core_gates_prepare(int device, void *base, size_t size, uintptr_t *device_base);
 /* The platform's mps, inside the depth (likewise; only where the platform has one). */
 int core_mps(int device, struct xq_mps *out);
-/* Puts gate `number` on q's stream (admission chose it: xq_ticket.gate), fenced where admission
- * said so (xq_ticket.fence) and the platform can, inside the depth. */
-void core_put_gate(struct xqueue *q, uint64_t number, bool fence);
+/* Puts gate `number` on q's stream (admission chose it: xq_ticket.gate), inside the depth. */
+void core_put_gate(struct xqueue *q, uint64_t number);
 
 /* ---- the wrapper skeleton (call.c) ---- */
 

@@ -16,7 +16,6 @@
 #include <errno.h>
 
 #include "core.h"
-#include "gp_log.h"
 
 _Thread_local int core_depth;
 
@@ -87,39 +86,12 @@ int core_mps(int device, struct xq_mps *out)
     return rc;
 }
 
-/* A fence before q's next gate on line l (devgate.h): by one thread of q at a time, the others
- * go unfenced; a refused fence leaves q unfenced for good. */
-static void put_fence(struct xqueue *q, const struct dg_region *r, struct dg_line *l)
-{
-    /* A capture begun since admission would take the write into a graph, whose replays would
-     * write an old number later. */
-    if (atomic_load(&q->fence_off) || xq_capturing() || atomic_flag_test_and_set(&q->fencing))
-        return;
-    uintptr_t addr;
-    uint64_t value;
-    if (atomic_load(&q->dgate) == l && dg_fence_next(r, l, &q->fence_clean, &addr, &value)) {
-        core_depth++;
-        int rc = core_shim.platform->gate_fence(q->key.handle, addr, value);
-        core_depth--;
-        if (rc != -EIO)
-            dg_fence_placed(r, l, value);
-        if (rc != 0 && !atomic_exchange(&q->fence_off, true))
-            gp_log(GP_LOG_INFO,
-                   "the runtime refused a fence before a gate on queue %#llx: its gates are not "
-                   "fenced from now on (a closed gate may hold it one batch later)",
-                   (unsigned long long)q->key.handle);
-    }
-    atomic_flag_clear(&q->fencing);
-}
-
-void core_put_gate(struct xqueue *q, uint64_t number, bool fence)
+void core_put_gate(struct xqueue *q, uint64_t number)
 {
     const struct dg_region *r = q->dgate_region;
     struct dg_line *l = atomic_load(&q->dgate);
     if (!l || !r || !dg_ready(r))
         return;
-    if (fence && core_shim.platform->gate_fence)
-        put_fence(q, r, l);
     core_depth++;
     int rc = core_shim.platform->gate_wait(q->key.handle, dg_device_addr(r, l), number);
     core_depth--;

@@ -37,7 +37,6 @@ __attribute__((constructor)) static void core_load(void)
     sched_configure(core_markers());
     sched_set_device_ops(&(struct sb_device_ops){.key = core_shim.platform->device_key,
                                                  .gates_prepare = core_gates_prepare,
-                                                 .mps = core_shim.platform->mps ? core_mps : NULL,
-                                                 .fences = core_shim.platform->gate_fence != NULL});
+                                                 .mps = core_shim.platform->mps ? core_mps : NULL});
     pthread_atfork(NULL, NULL, after_fork_child);
 }

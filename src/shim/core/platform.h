@@ -172,15 +172,6 @@ struct gp_platform {
      * on the host from then on.
      */
     int (*gate_wait)(uintptr_t stream, uintptr_t device_addr, uint64_t value);
-    /*
-     * Optional (without it, gates are not fenced): puts a fence on stream (devgate.h, "Fenced
-     * gates"): a write of value to the word the device sees at device_addr, ordered after the
-     * stream's work before it, then a wait until the word is at least value, so that the stream
-     * reads what follows only once that work has ended. With gate_wait's thread, depth and
-     * error-state rules, and never into a stream capture (a graph replayed later would write an
-     * old value). 0; -EIO: nothing was put; another negative: the write was put, the wait not.
-     */
-    int (*gate_fence)(uintptr_t stream, uintptr_t device_addr, uint64_t value);
 
     /* ---- device resets and context destruction (teardown.c; docs/design.md) ---- */
 
