@@ -42,7 +42,9 @@
  * found that a closed gate often stops the load one kernel late, the stream's front end having
  * passed the next gate while a kernel ran; this fence makes the gate read after the kernel
  * before it ends. The preempt row then shows whether it stops the load one kernel sooner, and
- * the load's lines (kernels a second, per mode) what the fence costs it.
+ * the load's lines (kernels a second, per mode) what the fence costs it. (Twenty-eighth run: it
+ * did with 1000-us kernels, not with 400 or 2000, and built into gpuprio it moved no tail:
+ * docs/benchmarks/h200-run-28-fences.md.)
  *
  * Build: nvcc -O2 -arch=native bench/gpu/gate_probe.cu -o gate_probe -lcuda
  * Run:   ./gate_probe [SPIN_US [DEPTH [REQUESTS]]]   (defaults 400 16 300)
