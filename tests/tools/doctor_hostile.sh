@@ -23,12 +23,10 @@ gpuprio=$1 forged=$2
 here=$(dirname "$0")
 py=/usr/bin/python3
 . "$here/expect.sh"
-sandbox doctor-hostile
+sandbox_boards doctor-hostile
 fpid=
 cleanup() { sandbox_cleanup $fpid; }
 trap cleanup EXIT
-export GPUPRIO_BOARD_DIR=$tmp/boards
-mkdir -m 700 "$GPUPRIO_BOARD_DIR"
 hint="as MPS clients (on NVIDIA) a higher priority would wait for SMs, not for such a command's end"
 
 "$forged" "$tmp/stop" 63 >"$tmp/forged.out" 2>"$tmp/forged.err" &

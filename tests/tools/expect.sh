@@ -8,6 +8,8 @@
 #                                  simulated device shared as HIPSIM_SHARED=$name; tmp is on
 #                                  /dev/shm (tmpfs, as the default board directory), where a
 #                                  board's gates can be registered (Level 2)
+#   sandbox_boards PREFIX          sandbox, and exports GPUPRIO_BOARD_DIR=$tmp/boards, a new
+#                                  directory of mode 700
 #   sandbox_cleanup PID...         kills the PIDs still there, removes $tmp and the device's
 #                                  shared memory (call it from the script's EXIT trap)
 #   need_disk_fs DIR               exits 77 (skipped), saying why, unless DIR is on a disk
@@ -41,6 +43,12 @@ show_stderr() { # DIR NAME...
 sandbox() { # PREFIX
     tmp=$(mktemp -d /dev/shm/gpuprio-test.XXXXXX)
     name=$1-$$-$(date +%s%N)
+}
+
+sandbox_boards() { # PREFIX
+    sandbox "$1"
+    export GPUPRIO_BOARD_DIR="$tmp/boards"
+    mkdir -m 700 "$GPUPRIO_BOARD_DIR"
 }
 
 sandbox_cleanup() { # PID...

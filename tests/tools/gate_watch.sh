@@ -10,13 +10,12 @@
 set -u
 watch=$1 worker=$2 shim=$3
 . "$(dirname "$0")/expect.sh"
-sandbox gatewatch
+sandbox_boards gatewatch
 lowpid= highpid= watchpid=
 cleanup() { sandbox_cleanup $lowpid $highpid $watchpid; }
 trap cleanup EXIT
 trap 'exit 1' HUP INT TERM
-export GPUPRIO_BOARD_DIR=$tmp/boards HIPSIM_SHARED=$name GPUPRIO_LEVEL=2
-mkdir -m 700 "$GPUPRIO_BOARD_DIR"
+export HIPSIM_SHARED=$name GPUPRIO_LEVEL=2
 unset GPUPRIO_POLICY GPUPRIO_WINDOW GPUPRIO_STREAM_PRIORITIES
 ready() { grep -q '^ready' "$1"; }
 

@@ -17,12 +17,10 @@ gpuprio=$1 forged=$2
 here=$(dirname "$0")
 py=/usr/bin/python3
 . "$here/expect.sh"
-sandbox gemm-hostile
+sandbox_boards gemm-hostile
 fpid=
 cleanup() { sandbox_cleanup $fpid; }
 trap cleanup EXIT
-export GPUPRIO_BOARD_DIR=$tmp/boards
-mkdir -m 700 "$GPUPRIO_BOARD_DIR"
 max=9007199254740991
 
 "$forged" "$tmp/stop" >"$tmp/forged.out" 2>"$tmp/forged.err" &

@@ -16,15 +16,13 @@ gpuprio=$1 worker=$2 shim=$3 sim=$4
 here=$(dirname "$0")
 py=/usr/bin/python3
 . "$here/expect.sh"
-sandbox longest
+for v in $(env | sed -n 's/^\(GPUPRIO_[A-Z_]*\)=.*/\1/p'); do unset "$v"; done
+sandbox_boards longest
 high= low=
 cleanup() { sandbox_cleanup $high $low; }
 trap cleanup EXIT
 trap 'exit 1' HUP INT TERM
-for v in $(env | sed -n 's/^\(GPUPRIO_[A-Z_]*\)=.*/\1/p'); do unset "$v"; done
-export GPUPRIO_BOARD_DIR=$tmp/boards GPUPRIO_CONFIG=$tmp/absent.conf
-mkdir -m 700 "$GPUPRIO_BOARD_DIR"
-export HIPSIM_SHARED=$name HIPSIM_COMPUTE_SLOTS=8
+export GPUPRIO_CONFIG=$tmp/absent.conf HIPSIM_SHARED=$name HIPSIM_COMPUTE_SLOTS=8
 
 GPUPRIO_PRIORITY=high LD_PRELOAD=$shim "$worker" "$tmp/stop" 60 0 once >"$tmp/high.out" \
     2>"$tmp/high.err" &

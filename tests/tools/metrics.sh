@@ -27,12 +27,10 @@ here=$(dirname "$0")
 py=/usr/bin/python3
 check="$py $here/prom_check.py"
 . "$here/expect.sh"
-sandbox metrics
+sandbox_boards metrics
 pid= pid2= mpid= fpid=
 cleanup() { sandbox_cleanup $pid $pid2 $mpid $fpid; }
 trap cleanup EXIT
-export GPUPRIO_BOARD_DIR=$tmp/boards
-mkdir -m 700 "$GPUPRIO_BOARD_DIR"
 unset GPUPRIO_POLICY GPUPRIO_WINDOW GPUPRIO_STREAM_PRIORITIES
 
 if ! $py -c 'import prometheus_client.parser' 2>/dev/null; then

@@ -13,12 +13,10 @@
 set -u
 gpuprio=$1 worker=$2 shim=$3
 . "$(dirname "$0")/expect.sh"
-sandbox tools-full
+sandbox_boards tools-full
 pid=
 cleanup() { sandbox_cleanup $pid; }
 trap cleanup EXIT
-export GPUPRIO_BOARD_DIR=$tmp/boards
-mkdir -m 700 "$GPUPRIO_BOARD_DIR"
 unset GPUPRIO_POLICY GPUPRIO_WINDOW GPUPRIO_STREAM_PRIORITIES GPUPRIO_LOG
 export HIPSIM_SHARED=$name HIPSIM_COMPUTE_SLOTS=8
 ready() { grep -q '^ready' "$1"; }

@@ -25,12 +25,10 @@
 set -u
 gpuprio=$1 worker=$2 shim=$3
 . "$(dirname "$0")/expect.sh"
-sandbox tools
+sandbox_boards tools
 pid= pid2= pid3= pid4= pid5=
 cleanup() { sandbox_cleanup $pid $pid2 $pid3 $pid4 $pid5; }
 trap cleanup EXIT
-export GPUPRIO_BOARD_DIR=$tmp/boards
-mkdir -m 700 "$GPUPRIO_BOARD_DIR"
 unset GPUPRIO_POLICY GPUPRIO_WINDOW GPUPRIO_STREAM_PRIORITIES
 
 # A field of the JSON object on the line of the worker's pid (top prints one object a line).
