@@ -43,7 +43,7 @@
  * passed the next gate while a kernel ran; this fence makes the gate read after the kernel
  * before it ends. The preempt row then shows whether it stops the load one kernel sooner, and
  * the load's lines (kernels a second, per mode) what the fence costs it. (Twenty-eighth run: it
- * did with 1000-us kernels, not with 400 or 2000, and built into gpuprio it moved no tail:
+ * did with 1000-us kernels, made 400 and 2000 worse, and built into gpuprio it moved no tail:
  * docs/benchmarks/h200-run-28-fences.md.)
  *
  * Build: nvcc -O2 -arch=native bench/gpu/gate_probe.cu -o gate_probe -lcuda

@@ -19,13 +19,11 @@ gpuprio=$1 fake=$2
 . "$(dirname "$0")/../tools/expect.sh"
 for v in $(env | sed -n 's/^\(GPUPRIO_[A-Za-z0-9_]*\)=.*/\1/p'); do unset "$v"; done
 unset FAKE_CUDA_MPS FAKE_CUDA_CC_MAJOR FAKE_CUDA_SMS FAKE_CUDA_GREATEST CUDA_MPS_ACTIVE_THREAD_PERCENTAGE
-sandbox doctor-cuda
+sandbox_boards doctor-cuda
 trap sandbox_cleanup EXIT
 trap 'exit 1' HUP INT TERM
-mkdir -m 700 "$tmp/boards"
 # A device identity makes the fake's devices able to wait on host memory (Level 2).
-export GPUPRIO_CUDA_LIBRARY=$fake GPUPRIO_CONFIG=$tmp/absent.conf GPUPRIO_BOARD_DIR=$tmp/boards \
-    FAKE_CUDA_BUS_ID=doctor$$
+export GPUPRIO_CUDA_LIBRARY=$fake GPUPRIO_CONFIG=$tmp/absent.conf FAKE_CUDA_BUS_ID=doctor$$
 json() { # FILE EXPRESSION(on d, c: the CUDA driver's device 0, p: its problems)
     python3 -c 'import json,sys
 d = json.load(open(sys.argv[1])); c = d["runtimes"][1]["devices"][0]

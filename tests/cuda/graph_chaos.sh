@@ -41,18 +41,12 @@ case=$1 lib=$2 prog=$3
 for v in $(env | sed -n 's/^\(GPUPRIO_[A-Za-z0-9_]*\)=.*/\1/p'); do
     unset "$v"
 done
-tmp=$(mktemp -d /dev/shm/gpuprio-graph-chaos.XXXXXX) || exit 1
+sandbox_boards graph-chaos
 high= low= writer=
-cleanup() {
-    for p in $high $low $writer; do
-        kill -9 "$p" 2>/dev/null
-    done
-    rm -rf "$tmp"
-}
+cleanup() { sandbox_cleanup $high $low $writer; }
 trap cleanup EXIT
 trap 'exit 1' HUP INT TERM
-export GPUPRIO_BOARD_DIR="$tmp/boards" FAKE_CUDA_BUS_ID="chaos$$"
-mkdir -m 700 "$GPUPRIO_BOARD_DIR"
+export FAKE_CUDA_BUS_ID="chaos$$"
 HANG_S=60
 low_prog=replay high_mode=hold watchdog=300
 case $case in
