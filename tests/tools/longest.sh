@@ -8,11 +8,14 @@
 # and 40 ms (about 8: what the watcher sees includes its polling and the host's delays), and
 # `gpuprio doctor` lists the low queue as over the gate bound (100 us) in text and in JSON.
 #
-#   longest.sh GPUPRIO TOOLS_WORKER HIP_SHIM HIP_SIM_LIBRARY
+#   longest.sh GPUPRIO TOOLS_WORKER HIP_SHIM HIP_SIM_LIBRARY [MODE]
+#
+# MODE is the low worker's (default long); long_ext launches through hipExtModuleLaunchKernel, as
+# rocBLAS and hipBLAS launch their GEMMs' kernels, which gpuprio leaves whole.
 #
 # Needs /usr/bin/python3 with python3-prometheus-client (scripts/install-deps.sh).
 set -u
-gpuprio=$1 worker=$2 shim=$3 sim=$4
+gpuprio=$1 worker=$2 shim=$3 sim=$4 mode=${5:-long}
 here=$(dirname "$0")
 py=/usr/bin/python3
 . "$here/expect.sh"
@@ -28,7 +31,7 @@ GPUPRIO_PRIORITY=high LD_PRELOAD=$shim "$worker" "$tmp/stop" 60 0 once >"$tmp/hi
     2>"$tmp/high.err" &
 high=$!
 wait_for 20 grep -q '^ready' "$tmp/high.out" || { echo "FAIL: the high worker never got ready"; show_stderr "$tmp" high; exit 1; }
-GPUPRIO_PRIORITY=low LD_PRELOAD=$shim "$worker" "$tmp/stop" 60 0 long >"$tmp/low.out" \
+GPUPRIO_PRIORITY=low LD_PRELOAD=$shim "$worker" "$tmp/stop" 60 0 "$mode" >"$tmp/low.out" \
     2>"$tmp/low.err" &
 low=$!
 wait_for 20 grep -q '^ready' "$tmp/low.out" || { echo "FAIL: the low worker never got ready"; show_stderr "$tmp" low; exit 1; }

@@ -8,10 +8,12 @@
  * the running stream, and "unused priority N" when every unused stream has N (else "unused
  * priorities" and the list).
  *
- *   tools_worker STOPFILE SECONDS [UNUSED [run|null|idle|exec|full|long|once]]
+ *   tools_worker STOPFILE SECONDS [UNUSED [run|null|idle|exec|full|long|long_ext|once]]
  *
  * Mode null runs as run does, and launches each kernel on the null stream too. Mode long runs as
- * run does with kernels of 8 ms (a long kernel that a higher priority must wait for whole). Mode
+ * run does with kernels of 8 ms (a long kernel that a higher priority must wait for whole);
+ * long_ext likewise through hipExtModuleLaunchKernel, as rocBLAS and hipBLAS launch their GEMMs'
+ * kernels (which gpuprio cannot slice exactly: docs/design.md, "On ROCm"). Mode
  * once runs one 1-ms kernel on its stream, which so joins scheduling, then nothing (a server
  * between requests). Mode idle runs
  * nothing at all: none of its queues joins scheduling, so the process is on the board through its
@@ -36,11 +38,23 @@
 #define BATCH 4
 #define UNUSED_MAX 1024
 
+static hipFunction_t ext_fn; /* mode long_ext: the kernel as a module function */
+
+/* One kernel of ns on s: through hipExtModuleLaunchKernel in mode long_ext. */
+static hipError_t launch(const void *kernel, uint64_t ns, hipStream_t s)
+{
+    if (!ext_fn)
+        return busy_launch(kernel, ns, 1, s);
+    uint64_t tag = 1;
+    void *args[] = {&ns, &tag};
+    return hipExtModuleLaunchKernel(ext_fn, 1, 1, 1, 1, 1, 1, 0, s, args, NULL, NULL, NULL, 0);
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 3 || argc > 5) {
         fprintf(stderr, "usage: tools_worker STOPFILE SECONDS [UNUSED "
-                        "[run|null|idle|exec|full|long|once]]\n");
+                        "[run|null|idle|exec|full|long|long_ext|once]]\n");
         return 2;
     }
     const char *stop = argv[1];
@@ -63,10 +77,16 @@ int main(int argc, char **argv)
         return 1;
     }
     bool null_too = strcmp(mode, "null") == 0, full = strcmp(mode, "full") == 0;
-    bool once = strcmp(mode, "once") == 0, longer = strcmp(mode, "long") == 0;
+    bool once = strcmp(mode, "once") == 0, ext = strcmp(mode, "long_ext") == 0;
+    bool longer = strcmp(mode, "long") == 0 || ext;
     bool run = strcmp(mode, "run") == 0 || null_too || full || longer || once;
     uint64_t kernel_ns = longer ? LONG_KERNEL_NS : KERNEL_NS;
     const void *kernel = busy_register();
+    if (ext) {
+        hipModule_t mod = NULL;
+        MUST(hipModuleLoadData(&mod, "tools_worker"));
+        MUST(hipModuleGetFunction(&ext_fn, mod, "busy"));
+    }
     for (int i = 0; full && i < unused; i++) {
         MUST(busy_launch(kernel, KERNEL_NS / 100, 1, idle[i]));
         MUST(hipStreamSynchronize(idle[i]));
@@ -74,7 +94,7 @@ int main(int argc, char **argv)
     hipStream_t s = NULL;
     if (run) {
         MUST(hipStreamCreate(&s));
-        MUST(busy_launch(kernel, kernel_ns, 1, s));
+        MUST(launch(kernel, kernel_ns, s));
         MUST(hipStreamSynchronize(s));
     }
     if (null_too) {
@@ -95,7 +115,7 @@ int main(int argc, char **argv)
             continue;
         }
         for (int k = 0; k < BATCH; k++) {
-            MUST(busy_launch(kernel, kernel_ns, 1, s));
+            MUST(launch(kernel, kernel_ns, s));
             if (null_too)
                 MUST(busy_launch(kernel, KERNEL_NS, 1, NULL));
         }
