@@ -141,6 +141,82 @@ def make_spin(n_slots, fill=False, blocks=0):
     return spin, trace
 
 
+class KernelTrace:
+    """A real load's kernels on the GPU's clock, as make_spin's trace has the spin load's: every
+    GPU activity (kernels, copies, fills) that torch.profiler (CUPTI) records in the window, with
+    its name. The profiler's clock is put onto %globaltimer by a stamp kernel after every step:
+    the value it wrote lies within its own [start, end] on the profiler's clock, so value - start
+    is the offset to within the stamp's length (a few microseconds); each activity takes its
+    nearest stamp's offset, so the clocks' drift over a row does not add up."""
+
+    STAMP = "stamp_kernel"
+    SLOTS = 1 << 16
+
+    def __init__(self, stream):
+        self.stream = stream
+        self.stamp = make_stamp()
+        self.values = torch.zeros(self.SLOTS, dtype=torch.int64, device="cuda")
+        self.count = 0
+        for i in range(3):  # compiled before the window (Triton specializes 1 and 16k apart)
+            self.stamp(self.values, i)
+        stream.synchronize()
+        self.prof = None
+
+    def start(self):
+        from torch.profiler import ProfilerActivity, profile
+
+        self.prof = profile(activities=[ProfilerActivity.CUDA])
+        self.prof.__enter__()
+        self.step()
+
+    def step(self):
+        if self.count < self.SLOTS:
+            self.stamp(self.values, self.count)
+            self.count += 1
+
+    def result(self):
+        import bisect
+
+        self.stream.synchronize()
+        self.prof.__exit__(None, None, None)
+        values = self.values[:self.count].tolist()
+        acts, stamps = [], []
+        for e in self.prof.profiler.kineto_results.events():
+            if e.device_type() != torch.autograd.DeviceType.CUDA:
+                continue
+            t0 = e.start_ns()
+            if self.STAMP in e.name():
+                stamps.append((t0, t0 + e.duration_ns()))
+            else:
+                acts.append((t0, t0 + e.duration_ns(), e.name()))
+        stamps.sort()
+        if not stamps or not acts:
+            return {"trace_error": "%d activities and %d stamps recorded" % (len(acts), len(stamps))}
+        # The i-th stamp kernel wrote values[i] (one stream: they ran in order).
+        n = min(len(stamps), len(values))
+        at = [s[0] for s in stamps[:n]]
+        offsets = [values[i] - stamps[i][0] for i in range(n)]
+        jitter = sorted(abs(offsets[i] - offsets[i - 1]) for i in range(1, n)) or [0]
+        names, index, trace = [], {}, []
+        for t0, t1, name in sorted(acts):
+            k = min(n - 1, bisect.bisect_left(at, t0))
+            if k > 0 and t0 - at[k - 1] < at[k] - t0:
+                k -= 1
+            if name not in index:
+                index[name] = len(names)
+                names.append(name)
+            trace.append([t0 + offsets[k], t1 + offsets[k], index[name]])
+        return {
+            "trace": trace,  # [start, end, name's index], on the GPU's clock (ns)
+            "trace_names": names,
+            # How well the clocks were matched: the stamps recorded (of those launched), and
+            # how much the offset moved from one stamp to the next (ns, P50 and max; a few
+            # thousand where the two clocks run alike).
+            "trace_stamps": [len(stamps), self.count],
+            "trace_offset_jitter": [jitter[len(jitter) // 2], jitter[-1]],
+        }
+
+
 def clock_offsets(samples, n, reach=20):
     """The clocks' offset for each of n requests: the largest lower bound (globaltimer - host
     time after a synchronize) among the calibration samples within reach of it."""
@@ -435,6 +511,7 @@ def run_load(args, stream, start_barrier=None, stop_event=None, captured=None):
         for _ in range(3):
             step()
         stream.synchronize()
+        kernel_trace = KernelTrace(stream) if args.trace_kernels and batch else None
         if args.ready_file:
             open(args.ready_file, "w").close()
         if start_barrier:
@@ -465,8 +542,12 @@ def run_load(args, stream, start_barrier=None, stop_event=None, captured=None):
                 late_kernel()
                 late_kernel = None
             time.sleep(0.05)
+        if kernel_trace:
+            kernel_trace.start()
         while batch and not stopped():
             step()
+            if kernel_trace:
+                kernel_trace.step()
             e = torch.cuda.Event()
             e.record(stream)
             events.append(e)
@@ -481,6 +562,8 @@ def run_load(args, stream, start_barrier=None, stop_event=None, captured=None):
     result = {"role": "load", "kind": args.kind, "batch": batch, "completions": completions}
     if trace:
         result["trace"] = trace()  # [start, end] of every kernel, on the GPU's clock (ns)
+    if kernel_trace:
+        result.update(kernel_trace.result())
     return result
 
 
@@ -516,6 +599,10 @@ def main():
                         "neighbour that is active but seldom running)")
     p.add_argument("--spin-gap-nosync", action="store_true",
                    help="spin load: sleep through the gap without synchronizing the stream first")
+    p.add_argument("--trace-kernels", action="store_true",
+                   help="load (not spin): record every GPU activity of its window with "
+                        "torch.profiler, on the GPU's clock, as the spin load's trace (and their "
+                        "names: table.py shows which kernels the slowest requests waited for)")
     p.add_argument("--client-batch", type=int, default=8, help="client: sequences per request")
     p.add_argument("--client-seq", type=int, default=128, help="client: tokens per sequence")
     p.add_argument("--rate", type=float, default=40.0)

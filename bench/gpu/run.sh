@@ -53,6 +53,9 @@
 #   SPIN_ONCE=1     one kernel in the load's warm-up and nothing after it (SPIN_ONCE_KERNELS=n: n
 #                   kernels; SPIN_ONCE_EVENT=1: and an event recorded after them, kept;
 #                   SPIN_ONCE_AFTER_S=s: one more s seconds into the client's window)
+# LOAD_TRACE=1 records a real load's kernels (torch.profiler) on the GPU's clock, as the spin
+# load's trace: table.py then breaks the preemption latency down against them and names the
+# kernels the slowest requests waited for.
 # LOAD_QUIET_AFTER_S=s makes any load submit nothing more s seconds into the client's window (its
 # process stays), LOAD_EXIT_AFTER_S=s end its process then. THIRD=infer|train|spin adds a third
 # process to every two-process row: a load of that kind at normal priority (between the client
@@ -237,6 +240,7 @@ if [ "$load" = spin ]; then
 fi
 load_opt LOAD_QUIET_AFTER_S --quiet-after
 load_opt LOAD_EXIT_AFTER_S --exit-after
+load_opt LOAD_TRACE --trace-kernels flag
 modes=${MODES:-graph eager}
 np=2proc
 [ -z "${THIRD:-}" ] || np=3proc-$THIRD

@@ -12,11 +12,13 @@ A second table breaks each request down (all on the GPU's clock): how late the c
 it after it was due, how long the submitting call took, the request's time on the GPU, its
 submission to its last kernel's end ('to end': the latency without the host's wake-ups, with its
 P99 over the standalone row's), how long after that the client saw it done (latency = late + pre
-+ on GPU + seen), and in rows with a spin load (colocation.py --kind spin), against the load's
-kernel trace: how much of the wait the load's kernels ran, how many of them started after the
++ on GPU + seen), and in rows with a spin load (colocation.py --kind spin) or a traced one
+(--trace-kernels), against the load's kernel trace: how much of the wait the load's kernels ran, how many of them started after the
 submission, how long the GPU then ran neither, how many requests found a load kernel cut short
 (started before the request's first kernel and still running after it), and how long after the
 end of the load kernel running when the call returned the request's first kernel started.
+A traced real load's rows then show which of its activities the requests found running at their
+submission, and for the slowest requests which one and for how long.
 """
 import bisect
 import json
@@ -112,7 +114,8 @@ def breakdown(c, l, events=None):
         hi = bisect.bisect_left(starts, h)
         lo = bisect.bisect_left(starts, s - 50_000_000)
         ran, started, last_end, cut = 0, 0, s, 0
-        for k0, k1 in trace[lo:hi]:
+        for k in trace[lo:hi]:
+            k0, k1 = k[0], k[1]
             ran += max(0, min(k1, h) - max(k0, s))
             started += k0 > s
             if k1 <= h:
@@ -121,7 +124,7 @@ def breakdown(c, l, events=None):
                 cut = 1
         # The first kernel's start after the end of the load kernel that was running when the
         # submitting call returned (its blocks are its only wave: colocation.py's spin kernels).
-        running_end = max([k1 for k0, k1 in trace[lo:bisect.bisect_right(starts, r)] if k1 > r],
+        running_end = max([k[1] for k in trace[lo:bisect.bisect_right(starts, r)] if k[1] > r],
                           default=r)
         out["past block"].append((h - running_end) / 1e3)
         out["load ran"].append(ran / 1e3)
@@ -129,6 +132,77 @@ def breakdown(c, l, events=None):
         out["neither"].append((h - last_end) / 1e3 if not cut else 0.0)
         out["cut"].append(cut)
     return out
+
+
+def short(name, width=56):
+    name = name[5:] if name.startswith("void ") else name
+    return name if len(name) <= width else name[:width - 3] + "..."
+
+
+def waited_for(c, l):
+    """For each request, against a named trace (colocation.py --trace-kernels): its preemption
+    latency and the load activity running at its submission (or, where none was, the first one
+    that started before the request's first kernel), as (pre us, name, length us, how long it
+    had run at the submission us, whether it ran on past the request's first kernel)."""
+    trace = sorted(l["trace"])
+    names = l["trace_names"]
+    starts = [k[0] for k in trace]
+    out = []
+    for s, h in zip(c["submit_gpu"], c["start_gpu"]):
+        lo = bisect.bisect_left(starts, s - 50_000_000)
+        hi = bisect.bisect_left(starts, h)
+        running = [k for k in trace[lo:hi] if k[1] > s]
+        k = max(running, key=lambda k: k[1] - max(k[0], s)) if running else None
+        if k is None:
+            out.append(((h - s) / 1e3, "(none)", 0.0, 0.0, False))
+        else:
+            out.append(((h - s) / 1e3, names[k[2]], (k[1] - k[0]) / 1e3, (s - k[0]) / 1e3,
+                        k[1] > h))
+    return out
+
+
+def print_waits(traced):
+    """traced: (row name, client, load) of the rows whose load trace has names."""
+    for name, c, l in traced:
+        waits = waited_for(c, l)
+        pre = sorted(w[0] for w in waits)
+        slow = percentile(pre, 99)
+        print()
+        print("%s: the load's activity at each request's submission (colocation.py "
+              "--trace-kernels; stamps %s, clock offset's step P50/max %s ns). Per name: the "
+              "requests that found it running, their 'pre' P50/P99/max (us), its length "
+              "P50/max (us; a kernel switched out for the client's counts that time), how many "
+              "of them ran on past the request's first kernel, and how many of the requests at "
+              "or above P99 'pre' (%.0f us) found it:" %
+              (name, l.get("trace_stamps"), l.get("trace_offset_jitter"), slow))
+        groups = {}
+        for w in waits:
+            groups.setdefault(w[1], []).append(w)
+        fmt = "  %-58s %8s %16s %14s %6s %8s"
+        print(fmt % ("activity running at submission", "requests", "pre", "length", "on",
+                     ">= P99"))
+        rows = []
+        for kname, ws in groups.items():
+            p = sorted(w[0] for w in ws)
+            n = sorted(w[2] for w in ws)
+            rows.append((sum(1 for w in ws if w[0] >= slow), len(ws), short(kname),
+                         "%.0f/%.0f/%.0f" % (percentile(p, 50), percentile(p, 99), p[-1]),
+                         "%.0f/%.0f" % (percentile(n, 50), n[-1]), sum(1 for w in ws if w[4])))
+        for top, count, kname, p, n, on in sorted(rows, reverse=True)[:12]:
+            print(fmt % (kname, count, p, n, on, top))
+        lengths = {}
+        for k in l["trace"]:
+            lengths.setdefault(k[2], []).append((k[1] - k[0]) / 1e3)
+        longest = sorted(((sorted(v)[len(v) // 2], max(v), len(v), i) for i, v in lengths.items()),
+                         reverse=True)[:8]
+        print("  the load's longest activities in the window (median and max length us, count):")
+        for med, mx, count, i in longest:
+            print("    %-58s %8.0f %8.0f %8d" % (short(l["trace_names"][i]), med, mx, count))
+        print("  the slowest requests: pre us, the activity at submission, its length us, how "
+              "long it had run then, and whether it ran on past the request's first kernel:")
+        for w in sorted(waits, reverse=True)[:max(5, len(waits) // 100)]:
+            print("    %8.0f  %-58s %8.0f %8.0f %s" % (w[0], short(w[1]), w[2], w[3],
+                                                     "on" if w[4] else "ended"))
 
 
 def print_breakdowns(found):
@@ -202,7 +276,7 @@ def main():
     print(head)
     print("-" * len(head))
     drifts = []
-    traced = []
+    traced, named = [], []
     for r in rows:
         c, l = row_data(os.path.join(root, r))
         name = r.split("-", 1)[1] if "-" in r else r
@@ -237,12 +311,17 @@ def main():
         if c and "submit_gpu" in c:
             traced.append((name, breakdown(c, l, board_events(os.path.join(root, r))),
                            c["mode"]))
+            if l and "trace_names" in l:
+                named.append((name, c, l))
+            elif l and "trace_error" in l:
+                print("%s: no kernel trace (%s)" % (name, l["trace_error"]))
         if c and "clock_drift_us" in c:
             drifts.append(abs(c["clock_drift_us"]))
     if drifts:
         print("(clocks: the offset of the GPU's clock to the host's moved by at most %.1f us "
               "between the two halves of a row)" % max(drifts))
     print_breakdowns(traced)
+    print_waits(named)
 
 
 if __name__ == "__main__":
