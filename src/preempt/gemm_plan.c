@@ -1,18 +1,24 @@
 /*
  * gemm_plan.c - cutting a long GEMM into slices (gemm_plan.h says what and why).
  *
- * The number of slices wanted is the learned time over the target, rounded up. Along a cut, a
- * slice's width is that share of the extent rounded up to the cut's unit (the granule and the
- * tile side, both), at most half the extent, and at least what keeps GEMM_PLAN_MIN_WAVES waves
- * of CTAs; the slices are then as many whole widths as fit, no more than wanted, the last taking
- * the rest, so that none is narrower. Columns (n) before rows (m): along n only the pointers of
- * B, C and D move, along m those of A, C, D and a bias. A batch's items before either (any
- * boundary between items keeps every tile whole, and every pointer moves by whole items), unless
- * a cut within the items gives more of the slices wanted (a batch of two long GEMMs). Where none
- * of these cuts exists, the most slices (n, then m) whose waves summed stay within the cost bound.
+ * The number of slices wanted is the learned time over the target, rounded up, and no more are
+ * made. Along a cut, the slices' width is a multiple of the cut's unit (the granule and the tile
+ * side, both), at most half the extent, and at least what keeps GEMM_PLAN_MIN_WAVES waves of
+ * CTAs; of those widths, the one whose longest slice is the shortest, since a request that
+ * arrives as a slice begins waits for all of it (on an H200, GPT-2's LM-head GEMMs cut into
+ * 1024-token columns were most of the language-model row's 1-ms wait: h200-run-29-trace.md). The
+ * rest after the whole widths is a slice of its own where it keeps the waves too, else part of
+ * the last.
+ * Columns (n) or rows (m), whichever gives the shorter longest slice for its extent, n on a tie:
+ * along n only the pointers of B, C and D move, along m those of A, C, D and a bias (rows_fixed:
+ * the BLAS layer cannot move it). A batch's items before either (any boundary between items
+ * keeps every tile whole, and every pointer moves by whole items), unless a cut within the items
+ * gives more slices (a batch of two long GEMMs). Where none of these cuts exists, the most slices
+ * (n, then m) whose waves summed stay within the cost bound.
  */
 #include "gemm_plan.h"
 
+#include <stdbool.h>
 #include <stddef.h>
 
 static uint64_t div_up(uint64_t a, uint64_t b)
@@ -39,20 +45,8 @@ static uint64_t gcd(uint64_t a, uint64_t b)
     return a;
 }
 
-/* Slices of `extent` in units of `unit`, each at least min_width, `want` of them if they fit:
- * their width, or 0 when fewer than two fit. */
-static uint64_t width_of(uint64_t extent, uint64_t unit, uint64_t min_width, uint64_t want)
-{
-    uint64_t width = div_up(div_up(extent, want), unit) * unit;
-    uint64_t widest_pair = extent / 2 / unit * unit; /* the widest that still gives two */
-    if (width > widest_pair)
-        width = widest_pair;
-    if (width < min_width)
-        width = min_width;
-    return width && extent / width >= 2 ? width : 0;
-}
-
-/* Slices of `width` along `cut` of `extent`, no more than wanted: the plan's count. */
+/* Slices of width along a cut of `extent`, no more than wanted: the plan's count (the last
+ * takes the rest). */
 static uint32_t count_of(uint64_t extent, uint64_t width, uint64_t want)
 {
     uint64_t count = width ? extent / width : 0;
@@ -74,12 +68,55 @@ static struct cut cut_of(uint64_t extent, uint64_t across, uint32_t tile_cut, ui
                         mul_sat(mul_sat(div_up(across, tile_across), items), splits), tile_cut};
 }
 
-/* Slices along c that each keep GEMM_PLAN_MIN_WAVES waves: their width, or 0 when fewer than two
- * fit. */
-static uint64_t cut_width(const struct cut *c, uint32_t sms, uint64_t want)
+/* Slices along one cut: `count` of them, `width` wide but the last, which is `last` wide. */
+struct slicing {
+    uint64_t width, last;
+    uint32_t count;
+};
+
+static uint64_t longest_of(const struct slicing *s)
+{
+    return s->last > s->width ? s->last : s->width;
+}
+
+/* The widths tried along c: multiples of its unit, but no more than 1024 of them spread over it
+ * (a few hundred at most where the SM count is the device's: a longer dimension has slices of
+ * two waves). */
+static uint64_t width_step(const struct cut *c)
+{
+    return c->unit * (c->extent / 2 / c->unit / 1024 + 1);
+}
+
+/* Slices along c that each keep GEMM_PLAN_MIN_WAVES waves, at most want: of the widths tried,
+ * the one whose longest slice is the shortest (what a request arriving during it may wait for),
+ * and of those the fewest slices. The rest after the whole widths is a slice of its own where it
+ * keeps the waves too, else the last one's. count 0: fewer than two fit. */
+static struct slicing two_wave_cut(const struct cut *c, uint32_t sms, uint64_t want)
 {
     uint64_t min_tiles = div_up((uint64_t)GEMM_PLAN_MIN_WAVES * sms, c->ctas_across);
-    return width_of(c->extent, c->unit, div_up(min_tiles * c->tile_cut, c->unit) * c->unit, want);
+    uint64_t narrowest = mul_sat(div_up(mul_sat(min_tiles, c->tile_cut), c->unit), c->unit);
+    struct slicing best = {0};
+    for (uint64_t width = narrowest; c->extent / width >= 2; width += width_step(c)) {
+        uint64_t count = c->extent / width, rest = c->extent - count * width;
+        count += rest >= narrowest;
+        if (count > want)
+            count = want;
+        if (count < 2)
+            continue;
+        struct slicing s = {width, c->extent - (count - 1) * width, (uint32_t)count};
+        if (!best.count || longest_of(&s) < longest_of(&best) ||
+            (longest_of(&s) == longest_of(&best) && s.count < best.count))
+            best = s;
+    }
+    return best;
+}
+
+/* Whether slicing a along x has a longer longest slice, as a share of x's extent, than b along
+ * y (the longest slice's time, where the work spreads evenly over D). */
+static bool longer_share(const struct slicing *a, uint64_t x, const struct slicing *b, uint64_t y)
+{
+    return (long double)longest_of(a) / (long double)x >
+           (long double)longest_of(b) / (long double)y;
 }
 
 /* The waves a slice `width` wide along c runs. */
@@ -91,14 +128,12 @@ static uint64_t waves_of(const struct cut *c, uint64_t width, uint32_t sms)
 /* Slices along c of any number of waves: the width of the most (at most want) whose waves summed
  * are within GEMM_PLAN_COST_NUM / GEMM_PLAN_COST_DEN of the whole's (of those, the cheapest, then
  * the widest), or 0 when no two are. The waves' rounding makes a width's cost hard to foresee, so
- * every multiple of the unit is tried: a few hundred at most where the SM count is the device's
- * (a longer dimension has slices of two waves), and no more than 1024 widths spread over it
- * anyway. */
+ * every width_step is tried. */
 static uint64_t costed_width(const struct cut *c, uint32_t sms, uint64_t want)
 {
     uint64_t whole = waves_of(c, c->extent, sms), best = 0, best_cost = 0;
     uint32_t best_count = 0;
-    uint64_t step = c->unit * (c->extent / 2 / c->unit / 1024 + 1); /* 1024 widths at most */
+    uint64_t step = width_step(c);
     for (uint64_t width = c->unit; c->extent / width >= 2; width += step) {
         uint32_t n = count_of(c->extent, width, want);
         uint64_t last = c->extent - (uint64_t)(n - 1) * width;
@@ -146,15 +181,18 @@ uint32_t gemm_plan_make(const struct gemm_problem *p, struct gemm_plan *plan)
     uint64_t items = p->batch > 1 ? p->batch : 1, splits = p->splits > 1 ? p->splits : 1;
     struct cut along_n = cut_of(p->n, p->m, tn, tm, items, splits);
     struct cut along_m = cut_of(p->m, p->n, tm, tn, items, splits);
-    uint64_t width = cut_width(&along_n, p->sms, want);
-    plan->cut = GEMM_CUT_N;
-    if (!width) {
-        width = cut_width(&along_m, p->sms, want);
-        plan->cut = GEMM_CUT_M;
-    }
-    plan->width = width;
-    plan->count = count_of(plan->cut == GEMM_CUT_N ? p->n : p->m, width, want);
-    /* A batch's items first, unless a cut within the items gives more of the slices wanted. */
+    /* n or m, whichever has the shorter longest slice; n where they tie (only B, C and D move
+     * along it). */
+    struct slicing by_n = two_wave_cut(&along_n, p->sms, want);
+    struct slicing by_m = two_wave_cut(&along_m, p->sms, want);
+    bool use_m =
+        by_m.count && !p->rows_fixed && (!by_n.count || longer_share(&by_n, p->n, &by_m, p->m));
+    struct slicing *by = use_m ? &by_m : &by_n;
+    if (by->count)
+        *plan = (struct gemm_plan){use_m ? GEMM_CUT_M : GEMM_CUT_N, by->count, by->width,
+                                   GEMM_WHOLE_NONE};
+    uint64_t width;
+    /* A batch's items first, unless a cut within the items gives more slices. */
     uint64_t items_wide =
         items > 1 ? batch_width(items, mul_sat(mul_sat(div_up(p->m, tm), div_up(p->n, tn)), splits),
                                 p->sms, want)
@@ -164,10 +202,12 @@ uint32_t gemm_plan_make(const struct gemm_problem *p, struct gemm_plan *plan)
         *plan = (struct gemm_plan){GEMM_CUT_BATCH, item_slices, items_wide, GEMM_WHOLE_NONE};
     if (!plan->count && (width = costed_width(&along_n, p->sms, want)))
         *plan = (struct gemm_plan){GEMM_CUT_N, count_of(p->n, width, want), width, GEMM_WHOLE_NONE};
-    if (!plan->count && (width = costed_width(&along_m, p->sms, want)))
+    bool rows_only =
+        !plan->count && p->rows_fixed && (by_m.count || costed_width(&along_m, p->sms, want));
+    if (!plan->count && !p->rows_fixed && (width = costed_width(&along_m, p->sms, want)))
         *plan = (struct gemm_plan){GEMM_CUT_M, count_of(p->m, width, want), width, GEMM_WHOLE_NONE};
-    if (!plan->count)
-        *plan = (struct gemm_plan){.why = GEMM_WHOLE_SMALL};
+    if (!plan->count) /* where only the rows could be cut, it is the form that is not sliced */
+        *plan = (struct gemm_plan){.why = rows_only ? GEMM_WHOLE_UNSUPPORTED : GEMM_WHOLE_SMALL};
     return plan->count;
 }
 

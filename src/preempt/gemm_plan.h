@@ -20,6 +20,7 @@
 #ifndef GPUPRIO_GEMM_PLAN_H
 #define GPUPRIO_GEMM_PLAN_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #define GEMM_PLAN_GRANULE 1024
@@ -61,7 +62,8 @@ enum gemm_whole_shown {
 /* The problem: D is m x n (rows x columns), in each of `batch` items (0 or 1: one GEMM); the
  * algorithm's tile (0: unknown); the SMs its tiles run on; its learned GPU time (0: not known)
  * and the longest a slice should take (0: off); the parts its k is split into (split-K: that many
- * CTAs a tile; 0 or 1: one). */
+ * CTAs a tile; 0 or 1: one); whether D's rows must stay whole (a bias that the BLAS layer cannot
+ * move with them: a call that only a cut along m would slice is then UNSUPPORTED). */
 struct gemm_problem {
     uint64_t m, n;
     uint32_t tile_m, tile_n;
@@ -69,13 +71,15 @@ struct gemm_problem {
     uint64_t learned_ns, target_ns;
     uint64_t batch;
     uint32_t splits;
+    bool rows_fixed;
 };
 
 /* Along D's columns, its rows (every item's, in a batch), or a batch's items. */
 enum gemm_cut { GEMM_CUT_N, GEMM_CUT_M, GEMM_CUT_BATCH };
 
 /* A plan: `count` slices along `cut`, slice i from i * width, each `width` wide (columns, rows
- * or items) but the last, which takes the rest (at least width). count 0: whole, for `why`. */
+ * or items) but the last, which takes the rest: at least width, but along n or m where the rest
+ * keeps GEMM_PLAN_MIN_WAVES waves, which it may be narrower than. count 0: whole, for `why`. */
 struct gemm_plan {
     enum gemm_cut cut;
     uint32_t count;

@@ -6,9 +6,11 @@
  * the rules, checked by brute force: slices cover the dimension exactly, every boundary is a
  * multiple of 1024 and of the tile's side (or, in a batch, between items), every slice has two
  * waves of CTAs (of all its items; a tile's CTAs are its split of k), no more slices than the
- * learned time over the target, n cut before m, a batch's items before either unless that gives
- * fewer slices; where no cut keeps two such slices, the most slices along n (else m) whose waves
- * summed are within 4/3 of the whole's; and whole (SMALL) only where there are none.
+ * learned time over the target; along n or m, of every width, the shortest longest slice for the
+ * extent (n on a tie; never m where the rows must stay whole), with the fewest slices that give
+ * it; a batch's items before either unless that gives fewer slices; where no cut keeps two such
+ * slices, the most slices along n (else m) whose waves summed are within 4/3 of the whole's; and
+ * whole only where there are none (SMALL, or UNSUPPORTED where only the fixed rows would cut).
  */
 #include <stdbool.h>
 #include <stdint.h>
@@ -71,6 +73,35 @@ static uint64_t costed_most(uint64_t extent, uint64_t ctas, uint32_t tile_cut, u
     return most >= 2 ? most : 0;
 }
 
+/* The longest slice of a two-wave cut at width w along extent (the rest its own slice where it
+ * keeps two waves, narrowest wide, else the last one's), at most want slices: 0 if fewer than
+ * two; *count says how many. */
+static uint64_t longest_at(uint64_t extent, uint64_t w, uint64_t narrowest, uint64_t want,
+                           uint64_t *count)
+{
+    uint64_t n = extent / w + (extent % w >= narrowest);
+    *count = min_u(n, want);
+    if (*count < 2)
+        return 0;
+    uint64_t last = extent - (*count - 1) * w;
+    return last > w ? last : w;
+}
+
+/* The shortest longest slice of any two-wave cut along extent, every multiple of the unit tried
+ * (0: no two slices); *fewest is the fewest slices that reach it. */
+static uint64_t shortest_longest(uint64_t extent, uint64_t narrowest, uint64_t unit, uint64_t want,
+                                 uint64_t *fewest)
+{
+    uint64_t best = 0;
+    *fewest = 0;
+    for (uint64_t w = narrowest; extent / w >= 2; w += unit) {
+        uint64_t count, longest = longest_at(extent, w, narrowest, want, &count);
+        if (longest && (!best || longest < best || (longest == best && count < *fewest)))
+            best = longest, *fewest = count;
+    }
+    return best;
+}
+
 static void check_rules(const struct gemm_problem *p, const struct gemm_plan *plan)
 {
     uint32_t tm = p->tile_m ? p->tile_m : 256, tn = p->tile_n ? p->tile_n : 256;
@@ -86,27 +117,45 @@ static void check_rules(const struct gemm_problem *p, const struct gemm_plan *pl
     /* The most slices each cut can give, within what is wanted. */
     uint64_t by_items = items > 1 && items / min_items >= 2 ? min_u(items / min_items, want) : 0;
     uint64_t by_n = p->n / min_n >= 2 ? min_u(p->n / min_n, want) : 0;
-    uint64_t by_m = p->m / min_m >= 2 ? min_u(p->m / min_m, want) : 0;
+    uint64_t by_m = p->m / min_m >= 2 && !p->rows_fixed ? min_u(p->m / min_m, want) : 0;
     bool two_waves = by_items || by_n || by_m;
     uint64_t costed_n = two_waves ? 0 : costed_most(p->n, ctas_n, tn, p->sms, want);
-    uint64_t costed_m = two_waves || costed_n ? 0 : costed_most(p->m, ctas_m, tm, p->sms, want);
+    uint64_t costed_m =
+        two_waves || costed_n || p->rows_fixed ? 0 : costed_most(p->m, ctas_m, tm, p->sms, want);
     if (!plan->count) {
-        CHECK_INT(plan->why, GEMM_WHOLE_SMALL);
+        /* Whole: SMALL, or UNSUPPORTED where only the rows, which must stay whole, would cut. */
+        bool rows_would =
+            p->rows_fixed && (p->m / min_m >= 2 || costed_most(p->m, ctas_m, tm, p->sms, want));
+        CHECK_INT(plan->why, rows_would ? GEMM_WHOLE_UNSUPPORTED : GEMM_WHOLE_SMALL);
         CHECK(!two_waves && !costed_n && !costed_m);
         return;
     }
+    CHECK(!p->rows_fixed || plan->cut != GEMM_CUT_M);
     CHECK_INT(plan->why, GEMM_WHOLE_NONE);
     CHECK(plan->count >= 2);
     CHECK(plan->count <= want);
     if (!two_waves) { /* slices of fewer waves: the most the cost bound allows, n first */
         CHECK_INT(plan->cut, costed_n ? GEMM_CUT_N : GEMM_CUT_M);
         CHECK_INT(plan->count, costed_n ? costed_n : costed_m);
-    } else if (plan->cut == GEMM_CUT_M)
-        CHECK(!by_n);
-    if (two_waves && plan->cut == GEMM_CUT_BATCH)
+    }
+    /* Two waves along n or m: the shortest longest slice, as a share of its extent, of either
+     * (n on a tie), and of those the fewest slices. */
+    uint64_t fewest_n = 0, fewest_m = 0;
+    uint64_t best_n = by_n ? shortest_longest(p->n, min_n, unit_of(tn), want, &fewest_n) : 0;
+    uint64_t best_m = by_m ? shortest_longest(p->m, min_m, unit_of(tm), want, &fewest_m) : 0;
+    bool m_wins = best_m && (!best_n || (long double)best_n / p->n > (long double)best_m / p->m);
+    uint64_t n_or_m = m_wins ? fewest_m : fewest_n;
+    if (two_waves && plan->cut == GEMM_CUT_BATCH) {
         CHECK_INT(plan->count, by_items); /* batch first: as many slices as it can give */
-    else if (two_waves)
+        CHECK(by_items >= n_or_m);
+    } else if (two_waves) {
         CHECK(by_items < plan->count); /* n or m only where they give more */
+        CHECK_INT(plan->cut, m_wins ? GEMM_CUT_M : GEMM_CUT_N);
+        CHECK_INT(plan->count, n_or_m);
+        uint64_t extent = m_wins ? p->m : p->n, count;
+        CHECK_INT(longest_at(extent, plan->width, m_wins ? min_m : min_n, want, &count),
+                  m_wins ? best_m : best_n);
+    }
     bool batch_cut = plan->cut == GEMM_CUT_BATCH;
     uint64_t extent = batch_cut ? items : plan->cut == GEMM_CUT_N ? p->n : p->m;
     uint32_t tcut = plan->cut == GEMM_CUT_N ? tn : tm;
@@ -120,7 +169,9 @@ static void check_rules(const struct gemm_problem *p, const struct gemm_plan *pl
         gemm_plan_slice(plan, extent, i, &first, &size);
         if (!CHECK_INT(first, next))
             break;
-        CHECK(size >= plan->width);
+        /* Each as wide as the first but the last: wider, or narrower along n or m. */
+        CHECK(i + 1 == plan->count ? size >= plan->width || (two_waves && !batch_cut)
+                                   : size == plan->width);
         if (batch_cut) {
             CHECK(size * tile_ctas >= 2ull * p->sms);
         } else {
@@ -137,32 +188,43 @@ static void measured_shapes(void)
 {
     struct gemm_plan plan;
     /* The LM head's logits: 50,257 x 4096 (8 x 512 tokens), 128x256 tiles, 132 SMs, 4.4 ms: five
-     * wanted at 1 ms, four 1024-column slices fit. */
-    struct gemm_problem head = {50257, 4096, 128, 256, 132, 4400000, 1 * MS, 0, 0};
+     * wanted at 1 ms. Along n, four 1024-column slices (a quarter each); along m, four of 10,240
+     * rows and the rest, 9297 (a fifth): m. */
+    struct gemm_problem head = {50257, 4096, 128, 256, 132, 4400000, 1 * MS, 0, 0, false};
+    CHECK_INT(gemm_plan_make(&head, &plan), 5);
+    CHECK_INT(plan.cut, GEMM_CUT_M);
+    CHECK_INT(plan.width, 10240);
+    uint64_t first, size;
+    gemm_plan_slice(&plan, head.m, 4, &first, &size);
+    CHECK_INT(size, 50257 - 4 * 10240);
+    check_rules(&head, &plan);
+    /* With a bias that cannot move with the rows, n. */
+    head.rows_fixed = true;
     CHECK_INT(gemm_plan_make(&head, &plan), 4);
     CHECK_INT(plan.cut, GEMM_CUT_N);
     CHECK_INT(plan.width, 1024);
     check_rules(&head, &plan);
     /* Its gradient over the 1024-row weight: 1024 x 50,257; a slice needs 33 columns of tiles
-     * (8448 columns, so 9216), three wanted, two of 17,408 and the rest. */
-    struct gemm_problem grad = {1024, 50257, 128, 256, 132, 3 * MS, 1 * MS, 0, 0};
-    CHECK_INT(gemm_plan_make(&grad, &plan), 2);
+     * (8448 columns, so 9216), three wanted: two of 17,408 and the rest, 15,441, of two waves
+     * too (two of 17,408 and a last of 32,849 took half as long again). */
+    struct gemm_problem grad = {1024, 50257, 128, 256, 132, 3 * MS, 1 * MS, 0, 0, false};
+    CHECK_INT(gemm_plan_make(&grad, &plan), 3);
     CHECK_INT(plan.cut, GEMM_CUT_N);
     CHECK_INT(plan.width, 17408);
-    uint64_t first, size;
-    gemm_plan_slice(&plan, grad.n, 1, &first, &size);
-    CHECK_INT(first, 17408);
-    CHECK_INT(size, 50257 - 17408);
+    gemm_plan_slice(&plan, grad.n, 2, &first, &size);
+    CHECK_INT(first, 2 * 17408);
+    CHECK_INT(size, 50257 - 2 * 17408);
+    check_rules(&grad, &plan);
     /* The hidden state's gradient, 1024 x 4096 with k = 50,257 split in three (384 CTAs, three
      * waves on 132 SMs; 4.4 ms): no two slices of two waves, but four slices of 1024 tokens, one
      * wave each (96 CTAs), are four waves in all, within 4/3 of three (the H200 measured 1.35x). */
-    struct gemm_problem input_grad = {1024, 4096, 128, 256, 132, 4400000, 500000, 0, 3};
+    struct gemm_problem input_grad = {1024, 4096, 128, 256, 132, 4400000, 500000, 0, 3, false};
     CHECK_INT(gemm_plan_make(&input_grad, &plan), 4);
     CHECK_INT(plan.cut, GEMM_CUT_N);
     CHECK_INT(plan.width, 1024);
     check_rules(&input_grad, &plan);
     /* Without the split of k (128 CTAs, one wave), any cut costs twice the whole: whole. */
-    struct gemm_problem small = {1024, 4096, 128, 256, 132, 4 * MS, 1 * MS, 0, 0};
+    struct gemm_problem small = {1024, 4096, 128, 256, 132, 4 * MS, 1 * MS, 0, 0, false};
     CHECK_INT(gemm_plan_make(&small, &plan), 0);
     CHECK_INT(plan.why, GEMM_WHOLE_SMALL);
     check_rules(&small, &plan);
@@ -172,9 +234,14 @@ static void measured_shapes(void)
     CHECK_INT(plan.width, 2048);
     check_rules(&small, &plan);
     /* Too few columns, enough rows: along m (n = 1024 leaves one slice at most). */
-    struct gemm_problem tall = {65536, 1024, 128, 256, 132, 8 * MS, 1 * MS, 0, 0};
+    struct gemm_problem tall = {65536, 1024, 128, 256, 132, 8 * MS, 1 * MS, 0, 0, false};
     CHECK(gemm_plan_make(&tall, &plan) >= 2);
     CHECK_INT(plan.cut, GEMM_CUT_M);
+    check_rules(&tall, &plan);
+    /* ...unless its rows must stay whole: then its form does not slice. */
+    tall.rows_fixed = true;
+    CHECK_INT(gemm_plan_make(&tall, &plan), 0);
+    CHECK_INT(plan.why, GEMM_WHOLE_UNSUPPORTED);
     check_rules(&tall, &plan);
 }
 
@@ -184,7 +251,7 @@ static void batches(void)
     struct gemm_plan plan;
     /* (64, 512, 4096) x (64, 4096, 512): 64 items of 512 x 512, 8 tiles of 128x256 each, 512
      * in all: under four waves, no two slices of two. */
-    struct gemm_problem bmm = {512, 512, 128, 256, 132, 4 * MS, 1 * MS, 64, 0};
+    struct gemm_problem bmm = {512, 512, 128, 256, 132, 4 * MS, 1 * MS, 64, 0, false};
     CHECK_INT(gemm_plan_make(&bmm, &plan), 0);
     CHECK_INT(plan.why, GEMM_WHOLE_SMALL);
     check_rules(&bmm, &plan);
@@ -199,13 +266,13 @@ static void batches(void)
     CHECK_INT(size, 30);
     check_rules(&bmm, &plan);
     /* 32 items of 2048 x 2048 (128 tiles each), 3 ms at 1 ms: slices of 10, 10 and 12 items. */
-    struct gemm_problem wide = {2048, 2048, 128, 256, 132, 3 * MS, 1 * MS, 32, 0};
+    struct gemm_problem wide = {2048, 2048, 128, 256, 132, 3 * MS, 1 * MS, 32, 0, false};
     CHECK_INT(gemm_plan_make(&wide, &plan), 3);
     CHECK_INT(plan.cut, GEMM_CUT_BATCH);
     CHECK_INT(plan.width, 10);
     check_rules(&wide, &plan);
     /* Two items of 8192 x 8192, 8 ms: two slices of one item, or eight along n of both. */
-    struct gemm_problem two = {8192, 8192, 128, 256, 132, 8 * MS, 1 * MS, 2, 0};
+    struct gemm_problem two = {8192, 8192, 128, 256, 132, 8 * MS, 1 * MS, 2, 0, false};
     CHECK_INT(gemm_plan_make(&two, &plan), 8);
     CHECK_INT(plan.cut, GEMM_CUT_N);
     CHECK_INT(plan.width, 1024);
@@ -216,16 +283,16 @@ static void batches(void)
     CHECK_INT(plan.cut, GEMM_CUT_BATCH);
     CHECK_INT(plan.width, 1);
     check_rules(&two, &plan);
-    /* A batch of one is one GEMM: along n, as without a batch. */
-    struct gemm_problem one = {50257, 4096, 128, 256, 132, 4400000, 1 * MS, 1, 0};
-    CHECK_INT(gemm_plan_make(&one, &plan), 4);
-    CHECK_INT(plan.cut, GEMM_CUT_N);
+    /* A batch of one is one GEMM: along m, as without a batch. */
+    struct gemm_problem one = {50257, 4096, 128, 256, 132, 4400000, 1 * MS, 1, 0, false};
+    CHECK_INT(gemm_plan_make(&one, &plan), 5);
+    CHECK_INT(plan.cut, GEMM_CUT_M);
 }
 
 static void reasons(void)
 {
     struct gemm_plan plan;
-    struct gemm_problem p = {50257, 4096, 128, 256, 132, 4 * MS, 0, 0, 0};
+    struct gemm_problem p = {50257, 4096, 128, 256, 132, 4 * MS, 0, 0, 0, false};
     CHECK_INT(gemm_plan_make(&p, &plan), 0);
     CHECK_INT(plan.why, GEMM_WHOLE_OFF);
     p.target_ns = MS;
@@ -248,7 +315,7 @@ static void reasons(void)
 static void odd_tile(void)
 {
     struct gemm_plan plan;
-    struct gemm_problem p = {24576, 512, 768, 64, 16, 10 * MS, 1 * MS, 0, 0};
+    struct gemm_problem p = {24576, 512, 768, 64, 16, 10 * MS, 1 * MS, 0, 0, false};
     CHECK(gemm_plan_make(&p, &plan) >= 2);
     CHECK_INT(plan.cut, GEMM_CUT_M);
     CHECK_INT(plan.width % 3072, 0);
@@ -258,7 +325,8 @@ static void odd_tile(void)
 /* Values no device runs but an application can state (an algorithm's split of k, a batch count,
  * an SM count target, dimensions of layouts): CTA counts past 2^64 must not wrap (a count of 0
  * divided by), and the plan keeps its shape: at most GEMM_PLAN_MAX_SLICES slices, boundaries at
- * the unit, the last slice at least as wide as the others, the dimension covered. */
+ * the unit, the last slice not empty (in a batch, at least as wide as the others), the dimension
+ * covered. */
 static void extremes(void)
 {
     static const uint64_t dims[] = {1, 1024, 16 * 256, 70000, 1ull << 24, 1ull << 40};
@@ -270,8 +338,8 @@ static void extremes(void)
             for (size_t c = 0; c < sizeof batches / sizeof *batches; c++)
                 for (size_t d = 0; d < sizeof splits / sizeof *splits; d++)
                     for (size_t e = 0; e < sizeof sms / sizeof *sms; e++) {
-                        struct gemm_problem p = {dims[a],    dims[b], 0,          64,       sms[e],
-                                                 UINT64_MAX, 1,       batches[c], splits[d]};
+                        struct gemm_problem p = {dims[a],    dims[b], 0,          64,        sms[e],
+                                                 UINT64_MAX, 1,       batches[c], splits[d], false};
                         struct gemm_plan plan;
                         uint32_t count = gemm_plan_make(&p, &plan);
                         if (!CHECK_INT(count, plan.count) || !count)
@@ -283,14 +351,14 @@ static void extremes(void)
                                                                    : p.m;
                         uint64_t first, size;
                         gemm_plan_slice(&plan, extent, count - 1, &first, &size);
-                        CHECK(size >= plan.width);
+                        CHECK(batch_cut ? size >= plan.width : size > 0);
                         CHECK(first + size == extent);
                         if (!batch_cut)
                             CHECK_INT(plan.width % GEMM_PLAN_GRANULE, 0);
                     }
     /* Along n, every item's rows of tiles times the split of k: 16 x 2^30 x 2^30 CTAs, 2^64. */
-    struct gemm_problem wraps = {16 * 256, 1ull << 20, 0,          0,       132,
-                                 10 * MS,  1 * MS,     1ull << 30, 1u << 30};
+    struct gemm_problem wraps = {16 * 256, 1ull << 20, 0,          0,        132,
+                                 10 * MS,  1 * MS,     1ull << 30, 1u << 30, false};
     struct gemm_plan plan;
     CHECK(gemm_plan_make(&wraps, &plan) >= 2);
 }
@@ -310,6 +378,7 @@ static void random_problems(void)
             .target_ns = 1 + check_rand_below(&seed, 5000000),
             .batch = i % 2 ? 0 : check_rand_below(&seed, 300),
             .splits = (uint32_t)check_rand_below(&seed, 5),
+            .rows_fixed = i % 3 == 0,
         };
         struct gemm_plan plan;
         gemm_plan_make(&p, &plan);

@@ -718,9 +718,7 @@ static int prepare(const struct cudahal_gemm_call *c, const struct shape *s,
 {
     memset(pp, 0, sizeof *pp);
     pp->desc = c->desc;
-    pp->moves_bias = p->cut == GEMM_CUT_M && s->bias;
-    if (pp->moves_bias && !s->bias_esize)
-        return -ENOTSUP;
+    pp->moves_bias = p->cut == GEMM_CUT_M && s->bias; /* of a known size: rows_fixed */
     if (pp->moves_bias) {
         memcpy(&pp->desc_copy, c->desc, sizeof pp->desc_copy);
         pp->desc = &pp->desc_copy;
@@ -849,7 +847,8 @@ static bool plan_and_issue(cudahal_pfn_cublasLtMatmul real, const struct cudahal
                                    .learned_ns = learned_ns,
                                    .target_ns = w->target_ns,
                                    .batch = s->batch,
-                                   .splits = s->splits};
+                                   .splits = s->splits,
+                                   .rows_fixed = s->bias && !s->bias_esize};
     if (gemm_plan_make(&problem, plan) && !w->gated && !w->into_capture)
         *plan = (struct gemm_plan){.why = GEMM_WHOLE_NOT_GATED};
     struct prepared pp;

@@ -7,8 +7,9 @@
  * dimensions, transposes, epilogue, bias. Unlike cuBLASLt's, hipBLASLt's descriptors are handles
  * of objects inside the library, not plain data, so a form cannot be remembered by its bytes:
  * every call while slicing is on is read again (some fifteen attribute calls), and a slice along
- * m, whose bias would have to move on a copy of the descriptor, is not made (the plan cuts along
- * n first; a call with a bias that only m could cut stays whole, as unsupported). A slice is the
+ * m, whose bias would have to move on a copy of the descriptor, is not made (rows_fixed: the plan
+ * cuts a call with a bias along n only, and one that only m could cut stays whole, as
+ * unsupported). A slice is the
  * same call over a block of D's columns (n) or rows (m): the same descriptor and algorithm, the
  * same leading dimensions, pointers moved to the block, and layouts of the block's size created
  * for the call and destroyed after it (at most two sizes: the slices' and the last one's).
@@ -346,7 +347,7 @@ static void slice_args(const struct hiphal_gemm_call *c, const struct shape *s,
         out->B = moved(c->B, tb ? first : first * (uint64_t)s->b.ld, s->b.esize);
         out->C = moved(c->C, first * (uint64_t)s->c.ld, s->c.esize);
         out->D = (void *)moved(c->D, first * (uint64_t)s->d.ld, s->d.esize);
-    } else { /* rows of op(A), C and D (no bias: prepare) */
+    } else { /* rows of op(A), C and D (no bias: rows_fixed) */
         bool ta = s->transa == HIPHAL_LT_OP_T;
         out->A = moved(c->A, ta ? first * (uint64_t)s->a.ld : first, s->a.esize);
         out->C = moved(c->C, first, s->c.esize);
@@ -376,8 +377,6 @@ static int prepare(const struct hiphal_gemm_call *c, const struct shape *s,
                    const struct gemm_plan *p, struct slice_layouts l[2])
 {
     memset(l, 0, 2 * sizeof *l);
-    if (p->cut == GEMM_CUT_M && s->bias) /* the bias would move, on a copy of the descriptor */
-        return -ENOTSUP;
     uint64_t first, last;
     gemm_plan_slice(p, extent_of(s, p), p->count - 1, &first, &last);
     int r = make_layouts(s, p, p->width, &l[0]);
@@ -464,15 +463,14 @@ hiphal_lt_status hiphal_gemm_matmul(hiphal_pfn_hipblasLtMatmul real,
                                    .sms = cus_of(w->device),
                                    .learned_ns = learned,
                                    .target_ns = w->target_ns,
-                                   .batch = 1};
+                                   .batch = 1,
+                                   .rows_fixed = s.bias != NULL};
     struct gemm_plan plan;
     if (gemm_plan_make(&problem, &plan) && !w->gated)
         plan = (struct gemm_plan){.why = GEMM_WHOLE_NOT_GATED};
     struct slice_layouts l[2];
     if (plan.count && prepare(c, &s, &plan, l))
-        plan =
-            (struct gemm_plan){.why = s.bias && plan.cut == GEMM_CUT_M ? GEMM_WHOLE_UNSUPPORTED
-                                                                       : GEMM_WHOLE_CHECK_FAILED};
+        plan = (struct gemm_plan){.why = GEMM_WHOLE_CHECK_FAILED};
     say(&s, &plan, learned);
     void *token = time_this ? hiphal_gemm_clock_start(&key, c->stream) : NULL;
     hiphal_lt_status st;
