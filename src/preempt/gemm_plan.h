@@ -14,8 +14,8 @@
  * that leaves SMs idle costs the load far more than the latency it saves (4x on an H200 under one
  * wave). Where no cut keeps that, slices of fewer waves are taken when the waves of all of them
  * together are at most GEMM_PLAN_COST_NUM / GEMM_PLAN_COST_DEN of the whole's: a GEMM of a few
- * waves of long CTAs (an LM head's input gradient: three waves of 1.4 ms on an H200) is then cut
- * into single waves at a bounded cost (there, a third more of that kernel's time).
+ * waves of long CTAs (an LM head's input gradient: three waves of about 1 ms on an H200) is then
+ * cut into single waves at a bounded cost (there, a third more of that kernel's time).
  */
 #ifndef GPUPRIO_GEMM_PLAN_H
 #define GPUPRIO_GEMM_PLAN_H
