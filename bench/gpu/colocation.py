@@ -190,10 +190,12 @@ class KernelTrace:
             else:
                 acts.append((t0, t0 + e.duration_ns(), e.name()))
         stamps.sort()
-        if not stamps or not acts:
-            return {"trace_error": "%d activities and %d stamps recorded" % (len(acts), len(stamps))}
-        # The i-th stamp kernel wrote values[i] (one stream: they ran in order).
-        n = min(len(stamps), len(values))
+        if not acts or len(stamps) != self.count:
+            # The i-th stamp recorded must be the i-th launched (one stream: they ran in order);
+            # one lost would move every later activity by a step.
+            return {"trace_error": "%d activities and %d of %d stamps recorded" %
+                    (len(acts), len(stamps), self.count)}
+        n = len(stamps)
         at = [s[0] for s in stamps[:n]]
         offsets = [values[i] - stamps[i][0] for i in range(n)]
         jitter = sorted(abs(offsets[i] - offsets[i - 1]) for i in range(1, n)) or [0]
@@ -620,6 +622,10 @@ def main():
     args = p.parse_args()
     torch.backends.cudnn.benchmark = True
     result = {}
+    if args.trace_kernels and (args.role == "both" or args.kind == "spin"):
+        # In one process the profiler would record the client's kernels and stamps as the load's;
+        # the spin load has its own trace.
+        raise SystemExit("--trace-kernels: a load of its own process, not --kind spin")
     if args.role == "client":
         result = run_client(args, make_stream("high", args.stream_priorities))
     elif args.role == "load":

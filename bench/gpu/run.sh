@@ -54,8 +54,9 @@
 #                   kernels; SPIN_ONCE_EVENT=1: and an event recorded after them, kept;
 #                   SPIN_ONCE_AFTER_S=s: one more s seconds into the client's window)
 # LOAD_TRACE=1 records a real load's kernels (torch.profiler) on the GPU's clock, as the spin
-# load's trace: table.py then breaks the preemption latency down against them and names the
-# kernels the slowest requests waited for.
+# load's trace, in the two-process rows and the load alone (whose rate, the rows' "vs alone", the
+# profiler lowers too): table.py then breaks the preemption latency down against them and names
+# the kernels the slowest requests waited for.
 # LOAD_QUIET_AFTER_S=s makes any load submit nothing more s seconds into the client's window (its
 # process stays), LOAD_EXIT_AFTER_S=s end its process then. THIRD=infer|train|spin adds a third
 # process to every two-process row: a load of that kind at normal priority (between the client
@@ -154,7 +155,8 @@ until_ready() { # FILE PID: until the load that is PID writes its ready FILE, or
 one_row() {
     d=$rows/$1
     mkdir -p "$d"
-    env $3 $py bench/gpu/colocation.py load $5 --stop-file "$d/stop" --ready-file "$d/ready" \
+    env $3 $py bench/gpu/colocation.py load $5 ${LOAD_TRACE:+--trace-kernels} --stop-file "$d/stop" \
+        --ready-file "$d/ready" \
         --window-file "$d/window" --out "$d/load.json" >"$d/load.log" 2>&1 &
     lp=$!
     if [ -n "${THIRD:-}" ]; then
@@ -240,14 +242,13 @@ if [ "$load" = spin ]; then
 fi
 load_opt LOAD_QUIET_AFTER_S --quiet-after
 load_opt LOAD_EXIT_AFTER_S --exit-after
-load_opt LOAD_TRACE --trace-kernels flag
 modes=${MODES:-graph eager}
 np=2proc
 [ -z "${THIRD:-}" ] || np=3proc-$THIRD
 settings=${GPUPRIO_ROWS:-W4 B250 B500 B1000}
 [ -n "$quick" ] && modes=graph settings=B500
 for s in $settings ${THREAD_ROWS:-}; do setting_env "$s" >/dev/null || exit 1; done
-alone 00-alone-load load $load_args --seconds $secs
+alone 00-alone-load load $load_args ${LOAD_TRACE:+--trace-kernels} --seconds $secs
 for m in graph $modes; do
     [ -d "$rows/00-alone-client-$m" ] || alone "00-alone-client-$m" client --mode $m --seconds $secs
 done

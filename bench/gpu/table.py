@@ -141,9 +141,10 @@ def short(name, width=56):
 
 def waited_for(c, l):
     """For each request, against a named trace (colocation.py --trace-kernels): its preemption
-    latency and the load activity running at its submission (or, where none was, the first one
-    that started before the request's first kernel), as (pre us, name, length us, how long it
-    had run at the submission us, whether it ran on past the request's first kernel)."""
+    latency and the load activity running at its submission (the latest begun of those; where
+    none was, the first one that started before the request's first kernel), as (pre us, name,
+    length us, how long it had run at the submission us, negative where it began after it,
+    whether it ran on past the request's first kernel)."""
     trace = sorted(l["trace"])
     names = l["trace_names"]
     starts = [k[0] for k in trace]
@@ -151,8 +152,9 @@ def waited_for(c, l):
     for s, h in zip(c["submit_gpu"], c["start_gpu"]):
         lo = bisect.bisect_left(starts, s - 50_000_000)
         hi = bisect.bisect_left(starts, h)
-        running = [k for k in trace[lo:hi] if k[1] > s]
-        k = max(running, key=lambda k: k[1] - max(k[0], s)) if running else None
+        at = [k for k in trace[lo:hi] if k[0] <= s < k[1]]
+        later = [k for k in trace[lo:hi] if k[0] > s]
+        k = at[-1] if at else later[0] if later else None
         if k is None:
             out.append(((h - s) / 1e3, "(none)", 0.0, 0.0, False))
         else:
@@ -199,7 +201,8 @@ def print_waits(traced):
         for med, mx, count, i in longest:
             print("    %-58s %8.0f %8.0f %8d" % (short(l["trace_names"][i]), med, mx, count))
         print("  the slowest requests: pre us, the activity at submission, its length us, how "
-              "long it had run then, and whether it ran on past the request's first kernel:")
+              "long it had run then (negative: begun after the submission), and whether it ran "
+              "on past the request's first kernel:")
         for w in sorted(waits, reverse=True)[:max(5, len(waits) // 100)]:
             print("    %8.0f  %-58s %8.0f %8.0f %s" % (w[0], short(w[1]), w[2], w[3],
                                                      "on" if w[4] else "ended"))
@@ -276,7 +279,7 @@ def main():
     print(head)
     print("-" * len(head))
     drifts = []
-    traced, named = [], []
+    traced, named, untraced = [], [], []
     for r in rows:
         c, l = row_data(os.path.join(root, r))
         name = r.split("-", 1)[1] if "-" in r else r
@@ -314,12 +317,14 @@ def main():
             if l and "trace_names" in l:
                 named.append((name, c, l))
             elif l and "trace_error" in l:
-                print("%s: no kernel trace (%s)" % (name, l["trace_error"]))
+                untraced.append("%s: no kernel trace (%s)" % (name, l["trace_error"]))
         if c and "clock_drift_us" in c:
             drifts.append(abs(c["clock_drift_us"]))
     if drifts:
         print("(clocks: the offset of the GPU's clock to the host's moved by at most %.1f us "
               "between the two halves of a row)" % max(drifts))
+    for line in untraced:
+        print(line)
     print_breakdowns(traced)
     print_waits(named)
 

@@ -2,19 +2,19 @@
  * gemm_plan.c - cutting a long GEMM into slices (gemm_plan.h says what and why).
  *
  * The number of slices wanted is the learned time over the target, rounded up, and no more are
- * made. Along a cut, the slices' width is a multiple of the cut's unit (the granule and the tile
- * side, both), at most half the extent, and at least what keeps GEMM_PLAN_MIN_WAVES waves of
- * CTAs; of those widths, the one whose longest slice is the shortest, since a request that
- * arrives as a slice begins waits for all of it (on an H200, GPT-2's LM-head GEMMs cut into
- * 1024-token columns were most of the language-model row's 1-ms wait: h200-run-29-trace.md). The
- * rest after the whole widths is a slice of its own where it keeps the waves too, else part of
- * the last.
- * Columns (n) or rows (m), whichever gives the shorter longest slice for its extent, n on a tie:
- * along n only the pointers of B, C and D move, along m those of A, C, D and a bias (rows_fixed:
- * the BLAS layer cannot move it). A batch's items before either (any boundary between items
- * keeps every tile whole, and every pointer moves by whole items), unless a cut within the items
- * gives more slices (a batch of two long GEMMs). Where none of these cuts exists, the most slices
- * (n, then m) whose waves summed stay within the cost bound.
+ * made. A cut runs along a batch's items (any boundary between items keeps every tile whole, and
+ * every pointer moves by whole items), D's columns (n: only the pointers of B, C and D move) or
+ * its rows (m: those of A, C, D and a bias; not where rows_fixed says the BLAS layer cannot move
+ * the bias). Along a cut the slices' width is a multiple of its unit (the granule and the tile
+ * side, both; an item), at most half the extent, and at least what keeps GEMM_PLAN_MIN_WAVES
+ * waves of CTAs; the rest after the whole widths is a slice of its own where it keeps the waves
+ * too, else part of the last. Of every such slicing along every cut, the plan takes the one that
+ * ends soonest for a request arriving as its longest slice begins, since that request waits for
+ * all of it: the fewest waves of CTAs in that slice, then its smallest share of the extent, then
+ * the fewest slices; items, n, m in that order on a tie. (On an H200 GPT-2's LM-head logits cut
+ * into four 1024-token columns of 1.1 ms, where the vocabulary gave slices of 0.65 ms, were most of
+ * the language-model row's wait: h200-run-29-trace.md.) Where no cut keeps two waves, the most
+ * slices (n, then m) whose waves summed stay within the cost bound.
  */
 #include "gemm_plan.h"
 
@@ -53,9 +53,9 @@ static uint32_t count_of(uint64_t extent, uint64_t width, uint64_t want)
     return (uint32_t)(count < want ? count : want);
 }
 
-/* A cut along a dimension of `extent` whose tiles are tile_cut long: its unit (the granule and
- * the tile side, both), and the CTAs of one tile's length of it (`ctas_across`: every tile across
- * it, in every item, times the split of k). */
+/* A cut along a dimension of `extent` (or a batch's items) whose tiles are tile_cut long: its
+ * unit (the granule and the tile side, both; an item), and the CTAs of one tile's length of it
+ * (`ctas_across`: every tile across it, in every item, times the split of k; an item's CTAs). */
 struct cut {
     uint64_t extent, unit, ctas_across;
     uint32_t tile_cut;
@@ -66,6 +66,20 @@ static struct cut cut_of(uint64_t extent, uint64_t across, uint32_t tile_cut, ui
 {
     return (struct cut){extent, GEMM_PLAN_GRANULE / gcd(GEMM_PLAN_GRANULE, tile_cut) * tile_cut,
                         mul_sat(mul_sat(div_up(across, tile_across), items), splits), tile_cut};
+}
+
+/* The waves a slice `width` wide along c runs. */
+static uint64_t waves_of(const struct cut *c, uint64_t width, uint32_t sms)
+{
+    return div_up(mul_sat(div_up(width, c->tile_cut), c->ctas_across), sms);
+}
+
+/* The widths costed_width tries along c: multiples of its unit, but no more than 1024 of them
+ * spread over it (a few hundred at most where the SM count is the device's: a longer dimension
+ * has slices of two waves). */
+static uint64_t width_step(const struct cut *c)
+{
+    return c->unit * (c->extent / 2 / c->unit / 1024 + 1);
 }
 
 /* Slices along one cut: `count` of them, `width` wide but the last, which is `last` wide. */
@@ -79,50 +93,60 @@ static uint64_t longest_of(const struct slicing *s)
     return s->last > s->width ? s->last : s->width;
 }
 
-/* The widths tried along c: multiples of its unit, but no more than 1024 of them spread over it
- * (a few hundred at most where the SM count is the device's: a longer dimension has slices of
- * two waves). */
-static uint64_t width_step(const struct cut *c)
+/* Slices `width` wide along c, at most want: the rest after the whole widths a slice of its own
+ * where it is at least `narrowest` wide, else the last one's. count 0: fewer than two. */
+static struct slicing slicing_at(const struct cut *c, uint64_t width, uint64_t narrowest,
+                                 uint64_t want)
 {
-    return c->unit * (c->extent / 2 / c->unit / 1024 + 1);
+    uint64_t count = c->extent / width, rest = c->extent - count * width;
+    count += rest >= narrowest;
+    if (count > want)
+        count = want;
+    if (count < 2)
+        return (struct slicing){0};
+    return (struct slicing){width, c->extent - (count - 1) * width, (uint32_t)count};
 }
 
-/* Slices along c that each keep GEMM_PLAN_MIN_WAVES waves, at most want: of the widths tried,
- * the one whose longest slice is the shortest (what a request arriving during it may wait for),
- * and of those the fewest slices. The rest after the whole widths is a slice of its own where it
- * keeps the waves too, else the last one's. count 0: fewer than two fit. */
+/* Whether a (along ca) ends sooner than b (along cb), as a request arriving when its longest
+ * slice begins sees it: fewer waves of CTAs in that slice (the same CTAs along any cut of one
+ * GEMM), then a smaller share of its extent, then fewer slices. A plan of no slices never does. */
+static bool sooner(const struct slicing *a, const struct cut *ca, const struct slicing *b,
+                   const struct cut *cb, uint32_t sms)
+{
+    if (!a->count || !b->count)
+        return a->count && !b->count;
+    uint64_t wa = waves_of(ca, longest_of(a), sms), wb = waves_of(cb, longest_of(b), sms);
+    if (wa != wb)
+        return wa < wb;
+    long double sa = (long double)longest_of(a) / (long double)ca->extent,
+                sb = (long double)longest_of(b) / (long double)cb->extent;
+    if (sa != sb)
+        return sa < sb;
+    return a->count < b->count;
+}
+
+/* Slices along c that each keep GEMM_PLAN_MIN_WAVES waves, at most want: of every width (a
+ * multiple of the unit, at least the narrowest of those waves), the slicing that ends soonest.
+ * Below the extent over want a width only lengthens the last slice, and past the best slicing's
+ * longest slice none can end sooner, so only the widths between are tried (at most
+ * GEMM_PLAN_MAX_WIDTHS of them; few where the SM count is a device's). count 0: fewer than two
+ * fit. */
 static struct slicing two_wave_cut(const struct cut *c, uint32_t sms, uint64_t want)
 {
     uint64_t min_tiles = div_up((uint64_t)GEMM_PLAN_MIN_WAVES * sms, c->ctas_across);
     uint64_t narrowest = mul_sat(div_up(mul_sat(min_tiles, c->tile_cut), c->unit), c->unit);
+    uint64_t from = c->extent / want / c->unit * c->unit;
     struct slicing best = {0};
-    for (uint64_t width = narrowest; c->extent / width >= 2; width += width_step(c)) {
-        uint64_t count = c->extent / width, rest = c->extent - count * width;
-        count += rest >= narrowest;
-        if (count > want)
-            count = want;
-        if (count < 2)
-            continue;
-        struct slicing s = {width, c->extent - (count - 1) * width, (uint32_t)count};
-        if (!best.count || longest_of(&s) < longest_of(&best) ||
-            (longest_of(&s) == longest_of(&best) && s.count < best.count))
+    uint32_t tried = 0;
+    for (uint64_t width = from > narrowest ? from : narrowest;
+         c->extent / width >= 2 && (!best.count || width <= longest_of(&best)) &&
+         tried < GEMM_PLAN_MAX_WIDTHS;
+         width += c->unit, tried++) {
+        struct slicing s = slicing_at(c, width, narrowest, want);
+        if (sooner(&s, c, &best, c, sms))
             best = s;
     }
     return best;
-}
-
-/* Whether slicing a along x has a longer longest slice, as a share of x's extent, than b along
- * y (the longest slice's time, where the work spreads evenly over D). */
-static bool longer_share(const struct slicing *a, uint64_t x, const struct slicing *b, uint64_t y)
-{
-    return (long double)longest_of(a) / (long double)x >
-           (long double)longest_of(b) / (long double)y;
-}
-
-/* The waves a slice `width` wide along c runs. */
-static uint64_t waves_of(const struct cut *c, uint64_t width, uint32_t sms)
-{
-    return div_up(mul_sat(div_up(width, c->tile_cut), c->ctas_across), sms);
 }
 
 /* Slices along c of any number of waves: the width of the most (at most want) whose waves summed
@@ -149,17 +173,6 @@ static uint64_t costed_width(const struct cut *c, uint32_t sms, uint64_t want)
     return best;
 }
 
-/* Slices of a batch of `items`, each item of `ctas` CTAs: items per slice, or 0 when fewer
- * than two fit. Any item boundary will do, so the wanted count is met where two waves allow,
- * the last slice taking the rest. */
-static uint64_t batch_width(uint64_t items, uint64_t ctas, uint32_t sms, uint64_t want)
-{
-    uint64_t width = items / want, min_width = div_up((uint64_t)GEMM_PLAN_MIN_WAVES * sms, ctas);
-    if (width < min_width)
-        width = min_width;
-    return items / width >= 2 ? width : 0;
-}
-
 uint32_t gemm_plan_make(const struct gemm_problem *p, struct gemm_plan *plan)
 {
     *plan = (struct gemm_plan){.why = GEMM_WHOLE_NONE};
@@ -181,29 +194,27 @@ uint32_t gemm_plan_make(const struct gemm_problem *p, struct gemm_plan *plan)
     uint64_t items = p->batch > 1 ? p->batch : 1, splits = p->splits > 1 ? p->splits : 1;
     struct cut along_n = cut_of(p->n, p->m, tn, tm, items, splits);
     struct cut along_m = cut_of(p->m, p->n, tm, tn, items, splits);
-    /* n or m, whichever has the shorter longest slice; n where they tie (only B, C and D move
-     * along it). */
-    struct slicing by_n = two_wave_cut(&along_n, p->sms, want);
-    struct slicing by_m = two_wave_cut(&along_m, p->sms, want);
-    bool use_m =
-        by_m.count && !p->rows_fixed && (!by_n.count || longer_share(&by_n, p->n, &by_m, p->m));
-    struct slicing *by = use_m ? &by_m : &by_n;
-    if (by->count)
-        *plan = (struct gemm_plan){use_m ? GEMM_CUT_M : GEMM_CUT_N, by->count, by->width,
-                                   GEMM_WHOLE_NONE};
+    struct cut along_items = {items, 1,
+                              mul_sat(mul_sat(div_up(p->m, tm), div_up(p->n, tn)), splits), 1};
+    /* Of slices of two waves, along the batch's items, n or m, those that end soonest; on a tie
+     * in that order: whole items move every pointer by whole items, and along n only those of
+     * B, C and D move. */
+    const struct cut *cuts[] = {&along_items, &along_n, &along_m};
+    static const enum gemm_cut names[] = {GEMM_CUT_BATCH, GEMM_CUT_N, GEMM_CUT_M};
+    struct slicing by[] = {
+        items > 1 ? two_wave_cut(&along_items, p->sms, want) : (struct slicing){0},
+        two_wave_cut(&along_n, p->sms, want), two_wave_cut(&along_m, p->sms, want)};
+    size_t best = 0;
+    for (size_t i = 1; i < 3; i++)
+        if ((i != 2 || !p->rows_fixed) && sooner(&by[i], cuts[i], &by[best], cuts[best], p->sms))
+            best = i;
+    if (by[best].count && (best != 2 || !p->rows_fixed))
+        *plan = (struct gemm_plan){names[best], by[best].count, by[best].width, GEMM_WHOLE_NONE};
     uint64_t width;
-    /* A batch's items first, unless a cut within the items gives more slices. */
-    uint64_t items_wide =
-        items > 1 ? batch_width(items, mul_sat(mul_sat(div_up(p->m, tm), div_up(p->n, tn)), splits),
-                                p->sms, want)
-                  : 0;
-    uint32_t item_slices = count_of(items, items_wide, want);
-    if (item_slices && item_slices >= plan->count)
-        *plan = (struct gemm_plan){GEMM_CUT_BATCH, item_slices, items_wide, GEMM_WHOLE_NONE};
     if (!plan->count && (width = costed_width(&along_n, p->sms, want)))
         *plan = (struct gemm_plan){GEMM_CUT_N, count_of(p->n, width, want), width, GEMM_WHOLE_NONE};
     bool rows_only =
-        !plan->count && p->rows_fixed && (by_m.count || costed_width(&along_m, p->sms, want));
+        !plan->count && p->rows_fixed && (by[2].count || costed_width(&along_m, p->sms, want));
     if (!plan->count && !p->rows_fixed && (width = costed_width(&along_m, p->sms, want)))
         *plan = (struct gemm_plan){GEMM_CUT_M, count_of(p->m, width, want), width, GEMM_WHOLE_NONE};
     if (!plan->count) /* where only the rows could be cut, it is the form that is not sliced */

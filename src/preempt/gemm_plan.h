@@ -28,6 +28,9 @@
 #define GEMM_PLAN_COST_NUM 4
 #define GEMM_PLAN_COST_DEN 3
 #define GEMM_PLAN_MAX_SLICES 64
+/* The most widths a plan tries along one cut (a bound on its host time, for values no device
+ * runs). */
+#define GEMM_PLAN_MAX_WIDTHS 4096
 /* The tile side taken when the algorithm's tile is not known. */
 #define GEMM_PLAN_UNKNOWN_TILE 256
 
@@ -78,8 +81,8 @@ struct gemm_problem {
 enum gemm_cut { GEMM_CUT_N, GEMM_CUT_M, GEMM_CUT_BATCH };
 
 /* A plan: `count` slices along `cut`, slice i from i * width, each `width` wide (columns, rows
- * or items) but the last, which takes the rest: at least width, but along n or m where the rest
- * keeps GEMM_PLAN_MIN_WAVES waves, which it may be narrower than. count 0: whole, for `why`. */
+ * or items) but the last, which takes the rest: at least width, or narrower where the rest keeps
+ * GEMM_PLAN_MIN_WAVES waves. count 0: whole, for `why`. */
 struct gemm_plan {
     enum gemm_cut cut;
     uint32_t count;

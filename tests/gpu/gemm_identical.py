@@ -11,8 +11,9 @@ import sys
 import torch
 
 # (tokens, in features, out features): GPT-2 medium's MLP, a head over GPT-2's vocabulary (an
-# odd leading dimension), BERT-large's attention output (those three cut along the tokens, n),
-# and the head on 1024 tokens, too few to cut: cut along the vocabulary (m), the bias with it.
+# odd leading dimension), BERT-large's attention output, and the head on 1024 tokens; each cut
+# along the tokens (n) or the out features (m, the bias with them), whichever the plan finds
+# ends soonest (with GPUPRIO_GEMM_SLICE_US=1 the heads along the vocabulary).
 SHAPES = ((8192, 1024, 4096), (4096, 1024, 50257), (8192, 1024, 1024), (1024, 1024, 50257))
 
 

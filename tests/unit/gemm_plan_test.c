@@ -6,11 +6,12 @@
  * the rules, checked by brute force: slices cover the dimension exactly, every boundary is a
  * multiple of 1024 and of the tile's side (or, in a batch, between items), every slice has two
  * waves of CTAs (of all its items; a tile's CTAs are its split of k), no more slices than the
- * learned time over the target; along n or m, of every width, the shortest longest slice for the
- * extent (n on a tie; never m where the rows must stay whole), with the fewest slices that give
- * it; a batch's items before either unless that gives fewer slices; where no cut keeps two such
- * slices, the most slices along n (else m) whose waves summed are within 4/3 of the whole's; and
- * whole only where there are none (SMALL, or UNSUPPORTED where only the fixed rows would cut).
+ * learned time over the target; of every width along the items, n and m (never m where the rows
+ * must stay whole), the slicing whose longest slice has the fewest waves, then the smallest share
+ * of its extent, then the fewest slices (items, n, m on a tie), as trying every width finds it;
+ * where no cut keeps two such slices, the most slices along n (else m) whose waves summed are
+ * within 4/3 of the whole's; and whole only where there are none (SMALL, or UNSUPPORTED where only
+ * the fixed rows would cut). Large extents (to 2^22) are checked against every width too.
  */
 #include <stdbool.h>
 #include <stdint.h>
@@ -73,31 +74,51 @@ static uint64_t costed_most(uint64_t extent, uint64_t ctas, uint32_t tile_cut, u
     return most >= 2 ? most : 0;
 }
 
-/* The longest slice of a two-wave cut at width w along extent (the rest its own slice where it
- * keeps two waves, narrowest wide, else the last one's), at most want slices: 0 if fewer than
- * two; *count says how many. */
-static uint64_t longest_at(uint64_t extent, uint64_t w, uint64_t narrowest, uint64_t want,
-                           uint64_t *count)
+/* One way to cut: along `extent` in units of `unit`, `ctas` CTAs per `tile_cut` of it (a batch:
+ * unit and tile_cut 1, an item's CTAs), no slice narrower than `narrowest` (two waves). */
+struct way {
+    uint64_t extent, unit, ctas, narrowest;
+    uint32_t tile_cut;
+};
+
+/* How a request arriving as the longest slice begins sees a slicing: that slice's waves, its
+ * share of the extent, and the count; waves 0: no slicing. */
+struct seen {
+    uint64_t waves, count, longest;
+    long double share;
+};
+
+/* Slices w wide along x (at most want; the rest a slice of its own where it is at least the
+ * narrowest, else the last one's), seen as above. */
+static struct seen seen_at(const struct way *x, uint64_t w, uint64_t want, uint32_t sms)
 {
-    uint64_t n = extent / w + (extent % w >= narrowest);
-    *count = min_u(n, want);
-    if (*count < 2)
-        return 0;
-    uint64_t last = extent - (*count - 1) * w;
-    return last > w ? last : w;
+    uint64_t count = min_u(x->extent / w + (x->extent % w >= x->narrowest), want);
+    if (count < 2)
+        return (struct seen){0};
+    uint64_t last = x->extent - (count - 1) * w, longest = last > w ? last : w;
+    return (struct seen){div_up(div_up(longest, x->tile_cut) * x->ctas, sms), count, longest,
+                         (long double)longest / x->extent};
 }
 
-/* The shortest longest slice of any two-wave cut along extent, every multiple of the unit tried
- * (0: no two slices); *fewest is the fewest slices that reach it. */
-static uint64_t shortest_longest(uint64_t extent, uint64_t narrowest, uint64_t unit, uint64_t want,
-                                 uint64_t *fewest)
+static bool seen_sooner(const struct seen *a, const struct seen *b)
 {
-    uint64_t best = 0;
-    *fewest = 0;
-    for (uint64_t w = narrowest; extent / w >= 2; w += unit) {
-        uint64_t count, longest = longest_at(extent, w, narrowest, want, &count);
-        if (longest && (!best || longest < best || (longest == best && count < *fewest)))
-            best = longest, *fewest = count;
+    if (!a->waves || !b->waves)
+        return a->waves && !b->waves;
+    if (a->waves != b->waves)
+        return a->waves < b->waves;
+    if (a->share != b->share)
+        return a->share < b->share;
+    return a->count < b->count;
+}
+
+/* The soonest-ending slicing along x, every width (unit multiple) tried. */
+static struct seen soonest(const struct way *x, uint64_t want, uint32_t sms)
+{
+    struct seen best = {0};
+    for (uint64_t w = x->narrowest; x->extent / w >= 2; w += x->unit) {
+        struct seen s = seen_at(x, w, want, sms);
+        if (seen_sooner(&s, &best))
+            best = s;
     }
     return best;
 }
@@ -114,18 +135,26 @@ static void check_rules(const struct gemm_problem *p, const struct gemm_plan *pl
     while (min_items * tile_ctas < 2ull * p->sms)
         min_items++;
     uint64_t want = min_u(div_up(p->learned_ns, p->target_ns), GEMM_PLAN_MAX_SLICES);
-    /* The most slices each cut can give, within what is wanted. */
-    uint64_t by_items = items > 1 && items / min_items >= 2 ? min_u(items / min_items, want) : 0;
-    uint64_t by_n = p->n / min_n >= 2 ? min_u(p->n / min_n, want) : 0;
-    uint64_t by_m = p->m / min_m >= 2 && !p->rows_fixed ? min_u(p->m / min_m, want) : 0;
-    bool two_waves = by_items || by_n || by_m;
+    /* Each cut's soonest-ending slicing of two waves, in the order ties go (batch, n, m). */
+    const struct way ways[3] = {{items, 1, tile_ctas, min_items, 1},
+                                {p->n, unit_of(tn), ctas_n, min_n, tn},
+                                {p->m, unit_of(tm), ctas_m, min_m, tm}};
+    static const enum gemm_cut names[3] = {GEMM_CUT_BATCH, GEMM_CUT_N, GEMM_CUT_M};
+    struct seen best[3] = {items > 1 ? soonest(&ways[0], want, p->sms) : (struct seen){0},
+                           soonest(&ways[1], want, p->sms), soonest(&ways[2], want, p->sms)};
+    int soon = -1;
+    for (int i = 0; i < 3; i++)
+        if ((i != 2 || !p->rows_fixed) && best[i].waves &&
+            (soon < 0 || seen_sooner(&best[i], &best[soon])))
+            soon = i;
+    bool two_waves = soon >= 0;
     uint64_t costed_n = two_waves ? 0 : costed_most(p->n, ctas_n, tn, p->sms, want);
     uint64_t costed_m =
         two_waves || costed_n || p->rows_fixed ? 0 : costed_most(p->m, ctas_m, tm, p->sms, want);
     if (!plan->count) {
         /* Whole: SMALL, or UNSUPPORTED where only the rows, which must stay whole, would cut. */
         bool rows_would =
-            p->rows_fixed && (p->m / min_m >= 2 || costed_most(p->m, ctas_m, tm, p->sms, want));
+            p->rows_fixed && (best[2].waves || costed_most(p->m, ctas_m, tm, p->sms, want));
         CHECK_INT(plan->why, rows_would ? GEMM_WHOLE_UNSUPPORTED : GEMM_WHOLE_SMALL);
         CHECK(!two_waves && !costed_n && !costed_m);
         return;
@@ -134,27 +163,17 @@ static void check_rules(const struct gemm_problem *p, const struct gemm_plan *pl
     CHECK_INT(plan->why, GEMM_WHOLE_NONE);
     CHECK(plan->count >= 2);
     CHECK(plan->count <= want);
-    if (!two_waves) { /* slices of fewer waves: the most the cost bound allows, n first */
+    if (!two_waves) { /* slices of fewer waves: the most the cost bound allows, n soon */
         CHECK_INT(plan->cut, costed_n ? GEMM_CUT_N : GEMM_CUT_M);
         CHECK_INT(plan->count, costed_n ? costed_n : costed_m);
-    }
-    /* Two waves along n or m: the shortest longest slice, as a share of its extent, of either
-     * (n on a tie), and of those the fewest slices. */
-    uint64_t fewest_n = 0, fewest_m = 0;
-    uint64_t best_n = by_n ? shortest_longest(p->n, min_n, unit_of(tn), want, &fewest_n) : 0;
-    uint64_t best_m = by_m ? shortest_longest(p->m, min_m, unit_of(tm), want, &fewest_m) : 0;
-    bool m_wins = best_m && (!best_n || (long double)best_n / p->n > (long double)best_m / p->m);
-    uint64_t n_or_m = m_wins ? fewest_m : fewest_n;
-    if (two_waves && plan->cut == GEMM_CUT_BATCH) {
-        CHECK_INT(plan->count, by_items); /* batch first: as many slices as it can give */
-        CHECK(by_items >= n_or_m);
-    } else if (two_waves) {
-        CHECK(by_items < plan->count); /* n or m only where they give more */
-        CHECK_INT(plan->cut, m_wins ? GEMM_CUT_M : GEMM_CUT_N);
-        CHECK_INT(plan->count, n_or_m);
-        uint64_t extent = m_wins ? p->m : p->n, count;
-        CHECK_INT(longest_at(extent, plan->width, m_wins ? min_m : min_n, want, &count),
-                  m_wins ? best_m : best_n);
+    } else { /* the soonest-ending of all, seen as every width would be */
+        CHECK_INT(plan->cut, names[soon]);
+        int i = plan->cut == GEMM_CUT_BATCH ? 0 : plan->cut == GEMM_CUT_N ? 1 : 2;
+        struct seen s = seen_at(&ways[i], plan->width, want, p->sms);
+        CHECK_INT(s.count, plan->count);
+        CHECK_INT(s.waves, best[soon].waves);
+        CHECK_INT(s.longest * ways[soon].extent, best[soon].longest * ways[i].extent);
+        CHECK_INT(s.count, best[soon].count);
     }
     bool batch_cut = plan->cut == GEMM_CUT_BATCH;
     uint64_t extent = batch_cut ? items : plan->cut == GEMM_CUT_N ? p->n : p->m;
@@ -169,9 +188,8 @@ static void check_rules(const struct gemm_problem *p, const struct gemm_plan *pl
         gemm_plan_slice(plan, extent, i, &first, &size);
         if (!CHECK_INT(first, next))
             break;
-        /* Each as wide as the first but the last: wider, or narrower along n or m. */
-        CHECK(i + 1 == plan->count ? size >= plan->width || (two_waves && !batch_cut)
-                                   : size == plan->width);
+        /* Each as wide as the first but the last: wider, or (two waves) narrower. */
+        CHECK(i + 1 == plan->count ? size >= plan->width || two_waves : size == plan->width);
         if (batch_cut) {
             CHECK(size * tile_ctas >= 2ull * p->sms);
         } else {
@@ -255,21 +273,23 @@ static void batches(void)
     CHECK_INT(gemm_plan_make(&bmm, &plan), 0);
     CHECK_INT(plan.why, GEMM_WHOLE_SMALL);
     check_rules(&bmm, &plan);
-    /* The same on 128x128 tiles: 16 each, 17 items make two waves; three slices of 17, 17, 30. */
+    /* The same on 128x128 tiles: 16 each, 17 items make two waves; four wanted, three fit, of 21,
+     * 21 and 22 items (three waves the longest; 17, 17 and 30 would be four). */
     bmm.tile_n = 128;
     CHECK_INT(gemm_plan_make(&bmm, &plan), 3);
     CHECK_INT(plan.cut, GEMM_CUT_BATCH);
-    CHECK_INT(plan.width, 17);
+    CHECK_INT(plan.width, 21);
     uint64_t first, size;
     gemm_plan_slice(&plan, 64, 2, &first, &size);
-    CHECK_INT(first, 34);
-    CHECK_INT(size, 30);
+    CHECK_INT(first, 42);
+    CHECK_INT(size, 22);
     check_rules(&bmm, &plan);
-    /* 32 items of 2048 x 2048 (128 tiles each), 3 ms at 1 ms: slices of 10, 10 and 12 items. */
+    /* 32 items of 2048 x 2048 (128 tiles each), 3 ms at 1 ms: slices of 11, 11 and 10 items (11
+     * waves the longest, against 16 for 1024 of n or m). */
     struct gemm_problem wide = {2048, 2048, 128, 256, 132, 3 * MS, 1 * MS, 32, 0, false};
     CHECK_INT(gemm_plan_make(&wide, &plan), 3);
     CHECK_INT(plan.cut, GEMM_CUT_BATCH);
-    CHECK_INT(plan.width, 10);
+    CHECK_INT(plan.width, 11);
     check_rules(&wide, &plan);
     /* Two items of 8192 x 8192, 8 ms: two slices of one item, or eight along n of both. */
     struct gemm_problem two = {8192, 8192, 128, 256, 132, 8 * MS, 1 * MS, 2, 0, false};
@@ -325,8 +345,7 @@ static void odd_tile(void)
 /* Values no device runs but an application can state (an algorithm's split of k, a batch count,
  * an SM count target, dimensions of layouts): CTA counts past 2^64 must not wrap (a count of 0
  * divided by), and the plan keeps its shape: at most GEMM_PLAN_MAX_SLICES slices, boundaries at
- * the unit, the last slice not empty (in a batch, at least as wide as the others), the dimension
- * covered. */
+ * the unit, the last slice not empty, the dimension covered. */
 static void extremes(void)
 {
     static const uint64_t dims[] = {1, 1024, 16 * 256, 70000, 1ull << 24, 1ull << 40};
@@ -351,7 +370,7 @@ static void extremes(void)
                                                                    : p.m;
                         uint64_t first, size;
                         gemm_plan_slice(&plan, extent, count - 1, &first, &size);
-                        CHECK(batch_cut ? size >= plan.width : size > 0);
+                        CHECK(size > 0);
                         CHECK(first + size == extent);
                         if (!batch_cut)
                             CHECK_INT(plan.width % GEMM_PLAN_GRANULE, 0);
@@ -389,6 +408,48 @@ static void random_problems(void)
     }
 }
 
+/* Shapes where an earlier rule fell short: each check_rules against every width. */
+static void soonest_cases(void)
+{
+    struct gemm_plan plan;
+    /* 2^21 square, 64 wanted: the even split, 64 of 32,768 (a grid of 1024 widths from the
+     * narrowest missed it). */
+    struct gemm_problem square = {1u << 21, 1u << 21, 128, 256, 132, 64 * MS, 1 * MS, 0, 0, false};
+    CHECK_INT(gemm_plan_make(&square, &plan), 64);
+    CHECK_INT(plan.width, 32768);
+    check_rules(&square, &plan);
+    /* Seven items of 8192 x 8192, four wanted: four slices along n of a quarter each, not items
+     * of 1, 1, 1 and 4 (counting slices chose those). */
+    struct gemm_problem seven = {8192, 8192, 128, 256, 132, 4 * MS, 1 * MS, 7, 0, false};
+    CHECK_INT(gemm_plan_make(&seven, &plan), 4);
+    CHECK_INT(plan.cut, GEMM_CUT_N);
+    check_rules(&seven, &plan);
+    /* Waves, not elements: along m 5120 rows of 6 waves, where n's shortest longest, a smaller
+     * share, runs 7. */
+    struct gemm_problem waves = {45218, 10329, 256, 256, 146, 10 * MS, 1 * MS, 0, 0, false};
+    CHECK(gemm_plan_make(&waves, &plan) >= 2);
+    CHECK_INT(plan.cut, GEMM_CUT_M);
+    check_rules(&waves, &plan);
+    /* Large random extents, against every width (at most a few thousand a cut). */
+    unsigned long long seed = 29;
+    for (int i = 0; i < 300; i++) {
+        struct gemm_problem p = {
+            .m = 1 + check_rand_below(&seed, 1u << 22),
+            .n = 1 + check_rand_below(&seed, 1u << 22),
+            .tile_m = 128,
+            .tile_n = 256,
+            .sms = 1 + check_rand_below(&seed, 200),
+            .learned_ns = 1 + check_rand_below(&seed, 100000000),
+            .target_ns = 1 + check_rand_below(&seed, 2000000),
+            .splits = (uint32_t)check_rand_below(&seed, 4),
+            .rows_fixed = i % 4 == 0,
+        };
+        gemm_plan_make(&p, &plan);
+        if (p.learned_ns > p.target_ns)
+            check_rules(&p, &plan);
+    }
+}
+
 int main(void)
 {
     measured_shapes();
@@ -396,6 +457,7 @@ int main(void)
     reasons();
     odd_tile();
     random_problems();
+    soonest_cases();
     extremes();
     return check_finish("unit.gemm_plan");
 }

@@ -718,7 +718,9 @@ static int prepare(const struct cudahal_gemm_call *c, const struct shape *s,
 {
     memset(pp, 0, sizeof *pp);
     pp->desc = c->desc;
-    pp->moves_bias = p->cut == GEMM_CUT_M && s->bias; /* of a known size: rows_fixed */
+    pp->moves_bias = p->cut == GEMM_CUT_M && s->bias;
+    if (pp->moves_bias && !s->bias_esize) /* the plan does not make it (rows_fixed) */
+        return -ENOTSUP;
     if (pp->moves_bias) {
         memcpy(&pp->desc_copy, c->desc, sizeof pp->desc_copy);
         pp->desc = &pp->desc_copy;

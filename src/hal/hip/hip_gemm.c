@@ -377,6 +377,8 @@ static int prepare(const struct hiphal_gemm_call *c, const struct shape *s,
                    const struct gemm_plan *p, struct slice_layouts l[2])
 {
     memset(l, 0, 2 * sizeof *l);
+    if (p->cut == GEMM_CUT_M && s->bias) /* the plan does not make it (rows_fixed) */
+        return -ENOTSUP;
     uint64_t first, last;
     gemm_plan_slice(p, extent_of(s, p), p->count - 1, &first, &last);
     int r = make_layouts(s, p, p->width, &l[0]);
