@@ -202,6 +202,19 @@ static void check_rules(const struct gemm_problem *p, const struct gemm_plan *pl
     CHECK_INT(next, extent);
 }
 
+/* Plans p, expecting count slices along cut, `width` wide unless width is 0, and checks the plan
+ * against the rules; the plan in *plan. */
+static void expect_plan(const struct gemm_problem *p, uint32_t count, enum gemm_cut cut,
+                        uint64_t width, struct gemm_plan *plan)
+{
+    CHECK_INT(gemm_plan_make(p, plan), count);
+    if (count)
+        CHECK_INT(plan->cut, cut);
+    if (count && width)
+        CHECK_INT(plan->width, width);
+    check_rules(p, plan);
+}
+
 static void measured_shapes(void)
 {
     struct gemm_plan plan;
@@ -218,10 +231,7 @@ static void measured_shapes(void)
     check_rules(&head, &plan);
     /* With a bias that cannot move with the rows, n. */
     head.rows_fixed = true;
-    CHECK_INT(gemm_plan_make(&head, &plan), 4);
-    CHECK_INT(plan.cut, GEMM_CUT_N);
-    CHECK_INT(plan.width, 1024);
-    check_rules(&head, &plan);
+    expect_plan(&head, 4, GEMM_CUT_N, 1024, &plan);
     /* Its gradient over the 1024-row weight: 1024 x 50,257; a slice needs 33 columns of tiles
      * (8448 columns, so 9216), three wanted: two of 17,408 and the rest, 15,441, of two waves
      * too (two of 17,408 and a last of 32,849 took half as long again). */
@@ -237,10 +247,7 @@ static void measured_shapes(void)
      * waves on 132 SMs; 4.4 ms): no two slices of two waves, but four slices of 1024 tokens, one
      * wave each (96 CTAs), are four waves in all, within 4/3 of three (the H200 measured 1.35x). */
     struct gemm_problem input_grad = {1024, 4096, 128, 256, 132, 4400000, 500000, 0, 3, false};
-    CHECK_INT(gemm_plan_make(&input_grad, &plan), 4);
-    CHECK_INT(plan.cut, GEMM_CUT_N);
-    CHECK_INT(plan.width, 1024);
-    check_rules(&input_grad, &plan);
+    expect_plan(&input_grad, 4, GEMM_CUT_N, 1024, &plan);
     /* Without the split of k (128 CTAs, one wave), any cut costs twice the whole: whole. */
     struct gemm_problem small = {1024, 4096, 128, 256, 132, 4 * MS, 1 * MS, 0, 0, false};
     CHECK_INT(gemm_plan_make(&small, &plan), 0);
@@ -248,9 +255,7 @@ static void measured_shapes(void)
     check_rules(&small, &plan);
     /* Split in two (256 CTAs, two waves): two slices of 2048 are two waves, as the whole. */
     small.splits = 2;
-    CHECK_INT(gemm_plan_make(&small, &plan), 2);
-    CHECK_INT(plan.width, 2048);
-    check_rules(&small, &plan);
+    expect_plan(&small, 2, GEMM_CUT_N, 2048, &plan);
     /* Too few columns, enough rows: along m (n = 1024 leaves one slice at most). */
     struct gemm_problem tall = {65536, 1024, 128, 256, 132, 8 * MS, 1 * MS, 0, 0, false};
     CHECK(gemm_plan_make(&tall, &plan) >= 2);
@@ -287,22 +292,13 @@ static void batches(void)
     /* 32 items of 2048 x 2048 (128 tiles each), 3 ms at 1 ms: slices of 11, 11 and 10 items (11
      * waves the longest, against 16 for 1024 of n or m). */
     struct gemm_problem wide = {2048, 2048, 128, 256, 132, 3 * MS, 1 * MS, 32, 0, false};
-    CHECK_INT(gemm_plan_make(&wide, &plan), 3);
-    CHECK_INT(plan.cut, GEMM_CUT_BATCH);
-    CHECK_INT(plan.width, 11);
-    check_rules(&wide, &plan);
+    expect_plan(&wide, 3, GEMM_CUT_BATCH, 11, &plan);
     /* Two items of 8192 x 8192, 8 ms: two slices of one item, or eight along n of both. */
     struct gemm_problem two = {8192, 8192, 128, 256, 132, 8 * MS, 1 * MS, 2, 0, false};
-    CHECK_INT(gemm_plan_make(&two, &plan), 8);
-    CHECK_INT(plan.cut, GEMM_CUT_N);
-    CHECK_INT(plan.width, 1024);
-    check_rules(&two, &plan);
+    expect_plan(&two, 8, GEMM_CUT_N, 1024, &plan);
     /* At 4 ms: four along n, or two of one item: n still gives more. At 2 ms, the items. */
     two.learned_ns = 2 * MS;
-    CHECK_INT(gemm_plan_make(&two, &plan), 2);
-    CHECK_INT(plan.cut, GEMM_CUT_BATCH);
-    CHECK_INT(plan.width, 1);
-    check_rules(&two, &plan);
+    expect_plan(&two, 2, GEMM_CUT_BATCH, 1, &plan);
     /* A batch of one is one GEMM: along m, as without a batch. */
     struct gemm_problem one = {50257, 4096, 128, 256, 132, 4400000, 1 * MS, 1, 0, false};
     CHECK_INT(gemm_plan_make(&one, &plan), 5);
@@ -415,15 +411,11 @@ static void soonest_cases(void)
     /* 2^21 square, 64 wanted: the even split, 64 of 32,768 (a grid of 1024 widths from the
      * narrowest missed it). */
     struct gemm_problem square = {1u << 21, 1u << 21, 128, 256, 132, 64 * MS, 1 * MS, 0, 0, false};
-    CHECK_INT(gemm_plan_make(&square, &plan), 64);
-    CHECK_INT(plan.width, 32768);
-    check_rules(&square, &plan);
+    expect_plan(&square, 64, GEMM_CUT_N, 32768, &plan);
     /* Seven items of 8192 x 8192, four wanted: four slices along n of a quarter each, not items
      * of 1, 1, 1 and 4 (counting slices chose those). */
     struct gemm_problem seven = {8192, 8192, 128, 256, 132, 4 * MS, 1 * MS, 7, 0, false};
-    CHECK_INT(gemm_plan_make(&seven, &plan), 4);
-    CHECK_INT(plan.cut, GEMM_CUT_N);
-    check_rules(&seven, &plan);
+    expect_plan(&seven, 4, GEMM_CUT_N, 0, &plan);
     /* Waves, not elements: along m 5120 rows of 6 waves, where n's shortest longest, a smaller
      * share, runs 7. */
     struct gemm_problem waves = {45218, 10329, 256, 256, 146, 10 * MS, 1 * MS, 0, 0, false};
