@@ -6,15 +6,15 @@
  * every pointer moves by whole items), D's columns (n: only the pointers of B, C and D move) or
  * its rows (m: those of A, C, D and a bias; not where rows_fixed says the BLAS layer cannot move
  * the bias). Along a cut the slices' width is a multiple of its unit (the granule and the tile
- * side, both; an item), at most half the extent, and at least what keeps GEMM_PLAN_MIN_WAVES
- * waves of CTAs; the rest after the whole widths is a slice of its own where it keeps the waves
- * too, else part of the last. Of every such slicing along every cut, the plan takes the one that
- * ends soonest for a request arriving as its longest slice begins, since that request waits for
- * all of it: the fewest waves of CTAs in that slice, then its smallest share of the extent, then
- * the fewest slices; items, n, m in that order on a tie. (On an H200 GPT-2's LM-head logits cut
- * into four 1024-token columns of 1.1 ms, where the vocabulary gave slices of 0.65 ms, were most of
- * the language-model row's wait: h200-run-29-trace.md.) Where no cut keeps two waves, the most
- * slices (n, then m) whose waves summed stay within the cost bound.
+ * side, both; an item), short enough to leave two slices, and at least what keeps
+ * GEMM_PLAN_MIN_WAVES waves of CTAs; the rest after the whole widths is a slice of its own where it
+ * keeps the waves too, else part of the last. Of every such slicing along every cut, the plan takes
+ * the one that ends soonest for a request arriving as its longest slice begins, since that request
+ * waits for all of it: the fewest waves of CTAs in that slice, then its smallest share of the
+ * extent, then the fewest slices; items, n, m in that order on a tie. (On an H200 GPT-2's LM-head
+ * logits cut into four 1024-token columns of 1.1 ms, where the vocabulary gave slices of 0.65 ms,
+ * were most of the language-model row's wait: h200-run-29-trace.md.) Where no cut keeps two waves,
+ * the most slices (n, then m) whose waves summed stay within the cost bound.
  */
 #include "gemm_plan.h"
 
@@ -139,8 +139,8 @@ static struct slicing two_wave_cut(const struct cut *c, uint32_t sms, uint64_t w
     struct slicing best = {0};
     uint32_t tried = 0;
     for (uint64_t width = from > narrowest ? from : narrowest;
-         c->extent / width >= 2 && (!best.count || width <= longest_of(&best)) &&
-         tried < GEMM_PLAN_MAX_WIDTHS;
+         narrowest <= c->extent && width <= c->extent - narrowest &&
+         (!best.count || width <= longest_of(&best)) && tried < GEMM_PLAN_MAX_WIDTHS;
          width += c->unit, tried++) {
         struct slicing s = slicing_at(c, width, narrowest, want);
         if (sooner(&s, c, &best, c, sms))

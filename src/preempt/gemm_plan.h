@@ -7,8 +7,8 @@
  * The exactness of slices is the BLAS layer's to establish (docs/design.md, "Long kernels: GEMM
  * slices"); the plan only keeps what that argument needs of the cut: every boundary a multiple
  * of GEMM_PLAN_GRANULE and of the tile's side along the cut, so that every tile and cluster of
- * the whole problem lies within one slice; a batch of GEMMs (strided batched) is cut between its
- * items first, where any boundary keeps every item whole. And it keeps slicing cheap: every slice
+ * the whole problem lies within one slice; a batch of GEMMs (strided batched) may be cut between
+ * its items, where any boundary keeps every item whole. And it keeps slicing cheap: every slice
  * keeps at least GEMM_PLAN_MIN_WAVES waves of CTAs (one CTA per SM per wave; a tile runs one CTA
  * per part of a split k, and a slice of a batch counts the CTAs of all its items), since a slice
  * that leaves SMs idle costs the load far more than the latency it saves (4x on an H200 under one

@@ -115,7 +115,8 @@ static bool seen_sooner(const struct seen *a, const struct seen *b)
 static struct seen soonest(const struct way *x, uint64_t want, uint32_t sms)
 {
     struct seen best = {0};
-    for (uint64_t w = x->narrowest; x->extent / w >= 2; w += x->unit) {
+    for (uint64_t w = x->narrowest; x->narrowest <= x->extent && w <= x->extent - x->narrowest;
+         w += x->unit) {
         struct seen s = seen_at(x, w, want, sms);
         if (seen_sooner(&s, &best))
             best = s;
@@ -293,10 +294,14 @@ static void batches(void)
      * waves the longest, against 16 for 1024 of n or m). */
     struct gemm_problem wide = {2048, 2048, 128, 256, 132, 3 * MS, 1 * MS, 32, 0, false};
     expect_plan(&wide, 3, GEMM_CUT_BATCH, 11, &plan);
-    /* Two items of 8192 x 8192, 8 ms: two slices of one item, or eight along n of both. */
+    /* Two items of 8192 x 8192, 8 ms: eight along n of both, 4 waves each, not two slices of one
+     * item, 16 waves each. */
     struct gemm_problem two = {8192, 8192, 128, 256, 132, 8 * MS, 1 * MS, 2, 0, false};
     expect_plan(&two, 8, GEMM_CUT_N, 1024, &plan);
-    /* At 4 ms: four along n, or two of one item: n still gives more. At 2 ms, the items. */
+    /* At 4 ms: four along n, 8 waves each, against 16 for an item. At 2 ms two along n are 16
+     * waves too, half of it each, as an item: the items, on the tie. */
+    two.learned_ns = 4 * MS;
+    expect_plan(&two, 4, GEMM_CUT_N, 2048, &plan);
     two.learned_ns = 2 * MS;
     expect_plan(&two, 2, GEMM_CUT_BATCH, 1, &plan);
     /* A batch of one is one GEMM: along m, as without a batch. */

@@ -19,9 +19,9 @@
  * workspace set on the handle (cublasSetWorkspace_v2, seen by the shim; cublasSetStream_v2,
  * which resets it to cuBLAS's own pool, and cublasDestroy_v2 forget it). A strided batch is
  * translated into layouts with its count and strides (CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT and
- * STRIDED_BATCH_OFFSET) and cut between its items first: one item, as cuBLAS ignores strides
- * then, is a plain GEMM; a stride of 0 or less (a broadcast), or items that overlap, stay whole.
- * Anything else, and any query that fails, forwards the call unchanged.
+ * STRIDED_BATCH_OFFSET) and cut between its items or within them (gemm_plan.h): one item, as cuBLAS
+ * ignores strides then, is a plain GEMM; a stride of 0 or less (a broadcast), or items that
+ * overlap, stay whole. Anything else, and any query that fails, forwards the call unchanged.
  */
 #ifndef GPUPRIO_CUDA_GEMMEX_H
 #define GPUPRIO_CUDA_GEMMEX_H
