@@ -196,7 +196,7 @@ class KernelTrace:
             return {"trace_error": "%d activities and %d of %d stamps recorded" %
                     (len(acts), len(stamps), self.count)}
         n = len(stamps)
-        at = [s[0] for s in stamps[:n]]
+        at = [s[0] for s in stamps]
         offsets = [values[i] - stamps[i][0] for i in range(n)]
         jitter = sorted(abs(offsets[i] - offsets[i - 1]) for i in range(1, n)) or [0]
         names, index, trace = [], {}, []

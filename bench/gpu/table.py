@@ -13,10 +13,11 @@ it after it was due, how long the submitting call took, the request's time on th
 submission to its last kernel's end ('to end': the latency without the host's wake-ups, with its
 P99 over the standalone row's), how long after that the client saw it done (latency = late + pre
 + on GPU + seen), and in rows with a spin load (colocation.py --kind spin) or a traced one
-(--trace-kernels), against the load's kernel trace: how much of the wait the load's kernels ran, how many of them started after the
-submission, how long the GPU then ran neither, how many requests found a load kernel cut short
-(started before the request's first kernel and still running after it), and how long after the
-end of the load kernel running when the call returned the request's first kernel started.
+(--trace-kernels), against the load's kernel trace: how much of the wait the load's kernels ran,
+how many of them started after the submission, how long the GPU then ran neither, how many
+requests found a load kernel cut short (started before the request's first kernel and still
+running after it), and how long after the end of the load kernel running when the call returned
+the request's first kernel started.
 A traced real load's rows then show which of its activities the requests found running at their
 submission, and for the slowest requests which one and for how long.
 """

@@ -201,20 +201,21 @@ uint32_t gemm_plan_make(const struct gemm_problem *p, struct gemm_plan *plan)
      * B, C and D move. */
     const struct cut *cuts[] = {&along_items, &along_n, &along_m};
     static const enum gemm_cut names[] = {GEMM_CUT_BATCH, GEMM_CUT_N, GEMM_CUT_M};
+    struct slicing rows = two_wave_cut(&along_m, p->sms, want);
     struct slicing by[] = {
         items > 1 ? two_wave_cut(&along_items, p->sms, want) : (struct slicing){0},
-        two_wave_cut(&along_n, p->sms, want), two_wave_cut(&along_m, p->sms, want)};
+        two_wave_cut(&along_n, p->sms, want), p->rows_fixed ? (struct slicing){0} : rows};
     size_t best = 0;
     for (size_t i = 1; i < 3; i++)
-        if ((i != 2 || !p->rows_fixed) && sooner(&by[i], cuts[i], &by[best], cuts[best], p->sms))
+        if (sooner(&by[i], cuts[i], &by[best], cuts[best], p->sms))
             best = i;
-    if (by[best].count && (best != 2 || !p->rows_fixed))
+    if (by[best].count)
         *plan = (struct gemm_plan){names[best], by[best].count, by[best].width, GEMM_WHOLE_NONE};
     uint64_t width;
     if (!plan->count && (width = costed_width(&along_n, p->sms, want)))
         *plan = (struct gemm_plan){GEMM_CUT_N, count_of(p->n, width, want), width, GEMM_WHOLE_NONE};
     bool rows_only =
-        !plan->count && p->rows_fixed && (by[2].count || costed_width(&along_m, p->sms, want));
+        !plan->count && p->rows_fixed && (rows.count || costed_width(&along_m, p->sms, want));
     if (!plan->count && !p->rows_fixed && (width = costed_width(&along_m, p->sms, want)))
         *plan = (struct gemm_plan){GEMM_CUT_M, count_of(p->m, width, want), width, GEMM_WHOLE_NONE};
     if (!plan->count) /* where only the rows could be cut, it is the form that is not sliced */

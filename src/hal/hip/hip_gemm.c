@@ -9,10 +9,10 @@
  * every call while slicing is on is read again (some fifteen attribute calls), and a slice along
  * m, whose bias would have to move on a copy of the descriptor, is not made (rows_fixed: the plan
  * cuts a call with a bias along n only, and one that only m could cut stays whole, as
- * unsupported). A slice is the
- * same call over a block of D's columns (n) or rows (m): the same descriptor and algorithm, the
- * same leading dimensions, pointers moved to the block, and layouts of the block's size created
- * for the call and destroyed after it (at most two sizes: the slices' and the last one's).
+ * unsupported). A slice is the same call over a block of D's columns (n) or rows (m): the same
+ * descriptor and algorithm, the same leading dimensions, pointers moved to the block, and layouts
+ * of the block's size created for the call and destroyed after it (at most two sizes: the
+ * slices' and the last one's).
  */
 #include "hip_gemm.h"
 
