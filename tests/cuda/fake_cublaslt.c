@@ -7,8 +7,9 @@
  * descriptor too), each attribute is read and written with its own size (a wrong size is
  * CUBLAS_STATUS_INVALID_VALUE, as is an attribute this version does not know: CUDA 12's atomics
  * ones), layouts are column-major unless told otherwise. cublasLtMatmul computes
- * D = epilogue(alpha * op(A) op(B) + beta * C) in float on host memory (float matrices only), the
- * k sum in one order, in each item of a strided batch (every layout of as many items, each at its
+ * D = epilogue(alpha * op(A) op(B) + beta * C) in float on host memory (A and B both float or
+ * both int8, C and D float; the bias float whatever its type attribute says), the k sum in one
+ * order, in each item of a strided batch (every layout of as many items, each at its
  * CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET), so that a sliced call equals the whole one bit
  * for bit exactly when every slice gets the right pointers, sizes and items; it records every
  * call (fake_cublaslt.h), and tells the fake driver's clock that it took one nanosecond per
@@ -466,9 +467,15 @@ EXPORT cudahal_lt_status cublasLtMatmulAlgoGetHeuristic(
 
 /* ---- the GEMM ---- */
 
-static float op_at(const float *x, const struct fake_layout *l, bool t, uint64_t r, uint64_t c)
+static size_t esize_of(const struct fake_layout *l)
 {
-    return t ? x[c + r * (uint64_t)l->ld] : x[r + c * (uint64_t)l->ld];
+    return l->type == CUDAHAL_LT_R_8I ? 1 : sizeof(float);
+}
+
+static float op_at(const void *x, const struct fake_layout *l, bool t, uint64_t r, uint64_t c)
+{
+    uint64_t at = t ? c + r * (uint64_t)l->ld : r + c * (uint64_t)l->ld;
+    return l->type == CUDAHAL_LT_R_8I ? ((const int8_t *)x)[at] : ((const float *)x)[at];
 }
 
 static float epilogue(uint32_t e, float v, float bias)
@@ -538,10 +545,10 @@ static bool no_math(void)
     return v;
 }
 
-/* Runs a checked float GEMM (none with FAKE_CUBLASLT_NO_MATH). */
+/* Runs a checked GEMM (none with FAKE_CUBLASLT_NO_MATH). */
 static void compute(const struct fake_desc *f, const struct fake_layout *la,
                     const struct fake_layout *lb, const struct fake_layout *lc,
-                    const struct fake_layout *ld, const float *A, const float *B, const float *C,
+                    const struct fake_layout *ld, const void *A, const void *B, const float *C,
                     float *D, float alpha, float beta)
 {
     bool ta = desc_get(f, CUDAHAL_LT_DESC_TRANSA) == CUDAHAL_LT_OP_T;
@@ -563,12 +570,12 @@ static void compute(const struct fake_desc *f, const struct fake_layout *la,
         }
 }
 
-/* A float column-major matrix of d's items, strided. */
-static bool float_col(const struct fake_layout *l, const struct fake_layout *d)
+/* A column-major matrix of d's items, strided, of type t. */
+static bool col_of(const struct fake_layout *l, const struct fake_layout *d, uint32_t t)
 {
-    return l && l->type == CUDAHAL_LT_R_32F && l->order == CUDAHAL_LT_ORDER_COL &&
-           l->batch == d->batch && l->batch >= 1 && l->mode == CUDAHAL_LT_BATCH_STRIDED &&
-           l->plane == 0 && l->ld >= (int64_t)l->rows;
+    return l && l->type == t && l->order == CUDAHAL_LT_ORDER_COL && l->batch == d->batch &&
+           l->batch >= 1 && l->mode == CUDAHAL_LT_BATCH_STRIDED && l->plane == 0 &&
+           l->ld >= (int64_t)l->rows;
 }
 
 static void record(const struct fake_lt_call *c)
@@ -609,9 +616,11 @@ static void run_matmul(void *arg)
 {
     const struct matmul *m = arg;
     for (int32_t i = 0; i < m->ld.batch; i++)
-        compute(&m->f, &m->la, &m->lb, &m->lc, &m->ld, (const float *)m->A + i * m->la.stride,
-                (const float *)m->B + i * m->lb.stride, (const float *)m->C + i * m->lc.stride,
-                (float *)m->D + i * m->ld.stride, m->alpha, m->beta);
+        compute(&m->f, &m->la, &m->lb, &m->lc, &m->ld,
+                (const char *)m->A + (size_t)i * (size_t)m->la.stride * esize_of(&m->la),
+                (const char *)m->B + (size_t)i * (size_t)m->lb.stride * esize_of(&m->lb),
+                (const float *)m->C + i * m->lc.stride, (float *)m->D + i * m->ld.stride, m->alpha,
+                m->beta);
     bool ta = desc_get(&m->f, CUDAHAL_LT_DESC_TRANSA) == CUDAHAL_LT_OP_T;
     fake_cuda_advance_ns(m->ld.rows * m->ld.cols * (ta ? m->la.rows : m->la.cols) *
                          (uint64_t)m->ld.batch);
@@ -663,8 +672,9 @@ EXPORT cudahal_lt_status cublasLtMatmul(cudahal_lt_handle handle, cudahal_lt_des
     fake_cuda_advance_ns(atomic_load(&extra_ns));
     if (!handle || handle->magic != HANDLE_MAGIC || !f || !alpha || !beta || !A || !B || !D)
         c.status = INVALID_VALUE;
-    else if (!ld || !float_col(la, ld) || !float_col(lb, ld) || !float_col(lc, ld) ||
-             !float_col(ld, ld) ||
+    else if (!ld || !la || !col_of(la, ld, la->type) || !col_of(lb, ld, la->type) ||
+             (la->type != CUDAHAL_LT_R_32F && la->type != CUDAHAL_LT_R_8I) ||
+             !col_of(lc, ld, CUDAHAL_LT_R_32F) || !col_of(ld, ld, CUDAHAL_LT_R_32F) ||
              (desc_get(f, CUDAHAL_LT_DESC_EPILOGUE) &
               ~(uint64_t)(CUDAHAL_LT_EPILOGUE_DEFAULT | CUDAHAL_LT_EPILOGUE_RELU |
                           CUDAHAL_LT_EPILOGUE_BIAS | CUDAHAL_LT_EPILOGUE_GELU)))

@@ -17,6 +17,11 @@
  *                   algorithm was checked on a slice: FAKE_CUBLASLT_CHECK_FAIL)
  *   m_bias          4096 x 1024 x 4, op(A) transposed, bias, C is D: four slices of 1024 rows,
  *                   the bias moved with them
+ *   m_int8 EXPECT   4096 x 256 x 16 (one tile of columns: only rows can be cut), A and B int8, a
+ *                   bias. EXPECT whole: the bias's type left to cuBLASLt, whose rule for integer
+ *                   kernels gpuprio does not know, so the bias cannot be moved (rows_fixed): the
+ *                   call is forwarded as called, counted as a form that does not slice exactly;
+ *                   sliced: the bias's type set (float), four slices of 1024 rows, the bias moved
  *   splitk S EXPECT the n case's GEMM on 132 SMs (the descriptor's SM count target), its
  *                   algorithm splitting k in S: 128 tiles, times S CTAs. S = 3: three waves,
  *                   no slice of two, but four of 1024 columns (a wave each) are within 4/3 of
@@ -79,6 +84,7 @@ struct gemm {
     bool ta, tb, in_place;
     int64_t lda, ldb, ldc, ldd;
     float *A, *B, *C, *D, *D0, *bias, alpha, beta;
+    size_t ab_esize; /* what A and B's layouts say their elements are: float, or int8 (as_int8) */
     cudahal_lt_handle handle;
     cudahal_lt_layout_opaque *la, *lb, *lc, *ld;
     cudahal_lt_desc_opaque *desc;
@@ -138,6 +144,7 @@ static void make(struct gemm *g, uint64_t m, uint64_t n, uint64_t k, bool ta, bo
                        .ta = ta,
                        .tb = tb,
                        .in_place = in_place,
+                       .ab_esize = sizeof(float),
                        .alpha = 1.5f,
                        .beta = in_place ? 1.0f : 0.5f};
     uint64_t ar = ta ? k : m, ac = ta ? m : k, br = tb ? n : k, bc = tb ? k : n;
@@ -171,6 +178,18 @@ static void make(struct gemm *g, uint64_t m, uint64_t n, uint64_t k, bool ta, bo
     uint32_t tile = TILE_128x256;
     MUST(cublasLtMatmulAlgoConfigSetAttribute(&g->algo, CUDAHAL_LT_CONFIG_TILE_ID, &tile,
                                               sizeof tile));
+}
+
+/* A and B read as int8 from then on: their layouts made again, the same sizes, of CUDA_R_8I. */
+static void as_int8(struct gemm *g)
+{
+    uint64_t ar = g->ta ? g->k : g->m, ac = g->ta ? g->m : g->k, br = g->tb ? g->n : g->k,
+             bc = g->tb ? g->k : g->n;
+    MUST(cublasLtMatrixLayoutDestroy(g->la));
+    MUST(cublasLtMatrixLayoutDestroy(g->lb));
+    MUST(cublasLtMatrixLayoutCreate(&g->la, CUDAHAL_LT_R_8I, ar, ac, g->lda));
+    MUST(cublasLtMatrixLayoutCreate(&g->lb, CUDAHAL_LT_R_8I, br, bc, g->ldb));
+    g->ab_esize = 1;
 }
 
 static void drop(struct gemm *g, float *ref)
@@ -234,16 +253,18 @@ static bool is_slice(int i, const struct gemm *g, bool along_n)
     uint64_t first = (uint64_t)i * 1024;
     if (!c)
         return false;
+    const char *a = (const char *)g->A, *b = (const char *)g->B;
     bool same = c->handle == g->handle && c->alpha == &g->alpha && c->beta == &g->beta &&
                 c->algo == &g->algo && c->workspace == g->workspace && c->stream == low;
     if (along_n)
         return same && c->desc == g->desc && c->m == g->m && c->n == 1024 && c->A == g->A &&
-               c->Adesc == g->la && c->B == g->B + (g->tb ? first : first * g->ldb) &&
+               c->Adesc == g->la &&
+               (const char *)c->B == b + (g->tb ? first : first * g->ldb) * g->ab_esize &&
                c->C == g->C + first * g->ldc && c->D == g->D + first * g->ldd;
     const float *bias = g->bias + first;
     return same && c->m == 1024 && c->n == g->n && c->B == g->B && c->Bdesc == g->lb &&
-           c->A == g->A + (g->ta ? first * g->lda : first) && c->C == g->C + first &&
-           c->D == g->D + first && c->bias == bias;
+           (const char *)c->A == a + (g->ta ? first * g->lda : first) * g->ab_esize &&
+           c->C == g->C + first && c->D == g->D + first && c->bias == bias;
 }
 
 /* One call on the low stream, D fresh: its status. */
@@ -332,6 +353,26 @@ static void case_m_bias(void)
     MUST(cublasLtMatmulDescGetAttribute(g.desc, CUDAHAL_LT_DESC_BIAS_POINTER, &bias, sizeof bias,
                                         &written));
     EXPECT(bias == g.bias);
+    drop(&g, ref);
+}
+
+/* The descriptor's CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE (cuda_gemm.c reads it by number too). */
+#define DESC_BIAS_DATA_TYPE 26
+
+static void case_m_int8(const char *expect)
+{
+    struct gemm g;
+    make(&g, 4096, 256, 16, true, false, CUDAHAL_LT_EPILOGUE_BIAS, true);
+    as_int8(&g);
+    bool sliced = !strcmp(expect, "sliced");
+    if (sliced)
+        set_desc(&g, DESC_BIAS_DATA_TYPE, CUDAHAL_LT_R_32F, 4);
+    float *ref = reference(&g);
+    learn(&g, ref);
+    if (sliced)
+        expect_sliced(&g, ref, false, 4);
+    else
+        expect_whole(&g, ref);
     drop(&g, ref);
 }
 
@@ -690,6 +731,8 @@ int main(int argc, char **argv)
         case_splitk(argv[2], argv[3]);
     else if (!strcmp(what, "m_bias"))
         case_m_bias();
+    else if (!strcmp(what, "m_int8") && argc > 2)
+        case_m_int8(argv[2]);
     else if (!strcmp(what, "refused"))
         case_refused();
     else if (!strcmp(what, "capture"))
@@ -706,7 +749,7 @@ int main(int argc, char **argv)
         case_fork_held(argv[2]);
     else {
         fprintf(stderr, "usage: gemm_slices n sliced|whole|checked_whole|splitk S sliced|whole|"
-                        "m_bias|refused|capture|"
+                        "m_bias|m_int8 EXPECT|refused|capture|"
                         "capture_graph sliced|whole|fail_slice|fail_whole|relearn|fork|"
                         "fork_held forms|times|node_times|graphs\n");
         return 2;
