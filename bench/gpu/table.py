@@ -114,10 +114,13 @@ def breakdown(c, l, events=None):
         # Load kernels that began before the request's first kernel and may overlap [s, h].
         hi = bisect.bisect_left(starts, h)
         lo = bisect.bisect_left(starts, s - 50_000_000)
-        ran, started, last_end, cut = 0, 0, s, 0
+        # 'ran' is the time within [s, h] that any of them covered: a traced real load's
+        # activities overlap (streams side by side), which a sum would count twice.
+        ran, started, last_end, cut, covered = 0, 0, s, 0, s
         for k in trace[lo:hi]:
             k0, k1 = k[0], k[1]
-            ran += max(0, min(k1, h) - max(k0, s))
+            ran += max(0, min(k1, h) - max(k0, covered))
+            covered = max(covered, min(k1, h))
             started += k0 > s
             if k1 <= h:
                 last_end = max(last_end, k1)
