@@ -12,14 +12,11 @@
  * their older names, whose signatures carry no edge data: a graph whose edges have some (a
  * programmatic dependent launch) makes them fail (CUDA_ERROR_LOSSY_QUERY), and it stays whole.
  *
- * Wait nodes are placed by predicted time: a kernel node that gpuprio put into the capture with
- * a predicted time (a GEMM's slice: cuda_node_time.h, carried into the copy taken at
- * instantiation by cuGraphNodeFindInClone) weighs that; the graph's learned time less those is
- * shared equally by its other kernel nodes. Walking the kernel nodes in topological order, a
- * wait node goes before one when a kernel ran since the last wait node and that time plus the
- * node's own would pass the interval: so no stretch between two wait nodes is predicted longer
- * than one interval but where a single node is, and such a node has one before and after it.
- * Without any noted node this is one wait node every interval's worth of kernel nodes, by count.
+ * Wait nodes are placed by predicted time (graph_place.h has the rules): a kernel node that
+ * gpuprio put into the capture with a predicted time (a GEMM's slice: cuda_node_time.h, carried
+ * into the copy taken at instantiation by cuGraphNodeFindInClone) weighs that; the graph's
+ * learned time less those is shared equally by its other kernel nodes. Without any noted node
+ * this is one wait node every interval's worth of kernel nodes, by count.
  */
 #include "cuda_graph_gate.h"
 
@@ -32,6 +29,7 @@
 #include "cuda_bind.h"
 #include "cuda_node_time.h"
 #include "devgate.h"
+#include "graph_place.h"
 
 /* The value every wait node waits for (see above). */
 #define GRAPH_GATE_VALUE 1
@@ -289,111 +287,33 @@ static void wait_params(CUDA_BATCH_MEM_OP_NODE_PARAMS *p, CUstreamBatchMemOpPara
     *p = (CUDA_BATCH_MEM_OP_NODE_PARAMS){.ctx = ctx, .count = 1, .paramArray = op, .flags = 0};
 }
 
-/* A node and its place in the graph's list, sorted by node to find an edge's ends. */
-struct node_at {
-    CUgraphNode node;
-    size_t at;
-};
-
-static int by_node(const void *a, const void *b)
+/* graph's edges (from[i] to to[i]), malloc'd (*edges of them; NULL where none): 0, or -EIO. */
+static int edges_of(CUgraph graph, CUgraphNode **from, CUgraphNode **to, size_t *edges)
 {
-    uintptr_t x = (uintptr_t)((const struct node_at *)a)->node,
-              y = (uintptr_t)((const struct node_at *)b)->node;
-    return (x > y) - (x < y);
-}
-
-/* node's place in the graph's list (sorted: n of them), or n. */
-static size_t place_of(const struct node_at *sorted, size_t n, CUgraphNode node)
-{
-    size_t lo = 0, hi = n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if ((uintptr_t)sorted[mid].node < (uintptr_t)node)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo < n && sorted[lo].node == node ? sorted[lo].at : n;
-}
-
-/* The graph's nodes in an order where every node follows its dependencies (Kahn's), from its
- * edges; NULL on a failure or a cycle. O((nodes + edges) log nodes): graphs of tens of thousands
- * of nodes are built under their executable graph's lock, at a launch. */
-static CUgraphNode *topological(CUgraph graph, size_t *n, CUgraphNode **from, CUgraphNode **to,
-                                size_t *edges)
-{
-    CUgraphNode *nodes = nodes_of(graph, n), *order = NULL;
-    size_t *pending = NULL, *queue = NULL, *first = NULL, *next = NULL, *placed = NULL;
-    struct node_at *sorted = NULL;
     *from = *to = NULL;
-    *edges = 0;
-    if (!nodes)
-        return NULL;
     size_t e = 0;
     if (drv.get_edges(graph, NULL, NULL, &e) != CUDA_SUCCESS)
-        goto out;
-    if (e) {
-        *from = calloc(e, sizeof **from);
-        *to = calloc(e, sizeof **to);
-        if (!*from || !*to || drv.get_edges(graph, *from, *to, &e) != CUDA_SUCCESS)
-            goto out;
-    }
+        return -EIO;
     *edges = e;
-    pending = calloc(*n, sizeof *pending);
-    queue = calloc(*n, sizeof *queue);
-    order = calloc(*n, sizeof *order);
-    sorted = calloc(*n, sizeof *sorted);
-    first = calloc(*n + 1, sizeof *first); /* node j's out-edges: next[first[j]..first[j+1]) */
-    next = calloc(e + 1, sizeof *next);
-    placed = calloc(*n, sizeof *placed);
-    if (!pending || !queue || !order || !sorted || !first || !next || !placed)
-        goto fail;
-    for (size_t j = 0; j < *n; j++)
-        sorted[j] = (struct node_at){nodes[j], j};
-    qsort(sorted, *n, sizeof *sorted, by_node);
-    for (size_t i = 0; i < e; i++) {
-        size_t a = place_of(sorted, *n, (*from)[i]), b = place_of(sorted, *n, (*to)[i]);
-        if (a == *n || b == *n)
-            goto fail;
-        first[a + 1]++;
-        pending[b]++;
-    }
-    for (size_t j = 0; j < *n; j++)
-        first[j + 1] += first[j];
-    for (size_t i = 0; i < e; i++) {
-        size_t a = place_of(sorted, *n, (*from)[i]);
-        next[first[a] + placed[a]++] = place_of(sorted, *n, (*to)[i]);
-    }
-    size_t head = 0, tail = 0;
-    for (size_t j = 0; j < *n; j++)
-        if (!pending[j])
-            queue[tail++] = j;
-    while (head < tail) {
-        size_t j = queue[head++];
-        order[head - 1] = nodes[j];
-        for (size_t i = first[j]; i < first[j + 1]; i++)
-            if (--pending[next[i]] == 0)
-                queue[tail++] = next[i];
-    }
-    if (head == *n)
-        goto out;
-fail:
-    free(order);
-    order = NULL;
-out:
-    if (!order) {
-        free(*from);
-        free(*to);
-        *from = *to = NULL;
-    }
-    free(pending);
-    free(queue);
-    free(sorted);
-    free(first);
-    free(next);
-    free(placed);
-    free(nodes);
-    return order;
+    if (!e)
+        return 0;
+    *from = calloc(e, sizeof **from);
+    *to = calloc(e, sizeof **to);
+    if (*from && *to && drv.get_edges(graph, *from, *to, &e) == CUDA_SUCCESS && e == *edges)
+        return 0;
+    free(*from);
+    free(*to);
+    *from = *to = NULL;
+    return -EIO;
+}
+
+/* handles as integers (graph_place.h): a malloc'd copy of n of them, or NULL. */
+static uintptr_t *ids_of(const CUgraphNode *handles, size_t n)
+{
+    uintptr_t *ids = calloc(n ? n : 1, sizeof *ids);
+    for (size_t i = 0; ids && i < n; i++)
+        ids[i] = (uintptr_t)handles[i];
+    return ids;
 }
 
 /* Puts a wait node on the edges into kernel: it takes the kernel's dependencies, and the kernel
@@ -456,34 +376,44 @@ static bool new_event(CUcontext ctx, CUevent *ev)
     return ok;
 }
 
-/* The weight of each node of order (n of them): its predicted time for a kernel node,
- * NOT_KERNEL for the others; *kernels and *noted count the kernel nodes, and those noted. 0, or
- * -EIO. */
-#define NOT_KERNEL UINT64_MAX
-static int weigh(const CUgraphNode *order, size_t n, uint64_t learned_ns, uint64_t *weight,
+/* Where wait nodes go in a graph of n nodes (graph_place.h): in order[] the nodes' indices in
+ * an order where each follows its dependencies, gate[i] whether the i-th in that order gets a wait
+ * node; *kernels and *noted count its kernel nodes, and those with a predicted time noted (whose
+ * notes it forgets: the copy is never built on again). 0, -ENOMEM, or -EIO. */
+static int place(const CUgraphNode *nodes, size_t n, const CUgraphNode *from, const CUgraphNode *to,
+                 size_t edges, uint64_t learned_ns, uint64_t interval_ns, size_t *order, bool *gate,
                  size_t *kernels, size_t *noted)
 {
-    uint64_t noted_ns = 0;
-    *kernels = *noted = 0;
+    uintptr_t *ids = ids_of(nodes, n), *from_ids = ids_of(from, edges), *to_ids = ids_of(to, edges);
+    size_t *deps = calloc(n, sizeof *deps), *deps_in_order = calloc(n, sizeof *deps_in_order);
+    uint64_t *weight = calloc(n, sizeof *weight);
+    int rc = -ENOMEM;
+    if (!ids || !from_ids || !to_ids || !deps || !deps_in_order || !weight)
+        goto out;
+    rc = graph_place_order(ids, n, from_ids, to_ids, edges, order, deps);
+    if (rc)
+        goto out;
+    rc = -EIO;
     for (size_t i = 0; i < n; i++) {
         CUgraphNodeType type;
-        if (drv.node_type(order[i], &type) != CUDA_SUCCESS)
-            return -EIO;
-        weight[i] = type == CU_GRAPH_NODE_TYPE_KERNEL ? cudahal_node_time_of(order[i]) : NOT_KERNEL;
-        if (weight[i] == NOT_KERNEL)
-            continue;
-        ++*kernels;
-        if (weight[i] && weight[i] < NOT_KERNEL - noted_ns) {
-            ++*noted;
-            noted_ns += weight[i];
-        }
+        if (drv.node_type(nodes[order[i]], &type) != CUDA_SUCCESS)
+            goto out;
+        weight[i] = type == CU_GRAPH_NODE_TYPE_KERNEL ? cudahal_node_time_of(nodes[order[i]])
+                                                      : GRAPH_PLACE_NOT_KERNEL;
+        deps_in_order[i] = deps[order[i]];
     }
-    uint64_t rest = learned_ns > noted_ns ? learned_ns - noted_ns : 0;
-    uint64_t share = *kernels > *noted ? rest / (*kernels - *noted) : 0;
-    for (size_t i = 0; i < n; i++)
-        if (weight[i] == 0)
-            weight[i] = share;
-    return 0;
+    graph_place_weigh(weight, n, learned_ns, kernels, noted);
+    graph_place_waits(weight, deps_in_order, n, interval_ns, gate);
+    rc = 0;
+out:
+    forget_notes(nodes, n);
+    free(ids);
+    free(from_ids);
+    free(to_ids);
+    free(deps);
+    free(deps_in_order);
+    free(weight);
+    return rc;
 }
 
 int cudahal_graph_twin_build(CUgraph clone, CUcontext ctx, uint64_t interval_ns,
@@ -495,67 +425,55 @@ int cudahal_graph_twin_build(CUgraph clone, CUcontext ctx, uint64_t interval_ns,
         cudahal_graph_destroy(clone);
         return -EINVAL;
     }
-    size_t n, edges, kernels = 0, noted = 0;
-    CUgraphNode *from, *to;
-    CUgraphNode *order = topological(clone, &n, &from, &to, &edges);
-    uint64_t *weight = NULL;
+    size_t n = 0, edges = 0, kernels = 0, noted = 0;
+    CUgraphNode *nodes = nodes_of(clone, &n), *from = NULL, *to = NULL;
+    size_t *order = NULL;
+    bool *gate = NULL;
     struct cudahal_graph_twin *t = NULL;
     int rc = -EIO;
-    if (!order)
-        goto fail;
+    if (!nodes || edges_of(clone, &from, &to, &edges))
+        goto out;
     rc = -ENOMEM;
-    weight = calloc(n, sizeof *weight);
-    if (!weight)
-        goto fail;
-    rc = weigh(order, n, learned_ns, weight, &kernels, &noted);
-    forget_notes(order, n); /* read: the copy is never built on again */
+    order = calloc(n, sizeof *order);
+    gate = calloc(n, sizeof *gate);
+    if (!order || !gate)
+        goto out;
+    rc = place(nodes, n, from, to, edges, learned_ns, interval_ns, order, gate, &kernels, &noted);
     if (rc)
-        goto fail;
+        goto out;
     rc = -ENOMEM;
     t = calloc(1, sizeof *t + (kernels + 1) * sizeof t->waits[0]);
     if (!t)
-        goto fail;
+        goto out;
     *t = (struct cudahal_graph_twin){.graph = clone, .ctx = ctx, .target = target, .noted = noted};
-    uint64_t since = 0; /* predicted time of the kernel nodes since the last wait node */
-    size_t ran = 0;     /* and how many */
     for (size_t i = 0; i < n; i++) {
-        if (weight[i] == NOT_KERNEL)
-            continue;
-        if (ran && (weight[i] >= interval_ns || since > interval_ns - weight[i])) {
-            CUgraphNode wait = NULL;
-            rc = gate_before(clone, order[i], from, to, edges, ctx, target, &wait);
-            if (rc)
-                goto fail;
-            if (wait) {
-                t->waits[t->gates++] = wait;
-                since = 0;
-                ran = 0;
-            }
-        }
-        since = weight[i] < NOT_KERNEL - since ? since + weight[i] : NOT_KERNEL - 1;
-        ran++;
+        CUgraphNode wait = NULL;
+        if (gate[i] &&
+            (rc = gate_before(clone, nodes[order[i]], from, to, edges, ctx, target, &wait)))
+            goto out;
+        if (wait)
+            t->waits[t->gates++] = wait;
     }
     rc = -ENOENT;
     if (!t->gates)
-        goto fail;
+        goto out;
     rc = -EIO;
     if (!instantiate_in(ctx, &t->exec, clone, flags))
-        goto fail;
+        goto out;
     if (!new_event(ctx, &t->done)) {
         drv.exec_destroy(t->exec);
-        goto fail;
+        goto out;
     }
-    free(order);
-    free(from);
-    free(to);
-    free(weight);
     *out = t;
-    return 0;
-fail:
-    free(order);
+    t = NULL;
+    clone = NULL;
+    rc = 0;
+out:
+    free(nodes);
     free(from);
     free(to);
-    free(weight);
+    free(order);
+    free(gate);
     free(t);
     cudahal_graph_destroy(clone);
     return rc;
