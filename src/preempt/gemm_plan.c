@@ -118,9 +118,8 @@ static bool sooner(const struct slicing *a, const struct cut *ca, const struct s
     uint64_t wa = waves_of(ca, longest_of(a), sms), wb = waves_of(cb, longest_of(b), sms);
     if (wa != wb)
         return wa < wb;
-    /* The shares compared exactly, as cross products (two 64-bit factors each). */
-    unsigned __int128 sa = (unsigned __int128)longest_of(a) * cb->extent,
-                      sb = (unsigned __int128)longest_of(b) * ca->extent;
+    long double sa = (long double)longest_of(a) / (long double)ca->extent,
+                sb = (long double)longest_of(b) / (long double)cb->extent;
     if (sa != sb)
         return sa < sb;
     return a->count < b->count;

@@ -84,7 +84,8 @@ struct way {
 /* How a request arriving as the longest slice begins sees a slicing: that slice's waves, its
  * share of the extent, and the count; waves 0: no slicing. */
 struct seen {
-    uint64_t waves, count, longest, extent;
+    uint64_t waves, count, longest;
+    long double share;
 };
 
 /* Slices w wide along x (at most want; the rest a slice of its own where it is at least the
@@ -96,7 +97,7 @@ static struct seen seen_at(const struct way *x, uint64_t w, uint64_t want, uint3
         return (struct seen){0};
     uint64_t last = x->extent - (count - 1) * w, longest = last > w ? last : w;
     return (struct seen){div_up(div_up(longest, x->tile_cut) * x->ctas, sms), count, longest,
-                         x->extent};
+                         (long double)longest / x->extent};
 }
 
 static bool seen_sooner(const struct seen *a, const struct seen *b)
@@ -105,10 +106,8 @@ static bool seen_sooner(const struct seen *a, const struct seen *b)
         return a->waves && !b->waves;
     if (a->waves != b->waves)
         return a->waves < b->waves;
-    unsigned __int128 sa = (unsigned __int128)a->longest * b->extent,
-                      sb = (unsigned __int128)b->longest * a->extent;
-    if (sa != sb) /* the shares of the extent, exactly */
-        return sa < sb;
+    if (a->share != b->share)
+        return a->share < b->share;
     return a->count < b->count;
 }
 
