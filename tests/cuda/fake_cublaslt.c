@@ -8,8 +8,8 @@
  * CUBLAS_STATUS_INVALID_VALUE, as is an attribute this version does not know: CUDA 12's atomics
  * ones), layouts are column-major unless told otherwise. cublasLtMatmul computes
  * D = epilogue(alpha * op(A) op(B) + beta * C) in float on host memory (A and B both float or
- * both int8, C and D float; the bias float whatever its type attribute says), the k sum in one
- * order, in each item of a strided batch (every layout of as many items, each at its
+ * both int8, C and D float; the bias float, or bf16 where its type attribute says), the k sum in
+ * one order, in each item of a strided batch (every layout of as many items, each at its
  * CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET), so that a sliced call equals the whole one bit
  * for bit exactly when every slice gets the right pointers, sizes and items; it records every
  * call (fake_cublaslt.h), and tells the fake driver's clock that it took one nanosecond per
@@ -478,6 +478,25 @@ static float op_at(const void *x, const struct fake_layout *l, bool t, uint64_t 
     return l->type == CUDAHAL_LT_R_8I ? ((const int8_t *)x)[at] : ((const float *)x)[at];
 }
 
+/* The descriptor's bias type is one the fake reads: -1 (D's, float), float or bf16. */
+static bool bias_type_known(const struct fake_desc *f)
+{
+    uint32_t t = (uint32_t)desc_get(f, CUDAHAL_LT_DESC_BIAS_DATA_TYPE);
+    return t == UINT32_MAX || t == CUDAHAL_LT_R_32F || t == CUDAHAL_LT_R_16BF;
+}
+
+/* The bias's i-th element: of the descriptor's bias type (bf16), or float (-1: D's type). */
+static float bias_at(const struct fake_desc *f, uint64_t i)
+{
+    const void *bias = (const void *)(uintptr_t)desc_get(f, CUDAHAL_LT_DESC_BIAS_POINTER);
+    if ((uint32_t)desc_get(f, CUDAHAL_LT_DESC_BIAS_DATA_TYPE) != CUDAHAL_LT_R_16BF)
+        return ((const float *)bias)[i];
+    uint32_t bits = (uint32_t)((const uint16_t *)bias)[i] << 16;
+    float v;
+    memcpy(&v, &bits, sizeof v);
+    return v;
+}
+
 static float epilogue(uint32_t e, float v, float bias)
 {
     if (e & CUDAHAL_LT_EPILOGUE_BIAS)
@@ -554,7 +573,7 @@ static void compute(const struct fake_desc *f, const struct fake_layout *la,
     bool ta = desc_get(f, CUDAHAL_LT_DESC_TRANSA) == CUDAHAL_LT_OP_T;
     bool tb = desc_get(f, CUDAHAL_LT_DESC_TRANSB) == CUDAHAL_LT_OP_T;
     uint32_t e = (uint32_t)desc_get(f, CUDAHAL_LT_DESC_EPILOGUE);
-    const float *bias = (const float *)(uintptr_t)desc_get(f, CUDAHAL_LT_DESC_BIAS_POINTER);
+    bool bias = desc_get(f, CUDAHAL_LT_DESC_BIAS_POINTER) != 0;
     uint64_t k = ta ? la->rows : la->cols;
     if (no_math())
         return;
@@ -566,7 +585,7 @@ static void compute(const struct fake_desc *f, const struct fake_layout *la,
             float v = alpha * sum;
             if (beta != 0)
                 v += beta * C[i + j * (uint64_t)lc->ld];
-            D[i + j * (uint64_t)ld->ld] = epilogue(e, v, bias ? bias[i] : 0);
+            D[i + j * (uint64_t)ld->ld] = epilogue(e, v, bias ? bias_at(f, i) : 0);
         }
 }
 
@@ -675,6 +694,7 @@ EXPORT cudahal_lt_status cublasLtMatmul(cudahal_lt_handle handle, cudahal_lt_des
     else if (!ld || !la || !col_of(la, ld, la->type) || !col_of(lb, ld, la->type) ||
              (la->type != CUDAHAL_LT_R_32F && la->type != CUDAHAL_LT_R_8I) ||
              !col_of(lc, ld, CUDAHAL_LT_R_32F) || !col_of(ld, ld, CUDAHAL_LT_R_32F) ||
+             !bias_type_known(f) ||
              (desc_get(f, CUDAHAL_LT_DESC_EPILOGUE) &
               ~(uint64_t)(CUDAHAL_LT_EPILOGUE_DEFAULT | CUDAHAL_LT_EPILOGUE_RELU |
                           CUDAHAL_LT_EPILOGUE_BIAS | CUDAHAL_LT_EPILOGUE_GELU)))

@@ -21,7 +21,10 @@
  *                   bias. EXPECT whole: the bias's type left to cuBLASLt, whose rule for integer
  *                   kernels gpuprio does not know, so the bias cannot be moved (rows_fixed): the
  *                   call is forwarded as called, counted as a form that does not slice exactly;
- *                   sliced: the bias's type set (float), four slices of 1024 rows, the bias moved
+ *                   sliced: the bias's type set to bf16 (two bytes, where D's are four), four
+ *                   slices of 1024 rows, the bias moved by its own elements
+ *   n_int8          the n case's GEMM with A and B int8 and a bias of cuBLASLt's type: four
+ *                   slices of 1024 columns (rows_fixed leaves n), B moved by int8 elements
  *   splitk S EXPECT the n case's GEMM on 132 SMs (the descriptor's SM count target), its
  *                   algorithm splitting k in S: 128 tiles, times S CTAs. S = 3: three waves,
  *                   no slice of two, but four of 1024 columns (a wave each) are within 4/3 of
@@ -85,6 +88,8 @@ struct gemm {
     int64_t lda, ldb, ldc, ldd;
     float *A, *B, *C, *D, *D0, *bias, alpha, beta;
     size_t ab_esize; /* what A and B's layouts say their elements are: float, or int8 (as_int8) */
+    const void *bias_in_desc; /* the descriptor's bias: bias (float), another's, or NULL */
+    size_t bias_esize;        /* and the size of its elements */
     cudahal_lt_handle handle;
     cudahal_lt_layout_opaque *la, *lb, *lc, *ld;
     cudahal_lt_desc_opaque *desc;
@@ -145,6 +150,7 @@ static void make(struct gemm *g, uint64_t m, uint64_t n, uint64_t k, bool ta, bo
                        .tb = tb,
                        .in_place = in_place,
                        .ab_esize = sizeof(float),
+                       .bias_esize = sizeof(float),
                        .alpha = 1.5f,
                        .beta = in_place ? 1.0f : 0.5f};
     uint64_t ar = ta ? k : m, ac = ta ? m : k, br = tb ? n : k, bc = tb ? k : n;
@@ -171,6 +177,7 @@ static void make(struct gemm *g, uint64_t m, uint64_t n, uint64_t k, bool ta, bo
                                         sizeof epilogue));
     const void *bias = epilogue & CUDAHAL_LT_EPILOGUE_BIAS ? g->bias : NULL;
     MUST(cublasLtMatmulDescSetAttribute(g->desc, CUDAHAL_LT_DESC_BIAS_POINTER, &bias, sizeof bias));
+    g->bias_in_desc = bias;
     MUST(cublasLtMatmulAlgoInit(g->handle, FAKE_LT_COMPUTE_32F, CUDAHAL_LT_R_32F, CUDAHAL_LT_R_32F,
                                 CUDAHAL_LT_R_32F, CUDAHAL_LT_R_32F, CUDAHAL_LT_R_32F, 21,
                                 &g->algo));
@@ -261,10 +268,12 @@ static bool is_slice(int i, const struct gemm *g, bool along_n)
                c->Adesc == g->la &&
                (const char *)c->B == b + (g->tb ? first : first * g->ldb) * g->ab_esize &&
                c->C == g->C + first * g->ldc && c->D == g->D + first * g->ldd;
-    const float *bias = g->bias + first;
+    bool bias = g->bias_in_desc
+                    ? (const char *)c->bias == (const char *)g->bias_in_desc + first * g->bias_esize
+                    : !c->bias;
     return same && c->m == 1024 && c->n == g->n && c->B == g->B && c->Bdesc == g->lb &&
            (const char *)c->A == a + (g->ta ? first * g->lda : first) * g->ab_esize &&
-           c->C == g->C + first && c->D == g->D + first && c->bias == bias;
+           c->C == g->C + first && c->D == g->D + first && bias;
 }
 
 /* One call on the low stream, D fresh: its status. */
@@ -356,23 +365,42 @@ static void case_m_bias(void)
     drop(&g, ref);
 }
 
-/* The descriptor's CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE (cuda_gemm.c reads it by number too). */
-#define DESC_BIAS_DATA_TYPE 26
-
 static void case_m_int8(const char *expect)
 {
     struct gemm g;
     make(&g, 4096, 256, 16, true, false, CUDAHAL_LT_EPILOGUE_BIAS, true);
     as_int8(&g);
     bool sliced = !strcmp(expect, "sliced");
-    if (sliced)
-        set_desc(&g, DESC_BIAS_DATA_TYPE, CUDAHAL_LT_R_32F, 4);
+    EXPECT(sliced || !strcmp(expect, "whole"));
+    uint16_t bf16[4096]; /* the float bias's top halves, for a bias of its own type */
+    if (sliced) {
+        for (size_t i = 0; i < 4096; i++) {
+            uint32_t bits;
+            memcpy(&bits, &g.bias[i], sizeof bits);
+            bf16[i] = (uint16_t)(bits >> 16);
+        }
+        set_desc(&g, CUDAHAL_LT_DESC_BIAS_POINTER, (uintptr_t)bf16, sizeof(void *));
+        set_desc(&g, CUDAHAL_LT_DESC_BIAS_DATA_TYPE, CUDAHAL_LT_R_16BF, 4);
+        g.bias_in_desc = bf16;
+        g.bias_esize = sizeof bf16[0];
+    }
     float *ref = reference(&g);
     learn(&g, ref);
     if (sliced)
         expect_sliced(&g, ref, false, 4);
     else
         expect_whole(&g, ref);
+    drop(&g, ref);
+}
+
+static void case_n_int8(void)
+{
+    struct gemm g;
+    make(&g, 1024, 4096, 4, false, true, CUDAHAL_LT_EPILOGUE_BIAS, false);
+    as_int8(&g);
+    float *ref = reference(&g);
+    learn(&g, ref);
+    expect_sliced(&g, ref, true, 4);
     drop(&g, ref);
 }
 
@@ -733,6 +761,8 @@ int main(int argc, char **argv)
         case_m_bias();
     else if (!strcmp(what, "m_int8") && argc > 2)
         case_m_int8(argv[2]);
+    else if (!strcmp(what, "n_int8"))
+        case_n_int8();
     else if (!strcmp(what, "refused"))
         case_refused();
     else if (!strcmp(what, "capture"))
@@ -749,7 +779,7 @@ int main(int argc, char **argv)
         case_fork_held(argv[2]);
     else {
         fprintf(stderr, "usage: gemm_slices n sliced|whole|checked_whole|splitk S sliced|whole|"
-                        "m_bias|m_int8 EXPECT|refused|capture|"
+                        "m_bias|m_int8 EXPECT|n_int8|refused|capture|"
                         "capture_graph sliced|whole|fail_slice|fail_whole|relearn|fork|"
                         "fork_held forms|times|node_times|graphs\n");
         return 2;

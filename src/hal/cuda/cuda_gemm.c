@@ -249,11 +249,10 @@ static bool desc_plain(cudahal_lt_desc_opaque *d)
 
 /* The bias's element size (bias_esize), 0 where cuBLASLt's rule depends on more than D's type
  * (integer and fp8 kernels). */
-#define LT_DESC_BIAS_DATA_TYPE 26
 static size_t bias_size(cudahal_lt_desc_opaque *desc, const struct shape *s)
 {
     int32_t type = -1;
-    desc_attr(desc, LT_DESC_BIAS_DATA_TYPE, &type, sizeof type);
+    desc_attr(desc, CUDAHAL_LT_DESC_BIAS_DATA_TYPE, &type, sizeof type);
     if (type >= 0)
         return element_size((uint32_t)type);
     bool plain = s->a.type != CUDAHAL_LT_R_8I && s->a.type != CUDAHAL_LT_R_8F_E4M3 &&
