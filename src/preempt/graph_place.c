@@ -54,6 +54,9 @@ int graph_place_order(const uintptr_t *nodes, size_t n, const uintptr_t *from, c
     }
     qsort(sorted, n, sizeof *sorted, by_node);
     rc = -EINVAL;
+    for (size_t j = 1; j < n; j++)
+        if (sorted[j].node == sorted[j - 1].node)
+            goto done;
     for (size_t i = 0; i < edges; i++) {
         tail_of[i] = index_of(sorted, n, from[i]);
         head_of[i] = index_of(sorted, n, to[i]);

@@ -5,8 +5,8 @@
  * runtime's half (cuda_graph_gate.c) reads the graph and makes the nodes; nothing here calls a
  * runtime, so the rules are tested on their own (tests/unit/graph_place_test.c).
  *
- * Nodes are the runtime's handles, taken as integers (uintptr_t), and known by their index in the
- * list the runtime gave.
+ * Nodes are the runtime's handles, taken as integers (uintptr_t), distinct, and known by their
+ * index in the list the runtime gave.
  */
 #ifndef GPUPRIO_GRAPH_PLACE_H
 #define GPUPRIO_GRAPH_PLACE_H
@@ -18,8 +18,9 @@
 /*
  * The n nodes' indices in an order where every node follows its dependencies (Kahn's), into
  * order[n], from the graph's edges (from[i] to to[i], edges of them), and how many dependencies
- * each node has, into deps[n] (by index). 0; -ENOMEM; -EINVAL where an edge's end is not one of
- * the nodes; -ELOOP where the edges make a cycle. O((nodes + edges) log nodes): graphs of tens of
+ * each node has, into deps[n] (by index; an edge listed twice counts twice). 0; -ENOMEM; -EINVAL
+ * where a handle is listed twice or an edge's end is not one of the nodes; -ELOOP where the edges
+ * make a cycle (a node depending on itself too). O((nodes + edges) log nodes): graphs of tens of
  * thousands of nodes are placed at a launch.
  */
 int graph_place_order(const uintptr_t *nodes, size_t n, const uintptr_t *from, const uintptr_t *to,
@@ -31,8 +32,10 @@ int graph_place_order(const uintptr_t *nodes, size_t n, const uintptr_t *from, c
 /*
  * The weight of each of n nodes, in place: on entry a kernel node's predicted time where one was
  * noted (a GEMM's slice), 0 where none was, GRAPH_PLACE_NOT_KERNEL for the other nodes; on return
- * the learned time less the noted ones (at least 0) shared equally by the kernel nodes without a
- * note. *kernels counts the kernel nodes, *noted those with a note.
+ * the learned time less the noted ones (at least 0) shared equally by the kernel nodes not
+ * counted as noted, in place of their 0. *kernels counts the kernel nodes, *noted those counted as
+ * noted: a note that would take the noted sum to GRAPH_PLACE_NOT_KERNEL or past it keeps its
+ * weight but is not counted (nor subtracted), so its node still takes a share's place.
  */
 void graph_place_weigh(uint64_t *weight, size_t n, uint64_t learned_ns, size_t *kernels,
                        size_t *noted);

@@ -11,6 +11,11 @@
  *                       30 ms (508474 ns each), so wait nodes come before nodes 19, 30, 31 and 50
  *                       exactly: one before and one after the long node, the others an interval
  *                       apart
+ *   graph_place rotated noted, the chain's nodes added from node 10 on, then nodes 0 to 9, then
+ *                       its edges: the graph lists its nodes out of their order (the first,
+ *                       without dependencies, 51st, where the 51st in order has a wait node),
+ *                       so the wait nodes go where noted puts them only when each node, its
+ *                       weight and its dependencies are taken by the order, not by the list
  *   graph_place count   the same chain with no note, 120 ms (2 ms a node) at 10 ms: a wait node
  *                       before every fifth node (5, 10, ... 55), as by count
  *   graph_place stale   count, after an earlier graph, every node noted, was copied and both
@@ -66,6 +71,27 @@ static CUgraph chain(CUgraphNode *node)
     return g;
 }
 
+/* The same chain, its nodes added without dependencies from node 10 on and then nodes 0 to 9,
+ * then its edges: the graph's list of nodes runs out of their order. */
+static CUgraph chain_rotated(CUgraphNode *node)
+{
+    CUresult (*add_deps)(CUgraph, const CUgraphNode *, const CUgraphNode *, size_t);
+    *(void **)&add_deps = dlsym(RTLD_DEFAULT, "cuGraphAddDependencies");
+    EXPECT(add_deps != NULL);
+    CUgraph g;
+    MUST(cuGraphCreate(&g, 0));
+    for (int j = 0; j < KERNELS; j++) {
+        int i = (j + 10) % KERNELS;
+        index_of[i] = (unsigned)i;
+        params[i][0] = &index_of[i];
+        CUDA_KERNEL_NODE_PARAMS k = one_thread_node(step, params[i]);
+        MUST(cuGraphAddKernelNode_v2(&node[i], g, NULL, 0, &k));
+    }
+    for (int i = 1; add_deps && i < KERNELS; i++)
+        MUST(add_deps(g, &node[i - 1], &node[i], 1));
+    return g;
+}
+
 int main(int argc, char **argv)
 {
     if (argc == 2 && !strcmp(argv[1], "forget")) {
@@ -78,12 +104,13 @@ int main(int argc, char **argv)
             printf("ok forget\n");
         return failures ? 1 : 0;
     }
-    if (argc != 2 ||
-        (strcmp(argv[1], "noted") && strcmp(argv[1], "count") && strcmp(argv[1], "stale"))) {
-        fprintf(stderr, "usage: graph_place noted|count|stale|forget\n");
+    if (argc != 2 || (strcmp(argv[1], "noted") && strcmp(argv[1], "rotated") &&
+                      strcmp(argv[1], "count") && strcmp(argv[1], "stale"))) {
+        fprintf(stderr, "usage: graph_place noted|rotated|count|stale|forget\n");
         return 2;
     }
-    bool noted = !strcmp(argv[1], "noted"), stale = !strcmp(argv[1], "stale");
+    bool rotated = !strcmp(argv[1], "rotated");
+    bool noted = rotated || !strcmp(argv[1], "noted"), stale = !strcmp(argv[1], "stale");
     CUcontext ctx;
     CUstream s;
     MUST(cuInit(0));
@@ -101,7 +128,7 @@ int main(int argc, char **argv)
         MUST(cuGraphDestroy(old));
         cudahal_graph_destroy(old_clone);
     }
-    CUgraph g = chain(node);
+    CUgraph g = rotated ? chain_rotated(node) : chain(node);
     if (noted)
         cudahal_node_time_note(node[30], 50 * MS);
     CUgraph clone = cudahal_graph_clone(g);

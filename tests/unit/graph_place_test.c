@@ -56,13 +56,32 @@ static void test_order_known(void)
     CHECK(dorder[0] == 0 && dorder[1] == 4 && dorder[2] == 1 && dorder[3] == 2 && dorder[4] == 3);
     CHECK(ddeps[3] == 2 && ddeps[4] == 0);
 
-    /* An edge from a node that is not in the list; a cycle; no nodes. */
-    uintptr_t stray[1] = {handle(99)};
-    CHECK_INT(graph_place_order(nodes, 3, stray, &nodes[0], 1, order, deps), -EINVAL);
-    CHECK_INT(graph_place_order(nodes, 3, &nodes[0], stray, 1, order, deps), -EINVAL);
+    /* Handles far apart, the top bit set: a chain 2 -> 0 -> 1 in list indices. */
+    uintptr_t far[3] = {(uintptr_t)1 << 63, UINTPTR_MAX - 15, 0x10};
+    uintptr_t ff[2] = {far[2], far[0]}, ft[2] = {far[0], far[1]};
+    CHECK_INT(graph_place_order(far, 3, ff, ft, 2, order, deps), 0);
+    CHECK(order[0] == 2 && order[1] == 0 && order[2] == 1);
+
+    /* An edge's end not in the list: above, between and below the nodes' handles. */
+    uintptr_t lo = handle(0) < handle(1) ? handle(0) : handle(1);
+    uintptr_t strays[3] = {UINTPTR_MAX, lo + 8, 8};
+    for (int i = 0; i < 3; i++) {
+        CHECK_INT(graph_place_order(nodes, 3, &strays[i], &nodes[0], 1, order, deps), -EINVAL);
+        CHECK_INT(graph_place_order(nodes, 3, &nodes[0], &strays[i], 1, order, deps), -EINVAL);
+    }
+    CHECK_INT(graph_place_order(nodes, 0, &nodes[0], &nodes[1], 1, order, deps), -EINVAL);
+    /* A handle listed twice. */
+    uintptr_t twice[3] = {nodes[0], nodes[1], nodes[0]};
+    CHECK_INT(graph_place_order(twice, 3, NULL, NULL, 0, order, deps), -EINVAL);
+    /* A cycle; a node depending on itself; no nodes. */
     uintptr_t cf[3] = {nodes[0], nodes[1], nodes[2]}, ct[3] = {nodes[1], nodes[2], nodes[1]};
     CHECK_INT(graph_place_order(nodes, 3, cf, ct, 3, order, deps), -ELOOP);
+    CHECK_INT(graph_place_order(nodes, 3, &nodes[1], &nodes[1], 1, order, deps), -ELOOP);
     CHECK_INT(graph_place_order(nodes, 0, NULL, NULL, 0, order, deps), 0);
+    /* An edge listed twice counts twice, and holds its node until both are done. */
+    uintptr_t ef[2] = {nodes[1], nodes[1]}, et[2] = {nodes[0], nodes[0]};
+    CHECK_INT(graph_place_order(nodes, 2, ef, et, 2, order, deps), 0);
+    CHECK(order[0] == 1 && order[1] == 0 && deps[0] == 2 && deps[1] == 0);
 }
 
 /* Random DAGs: a hidden rank per node, edges only from a lower rank to a higher one. */
@@ -139,10 +158,14 @@ static void test_weigh(void)
     graph_place_weigh(v, 3, 500, &kernels, &noted);
     CHECK(v[0] == 800 && v[1] == 0 && v[2] == 0 && noted == 1 && kernels == 3);
 
-    /* Notes whose sum would overflow: the one past it is not counted as noted (nor replaced). */
-    uint64_t big[3] = {K - 10, 20, 0};
+    /* Notes whose sum would reach GRAPH_PLACE_NOT_KERNEL: the one that would is not counted as
+     * noted (nor replaced); one just below is. */
+    uint64_t big[3] = {K - 10, 10, 0};
     graph_place_weigh(big, 3, 5, &kernels, &noted);
-    CHECK(noted == 1 && kernels == 3 && big[0] == K - 10 && big[1] == 20 && big[2] == 0);
+    CHECK(noted == 1 && kernels == 3 && big[0] == K - 10 && big[1] == 10 && big[2] == 0);
+    uint64_t fits[3] = {K - 10, 9, 0};
+    graph_place_weigh(fits, 3, 5, &kernels, &noted);
+    CHECK(noted == 2 && kernels == 3 && fits[1] == 9 && fits[2] == 0);
 
     /* No kernel node at all. */
     uint64_t none[2] = {K, K};

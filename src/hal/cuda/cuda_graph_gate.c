@@ -287,7 +287,8 @@ static void wait_params(CUDA_BATCH_MEM_OP_NODE_PARAMS *p, CUstreamBatchMemOpPara
     *p = (CUDA_BATCH_MEM_OP_NODE_PARAMS){.ctx = ctx, .count = 1, .paramArray = op, .flags = 0};
 }
 
-/* graph's edges (from[i] to to[i]), malloc'd (*edges of them; NULL where none): 0, or -EIO. */
+/* graph's edges (from[i] to to[i]), malloc'd (*edges of them; NULL where none): 0, or -EIO (also
+ * where the count changed between the two calls, which gpuprio's own copy never does). */
 static int edges_of(CUgraph graph, CUgraphNode **from, CUgraphNode **to, size_t *edges)
 {
     *from = *to = NULL;
@@ -379,7 +380,8 @@ static bool new_event(CUcontext ctx, CUevent *ev)
 /* Where wait nodes go in a graph of n nodes (graph_place.h): in order[] the nodes' indices in
  * an order where each follows its dependencies, gate[i] whether the i-th in that order gets a wait
  * node; *kernels and *noted count its kernel nodes, and those with a predicted time noted (whose
- * notes it forgets: the copy is never built on again). 0, -ENOMEM, or -EIO. */
+ * notes it forgets: the copy is never built on again). 0, -ENOMEM, -EIO, or graph_place_order's
+ * -EINVAL or -ELOOP. */
 static int place(const CUgraphNode *nodes, size_t n, const CUgraphNode *from, const CUgraphNode *to,
                  size_t edges, uint64_t learned_ns, uint64_t interval_ns, size_t *order, bool *gate,
                  size_t *kernels, size_t *noted)
