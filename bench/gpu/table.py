@@ -148,7 +148,8 @@ def waited_for(c, l):
     latency and the load activity running at its submission (the latest begun of those; where
     none was, the first one that started before the request's first kernel), as (pre us, name,
     length us, how long it had run at the submission us, negative where it began after it,
-    whether it ran on past the request's first kernel)."""
+    whether it ran on past the request's first kernel, and the three activities that covered most
+    of the wait from the submission to the request's first kernel, as (name, us) longest first)."""
     trace = sorted(l["trace"])
     names = l["trace_names"]
     starts = [k[0] for k in trace]
@@ -159,11 +160,14 @@ def waited_for(c, l):
         at = [k for k in trace[lo:hi] if k[0] <= s < k[1]]
         later = [k for k in trace[lo:hi] if k[0] > s]
         k = at[-1] if at else later[0] if later else None
+        during = sorted(((min(j[1], h) - max(j[0], s)) / 1e3, names[j[2]])
+                        for j in trace[lo:hi] if min(j[1], h) > max(j[0], s))[::-1][:3]
+        during = [(n, us) for us, n in during]
         if k is None:
-            out.append(((h - s) / 1e3, "(none)", 0.0, 0.0, False))
+            out.append(((h - s) / 1e3, "(none)", 0.0, 0.0, False, during))
         else:
             out.append(((h - s) / 1e3, names[k[2]], (k[1] - k[0]) / 1e3, (s - k[0]) / 1e3,
-                        k[1] > h))
+                        k[1] > h, during))
     return out
 
 
@@ -206,10 +210,14 @@ def print_waits(traced):
             print("    %-58s %8.0f %8.0f %8d" % (short(l["trace_names"][i]), med, mx, count))
         print("  the slowest requests: pre us, the activity at submission, its length us, how "
               "long it had run then (negative: begun after the submission), and whether it ran "
-              "on past the request's first kernel:")
+              "on past the request's first kernel; then the activities that covered most of the "
+              "wait (us of it):")
         for w in sorted(waits, reverse=True)[:max(5, len(waits) // 100)]:
             print("    %8.0f  %-58s %8.0f %8.0f %s" % (w[0], short(w[1]), w[2], w[3],
                                                      "on" if w[4] else "ended"))
+            if w[5]:
+                print("              " + "; ".join("%s %.0f" % (short(n, 48), us)
+                                               for n, us in w[5]))
 
 
 def print_breakdowns(found):
