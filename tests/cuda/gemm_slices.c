@@ -315,6 +315,19 @@ static void expect_whole(struct gemm *g, const float *ref)
     EXPECT(d_is(g, ref));
 }
 
+/* The whole call's result, then the first call (whole, learned) and the second: four slices along
+ * n (or m), or whole; g dropped after. */
+static void learn_then(struct gemm *g, bool sliced, bool along_n)
+{
+    float *ref = reference(g);
+    learn(g, ref);
+    if (sliced)
+        expect_sliced(g, ref, along_n, 4);
+    else
+        expect_whole(g, ref);
+    drop(g, ref);
+}
+
 static void case_n(const char *expect)
 {
     struct gemm g;
@@ -340,13 +353,7 @@ static void case_splitk(const char *splits, const char *expect)
     uint32_t parts = (uint32_t)atoi(splits);
     MUST(cublasLtMatmulAlgoConfigSetAttribute(&g.algo, CUDAHAL_LT_CONFIG_SPLITK_NUM, &parts,
                                               sizeof parts));
-    float *ref = reference(&g);
-    learn(&g, ref);
-    if (!strcmp(expect, "sliced"))
-        expect_sliced(&g, ref, true, 4);
-    else
-        expect_whole(&g, ref);
-    drop(&g, ref);
+    learn_then(&g, !strcmp(expect, "sliced"), true);
 }
 
 static void case_m_bias(void)
@@ -384,13 +391,7 @@ static void case_m_int8(const char *expect)
         g.bias_in_desc = bf16;
         g.bias_esize = sizeof bf16[0];
     }
-    float *ref = reference(&g);
-    learn(&g, ref);
-    if (sliced)
-        expect_sliced(&g, ref, false, 4);
-    else
-        expect_whole(&g, ref);
-    drop(&g, ref);
+    learn_then(&g, sliced, false);
 }
 
 static void case_n_int8(void)
@@ -398,10 +399,7 @@ static void case_n_int8(void)
     struct gemm g;
     make(&g, 1024, 4096, 4, false, true, CUDAHAL_LT_EPILOGUE_BIAS, false);
     as_int8(&g);
-    float *ref = reference(&g);
-    learn(&g, ref);
-    expect_sliced(&g, ref, true, 4);
-    drop(&g, ref);
+    learn_then(&g, true, true);
 }
 
 /* ---- forms that do not slice exactly: each on or off ---- */
