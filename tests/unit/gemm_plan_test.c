@@ -164,7 +164,7 @@ static void check_rules(const struct gemm_problem *p, const struct gemm_plan *pl
     CHECK_INT(plan->why, GEMM_WHOLE_NONE);
     CHECK(plan->count >= 2);
     CHECK(plan->count <= want);
-    if (!two_waves) { /* slices of fewer waves: the most the cost bound allows, n soon */
+    if (!two_waves) { /* slices of fewer waves: the most the cost bound allows, n first */
         CHECK_INT(plan->cut, costed_n ? GEMM_CUT_N : GEMM_CUT_M);
         CHECK_INT(plan->count, costed_n ? costed_n : costed_m);
     } else { /* the soonest-ending of all, seen as every width would be */
@@ -173,7 +173,7 @@ static void check_rules(const struct gemm_problem *p, const struct gemm_plan *pl
         struct seen s = seen_at(&ways[i], plan->width, want, p->sms);
         CHECK_INT(s.count, plan->count);
         CHECK_INT(s.waves, best[soon].waves);
-        CHECK_INT(s.longest * ways[soon].extent, best[soon].longest * ways[i].extent);
+        CHECK_INT(s.longest, best[soon].longest); /* the same cut: checked above */
         CHECK_INT(s.count, best[soon].count);
     }
     bool batch_cut = plan->cut == GEMM_CUT_BATCH;
