@@ -34,8 +34,8 @@
     X(GEMM_FORMS, "the GEMM call forms read before (cuda_gemm.c; takes nothing else)")             \
     X(GEMM_TIMES, "learned times of whole GEMMs (gemm_clock.c; takes nothing else)")               \
     X(BLAS_WORKSPACES, "the workspaces set on cuBLAS handles (cuda_gemmex.c; takes nothing else)") \
-    X(GRAPH_LAUNCH, "one executable graph's launches and its gated copy (shim_cuda_graph.c)")      \
-    X(GRAPH_TABLE, "the executable graphs known (shim_cuda_graph.c; takes nothing else)")          \
+    X(GRAPH_LAUNCH, "one executable graph's launches and its gated copy (graph.c)")                \
+    X(GRAPH_TABLE, "the executable graphs known (graph.c; takes nothing else)")                    \
     X(NODE_TIMES, "predicted times of captured nodes (cuda_node_time.c; takes nothing else)")      \
     X(LOG, "log lines held back until the process uses a GPU (gp_log.c; takes nothing else)")
 

@@ -57,7 +57,7 @@
  *   fork_held LOCK  a thread of the program's own holds gpuprio's lock LOCK (forms: the GEMM
  *                   forms read before, cuda_gemm.c; times: the learned times, cuda_gemm_clock.c;
  *                   node_times: the notes of captured nodes' times, cuda_node_time.c; graphs:
- *                   the executable graphs known, shim_cuda_graph.c) while the program forks
+ *                   the executable graphs known, graph.c) while the program forks
  *                   (held_lock.h); the child runs capture_graph sliced on a stream of its own (a
  *                   GEMM read, learned, captured in slices whose nodes are noted, the graph
  *                   instantiated and launched), which must end within 60 s
@@ -717,7 +717,7 @@ static void case_fork_held(const char *which)
         {"forms", "cuda_gemm.c", "forms_mu"},
         {"times", "cuda_gemm_clock.c", "times"},
         {"node_times", "cuda_node_time.c", "mu"},
-        {"graphs", "shim_cuda_graph.c", "table_mu"},
+        {"graphs", "graph.c", "table_mu"},
     };
     for (size_t i = 0; i < sizeof locks / sizeof *locks; i++)
         if (!strcmp(which, locks[i].name)) {

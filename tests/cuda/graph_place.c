@@ -5,39 +5,40 @@
  * fake says which kernel nodes follow a wait node (fake_cuda_graph_last_run).
  *
  *   graph_place noted   a chain of 60 kernel nodes, node 30 noted at 50 ms on the application's
- *                       graph (cudahal_node_time_note); the graph is copied (cudahal_graph_clone,
- *                       which must carry the note) and destroyed; the gated copy is built for a
- *                       learned time of 80 ms at an interval of 10 ms: the other 59 nodes share
- *                       30 ms (508474 ns each), so wait nodes come before nodes 19, 30, 31 and 50
- *                       exactly: one before and one after the long node, the others an interval
- *                       apart
- *   graph_place rotated noted, the chain's nodes added from node 10 on, then nodes 0 to 9, then
- *                       its edges: the graph lists its nodes out of their order (the first,
- *                       without dependencies, 51st, where the 51st in order has a wait node),
- *                       so the wait nodes go where noted puts them only when each node, its
- *                       weight and its dependencies are taken by the order, not by the list
- *   graph_place count   the same chain with no note, 120 ms (2 ms a node) at 10 ms: a wait node
- *                       before every fifth node (5, 10, ... 55), as by count
- *   graph_place stale   count, after an earlier graph, every node noted, was copied and both
- *                       destroyed: their notes must be gone (the fake reuses the addresses)
- *   graph_place forget  the notes' table alone: forgetting many nodes never noted (as the copy's
- *                       destruction does for all its nodes) keeps a note of another node
+ *                       graph (cudahal_node_time_note); the graph is copied (cudahal_graph_ops'
+ *                       copy, which must carry the note) and destroyed; the gated copy is built for
+ * a learned time of 80 ms at an interval of 10 ms: the other 59 nodes share 30 ms (508474 ns each),
+ * so wait nodes come before nodes 19, 30, 31 and 50 exactly: one before and one after the long
+ * node, the others an interval apart graph_place rotated noted, the chain's nodes added from node
+ * 10 on, then nodes 0 to 9, then its edges: the graph lists its nodes out of their order (the
+ * first, without dependencies, 51st, where the 51st in order has a wait node), so the wait nodes go
+ * where noted puts them only when each node, its weight and its dependencies are taken by the
+ * order, not by the list graph_place count   the same chain with no note, 120 ms (2 ms a node) at
+ * 10 ms: a wait node before every fifth node (5, 10, ... 55), as by count graph_place stale count,
+ * after an earlier graph, every node noted, was copied and both destroyed: their notes must be gone
+ * (the fake reuses the addresses) graph_place forget  the notes' table alone: forgetting many nodes
+ * never noted (as the copy's destruction does for all its nodes) keeps a note of another node
  *
  * Each launch must run every kernel in order. Prints "ok CASE", or FAIL lines, and exits 1 then.
  */
 #include <dlfcn.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "cuda_compat.h" /* cuda.h as the HAL includes it: each symbol under its own name */
+
 #include "../expect.h"
 #include "cuda_bind.h"
-#include "cuda_graph_gate.h" /* cuda.h as the HAL includes it: each symbol under its own name */
+#include "cuda_graph_gate.h"
 #include "cuda_must.h"
 #include "cuda_node_time.h"
 
 #define KERNELS 60
 #define MS 1000000ull
+
+static const struct gp_graph_ops *const ops = &cudahal_graph_ops;
 
 int fake_cuda_graph_last_run(CUfunction *funcs, int *after_wait, int max);
 
@@ -124,24 +125,32 @@ int main(int argc, char **argv)
         CUgraph old = chain(old_node);
         for (int i = 0; i < KERNELS; i++)
             cudahal_node_time_note(old_node[i], 1000);
-        CUgraph old_clone = cudahal_graph_clone(old);
+        size_t old_kernels;
+        uintptr_t old_clone;
+        EXPECT(ops->copy((uintptr_t)old, 0, &old_kernels, &old_clone) < 0);
         MUST(cuGraphDestroy(old));
-        cudahal_graph_destroy(old_clone);
+        ops->destroy(old_clone);
     }
     CUgraph g = rotated ? chain_rotated(node) : chain(node);
     if (noted)
         cudahal_node_time_note(node[30], 50 * MS);
-    CUgraph clone = cudahal_graph_clone(g);
-    EXPECT(clone != NULL);
+    size_t kernels;
+    uintptr_t clone;
+    EXPECT(ops->copy((uintptr_t)g, 0, &kernels, &clone) < 0 && kernels == KERNELS);
     MUST(cuGraphDestroy(g)); /* as an application may, once it instantiated its graph */
-    uint64_t open = cudahal_graph_open_word();
-    EXPECT(open != 0);
-    struct cudahal_graph_twin *twin = NULL;
-    EXPECT(cudahal_graph_twin_build(clone, cudahal_graph_context(), 10 * MS,
-                                    (noted ? 80 : 120) * MS, open, 0, &twin) == 0);
-    if (!twin)
+    /* Built waiting on a closed word, then moved to the open one, which the build registered. */
+    static uint64_t closed;
+    struct gp_graph_built twin;
+    EXPECT(ops->twin_build(clone, ops->context(), 10 * MS, (noted ? 80 : 120) * MS,
+                           (uint64_t)(uintptr_t)&closed, 0, &twin) == 0);
+    if (!twin.twin)
         return 1;
-    MUST(cuGraphLaunch(cudahal_graph_twin_exec(twin), s));
+    EXPECT(twin.open_word != 0);
+    if (ops->twin_target(twin.twin, twin.open_word) != 0) {
+        printf("FAIL: the wait nodes were not moved to the open word\n");
+        return 1;
+    }
+    MUST(cuGraphLaunch((CUgraphExec)twin.exec, s));
     MUST(cuStreamSynchronize(s));
     EXPECT(ran == KERNELS && order_ok);
     CUfunction funcs[KERNELS + 1];
@@ -161,9 +170,9 @@ int main(int argc, char **argv)
         printf("FAIL: expected them before:%s\n", want);
         failures++;
     }
-    EXPECT(cudahal_graph_twin_gates(twin) == (noted ? 4 : 11));
-    EXPECT(cudahal_graph_twin_noted(twin) == (noted ? 1 : 0));
-    cudahal_graph_twin_destroy(twin);
+    EXPECT(twin.gates == (noted ? 4 : 11));
+    EXPECT(twin.noted == (noted ? 1 : 0));
+    ops->twin_destroy(twin.twin, false);
     MUST(cuStreamDestroy_v2(s));
     MUST(cuDevicePrimaryCtxRelease_v2(0));
     if (!failures)

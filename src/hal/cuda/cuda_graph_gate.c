@@ -1,6 +1,7 @@
 /*
- * cuda_graph_gate.c - the driver's side of gates inside graphs (cuda_graph_gate.h): reading a
- * graph's nodes, copying it, and building and steering its gated copy.
+ * cuda_graph_gate.c - the driver's side of gates inside graphs (cuda_graph_gate.h, CUDA's graph
+ * ops; src/shim/core/graph.c decides): reading a graph's nodes, copying it, and building and
+ * steering its gated copy.
  *
  * A wait node is a batch memory operation node of one CU_STREAM_MEM_OP_WAIT_VALUE_64 with
  * CU_STREAM_WAIT_VALUE_GEQ, the condition of a stream's gate (cuda_gate.c), for the value 1: a gate
@@ -29,6 +30,7 @@
 #include "cuda_bind.h"
 #include "cuda_node_time.h"
 #include "devgate.h"
+#include "graph.h"
 #include "graph_place.h"
 
 /* The value every wait node waits for (see above). */
@@ -95,16 +97,6 @@ static bool driver_ready(void)
     return drv_complete;
 }
 
-const char *cudahal_graph_whole_reason(enum cudahal_graph_whole r)
-{
-    static const char *const what[] = {
-#define CUDAHAL_GRAPH_WHOLE_TEXT(name, text) text,
-        CUDAHAL_GRAPH_WHOLE_REASONS(CUDAHAL_GRAPH_WHOLE_TEXT)
-#undef CUDAHAL_GRAPH_WHOLE_TEXT
-    };
-    return r < CUDAHAL_GRAPH_WHOLE_COUNT ? what[r] : "?";
-}
-
 /* graph's nodes, malloc'd (*n of them), or NULL with *n 0 on a failure (or none). */
 static CUgraphNode *nodes_of(CUgraph graph, size_t *n)
 {
@@ -134,27 +126,29 @@ static bool device_updatable(CUgraphNode node)
            value.deviceUpdatableKernelNode.deviceUpdatable;
 }
 
-int cudahal_graph_survey(CUgraph graph, size_t *kernels)
+/* -1 when graph can be gated (then *kernels is its number of kernel nodes), else the reason it
+ * stays whole. */
+static int survey(CUgraph graph, size_t *kernels)
 {
     *kernels = 0;
     if (!driver_ready())
-        return CUDAHAL_GRAPH_WHOLE_NO_DRIVER;
+        return CORE_GRAPH_WHOLE_NO_RUNTIME;
     size_t n;
     CUgraphNode *nodes = nodes_of(graph, &n);
     if (!nodes)
-        return CUDAHAL_GRAPH_WHOLE_FEW_KERNELS; /* empty, or unreadable: nothing to gate */
+        return CORE_GRAPH_WHOLE_FEW_KERNELS; /* empty, or unreadable: nothing to gate */
     int reason = -1;
     for (size_t i = 0; i < n && reason < 0; i++) {
         CUgraphNodeType type;
         if (drv.node_type(nodes[i], &type) != CUDA_SUCCESS) {
-            reason = CUDAHAL_GRAPH_WHOLE_FAILED;
+            reason = CORE_GRAPH_WHOLE_FAILED;
             break;
         }
         switch (type) {
         case CU_GRAPH_NODE_TYPE_KERNEL:
             ++*kernels;
             if (device_updatable(nodes[i]))
-                reason = CUDAHAL_GRAPH_WHOLE_DEVICE_UPDATABLE;
+                reason = CORE_GRAPH_WHOLE_DEVICE_UPDATABLE;
             break;
         case CU_GRAPH_NODE_TYPE_MEMCPY:
         case CU_GRAPH_NODE_TYPE_MEMSET:
@@ -169,31 +163,31 @@ int cudahal_graph_survey(CUgraph graph, size_t *kernels)
         /* Such graphs may have one executable graph at a time, and cannot be cloned. */
         case CU_GRAPH_NODE_TYPE_MEM_ALLOC:
         case CU_GRAPH_NODE_TYPE_MEM_FREE:
-            reason = CUDAHAL_GRAPH_WHOLE_MEM_NODES;
+            reason = CORE_GRAPH_WHOLE_MEM_NODES;
             break;
         case CU_GRAPH_NODE_TYPE_CONDITIONAL:
-            reason = CUDAHAL_GRAPH_WHOLE_CONDITIONAL;
+            reason = CORE_GRAPH_WHOLE_CONDITIONAL;
             break;
         case CU_GRAPH_NODE_TYPE_GRAPH:
-            reason = CUDAHAL_GRAPH_WHOLE_CHILD_GRAPH;
+            reason = CORE_GRAPH_WHOLE_CHILD_GRAPH;
             break;
         default:
-            reason = CUDAHAL_GRAPH_WHOLE_OTHER_NODES;
+            reason = CORE_GRAPH_WHOLE_OTHER_NODES;
             break;
         }
     }
     free(nodes);
     if (reason < 0 && *kernels < 2)
-        reason = CUDAHAL_GRAPH_WHOLE_FEW_KERNELS;
+        reason = CORE_GRAPH_WHOLE_FEW_KERNELS;
     return reason;
 }
 
-CUcontext cudahal_graph_context(void)
+static uintptr_t context(void)
 {
     CUcontext ctx = NULL;
     if (!driver_ready() || drv.ctx_current(&ctx) != CUDA_SUCCESS)
-        return NULL;
-    return ctx;
+        return 0;
+    return (uintptr_t)ctx;
 }
 
 /* The predicted times noted for graph's nodes, moved to their copies in clone: the application
@@ -225,7 +219,9 @@ static void forget_notes(const CUgraphNode *nodes, size_t n)
         cudahal_node_time_note(nodes[i], 0);
 }
 
-CUgraph cudahal_graph_clone(CUgraph graph)
+/* A copy of graph, or NULL (a driver refusal); the predicted times noted for graph's nodes are
+ * noted for their copies too. */
+static CUgraph clone_of(CUgraph graph)
 {
     CUgraph clone = NULL;
     if (!driver_ready() || drv.clone(&clone, graph) != CUDA_SUCCESS)
@@ -234,8 +230,22 @@ CUgraph cudahal_graph_clone(CUgraph graph)
     return clone;
 }
 
-void cudahal_graph_destroy(CUgraph clone)
+/* None for a device launch, which cannot be redirected; else a clone where the survey passes. */
+static int copy_graph(uintptr_t graph, unsigned long long flags, size_t *kernels, uintptr_t *clone)
 {
+    *clone = 0;
+    *kernels = 0;
+    if (flags & CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH)
+        return CORE_GRAPH_WHOLE_DEVICE_LAUNCH;
+    int reason = survey((CUgraph)graph, kernels);
+    if (reason < 0 && !(*clone = (uintptr_t)clone_of((CUgraph)graph)))
+        reason = CORE_GRAPH_WHOLE_FAILED;
+    return reason;
+}
+
+static void destroy(uintptr_t graph)
+{
+    CUgraph clone = (CUgraph)graph;
     if (!clone || !driver_ready())
         return;
     if (cudahal_node_time_any()) {
@@ -250,7 +260,9 @@ void cudahal_graph_destroy(CUgraph clone)
 /* The always-open word: a page of its own, so that registering it pins nothing else. */
 static _Alignas(4096) uint64_t open_page[4096 / sizeof(uint64_t)] = {DG_OPEN};
 
-uint64_t cudahal_graph_open_word(void)
+/* The device address of the always-open word, registered in the current context (again after a
+ * teardown): 0 when the driver refuses. */
+static uint64_t open_word(void)
 {
     if (!driver_ready())
         return 0;
@@ -265,7 +277,7 @@ uint64_t cudahal_graph_open_word(void)
     return (uint64_t)dev;
 }
 
-struct cudahal_graph_twin {
+struct gp_graph_twin {
     CUgraph graph;
     CUgraphExec exec;
     CUcontext ctx;
@@ -418,21 +430,34 @@ out:
     return rc;
 }
 
-int cudahal_graph_twin_build(CUgraph clone, CUcontext ctx, uint64_t interval_ns,
-                             uint64_t learned_ns, uint64_t target, unsigned long long flags,
-                             struct cudahal_graph_twin **out)
+/* The instantiation's flags the gated copy keeps: it is launched from the host (a graph
+ * instantiated for device launch stays whole), and cuGraphInstantiateWithFlags takes no upload
+ * (which needs a stream). */
+#define KEPT_FLAGS                                                                                 \
+    (CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH |                                             \
+     CUDA_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY)
+
+static int twin_build(uintptr_t graph, uintptr_t instantiated_in, uint64_t interval_ns,
+                      uint64_t learned_ns, uint64_t target, unsigned long long flags,
+                      struct gp_graph_built *out)
 {
-    *out = NULL;
+    CUgraph clone = (CUgraph)graph;
+    CUcontext ctx = (CUcontext)instantiated_in;
+    *out = (struct gp_graph_built){0};
     if (!driver_ready() || !clone || interval_ns == 0) {
-        cudahal_graph_destroy(clone);
+        destroy(graph);
         return -EINVAL;
     }
     size_t n = 0, edges = 0, kernels = 0, noted = 0;
-    CUgraphNode *nodes = nodes_of(clone, &n), *from = NULL, *to = NULL;
+    CUgraphNode *nodes = NULL, *from = NULL, *to = NULL;
     size_t *order = NULL;
     bool *gate = NULL;
-    struct cudahal_graph_twin *t = NULL;
+    struct gp_graph_twin *t = NULL;
     int rc = -EIO;
+    uint64_t open = open_word();
+    if (!open)
+        goto out;
+    nodes = nodes_of(clone, &n);
     if (!nodes || edges_of(clone, &from, &to, &edges))
         goto out;
     rc = -ENOMEM;
@@ -447,7 +472,7 @@ int cudahal_graph_twin_build(CUgraph clone, CUcontext ctx, uint64_t interval_ns,
     t = calloc(1, sizeof *t + (kernels + 1) * sizeof t->waits[0]);
     if (!t)
         goto out;
-    *t = (struct cudahal_graph_twin){.graph = clone, .ctx = ctx, .target = target, .noted = noted};
+    *t = (struct gp_graph_twin){.graph = clone, .ctx = ctx, .target = target, .noted = noted};
     for (size_t i = 0; i < n; i++) {
         CUgraphNode wait = NULL;
         if (gate[i] &&
@@ -460,13 +485,17 @@ int cudahal_graph_twin_build(CUgraph clone, CUcontext ctx, uint64_t interval_ns,
     if (!t->gates)
         goto out;
     rc = -EIO;
-    if (!instantiate_in(ctx, &t->exec, clone, flags))
+    if (!instantiate_in(ctx, &t->exec, clone, flags & KEPT_FLAGS))
         goto out;
     if (!new_event(ctx, &t->done)) {
         drv.exec_destroy(t->exec);
         goto out;
     }
-    *out = t;
+    *out = (struct gp_graph_built){.twin = t,
+                                   .exec = (uintptr_t)t->exec,
+                                   .gates = t->gates,
+                                   .noted = noted,
+                                   .open_word = open};
     t = NULL;
     clone = NULL;
     rc = 0;
@@ -477,26 +506,11 @@ out:
     free(order);
     free(gate);
     free(t);
-    cudahal_graph_destroy(clone);
+    destroy((uintptr_t)clone);
     return rc;
 }
 
-CUgraphExec cudahal_graph_twin_exec(const struct cudahal_graph_twin *t)
-{
-    return t->exec;
-}
-
-size_t cudahal_graph_twin_gates(const struct cudahal_graph_twin *t)
-{
-    return t->gates;
-}
-
-size_t cudahal_graph_twin_noted(const struct cudahal_graph_twin *t)
-{
-    return t->noted;
-}
-
-int cudahal_graph_twin_target(struct cudahal_graph_twin *t, uint64_t target)
+static int twin_target(struct gp_graph_twin *t, uint64_t target)
 {
     if (t->target == target)
         return 0;
@@ -512,48 +526,63 @@ int cudahal_graph_twin_target(struct cudahal_graph_twin *t, uint64_t target)
     return 0;
 }
 
-void cudahal_graph_twin_destroy(struct cudahal_graph_twin *t)
+static void twin_destroy(struct gp_graph_twin *t, bool dead)
 {
     if (!t)
         return;
-    drv.event_destroy(t->done); /* a wait already made on it still holds */
-    drv.exec_destroy(t->exec);
-    drv.destroy(t->graph);
+    if (!dead) {
+        drv.event_destroy(t->done); /* a wait already made on it still holds */
+        drv.exec_destroy(t->exec);
+        drv.destroy(t->graph);
+    }
     free(t);
 }
 
-void cudahal_graph_twin_forget(struct cudahal_graph_twin *t)
+/* Records its event on stream, behind the launch. */
+static void twin_launched(struct gp_graph_twin *t, uintptr_t stream)
 {
-    free(t);
+    t->recorded = drv.event_record(t->done, (CUstream)stream) == CUDA_SUCCESS;
 }
 
-void cudahal_graph_twin_launched(struct cudahal_graph_twin *t, CUstream stream)
-{
-    t->recorded = drv.event_record(t->done, stream) == CUDA_SUCCESS;
-}
-
-int cudahal_graph_twin_order(const struct cudahal_graph_twin *t, CUstream stream)
+/* stream waits for the event (-EIO: no launch recorded, or the driver refused). */
+static int twin_order(const struct gp_graph_twin *t, uintptr_t stream)
 {
     if (!t->recorded)
         return -EIO;
-    return drv.stream_wait_event(stream, t->done, 0) == CUDA_SUCCESS ? 0 : -EIO;
+    return drv.stream_wait_event((CUstream)stream, t->done, 0) == CUDA_SUCCESS ? 0 : -EIO;
 }
 
-int cudahal_graph_stream_id(CUstream stream, uint64_t *id)
+/* -ENOTSUP: a driver older than 12.0. */
+static int stream_id(uintptr_t stream, uint64_t *id)
 {
     unsigned long long got = 0;
     if (!driver_ready() || !drv.stream_id)
         return -ENOTSUP;
-    if (drv.stream_id(stream, &got) != CUDA_SUCCESS)
+    if (drv.stream_id((CUstream)stream, &got) != CUDA_SUCCESS)
         return -EIO;
     *id = got;
     return 0;
 }
 
-int cudahal_graph_stream_capturing(CUstream stream)
+static int stream_capturing(uintptr_t stream)
 {
     CUstreamCaptureStatus status;
-    if (!driver_ready() || drv.stream_is_capturing(stream, &status) != CUDA_SUCCESS)
+    if (!driver_ready() || drv.stream_is_capturing((CUstream)stream, &status) != CUDA_SUCCESS)
         return -EIO;
     return status != CU_STREAM_CAPTURE_STATUS_NONE;
 }
+
+const struct gp_graph_ops cudahal_graph_ops = {
+    .no_runtime = "the driver lacks batch memory operation nodes (CUDA 11.7)",
+    .on_by_default = true,
+    .context = context,
+    .copy = copy_graph,
+    .destroy = destroy,
+    .twin_build = twin_build,
+    .twin_target = twin_target,
+    .twin_launched = twin_launched,
+    .twin_order = twin_order,
+    .twin_destroy = twin_destroy,
+    .stream_id = stream_id,
+    .stream_capturing = stream_capturing,
+};

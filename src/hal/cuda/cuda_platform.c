@@ -1,8 +1,8 @@
 /*
  * cuda_platform.c - CUDA's implementation of the platform contract (src/shim/core/platform.h):
  * the driver's binding (cuda_bind.c), the current device, stream properties, markers
- * (cuda_marker.c), device identity (cuda_device.c), gates (cuda_gate.c), MPS (cuda_mps.c) and
- * what a context's destruction destroys.
+ * (cuda_marker.c), device identity (cuda_device.c), gates (cuda_gate.c), MPS (cuda_mps.c), gates
+ * inside graphs (cuda_graph_gate.c) and what a context's destruction destroys.
  *
  * The driver API keeps no per-thread "last error", so these queries cannot change what the
  * application observes; none of them changes the thread's current context either.
@@ -16,6 +16,7 @@
 #include "cuda_compat.h"
 #include "cuda_device.h"
 #include "cuda_gate.h"
+#include "cuda_graph_gate.h"
 #include "cuda_marker.h"
 #include "cuda_mps.h"
 #include "xqueue.h"
@@ -216,4 +217,5 @@ const struct gp_platform cudahal_platform = {
     .teardown_marker = teardown_marker,
     .before_runtime = cudahal_mps_before_runtime,
     .mps = cudahal_mps,
+    .graph = &cudahal_graph_ops,
 };

@@ -21,6 +21,7 @@
 
 #include "xq_admission.h"
 #include "gp_bind.h"
+#include "graph.h"
 #include "platform.h"
 #include "xqueue.h"
 
@@ -176,11 +177,11 @@ void core_teardown_end(bool ok);
 #define CORE_FORWARD_AS_CALLED(name, gp_real, args) gp_real args
 #define CORE_FORWARD_CREATOR(name, gp_real, args) create_##name args
 /* GRAPH: the shim's graph_NAME gets the call (its queue and ticket) and the runtime's function
- * before the caller's arguments; GRAPH_CHANGE tells the shim of the change first. */
+ * before the caller's arguments; GRAPH_CHANGE tells graph.c of the change first. */
 #define CORE_ARGS(...) __VA_ARGS__
 #define CORE_FORWARD_GRAPH(name, gp_real, args) graph_##name(&gp_call, gp_real, CORE_ARGS args)
 #define CORE_FORWARD_GRAPH_CHANGE(name, gp_real, args)                                             \
-    (graph_exec_changing(gp_call.stream), gp_real args)
+    (core_graph_exec_changing(gp_call.stream), gp_real args)
 #include "core_forward.h"
 
 /*

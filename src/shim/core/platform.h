@@ -68,6 +68,68 @@ struct gp_teardown {
     bool may_survive;
 };
 
+/*
+ * Gates inside graphs (graph.c; docs/design.md, "Gates inside graphs"): what the runtime does of
+ * them. Each executable graph gated gets a copy of its graph at instantiation, and from it, once,
+ * a gated copy: a second executable graph with wait nodes before kernel nodes, each waiting until
+ * a 64-bit gate word in host memory (devgate.h) is at least 1. The core decides which executable
+ * graph each launch goes to and which word its wait nodes wait on; these do what it decides.
+ * Handles are the platform's as uintptr_t, results as the rules above; reasons are graph.h's
+ * (enum core_graph_whole). Called on the application's thread, inside the core's depth.
+ */
+struct gp_graph_twin; /* a gated copy: the platform's own */
+/* What building a gated copy made (twin_build). */
+struct gp_graph_built {
+    struct gp_graph_twin *twin;
+    uintptr_t exec;     /* its executable graph, launched instead of the application's */
+    size_t gates;       /* its wait nodes */
+    size_t noted;       /* its kernel nodes with a predicted time noted */
+    uint64_t open_word; /* a word always open (its device address), where it waits ungated */
+};
+struct gp_graph_ops {
+    /* What gpuprio says of a runtime that lacks what the gated copy needs (NO_RUNTIME). */
+    const char *no_runtime;
+    /* Whether GPUPRIO_GRAPH_GATE_US's default applies; false: gates only where it is set. */
+    bool on_by_default;
+    /* Where the calling thread instantiates executable graphs (CUDA: its current context), asked
+     * at each instantiation so that the gated copy is built there; 0 where it has none. */
+    uintptr_t (*context)(void);
+    /* At instantiation with flags: -1 and *kernels (its kernel nodes) and *clone (a copy of
+     * graph, the caller's to destroy or hand to twin_build), or the reason the executable graph
+     * stays whole (*clone 0; no copy is made then). */
+    int (*copy)(uintptr_t graph, unsigned long long flags, size_t *kernels, uintptr_t *clone);
+    /* Destroys a copy that copy made (0: nothing). */
+    void (*destroy)(uintptr_t clone);
+    /*
+     * Builds the gated copy of clone (which it then owns, whatever the result), whose launches
+     * were learned to take learned_ns: wait nodes about one every interval_ns of predicted time
+     * (graph_place.h), waiting on the word at device address target, instantiated in ctx with
+     * what it can keep of the instantiation's flags. 0 and *out, or -errno (the clone
+     * destroyed): -ENOENT where no wait node found a place.
+     */
+    int (*twin_build)(uintptr_t clone, uintptr_t ctx, uint64_t interval_ns, uint64_t learned_ns,
+                      uint64_t target, unsigned long long flags, struct gp_graph_built *out);
+    /* Has t's wait nodes wait on the word at device address target from its next launch on
+     * (launches already made are not affected): 0, or -EIO. */
+    int (*twin_target)(struct gp_graph_twin *t, uint64_t target);
+    /* After a launch of t's executable graph on stream succeeded: marks the point twin_order
+     * waits for (a failure is remembered, and twin_order then refuses). */
+    void (*twin_launched)(struct gp_graph_twin *t, uintptr_t stream);
+    /* Has stream wait, on the device, for t's launches made so far, before what the caller
+     * submits to stream next; nothing waits on the host. 0, or -EIO. */
+    int (*twin_order)(const struct gp_graph_twin *t, uintptr_t stream);
+    /* Destroys t (NULL: nothing); its executable graph may still run (the runtime frees it once
+     * it is done). dead: its runtime objects died with their context, so only its memory is
+     * freed, without a call into the runtime. */
+    void (*twin_destroy)(struct gp_graph_twin *t, bool dead);
+    /* Optional. stream's id, which no other stream of the process's life has (its handle may
+     * be a destroyed stream's): 0 and *id, or negative where the runtime cannot say. Never
+     * asked of the special handles. */
+    int (*stream_id)(uintptr_t stream, uint64_t *id);
+    /* Whether stream captures (1) or not (0); -EIO where the runtime cannot tell. */
+    int (*stream_capturing)(uintptr_t stream);
+};
+
 struct gp_platform {
     /* The platform's name, for messages ("HIP", "CUDA"). */
     const char *name;
@@ -210,6 +272,11 @@ struct gp_platform {
      * device_key's threads and rules. 0, or -ENOTSUP when the runtime cannot say.
      */
     int (*mps)(int device, struct xq_mps *out);
+
+    /* ---- gates inside graphs (graph.c) ---- */
+
+    /* Optional (NULL: no graph is gated, and the shim's graph wrappers only forward). */
+    const struct gp_graph_ops *graph;
 };
 
 #endif /* GPUPRIO_PLATFORM_H */

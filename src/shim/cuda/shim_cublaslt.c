@@ -58,7 +58,7 @@ static struct cudahal_gemm_when when_of(struct CUstream_st *stream, uint64_t tar
      * legacy stream never captures. */
     w.into_capture = w.capturing && gp_opt_uint(GP_OPT_GRAPH_GATE_US) &&
                      priority < GPUPRIO_PRIORITY_HIGH && stream && stream != CU_STREAM_LEGACY &&
-                     cudahal_graph_stream_capturing(stream) == 1;
+                     cudahal_graph_ops.stream_capturing((uintptr_t)stream) == 1;
     return w;
 }
 

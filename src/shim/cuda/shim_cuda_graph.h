@@ -1,7 +1,8 @@
 /*
  * shim_cuda_graph.h - the CUDA shim's forwarding of graph instantiation, launch, change and
- * destruction (cuda_api.def's GRAPH_* kinds; kinds.def's GRAPH and GRAPH_CHANGE forwards), which
- * puts gates inside a lower priority's graph launches (shim_cuda_graph.c). Its declarations are
+ * destruction (cuda_api.def's GRAPH_* kinds; kinds.def's GRAPH forward), which puts gates inside
+ * a lower priority's graph launches (shim_cuda_graph.c, over src/shim/core/graph.c; the
+ * GRAPH_CHANGE forward goes to the core directly: core.h). Its declarations are
  * generated from cuda_api.def by kind, so that no parameter list is written twice.
  */
 #ifndef GPUPRIO_SHIM_CUDA_GRAPH_H
@@ -10,9 +11,6 @@
 #include "cuda_compat.h"
 
 #include "core.h"
-
-/* An entry of kind GRAPH_EXEC_CHANGE is about to be forwarded for the executable graph exec. */
-void graph_exec_changing(void *exec);
 
 /* GRAPH_PICK(probe): MACRO where probe is a macro defined as `~, MACRO`, else GRAPH_NONE, which
  * expands to nothing: over cuda_api.def, only the entries a probe names generate anything. */
