@@ -36,6 +36,8 @@
     X(BLAS_WORKSPACES, "the workspaces set on cuBLAS handles (cuda_gemmex.c; takes nothing else)") \
     X(GRAPH_LAUNCH, "one executable graph's launches and its gated copy (graph.c)")                \
     X(GRAPH_TABLE, "the executable graphs known (graph.c; takes nothing else)")                    \
+    X(GRAPH_TARGETS, "the wait nodes' operations, one per gate word (hip_graph_gate.c; takes "     \
+                     "nothing else)")                                                              \
     X(NODE_TIMES, "predicted times of captured nodes (cuda_node_time.c; takes nothing else)")      \
     X(LOG, "log lines held back until the process uses a GPU (gp_log.c; takes nothing else)")
 

@@ -45,6 +45,91 @@ extern "C" {
 #else
 #define GP_HIP_HTOD_CONST
 #endif
+/* hipDrvGraphExecMemsetNodeSetParams's parameters: 6.x's HIP_MEMSET_NODE_PARAMS, which 7.0
+ * replaced with hipMemsetParams (of the same layout). */
+#if GP_HIP_AT_LEAST(7, 0)
+#define GP_HIP_MEMSET_NODE_PARAMS hipMemsetParams
+#else
+#define GP_HIP_MEMSET_NODE_PARAMS HIP_MEMSET_NODE_PARAMS
+#endif
+
+/* hipStreamBatchMemOp (hip_6.4). */
+#if !GP_HIP_AT_LEAST(6, 4)
+typedef enum hipStreamBatchMemOpType {
+    hipStreamMemOpWaitValue32 = 0x1,
+    hipStreamMemOpWriteValue32 = 0x2,
+    hipStreamMemOpWaitValue64 = 0x4,
+    hipStreamMemOpWriteValue64 = 0x5,
+    hipStreamMemOpBarrier = 0x6,
+    hipStreamMemOpFlushRemoteWrites = 0x3
+} hipStreamBatchMemOpType;
+typedef union hipStreamBatchMemOpParams_union {
+    hipStreamBatchMemOpType operation;
+    struct hipStreamMemOpWaitValueParams_t {
+        hipStreamBatchMemOpType operation;
+        hipDeviceptr_t address;
+        union {
+            uint32_t value;
+            uint64_t value64;
+        };
+        unsigned int flags;
+        hipDeviceptr_t alias;
+    } waitValue;
+    struct hipStreamMemOpWriteValueParams_t {
+        hipStreamBatchMemOpType operation;
+        hipDeviceptr_t address;
+        union {
+            uint32_t value;
+            uint64_t value64;
+        };
+        unsigned int flags;
+        hipDeviceptr_t alias;
+    } writeValue;
+    struct hipStreamMemOpFlushRemoteWritesParams_t {
+        hipStreamBatchMemOpType operation;
+        unsigned int flags;
+    } flushRemoteWrites;
+    struct hipStreamMemOpMemoryBarrierParams_t {
+        hipStreamBatchMemOpType operation;
+        unsigned int flags;
+    } memoryBarrier;
+    uint64_t pad[6];
+} hipStreamBatchMemOpParams;
+#endif
+
+/* hipGraphAddBatchMemOpNode and its node's calls (hip_6.4). */
+#if !GP_HIP_AT_LEAST(6, 4)
+typedef struct hipBatchMemOpNodeParams {
+    hipCtx_t ctx;
+    unsigned int count;
+    hipStreamBatchMemOpParams *paramArray;
+    unsigned int flags;
+} hipBatchMemOpNodeParams;
+#endif
+
+/* hipGraphAddMemAllocNode (hip_5.5). */
+#if !GP_HIP_AT_LEAST(5, 5)
+typedef struct hipMemAllocNodeParams {
+    hipMemPoolProps poolProps;
+    const hipMemAccessDesc *accessDescs;
+    size_t accessDescCount;
+    size_t bytesize;
+    void *dptr;
+} hipMemAllocNodeParams;
+#endif
+
+/*
+ * Graph instantiation's flags (hip_6.1). The 5.2.3 hipGraphInstantiateFlags has only
+ * hipGraphInstantiateFlagAutoFreeOnLaunch; an enum cannot be extended, so the newer flags are
+ * constants of an enum of their own, with upstream's values.
+ */
+#if !GP_HIP_AT_LEAST(6, 1)
+enum {
+    hipGraphInstantiateFlagUpload = 2,
+    hipGraphInstantiateFlagDeviceLaunch = 4,
+    hipGraphInstantiateFlagUseNodePriority = 8
+};
+#endif
 
 /* The legacy null stream by name, usable even where 0 means the per-thread stream (_spt). */
 #ifndef hipStreamLegacy

@@ -18,6 +18,7 @@
 #include "hip_compat.h"
 #include "hip_device.h"
 #include "hip_gate.h"
+#include "hip_graph_gate.h"
 #include "hip_marker.h"
 #include "hip_reserve.h"
 #include "xqueue.h"
@@ -162,4 +163,5 @@ const struct gp_platform hiphal_platform = {
     .teardown_stream = teardown_stream,
     .teardown_done = teardown_done,
     .teardown_marker = teardown_marker,
+    .graph = &hiphal_graph_ops,
 };

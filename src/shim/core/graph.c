@@ -381,6 +381,8 @@ int core_graph_launch(const struct core_call *c, core_graph_forward forward, voi
                          : build(x, c, line);
     if (reason < 0 && !x->twin_launched && x->launched && !same_stream(x, &on))
         reason = CORE_GRAPH_WHOLE_OTHER_STREAM;
+    if (reason < 0 && g->copy_launchable && !g->copy_launchable())
+        reason = CORE_GRAPH_WHOLE_ERROR_PENDING;
     if (reason < 0) {
         uint64_t target = line ? line : x->twin.open_word;
         if (!xq_capturing() && g->twin_target(x->twin.twin, target) != 0) {
@@ -403,6 +405,8 @@ int core_graph_launch(const struct core_call *c, core_graph_forward forward, voi
         gp_log(GP_LOG_DEBUG,
                "executable graph %p: its gated copy's %s failed (%d): whole from now on",
                (void *)x->app, upload ? "upload" : "launch", r);
+        if (g->copy_failed)
+            g->copy_failed();
         x->whole = reason = CORE_GRAPH_WHOLE_FAILED;
         gates = 0;
         if (!upload)

@@ -28,6 +28,7 @@ struct core_call;
     X(SHORT, "its learned GPU time is within one gate interval")                                   \
     X(CAPTURING, "a stream capture was in progress")                                               \
     X(OTHER_STREAM, "it was launched on another stream than its previous launch")                  \
+    X(ERROR_PENDING, "an error of the application's was pending on its thread")                    \
     X(UNKNOWN, "gpuprio did not see it instantiated")                                              \
     X(FEW_KERNELS, "it has fewer than two kernel nodes")                                           \
     X(MEM_NODES, "it has memory allocation or free nodes")                                         \

@@ -128,6 +128,14 @@ struct gp_graph_ops {
     int (*stream_id)(uintptr_t stream, uint64_t *id);
     /* Whether stream captures (1) or not (0); -EIO where the runtime cannot tell. */
     int (*stream_capturing)(uintptr_t stream);
+    /* Optional (NULL: always). Whether the gated copy may be launched on the calling thread now:
+     * false where a failure of its launch could not be undone (HIP: an error of the
+     * application's is pending, which the failure would replace); the application's own
+     * executable graph is launched instead. */
+    bool (*copy_launchable)(void);
+    /* Optional. After the gated copy's launch failed on the calling thread, before the
+     * application's own is launched: forgets what the failure left (HIP: the thread's error). */
+    void (*copy_failed)(void);
 };
 
 struct gp_platform {

@@ -12,22 +12,11 @@
 
 #include "core.h"
 
-/* GRAPH_PICK(probe): MACRO where probe is a macro defined as `~, MACRO`, else GRAPH_NONE, which
- * expands to nothing: over cuda_api.def, only the entries a probe names generate anything. */
-#define GRAPH_PICK(...) GRAPH_PICK_(__VA_ARGS__, GRAPH_NONE, ~)
-#define GRAPH_PICK_(probe, macro, ...) macro
-#define GRAPH_NONE(...)
-#define GRAPH_PASTE(a, b) GRAPH_PASTE_(a, b)
-#define GRAPH_PASTE_(a, b) a##b
+#define GRAPH_RESULT CUresult
+#define GRAPH_SUCCESS CUDA_SUCCESS
+#include "graph_forms.h"
 
-/* graph_NAME of each entry whose kind forwards as GRAPH (CORE_FORWARD_<kind> is the name
- * CORE_FORWARD_<forward>: core.h): the call (its queue and admission ticket), the driver's
- * function, then the caller's arguments. */
-#define GRAPH_DECLARE_CORE_FORWARD_GRAPH ~, GRAPH_DECLARE
-#define GRAPH_DECLARE(name, params)                                                                \
-    CUresult graph_##name(const struct core_call *c, CUresult(*real) params, CORE_ARGS params);
-#define CUDA_API(name, kind, stream, cost_key, params, args)                                       \
-    GRAPH_PICK(GRAPH_PASTE(GRAPH_DECLARE_, CORE_FORWARD_##kind))(name, params)
+#define CUDA_API(name, kind, stream, cost_key, params, args) GRAPH_DECLARE_ENTRY(name, kind, params)
 #include "cuda_api.def"
 #undef CUDA_API
 

@@ -40,71 +40,6 @@ typedef enum hipDriverEntryPointQueryResult {
 #define hipEnablePerThreadDefaultStream 0x2
 #endif
 
-/* hipStreamBatchMemOp (hip_6.4). */
-#if !GP_HIP_AT_LEAST(6, 4)
-typedef enum hipStreamBatchMemOpType {
-    hipStreamMemOpWaitValue32 = 0x1,
-    hipStreamMemOpWriteValue32 = 0x2,
-    hipStreamMemOpWaitValue64 = 0x4,
-    hipStreamMemOpWriteValue64 = 0x5,
-    hipStreamMemOpBarrier = 0x6,
-    hipStreamMemOpFlushRemoteWrites = 0x3
-} hipStreamBatchMemOpType;
-typedef union hipStreamBatchMemOpParams_union {
-    hipStreamBatchMemOpType operation;
-    struct hipStreamMemOpWaitValueParams_t {
-        hipStreamBatchMemOpType operation;
-        hipDeviceptr_t address;
-        union {
-            uint32_t value;
-            uint64_t value64;
-        };
-        unsigned int flags;
-        hipDeviceptr_t alias;
-    } waitValue;
-    struct hipStreamMemOpWriteValueParams_t {
-        hipStreamBatchMemOpType operation;
-        hipDeviceptr_t address;
-        union {
-            uint32_t value;
-            uint64_t value64;
-        };
-        unsigned int flags;
-        hipDeviceptr_t alias;
-    } writeValue;
-    struct hipStreamMemOpFlushRemoteWritesParams_t {
-        hipStreamBatchMemOpType operation;
-        unsigned int flags;
-    } flushRemoteWrites;
-    struct hipStreamMemOpMemoryBarrierParams_t {
-        hipStreamBatchMemOpType operation;
-        unsigned int flags;
-    } memoryBarrier;
-    uint64_t pad[6];
-} hipStreamBatchMemOpParams;
-#endif
-
-/* hipGraphAddBatchMemOpNode and its node's calls (hip_6.4). */
-#if !GP_HIP_AT_LEAST(6, 4)
-typedef struct hipBatchMemOpNodeParams {
-    hipCtx_t ctx;
-    unsigned int count;
-    hipStreamBatchMemOpParams *paramArray;
-    unsigned int flags;
-} hipBatchMemOpNodeParams;
-#endif
-
-/* hipGraphAddMemAllocNode (hip_5.5). */
-#if !GP_HIP_AT_LEAST(5, 5)
-typedef struct hipMemAllocNodeParams {
-    hipMemPoolProps poolProps;
-    const hipMemAccessDesc *accessDescs;
-    size_t accessDescCount;
-    size_t bytesize;
-    void *dptr;
-} hipMemAllocNodeParams;
-#endif
-
 /* hipStreamBeginCaptureToGraph (hip_6.1). */
 #if !GP_HIP_AT_LEAST(6, 1)
 typedef struct hipGraphEdgeData {
@@ -280,16 +215,9 @@ typedef struct hipMemcpy3DPeerParms {
 #endif
 
 /*
- * hipGraphInstantiateWithParams (hip_6.1). The 5.2.3 hipGraphInstantiateFlags has only
- * hipGraphInstantiateFlagAutoFreeOnLaunch; an enum cannot be extended, so the newer flags are
- * constants of an enum of their own, with upstream's values.
+ * hipGraphInstantiateWithParams (hip_6.1); its flags are hal/hip/hip_compat.h's.
  */
 #if !GP_HIP_AT_LEAST(6, 1)
-enum {
-    hipGraphInstantiateFlagUpload = 2,
-    hipGraphInstantiateFlagDeviceLaunch = 4,
-    hipGraphInstantiateFlagUseNodePriority = 8
-};
 typedef enum hipGraphInstantiateResult {
     hipGraphInstantiateSuccess = 0,
     hipGraphInstantiateError = 1,
@@ -379,6 +307,31 @@ hipError_t hipGraphBatchMemOpNodeSetParams(hipGraphNode_t hNode,
                                            hipBatchMemOpNodeParams *nodeParams);
 hipError_t hipGraphExecBatchMemOpNodeSetParams(hipGraphExec_t hGraphExec, hipGraphNode_t hNode,
                                                const hipBatchMemOpNodeParams *nodeParams);
+#endif
+
+/* What changes an executable graph, newer than 5.2.3 (hip_5.3, hip_6.2). The shim passes their
+ * parameters through by pointer, so the types they point to are declared incomplete: a later
+ * header's complete definition of the same tag is the same type. */
+#if !GP_HIP_AT_LEAST(5, 3)
+typedef struct hipExternalSemaphoreSignalNodeParams hipExternalSemaphoreSignalNodeParams;
+typedef struct hipExternalSemaphoreWaitNodeParams hipExternalSemaphoreWaitNodeParams;
+hipError_t hipGraphExecExternalSemaphoresSignalNodeSetParams(
+    hipGraphExec_t hGraphExec, hipGraphNode_t hNode,
+    const hipExternalSemaphoreSignalNodeParams *nodeParams);
+hipError_t hipGraphExecExternalSemaphoresWaitNodeSetParams(
+    hipGraphExec_t hGraphExec, hipGraphNode_t hNode,
+    const hipExternalSemaphoreWaitNodeParams *nodeParams);
+#endif
+#if !GP_HIP_AT_LEAST(6, 2)
+typedef struct hipGraphNodeParams hipGraphNodeParams;
+typedef struct HIP_MEMSET_NODE_PARAMS HIP_MEMSET_NODE_PARAMS;
+hipError_t hipGraphExecNodeSetParams(hipGraphExec_t graphExec, hipGraphNode_t node,
+                                     hipGraphNodeParams *nodeParams);
+hipError_t hipDrvGraphExecMemcpyNodeSetParams(hipGraphExec_t hGraphExec, hipGraphNode_t hNode,
+                                              const HIP_MEMCPY3D *copyParams, hipCtx_t ctx);
+hipError_t hipDrvGraphExecMemsetNodeSetParams(hipGraphExec_t hGraphExec, hipGraphNode_t hNode,
+                                              const GP_HIP_MEMSET_NODE_PARAMS *memsetParams,
+                                              hipCtx_t ctx);
 #endif
 
 /* Launches (hip_5.5, hip_6.5). */

@@ -29,6 +29,7 @@
 #include "hip_compat_shim.h"
 #include "hip_bind.h"
 #include "hip_reserve.h"
+#include "shim_hip_graph.h"
 #include "scheduler.h"
 
 #define GP_EXPORT __attribute__((visibility("default")))
