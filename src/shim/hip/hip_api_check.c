@@ -10,9 +10,9 @@
  *   3. Every entry gets a function with its params that calls the real function with its args
  *      (args must fit params: count, order, types) and returns its stream expression with the
  *      type the kind promises (kinds.def's stream column): hipStream_t, hipStream_t * for
- *      STREAM_CREATE and the _IF kinds, void ** for LOOKUP, hipGraphExec_t for GRAPH_EXEC_*. The
- * stream expression is not cast, so an expression of another type is an error too. Its cost key
- * must convert to uint64_t without a cast (an integer: a pointer is an error).
+ *      STREAM_CREATE and the _IF kinds, void ** for LOOKUP, hipGraphExec_t for GRAPH_EXEC_*.
+ *      The stream expression is not cast, so an expression of another type is an error too.
+ *      Its cost key must convert to uint64_t without a cast (an integer: a pointer is an error).
  *   4. Every name may appear once (a second stream_of_<name> is a redefinition).
  */
 #include "hip_compat_shim.h"
