@@ -84,6 +84,27 @@ typedef union hipStreamBatchMemOpParams_union {
 } hipStreamBatchMemOpParams;
 #endif
 
+/* hipGraphAddBatchMemOpNode and its node's calls (hip_6.4). */
+#if !GP_HIP_AT_LEAST(6, 4)
+typedef struct hipBatchMemOpNodeParams {
+    hipCtx_t ctx;
+    unsigned int count;
+    hipStreamBatchMemOpParams *paramArray;
+    unsigned int flags;
+} hipBatchMemOpNodeParams;
+#endif
+
+/* hipGraphAddMemAllocNode (hip_5.5). */
+#if !GP_HIP_AT_LEAST(5, 5)
+typedef struct hipMemAllocNodeParams {
+    hipMemPoolProps poolProps;
+    const hipMemAccessDesc *accessDescs;
+    size_t accessDescCount;
+    size_t bytesize;
+    void *dptr;
+} hipMemAllocNodeParams;
+#endif
+
 /* hipStreamBeginCaptureToGraph (hip_6.1). */
 #if !GP_HIP_AT_LEAST(6, 1)
 typedef struct hipGraphEdgeData {
@@ -331,6 +352,33 @@ hipError_t hipStreamGetCaptureInfo_v2_spt(hipStream_t stream,
 #if !GP_HIP_AT_LEAST(6, 1)
 hipError_t hipGraphInstantiateWithParams(hipGraphExec_t *pGraphExec, hipGraph_t graph,
                                          hipGraphInstantiateParams *instantiateParams);
+#endif
+
+/* Graph nodes (hip_5.3, hip_5.5, hip_6.4). */
+#if !GP_HIP_AT_LEAST(5, 3)
+hipError_t hipGraphNodeSetEnabled(hipGraphExec_t hGraphExec, hipGraphNode_t hNode,
+                                  unsigned int isEnabled);
+hipError_t hipGraphNodeGetEnabled(hipGraphExec_t hGraphExec, hipGraphNode_t hNode,
+                                  unsigned int *isEnabled);
+#endif
+#if !GP_HIP_AT_LEAST(5, 5)
+hipError_t hipGraphAddMemAllocNode(hipGraphNode_t *pGraphNode, hipGraph_t graph,
+                                   const hipGraphNode_t *pDependencies, size_t numDependencies,
+                                   hipMemAllocNodeParams *pNodeParams);
+hipError_t hipGraphAddMemFreeNode(hipGraphNode_t *pGraphNode, hipGraph_t graph,
+                                  const hipGraphNode_t *pDependencies, size_t numDependencies,
+                                  void *dev_ptr);
+#endif
+#if !GP_HIP_AT_LEAST(6, 4)
+hipError_t hipGraphAddBatchMemOpNode(hipGraphNode_t *phGraphNode, hipGraph_t hGraph,
+                                     const hipGraphNode_t *dependencies, size_t numDependencies,
+                                     const hipBatchMemOpNodeParams *nodeParams);
+hipError_t hipGraphBatchMemOpNodeGetParams(hipGraphNode_t hNode,
+                                           hipBatchMemOpNodeParams *nodeParams_out);
+hipError_t hipGraphBatchMemOpNodeSetParams(hipGraphNode_t hNode,
+                                           hipBatchMemOpNodeParams *nodeParams);
+hipError_t hipGraphExecBatchMemOpNodeSetParams(hipGraphExec_t hGraphExec, hipGraphNode_t hNode,
+                                               const hipBatchMemOpNodeParams *nodeParams);
 #endif
 
 /* Launches (hip_5.5, hip_6.5). */
