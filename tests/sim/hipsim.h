@@ -30,6 +30,19 @@
  *                           "pid device stream_id hwq name tag start_ns end_ns submit_ns waited_ns"
  *   HIPSIM_FAULT=NAME       break one documented semantic on purpose (docs/simulator.md), used
  *                           to show that the conformance suite detects it
+ * For the tests of gpuprio's gates in graphs (docs/simulator.md, "Capture and graphs"):
+ *   HIPSIM_GRAPH_SAY=1      a graph's wait that holds says so on stderr: "hipsim: graph wait
+ *                           holding at T ms after K of M kernel nodes", "... opened at T ms ...",
+ *                           "hipsim: graph wait held N ms after K of M kernel nodes" (T: the
+ *                           wall clock, CLOCK_REALTIME; K of M: the launch's kernel nodes before
+ *                           the wait, and all of them)
+ *   HIPSIM_GRAPH_CLONE_FAILS=1   hipGraphClone fails (hipErrorOutOfMemory)
+ *   HIPSIM_GRAPH_MEMOP_FAILS=1   hipGraphAddBatchMemOpNode fails (hipErrorNotSupported)
+ *   HIPSIM_GATED_LAUNCH_FAILS=1  launching or uploading an executable graph with a node that
+ *                           hipGraphAddBatchMemOpNode made fails (hipErrorOutOfMemory)
+ *   HIPSIM_STREAM_ID=0      hipStreamGetId returns hipErrorNotSupported, as HIP 6.4 has none
+ *   HIPSIM_STREAM_REUSE=1   a new stream takes the memory, so the handle, of a destroyed one whose
+ *                           work is done, the latest first
  */
 #ifndef HIPSIM_H
 #define HIPSIM_H
@@ -120,6 +133,17 @@ uint64_t hipsimEventRecords(void);
  * is also reported on stderr ("hipsim: error: ... used after hipDeviceReset destroyed it"). On a
  * real GPU such a use touches freed memory. */
 uint64_t hipsimStaleUses(void);
+
+/* Calls of the graph entry point name (hipGraphClone...) so far in the process; NULL: of every
+ * hipGraph* entry point. Tests compare them with and without gpuprio. */
+uint64_t hipsimGraphCalls(const char *name);
+
+/* Executable graphs instantiated and not yet destroyed. */
+int hipsimGraphExecsAlive(void);
+
+/* Waits of graphs (batch memory operation nodes) holding now, and that held and opened so far. */
+int hipsimGraphWaitsHolding(void);
+uint64_t hipsimGraphWaitsHeld(void);
 
 #ifdef __cplusplus
 }

@@ -117,6 +117,12 @@ static void sim_init_once(void)
     c->shared_users = env_int("HIPSIM_SHARED_USERS", 0, 0, 1) == 1;
     env_str("HIPSIM_TRACE", c->trace_path, sizeof c->trace_path);
     c->fault = env_fault();
+    c->graph_say = env_int("HIPSIM_GRAPH_SAY", 0, 0, 1) == 1;
+    c->graph_clone_fails = env_int("HIPSIM_GRAPH_CLONE_FAILS", 0, 0, 1) == 1;
+    c->graph_memop_fails = env_int("HIPSIM_GRAPH_MEMOP_FAILS", 0, 0, 1) == 1;
+    c->gated_launch_fails = env_int("HIPSIM_GATED_LAUNCH_FAILS", 0, 0, 1) == 1;
+    c->stream_ids = env_int("HIPSIM_STREAM_ID", 1, 0, 1) == 1;
+    c->stream_reuse = env_int("HIPSIM_STREAM_REUSE", 0, 0, 1) == 1;
 
     for (int d = 0; d < c->devices; d++) {
         struct sim_device *dev = &sim.dev[d];

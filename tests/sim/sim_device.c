@@ -20,6 +20,16 @@ hipError_t hipInit(unsigned int flags)
     return sim_ret(flags ? hipErrorInvalidValue : hipSuccess);
 }
 
+/* As clr: the current device stands for its context, so this is never NULL (device + 1 here). */
+hipError_t hipCtxGetCurrent(hipCtx_t *ctx)
+{
+    sim_init();
+    if (!ctx)
+        return sim_ret(hipErrorInvalidValue);
+    *ctx = (hipCtx_t)(uintptr_t)(sim_current_device() + 1);
+    return sim_ret(hipSuccess);
+}
+
 /*
  * ROCm's hipDeviceReset waits for the current device's work, then destroys what the process
  * made on it: its created streams, its events, the host memory registered while it was current

@@ -234,12 +234,21 @@ static void execute(struct sim_cmd *c)
     case SIM_CMD_SET:
         fill(c);
         break;
-    case SIM_CMD_WAIT_VALUE:
+    case SIM_CMD_WAIT_VALUE: {
         /* The value read that lets it through is at or after waited_ns (the trace's bound). */
+        uint64_t holds = 0;
         while ((c->waited_ns = sim_now_ns()),
-               sim.cfg.fault != SIM_FAULT_WAIT_VALUE_IGNORED && !value_condition(c))
+               sim.cfg.fault != SIM_FAULT_WAIT_VALUE_IGNORED && !value_condition(c)) {
+            if (!holds && c->u.value.graph) {
+                holds = c->waited_ns;
+                sim_graph_wait_holds(c);
+            }
             sleep_ns(20000);
+        }
+        if (holds)
+            sim_graph_wait_opened(c, c->waited_ns - holds);
         break;
+    }
     case SIM_CMD_WRITE_VALUE:
         if (c->u.value.width == 32)
             __atomic_store_n((uint32_t *)c->u.value.ptr, (uint32_t)c->u.value.value,

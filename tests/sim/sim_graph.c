@@ -1,28 +1,21 @@
 /*
- * sim_graph.c - stream capture and graphs.
+ * sim_graph.c - stream capture, and the graph itself: its nodes, edges and order (sim_graph.h).
  *
- * A capture records the commands put on its streams, in submission order, into a graph; a graph
- * is a list of command templates, and launching an instantiated graph queues clones of them on
- * the launch stream. Recording in one list serializes work that captured streams could run
- * side by side, which is a legal execution of the graph and enough for the applications and
- * shims under test. Captures are host-side state only: nothing runs while capturing.
+ * A capture records the commands put on its streams, in submission order, into a graph: each
+ * becomes a node with an edge from the one before, so a captured graph is a chain. That
+ * serializes work that captured streams could run side by side, which is a legal execution of the
+ * graph and enough for the applications and shims under test. Captures are host-side state only:
+ * nothing runs while capturing. The node-level API is sim_graph_nodes.c's; instantiation and
+ * launches are sim_graph_exec.c's.
  */
-#include "sim_internal.h"
+#include "sim_graph.h"
 
+#include <errno.h>
+#include <stdatomic.h>
 #include <stdlib.h>
+#include <string.h>
 
-/* hipGraphInstantiateWithParams and its types are newer than the 5.2.3 headers; the shim's
- * compatibility header declares them as upstream does. */
-#include "../../src/shim/hip/hip_compat_shim.h"
-
-struct ihipGraph {
-    struct sim_cmd **nodes;
-    size_t count, cap;
-};
-
-struct hipGraphExec {
-    struct ihipGraph graph;
-};
+#include "../../src/util/gp_grow.h"
 
 struct sim_capture {
     int refs;
@@ -31,31 +24,219 @@ struct sim_capture {
     unsigned long long id;
     struct ihipStream_t *origin;
     struct ihipGraph *graph;
+    struct hipGraphNode *last; /* the node the next one captured depends on */
 };
 
 static unsigned long long next_capture_id;
+static uint64_t next_node_id;
 
-static void graph_free_nodes(struct ihipGraph *g)
+/* ---- graph calls (hipsimGraphCalls) ---- */
+
+static _Atomic uint64_t graph_calls[SIM_GC_COUNT];
+
+void sim_graph_count(enum sim_graph_call call)
 {
-    for (size_t i = 0; i < g->count; i++)
-        sim_cmd_unref(g->nodes[i]);
-    free(g->nodes);
-    g->nodes = NULL;
-    g->count = g->cap = 0;
+    atomic_fetch_add(&graph_calls[call], 1);
 }
 
-static int graph_append(struct ihipGraph *g, struct sim_cmd *cmd)
+uint64_t hipsimGraphCalls(const char *name)
 {
-    if (g->count == g->cap) {
-        size_t cap = g->cap ? 2 * g->cap : 8;
-        struct sim_cmd **n = realloc(g->nodes, cap * sizeof *n);
-        if (!n)
-            return -1;
-        g->nodes = n;
-        g->cap = cap;
-    }
-    g->nodes[g->count++] = cmd;
+    static const char *const names[] = {
+#define SIM_GRAPH_CALL_NAME(n) #n,
+        SIM_GRAPH_CALLS(SIM_GRAPH_CALL_NAME)
+#undef SIM_GRAPH_CALL_NAME
+    };
+    uint64_t n = 0;
+    for (size_t i = 0; i < SIM_GC_COUNT; i++)
+        if (!name || strcmp(name, names[i]) == 0)
+            n += atomic_load(&graph_calls[i]);
+    return n;
+}
+
+/* ---- nodes and edges ---- */
+
+int sim_graph_edge_add(struct hipGraphNode *from, struct hipGraphNode *to)
+{
+    struct hipGraphNode **out = gp_grow(from->out, &from->cap_out, from->nout, sizeof *out, 4);
+    if (!out)
+        return -ENOMEM;
+    from->out = out;
+    from->out[from->nout++] = to;
+    to->nin++;
     return 0;
+}
+
+bool sim_graph_edge_remove(struct hipGraphNode *from, struct hipGraphNode *to)
+{
+    for (size_t i = 0; i < from->nout; i++)
+        if (from->out[i] == to) {
+            memmove(from->out + i, from->out + i + 1, (from->nout - i - 1) * sizeof *from->out);
+            from->nout--;
+            to->nin--;
+            return true;
+        }
+    return false;
+}
+
+bool sim_gnode_valid(hipGraphNode_t node)
+{
+    return sim_handle_valid(node, SIM_H_GRAPH_NODE);
+}
+
+/* Appends a node with proto's work (and id, when it has one) to g, without edges; NULL when out of
+ * memory, proto's work then still the caller's. */
+static struct hipGraphNode *node_append(struct ihipGraph *g, const struct hipGraphNode *proto)
+{
+    struct hipGraphNode *n = calloc(1, sizeof *n);
+    struct hipGraphNode **nodes = gp_grow(g->nodes, &g->cap, g->count, sizeof *nodes, 8);
+    if (nodes)
+        g->nodes = nodes;
+    if (!n || !nodes || sim_handle_add(n, SIM_H_GRAPH_NODE) < 0) {
+        free(n);
+        return NULL;
+    }
+    n->id = proto->id ? proto->id : ++next_node_id;
+    n->graph = g;
+    n->type = proto->type;
+    n->tmpl = proto->tmpl;
+    n->batch = proto->batch;
+    n->child = proto->child;
+    n->mem = proto->mem;
+    g->nodes[g->count++] = n;
+    return n;
+}
+
+/* Frees n and its work; its edges must be gone or going with its graph. */
+static void node_free(struct hipGraphNode *n)
+{
+    sim_handle_remove(n);
+    sim_cmd_unref(n->tmpl);
+    if (n->child)
+        sim_graph_free(n->child);
+    if (n->type == SIM_NODE_MEM_ALLOC)
+        free(n->mem);
+    free(n->out);
+    free(n);
+}
+
+hipError_t sim_graph_check_deps(hipGraph_t graph, const hipGraphNode_t *deps, size_t ndeps)
+{
+    if (!sim_handle_valid(graph, SIM_H_GRAPH))
+        return hipErrorInvalidValue;
+    for (size_t i = 0; i < ndeps; i++) {
+        if (!sim_gnode_valid(deps[i]) || deps[i]->graph != graph)
+            return hipErrorInvalidValue;
+        for (size_t j = 0; j < i; j++)
+            if (deps[j] == deps[i])
+                return hipErrorInvalidValue;
+    }
+    return hipSuccess;
+}
+
+hipError_t sim_graph_add_node(hipGraph_t graph, const hipGraphNode_t *deps, size_t ndeps,
+                              const struct hipGraphNode *proto, struct hipGraphNode **out)
+{
+    hipError_t err = sim_graph_check_deps(graph, deps, ndeps);
+    if (err != hipSuccess)
+        return err;
+    struct hipGraphNode *n = node_append(graph, proto);
+    if (!n)
+        return hipErrorOutOfMemory;
+    for (size_t i = 0; i < ndeps; i++)
+        if (sim_graph_edge_add(deps[i], n) < 0) {
+            while (i-- > 0)
+                sim_graph_edge_remove(deps[i], n);
+            graph->count--;
+            n->tmpl = NULL; /* the caller's again */
+            n->child = NULL;
+            n->mem = NULL;
+            node_free(n);
+            return hipErrorOutOfMemory;
+        }
+    *out = n;
+    return hipSuccess;
+}
+
+size_t sim_graph_order(const struct ihipGraph *g, struct hipGraphNode **order)
+{
+    size_t head = 0, tail = 0;
+    for (size_t i = 0; i < g->count; i++) {
+        g->nodes[i]->scratch = g->nodes[i]->nin;
+        if (!g->nodes[i]->nin)
+            order[tail++] = g->nodes[i];
+    }
+    while (head < tail) {
+        const struct hipGraphNode *n = order[head++];
+        for (size_t i = 0; i < n->nout; i++)
+            if (--n->out[i]->scratch == 0)
+                order[tail++] = n->out[i];
+    }
+    return tail;
+}
+
+struct ihipGraph *sim_graph_copy(const struct ihipGraph *g)
+{
+    struct ihipGraph *c = calloc(1, sizeof *c);
+    if (!c)
+        return NULL;
+    for (size_t i = 0; i < g->count; i++) {
+        const struct hipGraphNode *n = g->nodes[i];
+        struct hipGraphNode proto = {.id = n->id, .type = n->type, .batch = n->batch};
+        if (n->type == SIM_NODE_MEM_FREE)
+            proto.mem = n->mem; /* an allocation node's memory is its own alone */
+        proto.tmpl = n->tmpl ? sim_cmd_clone(n->tmpl) : NULL;
+        proto.child = n->child ? sim_graph_copy(n->child) : NULL;
+        if ((n->tmpl && !proto.tmpl) || (n->child && !proto.child) || !node_append(c, &proto)) {
+            sim_cmd_unref(proto.tmpl);
+            if (proto.child)
+                sim_graph_free(proto.child);
+            goto fail;
+        }
+        g->nodes[i]->scratch = i;
+    }
+    for (size_t i = 0; i < g->count; i++)
+        for (size_t j = 0; j < g->nodes[i]->nout; j++)
+            if (sim_graph_edge_add(c->nodes[i], c->nodes[g->nodes[i]->out[j]->scratch]) < 0)
+                goto fail;
+    return c;
+fail:
+    sim_graph_free(c);
+    return NULL;
+}
+
+void sim_graph_free(struct ihipGraph *g)
+{
+    for (size_t i = 0; i < g->count; i++)
+        node_free(g->nodes[i]);
+    free(g->nodes);
+    free(g);
+}
+
+/* ---- capture ---- */
+
+/* The type of the node a captured command becomes. */
+static enum sim_node_type captured_type(const struct sim_cmd *cmd)
+{
+    switch (cmd->kind) {
+    case SIM_CMD_KERNEL:
+        return SIM_NODE_KERNEL;
+    case SIM_CMD_COPY:
+        return SIM_NODE_MEMCPY;
+    case SIM_CMD_SET:
+        return SIM_NODE_MEMSET;
+    case SIM_CMD_HOST_FN:
+        return SIM_NODE_HOST;
+    case SIM_CMD_MARKER:
+        return SIM_NODE_EVENT_RECORD;
+    case SIM_CMD_WAIT:
+        return SIM_NODE_WAIT_EVENT;
+    case SIM_CMD_WAIT_VALUE:
+    case SIM_CMD_WRITE_VALUE:
+        return SIM_NODE_BATCH_MEM_OP;
+    case SIM_CMD_FREE:
+        return SIM_NODE_MEM_FREE;
+    }
+    return SIM_NODE_EMPTY;
 }
 
 void sim_capture_ref(struct sim_capture *cap)
@@ -67,10 +248,8 @@ void sim_capture_unref(struct sim_capture *cap)
 {
     if (--cap->refs > 0)
         return;
-    if (cap->graph) { /* never handed to the application */
-        graph_free_nodes(cap->graph);
-        free(cap->graph);
-    }
+    if (cap->graph) /* never handed to the application */
+        sim_graph_free(cap->graph);
     free(cap);
 }
 
@@ -99,10 +278,15 @@ void sim_invalidate_global_captures(void)
 
 void sim_capture_append(struct sim_capture *cap, struct sim_cmd *cmd)
 {
-    if (graph_append(cap->graph, cmd) < 0) {
-        sim_cmd_unref(cmd);
-        cap->invalidated = true;
+    struct hipGraphNode proto = {.type = captured_type(cmd), .tmpl = cmd};
+    struct hipGraphNode *n = node_append(cap->graph, &proto);
+    if (!n || (cap->last && sim_graph_edge_add(cap->last, n) < 0)) {
+        if (!n)
+            sim_cmd_unref(cmd);
+        cap->invalidated = true; /* the node, if any, goes with the graph */
+        return;
     }
+    cap->last = n;
 }
 
 /* ---- capture API ---- */
@@ -274,6 +458,7 @@ hipError_t hipStreamGetCaptureInfo_spt(hipStream_t stream, hipStreamCaptureStatu
 
 hipError_t hipGraphCreate(hipGraph_t *pGraph, unsigned int flags)
 {
+    SIM_GRAPH_CALL(hipGraphCreate);
     sim_init();
     if (!pGraph || flags)
         return sim_ret(hipErrorInvalidValue);
@@ -291,178 +476,16 @@ hipError_t hipGraphCreate(hipGraph_t *pGraph, unsigned int flags)
     return sim_ret(hipSuccess);
 }
 
-hipError_t hipGraphGetNodes(hipGraph_t graph, hipGraphNode_t *nodes, size_t *numNodes)
-{
-    sim_init();
-    if (!numNodes)
-        return sim_ret(hipErrorInvalidValue);
-    sim_lock();
-    hipError_t err = hipErrorInvalidValue;
-    if (sim_handle_valid(graph, SIM_H_GRAPH)) {
-        if (nodes) /* node handles are the recorded commands; they are opaque to callers */
-            for (size_t i = 0; i < *numNodes && i < graph->count; i++)
-                nodes[i] = (hipGraphNode_t)(void *)graph->nodes[i];
-        *numNodes = graph->count;
-        err = hipSuccess;
-    }
-    sim_unlock();
-    return sim_ret(err);
-}
-
 hipError_t hipGraphDestroy(hipGraph_t graph)
 {
+    SIM_GRAPH_CALL(hipGraphDestroy);
     sim_init();
     sim_lock();
     bool ok = sim_handle_valid(graph, SIM_H_GRAPH);
     if (ok) {
         sim_handle_remove(graph);
-        graph_free_nodes(graph);
-        free(graph);
+        sim_graph_free(graph);
     }
     sim_unlock();
     return sim_ret(ok ? hipSuccess : hipErrorInvalidValue);
-}
-
-/* Returns the result without recording it: callers pass it through sim_ret. */
-static hipError_t instantiate(hipGraphExec_t *exec, hipGraph_t graph)
-{
-    sim_init();
-    if (!exec)
-        return hipErrorInvalidValue;
-    sim_lock();
-    hipError_t err = hipErrorInvalidValue;
-    struct hipGraphExec *x = NULL;
-    if (!sim_handle_valid(graph, SIM_H_GRAPH))
-        goto out;
-    err = hipErrorOutOfMemory;
-    x = calloc(1, sizeof *x);
-    if (!x)
-        goto out;
-    for (size_t i = 0; i < graph->count; i++) {
-        struct sim_cmd *c = sim_cmd_clone(graph->nodes[i]);
-        if (!c || graph_append(&x->graph, c) < 0) {
-            sim_cmd_unref(c);
-            goto fail;
-        }
-    }
-    if (sim_handle_add(x, SIM_H_GRAPH_EXEC) < 0)
-        goto fail;
-    *exec = x;
-    err = hipSuccess;
-    goto out;
-fail:
-    graph_free_nodes(&x->graph);
-    free(x);
-out:
-    sim_unlock();
-    return err;
-}
-
-hipError_t hipGraphInstantiate(hipGraphExec_t *pGraphExec, hipGraph_t graph,
-                               hipGraphNode_t *pErrorNode, char *pLogBuffer, size_t bufferSize)
-{
-    SIM_UNUSED(pErrorNode);
-    if (pLogBuffer && bufferSize)
-        pLogBuffer[0] = '\0';
-    return sim_ret(instantiate(pGraphExec, graph));
-}
-
-hipError_t hipGraphInstantiateWithFlags(hipGraphExec_t *pGraphExec, hipGraph_t graph,
-                                        unsigned long long flags)
-{
-    SIM_UNUSED(flags);
-    return sim_ret(instantiate(pGraphExec, graph));
-}
-
-/*
- * Uploading has nothing to do in the simulator but check its arguments. Returns the result
- * without recording it.
- */
-static hipError_t graph_upload(hipGraphExec_t exec, hipStream_t stream)
-{
-    sim_lock();
-    struct ihipStream_t *s;
-    hipError_t err = sim_handle_valid(exec, SIM_H_GRAPH_EXEC)
-                         ? sim_stream_resolve(stream, false, &s)
-                         : hipErrorInvalidValue;
-    sim_unlock();
-    return err;
-}
-
-/*
- * As ROCm/clr: flags must be 0 or exactly one of the four flags; hipGraphInstantiateFlagUpload
- * uploads the new graph on uploadStream (hipGraphUpload), whose error is the call's, with the
- * executable graph already handed out.
- */
-hipError_t hipGraphInstantiateWithParams(hipGraphExec_t *pGraphExec, hipGraph_t graph,
-                                         hipGraphInstantiateParams *instantiateParams)
-{
-    sim_init();
-    if (!pGraphExec || !graph || !instantiateParams)
-        return sim_ret(hipErrorInvalidValue);
-    unsigned long long flags = instantiateParams->flags;
-    if (flags != 0 && flags != hipGraphInstantiateFlagAutoFreeOnLaunch &&
-        flags != hipGraphInstantiateFlagUpload && flags != hipGraphInstantiateFlagDeviceLaunch &&
-        flags != hipGraphInstantiateFlagUseNodePriority) {
-        instantiateParams->result_out = hipGraphInstantiateError;
-        return sim_ret(hipErrorInvalidValue);
-    }
-    hipError_t err = instantiate(pGraphExec, graph);
-    if (err != hipSuccess) {
-        instantiateParams->result_out = hipGraphInstantiateError;
-        return sim_ret(err);
-    }
-    instantiateParams->result_out = hipGraphInstantiateSuccess;
-    instantiateParams->errNode_out = NULL;
-    if (flags == hipGraphInstantiateFlagUpload)
-        err = graph_upload(*pGraphExec, instantiateParams->uploadStream);
-    return sim_ret(err);
-}
-
-hipError_t hipGraphExecDestroy(hipGraphExec_t graphExec)
-{
-    sim_init();
-    sim_lock();
-    bool ok = sim_handle_valid(graphExec, SIM_H_GRAPH_EXEC);
-    if (ok) {
-        sim_handle_remove(graphExec);
-        graph_free_nodes(&graphExec->graph);
-        free(graphExec);
-    }
-    sim_unlock();
-    return sim_ret(ok ? hipSuccess : hipErrorInvalidValue);
-}
-
-static hipError_t graph_launch(hipGraphExec_t exec, hipStream_t stream, bool spt)
-{
-    sim_init();
-    sim_lock();
-    struct ihipStream_t *s;
-    hipError_t err = hipErrorInvalidValue;
-    if (!sim_handle_valid(exec, SIM_H_GRAPH_EXEC))
-        goto out;
-    err = sim_stream_resolve(stream, spt, &s);
-    for (size_t i = 0; err == hipSuccess && i < exec->graph.count; i++) {
-        struct sim_cmd *c = sim_cmd_clone(exec->graph.nodes[i]);
-        err = c ? sim_submit(s, c) : hipErrorOutOfMemory;
-    }
-out:
-    sim_unlock();
-    return sim_ret(err);
-}
-
-hipError_t hipGraphLaunch(hipGraphExec_t graphExec, hipStream_t stream)
-{
-    return graph_launch(graphExec, stream, false);
-}
-
-hipError_t hipGraphLaunch_spt(hipGraphExec_t graphExec, hipStream_t stream)
-{
-    return graph_launch(graphExec, stream, true);
-}
-
-hipError_t hipGraphUpload(hipGraphExec_t graphExec, hipStream_t stream)
-{
-    sim_init();
-    return sim_ret(graph_upload(graphExec, stream));
 }

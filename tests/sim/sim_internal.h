@@ -71,6 +71,13 @@ struct sim_config {
     bool shared_users;    /* HIPSIM_SHARED_USERS=1: every user shares it, as a real GPU */
     char trace_path[256];
     enum sim_fault fault;
+    /* Graphs and streams, as the tests of gpuprio's graph gates need them (docs/simulator.md). */
+    bool graph_say;          /* HIPSIM_GRAPH_SAY=1: graph waits that hold say so on stderr */
+    bool graph_clone_fails;  /* HIPSIM_GRAPH_CLONE_FAILS=1 */
+    bool graph_memop_fails;  /* HIPSIM_GRAPH_MEMOP_FAILS=1 */
+    bool gated_launch_fails; /* HIPSIM_GATED_LAUNCH_FAILS=1 */
+    bool stream_ids;         /* hipStreamGetId answers; HIPSIM_STREAM_ID=0: as before HIP 7.1 */
+    bool stream_reuse;       /* HIPSIM_STREAM_REUSE=1: new streams take destroyed ones' memory */
 };
 
 /* ---- commands (sim_engine.c) ---- */
@@ -129,6 +136,10 @@ struct sim_cmd {
             uint64_t value, mask;
             unsigned flags;
             int width; /* 32 or 64 */
+            /* A wait of a graph's batch memory operation node: the launch's kernel nodes before
+             * it, and all of them (what it says when it holds). */
+            bool graph;
+            unsigned kernels_before, kernels;
         } value;
         struct {
             hipHostFn_t fn;
@@ -212,7 +223,14 @@ void sim_wait(void);
 
 /* ---- handle registry (sim_core.c): which pointers are live objects of which type ---- */
 
-enum sim_handle_type { SIM_H_STREAM = 1, SIM_H_EVENT, SIM_H_GRAPH, SIM_H_GRAPH_EXEC, SIM_H_MODULE };
+enum sim_handle_type {
+    SIM_H_STREAM = 1,
+    SIM_H_EVENT,
+    SIM_H_GRAPH,
+    SIM_H_GRAPH_EXEC,
+    SIM_H_MODULE,
+    SIM_H_GRAPH_NODE
+};
 /* A handle hipDeviceReset destroyed stays in the registry as dead (its type + SIM_H_DEAD, its
  * memory never freed, so that its address is not handed out again): sim_handle_valid reports a
  * use of it as an error (stderr, hipsimStaleUses) and answers false. */
@@ -329,8 +347,23 @@ bool sim_capture_active(const struct sim_capture *cap);
 
 void sim_memory_release(void *ptr); /* frees a stream-ordered allocation */
 
+/* ---- graph waits (sim_graph_exec.c); called by a hardware queue's worker without the lock ---- */
+
+/* A graph's wait (cmd->u.value.graph) found its condition false: it holds. */
+void sim_graph_wait_holds(const struct sim_cmd *cmd);
+/* ... and has opened, held_ns after it began to hold. */
+void sim_graph_wait_opened(const struct sim_cmd *cmd, uint64_t held_ns);
+
 /* ---- kernels (sim_launch.c); called without the lock ---- */
 
+/*
+ * A kernel command for the kernel registered at function, with its arguments copied (args, one
+ * pointer per argument, or extra's HIP_LAUNCH_PARAM buffer): what every launch entry point and a
+ * graph's kernel node run. Fails as a launch does (hipErrorInvalidDeviceFunction,
+ * hipErrorInvalidConfiguration...), *out then NULL.
+ */
+hipError_t sim_kernel_cmd(const void *function, dim3 grid, dim3 block, size_t shared_mem,
+                          void **args, void **extra, struct sim_cmd **out);
 void sim_kernel_run(struct sim_cmd *cmd);
 
 uint64_t sim_now_ns(void);

@@ -153,13 +153,13 @@ struct launch_args {
 
 static atomic_uint launch_count; /* SIM_FAULT_DROP_LAUNCH */
 
-static hipError_t copy_args(struct sim_cmd *c, const struct sim_kernel *k,
-                            const struct launch_args *a)
+static hipError_t copy_args(struct sim_cmd *c, const struct sim_kernel *k, void **args,
+                            void **extra)
 {
-    if (a->extra) {
+    if (extra) {
         const void *buf = NULL;
         size_t size = 0;
-        for (void **p = a->extra; *p != HIP_LAUNCH_PARAM_END; p += 2) {
+        for (void **p = extra; *p != HIP_LAUNCH_PARAM_END; p += 2) {
             if (*p == HIP_LAUNCH_PARAM_BUFFER_POINTER)
                 buf = p[1];
             else if (*p == HIP_LAUNCH_PARAM_BUFFER_SIZE)
@@ -179,7 +179,7 @@ static hipError_t copy_args(struct sim_cmd *c, const struct sim_kernel *k,
         }
         return hipSuccess;
     }
-    if (k->nargs && !a->args)
+    if (k->nargs && !args)
         return hipErrorInvalidValue;
     c->u.kernel.arglen = k->total;
     if (k->total) {
@@ -188,7 +188,7 @@ static hipError_t copy_args(struct sim_cmd *c, const struct sim_kernel *k,
             return hipErrorOutOfMemory;
     }
     for (int i = 0; i < k->nargs; i++)
-        memcpy(c->u.kernel.argbuf + k->offset[i], a->args[i], k->size[i]);
+        memcpy(c->u.kernel.argbuf + k->offset[i], args[i], k->size[i]);
     return hipSuccess;
 }
 
@@ -205,29 +205,42 @@ void hipsimBeforeNextLaunch(void (*fn)(void *), void *arg)
     atomic_store(&before_next_launch, fn ? &hook : NULL);
 }
 
+hipError_t sim_kernel_cmd(const void *function, dim3 grid, dim3 block, size_t shared_mem,
+                          void **args, void **extra, struct sim_cmd **out)
+{
+    *out = NULL;
+    const struct sim_kernel *k = kernel_lookup(function);
+    if (!k)
+        return hipErrorInvalidDeviceFunction;
+    if (!grid.x || !grid.y || !grid.z || !block.x || !block.y || !block.z)
+        return hipErrorInvalidConfiguration;
+    struct sim_cmd *c = sim_cmd_new(SIM_CMD_KERNEL);
+    if (!c)
+        return hipErrorOutOfMemory;
+    c->u.kernel.kernel = k;
+    c->u.kernel.grid = grid;
+    c->u.kernel.block = block;
+    c->u.kernel.shared_mem = shared_mem;
+    hipError_t err = copy_args(c, k, args, extra);
+    if (err != hipSuccess) {
+        sim_cmd_unref(c);
+        return err;
+    }
+    *out = c;
+    return hipSuccess;
+}
+
 static hipError_t launch(const struct launch_args *a)
 {
     struct before_launch *hook = atomic_exchange(&before_next_launch, NULL);
     if (hook)
         hook->fn(hook->arg);
     sim_init();
-    const struct sim_kernel *k = kernel_lookup(a->function);
-    if (!k)
-        return sim_ret(hipErrorInvalidDeviceFunction);
-    if (!a->grid.x || !a->grid.y || !a->grid.z || !a->block.x || !a->block.y || !a->block.z)
-        return sim_ret(hipErrorInvalidConfiguration);
-    struct sim_cmd *c = sim_cmd_new(SIM_CMD_KERNEL);
-    if (!c)
-        return sim_ret(hipErrorOutOfMemory);
-    c->u.kernel.kernel = k;
-    c->u.kernel.grid = a->grid;
-    c->u.kernel.block = a->block;
-    c->u.kernel.shared_mem = a->shared_mem;
-    hipError_t err = copy_args(c, k, a);
-    if (err != hipSuccess) {
-        sim_cmd_unref(c);
+    struct sim_cmd *c;
+    hipError_t err =
+        sim_kernel_cmd(a->function, a->grid, a->block, a->shared_mem, a->args, a->extra, &c);
+    if (err != hipSuccess)
         return sim_ret(err);
-    }
     if (sim.cfg.fault == SIM_FAULT_DROP_LAUNCH && atomic_fetch_add(&launch_count, 1) % 97 == 96) {
         sim_cmd_unref(c);
         return sim_ret(hipSuccess);

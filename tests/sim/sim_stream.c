@@ -11,6 +11,9 @@
 
 #include <stdlib.h>
 
+/* hipStreamGetId is newer than the 5.2.3 headers; the shim's compatibility header declares it. */
+#include "../../src/shim/hip/hip_compat_shim.h"
+
 static _Thread_local int current_device;
 static _Thread_local struct ihipStream_t *per_thread[SIM_MAX_DEVICES];
 static struct ihipStream_t *shared_per_thread[SIM_MAX_DEVICES]; /* SIM_FAULT_PER_THREAD_SHARED */
@@ -65,13 +68,24 @@ static int hw_queue_for(struct sim_device *dev, int priority, bool masked)
     return (int)(pool * SIM_MAX_HW_QUEUES + i);
 }
 
+/*
+ * HIPSIM_STREAM_REUSE=1: created streams that are gone (destroyed, their work done), whose memory
+ * the next new stream takes, the latest first, as an allocator hands a freed block out again: a
+ * new stream then has a destroyed one's handle, which gpuprio must not take for the old stream.
+ */
+static struct ihipStream_t *reusable;
+
 /* cu_mask: NULL, or the mask of a stream created with one. */
 static struct ihipStream_t *stream_new(int device, unsigned flags, int priority,
                                        const uint64_t *cu_mask, enum sim_stream_kind kind)
 {
-    struct ihipStream_t *s = calloc(1, sizeof *s);
-    if (!s)
+    struct ihipStream_t *s = reusable;
+    if (s) {
+        reusable = s->next;
+        *s = (struct ihipStream_t){0};
+    } else if (!(s = calloc(1, sizeof *s))) {
         return NULL;
+    }
     struct sim_device *dev = &sim.dev[device];
     s->device = device;
     s->flags = flags;
@@ -145,6 +159,11 @@ void sim_stream_unref(struct ihipStream_t *s)
     sim_cmd_unref(s->last);
     if (s->hw_queue >= SIM_MASKED_QUEUE_BASE)
         sim.dev[s->device].masked_queue_used[s->hw_queue - SIM_MASKED_QUEUE_BASE] = false;
+    if (sim.cfg.stream_reuse && s->kind == SIM_STREAM_USER) {
+        s->next = reusable;
+        reusable = s;
+        return;
+    }
     free(s);
 }
 
@@ -443,6 +462,27 @@ hipError_t hipStreamGetPriority_spt(hipStream_t stream, int *priority)
 hipError_t hipStreamGetDevice(hipStream_t stream, hipDevice_t *device)
 {
     return stream_get(stream, false, PROP_DEVICE, device);
+}
+
+/* HIP 7.1's: the simulator's id of the stream (hipsimStreamId), never reused in the process. A
+ * handle that is not a live stream: hipErrorInvalidHandle, as clr answers. HIPSIM_STREAM_ID=0:
+ * hipErrorNotSupported, standing in for the runtimes before 7.1, which have no such call. */
+hipError_t hipStreamGetId(hipStream_t stream, unsigned long long *streamId)
+{
+    sim_init();
+    if (!sim.cfg.stream_ids)
+        return sim_ret(hipErrorNotSupported);
+    if (!streamId)
+        return sim_ret(hipErrorInvalidValue);
+    sim_lock();
+    struct ihipStream_t *s;
+    hipError_t err = sim_stream_resolve(stream, false, &s);
+    if (err == hipSuccess)
+        *streamId = s->id;
+    else if (err == hipErrorContextIsDestroyed)
+        err = hipErrorInvalidHandle;
+    sim_unlock();
+    return sim_ret(err);
 }
 
 /* ---- simulator API ---- */
