@@ -23,10 +23,18 @@ struct own_thread_job {
     void *arg;
 };
 
-/* pthread_create's signature around hiphal_on_own_thread's job. */
+/* pthread_create's signature around hiphal_on_own_thread's job, in relaxed stream capture mode
+ * where the runtime has it: a fresh thread is in global mode, where a call the runtime deems
+ * unsafe during a capture (hipHostRegister, say) would invalidate a capture another thread of the
+ * application has begun in global mode. */
 static void *run_job(void *arg)
 {
     struct own_thread_job *job = arg;
+    hipError_t (*exchange)(hipStreamCaptureMode *) =
+        (hipError_t(*)(hipStreamCaptureMode *))hiphal_sym("hipThreadExchangeStreamCaptureMode");
+    hipStreamCaptureMode mode = hipStreamCaptureModeRelaxed;
+    if (exchange)
+        exchange(&mode);
     job->fn(job->arg);
     return NULL;
 }

@@ -19,14 +19,16 @@
  *   - An executable graph's parallel streams are made on the device current at instantiation, so
  *     the gated copy is instantiated with the application's instantiation device current.
  *   - Every call sets the calling thread's last-command error, and a failure its sticky last
- *     error (hipGetLastError), which are the application's. So the calls run on a thread of
- *     gpuprio's own (hiphal_on_own_thread), except those a launch makes on the application's
- *     thread: the stream's id, the capture query and the wait that orders a stream after the
- *     copy, before the launch is forwarded (the launch's own result then replaces what they
- *     left; they are made there only when no error of the application's is pending, and a
- *     failure of theirs is cleared), the copy's launch itself (only then too, and its failure
- *     cleared before the application's own is launched instead), and the event recorded behind
- *     it once it succeeded (hip_marker.c's contract).
+ *     error (hipGetLastError), which are the application's. So copying a graph, building the
+ *     gated copy and destroying it run on a thread of gpuprio's own (hiphal_on_own_thread, in
+ *     relaxed capture mode). A launch makes its calls on the application's thread before it is
+ *     forwarded (the stream's id, the capture query, moving the wait nodes, the wait that orders
+ *     a stream after the copy), only where no error of the application's is pending, a failure of
+ *     theirs cleared; the launch's own result then replaces what they left. Where an error is
+ *     pending they run on gpuprio's thread, or not at all on a stream handle that names the
+ *     calling thread's stream. The copy's launch itself is made only where none is pending, and
+ *     its failure cleared before the application's own is launched instead; the event recorded
+ *     behind it, once it succeeded, is cleared after too where it fails (another device's stream).
  */
 #include "hip_graph_gate.h"
 
@@ -272,6 +274,18 @@ static struct target_ops {
     hipStreamBatchMemOpParams op;
 } * targets;
 static pthread_mutex_t targets_mu = PTHREAD_MUTEX_INITIALIZER;
+
+/* In a forked child the lock is made anew (a thread of the parent may have held it); the arrays,
+ * copied with the parent's memory, stay valid. */
+static void targets_in_child(void)
+{
+    pthread_mutex_init(&targets_mu, NULL);
+}
+
+__attribute__((constructor)) static void remake_targets_lock_in_child(void)
+{
+    pthread_atfork(NULL, NULL, targets_in_child);
+}
 
 static hipStreamBatchMemOpParams *ops_for(uint64_t target)
 {
@@ -531,29 +545,61 @@ static int twin_build(uintptr_t clone, uintptr_t ctx, uint64_t interval_ns, uint
     return job.rc;
 }
 
+/* The handle to pass for a stream the core names: the legacy stream as 0, which means the same in
+ * the calls made here (none is a per-thread form) and which every runtime takes (an older one
+ * may take hipStreamLegacy for a stream object). */
+static hipStream_t as_called(uintptr_t stream)
+{
+    return stream == (uintptr_t)hipStreamLegacy ? NULL : (hipStream_t)stream;
+}
+
+/* The null, legacy and per-thread handles name the calling thread's stream, another one on
+ * gpuprio's thread. */
+static bool special(uintptr_t stream)
+{
+    return stream == 0 || stream == (uintptr_t)hipStreamLegacy ||
+           stream == (uintptr_t)hipStreamPerThread;
+}
+
+/* Runs fn (the job's result in *result) before a launch is forwarded: on the calling thread
+ * where no error of the application's is pending (a failure of fn's is then cleared, and the
+ * launch's own result replaces what it left), else on gpuprio's thread, unless fn acts on a
+ * stream that names another there (-EAGAIN). 0 or -errno, and *result. */
+static int here_or_elsewhere(void (*fn)(void *), void *job, const hipError_t *result,
+                             bool thread_bound)
+{
+    if (rt.peek() == hipSuccess) {
+        fn(job);
+        if (*result != hipSuccess)
+            rt.get_last();
+        return 0;
+    }
+    return thread_bound ? -EAGAIN : elsewhere(fn, job);
+}
+
 struct target_job {
     struct gp_graph_twin *t;
     hipStreamBatchMemOpParams *op;
-    int rc;
+    hipError_t result;
 };
 
 static void target_here(void *arg)
 {
     struct target_job *job = arg;
     hipBatchMemOpNodeParams p = wait_params(job->t->ctx, job->op);
-    job->rc = 0;
-    for (size_t i = 0; i < job->t->gates && !job->rc; i++)
-        if (rt.exec_memop_set(job->t->exec, job->t->waits[i], &p) != hipSuccess)
-            job->rc = -EIO;
+    job->result = hipSuccess;
+    for (size_t i = 0; i < job->t->gates && job->result == hipSuccess; i++)
+        job->result = rt.exec_memop_set(job->t->exec, job->t->waits[i], &p);
 }
 
-/* Moved on gpuprio's thread: it happens only when the target changes. */
+/* Before the launch is forwarded, and only when the target changes. */
 static int twin_target(struct gp_graph_twin *t, uint64_t target)
 {
     if (t->target == target)
         return 0;
-    struct target_job job = {t, ops_for(target), -EIO};
-    if (!job.op || elsewhere(target_here, &job) != 0 || job.rc) {
+    struct target_job job = {t, ops_for(target), hipErrorUnknown};
+    if (!job.op || here_or_elsewhere(target_here, &job, &job.result, false) != 0 ||
+        job.result != hipSuccess) {
         t->target = 0; /* some nodes may have moved: set them all again next time */
         return -EIO;
     }
@@ -561,11 +607,18 @@ static int twin_target(struct gp_graph_twin *t, uint64_t target)
     return 0;
 }
 
-/* Right after the runtime accepted the copy's launch on stream, so the record succeeds too and
- * leaves the thread's error state as the launch left it (hip_marker.c's contract). */
+/* Right after the runtime accepted the copy's launch on stream, with no error of the
+ * application's pending (copy_launchable). The record fails on another device's stream (the event
+ * is the instantiation device's, and a launch may go to any device's stream): then its error is
+ * cleared, and a call that succeeds makes the last command's result the launch's again. */
 static void twin_launched(struct gp_graph_twin *t, uintptr_t stream)
 {
-    t->recorded = rt.event_record(t->done, (hipStream_t)stream) == hipSuccess;
+    t->recorded = rt.event_record(t->done, as_called(stream)) == hipSuccess;
+    if (!t->recorded) {
+        int device;
+        rt.get_last();
+        rt.get_device(&device);
+    }
 }
 
 struct order_job {
@@ -577,28 +630,7 @@ struct order_job {
 static void order_here(void *arg)
 {
     struct order_job *job = arg;
-    job->result = rt.stream_wait_event((hipStream_t)job->stream, job->done, 0);
-}
-
-static bool special(uintptr_t stream)
-{
-    return stream == 0 || stream == (uintptr_t)hipStreamLegacy ||
-           stream == (uintptr_t)hipStreamPerThread;
-}
-
-/* Runs fn (job's result in *result) on the calling thread, where the application has no error
- * pending and a failure of fn's is then cleared, else on gpuprio's thread, except on the
- * special streams, which name another stream there: -EAGAIN. 0 or -errno, and *result. */
-static int here_or_elsewhere(void (*fn)(void *), void *job, const hipError_t *result,
-                             uintptr_t stream)
-{
-    if (rt.peek() == hipSuccess) {
-        fn(job);
-        if (*result != hipSuccess)
-            rt.get_last();
-        return 0;
-    }
-    return special(stream) ? -EAGAIN : elsewhere(fn, job);
+    job->result = rt.stream_wait_event(as_called(job->stream), job->done, 0);
 }
 
 static int twin_order(const struct gp_graph_twin *t, uintptr_t stream)
@@ -606,7 +638,7 @@ static int twin_order(const struct gp_graph_twin *t, uintptr_t stream)
     if (!t->recorded)
         return -EIO;
     struct order_job job = {stream, t->done, hipErrorUnknown};
-    int rc = here_or_elsewhere(order_here, &job, &job.result, stream);
+    int rc = here_or_elsewhere(order_here, &job, &job.result, special(stream));
     return rc ? rc : job.result == hipSuccess ? 0 : -EIO;
 }
 
@@ -635,7 +667,7 @@ struct stream_job {
 static void id_here(void *arg)
 {
     struct stream_job *job = arg;
-    job->result = rt.stream_id((hipStream_t)job->stream, &job->id);
+    job->result = rt.stream_id(as_called(job->stream), &job->id);
 }
 
 /* Asked at every launch, so only on the calling thread, when no error of the application's is
@@ -659,7 +691,7 @@ static int stream_id(uintptr_t stream, uint64_t *id)
 static void capturing_here(void *arg)
 {
     struct stream_job *job = arg;
-    job->result = rt.stream_is_capturing((hipStream_t)job->stream, &job->status);
+    job->result = rt.stream_is_capturing(as_called(job->stream), &job->status);
 }
 
 static int stream_capturing(uintptr_t stream)
@@ -667,7 +699,8 @@ static int stream_capturing(uintptr_t stream)
     if (!runtime_ready())
         return -EIO;
     struct stream_job job = {.stream = stream, .result = hipErrorUnknown};
-    if (here_or_elsewhere(capturing_here, &job, &job.result, stream) || job.result != hipSuccess)
+    if (here_or_elsewhere(capturing_here, &job, &job.result, special(stream)) ||
+        job.result != hipSuccess)
         return -EIO;
     return job.status != hipStreamCaptureStatusNone;
 }
