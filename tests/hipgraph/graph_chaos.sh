@@ -1,0 +1,248 @@
+#!/bin/sh
+# graph_chaos.sh CASE LIB PROG - neighbours that die, stop and exit around gated HIP graphs
+# (docs/design.md, "Gates inside graphs"; docs/testing.md, hip.graph_chaos_*), as
+# tests/cuda/graph_chaos.sh does over the fake CUDA driver. PROG (graph_gates.c) replays a graph
+# of 40 kernels at low priority under LIB (libgpuprio-hip.so, GPUPRIO_GRAPH_GATE_US=10000) next to
+# a high-priority neighbour (graph_gates high), on a simulated device they share (HIPSIM_SHARED)
+# and a board under /dev/shm (direct gates: Level 2). The simulator's graph waits really wait and
+# say when they start holding and when they open (HIPSIM_GRAPH_SAY=1; the wall clock, as
+# `date +%s%3N` reads it). The bounds derive from GPUPRIO_WATCHDOG_MS, set here per case; none
+# measures the machine's speed.
+#
+#   kill_high        the neighbour (bursting until told) is SIGKILLed while the low program's graph
+#                    is held at a wait node: that wait opens within 20 + 230 ms of the kill (the
+#                    board's reclaim of the dead's slots, looked for every 20 ms, and chaos.c's
+#                    margin: its HELD_BOUND_MS less the watchdog), WATCHDOG_MS 2000, so that the
+#                    stall watch, which would open it after WATCHDOG_MS, cannot be what did;
+#   stop_high        the neighbour is SIGSTOPped while the graph is held, for 5 * WATCHDOG_MS: the
+#                    wait opens within WATCHDOG_MS + 20 + 230 ms of the stop (the stall watch, its
+#                    20-ms look, and chaos.c's margin) and before SIGCONT; after SIGCONT the low
+#                    program is held again (the neighbour's priority works again): a later wait
+#                    holds, or a launch is held on the host for longer than that bound, as a
+#                    suspended queue's next command is, WATCHDOG_MS 300;
+#   kill_low_held    the low program is SIGKILLed while its graph is held at a wait node,
+#   kill_low_opened  ... or just after its wait opened (the neighbour's burst ended; its gated
+#                    launches in flight): the neighbour then exits 0;
+#   thread_exit      the thread that launched the gated graph 4 times exits with them in flight,
+#                    once a wait node holds them (the neighbour's 60-ms burst), then another
+#                    thread launches it (after an event behind them: HIP orders launches of one
+#                    executable graph on two streams by nothing else);
+#   stream_gone      the same, the first thread's stream destroyed with them in flight (the
+#                    simulator's hipStreamDestroy returns at once, as clr's): no wait holds longer
+#                    than WATCHDOG_MS + 20 + 230 ms (WATCHDOG_MS 300).
+# Every case: the low program (but where killed) prints what it prints without gpuprio and exits
+# 0, having gated launches (gpuprio's counts at exit); the neighbour (but where killed) exits 0;
+# the simulator reports no misuse ("hipsim: error"); nothing hangs (60 s); and once everyone has
+# exited, the board directory is empty (no slot and no file left).
+set -u
+if [ $# != 3 ]; then
+    echo "usage: graph_chaos.sh CASE LIB PROG" >&2
+    exit 2
+fi
+case=$1 lib=$2 prog=$3
+. "$(dirname "$0")/../tools/expect.sh"
+for v in $(env | sed -n 's/^\(GPUPRIO_[A-Za-z0-9_]*\)=.*/\1/p'); do
+    unset "$v"
+done
+sandbox_boards hipgraph-chaos
+high= low= writer=
+cleanup() { sandbox_cleanup $high $low $writer; }
+trap cleanup EXIT
+trap 'exit 1' HUP INT TERM
+export HIPSIM_SHARED="$name" HIPSIM_GRAPH_SAY=1
+HANG_S=60
+low_prog=replay high_mode=hold watchdog=300
+case $case in
+kill_high) watchdog=2000 ;;
+stop_high | kill_low_held | kill_low_opened) ;;
+thread_exit | stream_gone) low_prog=$case high_mode= ;;
+*)
+    echo "graph_chaos.sh: unknown case $case" >&2
+    exit 2 ;;
+esac
+reclaim_bound=$((20 + 230)) held_bound=$((watchdog + 20 + 230))
+status=0
+fail() {
+    echo "FAIL: $*"
+    status=1
+}
+now_ms() {
+    date +%s%3N
+}
+# The times at which the low program's waits started holding, or opened.
+waits() { # holding|opened
+    sed -n "s/^hipsim: graph wait $1 at \([0-9]*\) ms .*/\1/p" "$tmp/low.err"
+}
+holding() {
+    [ "$(waits holding | wc -l)" -gt "$(waits opened | wc -l)" ]
+}
+opened_all() {
+    [ "$(waits holding | wc -l)" = "$(waits opened | wc -l)" ]
+}
+gone() {
+    ! kill -0 "$1" 2>/dev/null
+}
+# The first time in LIST (one a line) at or after T, or nothing.
+first_after() { # T LIST
+    echo "$2" | awk -v t="$1" '$1 >= t { print; exit }'
+}
+# One line to the bursting neighbour, which holds the FIFO open while it bursts.
+end_burst() {
+    timeout 10 sh -c 'echo go >"$1"' sh "$tmp/go" || fail "the neighbour took no line to end its burst"
+}
+# Every line the neighbour will read from now on (a writer killed for good afterwards).
+lines_for_high() {
+    (trap '' PIPE; while :; do echo go >"$tmp/go"; done) 2>/dev/null &
+    writer=$!
+}
+# Waits for PID, at most HANG_S; its status in $rc (or "hung").
+reap() { # PID
+    rc=hung
+    if wait_for $HANG_S gone "$1"; then
+        wait "$1"
+        rc=$?
+    fi
+}
+
+export GPUPRIO_GRAPH_GATE_US=10000 GPUPRIO_WATCHDOG_MS=$watchdog
+case $case in
+kill_low_*) ;;
+*)
+    "$prog" "$low_prog" >"$tmp/native.out" 2>"$tmp/native.err"
+    native=$?
+    [ $native = 0 ] || fail "exit status $native without gpuprio" ;;
+esac
+
+mkfifo "$tmp/ready" "$tmp/go" "$tmp/ack" || exit 1
+# A long grace keeps the bursting neighbour active between its bursts however slow its host code
+# is (a sanitizer), so that the low program stays held until this script acts. The neighbour says
+# through GRAPH_ACK when it bursts: the low program holds the launch it cued it after until then
+# (graph_gates.c, hold_for_cue), so that a wait node of that launch holds however late either woke.
+export GRAPH_ACK="$tmp/ack"
+LD_PRELOAD="$lib" GPUPRIO_PRIORITY=high GPUPRIO_GRACE_US=50000 "$prog" high "$tmp/go" $high_mode \
+    >"$tmp/ready" 2>"$tmp/high.err" &
+high=$!
+read -r ready <"$tmp/ready"
+if [ "$ready" != ready ]; then
+    echo "FAIL: the high-priority neighbour did not start"
+    cat "$tmp/high.err"
+    exit 1
+fi
+GRAPH_GO="$tmp/go" LD_PRELOAD="$lib" GPUPRIO_PRIORITY=low GPUPRIO_LOG=info "$prog" "$low_prog" \
+    >"$tmp/shim.out" 2>"$tmp/low.err" &
+low=$!
+
+if [ -n "$high_mode" ]; then
+    wait_for $HANG_S holding || fail "no wait node held the low program's graph"
+fi
+case $case in
+kill_high)
+    at=$(now_ms)
+    kill -9 "$high"
+    reap "$high"
+    high=
+    [ "$rc" = 137 ] || fail "the killed neighbour ended with $rc"
+    reap "$low"
+    shimmed=$rc low=
+    opened=$(first_after "$at" "$(waits opened)")
+    if [ -z "$opened" ] || [ $((opened - at)) -gt $reclaim_bound ]; then
+        fail "the wait held at the kill opened $([ -n "$opened" ] && echo "$((opened - at)) ms after it" || echo never) (bound $reclaim_bound ms: the dead's slots are reclaimed; watchdog $watchdog ms)"
+    else
+        echo "the wait held at the kill opened $((opened - at)) ms after it (bound $reclaim_bound ms)"
+    fi ;;
+stop_high)
+    stop_ms=$((5 * watchdog))
+    at=$(now_ms)
+    kill -STOP "$high"
+    sleep "$((stop_ms / 1000)).$(printf %03d $((stop_ms % 1000)))"
+    cont=$(now_ms)
+    kill -CONT "$high"
+    opened=$(first_after "$at" "$(waits opened)")
+    if [ -z "$opened" ] || [ "$opened" -ge "$cont" ] || [ $((opened - at)) -gt $held_bound ]; then
+        fail "the wait held at the stop opened $([ -n "$opened" ] && echo "$((opened - at)) ms after it" || echo "not before SIGCONT") (stopped for $((cont - at)) ms; bound $held_bound ms: the stall watch)"
+    else
+        echo "the wait held at the stop opened $((opened - at)) ms after it (bound $held_bound ms; stopped for $((cont - at)) ms)"
+    fi
+    # Held again: at a wait node, or on the host (its next launch suspended), where a launch
+    # call made after SIGCONT has not returned for longer than the stall watch's bound.
+    held_on_host() {
+        last=$(sed -n 's/^graph_gates: launch \([0-9]*\) \(called\|returned\) at \([0-9]*\) ms$/\1 \2 \3/p' \
+            "$tmp/low.err" | tail -n 1)
+        set -- $last
+        [ "${2:-}" = called ] || return 1
+        from=$(($3 > cont ? $3 : cont))
+        [ $(($(now_ms) - from)) -gt $held_bound ] && host="launch $1 held on the host"
+    }
+    again_after_cont() {
+        again=$(first_after "$cont" "$(waits holding)")
+        [ -n "$again" ] || held_on_host || gone "$low"
+    }
+    host=
+    wait_for $HANG_S again_after_cont
+    if [ -n "$again" ]; then
+        echo "after SIGCONT, a wait held again $((again - cont)) ms later"
+    elif [ -n "$host" ]; then
+        echo "after SIGCONT, $host for over $held_bound ms"
+    else
+        fail "after SIGCONT, neither a wait node nor the host held the low program again: the neighbour's priority did not work again"
+    fi
+    end_burst
+    reap "$low"
+    shimmed=$rc low=
+    lines_for_high
+    reap "$high"
+    high=
+    [ "$rc" = 0 ] || fail "the neighbour ended with $rc" ;;
+kill_low_*)
+    if [ "$case" = kill_low_opened ]; then
+        end_burst
+        wait_for $HANG_S opened_all || fail "the wait did not open once the burst ended"
+    fi
+    kill -9 "$low"
+    reap "$low"
+    [ "$rc" = 137 ] || fail "the killed low program ended with $rc"
+    low=
+    [ "$case" = kill_low_opened ] || end_burst
+    lines_for_high
+    reap "$high"
+    high=
+    [ "$rc" = 0 ] || fail "the neighbour ended with $rc" ;;
+thread_exit | stream_gone)
+    reap "$low"
+    shimmed=$rc low=
+    lines_for_high
+    reap "$high"
+    high=
+    [ "$rc" = 0 ] || fail "the neighbour ended with $rc"
+    grep -q '^graph_gates: the first thread goes on while a wait node holds its launches$' \
+        "$tmp/low.err" || fail "no wait node held the first thread's launches"
+    long=$(sed -n 's/^hipsim: graph wait held \([0-9]*\) ms .*/\1/p' "$tmp/low.err" |
+        awk -v b=$held_bound '$1 > b')
+    [ -z "$long" ] || fail "a wait held longer than $held_bound ms: $(echo $long) ms" ;;
+esac
+[ -z "$writer" ] || kill -9 "$writer" 2>/dev/null
+writer=
+grep -v '^hipsim: graph wait \(holding\|opened\)\|^graph_gates: launch' "$tmp/low.err"
+
+case $case in
+kill_low_*) ;;
+*)
+    if ! diff -u "$tmp/native.out" "$tmp/shim.out"; then
+        fail "stdout differs under gpuprio"
+    fi
+    [ "$shimmed" = 0 ] || fail "exit status $shimmed under gpuprio (0 without)"
+    grep -Eq '^gpuprio: info: graph launches: [1-9][0-9]* gated' "$tmp/low.err" ||
+        fail "gpuprio gated no launch" ;;
+esac
+if grep -q "hipsim: error" "$tmp/low.err" "$tmp/high.err"; then
+    fail "the simulator reported a misuse"
+fi
+left=$(ls -A "$GPUPRIO_BOARD_DIR")
+[ -z "$left" ] || fail "left in the board directory once everyone exited: $left"
+if [ $status != 0 ]; then
+    echo "the neighbour's stderr:"
+    cat "$tmp/high.err"
+else
+    echo "ok: $case"
+fi
+exit $status

@@ -1,0 +1,882 @@
+/*
+ * graph_gates.c - a HIP program that replays a graph of many short kernels on the simulated
+ * device (tests/sim: a launch queues the graph's nodes on its stream, and the value waits of
+ * batch memory operation nodes really wait), for graph_gates.sh and graph_chaos.sh: what it prints
+ * must not change under gpuprio, whatever gpuprio does to its graph launches (docs/design.md,
+ * "Gates inside graphs"). The HIP counterpart of tests/cuda/graph_gates.c, with HIP's differences:
+ * nothing orders launches of one executable graph on two streams but the streams (clr), so where
+ * it launches on two streams the program orders them itself with an event, as a HIP application
+ * must; and HIP has no conditional nor device-updatable nodes.
+ *
+ *   graph_gates CASE   builds a chain of KERNELS kernel nodes (each acc = acc * 31 + i, of 3 ms on
+ *                      the device), instantiates it (hipGraphInstantiate; GRAPH_INSTANTIATE=flags:
+ *                      hipGraphInstantiateWithFlags, AutoFreeOnLaunch; =params:
+ *                      hipGraphInstantiateWithParams, Upload on the first stream), launches it once
+ *                      and waits (so that its time is learned), then LAUNCHES more times on the
+ *                      same stream, and prints acc after each launch, how many kernels ran, and how
+ *                      many executable graphs are alive at the end. CASE:
+ *     gated            as above; with GRAPH_GO=FIFO (a neighbour), kernel 2 of the first of those
+ *                      launches waits until the host releases it, and the host, once that launch
+ *                      returned, sends a line through FIFO (the high-priority neighbour's cue to
+ *                      burst) and releases it once the neighbour said through GRAPH_ACK that it
+ *                      bursts: the neighbour's first launch, which closed this program's gates,
+ *                      then waits behind that kernel, so the rest of the launch runs while the gate
+ *                      is closed however late the host woke either process (waits bounded: 20 s,
+ *                      then it goes on, and a test that needs a wait node to hold fails)
+ *     ungated          as gated, the neighbour exits after its burst: before its second launch the
+ *                      program waits until GRAPH_ACK's writer is gone (the neighbour exited), and
+ *                      300 ms more
+ *     errors_kept      as ungated, printing after each launch hipExtGetLastError and
+ *                      hipGetLastError (in that order), with an error left pending (hipDeviceGet of
+ *                      a device that does not exist) before launches 1, 2 and 4
+ *     mem_nodes, child, device_launch
+ *                      the graph also has a memory allocation node, or a child graph of two
+ *                      kernels, or is instantiated for device launch
+ *                      (hipGraphInstantiateWithParams, hipGraphInstantiateFlagDeviceLaunch)
+ *     changed          after the second launch, hipGraphExecKernelNodeSetParams gives kernel 5
+ *                      another argument
+ *     update           after the second launch, hipGraphExecUpdate from a graph whose kernel 7 has
+ *                      another argument
+ *     disabled         after the second launch, hipGraphNodeSetEnabled turns kernel 9 off
+ *     app_memop        the graph ends with a batch memory operation node of the application's
+ *                      own (a 64-bit write to a host word, printed after each launch); after the
+ *                      second launch hipGraphExecBatchMemOpNodeSetParams gives it another value
+ *                      (both calls looked up with hipGetProcAddress, so that the program also
+ *                      links against the no-memop simulator, libamdhip64.so.5)
+ *     destroy          the last launch is destroyed (hipGraphExecDestroy) at once, while it runs
+ *     capture          the first launch after the learning one is made while another stream
+ *                      captures
+ *     changed_other    the first launch after the learning one on the first stream, not waited
+ *                      for (an event recorded behind it), then kernel 5 changed and launched on the
+ *                      other stream, which first waits for that event
+ *     changed_held     as changed_other, and kernel 2 of that first launch waits until the host
+ *                      releases it, which it does only once the launch on the other stream
+ *                      returned: a library that blocks the host on the first launch there
+ *                      deadlocks (kernel 2 gives up after 5 s, and the program says so)
+ *     changed_capture  as changed_other, the graph first launched into a capture of the other
+ *                      stream (which runs nothing) before it is changed
+ *     changed_upload   as changed_other, the changed graph uploaded on the first stream before
+ *                      its launch on the other
+ *     switch_other     the first launch after the learning one on the first stream while the
+ *                      other stream captures, not waited for (an event behind it); the rest on
+ *                      the other stream, the first of them after a wait for that event
+ *   With GRAPH_PRINT_CALLS=all it also prints how many graph calls the simulator counted
+ *   (hipsimGraphCalls: the option off, gpuprio must add none), or with a list of entry point
+ *   names, each one's count. On stderr: how many graph waits held, and how many
+ *   hipGraphExecBatchMemOpNodeSetParams calls the process made (gpuprio's retargets of its wait
+ *   nodes among them).
+ *
+ *   graph_gates spt    learned through hipGraphLaunch_spt(exec, 0) on the main thread's
+ *                      per-thread stream; a thread launches it there through _spt (its own
+ *                      per-thread stream: another stream), then through hipStreamPerThread; then
+ *                      the main thread twice more, each launch waited for
+ *   graph_gates reused_first, reused_changed: a stream destroyed and another created at its
+ *                      address (see reused_case)
+ *   graph_gates high FIFO [exit|hold]: the neighbour (see high); replay, thread_exit and
+ *                      stream_gone are graph_chaos.sh's (see chaos_case)
+ *
+ * A failed call prints FATAL and exits 1.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "hipsim.h"
+
+/* Newer than the 5.2.3 headers: the prototypes and types as upstream declares them. */
+#include "../../src/shim/hip/hip_compat_shim.h"
+
+#define KERNELS 40
+#define LAUNCHES 4
+
+#define MUST(call)                                                                                 \
+    do {                                                                                           \
+        hipError_t must_r = (call);                                                                \
+        if (must_r != hipSuccess) {                                                                \
+            printf("FATAL: %s -> %s\n", #call, hipGetErrorName(must_r));                           \
+            exit(1);                                                                               \
+        }                                                                                          \
+    } while (0)
+
+static void sleep_us(long us)
+{
+    struct timespec ts = {us / 1000000, (us % 1000000) * 1000};
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+        ;
+}
+
+/* Read by main only after a synchronization: the kernels run on the simulator's threads. */
+static unsigned long long acc;
+static unsigned ran;
+/* Kernel 2 (index 3) waits until the host clears hold (a kernel polling host memory), for at
+ * most hold_ms; stuck says it gave up (the host never got there). */
+static atomic_bool hold, stuck;
+static atomic_int hold_ms;
+static const void *step_kernel;
+
+/* acc = acc * 31 + index, then the device is busy for us microseconds. */
+static uint64_t step(hipsimLaunch *l)
+{
+    unsigned i = *(unsigned *)l->args[0];
+    long us = *(long *)l->args[1];
+    for (int ms = 0; i == 3 && atomic_load(&hold); ms++) {
+        if (ms >= atomic_load(&hold_ms)) {
+            atomic_store(&stuck, true);
+            break;
+        }
+        sleep_us(1000);
+    }
+    acc = acc * 31 + i;
+    ran++;
+    return (uint64_t)us * 1000u;
+}
+
+static void hold_kernel(int ms)
+{
+    atomic_store(&hold_ms, ms);
+    atomic_store(&hold, true);
+}
+
+static unsigned index_of[KERNELS], other_index = 1000, other_index2 = 2000;
+static long kernel_us = 3000;
+static void *params[KERNELS][2], *other_params[2] = {&other_index, &kernel_us},
+                                 *other_params2[2] = {&other_index2, &kernel_us};
+
+static hipKernelNodeParams kernel(void **p)
+{
+    hipKernelNodeParams k = {.blockDim = {1, 1, 1},
+                             .func = (void *)(uintptr_t)step_kernel,
+                             .gridDim = {1, 1, 1},
+                             .kernelParams = p};
+    return k;
+}
+
+static hipError_t launch_step(hipStream_t s, void **p)
+{
+    dim3 one = {1, 1, 1};
+    return hipLaunchKernel(step_kernel, one, one, p, 0, s);
+}
+
+/* The chain of kernels; node[i] is kernel i. */
+static hipGraph_t chain(hipGraphNode_t *node, int swap_at, void **swapped)
+{
+    hipGraph_t g;
+    MUST(hipGraphCreate(&g, 0));
+    for (int i = 0; i < KERNELS; i++) {
+        hipKernelNodeParams k = kernel(i == swap_at ? swapped : params[i]);
+        MUST(hipGraphAddKernelNode(&node[i], g, i ? &node[i - 1] : NULL, i ? 1 : 0, &k));
+    }
+    return g;
+}
+
+static void chain_params(void)
+{
+    for (int i = 0; i < KERNELS; i++) {
+        index_of[i] = (unsigned)i + 1;
+        params[i][0] = &index_of[i];
+        params[i][1] = &kernel_us;
+    }
+}
+
+/* As an application instantiates it: GRAPH_INSTANTIATE picks the form; flags (device launch)
+ * need hipGraphInstantiateWithParams, the only form that takes them (clr). */
+static hipGraphExec_t instantiate(hipGraph_t g, unsigned long long flags, hipStream_t upload_on)
+{
+    const char *how = getenv("GRAPH_INSTANTIATE");
+    hipGraphExec_t exec;
+    if (flags || (how && strcmp(how, "params") == 0)) {
+        hipGraphInstantiateParams p = {.flags = flags ? flags : hipGraphInstantiateFlagUpload,
+                                       .uploadStream = upload_on};
+        MUST(hipGraphInstantiateWithParams(&exec, g, &p));
+    } else if (how && strcmp(how, "flags") == 0) {
+        MUST(hipGraphInstantiateWithFlags(&exec, g, hipGraphInstantiateFlagAutoFreeOnLaunch));
+    } else {
+        MUST(hipGraphInstantiate(&exec, g, NULL, NULL, 0));
+    }
+    return exec;
+}
+
+/* Launched once on s and waited for, so that its GPU time is learned. Under gpuprio, its drain
+ * returns once the watcher counted the launch complete, which it does after learning its time. */
+static void learn(hipGraphExec_t exec, hipStream_t s, bool spt)
+{
+    MUST(spt ? hipGraphLaunch_spt(exec, 0) : hipGraphLaunch(exec, s));
+    MUST(hipStreamSynchronize(s));
+    int (*drain)(void *, unsigned) =
+        (int (*)(void *, unsigned))dlsym(RTLD_DEFAULT, "gpuprio_stream_drain");
+    if (drain && drain(s, 10000) != 0)
+        printf("FATAL: gpuprio_stream_drain failed\n");
+}
+
+static void print_launch(int n)
+{
+    printf("launch %d: acc %016llx, %u kernels\n", n, acc, ran);
+}
+
+/* ---- the neighbour, and what passes between it and this program ---- */
+
+/* One line through FIFO. A writer that connects, writes its line for an earlier open and closes
+ * (the reader of that line closed and opened again in between) gives this open an end of file
+ * with no line: open again, as the script's writers always send one more. */
+static bool line_through(const char *fifo)
+{
+    char line[16];
+    for (;;) {
+        FILE *f = fopen(fifo, "r");
+        if (!f)
+            return false;
+        bool got = fgets(line, sizeof line, f) != NULL;
+        fclose(f);
+        if (got)
+            return true;
+    }
+}
+
+static void cue(const char *go)
+{
+    FILE *f = go ? fopen(go, "w") : NULL;
+    if (go && (!f || fputs("go\n", f) < 0 || fclose(f) != 0)) {
+        printf("FATAL: cannot cue the neighbour through %s\n", go);
+        exit(1);
+    }
+}
+
+/* The neighbour's side of GRAPH_ACK: "bursting" once its first burst launch returned (its queue
+ * active, so this program's gates closed), where this program listens (nobody reading: ENXIO, and
+ * nothing said). The FIFO is left open: its end of file, at the neighbour's exit, is how this
+ * program learns that the neighbour is gone. */
+static void ack(void)
+{
+    static bool said;
+    const char *path = getenv("GRAPH_ACK");
+    if (said || !path)
+        return;
+    said = true;
+    int fd = open(path, O_WRONLY | O_NONBLOCK);
+    if (fd >= 0 && write(fd, "bursting\n", 9) != 9)
+        fprintf(stderr, "graph_gates: cannot write to %s\n", path);
+}
+
+/* This program's side: opened before the cue (without waiting for a writer), so that the
+ * neighbour's open finds a reader. */
+static int ack_fd = -1;
+static bool acked;
+
+static void ack_listen(void)
+{
+    const char *path = getenv("GRAPH_ACK");
+    if (path && ack_fd < 0)
+        ack_fd = open(path, O_RDONLY | O_NONBLOCK);
+}
+
+/* Waits until the neighbour said it bursts, or with gone until it is gone too (its end of the
+ * FIFO closed), at most 20 s each: a bound that turns a hang into a failure elsewhere (no wait
+ * node held, the neighbour not gone), never into a timed assertion. */
+static void ack_wait(bool gone)
+{
+    if (ack_fd < 0)
+        return;
+    for (int ms = 0; ms < 20000; ms++) {
+        char text[64];
+        ssize_t n = read(ack_fd, text, sizeof text);
+        if (n > 0)
+            acked = true;
+        if (acked && !gone)
+            return;
+        if (acked && n == 0) { /* no writer left: the neighbour exited */
+            close(ack_fd);
+            ack_fd = -1;
+            return;
+        }
+        if (n <= 0)
+            sleep_us(1000);
+    }
+    fprintf(stderr, "graph_gates: no word from the neighbour within 20 s (%s)\n",
+            gone ? "gone" : "bursting");
+}
+
+/* Cueing the neighbour (GRAPH_GO) after a launch: kernel 2 of that launch is held (hold_for_cue,
+ * before it) until the neighbour bursts (cue_and_release), so that the launch runs on while the
+ * neighbour has closed this program's gates, however late the host woke either process. */
+static void hold_for_cue(void)
+{
+    if (getenv("GRAPH_GO"))
+        hold_kernel(30000); /* released after ack_wait's bound at the latest */
+}
+
+static void cue_and_release(void)
+{
+    ack_listen();
+    cue(getenv("GRAPH_GO"));
+    ack_wait(false);
+    atomic_store(&hold, false);
+}
+
+/* The neighbour's modes: graph_gates high FIFO [exit|hold]. */
+enum high_mode { HIGH_IDLE, HIGH_EXIT, HIGH_HOLD };
+
+/* graph_gates high FIFO [exit|hold]: joins at high priority (a kernel on a stream of its own),
+ * says "ready", and once cued through FIFO runs a burst of 30 kernels of 2 ms (saying so through
+ * GRAPH_ACK after the first); then exits (exit: its queue leaves the board, the low program is no
+ * longer held by gates), or stays joined and idle until another line (the low program stays held
+ * by gates meanwhile). With hold (graph_chaos.sh's cases) it bursts back to back until a line
+ * comes instead, so it can be killed or stopped while it holds the low program back, then idles
+ * until another line. */
+static void high(const char *fifo, enum high_mode mode)
+{
+    hipStream_t s;
+    MUST(hipStreamCreate(&s));
+    unsigned i = 0;
+    long us = 2000;
+    void *p[2] = {&i, &us};
+    MUST(launch_step(s, p));
+    MUST(hipStreamSynchronize(s));
+    printf("ready\n");
+    fflush(stdout);
+    if (!line_through(fifo)) {
+        printf("FATAL: no cue through %s\n", fifo);
+        exit(1);
+    }
+    if (mode == HIGH_HOLD) {
+        char line[16];
+        int fd = open(fifo, O_RDONLY | O_NONBLOCK);
+        if (fd < 0) {
+            printf("FATAL: cannot open %s\n", fifo);
+            exit(1);
+        }
+        while (read(fd, line, sizeof line) <= 0) {
+            for (int k = 0; k < 5; k++)
+                MUST(launch_step(s, p));
+            ack();
+            MUST(hipStreamSynchronize(s));
+        }
+        close(fd);
+    } else {
+        for (i = 0; i < 30; i++) {
+            MUST(launch_step(s, p));
+            ack();
+        }
+        MUST(hipStreamSynchronize(s));
+        if (mode == HIGH_EXIT)
+            return;
+    }
+    if (!line_through(fifo)) {
+        printf("FATAL: no second line through %s\n", fifo);
+        exit(1);
+    }
+    MUST(hipStreamDestroy(s));
+}
+
+/* ---- graph_chaos.sh's cases: neighbours that die, stop and exit around gated graphs ---- */
+
+#define CHAOS_LAUNCHES 24
+#define FIRST_THREAD_LAUNCHES 4
+
+static hipGraphExec_t chaos_exec;
+static hipStream_t chaos_stream;
+/* Recorded behind the first thread's launches, which the second thread's stream waits for: HIP
+ * orders launches of one executable graph on two streams by nothing else. */
+static hipEvent_t chaos_done;
+
+/* chaos_case's and reused_case's set-up: a stream in *s (and one in *other unless NULL), and the
+ * chain (in *g, node[i] kernel i) instantiated. */
+static hipGraphExec_t chain_exec(hipStream_t *s, hipStream_t *other, hipGraphNode_t *node,
+                                 hipGraph_t *g)
+{
+    MUST(hipStreamCreate(s));
+    if (other)
+        MUST(hipStreamCreate(other));
+    chain_params();
+    *g = chain(node, -1, NULL);
+    return instantiate(*g, 0, *s);
+}
+
+/* The first thread's launches are made (none held on the host: the neighbour is idle); then,
+ * with a neighbour (GRAPH_GO), it is cued (kernel 2 of the first launch held until it bursts:
+ * hold_for_cue), and the thread waits until a wait node holds them (at most 10 s), so that it
+ * goes on with its launches held on the device, and says so on stderr; then it records chaos_done
+ * behind them. */
+static void launch_then_cue(hipStream_t s)
+{
+    hold_for_cue();
+    for (int n = 0; n < FIRST_THREAD_LAUNCHES; n++)
+        MUST(hipGraphLaunch(chaos_exec, s));
+    if (getenv("GRAPH_GO")) {
+        cue_and_release();
+        int ms = 0;
+        for (; ms < 10000 && !hipsimGraphWaitsHolding(); ms++)
+            sleep_us(1000);
+        fprintf(stderr, "graph_gates: the first thread goes on %s\n",
+                ms < 10000 ? "while a wait node holds its launches" : "with no wait node holding");
+    }
+    MUST(hipEventRecord(chaos_done, s));
+}
+
+/* The wall clock in ms, as the simulator says when a wait node holds and opens. */
+static long long wall_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* thread_exit's first thread: launches on the main thread's stream, not waited for. */
+static void *launch_and_exit(void *arg)
+{
+    (void)arg;
+    launch_then_cue(chaos_stream);
+    return NULL;
+}
+
+/* stream_gone's first thread: learns on a stream of its own, launches more on it and destroys
+ * it, not waiting for them. */
+static void *launch_destroy_and_exit(void *arg)
+{
+    hipStream_t own;
+    (void)arg;
+    MUST(hipStreamCreate(&own));
+    learn(chaos_exec, own, false);
+    launch_then_cue(own);
+    MUST(hipStreamDestroy(own));
+    return NULL;
+}
+
+/* The second thread: three launches on a stream of its own, after the first thread's, each waited
+ * for. */
+static void *launch_after(void *arg)
+{
+    hipStream_t own;
+    (void)arg;
+    MUST(hipStreamCreate(&own));
+    MUST(hipStreamWaitEvent(own, chaos_done, 0));
+    for (int n = 0; n < 3; n++) {
+        MUST(hipGraphLaunch(chaos_exec, own));
+        MUST(hipStreamSynchronize(own));
+        printf("second thread, launch %d: acc %016llx, %u kernels\n", n, acc, ran);
+    }
+    MUST(hipStreamDestroy(own));
+    return NULL;
+}
+
+/*
+ * replay        the chain learned, then CHAOS_LAUNCHES launches on one stream, each waited for
+ *               and printed (on stderr, when each launch call was made and returned); GRAPH_GO is
+ *               cued after the first, whose kernel 2 is held until the neighbour bursts
+ *               (hold_for_cue; graph_chaos.sh kills or stops the neighbour, or this program,
+ *               meanwhile);
+ * thread_exit   learned on the main thread's stream; a thread launches it there 4 times, cues
+ *               GRAPH_GO, and once a wait node holds them records an event behind them and exits
+ *               without waiting; then another thread launches it on a stream of its own, which
+ *               first waits for that event;
+ * stream_gone   as thread_exit, but the first thread learns and launches on a stream of its own,
+ *               which it destroys with the launches in flight.
+ */
+static int chaos_case(const char *what)
+{
+    bool thread_exit = strcmp(what, "thread_exit") == 0;
+    bool stream_gone = strcmp(what, "stream_gone") == 0;
+    hipGraphNode_t node[KERNELS];
+    hipGraph_t g;
+    MUST(hipEventCreateWithFlags(&chaos_done, hipEventDisableTiming));
+    chaos_exec = chain_exec(&chaos_stream, NULL, node, &g);
+    if (!stream_gone) {
+        learn(chaos_exec, chaos_stream, false);
+        printf("learned: acc %016llx, %u kernels\n", acc, ran);
+    }
+    if (thread_exit || stream_gone) {
+        pthread_t t;
+        if (pthread_create(&t, NULL, thread_exit ? launch_and_exit : launch_destroy_and_exit,
+                           NULL) != 0 ||
+            pthread_join(t, NULL) != 0 || pthread_create(&t, NULL, launch_after, NULL) != 0 ||
+            pthread_join(t, NULL) != 0) {
+            printf("FATAL: a thread failed\n");
+            return 1;
+        }
+    } else {
+        for (int n = 1; n <= CHAOS_LAUNCHES; n++) {
+            /* On stderr: a launch held on the host shows as one called and not yet returned. */
+            if (n == 1)
+                hold_for_cue();
+            fprintf(stderr, "graph_gates: launch %d called at %lld ms\n", n, wall_ms());
+            MUST(hipGraphLaunch(chaos_exec, chaos_stream));
+            fprintf(stderr, "graph_gates: launch %d returned at %lld ms\n", n, wall_ms());
+            if (n == 1 && getenv("GRAPH_GO"))
+                cue_and_release();
+            MUST(hipStreamSynchronize(chaos_stream));
+            printf("launch %d: acc %016llx, %u kernels\n", n, acc, ran);
+        }
+    }
+    MUST(hipGraphExecDestroy(chaos_exec));
+    MUST(hipGraphDestroy(g));
+    printf("executable graphs alive: %d\n", hipsimGraphExecsAlive());
+    fprintf(stderr, "graph_gates: %llu graph waits held\n",
+            (unsigned long long)hipsimGraphWaitsHeld());
+    MUST(hipStreamDestroy(chaos_stream));
+    MUST(hipEventDestroy(chaos_done));
+    return 0;
+}
+
+/*
+ * reused_first    learned on a stream s; launched on s while another stream captures (left
+ *                 whole: the application's own executable graph runs) and not waited for; s
+ *                 destroyed at once, the device synchronized (the simulator, as an allocator,
+ *                 hands a destroyed stream's memory out again only once its work is done:
+ *                 HIPSIM_STREAM_REUSE=1) and a stream created at its address (with an id of its
+ *                 own, unless HIPSIM_STREAM_ID=0: HIP 6.4 has no hipStreamGetId), on which it is
+ *                 launched 3 times, each waited for and printed
+ * reused_changed  learned on s, launched on s (under gpuprio, its gated copy) and not waited for;
+ *                 s destroyed and a stream created at its address as above; kernel 5 changed,
+ *                 then launched there 3 times, as above
+ */
+static int reused_case(bool changed)
+{
+    hipStream_t s, again, other;
+    hipGraphNode_t node[KERNELS];
+    hipGraph_t g;
+    hipGraphExec_t exec = chain_exec(&s, &other, node, &g);
+    learn(exec, s, false);
+    printf("learned: acc %016llx, %u kernels\n", acc, ran);
+    if (!changed)
+        MUST(hipStreamBeginCapture(other, hipStreamCaptureModeRelaxed));
+    MUST(hipGraphLaunch(exec, s));
+    if (!changed) {
+        hipGraph_t captured;
+        MUST(hipStreamEndCapture(other, &captured));
+        MUST(hipGraphDestroy(captured));
+    }
+    MUST(hipStreamDestroy(s));
+    MUST(hipDeviceSynchronize());
+    MUST(hipStreamCreate(&again));
+    if (again != s) {
+        printf("FATAL: the simulator did not create the stream at the destroyed one's address\n");
+        return 1;
+    }
+    if (changed) {
+        hipKernelNodeParams k = kernel(other_params);
+        MUST(hipGraphExecKernelNodeSetParams(exec, node[5], &k));
+    }
+    for (int n = 2; n <= LAUNCHES; n++) {
+        MUST(hipGraphLaunch(exec, again));
+        MUST(hipStreamSynchronize(again));
+        print_launch(n);
+    }
+    MUST(hipGraphExecDestroy(exec));
+    MUST(hipGraphDestroy(g));
+    printf("executable graphs alive: %d\n", hipsimGraphExecsAlive());
+    fprintf(stderr, "graph_gates: %llu graph waits held\n",
+            (unsigned long long)hipsimGraphWaitsHeld());
+    MUST(hipStreamDestroy(again));
+    MUST(hipStreamDestroy(other));
+    return 0;
+}
+
+/* ---- spt: the per-thread stream, named 0 in the _spt form and hipStreamPerThread ---- */
+
+static hipGraphExec_t spt_exec;
+
+/* Another thread's per-thread stream: through _spt (0), then through hipStreamPerThread. */
+static void *spt_thread(void *arg)
+{
+    (void)arg;
+    MUST(hipGraphLaunch_spt(spt_exec, 0));
+    MUST(hipStreamSynchronize(hipStreamPerThread));
+    print_launch(1);
+    MUST(hipGraphLaunch(spt_exec, hipStreamPerThread));
+    MUST(hipStreamSynchronize(hipStreamPerThread));
+    print_launch(2);
+    return NULL;
+}
+
+static int spt_case(void)
+{
+    hipGraphNode_t node[KERNELS];
+    chain_params();
+    hipGraph_t g = chain(node, -1, NULL);
+    spt_exec = instantiate(g, 0, hipStreamPerThread);
+    learn(spt_exec, hipStreamPerThread, true);
+    print_launch(0);
+    pthread_t t;
+    if (pthread_create(&t, NULL, spt_thread, NULL) != 0 || pthread_join(t, NULL) != 0) {
+        printf("FATAL: a thread failed\n");
+        return 1;
+    }
+    MUST(hipGraphLaunch_spt(spt_exec, 0));
+    MUST(hipStreamSynchronize(hipStreamPerThread));
+    print_launch(3);
+    MUST(hipGraphLaunch(spt_exec, hipStreamPerThread));
+    MUST(hipStreamSynchronize(hipStreamPerThread));
+    print_launch(4);
+    MUST(hipGraphExecDestroy(spt_exec));
+    MUST(hipGraphDestroy(g));
+    printf("executable graphs alive: %d\n", hipsimGraphExecsAlive());
+    fprintf(stderr, "graph_gates: %llu graph waits held\n",
+            (unsigned long long)hipsimGraphWaitsHeld());
+    return 0;
+}
+
+/* ---- what the main cases share ---- */
+
+/* hipGraphAddBatchMemOpNode and hipGraphExecBatchMemOpNodeSetParams (HIP 6.4), looked up. */
+typedef hipError_t (*add_memop_t)(hipGraphNode_t *, hipGraph_t, const hipGraphNode_t *, size_t,
+                                  const hipBatchMemOpNodeParams *);
+typedef hipError_t (*exec_set_memop_t)(hipGraphExec_t, hipGraphNode_t,
+                                       const hipBatchMemOpNodeParams *);
+
+static void *memop_fn(const char *name)
+{
+    void *fn = NULL;
+    hipDriverProcAddressQueryResult found;
+    MUST(hipGetProcAddress(name, &fn, 60400000, 0, &found));
+    return fn;
+}
+
+/* The context a batch memory operation node needs (HIP 7.2 refuses NULL): deprecated, but the
+ * only way to name one. */
+static hipCtx_t current_ctx(void)
+{
+    hipCtx_t ctx = NULL;
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+    MUST(hipCtxGetCurrent(&ctx));
+#pragma GCC diagnostic pop
+    return ctx;
+}
+
+/* app_memop's writes: the node keeps the array by pointer, so they live as long as the process. */
+static hipStreamBatchMemOpParams writes[2];
+
+static hipBatchMemOpNodeParams write_params(int which, uint64_t *word, uint64_t value)
+{
+    memset(&writes[which], 0, sizeof writes[which]);
+    writes[which].writeValue.operation = hipStreamMemOpWriteValue64;
+    writes[which].writeValue.address = (hipDeviceptr_t)word;
+    writes[which].writeValue.value64 = value;
+    hipBatchMemOpNodeParams p = {
+        .ctx = current_ctx(), .count = 1, .paramArray = &writes[which], .flags = 0};
+    return p;
+}
+
+/* errors_kept: an error left pending, sticky, by a call gpuprio does not intercept. */
+static void leave_error(void)
+{
+    hipDevice_t d;
+    hipError_t e = hipDeviceGet(&d, 1000);
+    printf("hipDeviceGet(1000) -> %s, left pending\n", hipGetErrorName(e));
+}
+
+/* errors_kept: the launch's result and the thread's error state after it, as the application
+ * reads them (the last call's error first, since hipGetLastError clears it too). */
+static void print_errors(int n, hipError_t r)
+{
+    hipError_t last_call = hipExtGetLastError();
+    hipError_t last = hipGetLastError();
+    printf("launch %d -> %s; hipExtGetLastError %s; hipGetLastError %s\n", n, hipGetErrorName(r),
+           hipGetErrorName(last_call), hipGetErrorName(last));
+}
+
+/* GRAPH_PRINT_CALLS: "all", or entry point names separated by spaces. */
+static void print_calls(void)
+{
+    const char *what = getenv("GRAPH_PRINT_CALLS");
+    if (!what)
+        return;
+    if (strcmp(what, "all") == 0) {
+        printf("graph calls: %llu\n", (unsigned long long)hipsimGraphCalls(NULL));
+        return;
+    }
+    char names[512];
+    snprintf(names, sizeof names, "%s", what);
+    char *save = NULL;
+    for (char *name = strtok_r(names, " ", &save); name; name = strtok_r(NULL, " ", &save))
+        printf("graph calls of %s: %llu\n", name, (unsigned long long)hipsimGraphCalls(name));
+}
+
+static bool is(const char *what, const char *name)
+{
+    return strcmp(what, name) == 0;
+}
+
+int main(int argc, char **argv)
+{
+    size_t sizes[2] = {sizeof(unsigned), sizeof(long)};
+    step_kernel = hipsimRegisterKernel("step", step, 2, sizes);
+    if ((argc == 3 || (argc == 4 && (is(argv[3], "exit") || is(argv[3], "hold")))) &&
+        is(argv[1], "high")) {
+        high(argv[2], argc == 3 ? HIGH_IDLE : is(argv[3], "exit") ? HIGH_EXIT : HIGH_HOLD);
+        return 0;
+    }
+    if (argc != 2) {
+        fprintf(stderr, "usage: graph_gates CASE | graph_gates high FIFO [exit|hold]\n");
+        return 2;
+    }
+    const char *what = argv[1];
+    if (is(what, "replay") || is(what, "thread_exit") || is(what, "stream_gone"))
+        return chaos_case(what);
+    if (is(what, "reused_first") || is(what, "reused_changed"))
+        return reused_case(is(what, "reused_changed"));
+    if (is(what, "spt"))
+        return spt_case();
+    bool changed_held = is(what, "changed_held");
+    bool changed_capture = is(what, "changed_capture");
+    bool changed_upload = is(what, "changed_upload");
+    bool changed_other =
+        is(what, "changed_other") || changed_held || changed_capture || changed_upload;
+    bool switch_other = is(what, "switch_other");
+    bool errors = is(what, "errors_kept");
+    bool ungated = is(what, "ungated") || errors;
+    bool cued = is(what, "gated") || ungated;
+    bool app_memop = is(what, "app_memop");
+    hipStream_t s, other;
+    hipEvent_t ran_on_s;
+    MUST(hipStreamCreate(&s));
+    MUST(hipStreamCreate(&other));
+    MUST(hipEventCreateWithFlags(&ran_on_s, hipEventDisableTiming));
+    chain_params();
+    hipGraphNode_t node[KERNELS], extra;
+    hipGraph_t g = chain(node, -1, NULL), child = NULL;
+    unsigned long long flags = 0;
+    uint64_t *word = NULL;
+    exec_set_memop_t exec_memop_set = NULL;
+    if (is(what, "mem_nodes")) {
+        hipMemAllocNodeParams alloc;
+        memset(&alloc, 0, sizeof alloc);
+        alloc.poolProps.allocType = hipMemAllocationTypePinned;
+        alloc.poolProps.location.type = hipMemLocationTypeDevice;
+        alloc.poolProps.location.id = 0;
+        alloc.bytesize = 64;
+        MUST(hipGraphAddMemAllocNode(&extra, g, &node[KERNELS - 1], 1, &alloc));
+    } else if (is(what, "child")) {
+        hipGraphNode_t inner[2];
+        MUST(hipGraphCreate(&child, 0));
+        hipKernelNodeParams k = kernel(other_params);
+        MUST(hipGraphAddKernelNode(&inner[0], child, NULL, 0, &k));
+        MUST(hipGraphAddKernelNode(&inner[1], child, &inner[0], 1, &k));
+        MUST(hipGraphAddChildGraphNode(&extra, g, &node[KERNELS - 1], 1, child));
+    } else if (is(what, "device_launch")) {
+        flags = hipGraphInstantiateFlagDeviceLaunch;
+    } else if (app_memop) {
+        add_memop_t add = (add_memop_t)memop_fn("hipGraphAddBatchMemOpNode");
+        exec_memop_set = (exec_set_memop_t)memop_fn("hipGraphExecBatchMemOpNodeSetParams");
+        MUST(hipHostMalloc((void **)&word, sizeof *word, 0));
+        *word = 0;
+        hipBatchMemOpNodeParams p = write_params(0, word, 0x1111);
+        MUST(add(&extra, g, &node[KERNELS - 1], 1, &p));
+    } else if (!cued && !is(what, "changed") && !changed_other && !switch_other &&
+               !is(what, "update") && !is(what, "disabled") && !is(what, "destroy") &&
+               !is(what, "capture")) {
+        fprintf(stderr, "graph_gates: unknown case %s\n", what);
+        return 2;
+    }
+    hipGraphExec_t exec = instantiate(g, flags, s);
+
+    hipError_t r = hipGraphLaunch(exec, s);
+    if (errors)
+        print_errors(0, r);
+    MUST(r);
+    MUST(hipStreamSynchronize(s));
+    print_launch(0);
+    if (app_memop)
+        printf("word: %llx\n", (unsigned long long)*word);
+    int (*drain)(void *, unsigned) =
+        (int (*)(void *, unsigned))dlsym(RTLD_DEFAULT, "gpuprio_stream_drain");
+    if (drain && drain(s, 10000) != 0)
+        printf("FATAL: gpuprio_stream_drain failed\n");
+
+    const char *go = getenv("GRAPH_GO");
+    for (int n = 1; n <= LAUNCHES; n++) {
+        /* Launches on the other stream, and ones not waited for before the next (nor printed). */
+        hipStream_t on = (switch_other && n > 1) || (changed_other && n == 2) ? other : s;
+        bool running_on = (switch_other || changed_other) && n == 1;
+        if (n == 2 && changed_capture) { /* into a capture of the other stream: not run */
+            hipGraph_t captured;
+            MUST(hipStreamBeginCapture(other, hipStreamCaptureModeRelaxed));
+            MUST(hipGraphLaunch(exec, other));
+            MUST(hipStreamEndCapture(other, &captured));
+            MUST(hipGraphDestroy(captured));
+        }
+        if (n == 2 && (is(what, "changed") || changed_other)) {
+            hipKernelNodeParams k = kernel(other_params);
+            MUST(hipGraphExecKernelNodeSetParams(exec, node[5], &k));
+        } else if (n == 2 && is(what, "update")) {
+            hipGraphNode_t fresh[KERNELS], error_node;
+            hipGraph_t g2 = chain(fresh, 7, other_params2);
+            hipGraphExecUpdateResult result;
+            MUST(hipGraphExecUpdate(exec, g2, &error_node, &result));
+            MUST(hipGraphDestroy(g2));
+        } else if (n == 2 && is(what, "disabled")) {
+            MUST(hipGraphNodeSetEnabled(exec, node[9], 0));
+        } else if (n == 2 && app_memop) {
+            hipBatchMemOpNodeParams p = write_params(1, word, 0x2222);
+            MUST(exec_memop_set(exec, extra, &p));
+        }
+        bool capturing = n == 1 && (is(what, "capture") || switch_other);
+        if (capturing)
+            MUST(hipStreamBeginCapture(other, hipStreamCaptureModeRelaxed));
+        if (changed_held && n == 1)
+            hold_kernel(5000);
+        if (cued && n == 1)
+            hold_for_cue();
+        if (changed_upload && n == 2)
+            MUST(hipGraphUpload(exec, s));
+        /* HIP orders launches of one executable graph on two streams by the streams alone. */
+        if (on == other && n == 2)
+            MUST(hipStreamWaitEvent(other, ran_on_s, 0));
+        if (errors && (n == 1 || n == 2 || n == 4))
+            leave_error();
+        r = hipGraphLaunch(exec, on);
+        if (errors)
+            print_errors(n, r);
+        MUST(r);
+        if (changed_held && n == 2) /* released only once the launch behind it returned */
+            atomic_store(&hold, false);
+        if (capturing) {
+            hipGraph_t captured;
+            MUST(hipStreamEndCapture(other, &captured));
+            MUST(hipGraphDestroy(captured));
+        }
+        if (running_on)
+            MUST(hipEventRecord(ran_on_s, s));
+        if (cued && go && n == 1)
+            cue_and_release();
+        if (n == LAUNCHES && is(what, "destroy"))
+            MUST(hipGraphExecDestroy(exec));
+        if (running_on)
+            continue;
+        MUST(hipStreamSynchronize(s));
+        MUST(hipStreamSynchronize(other));
+        print_launch(n);
+        if (app_memop)
+            printf("word: %llx\n", (unsigned long long)*word);
+        if (n == 1 && ungated) { /* the neighbour is gone meanwhile */
+            ack_wait(true);
+            sleep_us(300000);
+        }
+    }
+    if (!is(what, "destroy"))
+        MUST(hipGraphExecDestroy(exec));
+    MUST(hipGraphDestroy(g));
+    if (child)
+        MUST(hipGraphDestroy(child));
+    if (changed_held)
+        printf("the held kernel was released by the host: %s\n", stuck ? "no" : "yes");
+    printf("executable graphs alive: %d\n", hipsimGraphExecsAlive());
+    print_calls();
+    fprintf(stderr, "graph_gates: %llu graph waits held\n",
+            (unsigned long long)hipsimGraphWaitsHeld());
+    fprintf(stderr, "graph_gates: %llu hipGraphExecBatchMemOpNodeSetParams calls\n",
+            (unsigned long long)hipsimGraphCalls("hipGraphExecBatchMemOpNodeSetParams"));
+    if (word)
+        MUST(hipHostFree(word));
+    MUST(hipEventDestroy(ran_on_s));
+    MUST(hipStreamDestroy(s));
+    MUST(hipStreamDestroy(other));
+    return 0;
+}
