@@ -26,6 +26,9 @@
  *     ungated          as gated, the neighbour exits after its burst: before its second launch the
  *                      program waits until GRAPH_ACK's writer is gone (the neighbour exited), and
  *                      300 ms more
+ *     other_device     as gated, printing the thread's errors as errors_kept does, launches 2 to 4
+ *                      on a stream of device 1 (HIPSIM_DEVICES=2), whereas the graph was
+ *                      instantiated on device 0 (an event of device 0 cannot be recorded there)
  *     errors_kept      as ungated, printing after each launch hipExtGetLastError and
  *                      hipGetLastError (in that order), with an error left pending (hipDeviceGet of
  *                      a device that does not exist) before launches 1, 2 and 4
@@ -731,14 +734,22 @@ int main(int argc, char **argv)
         is(what, "changed_other") || changed_held || changed_capture || changed_upload;
     bool switch_other = is(what, "switch_other");
     bool errors = is(what, "errors_kept");
+    bool other_device = is(what, "other_device");
+    bool show_errors = errors || other_device;
     bool ungated = is(what, "ungated") || errors;
-    bool cued = is(what, "gated") || ungated;
+    bool cued = is(what, "gated") || ungated || other_device;
     bool app_memop = is(what, "app_memop");
     hipStream_t s, other;
     hipEvent_t ran_on_s;
     MUST(hipStreamCreate(&s));
     MUST(hipStreamCreate(&other));
     MUST(hipEventCreateWithFlags(&ran_on_s, hipEventDisableTiming));
+    hipStream_t far = NULL; /* other_device: a stream of device 1 */
+    if (other_device) {
+        MUST(hipSetDevice(1));
+        MUST(hipStreamCreate(&far));
+        MUST(hipSetDevice(0));
+    }
     chain_params();
     hipGraphNode_t node[KERNELS], extra;
     hipGraph_t g = chain(node, -1, NULL), child = NULL;
@@ -778,7 +789,7 @@ int main(int argc, char **argv)
     hipGraphExec_t exec = instantiate(g, flags, s);
 
     hipError_t r = hipGraphLaunch(exec, s);
-    if (errors)
+    if (show_errors)
         print_errors(0, r);
     MUST(r);
     MUST(hipStreamSynchronize(s));
@@ -793,7 +804,9 @@ int main(int argc, char **argv)
     const char *go = getenv("GRAPH_GO");
     for (int n = 1; n <= LAUNCHES; n++) {
         /* Launches on the other stream, and ones not waited for before the next (nor printed). */
-        hipStream_t on = (switch_other && n > 1) || (changed_other && n == 2) ? other : s;
+        hipStream_t on = (switch_other && n > 1) || (changed_other && n == 2) ? other
+                         : other_device && n > 1                              ? far
+                                                                              : s;
         bool running_on = (switch_other || changed_other) && n == 1;
         if (n == 2 && changed_capture) { /* into a capture of the other stream: not run */
             hipGraph_t captured;
@@ -832,7 +845,7 @@ int main(int argc, char **argv)
         if (errors && (n == 1 || n == 2 || n == 4))
             leave_error();
         r = hipGraphLaunch(exec, on);
-        if (errors)
+        if (show_errors)
             print_errors(n, r);
         MUST(r);
         if (changed_held && n == 2) /* released only once the launch behind it returned */
@@ -852,6 +865,8 @@ int main(int argc, char **argv)
             continue;
         MUST(hipStreamSynchronize(s));
         MUST(hipStreamSynchronize(other));
+        if (far)
+            MUST(hipStreamSynchronize(far));
         print_launch(n);
         if (app_memop)
             printf("word: %llx\n", (unsigned long long)*word);
@@ -878,5 +893,7 @@ int main(int argc, char **argv)
     MUST(hipEventDestroy(ran_on_s));
     MUST(hipStreamDestroy(s));
     MUST(hipStreamDestroy(other));
+    if (far)
+        MUST(hipStreamDestroy(far));
     return 0;
 }

@@ -92,6 +92,10 @@ void sim_events_reset(int device)
 
 hipError_t sim_event_record(hipEvent_t e, struct ihipStream_t *s)
 {
+    /* An event belongs to its device: ROCm/clr refuses a record on another device's stream
+     * (hip_event.cpp, hipEventRecord_common). */
+    if (e->device != s->device)
+        return hipErrorInvalidHandle;
     if (s->capture) {
         if (sim_capture_invalidated(s->capture))
             return hipErrorStreamCaptureInvalidated;
