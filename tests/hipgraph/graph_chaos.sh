@@ -24,7 +24,7 @@
 #   kill_low_opened  ... or just after its wait opened (the neighbour's burst ended; its gated
 #                    launches in flight): the neighbour then exits 0;
 #   thread_exit      the thread that launched the gated graph 4 times exits with them in flight,
-#                    once a wait node holds them (the neighbour's 60-ms burst), then another
+#                    once a wait node holds them (the neighbour's 200-ms burst), then another
 #                    thread launches it (after an event behind them: HIP orders launches of one
 #                    executable graph on two streams by nothing else);
 #   stream_gone      the same, the first thread's stream destroyed with them in flight (the

@@ -327,12 +327,13 @@ static void cue_and_release(void)
 enum high_mode { HIGH_IDLE, HIGH_EXIT, HIGH_HOLD };
 
 /* graph_gates high FIFO [exit|hold]: joins at high priority (a kernel on a stream of its own),
- * says "ready", and once cued through FIFO runs a burst of 30 kernels of 2 ms (saying so through
- * GRAPH_ACK after the first); then exits (exit: its queue leaves the board, the low program is no
- * longer held by gates), or stays joined and idle until another line (the low program stays held
- * by gates meanwhile). With hold (graph_chaos.sh's cases) it bursts back to back until a line
- * comes instead, so it can be killed or stopped while it holds the low program back, then idles
- * until another line. */
+ * says "ready", and once cued through FIFO runs a burst of 100 kernels of 2 ms (saying so through
+ * GRAPH_ACK after the first; 200 ms, so that a wait node of the launch it was cued after holds
+ * within it however late the low program's threads run on a loaded machine); then exits (exit: its
+ * queue leaves the board, the low program is no longer held by gates), or stays joined and idle
+ * until another line (the low program stays held by gates meanwhile). With hold (graph_chaos.sh's
+ * cases) it bursts back to back until a line comes instead, so it can be killed or stopped while it
+ * holds the low program back, then idles until another line. */
 static void high(const char *fifo, enum high_mode mode)
 {
     hipStream_t s;
@@ -363,7 +364,7 @@ static void high(const char *fifo, enum high_mode mode)
         }
         close(fd);
     } else {
-        for (i = 0; i < 30; i++) {
+        for (i = 0; i < 100; i++) {
             MUST(launch_step(s, p));
             ack();
         }

@@ -30,7 +30,6 @@
 #include "cuda_bind.h"
 #include "cuda_node_time.h"
 #include "devgate.h"
-#include "graph.h"
 #include "graph_place.h"
 
 /* The value every wait node waits for (see above). */
@@ -132,23 +131,23 @@ static int survey(CUgraph graph, size_t *kernels)
 {
     *kernels = 0;
     if (!driver_ready())
-        return CORE_GRAPH_WHOLE_NO_RUNTIME;
+        return GP_GRAPH_WHOLE_NO_RUNTIME;
     size_t n;
     CUgraphNode *nodes = nodes_of(graph, &n);
     if (!nodes)
-        return CORE_GRAPH_WHOLE_FEW_KERNELS; /* empty, or unreadable: nothing to gate */
+        return GP_GRAPH_WHOLE_FEW_KERNELS; /* empty, or unreadable: nothing to gate */
     int reason = -1;
     for (size_t i = 0; i < n && reason < 0; i++) {
         CUgraphNodeType type;
         if (drv.node_type(nodes[i], &type) != CUDA_SUCCESS) {
-            reason = CORE_GRAPH_WHOLE_FAILED;
+            reason = GP_GRAPH_WHOLE_FAILED;
             break;
         }
         switch (type) {
         case CU_GRAPH_NODE_TYPE_KERNEL:
             ++*kernels;
             if (device_updatable(nodes[i]))
-                reason = CORE_GRAPH_WHOLE_DEVICE_UPDATABLE;
+                reason = GP_GRAPH_WHOLE_DEVICE_UPDATABLE;
             break;
         case CU_GRAPH_NODE_TYPE_MEMCPY:
         case CU_GRAPH_NODE_TYPE_MEMSET:
@@ -163,22 +162,22 @@ static int survey(CUgraph graph, size_t *kernels)
         /* Such graphs may have one executable graph at a time, and cannot be cloned. */
         case CU_GRAPH_NODE_TYPE_MEM_ALLOC:
         case CU_GRAPH_NODE_TYPE_MEM_FREE:
-            reason = CORE_GRAPH_WHOLE_MEM_NODES;
+            reason = GP_GRAPH_WHOLE_MEM_NODES;
             break;
         case CU_GRAPH_NODE_TYPE_CONDITIONAL:
-            reason = CORE_GRAPH_WHOLE_CONDITIONAL;
+            reason = GP_GRAPH_WHOLE_CONDITIONAL;
             break;
         case CU_GRAPH_NODE_TYPE_GRAPH:
-            reason = CORE_GRAPH_WHOLE_CHILD_GRAPH;
+            reason = GP_GRAPH_WHOLE_CHILD_GRAPH;
             break;
         default:
-            reason = CORE_GRAPH_WHOLE_OTHER_NODES;
+            reason = GP_GRAPH_WHOLE_OTHER_NODES;
             break;
         }
     }
     free(nodes);
     if (reason < 0 && *kernels < 2)
-        reason = CORE_GRAPH_WHOLE_FEW_KERNELS;
+        reason = GP_GRAPH_WHOLE_FEW_KERNELS;
     return reason;
 }
 
@@ -236,10 +235,10 @@ static int copy_graph(uintptr_t graph, unsigned long long flags, size_t *kernels
     *clone = 0;
     *kernels = 0;
     if (flags & CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH)
-        return CORE_GRAPH_WHOLE_DEVICE_LAUNCH;
+        return GP_GRAPH_WHOLE_DEVICE_LAUNCH;
     int reason = survey((CUgraph)graph, kernels);
     if (reason < 0 && !(*clone = (uintptr_t)clone_of((CUgraph)graph)))
-        reason = CORE_GRAPH_WHOLE_FAILED;
+        reason = GP_GRAPH_WHOLE_FAILED;
     return reason;
 }
 

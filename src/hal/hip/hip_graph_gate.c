@@ -40,7 +40,6 @@
 
 #include "devgate.h"
 #include "gp_lockrank.h"
-#include "graph.h"
 #include "graph_place.h"
 #include "hip_bind.h"
 #include "hip_compat.h"
@@ -171,7 +170,7 @@ static int survey(hipGraph_t graph, size_t *kernels)
     size_t n;
     hipGraphNode_t *nodes = nodes_of(graph, &n);
     if (!nodes)
-        return CORE_GRAPH_WHOLE_FEW_KERNELS; /* empty, or unreadable: nothing to gate */
+        return GP_GRAPH_WHOLE_FEW_KERNELS; /* empty, or unreadable: nothing to gate */
     int reason = -1;
     for (size_t i = 0; i < n && reason < 0; i++) {
         switch (type_of(nodes[i])) {
@@ -193,22 +192,22 @@ static int survey(hipGraph_t graph, size_t *kernels)
         /* hipGraphClone refuses them. */
         case NODE_MEM_ALLOC:
         case NODE_MEM_FREE:
-            reason = CORE_GRAPH_WHOLE_MEM_NODES;
+            reason = GP_GRAPH_WHOLE_MEM_NODES;
             break;
         case NODE_GRAPH:
-            reason = CORE_GRAPH_WHOLE_CHILD_GRAPH;
+            reason = GP_GRAPH_WHOLE_CHILD_GRAPH;
             break;
         case -1:
-            reason = CORE_GRAPH_WHOLE_FAILED;
+            reason = GP_GRAPH_WHOLE_FAILED;
             break;
         default:
-            reason = CORE_GRAPH_WHOLE_OTHER_NODES;
+            reason = GP_GRAPH_WHOLE_OTHER_NODES;
             break;
         }
     }
     free(nodes);
     if (reason < 0 && *kernels < 2)
-        reason = CORE_GRAPH_WHOLE_FEW_KERNELS;
+        reason = GP_GRAPH_WHOLE_FEW_KERNELS;
     return reason;
 }
 
@@ -235,7 +234,7 @@ static void copy_here(void *arg)
     job->reason = survey(job->graph, &job->kernels);
     if (job->reason < 0 && rt.clone(&job->clone, job->graph) != hipSuccess) {
         job->clone = NULL;
-        job->reason = CORE_GRAPH_WHOLE_FAILED;
+        job->reason = GP_GRAPH_WHOLE_FAILED;
     }
 }
 
@@ -244,12 +243,12 @@ static int copy_graph(uintptr_t graph, unsigned long long flags, size_t *kernels
     *clone = 0;
     *kernels = 0;
     if (!runtime_ready())
-        return CORE_GRAPH_WHOLE_NO_RUNTIME;
+        return GP_GRAPH_WHOLE_NO_RUNTIME;
     if (flags & hipGraphInstantiateFlagDeviceLaunch)
-        return CORE_GRAPH_WHOLE_DEVICE_LAUNCH;
-    struct copy_job job = {.graph = (hipGraph_t)graph, .reason = CORE_GRAPH_WHOLE_FAILED};
+        return GP_GRAPH_WHOLE_DEVICE_LAUNCH;
+    struct copy_job job = {.graph = (hipGraph_t)graph, .reason = GP_GRAPH_WHOLE_FAILED};
     if (elsewhere(copy_here, &job) != 0)
-        return CORE_GRAPH_WHOLE_FAILED;
+        return GP_GRAPH_WHOLE_FAILED;
     *kernels = job.kernels;
     *clone = (uintptr_t)job.clone;
     return job.reason;

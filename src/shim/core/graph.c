@@ -81,16 +81,16 @@ bool core_graph_on(void)
     return gate_ns() != 0;
 }
 
-const char *core_graph_whole_reason(enum core_graph_whole r)
+const char *core_graph_whole_reason(enum gp_graph_whole r)
 {
     static const char *const what[] = {
-#define CORE_GRAPH_WHOLE_TEXT(name, text) text,
-        CORE_GRAPH_WHOLE_REASONS(CORE_GRAPH_WHOLE_TEXT)
-#undef CORE_GRAPH_WHOLE_TEXT
+#define GP_GRAPH_WHOLE_TEXT(name, text) text,
+        GP_GRAPH_WHOLE_REASONS(GP_GRAPH_WHOLE_TEXT)
+#undef GP_GRAPH_WHOLE_TEXT
     };
-    if (r == CORE_GRAPH_WHOLE_NO_RUNTIME)
+    if (r == GP_GRAPH_WHOLE_NO_RUNTIME)
         return ops() && ops()->no_runtime ? ops()->no_runtime : "?";
-    return r < CORE_GRAPH_WHOLE_COUNT ? what[r] : "?";
+    return r < GP_GRAPH_WHOLE_COUNT ? what[r] : "?";
 }
 
 /* An executable graph the application instantiated while the option was on. */
@@ -103,7 +103,7 @@ struct graph_exec {
     uintptr_t ctx;
     unsigned long long flags; /* the instantiation's, for the gated copy */
     size_t kernels;
-    int whole;                  /* -1, or why it stays whole for good (enum core_graph_whole) */
+    int whole;                  /* -1, or why it stays whole for good (enum gp_graph_whole) */
     struct gp_graph_built twin; /* the gated copy (twin.twin NULL: none) */
     bool twin_launched;         /* the gated copy took the launches */
     bool launched;              /* it was launched (not into a capture) */
@@ -173,7 +173,7 @@ static void forget(struct graph_exec *x)
 
 /* ---- what was done, said at exit ---- */
 
-static _Atomic uint64_t gated_launches, gates_launched, whole_launches[CORE_GRAPH_WHOLE_COUNT];
+static _Atomic uint64_t gated_launches, gates_launched, whole_launches[GP_GRAPH_WHOLE_COUNT];
 
 static void count(int reason, size_t gates)
 {
@@ -189,7 +189,7 @@ void core_graph_say_counts(void)
 {
     char whole[1024] = "";
     size_t used = 0;
-    for (int i = 0; i < CORE_GRAPH_WHOLE_COUNT && used < sizeof whole; i++) {
+    for (int i = 0; i < GP_GRAPH_WHOLE_COUNT && used < sizeof whole; i++) {
         uint64_t n = atomic_load(&whole_launches[i]);
         if (n)
             used += (size_t)snprintf(whole + used, sizeof whole - used, "; %llu left whole: %s",
@@ -314,17 +314,17 @@ static uint64_t gate_line(const struct xqueue *q)
 static int build(struct graph_exec *x, const struct core_call *c, uint64_t line)
 {
     if (xq_capturing()) /* admission stood aside: no cost key */
-        return CORE_GRAPH_WHOLE_CAPTURING;
+        return GP_GRAPH_WHOLE_CAPTURING;
     uint64_t learned = c->ticket.cost_key ? xc_predict(c->ticket.cost_key) : 0,
              every_ns = gate_ns();
     if (!learned)
-        return CORE_GRAPH_WHOLE_NOT_LEARNED;
+        return GP_GRAPH_WHOLE_NOT_LEARNED;
     if (learned <= every_ns)
-        return CORE_GRAPH_WHOLE_SHORT;
+        return GP_GRAPH_WHOLE_SHORT;
     int rc = ops()->twin_build(x->clone, x->ctx, every_ns, learned, line, x->flags, &x->twin);
     x->clone = 0;
     if (rc) {
-        x->whole = rc == -ENOENT ? CORE_GRAPH_WHOLE_NO_PLACE : CORE_GRAPH_WHOLE_FAILED;
+        x->whole = rc == -ENOENT ? GP_GRAPH_WHOLE_NO_PLACE : GP_GRAPH_WHOLE_FAILED;
         gp_log(GP_LOG_DEBUG, "executable graph %p: its gated copy could not be built (%d)",
                (void *)x->app, rc);
         return x->whole;
@@ -351,7 +351,7 @@ int core_graph_launch(const struct core_call *c, core_graph_forward forward, voi
     struct graph_exec *x = find(e);
     if (!x) {
         if (!upload)
-            count(CORE_GRAPH_WHOLE_UNKNOWN, 0);
+            count(GP_GRAPH_WHOLE_UNKNOWN, 0);
         return forward(real, e, s);
     }
     /* The legacy and per-thread streams are never destroyed: told apart by thread instead. */
@@ -359,7 +359,7 @@ int core_graph_launch(const struct core_call *c, core_graph_forward forward, voi
         on.id_known = g->stream_id(named, &on.id) == 0;
     gp_mutex_lock(&x->mu, GP_RANK_GRAPH_LAUNCH);
     if (x->whole < 0 && atomic_load(&x->changed)) {
-        x->whole = CORE_GRAPH_WHOLE_CHANGED;
+        x->whole = GP_GRAPH_WHOLE_CHANGED;
         g->destroy(x->clone); /* never built on now */
         x->clone = 0;
     }
@@ -373,20 +373,20 @@ int core_graph_launch(const struct core_call *c, core_graph_forward forward, voi
     size_t gates = 0;
     int reason = x->whole;
     if (reason < 0 && into_capture)
-        reason = CORE_GRAPH_WHOLE_CAPTURING;
+        reason = GP_GRAPH_WHOLE_CAPTURING;
     uint64_t line = reason < 0 ? gate_line(c->q) : 0;
     if (reason < 0 && !x->twin.twin)
-        reason = upload  ? CORE_GRAPH_WHOLE_NOT_LEARNED
-                 : !line ? CORE_GRAPH_WHOLE_NOT_GATED
+        reason = upload  ? GP_GRAPH_WHOLE_NOT_LEARNED
+                 : !line ? GP_GRAPH_WHOLE_NOT_GATED
                          : build(x, c, line);
     if (reason < 0 && !x->twin_launched && x->launched && !same_stream(x, &on))
-        reason = CORE_GRAPH_WHOLE_OTHER_STREAM;
+        reason = GP_GRAPH_WHOLE_OTHER_STREAM;
     if (reason < 0 && g->copy_launchable && !g->copy_launchable())
-        reason = CORE_GRAPH_WHOLE_ERROR_PENDING;
+        reason = GP_GRAPH_WHOLE_ERROR_PENDING;
     if (reason < 0) {
         uint64_t target = line ? line : x->twin.open_word;
         if (!xq_capturing() && g->twin_target(x->twin.twin, target) != 0) {
-            x->whole = reason = CORE_GRAPH_WHOLE_FAILED;
+            x->whole = reason = GP_GRAPH_WHOLE_FAILED;
             if (!upload) /* else at the next launch */
                 retire(x, &on, false);
         } else {
@@ -394,7 +394,7 @@ int core_graph_launch(const struct core_call *c, core_graph_forward forward, voi
             if (line)
                 gates = x->twin.gates;
             else
-                reason = CORE_GRAPH_WHOLE_NOT_GATED; /* the copy, with its gates open */
+                reason = GP_GRAPH_WHOLE_NOT_GATED; /* the copy, with its gates open */
         }
     }
     int r = forward(real, use, s);
@@ -407,7 +407,7 @@ int core_graph_launch(const struct core_call *c, core_graph_forward forward, voi
                (void *)x->app, upload ? "upload" : "launch", r);
         if (g->copy_failed)
             g->copy_failed();
-        x->whole = reason = CORE_GRAPH_WHOLE_FAILED;
+        x->whole = reason = GP_GRAPH_WHOLE_FAILED;
         gates = 0;
         if (!upload)
             retire(x, &on, false);

@@ -14,43 +14,12 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "platform.h"
+
 struct core_call;
 
-/*
- * Why a graph launch went as the application's own executable graph, without gates inside:
- * X(name, what gpuprio says). The first group passes (the next launch may be gated); from
- * FEW_KERNELS on, the executable graph stays whole for good. NO_RUNTIME's text is the platform's
- * (gp_graph_ops.no_runtime): the version that has what gpuprio needs.
- */
-#define CORE_GRAPH_WHOLE_REASONS(X)                                                                \
-    X(NOT_GATED, "its stream was not held by gates")                                               \
-    X(NOT_LEARNED, "its GPU time was not learned yet")                                             \
-    X(SHORT, "its learned GPU time is within one gate interval")                                   \
-    X(CAPTURING, "a stream capture was in progress")                                               \
-    X(OTHER_STREAM, "it was launched on another stream than its previous launch")                  \
-    X(ERROR_PENDING, "an error of the application's was pending on its thread")                    \
-    X(UNKNOWN, "gpuprio did not see it instantiated")                                              \
-    X(FEW_KERNELS, "it has fewer than two kernel nodes")                                           \
-    X(MEM_NODES, "it has memory allocation or free nodes")                                         \
-    X(CONDITIONAL, "it has conditional nodes")                                                     \
-    X(CHILD_GRAPH, "it has child graph nodes")                                                     \
-    X(OTHER_NODES, "it has nodes of a type gpuprio does not know")                                 \
-    X(DEVICE_LAUNCH, "it was instantiated for launches from the device")                           \
-    X(DEVICE_UPDATABLE, "it has device-updatable kernel nodes")                                    \
-    X(CHANGED, "the application changed its executable graph")                                     \
-    X(NO_PLACE, "no kernel node of it follows another where a wait node could go")                 \
-    X(NO_RUNTIME, NULL)                                                                            \
-    X(FAILED, "a driver call failed while gpuprio copied it or built its gated copy")
-
-enum core_graph_whole {
-#define CORE_GRAPH_WHOLE_ENUM(name, what) CORE_GRAPH_WHOLE_##name,
-    CORE_GRAPH_WHOLE_REASONS(CORE_GRAPH_WHOLE_ENUM)
-#undef CORE_GRAPH_WHOLE_ENUM
-        CORE_GRAPH_WHOLE_COUNT
-};
-
 /* What gpuprio says for reason r. */
-const char *core_graph_whole_reason(enum core_graph_whole r);
+const char *core_graph_whole_reason(enum gp_graph_whole r);
 
 /* Whether graphs are gated: the platform has graph ops and GPUPRIO_GRAPH_GATE_US is not 0 (read
  * at each call), and, where the platform's are off by default, the environment sets it. */

@@ -74,9 +74,41 @@ struct gp_teardown {
  * a gated copy: a second executable graph with wait nodes before kernel nodes, each waiting until
  * a 64-bit gate word in host memory (devgate.h) is at least 1. The core decides which executable
  * graph each launch goes to and which word its wait nodes wait on; these do what it decides.
- * Handles are the platform's as uintptr_t, results as the rules above; reasons are graph.h's
- * (enum core_graph_whole). Called on the application's thread, inside the core's depth.
+ * Handles are the platform's as uintptr_t, results as the rules above; reasons are the list
+ * below (enum gp_graph_whole). Called on the application's thread, inside the core's depth.
+ *
+ * Why a graph launch went as the application's own executable graph, without gates inside:
+ * X(name, what gpuprio says). The first group passes (the next launch may be gated); from
+ * FEW_KERNELS on, the executable graph stays whole for good. NO_RUNTIME's text is the platform's
+ * (gp_graph_ops.no_runtime): the version that has what gpuprio needs.
  */
+#define GP_GRAPH_WHOLE_REASONS(X)                                                                  \
+    X(NOT_GATED, "its stream was not held by gates")                                               \
+    X(NOT_LEARNED, "its GPU time was not learned yet")                                             \
+    X(SHORT, "its learned GPU time is within one gate interval")                                   \
+    X(CAPTURING, "a stream capture was in progress")                                               \
+    X(OTHER_STREAM, "it was launched on another stream than its previous launch")                  \
+    X(ERROR_PENDING, "an error of the application's was pending on its thread")                    \
+    X(UNKNOWN, "gpuprio did not see it instantiated")                                              \
+    X(FEW_KERNELS, "it has fewer than two kernel nodes")                                           \
+    X(MEM_NODES, "it has memory allocation or free nodes")                                         \
+    X(CONDITIONAL, "it has conditional nodes")                                                     \
+    X(CHILD_GRAPH, "it has child graph nodes")                                                     \
+    X(OTHER_NODES, "it has nodes of a type gpuprio does not know")                                 \
+    X(DEVICE_LAUNCH, "it was instantiated for launches from the device")                           \
+    X(DEVICE_UPDATABLE, "it has device-updatable kernel nodes")                                    \
+    X(CHANGED, "the application changed its executable graph")                                     \
+    X(NO_PLACE, "no kernel node of it follows another where a wait node could go")                 \
+    X(NO_RUNTIME, NULL)                                                                            \
+    X(FAILED, "a driver call failed while gpuprio copied it or built its gated copy")
+
+enum gp_graph_whole {
+#define GP_GRAPH_WHOLE_ENUM(name, what) GP_GRAPH_WHOLE_##name,
+    GP_GRAPH_WHOLE_REASONS(GP_GRAPH_WHOLE_ENUM)
+#undef GP_GRAPH_WHOLE_ENUM
+        GP_GRAPH_WHOLE_COUNT
+};
+
 struct gp_graph_twin; /* a gated copy: the platform's own */
 /* What building a gated copy made (twin_build). */
 struct gp_graph_built {
