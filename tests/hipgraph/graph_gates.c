@@ -92,6 +92,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "gpuprio.h"
 #include "hipsim.h"
 
 /* Newer than the 5.2.3 headers: the prototypes and types as upstream declares them. */
@@ -307,19 +308,36 @@ static void ack_wait(bool gone)
 }
 
 /* Cueing the neighbour (GRAPH_GO) after a launch: kernel 2 of that launch is held (hold_for_cue,
- * before it) until the neighbour bursts (cue_and_release), so that the launch runs on while the
- * neighbour has closed this program's gates, however late the host woke either process. */
+ * before it) until the neighbour bursts and, under gpuprio, this program's queue is suspended
+ * (cue_and_release), so that the launch runs on while the neighbour has closed this program's
+ * gates, however late the host woke either process. */
 static void hold_for_cue(void)
 {
     if (getenv("GRAPH_GO"))
         hold_kernel(30000); /* released after ack_wait's bound at the latest */
 }
 
-static void cue_and_release(void)
+/* Under gpuprio (its API found), until the scheduler suspended the queue of s (at most 20 s, a
+ * hang guard): then its gates are closed, whenever this process's threads saw the neighbour's
+ * burst on a loaded machine. */
+static void wait_suspended(hipStream_t s)
+{
+    struct gpuprio_queue_stats st;
+    int (*stats)(void *, struct gpuprio_queue_stats *) =
+        (int (*)(void *, struct gpuprio_queue_stats *))dlsym(RTLD_DEFAULT, "gpuprio_stream_stats");
+    for (int ms = 0; stats && ms < 20000; ms++) {
+        if (stats(s, &st) != 0 || st.suspended)
+            return;
+        sleep_us(1000);
+    }
+}
+
+static void cue_and_release(hipStream_t s)
 {
     ack_listen();
     cue(getenv("GRAPH_GO"));
     ack_wait(false);
+    wait_suspended(s);
     atomic_store(&hold, false);
 }
 
@@ -414,7 +432,7 @@ static void launch_then_cue(hipStream_t s)
     for (int n = 0; n < FIRST_THREAD_LAUNCHES; n++)
         MUST(hipGraphLaunch(chaos_exec, s));
     if (getenv("GRAPH_GO")) {
-        cue_and_release();
+        cue_and_release(s);
         int ms = 0;
         for (; ms < 10000 && !hipsimGraphWaitsHolding(); ms++)
             sleep_us(1000);
@@ -513,7 +531,7 @@ static int chaos_case(const char *what)
             MUST(hipGraphLaunch(chaos_exec, chaos_stream));
             fprintf(stderr, "graph_gates: launch %d returned at %lld ms\n", n, wall_ms());
             if (n == 1 && getenv("GRAPH_GO"))
-                cue_and_release();
+                cue_and_release(chaos_stream);
             MUST(hipStreamSynchronize(chaos_stream));
             printf("launch %d: acc %016llx, %u kernels\n", n, acc, ran);
         }
@@ -859,7 +877,7 @@ int main(int argc, char **argv)
         if (running_on)
             MUST(hipEventRecord(ran_on_s, s));
         if (cued && go && n == 1)
-            cue_and_release();
+            cue_and_release(on);
         if (n == LAUNCHES && is(what, "destroy"))
             MUST(hipGraphExecDestroy(exec));
         if (running_on)
