@@ -113,12 +113,15 @@ kill_low_*) ;;
     [ $native = 0 ] || fail "exit status $native without gpuprio" ;;
 esac
 
-mkfifo "$tmp/ready" "$tmp/go" "$tmp/ack" || exit 1
+mkfifo "$tmp/ready" "$tmp/go" "$tmp/ack" "$tmp/stop" || exit 1
 # A long grace keeps the bursting neighbour active between its bursts however slow its host code
 # is (a sanitizer), so that the low program stays held until this script acts. The neighbour says
 # through GRAPH_ACK when it bursts: the low program holds the launch it cued it after until then
 # (graph_gates.c, hold_for_cue), so that a wait node of that launch holds however late either woke.
 export GRAPH_ACK="$tmp/ack"
+# Without hold, the neighbour bursts until the low program says through GRAPH_STOP that a wait
+# node held (graph_gates.c, burst_until_stopped).
+[ -n "$high_mode" ] || export GRAPH_STOP="$tmp/stop"
 LD_PRELOAD="$lib" GPUPRIO_PRIORITY=high GPUPRIO_GRACE_US=50000 "$prog" high "$tmp/go" $high_mode \
     >"$tmp/ready" 2>"$tmp/high.err" &
 high=$!

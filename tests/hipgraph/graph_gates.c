@@ -169,6 +169,33 @@ static hipError_t launch_step(hipStream_t s, void **p)
     return hipLaunchKernel(step_kernel, one, one, p, 0, s);
 }
 
+/* A kernel that changes nothing this program prints. */
+static const void *idle_kernel;
+
+static uint64_t idle_step(hipsimLaunch *l)
+{
+    (void)l;
+    return 1000;
+}
+
+/* Under gpuprio (its API found), until it puts a gate on s (a value wait before a kernel of
+ * idle_kernel's; at most 10 s, a hang guard): the neighbour on the board is then known to this
+ * process, and so a graph launched next on s is held by gates, whatever the load delayed. */
+static void until_gated(hipStream_t s)
+{
+    dim3 one = {1, 1, 1};
+    if (!dlsym(RTLD_DEFAULT, "gpuprio_stream_stats"))
+        return;
+    for (int tries = 0; tries < 1000; tries++) {
+        uint64_t waits = hipsimStreamWaits();
+        MUST(hipLaunchKernel(idle_kernel, one, one, NULL, 0, s));
+        MUST(hipStreamSynchronize(s));
+        if (hipsimStreamWaits() > waits)
+            return;
+        sleep_us(10000);
+    }
+}
+
 /* The chain of kernels; node[i] is kernel i. */
 static hipGraph_t chain(hipGraphNode_t *node, int swap_at, void **swapped)
 {
@@ -317,37 +344,81 @@ static void hold_for_cue(void)
         hold_kernel(30000); /* released after ack_wait's bound at the latest */
 }
 
-/* Under gpuprio (its API found), until the scheduler suspended the queue of s (at most 20 s, a
- * hang guard): then its gates are closed, whenever this process's threads saw the neighbour's
- * burst on a loaded machine. */
-static void wait_suspended(hipStream_t s)
+/* Under gpuprio (its API found), the stats of s's queue: 0 and *out, or -1. */
+static int queue_stats(hipStream_t s, struct gpuprio_queue_stats *out)
 {
-    struct gpuprio_queue_stats st;
     int (*stats)(void *, struct gpuprio_queue_stats *) =
         (int (*)(void *, struct gpuprio_queue_stats *))dlsym(RTLD_DEFAULT, "gpuprio_stream_stats");
-    for (int ms = 0; stats && ms < 20000; ms++) {
-        if (stats(s, &st) != 0 || st.suspended)
-            return;
-        sleep_us(1000);
-    }
+    return stats && stats(s, out) == 0 ? 0 : -1;
 }
 
+/* Kernel 2 is released once the neighbour bursts and, under gpuprio, its scheduler suspended the
+ * queue of s since the cue (its count of suspensions grew; at most 10 s, a hang guard): then its
+ * gates were closed, whenever this process's threads saw the burst on a loaded machine. */
 static void cue_and_release(hipStream_t s)
 {
+    struct gpuprio_queue_stats before, now;
+    bool known = queue_stats(s, &before) == 0;
     ack_listen();
     cue(getenv("GRAPH_GO"));
     ack_wait(false);
-    wait_suspended(s);
+    for (int ms = 0; known && ms < 10000; ms++) {
+        if (queue_stats(s, &now) != 0 || now.suspensions > before.suspensions)
+            break;
+        sleep_us(1000);
+    }
     atomic_store(&hold, false);
+}
+
+/* The neighbour's burst without hold: kernels of 2 ms back to back until the low program says
+ * through GRAPH_STOP that a wait node of the launch it cued the burst after held, or that the
+ * launch ended (tell_stop; at most 20 s, a hang guard), so that the burst covers that launch's
+ * next wait node however late either process runs; 100 kernels where GRAPH_STOP is unset. */
+static void burst_until_stopped(hipStream_t s, void **p)
+{
+    const char *path = getenv("GRAPH_STOP");
+    int fd = path ? open(path, O_RDONLY | O_NONBLOCK) : -1;
+    char line[16];
+    for (int k = 0; fd >= 0 ? k < 10000 && read(fd, line, sizeof line) <= 0 : k < 100; k += 5) {
+        for (int j = 0; j < 5; j++)
+            MUST(launch_step(s, p));
+        ack();
+        MUST(hipStreamSynchronize(s));
+    }
+    if (fd >= 0)
+        close(fd);
+}
+
+/* The low program's side: the neighbour may stop bursting (nobody reading: the neighbour is not
+ * bursting, and nothing is said). */
+static void tell_stop(void)
+{
+    const char *path = getenv("GRAPH_STOP");
+    int fd = path ? open(path, O_WRONLY | O_NONBLOCK) : -1;
+    if (fd >= 0) {
+        if (write(fd, "stop\n", 5) != 5)
+            fprintf(stderr, "graph_gates: cannot write to %s\n", path);
+        close(fd);
+    }
+}
+
+/* After cue_and_release on s: once a wait node holds (or held), or the launch on s ended
+ * without one holding, at most 10 s, the neighbour is told to stop. */
+static void stop_once_held(hipStream_t s)
+{
+    for (int ms = 0; ms < 10000 && !hipsimGraphWaitsHolding() && !hipsimGraphWaitsHeld() &&
+                     hipStreamQuery(s) == hipErrorNotReady;
+         ms++)
+        sleep_us(1000);
+    tell_stop();
 }
 
 /* The neighbour's modes: graph_gates high FIFO [exit|hold]. */
 enum high_mode { HIGH_IDLE, HIGH_EXIT, HIGH_HOLD };
 
 /* graph_gates high FIFO [exit|hold]: joins at high priority (a kernel on a stream of its own),
- * says "ready", and once cued through FIFO runs a burst of 100 kernels of 2 ms (saying so through
- * GRAPH_ACK after the first; 200 ms, so that a wait node of the launch it was cued after holds
- * within it however late the low program's threads run on a loaded machine); then exits (exit: its
+ * says "ready", and once cued through FIFO bursts (burst_until_stopped, saying so through
+ * GRAPH_ACK after the first kernel); then exits (exit: its
  * queue leaves the board, the low program is no longer held by gates), or stays joined and idle
  * until another line (the low program stays held by gates meanwhile). With hold (graph_chaos.sh's
  * cases) it bursts back to back until a line comes instead, so it can be killed or stopped while it
@@ -382,11 +453,7 @@ static void high(const char *fifo, enum high_mode mode)
         }
         close(fd);
     } else {
-        for (i = 0; i < 100; i++) {
-            MUST(launch_step(s, p));
-            ack();
-        }
-        MUST(hipStreamSynchronize(s));
+        burst_until_stopped(s, p);
         if (mode == HIGH_EXIT)
             return;
     }
@@ -428,6 +495,8 @@ static hipGraphExec_t chain_exec(hipStream_t *s, hipStream_t *other, hipGraphNod
  * behind them. */
 static void launch_then_cue(hipStream_t s)
 {
+    if (getenv("GRAPH_GO"))
+        until_gated(s);
     hold_for_cue();
     for (int n = 0; n < FIRST_THREAD_LAUNCHES; n++)
         MUST(hipGraphLaunch(chaos_exec, s));
@@ -438,6 +507,7 @@ static void launch_then_cue(hipStream_t s)
             sleep_us(1000);
         fprintf(stderr, "graph_gates: the first thread goes on %s\n",
                 ms < 10000 ? "while a wait node holds its launches" : "with no wait node holding");
+        tell_stop();
     }
     MUST(hipEventRecord(chaos_done, s));
 }
@@ -525,6 +595,8 @@ static int chaos_case(const char *what)
     } else {
         for (int n = 1; n <= CHAOS_LAUNCHES; n++) {
             /* On stderr: a launch held on the host shows as one called and not yet returned. */
+            if (n == 1 && getenv("GRAPH_GO"))
+                until_gated(chaos_stream);
             if (n == 1)
                 hold_for_cue();
             fprintf(stderr, "graph_gates: launch %d called at %lld ms\n", n, wall_ms());
@@ -730,6 +802,7 @@ int main(int argc, char **argv)
 {
     size_t sizes[2] = {sizeof(unsigned), sizeof(long)};
     step_kernel = hipsimRegisterKernel("step", step, 2, sizes);
+    idle_kernel = hipsimRegisterKernel("idle", idle_step, 0, NULL);
     if ((argc == 3 || (argc == 4 && (is(argv[3], "exit") || is(argv[3], "hold")))) &&
         is(argv[1], "high")) {
         high(argv[2], argc == 3 ? HIGH_IDLE : is(argv[3], "exit") ? HIGH_EXIT : HIGH_HOLD);
@@ -854,6 +927,8 @@ int main(int argc, char **argv)
             MUST(hipStreamBeginCapture(other, hipStreamCaptureModeRelaxed));
         if (changed_held && n == 1)
             hold_kernel(5000);
+        if (cued && go && n == 1)
+            until_gated(on);
         if (cued && n == 1)
             hold_for_cue();
         if (changed_upload && n == 2)
@@ -876,8 +951,10 @@ int main(int argc, char **argv)
         }
         if (running_on)
             MUST(hipEventRecord(ran_on_s, s));
-        if (cued && go && n == 1)
+        if (cued && go && n == 1) {
             cue_and_release(on);
+            stop_once_held(on);
+        }
         if (n == LAUNCHES && is(what, "destroy"))
             MUST(hipGraphExecDestroy(exec));
         if (running_on)

@@ -50,8 +50,9 @@ status=0
 native=$?
 
 if [ "${GRAPH_NO_HIGH:-0}" != 1 ]; then
-    mkfifo "$tmp/ready" "$tmp/go" "$tmp/ack" || exit 1
-    GRAPH_ACK="$tmp/ack" LD_PRELOAD="$lib" GPUPRIO_PRIORITY=high "$prog" high "$tmp/go" \
+    mkfifo "$tmp/ready" "$tmp/go" "$tmp/ack" "$tmp/stop" || exit 1
+    GRAPH_ACK="$tmp/ack" GRAPH_STOP="$tmp/stop" LD_PRELOAD="$lib" GPUPRIO_PRIORITY=high \
+        "$prog" high "$tmp/go" \
         ${GRAPH_HIGH_EXITS:+exit} >"$tmp/ready" 2>"$tmp/high.err" &
     high=$!
     read -r ready <"$tmp/ready"
@@ -61,7 +62,8 @@ if [ "${GRAPH_NO_HIGH:-0}" != 1 ]; then
         exit 1
     fi
 fi
-env ${gate_us:+GPUPRIO_GRAPH_GATE_US=$gate_us} ${high:+GRAPH_GO=$tmp/go GRAPH_ACK=$tmp/ack} \
+env ${gate_us:+GPUPRIO_GRAPH_GATE_US=$gate_us} \
+    ${high:+GRAPH_GO=$tmp/go GRAPH_ACK=$tmp/ack GRAPH_STOP=$tmp/stop} \
     LD_PRELOAD="$lib" GPUPRIO_PRIORITY=low GPUPRIO_LOG=debug "$prog" "$case" \
     >"$tmp/shim.out" 2>"$tmp/shim.err"
 shimmed=$?

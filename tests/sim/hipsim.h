@@ -134,6 +134,10 @@ uint64_t hipsimEventRecords(void);
  * real GPU such a use touches freed memory. */
 uint64_t hipsimStaleUses(void);
 
+/* Value waits put on streams in this process so far (hipStreamWaitValue32/64, successful ones):
+ * gpuprio's Level-2 gates among them. */
+uint64_t hipsimStreamWaits(void);
+
 /* Calls of the graph entry point name (hipGraphClone...) so far in the process; NULL: of every
  * hipGraph* entry point. Tests compare them with and without gpuprio. */
 uint64_t hipsimGraphCalls(const char *name);

@@ -267,6 +267,13 @@ hipError_t hipStreamWaitEvent_spt(hipStream_t stream, hipEvent_t event, unsigned
 
 /* ---- stream memory operations ---- */
 
+static _Atomic uint64_t stream_waits; /* hipsimStreamWaits */
+
+uint64_t hipsimStreamWaits(void)
+{
+    return atomic_load(&stream_waits);
+}
+
 static hipError_t stream_value_op(enum sim_cmd_kind kind, hipStream_t stream, void *ptr,
                                   uint64_t value, unsigned flags, uint64_t mask, int width)
 {
@@ -295,6 +302,8 @@ static hipError_t stream_value_op(enum sim_cmd_kind kind, hipStream_t stream, vo
     else
         sim_cmd_unref(c);
     sim_unlock();
+    if (err == hipSuccess && kind == SIM_CMD_WAIT_VALUE)
+        atomic_fetch_add(&stream_waits, 1);
     return sim_ret(err);
 }
 
