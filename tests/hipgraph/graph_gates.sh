@@ -33,10 +33,11 @@ for v in $(env | sed -n 's/^\(GPUPRIO_[A-Za-z0-9_]*\)=.*/\1/p'); do
 done
 tmp=$(mktemp -d /dev/shm/gpuprio-hipgraph.XXXXXX) || exit 1
 name=hipgraph$$
-high= writer=
+high= writer= stopper=
 cleanup() {
     [ -z "$high" ] || kill -9 "$high" 2>/dev/null
     [ -z "$writer" ] || kill -9 "$writer" 2>/dev/null
+    [ -z "$stopper" ] || kill -9 "$stopper" 2>/dev/null
     rm -rf "$tmp"
     rm -f "/dev/shm/hipsim-$(id -u)-$name-"*
 }
@@ -68,20 +69,23 @@ env ${gate_us:+GPUPRIO_GRAPH_GATE_US=$gate_us} \
     >"$tmp/shim.out" 2>"$tmp/shim.err"
 shimmed=$?
 if [ -n "$high" ]; then
-    # The neighbour reads a cue, bursts, then reads a line more before it exits: one never cued
-    # (a case without the cue) gets both from here, and must exit 0. The writer, blocked in its
-    # open once nobody reads, is killed for good (a trapped TERM waits for the open); a line
-    # written as the reader closes fails, and the next one is tried.
+    # The neighbour reads a cue, bursts until told to stop (GRAPH_STOP), then reads a line more
+    # before it exits: one never cued (a case without the cue) gets all three from here, and must
+    # exit 0. The writers, blocked in their opens once nobody reads, are killed for good (a
+    # trapped TERM waits for the open); a line written as the reader closes fails, and the next
+    # one is tried.
     (trap '' PIPE; while :; do echo go >"$tmp/go"; done) 2>/dev/null &
     writer=$!
+    (trap '' PIPE; while :; do echo stop >"$tmp/stop"; done) 2>/dev/null &
+    stopper=$!
     if ! wait "$high"; then
         echo "FAIL: the high-priority neighbour failed"
         cat "$tmp/high.err"
         status=1
     fi
     high=
-    kill -9 "$writer" 2>/dev/null
-    writer=
+    kill -9 "$writer" "$stopper" 2>/dev/null
+    writer= stopper=
 fi
 grep -v '^gpuprio: debug: a call on queue' "$tmp/shim.err"
 
