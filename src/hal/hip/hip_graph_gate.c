@@ -68,10 +68,11 @@ enum node_type {
     NODE_BATCH_MEM_OP = 14,
 };
 #if GP_HIP_AT_LEAST(6, 4)
-_Static_assert(hipGraphNodeTypeKernel == NODE_KERNEL && hipGraphNodeTypeGraph == NODE_GRAPH &&
-                   hipGraphNodeTypeMemAlloc == NODE_MEM_ALLOC &&
-                   hipGraphNodeTypeMemFree == NODE_MEM_FREE &&
-                   hipGraphNodeTypeBatchMemOp == NODE_BATCH_MEM_OP,
+_Static_assert((int)hipGraphNodeTypeKernel == NODE_KERNEL &&
+                   (int)hipGraphNodeTypeGraph == NODE_GRAPH &&
+                   (int)hipGraphNodeTypeMemAlloc == NODE_MEM_ALLOC &&
+                   (int)hipGraphNodeTypeMemFree == NODE_MEM_FREE &&
+                   (int)hipGraphNodeTypeBatchMemOp == NODE_BATCH_MEM_OP,
                "hipGraphNodeType's numbering");
 #endif
 
