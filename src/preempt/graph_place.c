@@ -3,12 +3,18 @@
  *
  * The order is Kahn's: nodes without dependencies first, each node once all of its dependencies
  * were placed, ties in the runtime's list order. An edge's ends are found by binary search in the
- * nodes sorted by handle, so a graph's placement costs O((nodes + edges) log nodes).
+ * nodes sorted by handle, so a graph's placement costs O((nodes + edges) log nodes). The walk
+ * holds the runtime's handles as bytes, qsort's way.
  */
 #include "graph_place.h"
 
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
+
+#include "devgate.h"
+
+_Alignas(4096) uint64_t graph_place_open_page[4096 / sizeof(uint64_t)] = {DG_OPEN};
 
 /* A node's handle and its index in the runtime's list. */
 struct node_at {
@@ -132,4 +138,141 @@ size_t graph_place_waits(const uint64_t *weight, const size_t *deps, size_t n, u
         ran++;
     }
     return gates;
+}
+
+void *graph_place_nodes(const struct graph_place_calls *calls, void *ctx, size_t *n)
+{
+    *n = 0;
+    size_t count = 0;
+    if (calls->get_nodes(ctx, NULL, &count) || count == 0)
+        return NULL;
+    void *nodes = calloc(count, calls->handle_size);
+    if (nodes && calls->get_nodes(ctx, nodes, &count) == 0) {
+        *n = count;
+        return nodes;
+    }
+    free(nodes);
+    return NULL;
+}
+
+/* A graph as the walk read it: the runtime's handles (size bytes each), and as integers. */
+struct graph_read {
+    const struct graph_place_calls *calls;
+    void *ctx;
+    size_t size, n, edges;
+    unsigned char *nodes, *from, *to;
+    uintptr_t *ids, *from_ids, *to_ids;
+};
+
+/* Its edges (from[i] to to[i]; none where it has none): 0, or -EIO (also where the count changed
+ * between the two calls, which gpuprio's own copy never does). */
+static int read_edges(struct graph_read *g)
+{
+    size_t e = 0;
+    if (g->calls->get_edges(g->ctx, NULL, NULL, &e))
+        return -EIO;
+    if (!(g->edges = e))
+        return 0;
+    g->from = calloc(e, g->size);
+    g->to = calloc(e, g->size);
+    if (g->from && g->to && g->calls->get_edges(g->ctx, g->from, g->to, &e) == 0 && e == g->edges)
+        return 0;
+    return -EIO;
+}
+
+/* n handles as integers (graph_place.h): a malloc'd copy, or NULL. */
+static uintptr_t *ids_of(const unsigned char *handles, size_t n, size_t size)
+{
+    uintptr_t *ids = calloc(n ? n : 1, sizeof *ids);
+    for (size_t i = 0; ids && i < n; i++)
+        memcpy(&ids[i], handles + i * size, size < sizeof *ids ? size : sizeof *ids);
+    return ids;
+}
+
+/* Puts a wait node, into wait, on the edges into g's node k, a kernel node with deps dependencies
+ * (graph_place_waits chooses none without). 0, -ENOMEM, or a call's error. */
+static int wait_before(const struct graph_read *g, size_t k, size_t deps, unsigned char *wait)
+{
+    const unsigned char *kernel = g->nodes + k * g->size;
+    unsigned char *dep = calloc(deps, g->size), *kernels = calloc(deps, g->size);
+    int rc = -ENOMEM;
+    if (!dep || !kernels)
+        goto out;
+    for (size_t i = 0, j = 0; i < g->edges; i++)
+        if (g->to_ids[i] == g->ids[k]) {
+            memcpy(dep + j * g->size, g->from + i * g->size, g->size);
+            memcpy(kernels + j++ * g->size, kernel, g->size);
+        }
+    if (!(rc = g->calls->add_wait(g->ctx, dep, deps, wait)) &&
+        !(rc = g->calls->change_edges(g->ctx, false, dep, kernels, deps)))
+        rc = g->calls->change_edges(g->ctx, true, wait, kernel, 1);
+out:
+    free(dep);
+    free(kernels);
+    return rc;
+}
+
+int graph_place_add_waits(const struct graph_place_calls *calls, void *ctx, uint64_t learned_ns,
+                          uint64_t interval_ns, void **waits, size_t *gates, size_t *noted)
+{
+    struct graph_read g = {.calls = calls, .ctx = ctx, .size = calls->handle_size};
+    size_t *order = NULL, *deps = NULL, *deps_in_order = NULL, kernels, counted, chosen, added = 0;
+    uint64_t *weight = NULL;
+    bool *gate = NULL;
+    unsigned char *made = NULL; /* the wait nodes added */
+    *waits = NULL;
+    *gates = *noted = 0;
+    int rc = -EIO;
+    if (!(g.nodes = graph_place_nodes(calls, ctx, &g.n)) || read_edges(&g))
+        goto out;
+    rc = -ENOMEM;
+    g.ids = ids_of(g.nodes, g.n, g.size);
+    g.from_ids = ids_of(g.from, g.edges, g.size);
+    g.to_ids = ids_of(g.to, g.edges, g.size);
+    order = calloc(g.n, sizeof *order);
+    deps = calloc(g.n, sizeof *deps);
+    deps_in_order = calloc(g.n, sizeof *deps_in_order);
+    weight = calloc(g.n, sizeof *weight);
+    gate = calloc(g.n, sizeof *gate);
+    made = calloc(g.n, g.size); /* room for a wait node per node: more than enough */
+    if (!g.ids || !g.from_ids || !g.to_ids || !order || !deps || !deps_in_order || !weight ||
+        !gate || !made)
+        goto out;
+    rc = graph_place_order(g.ids, g.n, g.from_ids, g.to_ids, g.edges, order, deps);
+    for (size_t i = 0; i < g.n && !rc; i++) {
+        rc = calls->weigh(ctx, g.nodes + order[i] * g.size, &weight[i]);
+        deps_in_order[i] = deps[order[i]];
+    }
+    if (calls->weighed)
+        calls->weighed(g.nodes, g.n);
+    if (rc)
+        goto out;
+    graph_place_weigh(weight, g.n, learned_ns, &kernels, &counted);
+    rc = -ENOENT;
+    if (!(chosen = graph_place_waits(weight, deps_in_order, g.n, interval_ns, gate)))
+        goto out;
+    rc = 0;
+    for (size_t i = 0; i < g.n && !rc; i++)
+        if (gate[i])
+            rc = wait_before(&g, order[i], deps_in_order[i], made + added++ * g.size);
+    if (rc)
+        goto out;
+    *waits = made;
+    *gates = chosen;
+    *noted = counted;
+    made = NULL;
+out:
+    free(g.nodes);
+    free(g.from);
+    free(g.to);
+    free(g.ids);
+    free(g.from_ids);
+    free(g.to_ids);
+    free(order);
+    free(deps);
+    free(deps_in_order);
+    free(weight);
+    free(gate);
+    free(made);
+    return rc;
 }

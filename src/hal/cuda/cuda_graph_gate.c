@@ -9,9 +9,10 @@
  * passes exactly when the stream's next gate would. 64 bits, not 32: the words' open values lie
  * above 2^32. The node goes on the edges into a kernel node (its dependencies become the wait
  * node's, and the kernel depends on the wait node alone), so it holds only what depends on that
- * kernel, and the rest of the graph's order is untouched. The driver's functions are taken under
- * their older names, whose signatures carry no edge data: a graph whose edges have some (a
- * programmatic dependent launch) makes them fail (CUDA_ERROR_LOSSY_QUERY), and it stays whole.
+ * kernel, and the rest of the graph's order is untouched (graph_place_add_waits, over this file's
+ * node calls). The driver's functions are taken under their older names, whose signatures carry
+ * no edge data: a graph whose edges have some (a programmatic dependent launch) makes them fail
+ * (CUDA_ERROR_LOSSY_QUERY), and it stays whole.
  *
  * Wait nodes are placed by predicted time (graph_place.h has the rules): a kernel node that
  * gpuprio put into the capture with a predicted time (a GEMM's slice: cuda_node_time.h, carried
@@ -29,7 +30,6 @@
 
 #include "cuda_bind.h"
 #include "cuda_node_time.h"
-#include "devgate.h"
 #include "graph_place.h"
 
 /* The value every wait node waits for (see above). */
@@ -96,21 +96,80 @@ static bool driver_ready(void)
     return drv_complete;
 }
 
-/* graph's nodes, malloc'd (*n of them), or NULL with *n 0 on a failure (or none). */
-static CUgraphNode *nodes_of(CUgraph graph, size_t *n)
+static void wait_params(CUDA_BATCH_MEM_OP_NODE_PARAMS *p, CUstreamBatchMemOpParams *op,
+                        CUcontext ctx, uint64_t target)
 {
-    *n = 0;
-    size_t count = 0;
-    if (drv.get_nodes(graph, NULL, &count) != CUDA_SUCCESS || count == 0)
-        return NULL;
-    CUgraphNode *nodes = calloc(count, sizeof *nodes);
-    if (nodes && drv.get_nodes(graph, nodes, &count) == CUDA_SUCCESS) {
-        *n = count;
-        return nodes;
-    }
-    free(nodes);
-    return NULL;
+    *op = (CUstreamBatchMemOpParams){0};
+    op->waitValue.operation = CU_STREAM_MEM_OP_WAIT_VALUE_64;
+    op->waitValue.address = (CUdeviceptr)target;
+    op->waitValue.value64 = GRAPH_GATE_VALUE;
+    op->waitValue.flags = CU_STREAM_WAIT_VALUE_GEQ;
+    *p = (CUDA_BATCH_MEM_OP_NODE_PARAMS){.ctx = ctx, .count = 1, .paramArray = op, .flags = 0};
 }
+
+/* Forgets the notes on the n nodes of `handles` (gpuprio's copy of a graph, before it goes, or once
+ * the walk weighed them: the copy is never built on again). */
+static void forget_notes(const void *handles, size_t n)
+{
+    const CUgraphNode *nodes = handles;
+    for (size_t i = 0; nodes && i < n && cudahal_node_time_any(); i++)
+        cudahal_node_time_note(nodes[i], 0);
+}
+
+/* What the walk (graph_place_add_waits) calls on: a graph, and what its wait nodes wait on. */
+struct walked {
+    CUgraph graph;
+    CUcontext ctx;
+    uint64_t target;
+};
+
+static int get_nodes(void *w, void *nodes, size_t *n)
+{
+    return drv.get_nodes(((struct walked *)w)->graph, nodes, n) == CUDA_SUCCESS ? 0 : -EIO;
+}
+
+static int get_edges(void *w, void *from, void *to, size_t *n)
+{
+    return drv.get_edges(((struct walked *)w)->graph, from, to, n) == CUDA_SUCCESS ? 0 : -EIO;
+}
+
+/* A kernel node weighs the time noted for it (a GEMM's slice), if any. */
+static int weigh(void *w, const void *node, uint64_t *weight)
+{
+    CUgraphNode handle = *(const CUgraphNode *)node;
+    CUgraphNodeType type;
+    (void)w;
+    if (drv.node_type(handle, &type) != CUDA_SUCCESS)
+        return -EIO;
+    *weight =
+        type == CU_GRAPH_NODE_TYPE_KERNEL ? cudahal_node_time_of(handle) : GRAPH_PLACE_NOT_KERNEL;
+    return 0;
+}
+
+static int add_wait(void *w, const void *deps, size_t n, void *wait)
+{
+    struct walked *g = w;
+    CUDA_BATCH_MEM_OP_NODE_PARAMS p;
+    CUstreamBatchMemOpParams op;
+    wait_params(&p, &op, g->ctx, g->target);
+    return drv.add_memop(wait, g->graph, deps, n, &p) == CUDA_SUCCESS ? 0 : -EIO;
+}
+
+static int change_edges(void *w, bool add, const void *from, const void *to, size_t n)
+{
+    CUgraph graph = ((struct walked *)w)->graph;
+    return (add ? drv.add_deps : drv.remove_deps)(graph, from, to, n) == CUDA_SUCCESS ? 0 : -EIO;
+}
+
+static const struct graph_place_calls walk_calls = {
+    .handle_size = sizeof(CUgraphNode),
+    .get_nodes = get_nodes,
+    .get_edges = get_edges,
+    .weigh = weigh,
+    .weighed = forget_notes,
+    .add_wait = add_wait,
+    .change_edges = change_edges,
+};
 
 /* Whether kernel node was made device-updatable (CUDA 12.4): its device-side update handle is
  * the application's executable graph's node, so updates made through it would never reach the
@@ -133,7 +192,7 @@ static int survey(CUgraph graph, size_t *kernels)
     if (!driver_ready())
         return GP_GRAPH_WHOLE_NO_RUNTIME;
     size_t n;
-    CUgraphNode *nodes = nodes_of(graph, &n);
+    CUgraphNode *nodes = graph_place_nodes(&walk_calls, &(struct walked){.graph = graph}, &n);
     if (!nodes)
         return GP_GRAPH_WHOLE_FEW_KERNELS; /* empty, or unreadable: nothing to gate */
     int reason = -1;
@@ -198,7 +257,7 @@ static void carry_notes(CUgraph graph, CUgraph clone)
     if (!cudahal_node_time_any())
         return;
     size_t n;
-    CUgraphNode *nodes = nodes_of(graph, &n);
+    CUgraphNode *nodes = graph_place_nodes(&walk_calls, &(struct walked){.graph = graph}, &n);
     for (size_t i = 0; nodes && i < n; i++) {
         uint64_t ns = cudahal_node_time_of(nodes[i]);
         CUgraphNode copy = NULL;
@@ -209,13 +268,6 @@ static void carry_notes(CUgraph graph, CUgraph clone)
         cudahal_node_time_note(nodes[i], 0);
     }
     free(nodes);
-}
-
-/* Forgets the notes on the n nodes of `nodes` (gpuprio's copy of a graph, before it goes). */
-static void forget_notes(const CUgraphNode *nodes, size_t n)
-{
-    for (size_t i = 0; nodes && i < n && cudahal_node_time_any(); i++)
-        cudahal_node_time_note(nodes[i], 0);
 }
 
 /* A copy of graph, or NULL (a driver refusal); the predicted times noted for graph's nodes are
@@ -249,29 +301,26 @@ static void destroy(uintptr_t graph)
         return;
     if (cudahal_node_time_any()) {
         size_t n;
-        CUgraphNode *nodes = nodes_of(clone, &n);
+        CUgraphNode *nodes = graph_place_nodes(&walk_calls, &(struct walked){.graph = clone}, &n);
         forget_notes(nodes, n);
         free(nodes);
     }
     drv.destroy(clone);
 }
 
-/* The always-open word: a page of its own, so that registering it pins nothing else. */
-static _Alignas(4096) uint64_t open_page[4096 / sizeof(uint64_t)] = {DG_OPEN};
-
-/* The device address of the always-open word, registered in the current context (again after a
- * teardown): 0 when the driver refuses. */
+/* The device address of the always-open word (graph_place_open_page), registered in the current
+ * context (again after a teardown): 0 when the driver refuses. */
 static uint64_t open_word(void)
 {
     if (!driver_ready())
         return 0;
     /* Registered again each time: a teardown of the context that registered it unregisters it. */
-    CUresult r = drv.host_register((void *)open_page, sizeof open_page,
+    CUresult r = drv.host_register(graph_place_open_page, sizeof graph_place_open_page,
                                    CU_MEMHOSTREGISTER_PORTABLE | CU_MEMHOSTREGISTER_DEVICEMAP);
     if (r != CUDA_SUCCESS && r != CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED)
         return 0;
     CUdeviceptr dev = 0;
-    if (drv.device_pointer(&dev, (void *)open_page, 0) != CUDA_SUCCESS)
+    if (drv.device_pointer(&dev, graph_place_open_page, 0) != CUDA_SUCCESS)
         return 0;
     return (uint64_t)dev;
 }
@@ -286,83 +335,6 @@ struct gp_graph_twin {
     size_t gates, noted;
     CUgraphNode waits[];
 };
-
-static void wait_params(CUDA_BATCH_MEM_OP_NODE_PARAMS *p, CUstreamBatchMemOpParams *op,
-                        CUcontext ctx, uint64_t target)
-{
-    *op = (CUstreamBatchMemOpParams){0};
-    op->waitValue.operation = CU_STREAM_MEM_OP_WAIT_VALUE_64;
-    op->waitValue.address = (CUdeviceptr)target;
-    op->waitValue.value64 = GRAPH_GATE_VALUE;
-    op->waitValue.flags = CU_STREAM_WAIT_VALUE_GEQ;
-    *p = (CUDA_BATCH_MEM_OP_NODE_PARAMS){.ctx = ctx, .count = 1, .paramArray = op, .flags = 0};
-}
-
-/* graph's edges (from[i] to to[i]), malloc'd (*edges of them; NULL where none): 0, or -EIO (also
- * where the count changed between the two calls, which gpuprio's own copy never does). */
-static int edges_of(CUgraph graph, CUgraphNode **from, CUgraphNode **to, size_t *edges)
-{
-    *from = *to = NULL;
-    size_t e = 0;
-    if (drv.get_edges(graph, NULL, NULL, &e) != CUDA_SUCCESS)
-        return -EIO;
-    *edges = e;
-    if (!e)
-        return 0;
-    *from = calloc(e, sizeof **from);
-    *to = calloc(e, sizeof **to);
-    if (*from && *to && drv.get_edges(graph, *from, *to, &e) == CUDA_SUCCESS && e == *edges)
-        return 0;
-    free(*from);
-    free(*to);
-    *from = *to = NULL;
-    return -EIO;
-}
-
-/* handles as integers (graph_place.h): a malloc'd copy of n of them, or NULL. */
-static uintptr_t *ids_of(const CUgraphNode *handles, size_t n)
-{
-    uintptr_t *ids = calloc(n ? n : 1, sizeof *ids);
-    for (size_t i = 0; ids && i < n; i++)
-        ids[i] = (uintptr_t)handles[i];
-    return ids;
-}
-
-/* Puts a wait node on the edges into kernel: it takes the kernel's dependencies, and the kernel
- * depends on it alone. 0, or -EIO. */
-static int gate_before(CUgraph graph, CUgraphNode kernel, const CUgraphNode *from,
-                       const CUgraphNode *to, size_t edges, CUcontext ctx, uint64_t target,
-                       CUgraphNode *wait)
-{
-    size_t deps = 0;
-    for (size_t i = 0; i < edges; i++)
-        deps += to[i] == kernel;
-    if (!deps)
-        return 0;
-    CUgraphNode *dep = calloc(deps, sizeof *dep), *kernels = calloc(deps, sizeof *kernels);
-    int rc = -ENOMEM;
-    if (!dep || !kernels)
-        goto out;
-    for (size_t i = 0, j = 0; i < edges; i++)
-        if (to[i] == kernel) {
-            dep[j] = from[i];
-            kernels[j++] = kernel;
-        }
-    CUDA_BATCH_MEM_OP_NODE_PARAMS p;
-    CUstreamBatchMemOpParams op;
-    wait_params(&p, &op, ctx, target);
-    rc = -EIO;
-    if (drv.add_memop(wait, graph, dep, deps, &p) != CUDA_SUCCESS)
-        goto out;
-    if (drv.remove_deps(graph, dep, kernels, deps) != CUDA_SUCCESS ||
-        drv.add_deps(graph, wait, &kernel, 1) != CUDA_SUCCESS)
-        goto out;
-    rc = 0;
-out:
-    free(dep);
-    free(kernels);
-    return rc;
-}
 
 /* Instantiates graph in context ctx (the application's executable graph's), whichever context
  * the launching thread has current (a thread may drive several devices). */
@@ -388,47 +360,6 @@ static bool new_event(CUcontext ctx, CUevent *ev)
     return ok;
 }
 
-/* Where wait nodes go in a graph of n nodes (graph_place.h): in order[] the nodes' indices in
- * an order where each follows its dependencies, gate[i] whether the i-th in that order gets a wait
- * node; *kernels and *noted count its kernel nodes, and those with a predicted time noted (whose
- * notes it forgets: the copy is never built on again). 0, -ENOMEM, -EIO, or graph_place_order's
- * -EINVAL or -ELOOP. */
-static int place(const CUgraphNode *nodes, size_t n, const CUgraphNode *from, const CUgraphNode *to,
-                 size_t edges, uint64_t learned_ns, uint64_t interval_ns, size_t *order, bool *gate,
-                 size_t *kernels, size_t *noted)
-{
-    uintptr_t *ids = ids_of(nodes, n), *from_ids = ids_of(from, edges), *to_ids = ids_of(to, edges);
-    size_t *deps = calloc(n, sizeof *deps), *deps_in_order = calloc(n, sizeof *deps_in_order);
-    uint64_t *weight = calloc(n, sizeof *weight);
-    int rc = -ENOMEM;
-    if (!ids || !from_ids || !to_ids || !deps || !deps_in_order || !weight)
-        goto out;
-    rc = graph_place_order(ids, n, from_ids, to_ids, edges, order, deps);
-    if (rc)
-        goto out;
-    rc = -EIO;
-    for (size_t i = 0; i < n; i++) {
-        CUgraphNodeType type;
-        if (drv.node_type(nodes[order[i]], &type) != CUDA_SUCCESS)
-            goto out;
-        weight[i] = type == CU_GRAPH_NODE_TYPE_KERNEL ? cudahal_node_time_of(nodes[order[i]])
-                                                      : GRAPH_PLACE_NOT_KERNEL;
-        deps_in_order[i] = deps[order[i]];
-    }
-    graph_place_weigh(weight, n, learned_ns, kernels, noted);
-    graph_place_waits(weight, deps_in_order, n, interval_ns, gate);
-    rc = 0;
-out:
-    forget_notes(nodes, n);
-    free(ids);
-    free(from_ids);
-    free(to_ids);
-    free(deps);
-    free(deps_in_order);
-    free(weight);
-    return rc;
-}
-
 /* The instantiation's flags the gated copy keeps: it is launched from the host (a graph
  * instantiated for device launch stays whole), and cuGraphInstantiateWithFlags takes no upload
  * (which needs a stream). */
@@ -447,42 +378,21 @@ static int twin_build(uintptr_t graph, uintptr_t instantiated_in, uint64_t inter
         destroy(graph);
         return -EINVAL;
     }
-    size_t n = 0, edges = 0, kernels = 0, noted = 0;
-    CUgraphNode *nodes = NULL, *from = NULL, *to = NULL;
-    size_t *order = NULL;
-    bool *gate = NULL;
+    struct walked w = {.graph = clone, .ctx = ctx, .target = target};
+    size_t gates = 0, noted = 0;
+    void *waits = NULL;
     struct gp_graph_twin *t = NULL;
     int rc = -EIO;
     uint64_t open = open_word();
-    if (!open)
-        goto out;
-    nodes = nodes_of(clone, &n);
-    if (!nodes || edges_of(clone, &from, &to, &edges))
+    if (!open || (rc = graph_place_add_waits(&walk_calls, &w, learned_ns, interval_ns, &waits,
+                                             &gates, &noted)))
         goto out;
     rc = -ENOMEM;
-    order = calloc(n, sizeof *order);
-    gate = calloc(n, sizeof *gate);
-    if (!order || !gate)
+    if (!(t = calloc(1, sizeof *t + gates * sizeof t->waits[0])))
         goto out;
-    rc = place(nodes, n, from, to, edges, learned_ns, interval_ns, order, gate, &kernels, &noted);
-    if (rc)
-        goto out;
-    rc = -ENOMEM;
-    t = calloc(1, sizeof *t + (kernels + 1) * sizeof t->waits[0]);
-    if (!t)
-        goto out;
-    *t = (struct gp_graph_twin){.graph = clone, .ctx = ctx, .target = target, .noted = noted};
-    for (size_t i = 0; i < n; i++) {
-        CUgraphNode wait = NULL;
-        if (gate[i] &&
-            (rc = gate_before(clone, nodes[order[i]], from, to, edges, ctx, target, &wait)))
-            goto out;
-        if (wait)
-            t->waits[t->gates++] = wait;
-    }
-    rc = -ENOENT;
-    if (!t->gates)
-        goto out;
+    *t = (struct gp_graph_twin){
+        .graph = clone, .ctx = ctx, .target = target, .gates = gates, .noted = noted};
+    memcpy(t->waits, waits, gates * sizeof t->waits[0]);
     rc = -EIO;
     if (!instantiate_in(ctx, &t->exec, clone, flags & KEPT_FLAGS))
         goto out;
@@ -499,11 +409,7 @@ static int twin_build(uintptr_t graph, uintptr_t instantiated_in, uint64_t inter
     clone = NULL;
     rc = 0;
 out:
-    free(nodes);
-    free(from);
-    free(to);
-    free(order);
-    free(gate);
+    free(waits);
     free(t);
     destroy((uintptr_t)clone);
     return rc;

@@ -5,8 +5,8 @@
  *
  * A wait node is a batch memory operation node (hip_6.4) of one hipStreamMemOpWaitValue64 with
  * hipStreamWaitValueGte for the value 1, the condition of a stream's gate (hip_gate.c), put on the
- * edges into a kernel node as cuda_graph_gate.c does; graph_place.h decides where. HIP has no
- * edge data and captures no GEMM slices into graphs, so every kernel node weighs the same.
+ * edges into a kernel node by graph_place.h's walk, over this file's node calls. HIP has no edge
+ * data and captures no GEMM slices into graphs, so every kernel node weighs the same.
  *
  * What differs from CUDA, from the runtime's source (ROCm/clr; no AMD GPU has checked it):
  *   - The node type enum is numbered from 0 in 6.4 and 7.2 but from 1 in 5.2.3, whose headers
@@ -38,7 +38,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "devgate.h"
 #include "gp_lockrank.h"
 #include "graph_place.h"
 #include "hip_bind.h"
@@ -140,22 +139,6 @@ static int elsewhere(void (*fn)(void *), void *arg)
     return hiphal_on_own_thread(fn, arg);
 }
 
-/* graph's nodes, malloc'd (*n of them), or NULL with *n 0 on a failure (or none). */
-static hipGraphNode_t *nodes_of(hipGraph_t graph, size_t *n)
-{
-    *n = 0;
-    size_t count = 0;
-    if (rt.get_nodes(graph, NULL, &count) != hipSuccess || count == 0)
-        return NULL;
-    hipGraphNode_t *nodes = calloc(count, sizeof *nodes);
-    if (nodes && rt.get_nodes(graph, nodes, &count) == hipSuccess) {
-        *n = count;
-        return nodes;
-    }
-    free(nodes);
-    return NULL;
-}
-
 /* node's type in this file's numbering, or -1. */
 static int type_of(hipGraphNode_t node)
 {
@@ -163,13 +146,66 @@ static int type_of(hipGraphNode_t node)
     return rt.node_type(node, &type) == hipSuccess ? (int)type : -1;
 }
 
+static hipBatchMemOpNodeParams wait_params(hipCtx_t ctx, hipStreamBatchMemOpParams *op)
+{
+    return (hipBatchMemOpNodeParams){.ctx = ctx, .count = 1, .paramArray = op, .flags = 0};
+}
+
+/* What the walk (graph_place_add_waits) calls on: a graph, and what its wait nodes wait on. */
+struct walked {
+    hipGraph_t graph;
+    hipCtx_t ctx;
+    hipStreamBatchMemOpParams *op;
+};
+
+static int get_nodes(void *w, void *nodes, size_t *n)
+{
+    return rt.get_nodes(((struct walked *)w)->graph, nodes, n) == hipSuccess ? 0 : -EIO;
+}
+
+static int get_edges(void *w, void *from, void *to, size_t *n)
+{
+    return rt.get_edges(((struct walked *)w)->graph, from, to, n) == hipSuccess ? 0 : -EIO;
+}
+
+/* No GEMM slices are noted in HIP graphs: every kernel node weighs the same. */
+static int weigh(void *w, const void *node, uint64_t *weight)
+{
+    int type = type_of(*(const hipGraphNode_t *)node);
+    (void)w;
+    *weight = type == NODE_KERNEL ? 0 : GRAPH_PLACE_NOT_KERNEL;
+    return type < 0 ? -EIO : 0;
+}
+
+static int add_wait(void *w, const void *deps, size_t n, void *wait)
+{
+    struct walked *g = w;
+    hipBatchMemOpNodeParams p = wait_params(g->ctx, g->op);
+    return rt.add_memop(wait, g->graph, deps, n, &p) == hipSuccess ? 0 : -EIO;
+}
+
+static int change_edges(void *w, bool add, const void *from, const void *to, size_t n)
+{
+    hipGraph_t graph = ((struct walked *)w)->graph;
+    return (add ? rt.add_deps : rt.remove_deps)(graph, from, to, n) == hipSuccess ? 0 : -EIO;
+}
+
+static const struct graph_place_calls walk_calls = {
+    .handle_size = sizeof(hipGraphNode_t),
+    .get_nodes = get_nodes,
+    .get_edges = get_edges,
+    .weigh = weigh,
+    .add_wait = add_wait,
+    .change_edges = change_edges,
+};
+
 /* -1 when graph can be gated (then *kernels is its number of kernel nodes), else the reason it
  * stays whole. */
 static int survey(hipGraph_t graph, size_t *kernels)
 {
     *kernels = 0;
     size_t n;
-    hipGraphNode_t *nodes = nodes_of(graph, &n);
+    hipGraphNode_t *nodes = graph_place_nodes(&walk_calls, &(struct walked){.graph = graph}, &n);
     if (!nodes)
         return GP_GRAPH_WHOLE_FEW_KERNELS; /* empty, or unreadable: nothing to gate */
     int reason = -1;
@@ -306,19 +342,17 @@ static hipStreamBatchMemOpParams *ops_for(uint64_t target)
     return t ? &t->op : NULL;
 }
 
-/* The always-open word: a page of its own, so that registering it pins nothing else. */
-static _Alignas(4096) uint64_t open_page[4096 / sizeof(uint64_t)] = {DG_OPEN};
-
-/* Registered again each time (on the thread that builds, with the device current): a reset
- * of the device drops its registrations. 0 when the runtime refuses. */
+/* The device address of the always-open word (graph_place_open_page), registered again each time
+ * (on the thread that builds, with the device current): a reset of the device drops its
+ * registrations. 0 when the runtime refuses. */
 static uint64_t open_word(void)
 {
-    hipError_t r = rt.host_register((void *)open_page, sizeof open_page,
+    hipError_t r = rt.host_register(graph_place_open_page, sizeof graph_place_open_page,
                                     hipHostRegisterMapped | hipHostRegisterPortable);
     if (r != hipSuccess && r != hipErrorHostMemoryAlreadyRegistered)
         return 0;
     void *dev = NULL;
-    if (rt.device_pointer(&dev, (void *)open_page, 0) != hipSuccess)
+    if (rt.device_pointer(&dev, graph_place_open_page, 0) != hipSuccess)
         return 0;
     return (uint64_t)(uintptr_t)dev;
 }
@@ -335,112 +369,6 @@ struct gp_graph_twin {
     hipGraphNode_t waits[];
 };
 
-static hipBatchMemOpNodeParams wait_params(hipCtx_t ctx, hipStreamBatchMemOpParams *op)
-{
-    return (hipBatchMemOpNodeParams){.ctx = ctx, .count = 1, .paramArray = op, .flags = 0};
-}
-
-/* graph's edges (from[i] to to[i]), malloc'd (*edges of them; NULL where none): 0, or -EIO. */
-static int edges_of(hipGraph_t graph, hipGraphNode_t **from, hipGraphNode_t **to, size_t *edges)
-{
-    *from = *to = NULL;
-    size_t e = 0;
-    if (rt.get_edges(graph, NULL, NULL, &e) != hipSuccess)
-        return -EIO;
-    *edges = e;
-    if (!e)
-        return 0;
-    *from = calloc(e, sizeof **from);
-    *to = calloc(e, sizeof **to);
-    if (*from && *to && rt.get_edges(graph, *from, *to, &e) == hipSuccess && e == *edges)
-        return 0;
-    free(*from);
-    free(*to);
-    *from = *to = NULL;
-    return -EIO;
-}
-
-/* handles as integers (graph_place.h): a malloc'd copy of n of them, or NULL. */
-static uintptr_t *ids_of(const hipGraphNode_t *handles, size_t n)
-{
-    uintptr_t *ids = calloc(n ? n : 1, sizeof *ids);
-    for (size_t i = 0; ids && i < n; i++)
-        ids[i] = (uintptr_t)handles[i];
-    return ids;
-}
-
-/* Puts a wait node on the edges into kernel: it takes the kernel's dependencies, and the kernel
- * depends on it alone. 0, or -errno. */
-static int gate_before(hipGraph_t graph, hipGraphNode_t kernel, const hipGraphNode_t *from,
-                       const hipGraphNode_t *to, size_t edges, hipCtx_t ctx,
-                       hipStreamBatchMemOpParams *op, hipGraphNode_t *wait)
-{
-    size_t deps = 0;
-    for (size_t i = 0; i < edges; i++)
-        deps += to[i] == kernel;
-    if (!deps)
-        return 0;
-    hipGraphNode_t *dep = calloc(deps, sizeof *dep), *kernels = calloc(deps, sizeof *kernels);
-    int rc = -ENOMEM;
-    if (!dep || !kernels)
-        goto out;
-    for (size_t i = 0, j = 0; i < edges; i++)
-        if (to[i] == kernel) {
-            dep[j] = from[i];
-            kernels[j++] = kernel;
-        }
-    hipBatchMemOpNodeParams p = wait_params(ctx, op);
-    rc = -EIO;
-    if (rt.add_memop(wait, graph, dep, deps, &p) != hipSuccess)
-        goto out;
-    if (rt.remove_deps(graph, dep, kernels, deps) != hipSuccess ||
-        rt.add_deps(graph, wait, &kernel, 1) != hipSuccess)
-        goto out;
-    rc = 0;
-out:
-    free(dep);
-    free(kernels);
-    return rc;
-}
-
-/* Where wait nodes go in a graph of n nodes (graph_place.h): every kernel node weighs the same
- * share of learned_ns. order[] and gate[] as graph_place_waits gives them; *kernels counts the
- * kernel nodes. 0, -ENOMEM, -EIO, or graph_place_order's -EINVAL or -ELOOP. */
-static int place(const hipGraphNode_t *nodes, size_t n, const hipGraphNode_t *from,
-                 const hipGraphNode_t *to, size_t edges, uint64_t learned_ns, uint64_t interval_ns,
-                 size_t *order, bool *gate, size_t *kernels)
-{
-    uintptr_t *ids = ids_of(nodes, n), *from_ids = ids_of(from, edges), *to_ids = ids_of(to, edges);
-    size_t *deps = calloc(n, sizeof *deps), *deps_in_order = calloc(n, sizeof *deps_in_order);
-    uint64_t *weight = calloc(n, sizeof *weight);
-    size_t noted = 0;
-    int rc = -ENOMEM;
-    if (!ids || !from_ids || !to_ids || !deps || !deps_in_order || !weight)
-        goto out;
-    rc = graph_place_order(ids, n, from_ids, to_ids, edges, order, deps);
-    if (rc)
-        goto out;
-    rc = -EIO;
-    for (size_t i = 0; i < n; i++) {
-        int type = type_of(nodes[order[i]]);
-        if (type < 0)
-            goto out;
-        weight[i] = type == NODE_KERNEL ? 0 : GRAPH_PLACE_NOT_KERNEL;
-        deps_in_order[i] = deps[order[i]];
-    }
-    graph_place_weigh(weight, n, learned_ns, kernels, &noted);
-    graph_place_waits(weight, deps_in_order, n, interval_ns, gate);
-    rc = 0;
-out:
-    free(ids);
-    free(from_ids);
-    free(to_ids);
-    free(deps);
-    free(deps_in_order);
-    free(weight);
-    return rc;
-}
-
 struct build_job {
     hipGraph_t clone;
     int device;
@@ -455,44 +383,24 @@ static void build_here(void *arg)
 {
     struct build_job *job = arg;
     hipGraph_t clone = job->clone;
-    size_t n = 0, edges = 0, kernels = 0;
-    hipGraphNode_t *nodes = NULL, *from = NULL, *to = NULL;
-    size_t *order = NULL;
-    bool *gate = NULL;
+    struct walked w = {.graph = clone, .op = ops_for(job->target)};
+    size_t gates = 0, noted = 0;
+    void *waits = NULL;
     struct gp_graph_twin *t = NULL;
-    hipCtx_t ctx = NULL;
-    hipStreamBatchMemOpParams *op = ops_for(job->target);
     uint64_t open = 0;
     int rc = -EIO;
-    if (!op || rt.set_device(job->device) != hipSuccess || rt.ctx_current(&ctx) != hipSuccess ||
-        !ctx || !(open = open_word()))
+    if (!w.op || rt.set_device(job->device) != hipSuccess || rt.ctx_current(&w.ctx) != hipSuccess ||
+        !w.ctx || !(open = open_word()))
         goto out;
-    if (!(nodes = nodes_of(clone, &n)) || edges_of(clone, &from, &to, &edges))
-        goto out;
-    rc = -ENOMEM;
-    order = calloc(n, sizeof *order);
-    gate = calloc(n, sizeof *gate);
-    if (!order || !gate)
-        goto out;
-    rc = place(nodes, n, from, to, edges, job->learned_ns, job->interval_ns, order, gate, &kernels);
-    if (rc)
+    if ((rc = graph_place_add_waits(&walk_calls, &w, job->learned_ns, job->interval_ns, &waits,
+                                    &gates, &noted)))
         goto out;
     rc = -ENOMEM;
-    t = calloc(1, sizeof *t + (kernels + 1) * sizeof t->waits[0]);
-    if (!t)
+    if (!(t = calloc(1, sizeof *t + gates * sizeof t->waits[0])))
         goto out;
     *t = (struct gp_graph_twin){
-        .graph = clone, .device = job->device, .ctx = ctx, .target = job->target};
-    for (size_t i = 0; i < n; i++) {
-        hipGraphNode_t wait = NULL;
-        if (gate[i] && (rc = gate_before(clone, nodes[order[i]], from, to, edges, ctx, op, &wait)))
-            goto out;
-        if (wait)
-            t->waits[t->gates++] = wait;
-    }
-    rc = -ENOENT;
-    if (!t->gates)
-        goto out;
+        .graph = clone, .device = job->device, .ctx = w.ctx, .target = job->target, .gates = gates};
+    memcpy(t->waits, waits, gates * sizeof t->waits[0]);
     rc = -EIO;
     /* hipGraphInstantiateWithFlags takes these alone, and one at most (the application's call,
      * which the runtime accepted, had no more). */
@@ -510,11 +418,7 @@ static void build_here(void *arg)
     clone = NULL;
     rc = 0;
 out:
-    free(nodes);
-    free(from);
-    free(to);
-    free(order);
-    free(gate);
+    free(waits);
     free(t);
     if (clone)
         rt.destroy(clone);
