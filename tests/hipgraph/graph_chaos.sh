@@ -135,8 +135,11 @@ GRAPH_GO="$tmp/go" LD_PRELOAD="$lib" GPUPRIO_PRIORITY=low GPUPRIO_LOG=info "$pro
     >"$tmp/shim.out" 2>"$tmp/low.err" &
 low=$!
 
+# Without a wait node held, what the neighbour's death or stop opens is not measured (held_retry.sh
+# runs the case again).
+measured=yes
 if [ -n "$high_mode" ]; then
-    wait_for $HANG_S holding || fail "no wait node held the low program's graph"
+    wait_for $HANG_S holding || { fail "no wait node held the low program's graph"; measured=; }
 fi
 case $case in
 kill_high)
@@ -148,7 +151,9 @@ kill_high)
     reap "$low"
     shimmed=$rc low=
     opened=$(first_after "$at" "$(waits opened)")
-    if [ -z "$opened" ] || [ $((opened - at)) -gt $reclaim_bound ]; then
+    if [ -z "$measured" ]; then
+        :
+    elif [ -z "$opened" ] || [ $((opened - at)) -gt $reclaim_bound ]; then
         fail "the wait held at the kill opened $([ -n "$opened" ] && echo "$((opened - at)) ms after it" || echo never) (bound $reclaim_bound ms: the dead's slots are reclaimed; watchdog $watchdog ms)"
     else
         echo "the wait held at the kill opened $((opened - at)) ms after it (bound $reclaim_bound ms)"
@@ -161,7 +166,9 @@ stop_high)
     cont=$(now_ms)
     kill -CONT "$high"
     opened=$(first_after "$at" "$(waits opened)")
-    if [ -z "$opened" ] || [ "$opened" -ge "$cont" ] || [ $((opened - at)) -gt $held_bound ]; then
+    if [ -z "$measured" ]; then
+        :
+    elif [ -z "$opened" ] || [ "$opened" -ge "$cont" ] || [ $((opened - at)) -gt $held_bound ]; then
         fail "the wait held at the stop opened $([ -n "$opened" ] && echo "$((opened - at)) ms after it" || echo "not before SIGCONT") (stopped for $((cont - at)) ms; bound $held_bound ms: the stall watch)"
     else
         echo "the wait held at the stop opened $((opened - at)) ms after it (bound $held_bound ms; stopped for $((cont - at)) ms)"

@@ -121,8 +121,8 @@ static void sleep_us(long us)
 static unsigned long long acc;
 static unsigned ran;
 /* Kernel 2 (index 3) waits until the host clears hold (a kernel polling host memory), for at
- * most hold_ms; stuck says it gave up (the host never got there). */
-static atomic_bool hold, stuck;
+ * most hold_ms; held says it started waiting, stuck that it gave up (the host never got there). */
+static atomic_bool hold, held, stuck;
 static atomic_int hold_ms;
 static const void *step_kernel;
 
@@ -132,6 +132,7 @@ static uint64_t step(hipsimLaunch *l)
     unsigned i = *(unsigned *)l->args[0];
     long us = *(long *)l->args[1];
     for (int ms = 0; i == 3 && atomic_load(&hold); ms++) {
+        atomic_store(&held, true);
         if (ms >= atomic_load(&hold_ms)) {
             atomic_store(&stuck, true);
             break;
@@ -146,6 +147,7 @@ static uint64_t step(hipsimLaunch *l)
 static void hold_kernel(int ms)
 {
     atomic_store(&hold_ms, ms);
+    atomic_store(&held, false);
     atomic_store(&hold, true);
 }
 
@@ -352,11 +354,16 @@ static int queue_stats(hipStream_t s, struct gpuprio_queue_stats *out)
     return stats && stats(s, out) == 0 ? 0 : -1;
 }
 
-/* Kernel 2 is released once the neighbour bursts and, under gpuprio, its scheduler suspended the
- * queue of s since the cue (its count of suspensions grew; at most 10 s, a hang guard): then its
- * gates were closed, whenever this process's threads saw the burst on a loaded machine. */
+/* The neighbour is cued once the launch reached kernel 2 (at most 10 s, a hang guard): a gate
+ * gpuprio put on s before the launch has then passed, and cannot hold the whole launch once the
+ * burst closes it, however late the simulator's threads ran on a loaded machine. Kernel 2 is
+ * released once the neighbour bursts and, under gpuprio, its scheduler suspended the queue of s
+ * since the cue (its count of suspensions grew; at most 10 s): then its gates were closed, and the
+ * launch's next wait node holds. */
 static void cue_and_release(hipStream_t s)
 {
+    for (int ms = 0; ms < 10000 && !atomic_load(&held); ms++)
+        sleep_us(1000);
     struct gpuprio_queue_stats before, now;
     bool known = queue_stats(s, &before) == 0;
     ack_listen();
