@@ -705,6 +705,7 @@ void sched_set_device_ops(const struct sb_device_ops *ops)
 struct request_scan {
     int device;
     bool changed;
+    bool let_go; /* a queue of ours held by gates that another process no longer throttles */
 };
 
 /* q's slot, when a priority request in it was not applied yet (*seq: the request's). */
@@ -715,12 +716,20 @@ static struct gp_board_slot *unseen_request(struct xqueue *q, int device, uint32
     return s && *seq != atomic_load(&q->request_seen) ? s : NULL;
 }
 
+/*
+ * Also notes a queue that another process let go while it was held by gates: Level 2 is its
+ * owner's to leave (apply_gate), and a queue that never goes idle would otherwise keep putting
+ * gates on its stream, and its graphs' gated copies, until it did.
+ */
 static void note_request(struct xqueue *q, void *arg)
 {
     struct request_scan *r = arg;
     uint32_t seq;
     if (unseen_request(q, r->device, &seq))
         r->changed = true;
+    uint64_t gate = q->device == r->device ? atomic_load(&xq_st(q)->gate) : 0;
+    if ((gate & XQ_GATE_DEVICE) && !(gate & XQ_GATE_THROTTLED))
+        r->let_go = true;
 }
 
 static void apply_request(struct xqueue *q, void *arg)
@@ -863,8 +872,9 @@ static void board_changed(int device, bool decide)
     }
     if (!decide && policy != SCHED_POLICY_SHARE && !sb_record_request_pending(device)) {
         xq_foreach_joined(note_request, &r);
-        if (!r.changed)
+        if (!r.changed && !r.let_go)
             return;
+        decide = r.let_go;
         r.changed = false;
     }
     xq_sched_lock();
