@@ -222,7 +222,10 @@ int graph_place_add_waits(const struct graph_place_calls *calls, void *ctx, uint
     unsigned char *made = NULL; /* the wait nodes added */
     *waits = NULL;
     *gates = *noted = 0;
-    int rc = -EIO;
+    int rc = -EINVAL; /* a handle must fit the integers graph_place_order takes */
+    if (g.size == 0 || g.size > sizeof(uintptr_t))
+        goto out;
+    rc = -EIO;
     if (!(g.nodes = graph_place_nodes(calls, ctx, &g.n)) || read_edges(&g))
         goto out;
     rc = -ENOMEM;

@@ -85,7 +85,8 @@ void *graph_place_nodes(const struct graph_place_calls *calls, void *ctx, size_t
  * each kernel node chosen: the wait node takes the kernel's dependencies (add_wait), which leave
  * the kernel (change_edges), and the kernel depends on the wait node alone. The wait nodes,
  * malloc'd, into *waits (*gates of them). 0; -EIO where the graph has no nodes or could not be
- * read (its edge count changing between two reads too); -ENOMEM; graph_place_order's -EINVAL or
+ * read (its edge count changing between two reads too); -EINVAL where handle_size is 0 or more
+ * than a uintptr_t's; -ENOMEM; graph_place_order's -EINVAL or
  * -ELOOP; -ENOENT where no wait node goes in; or a call's error, which stops the walk there, the
  * graph left as it is (a wait node whose edges did not move stays): the caller destroys it.
  */

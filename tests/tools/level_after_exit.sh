@@ -1,12 +1,12 @@
 #!/bin/sh
-# level_after_exit.sh - a low-priority worker held at Level 2 (gates on the device) for a
-# high-priority one leaves Level 2 once the high worker exits cleanly, while it keeps running
+# level_after_exit.sh - a low-priority worker throttled at Level 2 (gates on the device, open) for
+# a joined, idle high-priority one leaves Level 2 once the high worker exits cleanly, while it keeps running
 # (its queue never idle: GPUPRIO_GRACE_US of 10 s, so no decision of its own at an activation
 # does it): gpuprio top shows its queue at level 1, neither suspended nor throttled
 # (docs/design.md, "Level 2: gates on the device"). The exiting process decides for those that
 # stay; the one it let go must decide again for its own queues, since only it takes them off
 # Level 2. It did not before 2026-11-30: its gates stayed open but went on every command, and its
-# graph launches to their gated copies, until its queue went idle (here after 10 s).
+# graph launches to their gated copies, until its queue went idle (never, here, while it ran).
 #
 #   level_after_exit.sh GPUPRIO TOOLS_WORKER HIP_SHIM
 set -u
@@ -33,16 +33,20 @@ at_level() { # GATE-REGEX LEVEL
     echo "$row" | grep -Eq "^($1) $2\$"
 }
 
-GPUPRIO_GRACE_US=10000000 GPUPRIO_PRIORITY=low LD_PRELOAD=$shim "$worker" "$tmp/stop" 90 >"$tmp/low.out" 2>"$tmp/low.err" &
-lowpid=$!
-wait_for 30 ready "$tmp/low.out" || { echo "FAIL: the low worker never ran"; cat "$tmp/low.err"; exit 1; }
-GPUPRIO_PRIORITY=high LD_PRELOAD=$shim "$worker" "$tmp/stop-high" 90 >"$tmp/high.out" \
+# The high worker first, in mode once: joined and idle (a server between requests), so the low
+# queue is throttled, not suspended, and runs at Level 2 with its gates open, its queue never idle;
+# nothing but being let go can take it off Level 2 then.
+GPUPRIO_PRIORITY=high LD_PRELOAD=$shim "$worker" "$tmp/stop-high" 90 0 once >"$tmp/high.out" \
     2>"$tmp/high.err" &
 highpid=$!
 wait_for 30 ready "$tmp/high.out" || { echo "FAIL: the high worker never ran"; cat "$tmp/high.err"; exit 1; }
-wait_for 30 at_level 'suspended|throttled' 2
-expect "the low queue held at Level 2 next to the high worker" "yes" \
-    "$(at_level 'suspended|throttled' 2 && echo yes || echo "no ($row)")"
+GPUPRIO_GRACE_US=10000000 GPUPRIO_PRIORITY=low LD_PRELOAD=$shim "$worker" "$tmp/stop" 90 \
+    >"$tmp/low.out" 2>"$tmp/low.err" &
+lowpid=$!
+wait_for 30 ready "$tmp/low.out" || { echo "FAIL: the low worker never ran"; cat "$tmp/low.err"; exit 1; }
+wait_for 30 at_level throttled 2
+expect "the low queue throttled at Level 2 next to the idle high worker" "yes" \
+    "$(at_level throttled 2 && echo yes || echo "no ($row)")"
 touch "$tmp/stop-high"
 wait "$highpid"
 expect "the high worker's exit status" 0 $?
