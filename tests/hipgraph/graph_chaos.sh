@@ -135,8 +135,8 @@ GRAPH_GO="$tmp/go" LD_PRELOAD="$lib" GPUPRIO_PRIORITY=low GPUPRIO_LOG=info "$pro
     >"$tmp/shim.out" 2>"$tmp/low.err" &
 low=$!
 
-# Without a wait node held, what the neighbour's death or stop opens is not measured (held_retry.sh
-# runs the case again).
+# Without a wait node held, what the neighbour's death or stop opens is not measured (the case has
+# failed already).
 measured=yes
 if [ -n "$high_mode" ]; then
     wait_for $HANG_S holding || { fail "no wait node held the low program's graph"; measured=; }
