@@ -1,18 +1,21 @@
 #!/bin/sh
-# level_after_exit.sh - a low-priority worker throttled at Level 2 (gates on the device, open) for
-# a joined, idle high-priority one leaves Level 2 once the high worker exits cleanly, while it keeps running
-# (its queue never idle: GPUPRIO_GRACE_US of 10 s, so no decision of its own at an activation
-# does it): gpuprio top shows its queue at level 1, neither suspended nor throttled
-# (docs/design.md, "Level 2: gates on the device"). The exiting process decides for those that
-# stay; the one it let go must decide again for its own queues, since only it takes them off
-# Level 2. It did not before 2026-11-30: its gates stayed open but went on every command, and its
-# graph launches to their gated copies, until its queue went idle (never, here, while it ran).
+# level_follows.sh - a low-priority worker's level follows the throttle other processes set in its
+# slot while its queue never goes idle (GPUPRIO_GRACE_US of 10 s, so no decision of its own at an
+# activation does it, nor its watchdog: it is throttled, not held suspended), as gpuprio top shows
+# it (docs/design.md, "Level 2: gates on the device"):
+#   1. running alone (level 1), then a high-priority worker joins in mode once (one kernel, then
+#      joined and idle, as a server between requests): the low queue is throttled at Level 2;
+#   2. the high worker exits cleanly: the low queue is at level 1, neither suspended nor
+#      throttled, while it still runs.
+# The other process writes the decision into the low queue's slot; only its owner changes its
+# level. Step 2 failed before 2026-11-30 (scheduler.c, note_request): the low queue kept Level 2
+# (gates on every command, graph launches to their gated copies) until it went idle.
 #
-#   level_after_exit.sh GPUPRIO TOOLS_WORKER HIP_SHIM
+#   level_follows.sh GPUPRIO TOOLS_WORKER HIP_SHIM
 set -u
 gpuprio=$1 worker=$2 shim=$3
 . "$(dirname "$0")/expect.sh"
-sandbox_boards levelexit
+sandbox_boards levelfollows
 lowpid= highpid=
 cleanup() { sandbox_cleanup $lowpid $highpid; }
 trap cleanup EXIT
@@ -33,27 +36,26 @@ at_level() { # GATE-REGEX LEVEL
     echo "$row" | grep -Eq "^($1) $2\$"
 }
 
-# The high worker first, in mode once: joined and idle (a server between requests), so the low
-# queue is throttled, not suspended, and runs at Level 2 with its gates open, its queue never idle;
-# nothing but being let go can take it off Level 2 then.
-GPUPRIO_PRIORITY=high LD_PRELOAD=$shim "$worker" "$tmp/stop-high" 90 0 once >"$tmp/high.out" \
-    2>"$tmp/high.err" &
-highpid=$!
-wait_for 30 ready "$tmp/high.out" || { echo "FAIL: the high worker never ran"; cat "$tmp/high.err"; exit 1; }
 GPUPRIO_GRACE_US=10000000 GPUPRIO_PRIORITY=low LD_PRELOAD=$shim "$worker" "$tmp/stop" 90 \
     >"$tmp/low.out" 2>"$tmp/low.err" &
 lowpid=$!
 wait_for 30 ready "$tmp/low.out" || { echo "FAIL: the low worker never ran"; cat "$tmp/low.err"; exit 1; }
-wait_for 30 at_level throttled 2
-expect "the low queue throttled at Level 2 next to the idle high worker" "yes" \
+wait_for 30 at_level 'none|tracked' 1
+expect "the low queue at level 1, alone" yes "$(at_level 'none|tracked' 1 && echo yes || echo "no ($row)")"
+GPUPRIO_PRIORITY=high LD_PRELOAD=$shim "$worker" "$tmp/stop-high" 90 0 once >"$tmp/high.out" \
+    2>"$tmp/high.err" &
+highpid=$!
+wait_for 30 ready "$tmp/high.out" || { echo "FAIL: the high worker never ran"; cat "$tmp/high.err"; exit 1; }
+# Within 5 s, half the low queue's grace: a process that changed its level only once its queue
+# went idle would not have while it ran.
+wait_for 5 at_level throttled 2
+expect "the low queue throttled at Level 2 within 5 s of the high worker's join" yes \
     "$(at_level throttled 2 && echo yes || echo "no ($row)")"
 touch "$tmp/stop-high"
 wait "$highpid"
 expect "the high worker's exit status" 0 $?
 highpid=
-# Within 5 s, half the low queue's grace: a process that left Level 2 only once its queue went
-# idle takes the whole grace (10 s) or longer; one that decides when it is let go, its listener's
-# next wake or look (20 ms while held).
+# Likewise within 5 s.
 wait_for 5 at_level 'none|tracked' 1
 expect "the low queue off Level 2 within 5 s of the high worker's exit" "yes" \
     "$(at_level 'none|tracked' 1 && echo yes || echo "no ($row)")"
