@@ -86,6 +86,12 @@ const void *hipsimRegisterKernel(const char *name, hipsimKernelFn fn, int nargs,
  * between gpuprio's admission of that launch and the launch itself. */
 void hipsimBeforeNextLaunch(void (*fn)(void *arg), void *arg);
 
+/* Calls fn(arg) once, on the calling thread, when the next call that ROCm/clr deems unsafe during
+ * a stream capture (hipMalloc, hipHostRegister...: docs/simulator.md) reaches the runtime, before
+ * the runtime checks the thread's capture mode: what fn has another thread do (begin a capture)
+ * happens while a library's own thread is about to make that call. */
+void hipsimBeforeUnsafeCall(void (*fn)(void *arg), void *arg);
+
 /* A stable id for a stream handle as seen from the calling thread (0 on a bad handle). */
 uint64_t hipsimStreamId(hipStream_t stream);
 

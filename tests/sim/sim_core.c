@@ -90,6 +90,7 @@ static const struct {
     {"priority-ignored", SIM_FAULT_PRIORITY_IGNORED},
     {"pools-shared", SIM_FAULT_POOLS_SHARED},
     {"cu-mask-ignored", SIM_FAULT_CU_MASK_IGNORED},
+    {"capture-mode-ignored", SIM_FAULT_CAPTURE_MODE_IGNORED},
 };
 
 static enum sim_fault env_fault(void)

@@ -21,6 +21,7 @@ struct sim_capture {
     int refs;
     bool active, invalidated;
     hipStreamCaptureMode mode;
+    const void *thread; /* the thread that began it (this_thread()) */
     unsigned long long id;
     struct ihipStream_t *origin;
     struct ihipGraph *graph;
@@ -29,6 +30,16 @@ struct sim_capture {
 
 static unsigned long long next_capture_id;
 static uint64_t next_node_id;
+
+/* A live thread's own address: clr lists the captures a thread begins in global or thread-local
+ * mode as that thread's (hip::tls.capture_streams_), which only that thread may end, and which
+ * the calls it deems unsafe break when made on that thread. */
+static _Thread_local char thread_token;
+
+static const void *this_thread(void)
+{
+    return &thread_token;
+}
 
 /* ---- graph calls (hipsimGraphCalls) ---- */
 
@@ -276,6 +287,34 @@ void sim_invalidate_global_captures(void)
                 s->capture->invalidated = true;
 }
 
+/* Each capture once, as its origin stream holds it: invalidates those begun by this thread
+ * (own) or those in global mode (!own) that are not relaxed, and says whether there were any. */
+static bool invalidate_unsafe(bool own)
+{
+    bool any = false;
+    for (int d = 0; d < sim.cfg.devices; d++)
+        for (struct ihipStream_t *s = sim.dev[d].streams; s; s = s->next) {
+            struct sim_capture *cap = s->capture;
+            if (!cap || cap->origin != s || !cap->active ||
+                cap->mode == hipStreamCaptureModeRelaxed ||
+                (own ? cap->thread != this_thread() : cap->mode != hipStreamCaptureModeGlobal))
+                continue;
+            cap->invalidated = true;
+            any = true;
+        }
+    return any;
+}
+
+/* As clr's CHECK_STREAM_CAPTURE_SUPPORTED: the thread's own captures first, and only where it
+ * has none every global one. An invalidated capture still counts until it is ended. */
+bool sim_capture_unsafe(hipStreamCaptureMode mode)
+{
+    if (mode == hipStreamCaptureModeRelaxed)
+        return false;
+    return invalidate_unsafe(true) ||
+           (mode == hipStreamCaptureModeGlobal && invalidate_unsafe(false));
+}
+
 void sim_capture_append(struct sim_capture *cap, struct sim_cmd *cmd)
 {
     struct hipGraphNode proto = {.type = captured_type(cmd), .tmpl = cmd};
@@ -317,6 +356,7 @@ static hipError_t begin_capture(hipStream_t stream, hipStreamCaptureMode mode, b
     cap->refs = 1; /* held by the origin stream */
     cap->active = true;
     cap->mode = mode;
+    cap->thread = this_thread();
     cap->id = ++next_capture_id;
     cap->origin = s;
     cap->graph = g;
@@ -381,6 +421,10 @@ static hipError_t end_capture(hipStream_t stream, hipGraph_t *graph, bool spt)
     }
     if (cap->origin != s) {
         err = hipErrorStreamCaptureUnmatched;
+        goto out;
+    }
+    if (cap->mode != hipStreamCaptureModeRelaxed && cap->thread != this_thread()) {
+        err = hipErrorStreamCaptureWrongThread; /* the capture goes on */
         goto out;
     }
     sim_capture_ref(cap);

@@ -61,6 +61,7 @@ enum sim_fault {
     SIM_FAULT_PRIORITY_IGNORED, /* compute slots granted in ticket order, whatever the priority */
     SIM_FAULT_POOLS_SHARED,     /* streams of every priority share the normal pool's queues */
     SIM_FAULT_CU_MASK_IGNORED,  /* kernels of a masked stream may use every slot */
+    SIM_FAULT_CAPTURE_MODE_IGNORED, /* calls unsafe during a capture break none */
 };
 
 struct sim_config {
@@ -342,6 +343,18 @@ void sim_invalidate_global_captures(void);
 /* A capturing stream goes away: its capture is invalidated, and ended if s began it. */
 void sim_capture_leave(struct ihipStream_t *s);
 bool sim_capture_active(const struct sim_capture *cap);
+/* A call clr deems unsafe during a capture, from the calling thread in mode: invalidates the
+ * captures clr's rule names (with mode global or thread-local, those the thread began in either
+ * mode; failing those, with mode global, every global-mode capture) and says whether there were
+ * any. */
+bool sim_capture_unsafe(hipStreamCaptureMode mode);
+
+/* ---- capture modes (sim_capture_mode.c); called without the lock ---- */
+
+/* At the top of each call clr deems unsafe during a capture (hipMalloc, hipHostRegister...):
+ * hipErrorStreamCaptureUnsupported where the calling thread's mode makes it break a capture, which
+ * it then invalidated, else hipSuccess. */
+hipError_t sim_unsafe_during_capture(void);
 
 /* ---- memory (sim_memory.c); lock held ---- */
 

@@ -123,24 +123,37 @@ static hipError_t release(void *ptr, enum range_kind kind)
     return hipSuccess;
 }
 
+/* Each of these six is a call clr deems unsafe during a capture, checked before anything else
+ * (sim_capture_mode.c). */
+#define UNSAFE_DURING_CAPTURE()                                                                    \
+    do {                                                                                           \
+        hipError_t unsafe_ = sim_unsafe_during_capture();                                          \
+        if (unsafe_ != hipSuccess)                                                                 \
+            return sim_ret(unsafe_);                                                               \
+    } while (0)
+
 hipError_t hipMalloc(void **ptr, size_t size)
 {
+    UNSAFE_DURING_CAPTURE();
     return sim_ret(allocate(ptr, size, RANGE_DEVICE));
 }
 
 hipError_t hipFree(void *ptr)
 {
+    UNSAFE_DURING_CAPTURE();
     return sim_ret(release(ptr, RANGE_DEVICE));
 }
 
 hipError_t hipHostMalloc(void **ptr, size_t size, unsigned int flags)
 {
     SIM_UNUSED(flags);
+    UNSAFE_DURING_CAPTURE();
     return sim_ret(allocate(ptr, size, RANGE_PINNED));
 }
 
 hipError_t hipHostFree(void *ptr)
 {
+    UNSAFE_DURING_CAPTURE();
     return sim_ret(release(ptr, RANGE_PINNED));
 }
 
@@ -174,11 +187,13 @@ static hipError_t host_register(void *ptr, size_t size, unsigned flags)
 
 hipError_t hipHostRegister(void *hostPtr, size_t sizeBytes, unsigned int flags)
 {
+    UNSAFE_DURING_CAPTURE();
     return sim_ret(host_register(hostPtr, sizeBytes, flags));
 }
 
 hipError_t hipHostUnregister(void *hostPtr)
 {
+    UNSAFE_DURING_CAPTURE();
     sim_init();
     sim_lock();
     bool ok = hostPtr && range_remove(hostPtr, RANGE_REGISTERED);
