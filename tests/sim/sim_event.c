@@ -4,11 +4,18 @@
  * An event remembers the marker command of its most recent record; waiting on the event means
  * depending on that marker. Recorded inside a capture, it remembers the capture instead, so a
  * stream that waits on it joins the capture (the fork/join pattern of multi-stream capture).
+ *
+ * An event also remembers whether its latest record named hipStreamLegacy: ROCm/clr keeps the
+ * handle as passed, and hipStreamWaitEvent on such an event takes it for a stream object and
+ * dereferences it (hip_stream.cpp, hipStreamWaitEvent_common, in ROCm/clr's last trees and
+ * rocm-systems'), where a GPU process crashes. The simulator reports that wait as an error and
+ * refuses it.
  */
 #include "sim_internal.h"
 
 #include <stdatomic.h>
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -17,6 +24,7 @@ struct ihipEvent_t {
     int device;
     struct sim_cmd *marker;      /* most recent record outside a capture */
     struct sim_capture *capture; /* most recent record inside one */
+    bool on_legacy_handle;       /* the latest record named hipStreamLegacy (not in an _spt form) */
 };
 
 #define EVENT_FLAGS                                                                                \
@@ -92,6 +100,7 @@ void sim_events_reset(int device)
 
 hipError_t sim_event_record(hipEvent_t e, struct ihipStream_t *s)
 {
+    e->on_legacy_handle = false; /* the runtime's own records name a stream object */
     /* An event belongs to its device: ROCm/clr refuses a record on another device's stream
      * (hip_event.cpp, hipEventRecord_common). */
     if (e->device != s->device)
@@ -133,8 +142,12 @@ static hipError_t event_record(hipEvent_t event, hipStream_t stream, bool spt)
     hipError_t err = hipErrorInvalidHandle;
     if (sim_handle_valid(event, SIM_H_EVENT)) {
         err = sim_stream_resolve(stream, spt, &s);
-        if (err == hipSuccess)
+        /* clr notes the handle before it checks the stream's device: a refused record too. An
+         * _spt form takes hipStreamLegacy for the per-thread stream first. */
+        if (err == hipSuccess) {
             err = sim_event_record(event, s);
+            ((struct ihipEvent_t *)event)->on_legacy_handle = !spt && stream == hipStreamLegacy;
+        }
     }
     sim_unlock();
     if (err == hipSuccess)
@@ -236,6 +249,14 @@ static hipError_t stream_wait_event(hipStream_t stream, hipEvent_t event, unsign
     if (err != hipSuccess)
         goto out;
     struct ihipEvent_t *e = event;
+    if (e->on_legacy_handle) {
+        fprintf(stderr,
+                "hipsim: error: hipStreamWaitEvent on event %p, last recorded on hipStreamLegacy: "
+                "ROCm/clr dereferences that handle as a stream\n",
+                (void *)e);
+        err = hipErrorInvalidHandle;
+        goto out;
+    }
     if (e->capture && !s->capture && sim_capture_active(e->capture)) {
         s->capture = e->capture; /* join the capture */
         sim_capture_ref(s->capture);

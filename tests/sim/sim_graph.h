@@ -49,7 +49,7 @@ struct hipGraphNode {
     struct hipGraphNode **out; /* the nodes that depend on it, in the order the edges were added */
     size_t nout, cap_out;
     size_t nin;
-    size_t scratch; /* a walk's own: in-degree left while ordering, index while copying */
+    size_t scratch; /* a walk's own: in-degree left while ordering, else the node's index */
 };
 
 struct ihipGraph {

@@ -14,6 +14,15 @@
  * A wait of a graph says when it holds (hipsimGraphWaitsHolding, hipsimGraphWaitsHeld, and with
  * HIPSIM_GRAPH_SAY=1 on stderr, as tests/cuda/fake_cuda.c words it), naming how many of the
  * launch's kernel nodes come before it: where in the graph a gate held.
+ *
+ * An executable graph belongs to the device current at its instantiation, as clr's does
+ * (GraphExec::Init: instantiateDeviceId_, and the streams its parallel branches run on are made
+ * there). clr splits a graph into lists (Graph::GetRunList, 6.4): the first runs on the launch
+ * stream, the others on those streams of the instantiation device. So a graph with branches
+ * launched on a stream of another device than the one it was instantiated on runs its other lists
+ * there: the simulator runs their nodes on a stream of the instantiation device, still in the
+ * graph's order (each after the node before it), which is where their kernels see they ran
+ * (hipsimLaunch.device).
  */
 #include "sim_graph.h"
 
@@ -35,6 +44,7 @@ struct sim_xnode {
     enum sim_node_type type;
     size_t nin; /* hipGraphExecUpdate compares the number of dependencies */
     bool enabled;
+    bool branch; /* not on clr's first list: runs on the instantiation device's stream */
     struct sim_cmd *tmpl;
     hipBatchMemOpNodeParams batch;
     struct sim_xgraph child;
@@ -42,6 +52,9 @@ struct sim_xnode {
 
 struct hipGraphExec {
     struct sim_xgraph graph;
+    int device;                    /* current at its instantiation */
+    bool branches;                 /* a node is off clr's first list */
+    struct ihipStream_t *parallel; /* made at the first launch that runs branches there */
 };
 
 static atomic_int execs_alive, waits_holding;
@@ -97,6 +110,77 @@ static bool xgraph_has_batch(const struct sim_xgraph *x)
     return false;
 }
 
+/* clr's lists of g's nodes (Graph::GetRunList and GetRunListUtil, 6.4): a depth-first walk from
+ * each node not yet visited, in the order the nodes were added, that goes on along a node's first
+ * edge not yet visited; a list ends where the walk cannot go on, and is then added, or put in
+ * front of the list that starts at the node it reached. Only which list a node is on matters
+ * here: list 0 runs on the launch stream. */
+struct run_lists {
+    const struct ihipGraph *g;
+    bool *visited;
+    int *list;      /* by node index (scratch) */
+    size_t *single; /* the list being made */
+    size_t nsingle;
+    size_t *first; /* each list's first node */
+    int nlists;
+};
+
+static void run_list_walk(struct run_lists *r, size_t v)
+{
+    const struct hipGraphNode *n = r->g->nodes[v];
+    r->visited[v] = true;
+    r->single[r->nsingle++] = v;
+    for (size_t j = 0; j < n->nout; j++) {
+        size_t w = n->out[j]->scratch;
+        if (!r->visited[w]) {
+            run_list_walk(r, w);
+            continue;
+        }
+        for (int l = 0; l < r->nlists && r->nsingle; l++)
+            if (r->first[l] == w) {
+                for (size_t k = 0; k < r->nsingle; k++)
+                    r->list[r->single[k]] = l;
+                r->first[l] = r->single[0];
+                r->nsingle = 0;
+            }
+    }
+    if (r->nsingle) {
+        for (size_t k = 0; k < r->nsingle; k++)
+            r->list[r->single[k]] = r->nlists;
+        r->first[r->nlists++] = r->single[0];
+        r->nsingle = 0;
+    }
+}
+
+/* Marks x's nodes (g's, recorded) that are off clr's first list; says whether there are any.
+ * Out of memory, none is. */
+static bool mark_branches(const struct ihipGraph *g, struct sim_xgraph *x)
+{
+    size_t n = g->count;
+    struct run_lists r = {.g = g,
+                          .visited = calloc(n + 1, sizeof(bool)),
+                          .list = calloc(n + 1, sizeof(int)),
+                          .single = calloc(n + 1, sizeof(size_t)),
+                          .first = calloc(n + 1, sizeof(size_t))};
+    bool any = false;
+    if (r.visited && r.list && r.single && r.first) {
+        for (size_t i = 0; i < n; i++)
+            g->nodes[i]->scratch = i;
+        for (size_t i = 0; i < n; i++)
+            if (!r.visited[i])
+                run_list_walk(&r, i);
+        for (size_t i = 0; i < x->count; i++) {
+            x->nodes[i].branch = r.list[x->nodes[i].origin->scratch] != 0;
+            any = any || x->nodes[i].branch;
+        }
+    }
+    free(r.visited);
+    free(r.list);
+    free(r.single);
+    free(r.first);
+    return any;
+}
+
 struct sim_xnode *sim_exec_node(hipGraphExec_t exec, hipGraphNode_t node)
 {
     if (!sim_handle_valid(exec, SIM_H_GRAPH_EXEC) || !sim_gnode_valid(node))
@@ -133,6 +217,9 @@ static hipError_t instantiate(hipGraphExec_t *exec, hipGraph_t graph)
     if (!x)
         goto out;
     err = xgraph_build(&x->graph, graph);
+    x->device = sim_current_device();
+    if (err == hipSuccess)
+        x->branches = mark_branches(graph, &x->graph);
     if (err == hipSuccess && sim_handle_add(x, SIM_H_GRAPH_EXEC) < 0) {
         xgraph_free(&x->graph);
         err = hipErrorOutOfMemory;
@@ -224,6 +311,8 @@ hipError_t hipGraphExecDestroy(hipGraphExec_t graphExec)
     if (ok) {
         sim_handle_remove(graphExec);
         xgraph_free(&graphExec->graph);
+        if (graphExec->parallel) /* its launches' commands hold it until they are done */
+            sim_stream_for_graph_drop(graphExec->parallel);
         free(graphExec);
         atomic_fetch_sub(&execs_alive, 1);
     }
@@ -233,10 +322,16 @@ hipError_t hipGraphExecDestroy(hipGraphExec_t graphExec)
 
 /* ---- launches ---- */
 
+struct launch_cmd {
+    struct sim_cmd *cmd;
+    bool branch; /* of a node off clr's first list */
+};
+
 struct launch_cmds {
-    struct sim_cmd **cmds;
+    struct launch_cmd *cmds;
     size_t count, cap;
     unsigned kernels; /* kernel nodes so far, enabled or not */
+    bool branch;      /* the node being pushed is off clr's first list */
     hipError_t err;
 };
 
@@ -246,14 +341,14 @@ static void push(struct launch_cmds *l, struct sim_cmd *c)
         l->err = hipErrorOutOfMemory;
         return;
     }
-    struct sim_cmd **cmds = gp_grow(l->cmds, &l->cap, l->count, sizeof *cmds, 16);
+    struct launch_cmd *cmds = gp_grow(l->cmds, &l->cap, l->count, sizeof *cmds, 16);
     if (!cmds) {
         sim_cmd_unref(c);
         l->err = hipErrorOutOfMemory;
         return;
     }
     l->cmds = cmds;
-    l->cmds[l->count++] = c;
+    l->cmds[l->count++] = (struct launch_cmd){c, l->branch};
 }
 
 /* A batch memory operation node's value waits and writes, from its array as it is now: 64-bit ops
@@ -296,12 +391,16 @@ static void push_ops(struct launch_cmds *l, const hipBatchMemOpNodeParams *p)
     }
 }
 
-static void push_xgraph(struct launch_cmds *l, const struct sim_xgraph *x)
+/* top: x is the executable graph's own, whose nodes say which list they are on; a child graph's
+ * nodes are on their node's. */
+static void push_xgraph(struct launch_cmds *l, const struct sim_xgraph *x, bool top)
 {
     for (size_t i = 0; i < x->count && l->err == hipSuccess; i++) {
         const struct sim_xnode *n = &x->nodes[i];
+        if (top)
+            l->branch = n->branch;
         if (n->type == SIM_NODE_GRAPH)
-            push_xgraph(l, &n->child);
+            push_xgraph(l, &n->child, false);
         else if (n->tmpl && n->enabled)
             push(l, sim_cmd_clone(n->tmpl));
         else if (!n->tmpl && n->type == SIM_NODE_BATCH_MEM_OP && n->enabled)
@@ -323,17 +422,49 @@ static hipError_t graph_launch(hipGraphExec_t exec, hipStream_t stream, bool spt
     if (l.err == hipSuccess && sim.cfg.gated_launch_fails && xgraph_has_batch(&exec->graph))
         l.err = hipErrorOutOfMemory;
     if (l.err == hipSuccess)
-        push_xgraph(&l, &exec->graph);
-    /* Nothing is queued unless all of it can be. */
+        push_xgraph(&l, &exec->graph, true);
+    /* clr's other lists run on the instantiation device's streams (not into a capture, which
+     * records the launch). */
+    struct ihipStream_t *parallel = NULL;
+    if (l.err == hipSuccess && exec->branches && exec->device != s->device && !s->capture) {
+        if (!exec->parallel)
+            exec->parallel = sim_stream_for_graph(exec->device);
+        parallel = exec->parallel;
+        if (!parallel)
+            l.err = hipErrorOutOfMemory;
+    }
+    /* Nothing is queued unless all of it can be. Each command after the one before it, on
+     * whichever stream that went. */
+    struct sim_cmd *prev = NULL;
+    const struct ihipStream_t *prev_to = s;
     for (size_t i = 0; i < l.count; i++) {
-        struct sim_cmd *c = l.cmds[i];
+        struct sim_cmd *c = l.cmds[i].cmd;
+        struct ihipStream_t *to = parallel && l.cmds[i].branch ? parallel : s;
         if (c->kind == SIM_CMD_WAIT_VALUE && c->u.value.graph)
             c->u.value.kernels = l.kernels;
-        if (l.err == hipSuccess)
-            l.err = sim_submit(s, c);
-        else
+        if (l.err == hipSuccess && prev && prev_to != to && sim_cmd_add_dep(c, prev) < 0)
+            l.err = hipErrorOutOfMemory;
+        if (l.err != hipSuccess) {
             sim_cmd_unref(c);
+            continue;
+        }
+        sim_cmd_ref(c);
+        l.err = sim_submit(to, c);
+        sim_cmd_unref(prev);
+        prev = c;
+        prev_to = to;
     }
+    /* As clr ends a launch of several lists: the launch stream goes on once all of them did. */
+    if (l.err == hipSuccess && prev && prev_to != s) {
+        struct sim_cmd *join = sim_cmd_new(SIM_CMD_WAIT);
+        if (!join || sim_cmd_add_dep(join, prev) < 0) {
+            sim_cmd_unref(join);
+            l.err = hipErrorOutOfMemory;
+        } else {
+            l.err = sim_submit(s, join);
+        }
+    }
+    sim_cmd_unref(prev);
     free(l.cmds);
 out:
     sim_unlock();

@@ -327,6 +327,10 @@ uint64_t sim_stream_slots(const struct ihipStream_t *s);
 uint64_t sim_device_slots(int device);
 void sim_stream_unref(struct ihipStream_t *s);
 int sim_current_device(void);
+/* A non-blocking stream of device's, as clr makes for an executable graph's parallel branches,
+ * held by the executable graph until it drops it. */
+struct ihipStream_t *sim_stream_for_graph(int device);
+void sim_stream_for_graph_drop(struct ihipStream_t *s);
 
 /* ---- events (sim_event.c); lock held ---- */
 

@@ -167,6 +167,24 @@ void sim_stream_unref(struct ihipStream_t *s)
     free(s);
 }
 
+struct ihipStream_t *sim_stream_for_graph(int device)
+{
+    struct ihipStream_t *s = stream_new(device, hipStreamNonBlocking, 0, NULL, SIM_STREAM_USER);
+    if (s)
+        s->refs++; /* the executable graph's, so that hipDeviceReset leaves it valid memory */
+    return s;
+}
+
+void sim_stream_for_graph_drop(struct ihipStream_t *s)
+{
+    for (struct ihipStream_t *o = sim.dev[s->device].streams; o; o = o->next)
+        if (o == s) { /* not retired by hipDeviceReset meanwhile */
+            stream_retire(s);
+            break;
+        }
+    sim_stream_unref(s);
+}
+
 /* Thread exit: the thread's per-thread streams finish their work and go away. */
 static void per_thread_exit(void *unused)
 {
