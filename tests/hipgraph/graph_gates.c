@@ -63,6 +63,23 @@
  *     switch_other     the first launch after the learning one on the first stream while the
  *                      other stream captures, not waited for (an event behind it); the rest on
  *                      the other stream, the first of them after a wait for that event
+ *     legacy_changed   changed_other with the legacy null stream, named hipStreamLegacy, as the
+ *                      first stream (the program records its own event there as 0: clr takes an
+ *                      event recorded on hipStreamLegacy for a stream object when a stream waits
+ *                      on it, which the simulator reports)
+ *     branches         as gated, the graph two chains side by side (kernel i after kernel
+ *                      i - 2, which clr runs on two streams, the second on one of the device the
+ *                      graph was instantiated on), printing each chain's hash (the order across
+ *                      them is free) and how many kernels ran on each device;
+ *                      with GRAPH_DEVICE=1 (and the neighbour there too) the whole program runs on
+ *                      device 1, where gpuprio must instantiate its gated copy too
+ *     capture_build    as gated, and a thread of the program begins a global-mode capture of a
+ *                      third stream during the first launch after the learning one, at the first
+ *                      call in it that a capture forbids (hipsimBeforeUnsafeCall: under gpuprio,
+ *                      its registration of host memory on its own thread as it builds the gated
+ *                      copy; without gpuprio none, and the capture begins after the launch), then
+ *                      puts a kernel into it and ends it, printing the results: gpuprio's thread,
+ *                      in relaxed mode, must not invalidate it
  *   With GRAPH_PRINT_CALLS=all it also prints how many graph calls the simulator counted
  *   (hipsimGraphCalls: the option off, gpuprio must add none), or with a list of entry point
  *   names, each one's count. On stderr: how many graph waits held, and how many
@@ -117,9 +134,12 @@ static void sleep_us(long us)
         ;
 }
 
-/* Read by main only after a synchronization: the kernels run on the simulator's threads. */
-static unsigned long long acc;
+/* Read by main only after a synchronization: the kernels run on the simulator's threads. With
+ * branches, each chain has its hash (the order across them is not the graph's to keep). */
+static unsigned long long acc, chain_acc[2];
+static bool branches;
 static unsigned ran;
+static unsigned ran_on[2]; /* kernels that ran on device 0 and on device 1 */
 /* Kernel 2 (index 3) waits until the host clears hold (a kernel polling host memory), for at
  * most hold_ms; held says it started waiting, stuck that it gave up (the host never got there). */
 static atomic_bool hold, held, stuck;
@@ -139,8 +159,13 @@ static uint64_t step(hipsimLaunch *l)
         }
         sleep_us(1000);
     }
-    acc = acc * 31 + i;
+    if (branches)
+        chain_acc[i % 2] = chain_acc[i % 2] * 31 + i;
+    else
+        acc = acc * 31 + i;
     ran++;
+    if (l->device == 0 || l->device == 1)
+        ran_on[l->device]++;
     return (uint64_t)us * 1000u;
 }
 
@@ -198,16 +223,29 @@ static void until_gated(hipStream_t s)
     }
 }
 
+/* branches: the graph is two chains side by side (kernel i after kernel i - 2), which clr runs
+ * on two streams, the second on a stream of the device the graph was instantiated on. */
+
 /* The chain of kernels; node[i] is kernel i. */
 static hipGraph_t chain(hipGraphNode_t *node, int swap_at, void **swapped)
 {
     hipGraph_t g;
+    int step = branches ? 2 : 1;
     MUST(hipGraphCreate(&g, 0));
     for (int i = 0; i < KERNELS; i++) {
         hipKernelNodeParams k = kernel(i == swap_at ? swapped : params[i]);
-        MUST(hipGraphAddKernelNode(&node[i], g, i ? &node[i - 1] : NULL, i ? 1 : 0, &k));
+        bool after = i >= step;
+        MUST(hipGraphAddKernelNode(&node[i], g, after ? &node[i - step] : NULL, after ? 1 : 0, &k));
     }
     return g;
+}
+
+/* GRAPH_DEVICE=N: the program, and its neighbour, on device N (HIPSIM_DEVICES above N). */
+static void use_device(void)
+{
+    const char *d = getenv("GRAPH_DEVICE");
+    if (d)
+        MUST(hipSetDevice(atoi(d)));
 }
 
 static void chain_params(void)
@@ -251,7 +289,11 @@ static void learn(hipGraphExec_t exec, hipStream_t s, bool spt)
 
 static void print_launch(int n)
 {
-    printf("launch %d: acc %016llx, %u kernels\n", n, acc, ran);
+    if (branches)
+        printf("launch %d: chains %016llx %016llx, %u kernels\n", n, chain_acc[0], chain_acc[1],
+               ran);
+    else
+        printf("launch %d: acc %016llx, %u kernels\n", n, acc, ran);
 }
 
 /* ---- the neighbour, and what passes between it and this program ---- */
@@ -433,6 +475,7 @@ enum high_mode { HIGH_IDLE, HIGH_EXIT, HIGH_HOLD };
 static void high(const char *fifo, enum high_mode mode)
 {
     hipStream_t s;
+    use_device();
     MUST(hipStreamCreate(&s));
     unsigned i = 0;
     long us = 2000;
@@ -723,6 +766,103 @@ static int spt_case(void)
     return 0;
 }
 
+/* ---- capture_build: another thread of the application captures while gpuprio builds ---- */
+
+/* The capturing thread: on request 1 it begins a global-mode capture of its stream, on request 2
+ * it puts a kernel into it and ends it, saying each result. Global mode is the default, and the
+ * one the calls the runtime deems unsafe during a capture break from any thread (clr); the
+ * capture is begun on a thread of its own, which alone may end it. */
+static struct {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int asked, done;
+    hipStream_t stream;
+    hipError_t began, ended;
+    size_t nodes;
+} capturer = {
+    PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0, NULL, hipSuccess, hipSuccess, 0};
+
+static void capturer_until(int *what, int value)
+{
+    while (*what < value)
+        pthread_cond_wait(&capturer.cv, &capturer.mu);
+}
+
+static void capturer_step(int done)
+{
+    capturer.done = done;
+    pthread_cond_broadcast(&capturer.cv);
+    if (done < 2)
+        capturer_until(&capturer.asked, done + 1);
+}
+
+static void *capturer_main(void *arg)
+{
+    (void)arg;
+    pthread_mutex_lock(&capturer.mu);
+    capturer_until(&capturer.asked, 1);
+    capturer.began = hipStreamBeginCapture(capturer.stream, hipStreamCaptureModeGlobal);
+    capturer_step(1);
+    hipGraph_t captured = NULL;
+    if (capturer.began == hipSuccess) {
+        (void)launch_step(capturer.stream, other_params);
+        capturer.ended = hipStreamEndCapture(capturer.stream, &captured);
+    }
+    if (captured) {
+        MUST(hipGraphGetNodes(captured, NULL, &capturer.nodes));
+        MUST(hipGraphDestroy(captured));
+    }
+    capturer_step(2);
+    pthread_mutex_unlock(&capturer.mu);
+    return NULL;
+}
+
+/* Asks the capturing thread for step `step` (1: begin, 2: end) and waits until it took it. */
+static void capturer_ask(int step)
+{
+    pthread_mutex_lock(&capturer.mu);
+    if (capturer.asked < step) {
+        capturer.asked = step;
+        pthread_cond_broadcast(&capturer.cv);
+    }
+    capturer_until(&capturer.done, step);
+    pthread_mutex_unlock(&capturer.mu);
+}
+
+/* hipsimBeforeUnsafeCall's hook: the capture begins while a thread, gpuprio's under it, is about
+ * to register host memory (the open word, when gpuprio builds the gated copy). */
+static bool began_in_unsafe_call;
+
+static void begin_capture_now(void *arg)
+{
+    (void)arg;
+    began_in_unsafe_call = true;
+    capturer_ask(1);
+}
+
+static void capturer_start(hipStream_t stream)
+{
+    pthread_t t;
+    capturer.stream = stream;
+    if (pthread_create(&t, NULL, capturer_main, NULL) != 0 || pthread_detach(t) != 0) {
+        printf("FATAL: cannot start the capturing thread\n");
+        exit(1);
+    }
+}
+
+/* After the launch the capture began in (or, without gpuprio, after it): puts a kernel into it
+ * and ends it, printing what the application sees. Under gpuprio the capture must have begun
+ * inside the launch, else the case tests nothing. */
+static void capturer_finish(void)
+{
+    capturer_ask(1);
+    capturer_ask(2);
+    printf("capture of the other stream (global mode): begin %s, end %s, %zu nodes\n",
+           hipGetErrorName(capturer.began), hipGetErrorName(capturer.ended), capturer.nodes);
+    if (dlsym(RTLD_DEFAULT, "gpuprio_stream_stats") && !began_in_unsafe_call)
+        printf("FATAL: no call of gpuprio's during the launch was one a capture forbids\n");
+}
+
 /* ---- what the main cases share ---- */
 
 /* hipGraphAddBatchMemOpNode and hipGraphExecBatchMemOpNodeSetParams (HIP 6.4), looked up. */
@@ -829,19 +969,33 @@ int main(int argc, char **argv)
     bool changed_held = is(what, "changed_held");
     bool changed_capture = is(what, "changed_capture");
     bool changed_upload = is(what, "changed_upload");
+    /* legacy_changed: changed_other on the legacy null stream, named hipStreamLegacy. */
+    bool legacy = is(what, "legacy_changed");
     bool changed_other =
-        is(what, "changed_other") || changed_held || changed_capture || changed_upload;
+        is(what, "changed_other") || changed_held || changed_capture || changed_upload || legacy;
+    bool capture_build = is(what, "capture_build");
+    branches = is(what, "branches");
+    use_device();
     bool switch_other = is(what, "switch_other");
     bool errors = is(what, "errors_kept");
     bool other_device = is(what, "other_device");
     bool show_errors = errors || other_device;
     bool ungated = is(what, "ungated") || errors;
-    bool cued = is(what, "gated") || ungated || other_device;
+    bool cued = is(what, "gated") || ungated || other_device || capture_build || branches;
     bool app_memop = is(what, "app_memop");
-    hipStream_t s, other;
+    hipStream_t s = hipStreamLegacy, other;
     hipEvent_t ran_on_s;
-    MUST(hipStreamCreate(&s));
+    if (!legacy)
+        MUST(hipStreamCreate(&s));
     MUST(hipStreamCreate(&other));
+    /* Where the program records ran_on_s: the legacy stream as 0, since clr takes an event
+     * recorded on hipStreamLegacy for a stream object at hipStreamWaitEvent (docs/simulator.md). */
+    hipStream_t record_on = legacy ? NULL : s;
+    hipStream_t captured_other = NULL; /* capture_build: the capturing thread's stream */
+    if (capture_build) {
+        MUST(hipStreamCreate(&captured_other));
+        capturer_start(captured_other);
+    }
     MUST(hipEventCreateWithFlags(&ran_on_s, hipEventDisableTiming));
     hipStream_t far = NULL; /* other_device: a stream of device 1 */
     if (other_device) {
@@ -945,7 +1099,13 @@ int main(int argc, char **argv)
             MUST(hipStreamWaitEvent(other, ran_on_s, 0));
         if (errors && (n == 1 || n == 2 || n == 4))
             leave_error();
+        if (capture_build && n == 1)
+            hipsimBeforeUnsafeCall(begin_capture_now, NULL);
         r = hipGraphLaunch(exec, on);
+        if (capture_build && n == 1) {
+            hipsimBeforeUnsafeCall(NULL, NULL);
+            capturer_finish();
+        }
         if (show_errors)
             print_errors(n, r);
         MUST(r);
@@ -957,7 +1117,7 @@ int main(int argc, char **argv)
             MUST(hipGraphDestroy(captured));
         }
         if (running_on)
-            MUST(hipEventRecord(ran_on_s, s));
+            MUST(hipEventRecord(ran_on_s, record_on));
         if (cued && go && n == 1) {
             cue_and_release(on);
             stop_once_held(on);
@@ -971,6 +1131,8 @@ int main(int argc, char **argv)
         if (far)
             MUST(hipStreamSynchronize(far));
         print_launch(n);
+        if (branches)
+            printf("kernels so far on device 0: %u, on device 1: %u\n", ran_on[0], ran_on[1]);
         if (app_memop)
             printf("word: %llx\n", (unsigned long long)*word);
         if (n == 1 && ungated) { /* the neighbour is gone meanwhile */
@@ -994,8 +1156,11 @@ int main(int argc, char **argv)
     if (word)
         MUST(hipHostFree(word));
     MUST(hipEventDestroy(ran_on_s));
-    MUST(hipStreamDestroy(s));
+    if (!legacy)
+        MUST(hipStreamDestroy(s));
     MUST(hipStreamDestroy(other));
+    if (captured_other)
+        MUST(hipStreamDestroy(captured_other));
     if (far)
         MUST(hipStreamDestroy(far));
     return 0;
