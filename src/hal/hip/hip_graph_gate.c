@@ -450,8 +450,10 @@ static int twin_build(uintptr_t clone, uintptr_t ctx, uint64_t interval_ns, uint
 }
 
 /* The handle to pass for a stream the core names: the legacy stream as 0, which means the same in
- * the calls made here (none is a per-thread form) and which every runtime takes (an older one
- * may take hipStreamLegacy for a stream object). */
+ * the calls made here (none is a per-thread form) and which every runtime takes. clr keeps the
+ * handle an event was recorded on, and its hipStreamWaitEvent takes a hipStreamLegacy found there
+ * for a stream object (ROCm/clr's last trees and rocm-systems'; ROCm 6.2's hipEventRecord already
+ * does): twin_order's wait after a copy's launch on it would crash (hip.graph_legacy_changed). */
 static hipStream_t as_called(uintptr_t stream)
 {
     return stream == (uintptr_t)hipStreamLegacy ? NULL : (hipStream_t)stream;
