@@ -9,6 +9,8 @@
  */
 #include "sim_internal.h"
 
+#include <stdio.h>
+
 #include <stdlib.h>
 
 /* hipStreamGetId is newer than the 5.2.3 headers; the shim's compatibility header declares it. */
@@ -477,8 +479,17 @@ hipError_t hipStreamGetPriority_spt(hipStream_t stream, int *priority)
     return stream_get(stream, true, PROP_PRIORITY, priority);
 }
 
+/* ROCm/clr's answers 0 for the null stream but takes hipStreamLegacy, which its validity check
+ * lets through, for a stream object and dereferences it (hip_stream.cpp, hipStreamGetDevice):
+ * a GPU process crashes there. The simulator reports it as an error and refuses it. */
 hipError_t hipStreamGetDevice(hipStream_t stream, hipDevice_t *device)
 {
+    if (stream == hipStreamLegacy) {
+        fprintf(stderr, "hipsim: error: hipStreamGetDevice(hipStreamLegacy): ROCm/clr "
+                        "dereferences that handle as a stream\n");
+        sim_init();
+        return sim_ret(hipErrorInvalidHandle);
+    }
     return stream_get(stream, false, PROP_DEVICE, device);
 }
 

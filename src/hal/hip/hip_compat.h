@@ -136,6 +136,14 @@ enum {
 #define hipStreamLegacy ((hipStream_t)1)
 #endif
 
+/* An application's stream handle as the runtime's calls that take a stream object need it:
+ * hipStreamLegacy as 0, the same (legacy null) stream. ROCm/clr's hipStreamGetDevice, and its
+ * hipStreamWaitEvent on an event recorded with it, take 0x1 for a stream object. */
+static inline hipStream_t hiphal_stream_object(hipStream_t stream)
+{
+    return stream == hipStreamLegacy ? NULL : stream;
+}
+
 /*
  * hipGetProcAddress's flags (upstream's values): no tested headers define them (7.2.4 names the
  * same values hipEnable*, for hipGetDriverEntryPoint).

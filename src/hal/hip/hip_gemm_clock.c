@@ -107,14 +107,15 @@ uint64_t hiphal_gemm_clock_learned(const struct hiphal_gemm_key *key, bool *time
     return rt.ok ? gemm_clock_learned(&times, key, time_this) : 0;
 }
 
-void *hiphal_gemm_clock_start(const struct hiphal_gemm_key *key, struct ihipStream_t *stream)
+void *hiphal_gemm_clock_start(const struct hiphal_gemm_key *key, struct ihipStream_t *called)
 {
+    hipStream_t stream = hiphal_stream_object((hipStream_t)called);
     pthread_once(&rt_once, find_runtime);
     hipDevice_t mine = -1;
     int current = -2;
     /* Events are the current device's: a stream of another one is not timed (its record would
      * fail, and leave an error the application's call would not). */
-    if (!rt.ok || rt.stream_device((hipStream_t)stream, &mine) != hipSuccess ||
+    if (!rt.ok || rt.stream_device(stream, &mine) != hipSuccess ||
         rt.get_device(&current) != hipSuccess || mine != current)
         return NULL;
     struct clock_token *t = calloc(1, sizeof *t);
@@ -122,7 +123,7 @@ void *hiphal_gemm_clock_start(const struct hiphal_gemm_key *key, struct ihipStre
         return NULL;
     t->key = *key;
     if (rt.event_create(&t->start) != hipSuccess || rt.event_create(&t->end) != hipSuccess ||
-        rt.event_record(t->start, (hipStream_t)stream) != hipSuccess)
+        rt.event_record(t->start, stream) != hipSuccess)
         goto fail;
     return t;
 fail:
@@ -131,12 +132,12 @@ fail:
     return NULL;
 }
 
-void hiphal_gemm_clock_end(void *token, struct ihipStream_t *stream, bool ok)
+void hiphal_gemm_clock_end(void *token, struct ihipStream_t *called, bool ok)
 {
     struct clock_token *t = token;
     if (!t)
         return;
-    if (ok && rt.event_record(t->end, (hipStream_t)stream) == hipSuccess)
+    if (ok && rt.event_record(t->end, hiphal_stream_object((hipStream_t)called)) == hipSuccess)
         gemm_clock_keep(&times, &t->key, t->start, t->end);
     else
         destroy_pair(t->start, t->end);

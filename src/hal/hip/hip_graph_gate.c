@@ -456,7 +456,7 @@ static int twin_build(uintptr_t clone, uintptr_t ctx, uint64_t interval_ns, uint
  * does): twin_order's wait after a copy's launch on it would crash (hip.graph_legacy_changed). */
 static hipStream_t as_called(uintptr_t stream)
 {
-    return stream == (uintptr_t)hipStreamLegacy ? NULL : (hipStream_t)stream;
+    return hiphal_stream_object((hipStream_t)stream);
 }
 
 /* The null, legacy and per-thread handles name the calling thread's stream, another one on
