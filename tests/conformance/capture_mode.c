@@ -9,7 +9,8 @@
  * the thread's own global or thread-local captures, else every global one; from a thread in
  * thread-local mode only its own; from a thread in relaxed mode none. A capture in global or
  * thread-local mode is ended by the thread that began it (else hipErrorStreamCaptureWrongThread,
- * and it goes on). Fault "capture-mode-ignored" lets every such call through.
+ * and it goes on), and by no other once that thread has exited. Fault "capture-mode-ignored" lets
+ * every such call through.
  */
 #include "conf.h"
 
@@ -52,7 +53,7 @@ static void end(const char *label)
 }
 
 /* What another thread does, in its mode (none: the new thread's own). */
-enum job { MALLOC, REGISTER, END };
+enum job { MALLOC, REGISTER, END, BEGIN };
 struct other {
     enum job job;
     bool set;
@@ -75,6 +76,9 @@ static void *other_main(void *arg)
         printf("  other thread: hipHostRegister -> %s\n", conf_err(r));
         if (r == hipSuccess)
             SHOW("  other thread: hipHostUnregister", hipHostUnregister(page));
+    } else if (o->job == BEGIN) {
+        SHOW("  other thread: hipStreamBeginCapture(s, Global)",
+             hipStreamBeginCapture(s, hipStreamCaptureModeGlobal));
     } else {
         end("  other thread: hipStreamEndCapture");
     }
@@ -153,6 +157,13 @@ int main(void)
     malloc_here("hipMalloc");
     on_other_thread(MALLOC, false, hipStreamCaptureModeGlobal);
     print_status("hipStreamIsCapturing");
+    on_other_thread(END, false, hipStreamCaptureModeGlobal);
+    print_status("hipStreamIsCapturing");
+
+    /* The thread that began it is gone: no later thread is it, whatever it reuses of the first
+     * one's memory (clr's list of its captures died with it). Last: nobody can end it. */
+    printf("-- a global capture begun on a thread that exited\n");
+    on_other_thread(BEGIN, false, hipStreamCaptureModeGlobal);
     on_other_thread(END, false, hipStreamCaptureModeGlobal);
     print_status("hipStreamIsCapturing");
 

@@ -21,7 +21,7 @@ struct sim_capture {
     int refs;
     bool active, invalidated;
     hipStreamCaptureMode mode;
-    const void *thread; /* the thread that began it (this_thread()) */
+    uint64_t thread; /* the thread that began it (this_thread()) */
     unsigned long long id;
     struct ihipStream_t *origin;
     struct ihipGraph *graph;
@@ -31,14 +31,19 @@ struct sim_capture {
 static unsigned long long next_capture_id;
 static uint64_t next_node_id;
 
-/* A live thread's own address: clr lists the captures a thread begins in global or thread-local
- * mode as that thread's (hip::tls.capture_streams_), which only that thread may end, and which
- * the calls it deems unsafe break when made on that thread. */
-static _Thread_local char thread_token;
+/* A number of the calling thread's that no other thread has had or will have (from 1): clr lists
+ * the captures a thread begins in global or thread-local mode as that thread's
+ * (hip::tls.capture_streams_), which only that thread may end, and which the calls it deems unsafe
+ * break when made on that thread. Not a thread-local's address, which a later thread reuses: that
+ * thread would own a dead thread's capture, where in clr the list died with its thread. */
+static _Atomic uint64_t last_thread_serial;
+static _Thread_local uint64_t thread_serial;
 
-static const void *this_thread(void)
+static uint64_t this_thread(void)
 {
-    return &thread_token;
+    if (!thread_serial)
+        thread_serial = atomic_fetch_add(&last_thread_serial, 1) + 1;
+    return thread_serial;
 }
 
 /* ---- graph calls (hipsimGraphCalls) ---- */
