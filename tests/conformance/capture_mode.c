@@ -15,6 +15,7 @@
 #include "conf.h"
 
 #include <pthread.h>
+#include <stdbool.h>
 
 static hipStream_t s;
 static char page[4096] __attribute__((aligned(4096)));
