@@ -103,9 +103,8 @@ struct gate_job {
 static void put_gate(void *arg)
 {
     struct gate_job *job = arg;
-    job->result =
-        rt.wait64(hiphal_stream_object((hipStream_t)job->stream), (void *)job->device_addr,
-                  job->value, hipStreamWaitValueGte, UINT64_MAX);
+    job->result = rt.wait64((hipStream_t)job->stream, (void *)job->device_addr, job->value,
+                            hipStreamWaitValueGte, UINT64_MAX);
 }
 
 int hiphal_gate_wait(uintptr_t stream, uintptr_t device_addr, uint64_t value)

@@ -93,7 +93,7 @@ void *hiphal_marker_record(uintptr_t stream, int device)
     hipEvent_t e = pool_take(device);
     if (!e && !(e = create_on(device)))
         return NULL;
-    if (rt.record(e, hiphal_stream_object((hipStream_t)stream)) != hipSuccess) {
+    if (rt.record(e, (hipStream_t)stream) != hipSuccess) {
         hiphal_marker_release(device, e);
         return NULL;
     }

@@ -54,7 +54,7 @@ static int current_device(void)
 static void stream_props(uintptr_t stream, struct xq_stream_props *out)
 {
     pthread_once(&rt_once, resolve);
-    hipStream_t s = hiphal_stream_object((hipStream_t)stream);
+    hipStream_t s = (hipStream_t)stream;
     hipDevice_t device = 0;
     *out = (struct xq_stream_props){0};
     if (rt.stream_get_flags)
