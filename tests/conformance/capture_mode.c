@@ -9,15 +9,17 @@
  * the thread's own global or thread-local captures, else every global one; from a thread in
  * thread-local mode only its own; from a thread in relaxed mode none. A capture in global or
  * thread-local mode is ended by the thread that began it (else hipErrorStreamCaptureWrongThread,
- * and it goes on), and by no other once that thread has exited. Fault "capture-mode-ignored" lets
- * every such call through.
+ * and it goes on), and by no other once that thread has exited. hipStreamQuery and
+ * hipStreamSynchronize of a stream that is not capturing (clr's StreamCaptureOngoing), from a
+ * thread not in relaxed mode, fail the same way and invalidate every global capture, or where there
+ * is none the thread's own. Fault "capture-mode-ignored" lets every such call through.
  */
 #include "conf.h"
 
 #include <pthread.h>
 #include <stdbool.h>
 
-static hipStream_t s;
+static hipStream_t s, idle; /* idle: a stream with no work, never captured */
 static char page[4096] __attribute__((aligned(4096)));
 
 static void print_status(const char *label)
@@ -54,7 +56,7 @@ static void end(const char *label)
 }
 
 /* What another thread does, in its mode (none: the new thread's own). */
-enum job { MALLOC, REGISTER, END, BEGIN };
+enum job { MALLOC, REGISTER, END, BEGIN, QUERY, SYNC };
 struct other {
     enum job job;
     bool set;
@@ -77,6 +79,10 @@ static void *other_main(void *arg)
         printf("  other thread: hipHostRegister -> %s\n", conf_err(r));
         if (r == hipSuccess)
             SHOW("  other thread: hipHostUnregister", hipHostUnregister(page));
+    } else if (o->job == QUERY) {
+        SHOW("  other thread: hipStreamQuery(idle)", hipStreamQuery(idle));
+    } else if (o->job == SYNC) {
+        SHOW("  other thread: hipStreamSynchronize(idle)", hipStreamSynchronize(idle));
     } else if (o->job == BEGIN) {
         SHOW("  other thread: hipStreamBeginCapture(s, Global)",
              hipStreamBeginCapture(s, hipStreamCaptureModeGlobal));
@@ -109,6 +115,7 @@ int main(void)
 {
     conf_init();
     MUST(hipStreamCreate(&s));
+    MUST(hipStreamCreate(&idle));
 
     printf("-- hipThreadExchangeStreamCaptureMode\n");
     SHOW("hipThreadExchangeStreamCaptureMode(NULL)", hipThreadExchangeStreamCaptureMode(NULL));
@@ -161,6 +168,27 @@ int main(void)
     on_other_thread(END, false, hipStreamCaptureModeGlobal);
     print_status("hipStreamIsCapturing");
 
+    printf("-- waits on another stream during a capture (StreamCaptureOngoing)\n");
+    SHOW("hipStreamBeginCapture(s, Global)", hipStreamBeginCapture(s, hipStreamCaptureModeGlobal));
+    on_other_thread(QUERY, true, hipStreamCaptureModeRelaxed);
+    on_other_thread(SYNC, true, hipStreamCaptureModeRelaxed);
+    print_status("hipStreamIsCapturing");
+    on_other_thread(QUERY, false, hipStreamCaptureModeGlobal);
+    print_status("hipStreamIsCapturing");
+    end("hipStreamEndCapture");
+    SHOW("hipStreamBeginCapture(s, Global)", hipStreamBeginCapture(s, hipStreamCaptureModeGlobal));
+    on_other_thread(SYNC, true, hipStreamCaptureModeThreadLocal);
+    print_status("hipStreamIsCapturing");
+    end("hipStreamEndCapture");
+    SHOW("hipStreamBeginCapture(s, ThreadLocal)",
+         hipStreamBeginCapture(s, hipStreamCaptureModeThreadLocal));
+    on_other_thread(QUERY, false, hipStreamCaptureModeGlobal);
+    print_status("hipStreamIsCapturing");
+    SHOW("hipStreamQuery(idle)", hipStreamQuery(idle));
+    print_status("hipStreamIsCapturing");
+    end("hipStreamEndCapture");
+    SHOW("hipStreamQuery(idle) after the capture", hipStreamQuery(idle));
+
     /* The thread that began it is gone: no later thread is it, whatever it reuses of the first
      * one's memory (clr's list of its captures died with it). Last: nobody can end it. */
     printf("-- a global capture begun on a thread that exited\n");
@@ -170,5 +198,6 @@ int main(void)
 
     printf("-- cleanup\n");
     SHOW("hipStreamDestroy", hipStreamDestroy(s));
+    MUST(hipStreamDestroy(idle));
     return conf_done();
 }

@@ -89,7 +89,8 @@
  *   graph_gates spt    learned through hipGraphLaunch_spt(exec, 0) on the main thread's
  *                      per-thread stream; a thread launches it there through _spt (its own
  *                      per-thread stream: another stream), then through hipStreamPerThread; then
- *                      the main thread twice more, each launch waited for
+ *                      the main thread three times more, the last through _spt with
+ *                      hipStreamLegacy, each launch waited for
  *   graph_gates reused_first, reused_changed: a stream destroyed and another created at its
  *                      address (see reused_case)
  *   graph_gates high FIFO [exit|hold]: the neighbour (see high); replay, thread_exit and
@@ -758,6 +759,10 @@ static int spt_case(void)
     MUST(hipGraphLaunch(spt_exec, hipStreamPerThread));
     MUST(hipStreamSynchronize(hipStreamPerThread));
     print_launch(4);
+    /* hipStreamLegacy in the _spt form: the same per-thread stream (clr from ROCm 6.3). */
+    MUST(hipGraphLaunch_spt(spt_exec, hipStreamLegacy));
+    MUST(hipStreamSynchronize(hipStreamPerThread));
+    print_launch(5);
     MUST(hipGraphExecDestroy(spt_exec));
     MUST(hipGraphDestroy(g));
     printf("executable graphs alive: %d\n", hipsimGraphExecsAlive());

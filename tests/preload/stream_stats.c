@@ -16,6 +16,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -273,6 +274,18 @@ int main(void)
     EXPECT(stats(hipStreamLegacy, &st) == 0 && st.submitted == 3);
     EXPECT(stats(hipStreamPerThread, &st) == 0 && st.submitted == 2);
     EXPECT(stats(nb, &st) == 0 && st.flags == hipStreamNonBlocking && st.submitted == 1);
+
+    /* hipStreamLegacy in an _spt form: the per-thread stream where the runtime takes it for
+     * that (clr from ROCm 6.3), else the legacy null stream; each counts on its own queue. */
+    int version = 0;
+    EXPECT(hipRuntimeGetVersion(&version) == hipSuccess && version > 0);
+    bool spt_takes_legacy = version >= 60300000;
+    long pt_before = submitted(hipStreamPerThread), legacy_before = submitted(hipStreamLegacy);
+    EXPECT(hipLaunchKernel_spt(k, one, one, NULL, 0, hipStreamLegacy) == hipSuccess);
+    EXPECT(hipMemsetAsync_spt(&(int){0}, 0, 0, hipStreamLegacy) == hipSuccess);
+    EXPECT(hipDeviceSynchronize() == hipSuccess);
+    EXPECT(submitted(hipStreamPerThread) == pt_before + (spt_takes_legacy ? 2 : 0));
+    EXPECT(submitted(hipStreamLegacy) == legacy_before + (spt_takes_legacy ? 0 : 2));
     EXPECT(hipStreamDestroy(hi) == hipSuccess);
     EXPECT(stats(hi, &st) == -ENOENT);
     EXPECT(stats(nb, NULL) == -EINVAL);

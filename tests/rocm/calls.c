@@ -44,6 +44,7 @@ int show_calls(void)
     SHOW(hipEventCreate(&event));
     SHOW(hipEventRecord(event, NULL));
     SHOW(hipLaunchKernel((const void *)show_calls, one, one, NULL, 0, NULL));
+    SHOW(hipLaunchKernel_spt((const void *)show_calls, one, one, NULL, 0, hipStreamLegacy));
     SHOW(hipModuleLaunchKernel(NULL, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL));
     SHOW(hipMemsetAsync(NULL, 0, 0, NULL));
     SHOW(hipStreamWaitEvent(NULL, event, 0));

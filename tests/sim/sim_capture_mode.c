@@ -44,6 +44,12 @@ void hipsimBeforeUnsafeCall(void (*fn)(void *), void *arg)
     atomic_store(&before_unsafe, fn ? &hook : NULL);
 }
 
+hipStreamCaptureMode sim_thread_capture_mode(void)
+{
+    return sim.cfg.fault == SIM_FAULT_CAPTURE_MODE_IGNORED ? hipStreamCaptureModeRelaxed
+                                                           : thread_mode;
+}
+
 hipError_t sim_unsafe_during_capture(void)
 {
     /* Without the lock: the hook has another thread begin a capture, which takes it. */
@@ -51,10 +57,9 @@ hipError_t sim_unsafe_during_capture(void)
     if (hook)
         hook->fn(hook->arg);
     sim_init();
-    if (sim.cfg.fault == SIM_FAULT_CAPTURE_MODE_IGNORED)
-        return hipSuccess;
+    hipStreamCaptureMode mode = sim_thread_capture_mode();
     sim_lock();
-    bool broke = sim_capture_unsafe(thread_mode);
+    bool broke = sim_capture_unsafe(mode);
     sim_unlock();
     return broke ? hipErrorStreamCaptureUnsupported : hipSuccess;
 }

@@ -15,6 +15,7 @@
 #include <stdatomic.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -107,6 +108,7 @@ static enum sim_fault env_fault(void)
 }
 
 static void sim_after_fork_child(void);
+static void misuse_exit(void);
 
 static void sim_init_once(void)
 {
@@ -124,6 +126,8 @@ static void sim_init_once(void)
     c->gated_launch_fails = env_int("HIPSIM_GATED_LAUNCH_FAILS", 0, 0, 1) == 1;
     c->stream_ids = env_int("HIPSIM_STREAM_ID", 1, 0, 1) == 1;
     c->stream_reuse = env_int("HIPSIM_STREAM_REUSE", 0, 0, 1) == 1;
+    c->hip_version = env_int("HIPSIM_HIP_VERSION", SIM_HIP_VERSION, 50000000, 99999999);
+    c->spt_takes_legacy = c->hip_version >= 60300000;
 
     for (int d = 0; d < c->devices; d++) {
         struct sim_device *dev = &sim.dev[d];
@@ -149,6 +153,7 @@ static void sim_init_once(void)
         dev->streams = null;
     }
     pthread_atfork(NULL, NULL, sim_after_fork_child);
+    atexit(misuse_exit);
 }
 
 void sim_init(void)
@@ -269,7 +274,36 @@ uint64_t hipsimStaleUses(void)
 void sim_stale_use(const char *what, const void *p)
 {
     atomic_fetch_add(&stale_uses, 1);
-    fprintf(stderr, "hipsim: error: %s %p used after hipDeviceReset destroyed it\n", what, p);
+    sim_misuse("%s %p used after hipDeviceReset destroyed it", what, p);
+}
+
+static _Atomic uint64_t misuses;
+
+void sim_misuse(const char *fmt, ...)
+{
+    sim_init();
+    atomic_fetch_add(&misuses, 1);
+    va_list ap;
+    va_start(ap, fmt);
+    flockfile(stderr);
+    fputs("hipsim: error: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    funlockfile(stderr);
+    va_end(ap);
+}
+
+/* At exit (atexit, from sim_init_once): a process with a misuse ends with SIM_MISUSE_STATUS. The
+ * handlers registered before this one are skipped; what stdio holds is written first. */
+static void misuse_exit(void)
+{
+    uint64_t n = atomic_load(&misuses);
+    if (!n)
+        return;
+    fprintf(stderr, "hipsim: %llu misuse%s reported (hipsim: error): exit status %d\n",
+            (unsigned long long)n, n == 1 ? "" : "s", SIM_MISUSE_STATUS);
+    fflush(NULL);
+    _exit(SIM_MISUSE_STATUS);
 }
 
 bool sim_handle_valid(const void *p, enum sim_handle_type type)

@@ -12,8 +12,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#define SIM_HIP_VERSION 60300000
-
 hipError_t hipInit(unsigned int flags)
 {
     sim_init();
@@ -95,7 +93,7 @@ hipError_t hipRuntimeGetVersion(int *version)
     sim_init();
     if (!version)
         return sim_ret(hipErrorInvalidValue);
-    *version = SIM_HIP_VERSION;
+    *version = sim.cfg.hip_version;
     return sim_ret(hipSuccess);
 }
 

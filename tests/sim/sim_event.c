@@ -143,10 +143,11 @@ static hipError_t event_record(hipEvent_t event, hipStream_t stream, bool spt)
     if (sim_handle_valid(event, SIM_H_EVENT)) {
         err = sim_stream_resolve(stream, spt, &s);
         /* clr notes the handle before it checks the stream's device: a refused record too. An
-         * _spt form takes hipStreamLegacy for the per-thread stream first. */
+         * _spt form from ROCm 6.3 takes hipStreamLegacy for the per-thread stream first. */
         if (err == hipSuccess) {
             err = sim_event_record(event, s);
-            ((struct ihipEvent_t *)event)->on_legacy_handle = !spt && stream == hipStreamLegacy;
+            ((struct ihipEvent_t *)event)->on_legacy_handle =
+                stream == hipStreamLegacy && !(spt && sim.cfg.spt_takes_legacy);
         }
     }
     sim_unlock();
@@ -250,10 +251,9 @@ static hipError_t stream_wait_event(hipStream_t stream, hipEvent_t event, unsign
         goto out;
     struct ihipEvent_t *e = event;
     if (e->on_legacy_handle) {
-        fprintf(stderr,
-                "hipsim: error: hipStreamWaitEvent on event %p, last recorded on hipStreamLegacy: "
-                "ROCm/clr dereferences that handle as a stream\n",
-                (void *)e);
+        sim_misuse("hipStreamWaitEvent on event %p, last recorded on hipStreamLegacy: ROCm/clr "
+                   "dereferences that handle as a stream",
+                   (void *)e);
         err = hipErrorInvalidHandle;
         goto out;
     }

@@ -310,6 +310,13 @@ static bool invalidate_unsafe(bool own)
     return any;
 }
 
+bool sim_capture_ongoing(hipStreamCaptureMode mode)
+{
+    if (mode == hipStreamCaptureModeRelaxed)
+        return false;
+    return invalidate_unsafe(false) || invalidate_unsafe(true);
+}
+
 /* As clr's CHECK_STREAM_CAPTURE_SUPPORTED: the thread's own captures first, and only where it
  * has none every global one. An invalidated capture still counts until it is ended. */
 bool sim_capture_unsafe(hipStreamCaptureMode mode)

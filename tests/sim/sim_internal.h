@@ -31,6 +31,8 @@ enum sim_pool { SIM_POOL_NORMAL, SIM_POOL_HIGH, SIM_POOL_LOW, SIM_POOLS };
 #define SIM_MASKED_QUEUE_BASE (SIM_POOLS * SIM_MAX_HW_QUEUES)
 #define SIM_HWQ_TOTAL (SIM_MASKED_QUEUE_BASE + SIM_MAX_MASKED_QUEUES)
 #define SIM_MAX_SLOTS 64
+/* What hipRuntimeGetVersion says unless HIPSIM_HIP_VERSION says otherwise. */
+#define SIM_HIP_VERSION 60300000
 
 /* A hardware queue's priority, in HIP's terms (-1 most urgent): its pool's; a masked stream's
  * queue is of normal priority, as hipExtStreamCreateWithCUMask's streams are. */
@@ -79,6 +81,9 @@ struct sim_config {
     bool gated_launch_fails; /* HIPSIM_GATED_LAUNCH_FAILS=1 */
     bool stream_ids;         /* hipStreamGetId answers; HIPSIM_STREAM_ID=0: as before HIP 7.1 */
     bool stream_reuse;       /* HIPSIM_STREAM_REUSE=1: new streams take destroyed ones' memory */
+    int hip_version;         /* HIPSIM_HIP_VERSION: what hipRuntimeGetVersion says */
+    /* An _spt form takes hipStreamLegacy for the per-thread stream (clr from ROCm 6.3). */
+    bool spt_takes_legacy;
 };
 
 /* ---- commands (sim_engine.c) ---- */
@@ -243,6 +248,14 @@ void sim_handle_remove(const void *p);
 void sim_handles_kill(enum sim_handle_type type, bool (*dies)(void *p, void *arg), void *arg);
 /* Reports a use of something hipDeviceReset destroyed (what: "event", "stream"...). */
 void sim_stale_use(const char *what, const void *p);
+/* The exit status of a process in which the simulator reported a misuse (sim_misuse). */
+#define SIM_MISUSE_STATUS 86
+/*
+ * Reports a call that the real runtime would crash or corrupt memory on ("hipsim: error: " and
+ * the message, on stderr). The call itself is refused by its caller; the process exits with
+ * SIM_MISUSE_STATUS however it ends through exit, so that no test passes over one unseen.
+ */
+void sim_misuse(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* hipDeviceReset's parts, for device, with the sim lock held: its created streams, its events and
  * the host registrations made while it was current die. */
 void sim_streams_reset(struct sim_device *d);
@@ -317,7 +330,8 @@ hipError_t sim_ret(hipError_t err);
 
 /*
  * Resolves an application stream handle. spt: the entry point is a per-thread-default-stream
- * form, so 0 means hipStreamPerThread. Returns hipErrorContextIsDestroyed for a handle that is
+ * form, so 0 means hipStreamPerThread (and so does hipStreamLegacy, as the version's clr has
+ * it: sim.cfg.spt_takes_legacy). Returns hipErrorContextIsDestroyed for a handle that is
  * not a live stream of this runtime.
  */
 hipError_t sim_stream_resolve(hipStream_t handle, bool spt, struct ihipStream_t **out);
@@ -352,6 +366,11 @@ bool sim_capture_active(const struct sim_capture *cap);
  * mode; failing those, with mode global, every global-mode capture) and says whether there were
  * any. */
 bool sim_capture_unsafe(hipStreamCaptureMode mode);
+/* A wait on a stream that is not capturing (hipStreamQuery, hipStreamSynchronize), from the
+ * calling thread in mode, as clr's Stream::StreamCaptureOngoing: outside relaxed mode it
+ * invalidates every global-mode capture, or where there is none the thread's own, and says
+ * whether there were any. */
+bool sim_capture_ongoing(hipStreamCaptureMode mode);
 
 /* ---- capture modes (sim_capture_mode.c); called without the lock ---- */
 
@@ -359,6 +378,10 @@ bool sim_capture_unsafe(hipStreamCaptureMode mode);
  * hipErrorStreamCaptureUnsupported where the calling thread's mode makes it break a capture, which
  * it then invalidated, else hipSuccess. */
 hipError_t sim_unsafe_during_capture(void);
+/* The calling thread's capture mode (hipThreadExchangeStreamCaptureMode; global until changed),
+ * as the capture rules take it: relaxed under fault capture-mode-ignored, which breaks nothing.
+ * With or without the lock. */
+hipStreamCaptureMode sim_thread_capture_mode(void);
 
 /* ---- memory (sim_memory.c); lock held ---- */
 

@@ -229,7 +229,8 @@ static hipError_t per_thread_stream(int device, struct ihipStream_t **out)
 hipError_t sim_stream_resolve(hipStream_t handle, bool spt, struct ihipStream_t **out)
 {
     int dev = current_device;
-    if (handle == hipStreamPerThread || (handle == NULL && spt))
+    if (handle == hipStreamPerThread ||
+        (spt && (handle == NULL || (handle == hipStreamLegacy && sim.cfg.spt_takes_legacy))))
         return per_thread_stream(dev, out);
     if (handle == NULL || handle == hipStreamLegacy) {
         *out = sim.dev[dev].null_stream;
@@ -367,7 +368,9 @@ hipError_t hipStreamDestroy(hipStream_t stream)
 
 /* ---- synchronization ---- */
 
-/* Checks that waiting on s is legal during captures, invalidating captures it breaks. */
+/* Checks that waiting on s is legal during captures, invalidating captures it breaks: s's own,
+ * the global ones for the null stream, and for any other stream those clr's
+ * StreamCaptureOngoing names from a thread not in relaxed mode (sim_capture_ongoing). */
 static hipError_t capture_check_sync(struct ihipStream_t *s)
 {
     if (s->capture) {
@@ -378,6 +381,8 @@ static hipError_t capture_check_sync(struct ihipStream_t *s)
         sim_invalidate_global_captures();
         return hipErrorStreamCaptureImplicit;
     }
+    if (s->kind != SIM_STREAM_NULL && sim_capture_ongoing(sim_thread_capture_mode()))
+        return hipErrorStreamCaptureUnsupported;
     return hipSuccess;
 }
 
@@ -485,9 +490,8 @@ hipError_t hipStreamGetPriority_spt(hipStream_t stream, int *priority)
 hipError_t hipStreamGetDevice(hipStream_t stream, hipDevice_t *device)
 {
     if (stream == hipStreamLegacy) {
-        fprintf(stderr, "hipsim: error: hipStreamGetDevice(hipStreamLegacy): ROCm/clr "
-                        "dereferences that handle as a stream\n");
-        sim_init();
+        sim_misuse("hipStreamGetDevice(hipStreamLegacy): ROCm/clr dereferences that handle as a "
+                   "stream");
         return sim_ret(hipErrorInvalidHandle);
     }
     return stream_get(stream, false, PROP_DEVICE, device);

@@ -71,11 +71,17 @@ void core_hand_out(void **pfn);
 /* ---- streams and queues (streams.c) ---- */
 
 /*
+ * The stream a handle names in an entry point: a created stream's handle as it is, and for the
+ * special handles (platform.h) the per-thread or the legacy handle, never the null handle, whose
+ * meaning depends on the form. per_thread_default: the call is the per-thread-default-stream
+ * form of its function (_spt, _ptsz, _ptds), where the null handle means the per-thread stream
+ * (and the legacy handle too, where the platform says so).
+ */
+uintptr_t core_stream_named(uintptr_t handle, bool per_thread_default);
+/*
  * The XQueue a stream handle means on the calling thread: a created stream's if it is known
- * (NULL if not); for the special handles (platform.h), the calling thread's queue of the
- * current device, created on first use (NULL without a current device). per_thread_default:
- * the call is the per-thread-default-stream form of its function (_spt, _ptsz, _ptds), where
- * the null handle means the per-thread stream.
+ * (NULL if not); for the special handles, the calling thread's queue of the current device,
+ * created on first use (NULL without a current device). per_thread_default as above.
  */
 struct xqueue *core_queue_of(uintptr_t handle, bool per_thread_default);
 /* The runtime created stream on the calling thread: its XQueue, with the stream's properties.

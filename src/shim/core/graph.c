@@ -346,7 +346,7 @@ int core_graph_launch(const struct core_call *c, core_graph_forward forward, voi
     const struct gp_stream_handles *special = &core_shim.platform->streams;
     int success = core_shim.platform->success;
     /* The stream s names, for the calls gpuprio makes itself (without _ptsz) and to compare. */
-    uintptr_t named = s ? s : pt ? special->per_thread : special->legacy;
+    uintptr_t named = core_stream_named(s, pt);
     struct launch_stream on = {.named = named};
     struct graph_exec *x = find(e);
     if (!x) {

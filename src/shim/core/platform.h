@@ -43,7 +43,8 @@
  * has the one rule for both platforms): the null and the legacy handle mean the legacy null
  * stream, one queue per (device, thread); the per-thread handle, and the null handle in a
  * per-thread-default-stream entry point (HIP's _spt, CUDA's _ptsz/_ptds), mean the calling
- * thread's per-thread stream, one queue per (thread, device).
+ * thread's per-thread stream, one queue per (thread, device); so does the legacy handle there
+ * where the platform says so (per_thread_takes_legacy).
  */
 struct gp_stream_handles {
     uintptr_t null;       /* 0 on every platform */
@@ -205,6 +206,14 @@ struct gp_platform {
     int (*current_device)(void);
     /* The special handles, as the application passes them. */
     struct gp_stream_handles streams;
+    /*
+     * Whether a per-thread-default-stream entry point takes the legacy handle for the calling
+     * thread's per-thread stream too (HIP's _spt forms from ROCm 6.3), not for the legacy null
+     * stream (CUDA, where CU_STREAM_LEGACY says legacy in every form: NULL here). On the
+     * application's thread, before its call is forwarded, so it leaves what the application
+     * observes as it was; the answer does not change in a process.
+     */
+    bool (*per_thread_takes_legacy)(void);
     /* What the compute units of the streams the special handles name are (enum xq_cu_mask):
      * XQ_CU_UNMASKABLE where created streams can be masked and these cannot, else XQ_CU_UNKNOWN. */
     uint8_t special_cu_mask;

@@ -7,7 +7,9 @@
  *     null stream, keyed with the null handle, one queue per (device, thread);
  *   - the per-thread handle, and the null handle in a per-thread-default-stream form (HIP's
  *     _spt, CUDA's _ptsz and _ptds): the thread's per-thread stream, keyed with the per-thread
- *     handle, one queue per (thread, device).
+ *     handle, one queue per (thread, device). So is the legacy handle in HIP's _spt forms from
+ *     ROCm 6.3 (clr's PER_THREAD_DEFAULT_STREAM takes it for the per-thread stream there): the
+ *     platform says (per_thread_takes_legacy).
  * Per-thread queues of the null stream let threads of different priorities share it (xqueue.h
  * says why); the per-thread stream is the thread's own anyway. Without a current device the
  * call is left unscheduled: the runtime will fail it.
@@ -16,15 +18,26 @@
 #include "gp_log.h"
 #include "gp_thread.h"
 
+uintptr_t core_stream_named(uintptr_t handle, bool per_thread_default)
+{
+    const struct gp_platform *p = core_shim.platform;
+    const struct gp_stream_handles *s = &p->streams;
+    if (handle == s->null)
+        return per_thread_default ? s->per_thread : s->legacy;
+    if (handle == s->legacy && per_thread_default && p->per_thread_takes_legacy &&
+        p->per_thread_takes_legacy())
+        return s->per_thread;
+    return handle;
+}
+
 struct xqueue *core_queue_of(uintptr_t handle, bool per_thread_default)
 {
     const struct gp_platform *p = core_shim.platform;
-    struct xq_key key = {handle, -1, 0};
-    if (handle == p->streams.per_thread || (handle == p->streams.null && per_thread_default))
-        key.handle = p->streams.per_thread;
-    else if (handle == p->streams.null || handle == p->streams.legacy)
+    uintptr_t named = core_stream_named(handle, per_thread_default);
+    struct xq_key key = {named, -1, 0};
+    if (named == p->streams.legacy)
         key.handle = p->streams.null;
-    else
+    else if (named != p->streams.per_thread)
         return xq_find(&key);
     int device = p->current_device();
     if (device < 0)
