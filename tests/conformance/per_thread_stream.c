@@ -4,9 +4,8 @@
  * Thread 1 puts a 100 ms kernel on its per-thread stream; thread 2, meanwhile, finds its own
  * per-thread stream idle (fault "per-thread-shared" makes it see thread 1's kernel). Each thread's
  * per-thread stream runs its work in order; hipLaunchKernel_spt with stream 0 launches onto the
- * per-thread stream, and so does it with hipStreamLegacy from ROCm 6.3 (expected/
- * per_thread_stream-6.2.out: before); a thread that exits with work pending still has that work
- * run.
+ * per-thread stream, and so does it with hipStreamLegacy (clr's PER_THREAD_DEFAULT_STREAM); a
+ * thread that exits with work pending still has that work run.
  */
 #include "conf.h"
 
@@ -97,8 +96,7 @@ static void *thread1(void *arg)
     MUST(hipStreamSynchronize(hipStreamPerThread));
     r->explicit_on_own = atomic_load(&r->seen) == r->id;
 
-    /* hipLaunchKernel_spt with hipStreamLegacy: the per-thread stream from ROCm 6.3, the legacy
-     * null stream before (HIPSIM_HIP_VERSION). */
+    /* hipLaunchKernel_spt with hipStreamLegacy: the per-thread stream. */
     atomic_store(&r->seen, 0);
     MUST(launch_sid(hipLaunchKernel_spt, hipStreamLegacy, &r->seen, 0));
     MUST(hipDeviceSynchronize());

@@ -90,7 +90,8 @@
  *                      per-thread stream; a thread launches it there through _spt (its own
  *                      per-thread stream: another stream), then through hipStreamPerThread; then
  *                      the main thread three times more, the last through _spt with
- *                      hipStreamLegacy, each launch waited for
+ *                      hipStreamLegacy, each launch waited for; then into a capture of that
+ *                      stream the same way, printing the captured graph's node count
  *   graph_gates reused_first, reused_changed: a stream destroyed and another created at its
  *                      address (see reused_case)
  *   graph_gates high FIFO [exit|hold]: the neighbour (see high); replay, thread_exit and
@@ -763,6 +764,17 @@ static int spt_case(void)
     MUST(hipGraphLaunch_spt(spt_exec, hipStreamLegacy));
     MUST(hipStreamSynchronize(hipStreamPerThread));
     print_launch(5);
+    /* Into a capture of that stream, begun and launched the same way and ended through
+     * hipStreamPerThread: the application's own graph is what the capture takes (gpuprio must
+     * ask the per-thread stream whether it captures, not the legacy one). */
+    MUST(hipStreamBeginCapture_spt(hipStreamLegacy, hipStreamCaptureModeGlobal));
+    MUST(hipGraphLaunch_spt(spt_exec, hipStreamLegacy));
+    hipGraph_t captured;
+    size_t nodes = 0;
+    MUST(hipStreamEndCapture(hipStreamPerThread, &captured));
+    MUST(hipGraphGetNodes(captured, NULL, &nodes));
+    MUST(hipGraphDestroy(captured));
+    printf("captured: %zu nodes\n", nodes);
     MUST(hipGraphExecDestroy(spt_exec));
     MUST(hipGraphDestroy(g));
     printf("executable graphs alive: %d\n", hipsimGraphExecsAlive());

@@ -16,7 +16,6 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
-#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -35,6 +34,7 @@ static uint64_t noop(hipsimLaunch *l)
 }
 
 static int (*stats)(void *, struct gpuprio_queue_stats *);
+static int (*drain)(void *, unsigned);
 
 /* Commands the shim counted on stream s (-1 when it knows no such stream). */
 static long submitted(hipStream_t s)
@@ -244,9 +244,10 @@ static void per_thread_queues(const void *k)
 int main(void)
 {
     stats = dlsym(RTLD_DEFAULT, "gpuprio_stream_stats");
+    *(void **)&drain = dlsym(RTLD_DEFAULT, "gpuprio_stream_drain");
     int (*runtime_path)(char *, size_t) = dlsym(RTLD_DEFAULT, "gpuprio_runtime_path");
     *(void **)&all_stats = dlsym(RTLD_DEFAULT, "gpuprio_stats");
-    if (!stats || !runtime_path || !all_stats) {
+    if (!stats || !drain || !runtime_path || !all_stats) {
         printf("FAIL: the gpuprio API is not in the process (run under LD_PRELOAD)\n");
         return 1;
     }
@@ -275,17 +276,30 @@ int main(void)
     EXPECT(stats(hipStreamPerThread, &st) == 0 && st.submitted == 2);
     EXPECT(stats(nb, &st) == 0 && st.flags == hipStreamNonBlocking && st.submitted == 1);
 
-    /* hipStreamLegacy in an _spt form: the per-thread stream where the runtime takes it for
-     * that (clr from ROCm 6.3), else the legacy null stream; each counts on its own queue. */
-    int version = 0;
-    EXPECT(hipRuntimeGetVersion(&version) == hipSuccess && version > 0);
-    bool spt_takes_legacy = version >= 60300000;
+    /* hipStreamLegacy in an _spt form is the per-thread stream (clr's PER_THREAD_DEFAULT_STREAM):
+     * its work counts there, not on the legacy null stream. */
     long pt_before = submitted(hipStreamPerThread), legacy_before = submitted(hipStreamLegacy);
     EXPECT(hipLaunchKernel_spt(k, one, one, NULL, 0, hipStreamLegacy) == hipSuccess);
     EXPECT(hipMemsetAsync_spt(&(int){0}, 0, 0, hipStreamLegacy) == hipSuccess);
     EXPECT(hipDeviceSynchronize() == hipSuccess);
-    EXPECT(submitted(hipStreamPerThread) == pt_before + (spt_takes_legacy ? 2 : 0));
-    EXPECT(submitted(hipStreamLegacy) == legacy_before + (spt_takes_legacy ? 0 : 2));
+    EXPECT(submitted(hipStreamPerThread) == pt_before + 2);
+    EXPECT(submitted(hipStreamLegacy) == legacy_before);
+    /* So is a capture begun there, which ends through hipStreamPerThread: gpuprio must see it end,
+     * or it takes a capture for in progress for good and follows no stream's commands again. */
+    hipGraph_t captured = NULL;
+    EXPECT(hipStreamBeginCapture_spt(hipStreamLegacy, hipStreamCaptureModeGlobal) == hipSuccess);
+    EXPECT(hipStreamEndCapture(hipStreamPerThread, &captured) == hipSuccess && captured);
+    EXPECT(hipGraphDestroy(captured) == hipSuccess);
+    hipStream_t urgent, low;
+    EXPECT(hipStreamCreateWithPriority(&urgent, 0, -1) == hipSuccess);
+    EXPECT(hipStreamCreateWithPriority(&low, 0, 1) == hipSuccess);
+    EXPECT(hipLaunchKernel(k, one, one, NULL, 0, urgent) == hipSuccess);
+    for (int i = 0; i < 3; i++)
+        EXPECT(hipLaunchKernel(k, one, one, NULL, 0, low) == hipSuccess);
+    EXPECT(hipStreamSynchronize(low) == hipSuccess);
+    EXPECT(drain(low, 5000) == 0);
+    EXPECT(stats(low, &st) == 0 && st.submitted == 3 && st.completed == 3);
+    EXPECT(hipStreamDestroy(urgent) == hipSuccess && hipStreamDestroy(low) == hipSuccess);
     EXPECT(hipStreamDestroy(hi) == hipSuccess);
     EXPECT(stats(hi, &st) == -ENOENT);
     EXPECT(stats(nb, NULL) == -EINVAL);

@@ -17,9 +17,7 @@
 #      libamdhip64-3f2a1b0c.so, which the shim must take for the runtime too). Each runs in every exit mode without and with the
 #      shim: the same output and the same exit status, the one the mode asks for, never a signal
 #      but the one it raises; the wheel's process maps one runtime, and the shim binds to that
-#      copy (its debug log names the file), as it binds to the system's for real_hip, and its
-#      debug log says that hipStreamLegacy in an _spt call names the stream the runtime's
-#      version says (the per-thread stream from ROCm 6.3). Every HIP
+#      copy (its debug log names the file), as it binds to the system's for real_hip. Every HIP
 #      function these
 #      programs import binds to the shim in its version node, but the five that touch no stream,
 #      which bind to the runtime.
@@ -190,19 +188,6 @@ bound_to real_hip "$lib" "$work/rocm/real_hip" return
 bound_to wheel "$wheel/libamdhip64.so" "$work/rocm/wheel_main" "$wheel/libframework.so" return
 bound_to hashed "$hashed/libamdhip64-3f2a1b0c.so" \
     "$work/rocm/wheel_main" "$hashed/libframework.so" return
-# The stream hipStreamLegacy names in an _spt call (clr: the per-thread stream from ROCm 6.3, the
-# legacy null stream before): the shim asks the runtime's version on its own thread at the first
-# such call (calls.c makes one) and says what it took at debug level.
-version=$(sed -n 's/^runtime version = //p' "$work/rocm/real_hip.return.plain")
-names="legacy null stream"
-[ "${version:-0}" -lt 60300000 ] || names="per-thread stream"
-said=$(sed -n 's/.*\(runtime version .*: hipStreamLegacy in an _spt call names the .*\)/\1/p' \
-    "$work/rocm/real_hip.debug" | head -n 1)
-if [ "$said" = "runtime version $version: hipStreamLegacy in an _spt call names the $names" ]; then
-    ok "real_hip: $said"
-else
-    fail "real_hip: the shim said '${said:-nothing}' of hipStreamLegacy in _spt calls (runtime version ${version:-unknown}: the $names)"
-fi
 
 # Bindings: every HIP function these programs import binds, in its version node, to the shim,
 # but the few that touch no stream, which must reach the runtime itself (docs/hip-coverage.md:

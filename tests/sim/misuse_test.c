@@ -5,6 +5,8 @@
  *   misuse_test none       no misuse: returns 3, which must stay its status
  *   misuse_test legacy     hipStreamGetDevice(hipStreamLegacy), refused; then returns 3
  *   misuse_test thread     the same on a thread, then exit(4) from main
+ *   misuse_test fork       the same, then a child of fork returns 3: its status, which this
+ *                          process passes on with _exit (past its own exit handlers)
  *
  * Prints the call's result first; the test checks the status (tests/sim/CMakeLists.txt).
  */
@@ -12,6 +14,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "hipsim.h"
 
@@ -38,8 +42,18 @@ int main(int argc, char **argv)
         if (pthread_create(&t, NULL, misuse, NULL) != 0 || pthread_join(t, NULL) != 0)
             return 1;
         exit(4);
+    } else if (strcmp(mode, "fork") == 0) {
+        misuse(NULL);
+        fflush(stdout);
+        pid_t child = fork();
+        if (child == 0)
+            return 3;
+        int status;
+        if (child < 0 || waitpid(child, &status, 0) != child || !WIFEXITED(status))
+            _exit(1);
+        _exit(WEXITSTATUS(status));
     } else if (strcmp(mode, "none") != 0) {
-        fprintf(stderr, "usage: misuse_test none|legacy|thread\n");
+        fprintf(stderr, "usage: misuse_test none|legacy|thread|fork\n");
         return 2;
     }
     return 3;

@@ -109,6 +109,7 @@ static enum sim_fault env_fault(void)
 
 static void sim_after_fork_child(void);
 static void misuse_exit(void);
+static _Atomic uint64_t misuses; /* sim_misuse's reports in this process */
 
 static void sim_init_once(void)
 {
@@ -126,8 +127,6 @@ static void sim_init_once(void)
     c->gated_launch_fails = env_int("HIPSIM_GATED_LAUNCH_FAILS", 0, 0, 1) == 1;
     c->stream_ids = env_int("HIPSIM_STREAM_ID", 1, 0, 1) == 1;
     c->stream_reuse = env_int("HIPSIM_STREAM_REUSE", 0, 0, 1) == 1;
-    c->hip_version = env_int("HIPSIM_HIP_VERSION", SIM_HIP_VERSION, 50000000, 99999999);
-    c->spt_takes_legacy = c->hip_version >= 60300000;
 
     for (int d = 0; d < c->devices; d++) {
         struct sim_device *dev = &sim.dev[d];
@@ -183,6 +182,7 @@ void sim_wait(void)
  */
 static void sim_after_fork_child(void)
 {
+    atomic_store(&misuses, 0); /* the parent's: it fails with them */
     pthread_mutex_init(&sim.lock, NULL);
     pthread_cond_init(&sim.done_cv, NULL);
     for (int d = 0; d < sim.cfg.devices; d++) {
@@ -277,8 +277,6 @@ void sim_stale_use(const char *what, const void *p)
     sim_misuse("%s %p used after hipDeviceReset destroyed it", what, p);
 }
 
-static _Atomic uint64_t misuses;
-
 void sim_misuse(const char *fmt, ...)
 {
     sim_init();
@@ -294,7 +292,9 @@ void sim_misuse(const char *fmt, ...)
 }
 
 /* At exit (atexit, from sim_init_once): a process with a misuse ends with SIM_MISUSE_STATUS. The
- * handlers registered before this one are skipped; what stdio holds is written first. */
+ * handlers registered before this one are skipped (gpuprio's counts at exit, LeakSanitizer's
+ * check), and so are the libraries' destructors; what stdio holds is written first. A dlclose of
+ * this library runs it too (no test unloads the simulator). */
 static void misuse_exit(void)
 {
     uint64_t n = atomic_load(&misuses);

@@ -12,6 +12,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#define SIM_HIP_VERSION 60300000
+
 hipError_t hipInit(unsigned int flags)
 {
     sim_init();
@@ -93,7 +95,7 @@ hipError_t hipRuntimeGetVersion(int *version)
     sim_init();
     if (!version)
         return sim_ret(hipErrorInvalidValue);
-    *version = sim.cfg.hip_version;
+    *version = SIM_HIP_VERSION;
     return sim_ret(hipSuccess);
 }
 

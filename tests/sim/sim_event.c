@@ -143,11 +143,10 @@ static hipError_t event_record(hipEvent_t event, hipStream_t stream, bool spt)
     if (sim_handle_valid(event, SIM_H_EVENT)) {
         err = sim_stream_resolve(stream, spt, &s);
         /* clr notes the handle before it checks the stream's device: a refused record too. An
-         * _spt form from ROCm 6.3 takes hipStreamLegacy for the per-thread stream first. */
+         * _spt form takes hipStreamLegacy for the per-thread stream first. */
         if (err == hipSuccess) {
             err = sim_event_record(event, s);
-            ((struct ihipEvent_t *)event)->on_legacy_handle =
-                stream == hipStreamLegacy && !(spt && sim.cfg.spt_takes_legacy);
+            ((struct ihipEvent_t *)event)->on_legacy_handle = !spt && stream == hipStreamLegacy;
         }
     }
     sim_unlock();

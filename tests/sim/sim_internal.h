@@ -31,8 +31,6 @@ enum sim_pool { SIM_POOL_NORMAL, SIM_POOL_HIGH, SIM_POOL_LOW, SIM_POOLS };
 #define SIM_MASKED_QUEUE_BASE (SIM_POOLS * SIM_MAX_HW_QUEUES)
 #define SIM_HWQ_TOTAL (SIM_MASKED_QUEUE_BASE + SIM_MAX_MASKED_QUEUES)
 #define SIM_MAX_SLOTS 64
-/* What hipRuntimeGetVersion says unless HIPSIM_HIP_VERSION says otherwise. */
-#define SIM_HIP_VERSION 60300000
 
 /* A hardware queue's priority, in HIP's terms (-1 most urgent): its pool's; a masked stream's
  * queue is of normal priority, as hipExtStreamCreateWithCUMask's streams are. */
@@ -81,9 +79,6 @@ struct sim_config {
     bool gated_launch_fails; /* HIPSIM_GATED_LAUNCH_FAILS=1 */
     bool stream_ids;         /* hipStreamGetId answers; HIPSIM_STREAM_ID=0: as before HIP 7.1 */
     bool stream_reuse;       /* HIPSIM_STREAM_REUSE=1: new streams take destroyed ones' memory */
-    int hip_version;         /* HIPSIM_HIP_VERSION: what hipRuntimeGetVersion says */
-    /* An _spt form takes hipStreamLegacy for the per-thread stream (clr from ROCm 6.3). */
-    bool spt_takes_legacy;
 };
 
 /* ---- commands (sim_engine.c) ---- */
@@ -253,7 +248,8 @@ void sim_stale_use(const char *what, const void *p);
 /*
  * Reports a call that the real runtime would crash or corrupt memory on ("hipsim: error: " and
  * the message, on stderr). The call itself is refused by its caller; the process exits with
- * SIM_MISUSE_STATUS however it ends through exit, so that no test passes over one unseen.
+ * SIM_MISUSE_STATUS however it ends through exit, so that no test passes over one unseen (a
+ * child of fork starts with none).
  */
 void sim_misuse(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* hipDeviceReset's parts, for device, with the sim lock held: its created streams, its events and
@@ -330,8 +326,8 @@ hipError_t sim_ret(hipError_t err);
 
 /*
  * Resolves an application stream handle. spt: the entry point is a per-thread-default-stream
- * form, so 0 means hipStreamPerThread (and so does hipStreamLegacy, as the version's clr has
- * it: sim.cfg.spt_takes_legacy). Returns hipErrorContextIsDestroyed for a handle that is
+ * form, so 0 and hipStreamLegacy mean hipStreamPerThread (clr's PER_THREAD_DEFAULT_STREAM).
+ * Returns hipErrorContextIsDestroyed for a handle that is
  * not a live stream of this runtime.
  */
 hipError_t sim_stream_resolve(hipStream_t handle, bool spt, struct ihipStream_t **out);

@@ -229,8 +229,7 @@ static hipError_t per_thread_stream(int device, struct ihipStream_t **out)
 hipError_t sim_stream_resolve(hipStream_t handle, bool spt, struct ihipStream_t **out)
 {
     int dev = current_device;
-    if (handle == hipStreamPerThread ||
-        (spt && (handle == NULL || (handle == hipStreamLegacy && sim.cfg.spt_takes_legacy))))
+    if (handle == hipStreamPerThread || (spt && (handle == NULL || handle == hipStreamLegacy)))
         return per_thread_stream(dev, out);
     if (handle == NULL || handle == hipStreamLegacy) {
         *out = sim.dev[dev].null_stream;

@@ -1,7 +1,7 @@
 /*
  * hip_device.c - a device's identity that every process agrees on, for the board (board.h):
  * its PCI bus id. Device indices differ between processes (HIP_VISIBLE_DEVICES and friends
- * renumber them); the bus id does not. Also the runtime's version, where its behaviour changed.
+ * renumber them); the bus id does not.
  *
  * The runtime is asked on a short-lived thread of gpuprio's own: queues appear on the
  * application's thread before the call that creates them is forwarded, and there any call of
@@ -81,28 +81,4 @@ int hiphal_device_key(int device, char *buf, size_t size)
         return -ENOENT;
     buf[size - 1] = '\0';
     return 0;
-}
-
-struct version_job {
-    hipError_t (*get)(int *);
-    int version;
-    hipError_t result;
-};
-
-static void ask_version(void *arg)
-{
-    struct version_job *job = arg;
-    job->result = job->get(&job->version);
-}
-
-int hiphal_runtime_version(void)
-{
-    struct version_job job = {0};
-    job.get = (hipError_t(*)(int *))hiphal_sym("hipRuntimeGetVersion");
-    if (!job.get)
-        return -ENOENT;
-    int rc = hiphal_on_own_thread(ask_version, &job);
-    if (rc != 0)
-        return rc;
-    return job.result == hipSuccess && job.version > 0 ? job.version : -ENOENT;
 }

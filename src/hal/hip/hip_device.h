@@ -8,9 +8,6 @@
 
 /* Device's PCI bus id into buf: 0, or negative when the runtime cannot say. */
 int hiphal_device_key(int device, char *buf, size_t size);
-/* The runtime's HIP_VERSION (major * 10000000 + minor * 100000 + patch), asked on a thread of
- * gpuprio's own; negative when the runtime cannot say. */
-int hiphal_runtime_version(void);
 /* Runs fn(arg) on a short-lived thread of gpuprio's own, all signals blocked, and waits for it:
  * calls there leave the calling thread's error state alone. 0, or negative when no thread could
  * be started. */

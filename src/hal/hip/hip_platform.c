@@ -13,9 +13,7 @@
 
 #include <errno.h>
 #include <pthread.h>
-#include <stdatomic.h>
 
-#include "gp_log.h"
 #include "hip_bind.h"
 #include "hip_compat.h"
 #include "hip_device.h"
@@ -51,25 +49,6 @@ static int current_device(void)
     if (!rt.get_device || rt.get_device(&device) != hipSuccess)
         return -ENODEV;
     return device;
-}
-
-/* clr's _spt forms take hipStreamLegacy for the per-thread stream from ROCm 6.3 (its
- * PER_THREAD_DEFAULT_STREAM macro; before, for the legacy null stream). The version is asked once:
- * a runtime that cannot say is taken for an older one, whose rule the header's name states. */
-#define PER_THREAD_TAKES_LEGACY_FROM 60300000
-static bool per_thread_takes_legacy(void)
-{
-    static _Atomic int answer; /* 0: not asked yet, 1: no, 2: yes */
-    int a = atomic_load_explicit(&answer, memory_order_relaxed);
-    if (a == 0) {
-        int version = hiphal_runtime_version();
-        a = version >= PER_THREAD_TAKES_LEGACY_FROM ? 2 : 1;
-        gp_log(GP_LOG_DEBUG, "runtime version %d%s: hipStreamLegacy in an _spt call names the %s",
-               version, version < 0 ? " (not said)" : "",
-               a == 2 ? "per-thread stream" : "legacy null stream");
-        atomic_store_explicit(&answer, a, memory_order_relaxed);
-    }
-    return a == 2;
 }
 
 static void stream_props(uintptr_t stream, struct xq_stream_props *out)
@@ -167,8 +146,8 @@ const struct gp_platform hiphal_platform = {
     .current_device = current_device,
     .streams = {.null = 0,
                 .legacy = (uintptr_t)hipStreamLegacy,
-                .per_thread = (uintptr_t)hipStreamPerThread},
-    .per_thread_takes_legacy = per_thread_takes_legacy,
+                .per_thread = (uintptr_t)hipStreamPerThread,
+                .per_thread_takes_legacy = true},
     .special_cu_mask = XQ_CU_UNMASKABLE,
     .stream_props = stream_props,
     .priority_range = priority_range,

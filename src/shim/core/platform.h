@@ -50,6 +50,10 @@ struct gp_stream_handles {
     uintptr_t null;       /* 0 on every platform */
     uintptr_t legacy;     /* the legacy null stream by name (hipStreamLegacy, CU_STREAM_LEGACY) */
     uintptr_t per_thread; /* hipStreamPerThread, CU_STREAM_PER_THREAD */
+    /* A per-thread-default-stream form takes the legacy handle for the per-thread stream too
+     * (HIP: clr's PER_THREAD_DEFAULT_STREAM, since ROCm 6.3, the first clr that took
+     * hipStreamLegacy at all; CUDA's CU_STREAM_LEGACY says legacy in every form). */
+    bool per_thread_takes_legacy;
 };
 
 /*
@@ -206,14 +210,6 @@ struct gp_platform {
     int (*current_device)(void);
     /* The special handles, as the application passes them. */
     struct gp_stream_handles streams;
-    /*
-     * Whether a per-thread-default-stream entry point takes the legacy handle for the calling
-     * thread's per-thread stream too (HIP's _spt forms from ROCm 6.3), not for the legacy null
-     * stream (CUDA, where CU_STREAM_LEGACY says legacy in every form: NULL here). On the
-     * application's thread, before its call is forwarded, so it leaves what the application
-     * observes as it was; the answer does not change in a process.
-     */
-    bool (*per_thread_takes_legacy)(void);
     /* What the compute units of the streams the special handles name are (enum xq_cu_mask):
      * XQ_CU_UNMASKABLE where created streams can be masked and these cannot, else XQ_CU_UNKNOWN. */
     uint8_t special_cu_mask;

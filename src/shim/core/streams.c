@@ -7,9 +7,9 @@
  *     null stream, keyed with the null handle, one queue per (device, thread);
  *   - the per-thread handle, and the null handle in a per-thread-default-stream form (HIP's
  *     _spt, CUDA's _ptsz and _ptds): the thread's per-thread stream, keyed with the per-thread
- *     handle, one queue per (thread, device). So is the legacy handle in HIP's _spt forms from
- *     ROCm 6.3 (clr's PER_THREAD_DEFAULT_STREAM takes it for the per-thread stream there): the
- *     platform says (per_thread_takes_legacy).
+ *     handle, one queue per (thread, device). So is the legacy handle in HIP's _spt forms (clr's
+ *     PER_THREAD_DEFAULT_STREAM takes it for the per-thread stream): the platform says
+ *     (per_thread_takes_legacy).
  * Per-thread queues of the null stream let threads of different priorities share it (xqueue.h
  * says why); the per-thread stream is the thread's own anyway. Without a current device the
  * call is left unscheduled: the runtime will fail it.
@@ -20,12 +20,10 @@
 
 uintptr_t core_stream_named(uintptr_t handle, bool per_thread_default)
 {
-    const struct gp_platform *p = core_shim.platform;
-    const struct gp_stream_handles *s = &p->streams;
+    const struct gp_stream_handles *s = &core_shim.platform->streams;
     if (handle == s->null)
         return per_thread_default ? s->per_thread : s->legacy;
-    if (handle == s->legacy && per_thread_default && p->per_thread_takes_legacy &&
-        p->per_thread_takes_legacy())
+    if (handle == s->legacy && per_thread_default && s->per_thread_takes_legacy)
         return s->per_thread;
     return handle;
 }
