@@ -1769,7 +1769,8 @@ static size_t kernels_of(const struct exec_node *nodes, size_t n)
 }
 
 /* When a wait node starts holding and when it opens, in CLOCK_REALTIME ms (the shell's `date
- * +%s%3N`), for tests that time it against what they do to other processes (graph_chaos.sh). */
+ * +%s%3N`), for tests that time it against what they do to other processes
+ * (tests/graphs/graph_chaos.sh). */
 static void say_wait(const char *what, size_t kernels_done, size_t kernels)
 {
     struct timespec ts;

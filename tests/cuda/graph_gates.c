@@ -1,8 +1,8 @@
 /*
  * graph_gates.c - a CUDA driver program that replays a graph of many short kernels, over the fake
  * driver (fake_cuda.c: graphs run on a thread of their own, and wait nodes really wait), for
- * graph_gates.sh: what it prints must not change under gpuprio, whatever gpuprio does to its graph
- * launches (docs/design.md, "Gates inside graphs").
+ * tests/graphs/graph_gates.sh and graph_chaos.sh (cuda): what it prints must not change under
+ * gpuprio, whatever gpuprio does to its graph launches (docs/design.md, "Gates inside graphs").
  *
  *   graph_gates CASE      instantiates, launches and destroys through cuGetProcAddress, as the
  *                         CUDA runtime does; builds a chain of KERNELS kernel nodes (each acc = acc

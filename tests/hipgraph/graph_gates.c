@@ -1,12 +1,12 @@
 /*
  * graph_gates.c - a HIP program that replays a graph of many short kernels on the simulated
  * device (tests/sim: a launch queues the graph's nodes on its stream, and the value waits of
- * batch memory operation nodes really wait), for graph_gates.sh and graph_chaos.sh: what it prints
- * must not change under gpuprio, whatever gpuprio does to its graph launches (docs/design.md,
- * "Gates inside graphs"). The HIP counterpart of tests/cuda/graph_gates.c, with HIP's differences:
- * nothing orders launches of one executable graph on two streams but the streams (clr), so where
- * it launches on two streams the program orders them itself with an event, as a HIP application
- * must; and HIP has no conditional nor device-updatable nodes.
+ * batch memory operation nodes really wait), for tests/graphs/graph_gates.sh and graph_chaos.sh
+ * (hip): what it prints must not change under gpuprio, whatever gpuprio does to its graph launches
+ * (docs/design.md, "Gates inside graphs"). The HIP counterpart of tests/cuda/graph_gates.c, with
+ * HIP's differences: nothing orders launches of one executable graph on two streams but the streams
+ * (clr), so where it launches on two streams the program orders them itself with an event, as a
+ * HIP application must; and HIP has no conditional nor device-updatable nodes.
  *
  *   graph_gates CASE   builds a chain of KERNELS kernel nodes (each acc = acc * 31 + i, of 3 ms on
  *                      the device), instantiates it (hipGraphInstantiate; GRAPH_INSTANTIATE=flags:

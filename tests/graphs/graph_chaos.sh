@@ -1,13 +1,21 @@
 #!/bin/sh
-# graph_chaos.sh CASE LIB PROG - neighbours that die, stop and exit around gated HIP graphs
-# (docs/design.md, "Gates inside graphs"; docs/testing.md, hip.graph_chaos_*), as
-# tests/cuda/graph_chaos.sh does over the fake CUDA driver. PROG (graph_gates.c) replays a graph
-# of 40 kernels at low priority under LIB (libgpuprio-hip.so, GPUPRIO_GRAPH_GATE_US=10000) next to
-# a high-priority neighbour (graph_gates high), on a simulated device they share (HIPSIM_SHARED)
-# and a board under /dev/shm (direct gates: Level 2). The simulator's graph waits really wait and
-# say when they start holding and when they open (HIPSIM_GRAPH_SAY=1; the wall clock, as
-# `date +%s%3N` reads it). The bounds derive from GPUPRIO_WATCHDOG_MS, set here per case; none
-# measures the machine's speed.
+# graph_chaos.sh RUNTIME CASE LIB PROG - neighbours that die, stop and exit around gated graphs
+# (docs/design.md, "Gates inside graphs"; docs/testing.md, cuda.graph_chaos_* and
+# hip.graph_chaos_*), for either runtime, RUNTIME:
+#   cuda  PROG is tests/cuda/graph_gates.c over the fake driver (fake_cuda.c), LIB
+#         libgpuprio-cuda.so; the processes share a device, and so a board, by its bus id
+#         (FAKE_CUDA_BUS_ID); the fake's wait nodes always say when they start holding and when
+#         they open;
+#   hip   PROG is tests/hipgraph/graph_gates.c over the simulated HIP runtime (tests/sim), LIB
+#         libgpuprio-hip.so; the processes share a simulated device (HIPSIM_SHARED), whose graph
+#         waits say when they start holding and when they open with HIPSIM_GRAPH_SAY=1; the
+#         neighbour and the low program also talk through GRAPH_ACK and GRAPH_STOP (below).
+# What differs between the two is set in one block in graph_runtime.sh, sourced first, which also
+# makes the sandbox: a directory on /dev/shm with the board's in it, the device shared under a new
+# name. PROG replays a graph of 40 kernels at low priority under LIB (GPUPRIO_GRAPH_GATE_US=10000)
+# next to a high-priority neighbour (graph_gates high) on that board (direct gates: Level 2). The
+# waits' times are the wall clock's, as `date +%s%3N` reads it. The bounds derive from
+# GPUPRIO_WATCHDOG_MS, set here per case; none measures the machine's speed.
 #
 #   kill_high        the neighbour (bursting until told) is SIGKILLed while the low program's graph
 #                    is held at a wait node: that wait opens within 20 + 230 ms of the kill (the
@@ -24,38 +32,31 @@
 #   kill_low_opened  ... or just after its wait opened (the neighbour's burst ended; its gated
 #                    launches in flight): the neighbour then exits 0;
 #   thread_exit      the thread that launched the gated graph 4 times exits with them in flight,
-#                    once a wait node holds them (the neighbour's 200-ms burst), then another
-#                    thread launches it (after an event behind them: HIP orders launches of one
-#                    executable graph on two streams by nothing else);
-#   stream_gone      the same, the first thread's stream destroyed with them in flight (the
-#                    simulator's hipStreamDestroy returns at once, as clr's): no wait holds longer
-#                    than WATCHDOG_MS + 20 + 230 ms (WATCHDOG_MS 300).
+#                    once a wait node holds them (the neighbour's burst: 60 ms on CUDA; on HIP
+#                    until the low program says through GRAPH_STOP that a wait node held, 200 ms
+#                    without it), then another thread launches it (on HIP after an event behind
+#                    them: HIP orders launches of one executable graph on two streams by nothing
+#                    else);
+#   stream_gone      the same, the first thread's stream destroyed with them in flight (the fake's
+#                    cuStreamDestroy returning at once, as the driver's, with
+#                    FAKE_CUDA_STREAM_DESTROY_RETURNS=1; the simulator's hipStreamDestroy returns
+#                    at once, as clr's): no wait holds longer than WATCHDOG_MS + 20 + 230 ms
+#                    (WATCHDOG_MS 300).
 # Every case: the low program (but where killed) prints what it prints without gpuprio and exits
 # 0, having gated launches (gpuprio's counts at exit); the neighbour (but where killed) exits 0;
-# the simulator reports no misuse ("hipsim: error"); nothing hangs (60 s); and once everyone has
-# exited, the board directory is empty (no slot and no file left).
+# the fake reports no misuse ("fake_cuda: error", "hipsim: error"); nothing hangs (60 s); and once
+# everyone has exited, the board directory is empty (no slot and no file left).
 set -u
-if [ $# != 3 ]; then
-    echo "usage: graph_chaos.sh CASE LIB PROG" >&2
-    exit 2
-fi
-case=$1 lib=$2 prog=$3
-. "$(dirname "$0")/../tools/expect.sh"
-for v in $(env | sed -n 's/^\(GPUPRIO_[A-Za-z0-9_]*\)=.*/\1/p'); do
-    unset "$v"
-done
-sandbox_boards hipgraph-chaos
-high= low= writer=
-cleanup() { sandbox_cleanup $high $low $writer; }
-trap cleanup EXIT
-trap 'exit 1' HUP INT TERM
-export HIPSIM_SHARED="$name" HIPSIM_GRAPH_SAY=1
+. "$(dirname "$0")/graph_runtime.sh"
+graph_sandbox chaos
 HANG_S=60
 low_prog=replay high_mode=hold watchdog=300
 case $case in
 kill_high) watchdog=2000 ;;
 stop_high | kill_low_held | kill_low_opened) ;;
-thread_exit | stream_gone) low_prog=$case high_mode= ;;
+thread_exit | stream_gone)
+    low_prog=$case high_mode=
+    [ -z "$gone_env" ] || export "$gone_env" ;;
 *)
     echo "graph_chaos.sh: unknown case $case" >&2
     exit 2 ;;
@@ -71,7 +72,7 @@ now_ms() {
 }
 # The times at which the low program's waits started holding, or opened.
 waits() { # holding|opened
-    sed -n "s/^hipsim: graph wait $1 at \([0-9]*\) ms .*/\1/p" "$tmp/low.err"
+    sed -n "s/^$fake: graph wait $1 at \([0-9]*\) ms .*/\1/p" "$tmp/low.err"
 }
 holding() {
     [ "$(waits holding | wc -l)" -gt "$(waits opened | wc -l)" ]
@@ -113,24 +114,21 @@ kill_low_*) ;;
     [ $native = 0 ] || fail "exit status $native without gpuprio" ;;
 esac
 
-mkfifo "$tmp/ready" "$tmp/go" "$tmp/ack" "$tmp/stop" || exit 1
+mkfifo "$tmp/ready" "$tmp/go" || exit 1
 # A long grace keeps the bursting neighbour active between its bursts however slow its host code
-# is (a sanitizer), so that the low program stays held until this script acts. The neighbour says
-# through GRAPH_ACK when it bursts: the low program holds the launch it cued it after until then
-# (graph_gates.c, hold_for_cue), so that a wait node of that launch holds however late either woke.
-export GRAPH_ACK="$tmp/ack"
-# Without hold, the neighbour bursts until the low program says through GRAPH_STOP that a wait
-# node held (graph_gates.c, burst_until_stopped).
-[ -n "$high_mode" ] || export GRAPH_STOP="$tmp/stop"
-LD_PRELOAD="$lib" GPUPRIO_PRIORITY=high GPUPRIO_GRACE_US=50000 "$prog" high "$tmp/go" $high_mode \
-    >"$tmp/ready" 2>"$tmp/high.err" &
-high=$!
-read -r ready <"$tmp/ready"
-if [ "$ready" != ready ]; then
-    echo "FAIL: the high-priority neighbour did not start"
-    cat "$tmp/high.err"
-    exit 1
+# is (a sanitizer), so that the low program stays held until this script acts.
+if [ -n "$handshake" ]; then
+    mkfifo "$tmp/ack" "$tmp/stop" || exit 1
+    # The neighbour says through GRAPH_ACK when it bursts: the low program holds the launch it
+    # cued it after until then (graph_gates.c, hold_for_cue), so that a wait node of that launch
+    # holds however late either woke.
+    export GRAPH_ACK="$tmp/ack"
+    # Without hold, the neighbour bursts until the low program says through GRAPH_STOP that a
+    # wait node held (graph_gates.c, burst_until_stopped).
+    [ -n "$high_mode" ] || export GRAPH_STOP="$tmp/stop"
 fi
+start_high LD_PRELOAD="$lib" GPUPRIO_PRIORITY=high GPUPRIO_GRACE_US=50000 "$prog" high "$tmp/go" \
+    $high_mode
 GRAPH_GO="$tmp/go" LD_PRELOAD="$lib" GPUPRIO_PRIORITY=low GPUPRIO_LOG=info "$prog" "$low_prog" \
     >"$tmp/shim.out" 2>"$tmp/low.err" &
 low=$!
@@ -226,13 +224,13 @@ thread_exit | stream_gone)
     [ "$rc" = 0 ] || fail "the neighbour ended with $rc"
     grep -q '^graph_gates: the first thread goes on while a wait node holds its launches$' \
         "$tmp/low.err" || fail "no wait node held the first thread's launches"
-    long=$(sed -n 's/^hipsim: graph wait held \([0-9]*\) ms .*/\1/p' "$tmp/low.err" |
+    long=$(sed -n "s/^$fake: graph wait held \([0-9]*\) ms .*/\1/p" "$tmp/low.err" |
         awk -v b=$held_bound '$1 > b')
     [ -z "$long" ] || fail "a wait held longer than $held_bound ms: $(echo $long) ms" ;;
 esac
 [ -z "$writer" ] || kill -9 "$writer" 2>/dev/null
 writer=
-grep -v '^hipsim: graph wait \(holding\|opened\)\|^graph_gates: launch' "$tmp/low.err"
+grep -v "^$fake: graph wait \(holding\|opened\)\|^graph_gates: launch" "$tmp/low.err"
 
 case $case in
 kill_low_*) ;;
@@ -244,8 +242,8 @@ kill_low_*) ;;
     grep -Eq '^gpuprio: info: graph launches: [1-9][0-9]* gated' "$tmp/low.err" ||
         fail "gpuprio gated no launch" ;;
 esac
-if grep -q "hipsim: error" "$tmp/low.err" "$tmp/high.err"; then
-    fail "the simulator reported a misuse"
+if grep -q "$fake: error" "$tmp/low.err" "$tmp/high.err"; then
+    fail "$fake_is reported a misuse"
 fi
 left=$(ls -A "$GPUPRIO_BOARD_DIR")
 [ -z "$left" ] || fail "left in the board directory once everyone exited: $left"
