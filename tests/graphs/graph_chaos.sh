@@ -96,12 +96,15 @@ lines_for_high() {
     (trap '' PIPE; while :; do echo go >"$tmp/go"; done) 2>/dev/null &
     writer=$!
 }
-# Waits for PID, at most HANG_S; its status in $rc (or "hung").
-reap() { # PID
+# Waits for the process whose pid variable VAR (high or low) holds, at most HANG_S: its status in
+# $rc and VAR emptied, or rc "hung" and VAR kept, so that the cleanup kills it.
+reap() { # VAR
+    eval "_reap_pid=\$$1"
     rc=hung
-    if wait_for $HANG_S gone "$1"; then
-        wait "$1"
+    if wait_for $HANG_S gone "$_reap_pid"; then
+        wait "$_reap_pid"
         rc=$?
+        eval "$1="
     fi
 }
 
@@ -143,11 +146,10 @@ case $case in
 kill_high)
     at=$(now_ms)
     kill -9 "$high"
-    reap "$high"
-    high=
+    reap high
     [ "$rc" = 137 ] || fail "the killed neighbour ended with $rc"
-    reap "$low"
-    shimmed=$rc low=
+    reap low
+    shimmed=$rc
     opened=$(first_after "$at" "$(waits opened)")
     if [ -z "$measured" ]; then
         :
@@ -195,11 +197,10 @@ stop_high)
         fail "after SIGCONT, neither a wait node nor the host held the low program again: the neighbour's priority did not work again"
     fi
     end_burst
-    reap "$low"
-    shimmed=$rc low=
+    reap low
+    shimmed=$rc
     lines_for_high
-    reap "$high"
-    high=
+    reap high
     [ "$rc" = 0 ] || fail "the neighbour ended with $rc" ;;
 kill_low_*)
     if [ "$case" = kill_low_opened ]; then
@@ -207,20 +208,17 @@ kill_low_*)
         wait_for $HANG_S opened_all || fail "the wait did not open once the burst ended"
     fi
     kill -9 "$low"
-    reap "$low"
+    reap low
     [ "$rc" = 137 ] || fail "the killed low program ended with $rc"
-    low=
     [ "$case" = kill_low_opened ] || end_burst
     lines_for_high
-    reap "$high"
-    high=
+    reap high
     [ "$rc" = 0 ] || fail "the neighbour ended with $rc" ;;
 thread_exit | stream_gone)
-    reap "$low"
-    shimmed=$rc low=
+    reap low
+    shimmed=$rc
     lines_for_high
-    reap "$high"
-    high=
+    reap high
     [ "$rc" = 0 ] || fail "the neighbour ended with $rc"
     grep -q '^graph_gates: the first thread goes on while a wait node holds its launches$' \
         "$tmp/low.err" || fail "no wait node held the first thread's launches"
@@ -242,7 +240,7 @@ kill_low_*) ;;
     grep -Eq '^gpuprio: info: graph launches: [1-9][0-9]* gated' "$tmp/low.err" ||
         fail "gpuprio gated no launch" ;;
 esac
-if grep -q "$fake: error" "$tmp/low.err" "$tmp/high.err"; then
+if grep -qs "$fake: error" "$tmp/native.err" "$tmp/low.err" "$tmp/high.err"; then
     fail "$fake_is reported a misuse"
 fi
 left=$(ls -A "$GPUPRIO_BOARD_DIR")

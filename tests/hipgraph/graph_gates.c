@@ -760,7 +760,8 @@ static int spt_case(void)
     MUST(hipGraphLaunch(spt_exec, hipStreamPerThread));
     MUST(hipStreamSynchronize(hipStreamPerThread));
     print_launch(4);
-    /* hipStreamLegacy in the _spt form: the same per-thread stream (clr from ROCm 6.3). */
+    /* hipStreamLegacy in the _spt form: the same per-thread stream (clr's
+     * PER_THREAD_DEFAULT_STREAM). */
     MUST(hipGraphLaunch_spt(spt_exec, hipStreamLegacy));
     MUST(hipStreamSynchronize(hipStreamPerThread));
     print_launch(5);

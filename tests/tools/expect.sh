@@ -41,7 +41,7 @@ show_stderr() { # DIR NAME...
 }
 
 sandbox() { # PREFIX
-    tmp=$(mktemp -d /dev/shm/gpuprio-test.XXXXXX)
+    tmp=$(mktemp -d /dev/shm/gpuprio-test.XXXXXX) || exit 1
     name=$1-$$-$(date +%s%N)
 }
 
