@@ -327,8 +327,7 @@ hipError_t sim_ret(hipError_t err);
 /*
  * Resolves an application stream handle. spt: the entry point is a per-thread-default-stream
  * form, so 0 and hipStreamLegacy mean hipStreamPerThread (clr's PER_THREAD_DEFAULT_STREAM).
- * Returns hipErrorContextIsDestroyed for a handle that is
- * not a live stream of this runtime.
+ * Returns hipErrorContextIsDestroyed for a handle that is not a live stream of this runtime.
  */
 hipError_t sim_stream_resolve(hipStream_t handle, bool spt, struct ihipStream_t **out);
 /* The slots a stream's kernels may use on its device (its mask, or all of them). */
