@@ -81,6 +81,7 @@ uint64_t gemm_clock_learned(struct gemm_clock *c, const void *key, bool *time_th
         return learned;
     }
     void *start = e->start, *end = e->end;
+    uintptr_t owner = e->owner;
     e->start = e->end = NULL;
     gp_mutex_unlock(&c->mu, GP_RANK_GEMM_TIMES);
     int64_t ns = c->ops->read(start, end);
@@ -95,6 +96,7 @@ uint64_t gemm_clock_learned(struct gemm_clock *c, const void *key, bool *time_th
         if (ns == 0 && !e->end) { /* not done yet: back, unless another timing took its place */
             e->start = start;
             e->end = end;
+            e->owner = owner;
             start = end = NULL;
         }
         learned = count_call(e, time_this);
@@ -107,7 +109,7 @@ uint64_t gemm_clock_learned(struct gemm_clock *c, const void *key, bool *time_th
     return learned;
 }
 
-void gemm_clock_keep(struct gemm_clock *c, const void *key, void *start, void *end)
+void gemm_clock_keep(struct gemm_clock *c, const void *key, uintptr_t owner, void *start, void *end)
 {
     void *stale[2] = {NULL, NULL};
     gp_mutex_lock(&c->mu, GP_RANK_GEMM_TIMES);
@@ -115,11 +117,23 @@ void gemm_clock_keep(struct gemm_clock *c, const void *key, void *start, void *e
     if (!e->end) {
         e->start = start;
         e->end = end;
+        e->owner = owner;
         start = end = NULL;
     }
     gp_mutex_unlock(&c->mu, GP_RANK_GEMM_TIMES);
     c->ops->destroy(stale[0], stale[1]);
     c->ops->destroy(start, end);
+}
+
+void gemm_clock_forget_owner(struct gemm_clock *c, uintptr_t owner)
+{
+    gp_mutex_lock(&c->mu, GP_RANK_GEMM_TIMES);
+    for (size_t i = 0; i < GEMM_CLOCK_SLOTS; i++) {
+        struct gemm_clock_entry *e = &c->table[i];
+        if (e->used && e->end && e->owner == owner)
+            e->start = e->end = NULL;
+    }
+    gp_mutex_unlock(&c->mu, GP_RANK_GEMM_TIMES);
 }
 
 void gemm_clock_forget_all(struct gemm_clock *c)

@@ -10,7 +10,10 @@
  *
  * This is the table alone, the same for every runtime: cuda_gemm_clock.c and hip_gemm_clock.c
  * create, record, read and destroy the events (opaque pointers here) through their ops, which
- * the table calls outside its lock.
+ * the table calls outside its lock. A pair in flight belongs to an owner (the context or device
+ * it was recorded in, which is part of the runtime's key too): a device reset or a destroyed
+ * context kills its events, which are then dropped without a call (gemm_clock_forget_owner), as
+ * the markers are.
  */
 #ifndef GPUPRIO_GEMM_CLOCK_H
 #define GPUPRIO_GEMM_CLOCK_H
@@ -39,6 +42,7 @@ struct gemm_clock_entry {
     bool used;
     uint64_t learned_ns, calls, last_use;
     void *start, *end; /* a timing in flight, or NULL */
+    uintptr_t owner;   /* what start and end were recorded in */
 };
 
 /* One runtime's table: GEMM_CLOCK_INIT(size of its keys, its ops) as a static's initializer. Its
@@ -59,9 +63,15 @@ struct gemm_clock {
  * they are done. *time_this: the whole call about to be made should be timed. */
 uint64_t gemm_clock_learned(struct gemm_clock *c, const void *key, bool *time_this);
 
-/* The events recorded around a timed call of key, kept until a later call reads them; or
- * destroyed, if a timing of key is in flight already. */
-void gemm_clock_keep(struct gemm_clock *c, const void *key, void *start, void *end);
+/* The events recorded around a timed call of key in owner (a context, a device), kept until a
+ * later call reads them; or destroyed, if a timing of key is in flight already. */
+void gemm_clock_keep(struct gemm_clock *c, const void *key, uintptr_t owner, void *start,
+                     void *end);
+
+/* The timings in flight recorded in owner, whose events a device reset or a destroyed context
+ * took with it: dropped, never read or destroyed (their handles are dead, and the runtime may
+ * hand them out again). The learned times stay. */
+void gemm_clock_forget_owner(struct gemm_clock *c, uintptr_t owner);
 
 /* Every learned time forgotten and the table's lock made anew: in a forked child, where a thread
  * of the parent may have held it (the timings in flight are the parent's events: left alone). */

@@ -47,7 +47,7 @@
     X(NOT_GATED, "no higher priority can use the device's time it frees", 0)                       \
     X(CAPTURING, "a stream capture is in progress", 1)                                             \
     X(UNSUPPORTED, "its form is not one that slices exactly", 1)                                   \
-    X(CHECK_FAILED, "the library refused the algorithm on a slice", 1)
+    X(CHECK_FAILED, "the library refused the algorithm on the call or a slice", 1)
 
 enum gemm_whole_reason {
 #define GEMM_WHOLE_ENUM(name, what, shown) GEMM_WHOLE_##name,

@@ -92,7 +92,7 @@ enum gp_slot_state {
     X(SMALL, "small", "too small to cut into slices that keep the device busy")                    \
     X(CAPTURING, "capturing", "captured into a graph, replayed whole")                             \
     X(UNSUPPORTED, "unsupported", "of a form that does not slice exactly")                         \
-    X(CHECK_FAILED, "check_failed", "the library refused the algorithm on a slice")
+    X(CHECK_FAILED, "check_failed", "the library refused the algorithm on the call or a slice")
 enum gp_record_gemm_whole {
 #define GP_RECORD_GEMM_ENUM(name, label, what) GP_RECORD_GEMM_##name,
     GP_RECORD_GEMM_WHOLE(GP_RECORD_GEMM_ENUM)

@@ -95,7 +95,12 @@ EXPORT void fake_cublaslt_heuristic_answers(cudahal_lt_status status, size_t wor
     heuristic_workspace = workspace;
 }
 
-static _Atomic uint64_t extra_ns;
+static _Atomic uint64_t extra_ns, workspace_per;
+
+EXPORT void fake_cublaslt_workspace_need(uint64_t elements)
+{
+    atomic_store(&workspace_per, elements);
+}
 
 EXPORT void fake_cublaslt_extra_ns(uint64_t ns)
 {
@@ -234,6 +239,13 @@ static struct fake_layout *layout_of(cudahal_lt_layout_opaque *l)
 {
     struct fake_layout *f = (struct fake_layout *)l;
     return f && f->magic == LAYOUT_MAGIC ? f : NULL;
+}
+
+/* The workspace an algorithm needs for D of layout d. */
+static uint64_t workspace_needed(const struct fake_layout *d)
+{
+    uint64_t per = atomic_load(&workspace_per);
+    return per ? d->rows * d->cols * (uint64_t)(d->batch > 0 ? d->batch : 1) / per : 0;
 }
 
 EXPORT cudahal_lt_status cublasLtMatrixLayoutCreate(cudahal_lt_layout_opaque **layout,
@@ -377,6 +389,7 @@ EXPORT cudahal_lt_status cublasLtMatmulAlgoCheck(
     const char *fail = getenv("FAKE_CUBLASLT_CHECK_FAIL");
     memset(result, 0, sizeof *result);
     result->algo = *algo;
+    result->workspaceSize = workspace_needed(layout_of(d));
     result->state = fail && *fail == '1' ? NOT_SUPPORTED : CUDAHAL_LT_SUCCESS;
     return result->state;
 }
@@ -699,6 +712,8 @@ EXPORT cudahal_lt_status cublasLtMatmul(cudahal_lt_handle handle, cudahal_lt_des
               ~(uint64_t)(CUDAHAL_LT_EPILOGUE_DEFAULT | CUDAHAL_LT_EPILOGUE_RELU |
                           CUDAHAL_LT_EPILOGUE_BIAS | CUDAHAL_LT_EPILOGUE_GELU)))
         c.status = NOT_SUPPORTED;
+    else if (workspaceSizeInBytes < workspace_needed(ld))
+        c.status = INVALID_VALUE;
     else if (failing)
         c.status = EXECUTION_FAILED;
     struct matmul m = {0};

@@ -53,6 +53,12 @@ void fake_cublaslt_reset(void);
  * kernel: a gate, a module loaded lazily). */
 void fake_cublaslt_extra_ns(uint64_t ns);
 
+/* From now on the algorithms need one byte of workspace per `elements` of D (0: none, as at
+ * the start): cublasLtMatmulAlgoCheck says so, and cublasLtMatmul refuses a call that gives
+ * less with CUBLAS_STATUS_INVALID_VALUE, as cuBLASLt documents (so a whole call can need more
+ * than its slices). */
+void fake_cublaslt_workspace_need(uint64_t elements);
+
 /* The fake's compute type for float GEMMs (CUBLAS_COMPUTE_32F). */
 #define FAKE_LT_COMPUTE_32F 68
 

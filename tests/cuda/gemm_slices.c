@@ -46,6 +46,12 @@
  *   fail_slice      FAKE_CUBLASLT_FAIL_AFTER=3: the second slice fails; its status is returned
  *                   and no later slice is issued
  *   fail_whole      FAKE_CUBLASLT_FAIL_AFTER=1: the whole call's failure is returned
+ *   workspace       the n case's GEMM with a workspace that every slice has enough of but the
+ *                   whole call has not (fake_cublaslt_workspace_need): forwarded as called, the
+ *                   fake's refusal returned, as without gpuprio; sliced again with all of it
+ *   reset           the n case's GEMM timed, the primary context reset and retained again, the
+ *                   GEMM on a new stream: no event of the dead context used (the fake driver
+ *                   counts such uses), D right
  *   relearn         1024 x 4096 x 1 (4.2 ms on the fake, under GPUPRIO_GEMM_SLICE_US=5000) whose
  *                   first, timed call waits 8 ms more: learned 12.2 ms, it is cut in two; a timed
  *                   sliced call (the clock's every 64th) brings the learned time down, and the
@@ -80,6 +86,7 @@
 #include "held_lock.h"
 
 #define TILE_128x256 23
+#define INVALID_VALUE 7
 #define EXECUTION_FAILED 13
 
 struct gemm {
@@ -96,6 +103,7 @@ struct gemm {
     cudahal_lt_algo algo;
     const cudahal_lt_algo *algo_arg; /* what calls pass: &algo, or NULL */
     char workspace[64];
+    size_t workspace_size; /* what calls say they give: all of it, unless a case says less */
 };
 
 static CUstream low;
@@ -152,7 +160,8 @@ static void make(struct gemm *g, uint64_t m, uint64_t n, uint64_t k, bool ta, bo
                        .ab_esize = sizeof(float),
                        .bias_esize = sizeof(float),
                        .alpha = 1.5f,
-                       .beta = in_place ? 1.0f : 0.5f};
+                       .beta = in_place ? 1.0f : 0.5f,
+                       .workspace_size = sizeof g->workspace};
     uint64_t ar = ta ? k : m, ac = ta ? m : k, br = tb ? n : k, bc = tb ? k : n;
     g->lda = (int64_t)ar + 3;
     g->ldb = (int64_t)br + 1;
@@ -226,7 +235,7 @@ static void reset_d(struct gemm *g)
 static cudahal_lt_status call_with(cudahal_pfn_cublasLtMatmul fn, struct gemm *g, CUstream s)
 {
     return fn(g->handle, g->desc, &g->alpha, g->A, g->la, g->B, g->lb, &g->beta, g->C, g->lc, g->D,
-              g->ld, g->algo_arg, g->workspace, sizeof g->workspace, s);
+              g->ld, g->algo_arg, g->workspace, g->workspace_size, s);
 }
 
 /* What the fake computes for the whole call, made directly: a copy of D. */
@@ -250,7 +259,7 @@ static bool as_called(int i, const struct gemm *g, CUstream s)
            c->A == g->A && c->Adesc == g->la && c->B == g->B && c->Bdesc == g->lb &&
            c->beta == &g->beta && c->C == g->C && c->Cdesc == g->lc && c->D == g->D &&
            c->Ddesc == g->ld && c->algo == g->algo_arg && c->workspace == g->workspace &&
-           c->workspace_size == sizeof g->workspace && c->stream == s;
+           c->workspace_size == g->workspace_size && c->stream == s;
 }
 
 /* The fake's i-th call is slice i of 1024 along n (columns) or m (rows). */
@@ -464,6 +473,28 @@ static void emulated(struct gemm *g, bool on)
     set_desc(g, CUDAHAL_LT_DESC_EMULATION, on ? (uintptr_t)g->workspace : 0, 8);
 }
 
+/* Compute types whose emulation cuBLASLt decides for the problem as a whole, and one it does not
+ * know. */
+static void compute_type(struct gemm *g, bool on, uint64_t type)
+{
+    set_desc(g, CUDAHAL_LT_DESC_COMPUTE_TYPE, on ? type : FAKE_LT_COMPUTE_32F, 4);
+}
+
+static void emulated_bf16x9(struct gemm *g, bool on)
+{
+    compute_type(g, on, 78); /* CUBLAS_COMPUTE_32F_EMULATED_16BFX9 */
+}
+
+static void emulated_fixed_point(struct gemm *g, bool on)
+{
+    compute_type(g, on, 79); /* CUBLAS_COMPUTE_64F_EMULATED_FIXEDPOINT */
+}
+
+static void unknown_compute(struct gemm *g, bool on)
+{
+    compute_type(g, on, 1000);
+}
+
 static void lower_fill(struct gemm *g, bool on)
 {
     set_desc(g, CUDAHAL_LT_DESC_FILL_MODE, on ? 0 : CUDAHAL_LT_FILL_FULL, 4);
@@ -495,6 +526,9 @@ static void case_refused(void)
         {"block scales of A", block_scales},
         {"alpha vector", alpha_vector},
         {"emulation", emulated},
+        {"compute type 32F_EMULATED_16BFX9", emulated_bf16x9},
+        {"compute type 64F_EMULATED_FIXEDPOINT", emulated_fixed_point},
+        {"a compute type cuBLASLt 13 does not have", unknown_compute},
         {"lower fill", lower_fill},
         {"C overlapping D", c_overlaps_d},
     };
@@ -652,6 +686,56 @@ static void case_fail(bool in_slice)
     drop(&g, ref);
 }
 
+/* A workspace enough for every slice but not for the whole call: forwarded as called, it fails
+ * as it does without gpuprio (not made to succeed by slices that need less); with all of it, the
+ * same call slices. */
+static void case_workspace(void)
+{
+    struct gemm g;
+    make(&g, 1024, 4096, 4, false, true, CUDAHAL_LT_EPILOGUE_DEFAULT, false);
+    fake_cublaslt_workspace_need(65536); /* the whole call 64 bytes, a slice of 1024 columns 16 */
+    float *ref = reference(&g);
+    learn(&g, ref);
+    expect_sliced(&g, ref, true, 4);
+    g.workspace_size = 32;
+    reset_d(&g);
+    cudahal_lt_status native = call_with(fake_matmul, &g, low);
+    cudahal_lt_status st = call_low(&g);
+    EXPECT(native == INVALID_VALUE);
+    EXPECT(st == native);
+    EXPECT(fake_cublaslt_calls() == 1);
+    EXPECT(as_called(0, &g, low));
+    g.workspace_size = sizeof g.workspace;
+    expect_sliced(&g, ref, true, 4);
+    fake_cublaslt_workspace_need(0);
+    drop(&g, ref);
+}
+
+int fake_cuda_stale_uses(void); /* fake_cuda.c */
+
+/* A call timed (its first: the events recorded around it are kept for the next call to read),
+ * then the device's primary context reset and retained again: the same GEMM on a stream of the
+ * new context touches no event of the dead one, and is right. */
+static void case_reset(void)
+{
+    struct gemm g;
+    CUdevice dev;
+    CUcontext ctx;
+    make(&g, 1024, 4096, 4, false, true, CUDAHAL_LT_EPILOGUE_DEFAULT, false);
+    float *ref = reference(&g);
+    learn(&g, ref);
+    MUST(cuDeviceGet(&dev, 0));
+    MUST(cuDevicePrimaryCtxReset(dev));
+    MUST(cuDevicePrimaryCtxRetain(&ctx, dev));
+    MUST(cuCtxSetCurrent(ctx));
+    MUST(cuStreamCreate(&low, 0));
+    int before = fake_cuda_stale_uses();
+    EXPECT(call_low(&g) == CUDAHAL_LT_SUCCESS);
+    EXPECT(d_is(&g, ref));
+    EXPECT(fake_cuda_stale_uses() == before);
+    drop(&g, ref);
+}
+
 /* The process that holds (GEMM_HOLD) and prints its pid: the forked child of case_fork. */
 static bool forked_parent;
 static void hold(void);
@@ -771,6 +855,10 @@ int main(int argc, char **argv)
         case_fail(!strcmp(what, "fail_slice"));
     else if (!strcmp(what, "relearn"))
         case_relearn();
+    else if (!strcmp(what, "workspace"))
+        case_workspace();
+    else if (!strcmp(what, "reset"))
+        case_reset();
     else if (!strcmp(what, "fork"))
         case_fork();
     else if (!strcmp(what, "fork_held") && argc > 2)
@@ -778,7 +866,8 @@ int main(int argc, char **argv)
     else {
         fprintf(stderr, "usage: gemm_slices n sliced|whole|checked_whole|splitk S sliced|whole|"
                         "m_bias|m_int8 EXPECT|n_int8|refused|capture|"
-                        "capture_graph sliced|whole|fail_slice|fail_whole|relearn|fork|"
+                        "capture_graph sliced|whole|fail_slice|fail_whole|relearn|workspace|"
+                        "reset|fork|"
                         "fork_held forms|times|node_times|graphs\n");
         return 2;
     }

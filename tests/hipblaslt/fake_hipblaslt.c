@@ -21,6 +21,10 @@
  *
  *   FAKE_HIPBLASLT_CHECK_FAIL=1   matmulIsAlgoSupported refuses every algorithm
  *   FAKE_HIPBLASLT_WORKSPACE=N    the workspace it says an algorithm needs (default 0)
+ *   FAKE_HIPBLASLT_WORKSPACE_PER=E  an algorithm needs one byte more per E elements of D, which
+ *                                 it says, and hipblasLtMatmul refuses a call that gives less
+ *                                 (HIPBLAS_STATUS_INVALID_VALUE): a whole call can need more
+ *                                 than its slices
  *   FAKE_HIPBLASLT_FALLBACK=1     it accepts every algorithm, setting a byte of it (as hipBLASLt
  *                                 sets its fallback flag)
  *   FAKE_HIPBLASLT_FAIL_AFTER=N   every hipblasLtMatmul after the first N returns
@@ -487,6 +491,13 @@ static long env_number(const char *name, long def)
     return v && *v ? atol(v) : def;
 }
 
+/* What FAKE_HIPBLASLT_WORKSPACE_PER makes an algorithm need for D of layout d. */
+static size_t workspace_per_element(const struct fake_layout *d)
+{
+    long per = env_number("FAKE_HIPBLASLT_WORKSPACE_PER", 0);
+    return per > 0 ? (size_t)(d->rows * d->cols / (uint64_t)per) : 0;
+}
+
 EXPORT hiphal_lt_status hipblasLtMatmul(hiphal_lt_handle handle, hiphal_lt_desc_opaque *desc,
                                         const void *alpha, const void *A,
                                         hiphal_lt_layout_opaque *Adesc, const void *B,
@@ -531,6 +542,8 @@ EXPORT hiphal_lt_status hipblasLtMatmul(hiphal_lt_handle handle, hiphal_lt_desc_
     else if (!computable(la) || !computable(lb) || !computable(lc) || !computable(ld) ||
              !dims_agree(f, la, lb, lc, ld))
         c.status = HIPHAL_LT_NOT_SUPPORTED;
+    else if (workspaceSizeInBytes < workspace_per_element(ld))
+        c.status = HIPHAL_LT_INVALID_VALUE;
     else if (failing)
         c.status = EXECUTION_FAILED;
     if (c.status == HIPHAL_LT_SUCCESS) {
@@ -578,6 +591,6 @@ EXPORT hiphal_lt_status fake_is_algo_supported(hiphal_lt_handle handle, hiphal_l
         return HIPHAL_LT_INVALID_VALUE;
     if (env_number("FAKE_HIPBLASLT_FALLBACK", 0) == 1)
         algo->data[8] = 1; /* supported only by falling back: noted in the algorithm */
-    *workspace = (size_t)env_number("FAKE_HIPBLASLT_WORKSPACE", 0);
+    *workspace = (size_t)env_number("FAKE_HIPBLASLT_WORKSPACE", 0) + workspace_per_element(ld);
     return HIPHAL_LT_SUCCESS;
 }

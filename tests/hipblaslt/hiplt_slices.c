@@ -26,6 +26,11 @@
  *                   application's arguments and the fake's status, twice
  *   capture         whole while a stream capture is in progress (of another stream), sliced
  *                   after it
+ *   workspace       the n case's GEMM with a workspace that every slice has enough of but the
+ *                   whole call has not (FAKE_HIPBLASLT_WORKSPACE_PER=32768): forwarded as called,
+ *                   the fake's refusal returned, as without gpuprio; sliced again with all of it
+ *   reset           the n case's GEMM timed, hipDeviceReset, the GEMM again on a new stream: no
+ *                   event of the reset device used, D right
  *   fail_slice      FAKE_HIPBLASLT_FAIL_AFTER=3: the second slice fails; its status is returned
  *                   and no later slice is issued
  *   fork_held       a thread of the program's own holds the learned times' lock
@@ -49,6 +54,7 @@
 #include "../expect.h"
 #include "fake_hipblaslt.h"
 #include "hip_compat.h"
+#include "hipsim.h"
 
 #define EXECUTION_FAILED 5
 #define MUST(call)                                                                                 \
@@ -98,6 +104,7 @@ struct gemm {
     hiphal_lt_algo algo, algo_before;
     const hiphal_lt_algo *algo_arg; /* what calls pass: &algo, or NULL */
     char workspace[64];
+    size_t workspace_size; /* what calls say they give: all of it, unless a case says less */
 };
 
 static hipStream_t low;
@@ -197,6 +204,7 @@ static void make(struct gemm *g, const struct form *f)
     uint32_t magic = FAKE_HLT_ALGO_MAGIC;
     memcpy(g->algo.data, &magic, sizeof magic);
     g->algo.max_workspace_bytes = sizeof g->workspace;
+    g->workspace_size = sizeof g->workspace;
     g->algo_before = g->algo;
     g->algo_arg = &g->algo;
 }
@@ -233,7 +241,7 @@ static hiphal_lt_status call_with(hiphal_pfn_hipblasLtMatmul fn, struct gemm *g)
 {
     hiphal_lt_status st =
         fn(g->handle, g->desc, &g->alpha, g->A, g->la, g->B, g->lb, &g->beta, g->C, g->lc, g->D,
-           g->ld, g->algo_arg, g->workspace, sizeof g->workspace, (struct ihipStream_t *)low);
+           g->ld, g->algo_arg, g->workspace, g->workspace_size, (struct ihipStream_t *)low);
     MUST(hipStreamSynchronize(low));
     return st;
 }
@@ -258,7 +266,7 @@ static bool as_called(int i, const struct gemm *g)
            c->A == g->A && c->Adesc == g->la && c->B == g->B && c->Bdesc == g->lb &&
            c->beta == &g->beta && c->C == g->C && c->Cdesc == g->lc && c->D == g->D &&
            c->Ddesc == g->ld && c->algo == g->algo_arg && c->workspace == g->workspace &&
-           c->workspace_size == sizeof g->workspace && c->stream == (struct ihipStream_t *)low;
+           c->workspace_size == g->workspace_size && c->stream == (struct ihipStream_t *)low;
 }
 
 /* The fake's i-th call is slice i of the plan: 1024 wide, the last taking the rest, along n
@@ -273,8 +281,8 @@ static bool is_slice(int i, int count, const struct gemm *g)
         return false;
     bool same = c->handle == g->handle && c->desc == g->desc && c->alpha == &g->alpha &&
                 c->beta == &g->beta && c->algo == &g->algo && c->workspace == g->workspace &&
-                c->workspace_size == sizeof g->workspace &&
-                c->stream == (struct ihipStream_t *)low && c->status == HIPHAL_LT_SUCCESS;
+                c->workspace_size == g->workspace_size && c->stream == (struct ihipStream_t *)low &&
+                c->status == HIPHAL_LT_SUCCESS;
     if (along_n)
         return same && c->m == g->m && c->n == size && c->A == g->A && c->Adesc == g->la &&
                c->B == g->B + (g->f.tb ? first : first * (uint64_t)g->ldb) * g->es &&
@@ -490,6 +498,50 @@ static void case_capture(void)
     drop(&g, ref);
 }
 
+/* A workspace enough for every slice but not for the whole call (FAKE_HIPBLASLT_WORKSPACE_PER:
+ * the whole call needs 56 bytes, the slices 16 and 24): forwarded as called, it fails as it does
+ * without gpuprio, not made to succeed by slices that need less; with all 64 bytes, the same
+ * call slices. */
+static void case_workspace(void)
+{
+    struct gemm g;
+    make(&g, &plain);
+    char *ref = reference(&g);
+    expect_whole(&g, ref);
+    expect_sliced(&g, ref, 3);
+    g.workspace_size = 32;
+    reset_d(&g);
+    hiphal_lt_status native = call_with(fake_matmul, &g);
+    hiphal_lt_status st = call_low(&g);
+    EXPECT(native == HIPHAL_LT_INVALID_VALUE);
+    EXPECT(st == native);
+    EXPECT(fake_hipblaslt_calls() == 1);
+    EXPECT(as_called(0, &g));
+    g.workspace_size = sizeof g.workspace;
+    expect_sliced(&g, ref, 3);
+    drop(&g, ref);
+}
+
+/* A call timed (its first: the events recorded around it are kept for the next call of its kind
+ * to read), then hipDeviceReset: the same kind of call on a new stream touches no event of the
+ * reset device (the simulator counts such uses, and fails the process at exit), and is right. */
+static void case_reset(void)
+{
+    struct gemm g;
+    make(&g, &plain);
+    char *ref = reference(&g);
+    expect_whole(&g, ref);
+    drop(&g, ref);
+    MUST(hipDeviceReset());
+    MUST(hipStreamCreate(&low));
+    uint64_t before = hipsimStaleUses();
+    make(&g, &plain);
+    ref = reference(&g);
+    expect_whole(&g, ref);
+    EXPECT(hipsimStaleUses() == before);
+    drop(&g, ref);
+}
+
 static void case_fail_slice(void)
 {
     struct gemm g;
@@ -589,6 +641,10 @@ int main(int argc, char **argv)
         case_whole();
     else if (!strcmp(which, "capture"))
         case_capture();
+    else if (!strcmp(which, "workspace"))
+        case_workspace();
+    else if (!strcmp(which, "reset"))
+        case_reset();
     else if (!strcmp(which, "fail_slice"))
         case_fail_slice();
     else if (!strcmp(which, "fork_held"))
@@ -596,8 +652,8 @@ int main(int argc, char **argv)
     else if (!strcmp(which, "oracle"))
         case_oracle();
     else {
-        printf(
-            "usage: hiplt_slices conformance|n EXPECT|whole|capture|fail_slice|fork_held|oracle\n");
+        printf("usage: hiplt_slices conformance|n EXPECT|whole|capture|workspace|reset|fail_slice|"
+               "fork_held|oracle\n");
         return 2;
     }
     gemm_hold(); /* its stream still there: a process without queues has no entry in top */

@@ -260,6 +260,26 @@ static size_t bias_size(cudahal_lt_desc_opaque *desc, const struct shape *s)
     return plain ? s->d.esize : 0;
 }
 
+static bool compute_per_element(int32_t compute)
+{
+    switch (compute) {
+    case CUDAHAL_BLAS_COMPUTE_16F:
+    case CUDAHAL_BLAS_COMPUTE_16F_PEDANTIC:
+    case CUDAHAL_BLAS_COMPUTE_32F:
+    case CUDAHAL_BLAS_COMPUTE_32F_PEDANTIC:
+    case CUDAHAL_BLAS_COMPUTE_32F_FAST_16F:
+    case CUDAHAL_BLAS_COMPUTE_32F_FAST_16BF:
+    case CUDAHAL_BLAS_COMPUTE_32F_FAST_TF32:
+    case CUDAHAL_BLAS_COMPUTE_64F:
+    case CUDAHAL_BLAS_COMPUTE_64F_PEDANTIC:
+    case CUDAHAL_BLAS_COMPUTE_32I:
+    case CUDAHAL_BLAS_COMPUTE_32I_PEDANTIC:
+        return true;
+    default:
+        return false;
+    }
+}
+
 static int read_desc(cudahal_lt_desc_opaque *d, struct shape *s)
 {
     if (!d || desc_attr(d, CUDAHAL_LT_DESC_COMPUTE_TYPE, &s->compute, sizeof s->compute) ||
@@ -272,7 +292,8 @@ static int read_desc(cudahal_lt_desc_opaque *d, struct shape *s)
         return -ENOTSUP;
     s->sm_target = 0;
     desc_attr(d, CUDAHAL_LT_DESC_SM_COUNT_TARGET, &s->sm_target, sizeof s->sm_target);
-    bool ok = (s->pointer_mode == CUDAHAL_LT_POINTER_HOST ||
+    bool ok = compute_per_element(s->compute) &&
+              (s->pointer_mode == CUDAHAL_LT_POINTER_HOST ||
                s->pointer_mode == CUDAHAL_LT_POINTER_DEVICE) &&
               (s->transa == CUDAHAL_LT_OP_N || s->transa == CUDAHAL_LT_OP_T) &&
               (s->transb == CUDAHAL_LT_OP_N || s->transb == CUDAHAL_LT_OP_T) &&
@@ -690,7 +711,8 @@ static int set_bias(struct prepared *pp, const void *bias)
                : -EIO;
 }
 
-/* cuBLASLt's own check of the algorithm on a slice of l's size. */
+/* cuBLASLt's own check of the algorithm on l's layouts (a slice's, or where l has only C and D,
+ * the call's own), with no more workspace than the call gave. */
 static int check_algo(const struct cudahal_gemm_call *c, struct prepared *pp,
                       const struct slice_layouts *l)
 {
@@ -731,6 +753,11 @@ static int prepare(const struct cudahal_gemm_call *c, const struct shape *s,
         r = make_layouts(s, p, last, &pp->l[1]);
     if (!r && pp->moves_bias)
         r = set_bias(pp, s->bias);
+    /* The whole call first: one cuBLASLt would refuse (say, its workspace too small for the
+     * algorithm on the whole problem) is forwarded as called, to fail as it does without
+     * gpuprio, not made to succeed by slices that need less. */
+    if (!r)
+        r = check_algo(c, pp, &(struct slice_layouts){.c = c->Cdesc, .d = c->Ddesc});
     if (!r)
         r = check_algo(c, pp, &pp->l[0]);
     if (!r && last != p->width)

@@ -4,9 +4,11 @@
  *
  * The events are created in the stream's context, which must be the calling thread's current one
  * (what cuBLASLt requires of its stream anyway: a call on another context's stream is not
- * timed), and destroyed once read. The reading query runs in relaxed capture mode, so that it
- * cannot invalidate a capture another thread begins meanwhile in global mode (cuda_marker.c
- * explains the rule).
+ * timed), and destroyed once read. Times are learned per context (the key's), so that a call
+ * reads only events of the context it runs in, and a context's teardown drops its own
+ * (cudahal_gemm_clock_forget, from cuda_platform.c). The reading query runs in relaxed capture
+ * mode, so that it cannot invalidate a capture another thread begins meanwhile in global mode
+ * (cuda_marker.c explains the rule).
  */
 #include "cuda_gemm_clock.h"
 
@@ -22,7 +24,7 @@ _Static_assert(sizeof(struct cudahal_gemm_key) % sizeof(uint64_t) == 0 &&
                "a key is whole words, and fits the table");
 
 struct clock_token {
-    struct cudahal_gemm_key key;
+    struct cudahal_gemm_key key; /* its context set */
     CUevent start, end;
 };
 
@@ -105,11 +107,21 @@ void cudahal_gemm_clock_forget_all(void)
     gemm_clock_forget_all(&times);
 }
 
+void cudahal_gemm_clock_forget(uintptr_t context)
+{
+    gemm_clock_forget_owner(&times, context);
+}
+
 uint64_t cudahal_gemm_clock_learned(const struct cudahal_gemm_key *key, bool *time_this)
 {
     *time_this = false;
     pthread_once(&drv_once, find_driver);
-    return drv.ok ? gemm_clock_learned(&times, key, time_this) : 0;
+    CUcontext current = NULL;
+    if (!drv.ok || drv.ctx_current(&current) != CUDA_SUCCESS || !current)
+        return 0;
+    struct cudahal_gemm_key own = *key;
+    own.context = (uintptr_t)current;
+    return gemm_clock_learned(&times, &own, time_this);
 }
 
 void *cudahal_gemm_clock_start(const struct cudahal_gemm_key *key, struct CUstream_st *stream)
@@ -123,6 +135,7 @@ void *cudahal_gemm_clock_start(const struct cudahal_gemm_key *key, struct CUstre
     if (!t)
         return NULL;
     t->key = *key;
+    t->key.context = (uintptr_t)mine;
     if (drv.event_create(&t->start, CU_EVENT_DEFAULT) != CUDA_SUCCESS ||
         drv.event_create(&t->end, CU_EVENT_DEFAULT) != CUDA_SUCCESS ||
         drv.event_record(t->start, stream) != CUDA_SUCCESS)
@@ -140,7 +153,7 @@ void cudahal_gemm_clock_end(void *token, struct CUstream_st *stream, bool ok)
     if (!t)
         return;
     if (ok && drv.event_record(t->end, stream) == CUDA_SUCCESS)
-        gemm_clock_keep(&times, &t->key, t->start, t->end);
+        gemm_clock_keep(&times, &t->key, (uintptr_t)t->key.context, t->start, t->end);
     else
         destroy_pair(t->start, t->end);
     free(t);

@@ -19,6 +19,10 @@ struct cudahal_gemm_key {
     int32_t compute, transa, transb;
     uint32_t zero; /* no padding: keys are hashed and compared byte by byte */
     cudahal_lt_algo algo;
+    /* The clock's own (callers leave it 0): the calling thread's current context, where a timed
+     * call's events are recorded, so that a call reads only its own context's events and those
+     * of a context destroyed are dropped with it (cudahal_gemm_clock_forget). */
+    uint64_t context;
 };
 
 /* The time learned for key in ns (0: none yet), after reading its events if they are done.
@@ -34,5 +38,9 @@ void cudahal_gemm_clock_end(void *token, struct CUstream_st *stream, bool ok);
 /* Every learned time forgotten and the table's lock made anew: in a forked child, where a thread
  * of the parent may have held it (the timings in flight are the parent's events: left alone). */
 void cudahal_gemm_clock_forget_all(void);
+
+/* The timings in flight of context, which a reset, destroy or last release destroyed with its
+ * events: dropped without a call into the driver. */
+void cudahal_gemm_clock_forget(uintptr_t context);
 
 #endif /* GPUPRIO_CUDA_GEMM_CLOCK_H */

@@ -15,6 +15,7 @@
 #include "cuda_bind.h"
 #include "cuda_compat.h"
 #include "cuda_device.h"
+#include "cuda_gemm_clock.h"
 #include "cuda_gate.h"
 #include "cuda_graph_gate.h"
 #include "cuda_marker.h"
@@ -181,6 +182,7 @@ static bool teardown_done(struct gp_teardown *t, bool ok)
     if (!ok || (t->may_survive && primary_active((CUdevice)t->device)))
         return false;
     cudahal_marker_forget(t->context);
+    cudahal_gemm_clock_forget(t->context);
     return true;
 }
 

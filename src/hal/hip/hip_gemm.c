@@ -240,7 +240,7 @@ static int read_shape(const struct hiphal_gemm_call *c, struct shape *s)
     return dims && placed_apart(c, s) ? 0 : -ENOTSUP;
 }
 
-static void key_of(const struct hiphal_gemm_call *c, const struct shape *s,
+static void key_of(const struct hiphal_gemm_call *c, const struct shape *s, int device,
                    struct hiphal_gemm_key *key)
 {
     memset(key, 0, sizeof *key);
@@ -250,7 +250,8 @@ static void key_of(const struct hiphal_gemm_call *c, const struct shape *s,
                                     .types = {s->a.type, s->b.type, s->c.type, s->d.type},
                                     .transa = s->transa,
                                     .transb = s->transb,
-                                    .algo = *c->algo};
+                                    .algo = *c->algo,
+                                    .device = device};
 }
 
 /* ---- the device ---- */
@@ -355,10 +356,11 @@ static void slice_args(const struct hiphal_gemm_call *c, const struct shape *s,
     }
 }
 
-/* hipBLASLt's own check of the algorithm on a slice of l's size, on a copy of it: it must accept
- * it with no more workspace than the call gave, and leave it as it was (hipBLASLt marks an
- * algorithm that supports the problem only without its epilogue, a fallback the whole call did
- * not take: the slice would not run as the whole call does). */
+/* hipBLASLt's own check of the algorithm on l's layouts (a slice's, or where l has only C and D,
+ * the call's own), on a copy of it: it must accept it with no more workspace than the call gave,
+ * and leave it as it was (hipBLASLt marks an algorithm that supports the problem only without
+ * its epilogue, a fallback the whole call did not take: the slice would not run as the whole call
+ * does). */
 static int check_algo(const struct hiphal_gemm_call *c, const struct slice_layouts *l)
 {
     hiphal_lt_algo algo = *c->algo;
@@ -384,6 +386,11 @@ static int prepare(const struct hiphal_gemm_call *c, const struct shape *s,
     int r = make_layouts(s, p, p->width, &l[0]);
     if (!r && last != p->width)
         r = make_layouts(s, p, last, &l[1]);
+    /* The whole call first: one hipBLASLt would refuse (say, its workspace too small for the
+     * algorithm on the whole problem) is forwarded as called, to fail as it does without
+     * gpuprio, not made to succeed by slices that need less. */
+    if (!r)
+        r = check_algo(c, &(struct slice_layouts){.c = c->Cdesc, .d = c->Ddesc});
     if (!r)
         r = check_algo(c, &l[0]);
     if (!r && last != p->width)
@@ -457,7 +464,7 @@ hiphal_lt_status hiphal_gemm_matmul(hiphal_pfn_hipblasLtMatmul real,
         return whole(real, c);
     }
     struct hiphal_gemm_key key;
-    key_of(c, &s, &key);
+    key_of(c, &s, w->device, &key);
     bool time_this;
     uint64_t learned = hiphal_gemm_clock_learned(&key, &time_this);
     struct gemm_problem problem = {.m = s.m,

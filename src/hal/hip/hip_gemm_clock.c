@@ -20,6 +20,7 @@ _Static_assert(sizeof(struct hiphal_gemm_key) % sizeof(uint64_t) == 0 &&
 struct clock_token {
     struct hiphal_gemm_key key;
     hipEvent_t start, end;
+    int device; /* where they are recorded */
 };
 
 /* ---- the runtime ---- */
@@ -100,6 +101,11 @@ void hiphal_gemm_clock_forget_all(void)
     gemm_clock_forget_all(&times);
 }
 
+void hiphal_gemm_clock_forget(int device)
+{
+    gemm_clock_forget_owner(&times, (uintptr_t)(intptr_t)device);
+}
+
 uint64_t hiphal_gemm_clock_learned(const struct hiphal_gemm_key *key, bool *time_this)
 {
     *time_this = false;
@@ -122,6 +128,7 @@ void *hiphal_gemm_clock_start(const struct hiphal_gemm_key *key, struct ihipStre
     if (!t)
         return NULL;
     t->key = *key;
+    t->device = mine;
     if (rt.event_create(&t->start) != hipSuccess || rt.event_create(&t->end) != hipSuccess ||
         rt.event_record(t->start, stream) != hipSuccess)
         goto fail;
@@ -138,7 +145,7 @@ void hiphal_gemm_clock_end(void *token, struct ihipStream_t *called, bool ok)
     if (!t)
         return;
     if (ok && rt.event_record(t->end, hiphal_stream_object((hipStream_t)called)) == hipSuccess)
-        gemm_clock_keep(&times, &t->key, t->start, t->end);
+        gemm_clock_keep(&times, &t->key, (uintptr_t)(intptr_t)t->device, t->start, t->end);
     else
         destroy_pair(t->start, t->end);
     free(t);

@@ -25,6 +25,11 @@ struct hiphal_gemm_key {
     uint32_t types[4]; /* A, B, C, D */
     int32_t transa, transb;
     hiphal_lt_algo algo; /* 24 bytes: no padding, keys are hashed and compared byte by byte */
+    /* The device of the call's stream, where a timed call's events are recorded: a call reads
+     * only its own device's events, and those of a device reset are dropped with it
+     * (hiphal_gemm_clock_forget). */
+    int32_t device;
+    uint32_t zero;
 };
 
 /* The time learned for key in ns (0: none yet), after reading its events if they are done.
@@ -39,5 +44,9 @@ void hiphal_gemm_clock_end(void *token, struct ihipStream_t *stream, bool ok);
 /* Every learned time forgotten and the table's lock made anew: in a forked child, where a thread
  * of the parent may have held it. */
 void hiphal_gemm_clock_forget_all(void);
+
+/* The timings in flight on device, whose events hipDeviceReset destroyed: dropped without a call
+ * into the runtime (their handles are dead, and may be handed out again). */
+void hiphal_gemm_clock_forget(int device);
 
 #endif /* GPUPRIO_HIP_GEMM_CLOCK_H */

@@ -17,6 +17,7 @@
 #include "hip_bind.h"
 #include "hip_compat.h"
 #include "hip_device.h"
+#include "hip_gemm_clock.h"
 #include "hip_gate.h"
 #include "hip_graph_gate.h"
 #include "hip_marker.h"
@@ -124,8 +125,10 @@ static bool teardown_stream(uintptr_t stream, int device, const struct gp_teardo
 
 static bool teardown_done(struct gp_teardown *t, bool ok)
 {
-    if (ok)
+    if (ok) {
         hiphal_marker_forget(t->device);
+        hiphal_gemm_clock_forget(t->device);
+    }
     return ok;
 }
 

@@ -295,8 +295,8 @@ struct gp_platform {
      * forwarding, while the stream is still valid: it may ask the runtime. */
     bool (*teardown_stream)(uintptr_t stream, int device, const struct gp_teardown *t);
     /* After forwarding (ok: the call succeeded): whether t's context was destroyed. When it was,
-     * the pooled markers of what died are forgotten without a call into the runtime (their
-     * handles are dead, and may be reused by the next context). */
+     * the pooled markers and the GEMM timings in flight of what died are forgotten without a call
+     * into the runtime (their handles are dead, and may be reused by the next context). */
     bool (*teardown_done)(struct gp_teardown *t, bool ok);
     /* A marker taken off q's ring after t destroyed its context (or its device's): forgotten
      * without a call into the runtime if it died with t, given back to its pool if not. On the

@@ -15,11 +15,12 @@
  *   - the call is forwarded, unchanged;
  *   - after it, if the context died: every command in flight on a queue of the device is taken as
  *     reached, with its marker forgotten (or pooled, where it belongs to a context that lives),
- *     the platform forgets its pooled markers of what died, the queues of the dead streams are
- *     retired as if their streams were destroyed (their board slots freed, which reopens their
- *     gate lines), and every board's gates count as unregistered: the next command on a device
- *     registers them again before it is admitted (sb_gates_renew), so gates come back without
- *     the application doing anything; markers are created again as they are needed.
+ *     the platform forgets its pooled markers and GEMM timings of what died, the queues of the
+ *     dead streams are retired as if their streams were destroyed (their board slots freed,
+ *     which reopens their gate lines), and every board's gates count as unregistered: the next
+ *     command on a device registers them again before it is admitted (sb_gates_renew), so gates
+ *     come back without the application doing anything; markers are created again as they are
+ *     needed.
  * A call that fails, or a release that was not the last, changes nothing of gpuprio's.
  *
  * The application must not use a context on other threads while it destroys it (the runtimes say
