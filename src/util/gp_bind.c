@@ -110,6 +110,18 @@ static int adopt(struct gp_runtime *rt, void *handle, const char *path, enum gp_
 
 static int bind_override(struct gp_runtime *rt, const char *path)
 {
+    /* dlopen() opens what it is given without looking, even with RTLD_NOLOAD: a FIFO would hold
+     * the application's first GPU call for ever, a device could be read. A path that exists must
+     * be a regular file (a missing one is dlopen's to report); a name without a slash is
+     * searched for by the loader, as a soname is. */
+    struct stat st;
+    if (strchr(path, '/') && stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+        gp_log(GP_LOG_ERROR,
+               "%s=%s is not a regular file (a FIFO, a device or a directory is refused); "
+               "expected the path of the application's %s.so*",
+               rt->env, path, rt->stem);
+        return -ENOENT;
+    }
     void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
     if (!h)
         h = dlopen(path, RTLD_NOW | RTLD_LOCAL);

@@ -350,7 +350,9 @@ int gp_conf_load(const char *path, struct gp_conf *c)
     memset(c, 0, sizeof *c);
     c->admit_all = true;
     snprintf(c->path, sizeof c->path, "%s", path);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    /* O_NONBLOCK: a FIFO (or a device) at the path must not hold the application or a command
+     * at its open; it is refused by its type below. A regular file's reads never block. */
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
     if (fd < 0) {
         if (errno == ENOENT)
             return -ENOENT;
@@ -362,7 +364,9 @@ int gp_conf_load(const char *path, struct gp_conf *c)
     int rc = -EINVAL;
     FILE *f = NULL;
     if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-        refuse(path, 0, "is not a regular file");
+        refuse(path, 0,
+               "is not a regular file (a FIFO, a device or a directory is refused: "
+               "GPUPRIO_CONFIG must name a regular file)");
         goto out;
     }
     if (st.st_uid != 0 || (st.st_mode & 022)) {
