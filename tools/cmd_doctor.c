@@ -106,6 +106,7 @@ struct board_facts {
     bool registrable;
     unsigned uid;
     unsigned mode;
+    char exposure[400]; /* gp_board_dir_exposure: "" when safe */
 };
 
 struct conf_facts {
@@ -569,6 +570,13 @@ static void look_at_board(struct board_facts *b)
     }
     b->uid = st.st_uid;
     b->mode = st.st_mode & 07777;
+    /* As the library warns (sched_board.c): the user's choice, so a problem, not a refusal. */
+    if (gp_board_dir_exposure(b->dir, b->exposure, sizeof b->exposure) == 0 && b->exposure[0])
+        problem("use an absolute path to a directory owned by this user or root, not writable by "
+                "group or others unless sticky (chmod +t), such as /dev/shm or one of mode 0700",
+                "the board directory %s is unsafe: %s, and this user's processes would then stop "
+                "scheduling together",
+                b->dir, b->exposure);
     /* Not a problem: off tmpfs and hugetlbfs Level 2 mirrors its gates, which costs a
      * cross-process decision the owner's wake-up (said in the board line). */
     if (gp_board_dir_fs(b->dir, b->fs, sizeof b->fs, &b->registrable) != 0)
@@ -854,9 +862,12 @@ static void json_board(const struct board_facts *b)
            : b->registrable ? "\"direct\""
                             : "\"mirrored\"");
     if (b->exists)
-        printf(", \"owner_uid\": %u, \"mode\": \"%04o\"}", b->uid, b->mode);
+        printf(", \"owner_uid\": %u, \"mode\": \"%04o\"", b->uid, b->mode);
     else
-        printf(", \"owner_uid\": null, \"mode\": null}");
+        printf(", \"owner_uid\": null, \"mode\": null");
+    printf(", \"unsafe\": ");
+    json_str(b->exposure[0] ? b->exposure : NULL);
+    putchar('}');
 }
 
 static void json_boards(const struct run_facts *f)
@@ -1036,7 +1047,8 @@ static int text_runtime(const struct runtime_facts *f)
 
 static void text_board(const struct board_facts *b)
 {
-    printf("board directory: %s (from %s)", b->dir, b->from);
+    printf("board directory: %s (from %s%s%s)", b->dir, b->from, b->exposure[0] ? "; unsafe: " : "",
+           b->exposure);
     if (b->exists && b->registrable)
         printf(", on %s, owner uid %u, mode %04o: Level 2's gates can live there (direct)\n", b->fs,
                b->uid, b->mode);

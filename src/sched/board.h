@@ -282,6 +282,14 @@ const char *gp_board_dir(void);
  * 0644), and each user's processes read the other admitted users' boards. */
 bool gp_board_shared(void);
 /*
+ * What lets another user split the calling user's processes in the board directory dir (rename
+ * or remove their boards, so that later processes meet on another), in words, into what: owned
+ * by a user other than the caller and root, writable by group or others without the sticky bit;
+ * and a relative path (each working directory its own boards). "" when none of these. 0, or a
+ * negative errno value (dir cannot be examined: what stays "").
+ */
+int gp_board_dir_exposure(const char *dir, char *what, size_t size);
+/*
  * The filesystem dir is on, in a word ("tmpfs", "hugetlbfs", "ext4", ... or "unknown" for a type
  * this does not name), into name; and whether the runtimes can register a shared mapping of a
  * file there for the device to read (Level 2's gates): only on tmpfs and hugetlbfs, as Linux

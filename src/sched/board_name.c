@@ -16,6 +16,40 @@ bool gp_board_shared(void)
     return gp_conf_shared_dir() != NULL;
 }
 
+int gp_board_dir_exposure(const char *dir, char *what, size_t size)
+{
+    what[0] = '\0';
+    struct stat st;
+    if (stat(dir, &st) != 0)
+        return -errno;
+    /* What the administrator's board_dir must be (gp_conf_file.c), the user's own directory
+     * allowed too. */
+    bool foreign = st.st_uid != geteuid() && st.st_uid != 0;
+    mode_t w = st.st_mode & 022;
+    bool open = w && !(st.st_mode & S_ISVTX);
+    bool relative = dir[0] != '/';
+    if (!foreign && !open && !relative)
+        return 0;
+    char owner[80] = "", mode[128] = "";
+    if (foreign)
+        snprintf(owner, sizeof owner, "%sowned by uid %u, another user", relative ? "; " : "",
+                 (unsigned)st.st_uid);
+    if (open)
+        snprintf(mode, sizeof mode, "%swritable by %s without the sticky bit (mode %04o)",
+                 relative || foreign ? "; " : "",
+                 w == 022   ? "group and others"
+                 : w == 020 ? "group"
+                            : "others",
+                 (unsigned)(st.st_mode & 07777));
+    snprintf(what, size, "%s%s%s%s",
+             relative ? "a relative path (started in another directory, a process uses other "
+                        "boards)"
+                      : "",
+             owner, mode,
+             foreign || open ? ": another user can rename or remove this user's boards in it" : "");
+    return 0;
+}
+
 int gp_board_dir_fs(const char *dir, char *name, size_t size, bool *registrable)
 {
     /* The magic numbers of linux/magic.h, for the types a board directory is commonly on. */

@@ -859,6 +859,26 @@ void sb_gates_renew_now(int device)
     gp_mutex_unlock(&boards_mu, GP_RANK_BOARDS);
 }
 
+/* Said once per process, at its first board, since it is the user's choice to make: a board
+ * directory (GPUPRIO_BOARD_DIR) where another user could split the user's processes. The
+ * administrator's shared one was checked with the file (gp_conf_file.c). Under boards_mu. */
+static void warn_exposed_dir(void)
+{
+    static bool checked;
+    if (checked || gp_board_shared())
+        return;
+    checked = true;
+    char what[400];
+    if (gp_board_dir_exposure(gp_board_dir(), what, sizeof what) != 0 || !what[0])
+        return;
+    gp_log(GP_LOG_WARN,
+           "GPUPRIO_BOARD_DIR=%s is unsafe: %s, and this user's processes would then stop "
+           "scheduling together. Safe is an absolute path to a directory owned by this user or "
+           "root, not writable by group or others unless sticky (chmod +t), such as /dev/shm or "
+           "one of mode 0700",
+           gp_board_dir(), what);
+}
+
 void sb_join(int device)
 {
     if (!device_ops.key || device < 0 || device >= SB_MAX_DEVICES)
@@ -878,6 +898,7 @@ void sb_join(int device)
                device);
         goto out;
     }
+    warn_exposed_dir();
     for (int tries = 1;; tries++) {
         if (gp_board_open(key, &d->b, &why) != 0) {
             gp_log(GP_LOG_WARN,
