@@ -1068,13 +1068,10 @@ static void text_board(const struct board_facts *b)
         printf(": does not exist\n");
 }
 
-/* A printable copy of a name from a board (control characters as '?'). */
+/* A printable copy of a name from a board (gp_printable). */
 static const char *printable(char *out, size_t size, const char *in)
 {
-    size_t i = 0;
-    for (; in[i] && i < size - 1; i++)
-        out[i] = (unsigned char)in[i] < 0x20 || in[i] == 0x7f ? '?' : in[i];
-    out[i] = '\0';
+    gp_printable(out, size, in);
     return out;
 }
 

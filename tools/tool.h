@@ -211,6 +211,14 @@ size_t gp_utf8_len(const unsigned char *s);
 /* text into out (size bytes, NUL-terminated, cut only between characters) with each byte that
  * does not start a valid UTF-8 sequence replaced by U+FFFD. */
 void gp_utf8_clean(char *out, size_t size, const char *text);
+/* Whether the character at s, of n bytes (gp_utf8_len's; 0: an invalid byte), could steer a
+ * terminal or what it shows: a C0 or C1 control (U+009B is CSI, as is a lone byte 0x9b to a
+ * terminal in 8-bit mode), DEL, or a bidirectional embedding, override or isolate (U+202A to
+ * U+202E, U+2066 to U+2069), which reorders the rest of the line. */
+bool gp_char_steers(const unsigned char *s, size_t n);
+/* A name from a board for a terminal, into out (size bytes, NUL-terminated, cut only between
+ * characters): each character gp_char_steers as '?'. */
+void gp_printable(char *out, size_t size, const char *in);
 
 /* A duration for a person: "0", "850us", "12.3ms", "4.56s", "12m03s". */
 void gp_duration_text(char *buf, size_t size, uint64_t ns);

@@ -104,6 +104,41 @@ void gp_utf8_clean(char *out, size_t size, const char *text)
     out[used] = '\0';
 }
 
+bool gp_char_steers(const unsigned char *s, size_t n)
+{
+    if (n == 0)
+        return s[0] >= 0x80 && s[0] < 0xa0;
+    if (n == 1)
+        return s[0] < 0x20 || s[0] == 0x7f;
+    if (n == 2)
+        return s[0] == 0xc2 && s[1] < 0xa0; /* U+0080 to U+009F */
+    /* U+202A..U+202E are e2 80 aa..ae, U+2066..U+2069 e2 81 a6..a9. */
+    return n == 3 && s[0] == 0xe2 &&
+           ((s[1] == 0x80 && s[2] >= 0xaa && s[2] <= 0xae) ||
+            (s[1] == 0x81 && s[2] >= 0xa6 && s[2] <= 0xa9));
+}
+
+void gp_printable(char *out, size_t size, const char *in)
+{
+    const unsigned char *s = (const unsigned char *)in;
+    size_t used = 0;
+    while (*s && used < size - 1) {
+        size_t n = gp_utf8_len(s);
+        if (gp_char_steers(s, n)) {
+            out[used++] = '?';
+            s += n ? n : 1;
+            continue;
+        }
+        n = n ? n : 1; /* another invalid byte, as it was: Latin-1 to some terminals */
+        if (used + n > size - 1)
+            break;
+        memcpy(out + used, s, n);
+        used += n;
+        s += n;
+    }
+    out[used] = '\0';
+}
+
 static void json_string(const char *text)
 {
     const unsigned char *s = (const unsigned char *)text;
@@ -118,7 +153,13 @@ static void json_string(const char *text)
             fputs("\\t", stdout);
         else if (*s < 0x20 || *s == 0x7f || n == 0)
             printf("\\u%04x", *s); /* an invalid byte becomes the character of that value */
-        else {
+        else if (gp_char_steers(s, n)) {
+            /* Valid JSON either way, but escaped it reaches no terminal that shows the output. */
+            printf("\\u%04x", n == 2 ? (unsigned)(s[1] & 0x3f) | 0x80
+                                     : 0x2000u | (unsigned)(s[1] & 0x3f) << 6 | (s[2] & 0x3fu));
+            s += n;
+            continue;
+        } else {
             fwrite(s, 1, n, stdout);
             s += n;
             continue;
@@ -396,15 +437,6 @@ void gp_duration_text(char *buf, size_t size, uint64_t ns)
                  ns / 1000000000 % 60);
 }
 
-/* A name for the table: control characters shown as '?'. */
-static void printable(char *out, size_t size, const char *in)
-{
-    size_t i = 0;
-    for (; in[i] && i < size - 1; i++)
-        out[i] = (unsigned char)in[i] < 0x20 || in[i] == 0x7f ? '?' : in[i];
-    out[i] = '\0';
-}
-
 struct table_ctx {
     size_t max_rows, printed, more;
     struct gp_users users;
@@ -443,8 +475,8 @@ static void table_row(const struct gp_queue_row *r, void *arg)
     struct table_ctx *c = arg;
     char key[17], comm[GP_COMM_MAX], user[11], queue[48], rate[24], held[24], cus[24],
         cap[12] = "-", whole[24] = "-";
-    printable(key, sizeof key, r->id.key);
-    printable(comm, sizeof comm, r->id.comm);
+    gp_printable(key, sizeof key, r->id.key);
+    gp_printable(comm, sizeof comm, r->id.comm);
     if (r->thread)
         snprintf(queue, sizeof queue, "0x%" PRIx64 "/%" PRIu64, r->stream, r->thread);
     else
@@ -457,7 +489,7 @@ static void table_row(const struct gp_queue_row *r, void *arg)
     if (r->longest_us && gp_row_lower(r))
         gp_duration_text(whole, sizeof whole, (uint64_t)r->longest_us * 1000);
     cus_text(cus, sizeof cus, &r->cus);
-    printable(user, sizeof user, gp_user_name(&c->users, r->id.uid));
+    gp_printable(user, sizeof user, gp_user_name(&c->users, r->id.uid));
     if (r->capped)
         snprintf(cap, sizeof cap, "%d", r->cap);
     printf("%-16s %8" PRIu32 " %-15s %-10s %-24s %5d %4s %-6s %-9s %3d %5u %9s %9s %9s %s\n", key,
@@ -473,9 +505,9 @@ static void table_unused(const struct gp_record_row *p, void *arg)
         return;
     struct table_ctx *c = arg;
     char key[17], comm[GP_COMM_MAX], user[11], queue[48];
-    printable(key, sizeof key, p->id.key);
-    printable(comm, sizeof comm, p->id.comm);
-    printable(user, sizeof user, gp_user_name(&c->users, p->id.uid));
+    gp_printable(key, sizeof key, p->id.key);
+    gp_printable(comm, sizeof comm, p->id.comm);
+    gp_printable(user, sizeof user, gp_user_name(&c->users, p->id.uid));
     if (!p->unslotted_queues)
         snprintf(queue, sizeof queue, "%" PRIu32 " unused", p->unused_queues);
     else
@@ -548,7 +580,7 @@ static long sum_processes(const struct gp_sample *s, struct process_sum *ps)
         if (!n || ps[n - 1].pid != parts[i].pid) {
             memset(p, 0, sizeof *p);
             p->pid = parts[i].pid;
-            printable(p->comm, sizeof p->comm, parts[i].comm);
+            gp_printable(p->comm, sizeof p->comm, parts[i].comm);
             n++;
         } else {
             p = &ps[n - 1];

@@ -5,12 +5,17 @@
  * board. Both print as command="x<U+FFFD>", so metrics must write their series once (it wrote
  * both, a duplicate series for which a scraper refuses the whole exposition), for metrics.sh.
  *
- *   tools_forged_comm STOPFILE
+ *   tools_forged_comm STOPFILE [steering]
+ *
+ * With steering, its three queues' command names hold what would steer a terminal if printed as
+ * it is (top_controls.sh): "a" U+009B "2J" (C1 CSI, a screen clear), "b" U+202E "rtl" (a
+ * right-to-left override) and "c" U+2066 "iso" (a left-to-right isolate), as UTF-8.
  *
  * Its board is its user's for device key "forged" in GPUPRIO_BOARD_DIR. It prints "ready" once
- * both slots are live, and waits (at most 60 s) until STOPFILE exists. Exit status 0, or 1 when the
+ * its slots are live, and waits (at most 60 s) until STOPFILE exists. Exit status 0, or 1 when the
  * board cannot be made.
  */
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -19,8 +24,9 @@
 
 int main(int argc, char **argv)
 {
-    if (argc != 2) {
-        fprintf(stderr, "usage: tools_forged_comm STOPFILE\n");
+    bool steering = argc == 3 && strcmp(argv[2], "steering") == 0;
+    if (argc != 2 && !steering) {
+        fprintf(stderr, "usage: tools_forged_comm STOPFILE [steering]\n");
         return 2;
     }
     struct gp_board b;
@@ -29,8 +35,16 @@ int main(int argc, char **argv)
         fprintf(stderr, "tools_forged_comm: the board %s\n", why);
         return 1;
     }
-    static const char *const comms[] = {"x\xff", "x\xfe"};
-    for (int i = 0; i < 2; i++) {
+    static const char *const plain[] = {"x\xff", "x\xfe", NULL};
+    static const char *const steers[] = {"a\xc2\x9b"
+                                         "2J",
+                                         "b\xe2\x80\xae"
+                                         "rtl",
+                                         "c\xe2\x81\xa6"
+                                         "iso",
+                                         NULL};
+    const char *const *comms = steering ? steers : plain;
+    for (int i = 0; comms[i]; i++) {
         struct gp_board_slot *s = gp_board_claim(&b);
         if (!s) {
             fprintf(stderr, "tools_forged_comm: the board is full\n");
