@@ -29,6 +29,7 @@
 #include "board_screen.h"
 #include "gp_conf_file.h"
 #include "gp_grow.h"
+#include "gp_priority.h"
 #include "tool.h"
 
 uint64_t gp_tool_now_ns(void)
@@ -152,6 +153,10 @@ static int read_slot(struct gp_sample *s, const struct gp_board *b, unsigned i,
         return 0;
     if (GP_SLOT_STATE(word) == GP_SLOT_PROCESS)
         return read_record(s, b, i, word, incarnation, again);
+    /* A priority no gpuprio writes (a forged board's) is ignored by the scheduler (tenants.c),
+     * so shown by no command either: not as a queue that is obeyed, nor as the number written. */
+    if (!gp_priority_valid(atomic_load(&slot->st.priority)))
+        return 0;
     struct gp_queue_row *r = new_row(s);
     if (!r)
         return -ENOMEM;

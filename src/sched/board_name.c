@@ -26,15 +26,15 @@ int gp_board_dir_exposure(const char *dir, char *what, size_t size)
      * allowed too. */
     bool foreign = st.st_uid != geteuid() && st.st_uid != 0;
     mode_t w = st.st_mode & 022;
-    bool open = w && !(st.st_mode & S_ISVTX);
+    bool shared_writes = w && !(st.st_mode & S_ISVTX);
     bool relative = dir[0] != '/';
-    if (!foreign && !open && !relative)
+    if (!foreign && !shared_writes && !relative)
         return 0;
     char owner[80] = "", mode[128] = "";
     if (foreign)
         snprintf(owner, sizeof owner, "%sowned by uid %u, another user", relative ? "; " : "",
                  (unsigned)st.st_uid);
-    if (open)
+    if (shared_writes)
         snprintf(mode, sizeof mode, "%swritable by %s without the sticky bit (mode %04o)",
                  relative || foreign ? "; " : "",
                  w == 022   ? "group and others"
@@ -46,7 +46,9 @@ int gp_board_dir_exposure(const char *dir, char *what, size_t size)
                         "boards)"
                       : "",
              owner, mode,
-             foreign || open ? ": another user can rename or remove this user's boards in it" : "");
+             foreign || shared_writes
+                 ? ": another user can rename or remove this user's boards in it"
+                 : "");
     return 0;
 }
 

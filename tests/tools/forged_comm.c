@@ -5,17 +5,22 @@
  * board. Both print as command="x<U+FFFD>", so metrics must write their series once (it wrote
  * both, a duplicate series for which a scraper refuses the whole exposition), for metrics.sh.
  *
- *   tools_forged_comm STOPFILE [steering]
+ *   tools_forged_comm STOPFILE [steering|priorities]
  *
  * With steering, its three queues' command names hold what would steer a terminal if printed as
  * it is (top_controls.sh): "a" U+009B "2J" (C1 CSI, a screen clear), "b" U+202E "rtl" (a
  * right-to-left override) and "c" U+2066 "iso" (a left-to-right isolate), as UTF-8.
  *
+ * With priorities, its three queues (commands "p-max", "p-min", "p-ok") say priorities 2^31 - 1,
+ * -2^31 and 7: the first two no gpuprio writes (top_controls.sh: no command shows them).
+ *
  * Its board is its user's for device key "forged" in GPUPRIO_BOARD_DIR. It prints "ready" once
  * its slots are live, and waits (at most 60 s) until STOPFILE exists. Exit status 0, or 1 when the
  * board cannot be made.
  */
+#include <stdatomic.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -25,8 +30,9 @@
 int main(int argc, char **argv)
 {
     bool steering = argc == 3 && strcmp(argv[2], "steering") == 0;
-    if (argc != 2 && !steering) {
-        fprintf(stderr, "usage: tools_forged_comm STOPFILE [steering]\n");
+    bool priorities = argc == 3 && strcmp(argv[2], "priorities") == 0;
+    if (argc != 2 && !steering && !priorities) {
+        fprintf(stderr, "usage: tools_forged_comm STOPFILE [steering|priorities]\n");
         return 2;
     }
     struct gp_board b;
@@ -43,7 +49,9 @@ int main(int argc, char **argv)
                                          "c\xe2\x81\xa6"
                                          "iso",
                                          NULL};
-    const char *const *comms = steering ? steers : plain;
+    static const char *const prioritised[] = {"p-max", "p-min", "p-ok", NULL};
+    static const int32_t priority_of[] = {INT32_MAX, INT32_MIN, 7};
+    const char *const *comms = steering ? steers : priorities ? prioritised : plain;
     for (int i = 0; comms[i]; i++) {
         struct gp_board_slot *s = gp_board_claim(&b);
         if (!s) {
@@ -54,6 +62,8 @@ int main(int argc, char **argv)
         s->device = 0;
         memset(s->comm, 0, sizeof s->comm);
         memcpy(s->comm, comms[i], strlen(comms[i]));
+        if (priorities)
+            atomic_store(&s->st.priority, priority_of[i]);
         gp_board_publish(&b, s);
     }
     printf("ready\n");
