@@ -33,36 +33,22 @@
  * cases replay, thread_exit and stream_gone, are graph_chaos.sh's (see chaos_case); reused_first
  * and reused_changed: a stream destroyed and another created at its address (see reused_case).
  *
- * A failed call prints FATAL and exits 1.
+ * What the HIP program (tests/hipgraph/graph_gates.c) says and does alike, the neighbour's side of
+ * the FIFOs among it, is tests/graphs/graph_prog.c. A failed call prints FATAL and exits 1.
  */
-#include <dlfcn.h>
-#include <errno.h>
-#include <fcntl.h>
-#include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-#include <unistd.h>
 
 #include "cuda_must.h"
-
-#define KERNELS 40
-#define LAUNCHES 4
+#include "graph_prog.h"
 
 int fake_cuda_graph_calls(void);
 int fake_cuda_graph_execs_alive(void);
 int fake_cuda_graph_waits_held(void);
 int fake_cuda_graph_waits_holding(void);
-
-static void sleep_us(long us)
-{
-    struct timespec ts = {us / 1000000, (us % 1000000) * 1000};
-    while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
-        ;
-}
 
 /* Reached as the CUDA runtime reaches them, through cuGetProcAddress (instantiate). */
 static CUresult (*instantiate_fn)(CUgraphExec *, CUgraph, unsigned long long);
@@ -75,9 +61,9 @@ static unsigned ran;
  * at most 5 s; stuck says it gave up (the host never got there: it was blocked). */
 static atomic_bool hold, stuck;
 
-static void step(void **params)
+static void step(void **args)
 {
-    unsigned i = *(unsigned *)params[0];
+    unsigned i = *(unsigned *)args[0];
     for (int ms = 0; i == 3 && atomic_load(&hold); ms++) {
         if (ms == 5000) {
             atomic_store(&stuck, true);
@@ -85,15 +71,10 @@ static void step(void **params)
         }
         sleep_us(1000);
     }
-    sleep_us(*(long *)params[1]);
+    sleep_us(*(long *)args[1]);
     acc = acc * 31 + i;
     ran++;
 }
-
-static unsigned index_of[KERNELS], other_index = 1000, other_index2 = 2000;
-static long kernel_us = 3000;
-static void *params[KERNELS][2], *other_params[2] = {&other_index, &kernel_us},
-                                 *other_params2[2] = {&other_index2, &kernel_us};
 
 static CUDA_KERNEL_NODE_PARAMS kernel(void **p)
 {
@@ -112,89 +93,47 @@ static CUgraph chain(CUgraphNode *node, int swap_at, void **swapped)
     return g;
 }
 
-/* One line through FIFO. A writer that connects, writes its line for an earlier open and closes
- * (the reader of that line closed and opened again in between) gives this open an end of file
- * with no line: open again, as the script's writers always send one more. */
-static bool line_through(const char *fifo)
+/* The neighbour's stream and its kernels' arguments (index high_i, 2 ms). */
+static CUstream high_s;
+static unsigned high_i;
+static long high_us = 2000;
+static void *high_p[2] = {&high_i, &high_us};
+
+static void high_launch(void)
 {
-    char line[16];
-    for (;;) {
-        FILE *f = fopen(fifo, "r");
-        if (!f)
-            return false;
-        bool got = fgets(line, sizeof line, f) != NULL;
-        fclose(f);
-        if (got)
-            return true;
-    }
+    MUST(cuLaunchKernel((CUfunction)(void *)step, 1, 1, 1, 1, 1, 1, 0, high_s, high_p, NULL));
 }
 
-/* The neighbour's modes: graph_gates high FIFO [exit|hold]. */
-enum high_mode { HIGH_IDLE, HIGH_EXIT, HIGH_HOLD };
+static void high_five(void)
+{
+    for (int k = 0; k < 5; k++)
+        high_launch();
+    MUST(cuStreamSynchronize(high_s));
+}
 
-/* graph_gates high FIFO [exit|hold]: joins at high priority, says "ready", and once cued through
- * FIFO runs a burst of 30 kernels of 2 ms; then exits (exit: its queue leaves the board, the low
- * program is no longer held by gates), or stays joined and idle until another line (the low
- * program stays held by gates meanwhile). With hold (graph_chaos.sh's cases) it bursts back to
- * back until a line comes instead, so it can be killed or stopped while it holds the low program
- * back, then idles until another line. */
+/* The burst once cued: 30 kernels of 2 ms. */
+static void high_burst(void)
+{
+    for (high_i = 0; high_i < 30; high_i++)
+        high_launch();
+    MUST(cuStreamSynchronize(high_s));
+}
+
+/* graph_gates high FIFO [exit|hold]: joins at high priority (a kernel on a stream of its own),
+ * then is the neighbour (graph_prog.h) with a burst of 30 kernels of 2 ms. */
 static void high(const char *fifo, enum high_mode mode)
 {
     CUcontext ctx;
-    CUstream s;
     MUST(cuDevicePrimaryCtxRetain(&ctx, 0));
     MUST(cuCtxSetCurrent(ctx));
-    MUST(cuStreamCreate(&s, 0));
-    unsigned i = 0;
-    long us = 2000;
-    void *p[2] = {&i, &us};
-    MUST(cuLaunchKernel((CUfunction)(void *)step, 1, 1, 1, 1, 1, 1, 0, s, p, NULL));
-    MUST(cuStreamSynchronize(s));
-    printf("ready\n");
-    fflush(stdout);
-    if (!line_through(fifo)) {
-        printf("FATAL: no cue through %s\n", fifo);
-        exit(1);
-    }
-    if (mode == HIGH_HOLD) {
-        char line[16];
-        int fd = open(fifo, O_RDONLY | O_NONBLOCK);
-        if (fd < 0) {
-            printf("FATAL: cannot open %s\n", fifo);
-            exit(1);
-        }
-        while (read(fd, line, sizeof line) <= 0) {
-            for (int k = 0; k < 5; k++)
-                MUST(cuLaunchKernel((CUfunction)(void *)step, 1, 1, 1, 1, 1, 1, 0, s, p, NULL));
-            MUST(cuStreamSynchronize(s));
-        }
-        close(fd);
-    } else {
-        for (i = 0; i < 30; i++)
-            MUST(cuLaunchKernel((CUfunction)(void *)step, 1, 1, 1, 1, 1, 1, 0, s, p, NULL));
-        MUST(cuStreamSynchronize(s));
-        if (mode == HIGH_EXIT)
-            return;
-    }
-    if (!line_through(fifo)) {
-        printf("FATAL: no second line through %s\n", fifo);
-        exit(1);
-    }
-    MUST(cuStreamDestroy(s));
+    MUST(cuStreamCreate(&high_s, 0));
+    high_launch();
+    MUST(cuStreamSynchronize(high_s));
+    if (neighbour(fifo, mode, high_five, high_burst))
+        MUST(cuStreamDestroy(high_s));
 }
 
 /* ---- graph_chaos.sh's cases: neighbours that die, stop and exit around gated graphs ---- */
-
-#define CHAOS_LAUNCHES 24
-
-static void cue(const char *go)
-{
-    FILE *f = go ? fopen(go, "w") : NULL;
-    if (go && (!f || fputs("go\n", f) < 0 || fclose(f) != 0)) {
-        printf("FATAL: cannot cue the neighbour through %s\n", go);
-        exit(1);
-    }
-}
 
 /* The graph functions looked up (instantiate_fn...), and g instantiated with them. */
 static CUgraphExec instantiate(CUgraph g, unsigned long long flags)
@@ -220,11 +159,7 @@ static CUgraphExec chain_exec(CUcontext *ctx, CUstream *s, CUstream *other, CUgr
     MUST(cuStreamCreate(s, 0));
     if (other)
         MUST(cuStreamCreate(other, 0));
-    for (int i = 0; i < KERNELS; i++) {
-        index_of[i] = (unsigned)i + 1;
-        params[i][0] = &index_of[i];
-        params[i][1] = &kernel_us;
-    }
+    chain_params();
     *g = chain(node, -1, NULL);
     return instantiate(*g, 0);
 }
@@ -234,16 +169,11 @@ static void learn(CUgraphExec exec, CUstream s)
 {
     MUST(launch_fn(exec, s));
     MUST(cuStreamSynchronize(s));
-    int (*drain)(void *, unsigned) =
-        (int (*)(void *, unsigned))dlsym(RTLD_DEFAULT, "gpuprio_stream_drain");
-    if (drain && drain(s, 10000) != 0)
-        printf("FATAL: gpuprio_stream_drain failed\n");
+    drain(s);
 }
 
 static CUgraphExec chaos_exec;
 static CUstream chaos_stream;
-
-#define FIRST_THREAD_LAUNCHES 4
 
 /* The first thread's launches are made (none held on the host: the neighbour is idle); then,
  * with a neighbour (GRAPH_GO), it is cued, and the thread waits until a wait node holds them (at
@@ -255,19 +185,7 @@ static void launch_then_cue(CUstream s)
     if (!getenv("GRAPH_GO"))
         return;
     cue(getenv("GRAPH_GO"));
-    int ms = 0;
-    for (; ms < 10000 && !fake_cuda_graph_waits_holding(); ms++)
-        sleep_us(1000);
-    fprintf(stderr, "graph_gates: the first thread goes on %s\n",
-            ms < 10000 ? "while a wait node holds its launches" : "with no wait node holding");
-}
-
-/* The wall clock in ms, as the fake says when a wait node holds and opens. */
-static long long wall_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+    wait_until_holding(fake_cuda_graph_waits_holding);
 }
 
 /* thread_exit's first thread: launches on the main thread's stream, not waited for. */
@@ -331,20 +249,14 @@ static int chaos_case(const char *what)
         printf("learned: acc %016llx, %u kernels\n", acc, ran);
     }
     if (thread_exit || stream_gone) {
-        pthread_t t;
-        if (pthread_create(&t, NULL, thread_exit ? launch_and_exit : launch_destroy_and_exit,
-                           ctx) != 0 ||
-            pthread_join(t, NULL) != 0 || pthread_create(&t, NULL, launch_after, ctx) != 0 ||
-            pthread_join(t, NULL) != 0) {
-            printf("FATAL: a thread failed\n");
+        if (!run_thread(thread_exit ? launch_and_exit : launch_destroy_and_exit, ctx) ||
+            !run_thread(launch_after, ctx))
             return 1;
-        }
     } else {
         for (int n = 1; n <= CHAOS_LAUNCHES; n++) {
-            /* On stderr: a launch held on the host shows as one called and not yet returned. */
-            fprintf(stderr, "graph_gates: launch %d called at %lld ms\n", n, wall_ms());
+            say_launch(n, "called");
             MUST(launch_fn(chaos_exec, chaos_stream));
-            fprintf(stderr, "graph_gates: launch %d returned at %lld ms\n", n, wall_ms());
+            say_launch(n, "returned");
             if (n == 1)
                 cue(getenv("GRAPH_GO"));
             MUST(cuStreamSynchronize(chaos_stream));
@@ -415,10 +327,10 @@ static int reused_case(bool changed)
 
 int main(int argc, char **argv)
 {
-    if ((argc == 3 || (argc == 4 && (!strcmp(argv[3], "exit") || !strcmp(argv[3], "hold")))) &&
-        strcmp(argv[1], "high") == 0) {
+    enum high_mode mode;
+    if (high_args(argc, argv, &mode)) {
         MUST(cuInit(0));
-        high(argv[2], argc == 3 ? HIGH_IDLE : !strcmp(argv[3], "exit") ? HIGH_EXIT : HIGH_HOLD);
+        high(argv[2], mode);
         return 0;
     }
     if (argc != 2) {
@@ -444,11 +356,7 @@ int main(int argc, char **argv)
     MUST(cuCtxSetCurrent(ctx));
     MUST(cuStreamCreate(&s, 0));
     MUST(cuStreamCreate(&other, 0));
-    for (int i = 0; i < KERNELS; i++) {
-        index_of[i] = (unsigned)i + 1;
-        params[i][0] = &index_of[i];
-        params[i][1] = &kernel_us;
-    }
+    chain_params();
     CUgraphNode node[KERNELS], extra;
     CUgraph g = chain(node, -1, NULL), child = NULL;
     unsigned long long flags = 0;
@@ -487,10 +395,7 @@ int main(int argc, char **argv)
     MUST(launch_fn(exec, s));
     MUST(cuStreamSynchronize(s));
     printf("launch 0: acc %016llx, %u kernels\n", acc, ran);
-    int (*drain)(void *, unsigned) =
-        (int (*)(void *, unsigned))dlsym(RTLD_DEFAULT, "gpuprio_stream_drain");
-    if (drain && drain(s, 10000) != 0)
-        printf("FATAL: gpuprio_stream_drain failed\n");
+    drain(s);
 
     const char *go = getenv("GRAPH_GO");
     for (int n = 1; n <= LAUNCHES; n++) {
@@ -529,14 +434,9 @@ int main(int argc, char **argv)
             CUgraph captured;
             MUST(cuStreamEndCapture(other, &captured));
         }
-        bool cue = strcmp(what, "gated") == 0 || strcmp(what, "ungated") == 0;
-        if (n == 1 && go && cue) {
-            FILE *f = fopen(go, "w");
-            if (!f || fputs("go\n", f) < 0 || fclose(f) != 0) {
-                printf("FATAL: cannot cue the neighbour through %s\n", go);
-                return 1;
-            }
-        }
+        bool cued = strcmp(what, "gated") == 0 || strcmp(what, "ungated") == 0;
+        if (n == 1 && go && cued)
+            cue(go);
         if (n == LAUNCHES && strcmp(what, "destroy") == 0)
             MUST(exec_destroy_fn(exec));
         if (running_on)

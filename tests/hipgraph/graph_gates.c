@@ -97,10 +97,10 @@
  *   graph_gates high FIFO [exit|hold]: the neighbour (see high); replay, thread_exit and
  *                      stream_gone are graph_chaos.sh's (see chaos_case)
  *
- * A failed call prints FATAL and exits 1.
+ * What the CUDA program says and does alike, the neighbour's side of the FIFOs among it, is
+ * tests/graphs/graph_prog.c. A failed call prints FATAL and exits 1.
  */
 #include <dlfcn.h>
-#include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -108,17 +108,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "gpuprio.h"
+#include "graph_prog.h"
 #include "hipsim.h"
 
 /* Newer than the 5.2.3 headers: the prototypes and types as upstream declares them. */
 #include "../../src/shim/hip/hip_compat_shim.h"
-
-#define KERNELS 40
-#define LAUNCHES 4
 
 #define MUST(call)                                                                                 \
     do {                                                                                           \
@@ -128,13 +125,6 @@
             exit(1);                                                                               \
         }                                                                                          \
     } while (0)
-
-static void sleep_us(long us)
-{
-    struct timespec ts = {us / 1000000, (us % 1000000) * 1000};
-    while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
-        ;
-}
 
 /* Read by main only after a synchronization: the kernels run on the simulator's threads. With
  * branches, each chain has its hash (the order across them is not the graph's to keep). */
@@ -177,11 +167,6 @@ static void hold_kernel(int ms)
     atomic_store(&held, false);
     atomic_store(&hold, true);
 }
-
-static unsigned index_of[KERNELS], other_index = 1000, other_index2 = 2000;
-static long kernel_us = 3000;
-static void *params[KERNELS][2], *other_params[2] = {&other_index, &kernel_us},
-                                 *other_params2[2] = {&other_index2, &kernel_us};
 
 static hipKernelNodeParams kernel(void **p)
 {
@@ -250,15 +235,6 @@ static void use_device(void)
         MUST(hipSetDevice(atoi(d)));
 }
 
-static void chain_params(void)
-{
-    for (int i = 0; i < KERNELS; i++) {
-        index_of[i] = (unsigned)i + 1;
-        params[i][0] = &index_of[i];
-        params[i][1] = &kernel_us;
-    }
-}
-
 /* As an application instantiates it: GRAPH_INSTANTIATE picks the form; flags (device launch)
  * need hipGraphInstantiateWithParams, the only form that takes them (clr). */
 static hipGraphExec_t instantiate(hipGraph_t g, unsigned long long flags, hipStream_t upload_on)
@@ -283,10 +259,7 @@ static void learn(hipGraphExec_t exec, hipStream_t s, bool spt)
 {
     MUST(spt ? hipGraphLaunch_spt(exec, 0) : hipGraphLaunch(exec, s));
     MUST(hipStreamSynchronize(s));
-    int (*drain)(void *, unsigned) =
-        (int (*)(void *, unsigned))dlsym(RTLD_DEFAULT, "gpuprio_stream_drain");
-    if (drain && drain(s, 10000) != 0)
-        printf("FATAL: gpuprio_stream_drain failed\n");
+    drain(s);
 }
 
 static void print_launch(int n)
@@ -299,32 +272,6 @@ static void print_launch(int n)
 }
 
 /* ---- the neighbour, and what passes between it and this program ---- */
-
-/* One line through FIFO. A writer that connects, writes its line for an earlier open and closes
- * (the reader of that line closed and opened again in between) gives this open an end of file
- * with no line: open again, as the script's writers always send one more. */
-static bool line_through(const char *fifo)
-{
-    char line[16];
-    for (;;) {
-        FILE *f = fopen(fifo, "r");
-        if (!f)
-            return false;
-        bool got = fgets(line, sizeof line, f) != NULL;
-        fclose(f);
-        if (got)
-            return true;
-    }
-}
-
-static void cue(const char *go)
-{
-    FILE *f = go ? fopen(go, "w") : NULL;
-    if (go && (!f || fputs("go\n", f) < 0 || fclose(f) != 0)) {
-        printf("FATAL: cannot cue the neighbour through %s\n", go);
-        exit(1);
-    }
-}
 
 /* The neighbour's side of GRAPH_ACK: "bursting" once its first burst launch returned (its queue
  * active, so this program's gates closed), where this program listens (nobody reading: ENXIO, and
@@ -421,21 +368,33 @@ static void cue_and_release(hipStream_t s)
     atomic_store(&hold, false);
 }
 
+/* The neighbour's stream and its kernels' arguments (index 0, 2 ms). */
+static hipStream_t high_s;
+static unsigned high_i;
+static long high_us = 2000;
+static void *high_p[2] = {&high_i, &high_us};
+
+/* Five kernels of the neighbour's, waited for; once they are launched the first time, it says
+ * through GRAPH_ACK that it bursts. */
+static void high_five(void)
+{
+    for (int j = 0; j < 5; j++)
+        MUST(launch_step(high_s, high_p));
+    ack();
+    MUST(hipStreamSynchronize(high_s));
+}
+
 /* The neighbour's burst without hold: kernels of 2 ms back to back until the low program says
  * through GRAPH_STOP that a wait node of the launch it cued the burst after held, or that the
  * launch ended (tell_stop; at most 20 s, a hang guard), so that the burst covers that launch's
  * next wait node however late either process runs; 100 kernels where GRAPH_STOP is unset. */
-static void burst_until_stopped(hipStream_t s, void **p)
+static void burst_until_stopped(void)
 {
     const char *path = getenv("GRAPH_STOP");
     int fd = path ? open(path, O_RDONLY | O_NONBLOCK) : -1;
     char line[16];
-    for (int k = 0; fd >= 0 ? k < 10000 && read(fd, line, sizeof line) <= 0 : k < 100; k += 5) {
-        for (int j = 0; j < 5; j++)
-            MUST(launch_step(s, p));
-        ack();
-        MUST(hipStreamSynchronize(s));
-    }
+    for (int k = 0; fd >= 0 ? k < 10000 && read(fd, line, sizeof line) <= 0 : k < 100; k += 5)
+        high_five();
     if (fd >= 0)
         close(fd);
 }
@@ -464,62 +423,20 @@ static void stop_once_held(hipStream_t s)
     tell_stop();
 }
 
-/* The neighbour's modes: graph_gates high FIFO [exit|hold]. */
-enum high_mode { HIGH_IDLE, HIGH_EXIT, HIGH_HOLD };
-
 /* graph_gates high FIFO [exit|hold]: joins at high priority (a kernel on a stream of its own),
- * says "ready", and once cued through FIFO bursts (burst_until_stopped, saying so through
- * GRAPH_ACK after the first kernel); then exits (exit: its
- * queue leaves the board, the low program is no longer held by gates), or stays joined and idle
- * until another line (the low program stays held by gates meanwhile). With hold (graph_chaos.sh's
- * cases) it bursts back to back until a line comes instead, so it can be killed or stopped while it
- * holds the low program back, then idles until another line. */
+ * then is the neighbour (graph_prog.h) with burst_until_stopped; it says through GRAPH_ACK that it
+ * bursts (high_five). */
 static void high(const char *fifo, enum high_mode mode)
 {
-    hipStream_t s;
     use_device();
-    MUST(hipStreamCreate(&s));
-    unsigned i = 0;
-    long us = 2000;
-    void *p[2] = {&i, &us};
-    MUST(launch_step(s, p));
-    MUST(hipStreamSynchronize(s));
-    printf("ready\n");
-    fflush(stdout);
-    if (!line_through(fifo)) {
-        printf("FATAL: no cue through %s\n", fifo);
-        exit(1);
-    }
-    if (mode == HIGH_HOLD) {
-        char line[16];
-        int fd = open(fifo, O_RDONLY | O_NONBLOCK);
-        if (fd < 0) {
-            printf("FATAL: cannot open %s\n", fifo);
-            exit(1);
-        }
-        while (read(fd, line, sizeof line) <= 0) {
-            for (int k = 0; k < 5; k++)
-                MUST(launch_step(s, p));
-            ack();
-            MUST(hipStreamSynchronize(s));
-        }
-        close(fd);
-    } else {
-        burst_until_stopped(s, p);
-        if (mode == HIGH_EXIT)
-            return;
-    }
-    if (!line_through(fifo)) {
-        printf("FATAL: no second line through %s\n", fifo);
-        exit(1);
-    }
-    MUST(hipStreamDestroy(s));
+    MUST(hipStreamCreate(&high_s));
+    MUST(launch_step(high_s, high_p));
+    MUST(hipStreamSynchronize(high_s));
+    if (neighbour(fifo, mode, high_five, burst_until_stopped))
+        MUST(hipStreamDestroy(high_s));
 }
 
 /* ---- graph_chaos.sh's cases: neighbours that die, stop and exit around gated graphs ---- */
-
-#define CHAOS_LAUNCHES 24
-#define FIRST_THREAD_LAUNCHES 4
 
 static hipGraphExec_t chaos_exec;
 static hipStream_t chaos_stream;
@@ -554,22 +471,10 @@ static void launch_then_cue(hipStream_t s)
         MUST(hipGraphLaunch(chaos_exec, s));
     if (getenv("GRAPH_GO")) {
         cue_and_release(s);
-        int ms = 0;
-        for (; ms < 10000 && !hipsimGraphWaitsHolding(); ms++)
-            sleep_us(1000);
-        fprintf(stderr, "graph_gates: the first thread goes on %s\n",
-                ms < 10000 ? "while a wait node holds its launches" : "with no wait node holding");
+        wait_until_holding(hipsimGraphWaitsHolding);
         tell_stop();
     }
     MUST(hipEventRecord(chaos_done, s));
-}
-
-/* The wall clock in ms, as the simulator says when a wait node holds and opens. */
-static long long wall_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 /* thread_exit's first thread: launches on the main thread's stream, not waited for. */
@@ -636,24 +541,18 @@ static int chaos_case(const char *what)
         printf("learned: acc %016llx, %u kernels\n", acc, ran);
     }
     if (thread_exit || stream_gone) {
-        pthread_t t;
-        if (pthread_create(&t, NULL, thread_exit ? launch_and_exit : launch_destroy_and_exit,
-                           NULL) != 0 ||
-            pthread_join(t, NULL) != 0 || pthread_create(&t, NULL, launch_after, NULL) != 0 ||
-            pthread_join(t, NULL) != 0) {
-            printf("FATAL: a thread failed\n");
+        if (!run_thread(thread_exit ? launch_and_exit : launch_destroy_and_exit, NULL) ||
+            !run_thread(launch_after, NULL))
             return 1;
-        }
     } else {
         for (int n = 1; n <= CHAOS_LAUNCHES; n++) {
-            /* On stderr: a launch held on the host shows as one called and not yet returned. */
             if (n == 1 && getenv("GRAPH_GO"))
                 until_gated(chaos_stream);
             if (n == 1)
                 hold_for_cue();
-            fprintf(stderr, "graph_gates: launch %d called at %lld ms\n", n, wall_ms());
+            say_launch(n, "called");
             MUST(hipGraphLaunch(chaos_exec, chaos_stream));
-            fprintf(stderr, "graph_gates: launch %d returned at %lld ms\n", n, wall_ms());
+            say_launch(n, "returned");
             if (n == 1 && getenv("GRAPH_GO"))
                 cue_and_release(chaos_stream);
             MUST(hipStreamSynchronize(chaos_stream));
@@ -749,11 +648,8 @@ static int spt_case(void)
     spt_exec = instantiate(g, 0, hipStreamPerThread);
     learn(spt_exec, hipStreamPerThread, true);
     print_launch(0);
-    pthread_t t;
-    if (pthread_create(&t, NULL, spt_thread, NULL) != 0 || pthread_join(t, NULL) != 0) {
-        printf("FATAL: a thread failed\n");
+    if (!run_thread(spt_thread, NULL))
         return 1;
-    }
     MUST(hipGraphLaunch_spt(spt_exec, 0));
     MUST(hipStreamSynchronize(hipStreamPerThread));
     print_launch(3);
@@ -968,9 +864,9 @@ int main(int argc, char **argv)
     size_t sizes[2] = {sizeof(unsigned), sizeof(long)};
     step_kernel = hipsimRegisterKernel("step", step, 2, sizes);
     idle_kernel = hipsimRegisterKernel("idle", idle_step, 0, NULL);
-    if ((argc == 3 || (argc == 4 && (is(argv[3], "exit") || is(argv[3], "hold")))) &&
-        is(argv[1], "high")) {
-        high(argv[2], argc == 3 ? HIGH_IDLE : is(argv[3], "exit") ? HIGH_EXIT : HIGH_HOLD);
+    enum high_mode mode;
+    if (high_args(argc, argv, &mode)) {
+        high(argv[2], mode);
         return 0;
     }
     if (argc != 2) {
@@ -1067,10 +963,7 @@ int main(int argc, char **argv)
     print_launch(0);
     if (app_memop)
         printf("word: %llx\n", (unsigned long long)*word);
-    int (*drain)(void *, unsigned) =
-        (int (*)(void *, unsigned))dlsym(RTLD_DEFAULT, "gpuprio_stream_drain");
-    if (drain && drain(s, 10000) != 0)
-        printf("FATAL: gpuprio_stream_drain failed\n");
+    drain(s);
 
     const char *go = getenv("GRAPH_GO");
     for (int n = 1; n <= LAUNCHES; n++) {
