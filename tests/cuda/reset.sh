@@ -18,6 +18,7 @@ if [ $# != 3 ]; then
     exit 2
 fi
 mode=$1 lib=$2 prog=$3
+. "$(dirname "$0")/../tools/expect.sh"
 for v in $(env | sed -n 's/^\(GPUPRIO_[A-Za-z0-9_]*\)=.*/\1/p'); do
     unset "$v"
 done
@@ -45,15 +46,7 @@ status=0
 native=$?
 
 # The neighbour bursts for longer than the program runs; the program starts once it is ready.
-mkfifo "$tmp/high.fifo" || exit 1
-LD_PRELOAD="$lib" GPUPRIO_PRIORITY=high "$prog" burst 30000 >"$tmp/high.fifo" 2>"$tmp/high.err" &
-high=$!
-read -r ready <"$tmp/high.fifo"
-if [ "$ready" != ready ]; then
-    echo "FAIL: the high-priority neighbour did not start"
-    cat "$tmp/high.err"
-    exit 1
-fi
+start_high LD_PRELOAD="$lib" GPUPRIO_PRIORITY=high "$prog" burst 30000
 LD_PRELOAD="$lib" GPUPRIO_PRIORITY=low GPUPRIO_LOG=info "$prog" "$mode" --shim \
     >"$tmp/shim.out" 2>"$tmp/shim.err"
 shimmed=$?
@@ -62,14 +55,7 @@ wait "$high" 2>/dev/null
 high=
 cat "$tmp/shim.err"
 
-if ! diff -u "$tmp/native.out" "$tmp/shim.out"; then
-    echo "FAIL: stdout differs under gpuprio"
-    status=1
-fi
-if [ "$native" != 0 ] || [ "$shimmed" != 0 ]; then
-    echo "FAIL: exit status $native without gpuprio, $shimmed with it (expected 0 and 0)"
-    status=1
-fi
+same_as_native "$tmp" "$native" "$shimmed" || status=1
 if grep -q "fake_cuda: error" "$tmp/shim.err"; then
     echo "FAIL: gpuprio used what died with a context"
     status=1

@@ -44,7 +44,7 @@ native=$?
 talk=
 [ -z "$handshake" ] || talk="GRAPH_ACK=$tmp/ack GRAPH_STOP=$tmp/stop"
 if [ "${GRAPH_NO_HIGH:-0}" != 1 ]; then
-    mkfifo "$tmp/ready" "$tmp/go" ${handshake:+"$tmp/ack" "$tmp/stop"} || exit 1
+    mkfifo "$tmp/go" ${handshake:+"$tmp/ack" "$tmp/stop"} || exit 1
     start_high $talk LD_PRELOAD="$lib" GPUPRIO_PRIORITY=high "$prog" high "$tmp/go" \
         ${GRAPH_HIGH_EXITS:+exit}
 fi
@@ -75,14 +75,7 @@ if [ -n "$high" ]; then
 fi
 grep -v '^gpuprio: debug: a call on queue' "$tmp/shim.err"
 
-if ! diff -u "$tmp/native.out" "$tmp/shim.out"; then
-    echo "FAIL: stdout differs under gpuprio"
-    status=1
-fi
-if [ "$native" != 0 ] || [ "$shimmed" != 0 ]; then
-    echo "FAIL: exit status $native without gpuprio, $shimmed with it (expected 0 and 0)"
-    status=1
-fi
+same_as_native "$tmp" "$native" "$shimmed" || status=1
 if grep -q "$fake: error" "$tmp/shim.err" "$tmp/native.err"; then
     echo "FAIL: $fake_is reported a misuse"
     status=1

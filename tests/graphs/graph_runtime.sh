@@ -18,8 +18,8 @@
 #              graph_chaos.sh's thread_exit and stream_gone (the simulator's always does).
 # Also graph_sandbox WHAT: a new $tmp on /dev/shm with a board directory (GPUPRIO_BOARD_DIR), the
 # device shared as $name ("$prefix-WHAT-..."), and at exit the processes in high, low, writer and
-# stopper killed and all of it removed; start_high ARGS...: the high-priority neighbour (env
-# ARGS..., its stdout the FIFO $tmp/ready) started as $high once it said "ready".
+# stopper killed and all of it removed. The scripts start the neighbour with expect.sh's start_high
+# and compare the runs with its same_as_native.
 usage() {
     echo "usage: ${0##*/} cuda|hip CASE LIB PROG" >&2
     exit 2
@@ -52,15 +52,4 @@ graph_sandbox() { # WHAT
 graph_cleanup() {
     sandbox_cleanup $high $low $writer $stopper
     rm -f "/dev/shm/hipsim-$(id -u)-$name-"* # a simulated device other than 0 (GRAPH_DEVICE)
-}
-
-start_high() { # ARGS...
-    env "$@" >"$tmp/ready" 2>"$tmp/high.err" &
-    high=$!
-    read -r ready <"$tmp/ready"
-    if [ "$ready" != ready ]; then
-        echo "FAIL: the high-priority neighbour did not start"
-        cat "$tmp/high.err"
-        exit 1
-    fi
 }

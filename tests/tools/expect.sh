@@ -1,5 +1,6 @@
 # expect.sh - sourced by the shell tests of the command, the package and the containers:
-# one check that counts failures in $fails. POSIX sh.
+# one check that counts failures in $fails, and what the scripts that run a program without and
+# under gpuprio next to a high-priority neighbour share (tests/graphs, the reset scripts). POSIX sh.
 #
 #   expect WHAT EXPECTED ACTUAL    prints "ok: WHAT", or a FAIL line naming both values
 #   show_stderr DIR NAME...        prints DIR/NAME.err of each NAME whose file is not empty
@@ -16,6 +17,15 @@
 #                                  filesystem (not tmpfs or hugetlbfs: mirrored gates' case)
 #   prom_checks CHECKER PROM OUT   CHECKER (tests/tools/prom_check.py) on PROM, a `gpuprio
 #                                  metrics` sample: "ok", or FAIL with its complaints (in OUT)
+#   start_high ARGS...             the high-priority neighbour, `env ARGS...` in the background,
+#                                  its stdout the FIFO $tmp/ready (made here), its stderr
+#                                  $tmp/high.err: once it said "ready", its pid in high; else a
+#                                  FAIL line, its stderr, and exit 1
+#   same_as_native DIR NATIVE SHIMMED
+#                                  the program's run under gpuprio against its run without:
+#                                  DIR/shim.out against DIR/native.out (diff -u), the exit
+#                                  statuses SHIMMED and NATIVE against 0; a FAIL line for each
+#                                  that differs, and 1; else 0
 fails=0
 
 expect() { # WHAT EXPECTED ACTUAL
@@ -64,6 +74,31 @@ wait_for() { # SECONDS COMMAND...
         [ "$(date +%s)" -lt $_wf_until ] || return 1
         sleep 0.05
     done
+}
+
+start_high() { # ARGS...
+    mkfifo "$tmp/ready" || exit 1
+    env "$@" >"$tmp/ready" 2>"$tmp/high.err" &
+    high=$!
+    read -r _sh_ready <"$tmp/ready"
+    if [ "$_sh_ready" != ready ]; then
+        echo "FAIL: the high-priority neighbour did not start"
+        cat "$tmp/high.err"
+        exit 1
+    fi
+}
+
+same_as_native() { # DIR NATIVE SHIMMED
+    _sn_status=0
+    if ! diff -u "$1/native.out" "$1/shim.out"; then
+        echo "FAIL: stdout differs under gpuprio"
+        _sn_status=1
+    fi
+    if [ "$2" != 0 ] || [ "$3" != 0 ]; then
+        echo "FAIL: exit status $2 without gpuprio, $3 with it (expected 0 and 0)"
+        _sn_status=1
+    fi
+    return $_sn_status
 }
 
 need_disk_fs() { # DIR

@@ -13,6 +13,7 @@ if [ $# != 2 ] && [ $# != 3 ]; then
     exit 2
 fi
 lib=$1 prog=$2 mode=${3:-phases} neighbour_device=0
+. "$(dirname "$0")/../../tools/expect.sh"
 if [ "$mode" = other ]; then
     export HIPSIM_DEVICES=2
     neighbour_device=1
@@ -38,15 +39,7 @@ native=$?
 export GPUPRIO_BOARD_DIR="$tmp/boards" HIPSIM_SHARED="reset$$"
 mkdir -m 700 "$GPUPRIO_BOARD_DIR"
 # The neighbour bursts for longer than the program runs; the program starts once it is ready.
-mkfifo "$tmp/high.fifo" || exit 1
-LD_PRELOAD="$lib" GPUPRIO_PRIORITY=high "$prog" burst 60000 "$neighbour_device" >"$tmp/high.fifo" 2>"$tmp/high.err" &
-high=$!
-read -r ready <"$tmp/high.fifo"
-if [ "$ready" != ready ]; then
-    echo "FAIL: the high-priority neighbour did not start"
-    cat "$tmp/high.err"
-    exit 1
-fi
+start_high LD_PRELOAD="$lib" GPUPRIO_PRIORITY=high "$prog" burst 60000 "$neighbour_device"
 LD_PRELOAD="$lib" GPUPRIO_PRIORITY=low GPUPRIO_LOG=debug "$prog" "$mode" \
     >"$tmp/shim.out" 2>"$tmp/shim.err"
 shimmed=$?
@@ -55,14 +48,7 @@ wait "$high" 2>/dev/null
 high=
 grep -E "hipsim|warn|error|Level|registered again|destroyed" "$tmp/shim.err" | sort | uniq -c
 
-if ! diff -u "$tmp/native.out" "$tmp/shim.out"; then
-    echo "FAIL: stdout differs under gpuprio"
-    status=1
-fi
-if [ "$native" != 0 ] || [ "$shimmed" != 0 ]; then
-    echo "FAIL: exit status $native without gpuprio, $shimmed with it (expected 0 and 0)"
-    status=1
-fi
+same_as_native "$tmp" "$native" "$shimmed" || status=1
 if grep -q "hipsim: error" "$tmp/shim.err"; then
     echo "FAIL: gpuprio used what hipDeviceReset destroyed"
     status=1
