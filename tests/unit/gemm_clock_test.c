@@ -2,8 +2,9 @@
  * gemm_clock_test.c - unit.gemm_clock: the learned GPU times of GEMM calls (src/preempt/
  * gemm_clock.c) over events of the test's own: the shortest time kept, a pair not done yet put
  * back for a later call, and the timings in flight of an owner (a context, a device) that a
- * teardown destroyed dropped without a read or a destroy, while other owners' are read and the
- * learned times stay.
+ * teardown destroyed dropped without a read or a destroy (also one put back after another
+ * owner's timing of its kind came and went while it was read), while other owners' are read and
+ * the learned times stay.
  */
 #include <stdbool.h>
 #include <stdint.h>
@@ -12,10 +13,12 @@
 #include "check.h"
 #include "gemm_clock.h"
 
-/* An event pair of the test's: the time it reads (0: not done yet), and what was done to it. */
+/* An event pair of the test's: the time it reads (0: not done yet), what was done to it, and
+ * what another thread does while it is read (outside the table's lock), once. */
 struct pair {
     int64_t ns;
     int reads, destroys;
+    void (*while_read)(void);
 };
 
 static int64_t read_pair(void *start, void *end)
@@ -23,6 +26,10 @@ static int64_t read_pair(void *start, void *end)
     struct pair *p = start;
     CHECK(start == end);
     p->reads++;
+    void (*meanwhile)(void) = p->while_read;
+    p->while_read = NULL;
+    if (meanwhile)
+        meanwhile();
     return p->ns;
 }
 
@@ -51,6 +58,16 @@ static void keep(uint64_t id, uintptr_t owner, struct pair *p)
 {
     struct key k = {id};
     gemm_clock_keep(&times, &k, owner, p, p);
+}
+
+/* While A's pair of key 5 is out being read, another thread's call of key 5 on B is timed, and a
+ * third's reads that pair, done: the entry then holds no pair, and was B's. */
+static struct pair b_meanwhile = {.ns = 6000};
+static void b_times_key_5(void)
+{
+    bool time_this;
+    keep(5, 2, &b_meanwhile);
+    CHECK_INT(learned(5, &time_this), 6000);
 }
 
 int main(void)
@@ -97,6 +114,18 @@ int main(void)
     CHECK_INT(learned(4, &time_this), 4000);
     CHECK_INT(b_kept.reads, 1);
     CHECK_INT(b_kept.destroys, 1);
+
+    /* A's pair, not done, goes back as A's, though B's came and went while it was read: A's
+     * teardown drops it. */
+    struct pair a_out = {.ns = 0, .while_read = b_times_key_5};
+    keep(5, A, &a_out);
+    CHECK_INT(learned(5, &time_this), 6000);
+    CHECK_INT(a_out.reads, 1);
+    CHECK_INT(b_meanwhile.destroys, 1);
+    gemm_clock_forget_owner(&times, A);
+    learned(5, &time_this);
+    CHECK_INT(a_out.reads, 1);
+    CHECK_INT(a_out.destroys, 0);
 
     /* A new timing of A's after the teardown is read as any. */
     struct pair again = {.ns = 2000};

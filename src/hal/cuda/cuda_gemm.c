@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cuda_bind.h"
@@ -260,21 +261,32 @@ static size_t bias_size(cudahal_lt_desc_opaque *desc, const struct shape *s)
     return plain ? s->d.esize : 0;
 }
 
+/* Whether cuBLAS's environment turns emulation on for a precision (CUBLAS_EMULATE_SINGLE_PRECISION,
+ * CUBLAS_EMULATE_DOUBLE_PRECISION: any value but 0), which its strategy may then use for one
+ * problem and not for another. */
+static bool emulated_by_env(const char *name)
+{
+    const char *v = getenv(name);
+    return v && *v && strcmp(v, "0") != 0;
+}
+
 static bool compute_per_element(int32_t compute)
 {
     switch (compute) {
     case CUDAHAL_BLAS_COMPUTE_16F:
     case CUDAHAL_BLAS_COMPUTE_16F_PEDANTIC:
+    case CUDAHAL_BLAS_COMPUTE_32I:
+    case CUDAHAL_BLAS_COMPUTE_32I_PEDANTIC:
+        return true;
     case CUDAHAL_BLAS_COMPUTE_32F:
     case CUDAHAL_BLAS_COMPUTE_32F_PEDANTIC:
     case CUDAHAL_BLAS_COMPUTE_32F_FAST_16F:
     case CUDAHAL_BLAS_COMPUTE_32F_FAST_16BF:
     case CUDAHAL_BLAS_COMPUTE_32F_FAST_TF32:
+        return !emulated_by_env("CUBLAS_EMULATE_SINGLE_PRECISION");
     case CUDAHAL_BLAS_COMPUTE_64F:
     case CUDAHAL_BLAS_COMPUTE_64F_PEDANTIC:
-    case CUDAHAL_BLAS_COMPUTE_32I:
-    case CUDAHAL_BLAS_COMPUTE_32I_PEDANTIC:
-        return true;
+        return !emulated_by_env("CUBLAS_EMULATE_DOUBLE_PRECISION");
     default:
         return false;
     }

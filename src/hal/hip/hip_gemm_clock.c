@@ -120,9 +120,10 @@ void *hiphal_gemm_clock_start(const struct hiphal_gemm_key *key, struct ihipStre
     hipDevice_t mine = -1;
     int current = -2;
     /* Events are the current device's: a stream of another one is not timed (its record would
-     * fail, and leave an error the application's call would not). */
+     * fail, and leave an error the application's call would not); nor one whose key does not say
+     * that device (a stream without a queue), whose pair another device's call could read. */
     if (!rt.ok || rt.stream_device(stream, &mine) != hipSuccess ||
-        rt.get_device(&current) != hipSuccess || mine != current)
+        rt.get_device(&current) != hipSuccess || mine != current || mine != key->device)
         return NULL;
     struct clock_token *t = calloc(1, sizeof *t);
     if (!t)

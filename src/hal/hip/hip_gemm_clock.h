@@ -25,7 +25,8 @@ struct hiphal_gemm_key {
     uint32_t types[4]; /* A, B, C, D */
     int32_t transa, transb;
     hiphal_lt_algo algo; /* 24 bytes: no padding, keys are hashed and compared byte by byte */
-    /* The device of the call's stream, where a timed call's events are recorded: a call reads
+    /* The device of the call's queue (-1 where gpuprio has none for its stream): a call is timed
+     * only where this is its stream's device, where the events are recorded, so that a call reads
      * only its own device's events, and those of a device reset are dropped with it
      * (hiphal_gemm_clock_forget). */
     int32_t device;
