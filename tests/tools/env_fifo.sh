@@ -29,22 +29,26 @@ bound=10
 said() { grep -c '^gpuprio:' "$1"; }
 names() { grep '^gpuprio:' "$1" | grep -c -- "$2"; }
 
-app() { # NAME STATUS MESSAGE COMMAND...: COMMAND under the shim; gpuprio says MESSAGE only
-    _app=$1 _status=$2 _msg=$3
-    shift 3
-    echo go | timeout $bound env LD_PRELOAD="$shim" "$@" >"$tmp/app.out" 2>"$tmp/app.err"
+# NAME STATUS MESSAGE VARIABLE COMMAND...: COMMAND under the shim with VARIABLE=fifo (set by the
+# one env, so that no program but COMMAND is preloaded: a sanitizer build's shim needs its
+# runtime, which only the test's own programs have); gpuprio says MESSAGE only.
+app() {
+    _app=$1 _status=$2 _msg=$3 _var=$4
+    shift 4
+    echo go | timeout $bound env "$_var=$fifo" LD_PRELOAD="$shim" "$@" >"$tmp/app.out" \
+        2>"$tmp/app.err"
     expect "$_app: exit status (124: it hung)" "$_status" $?
     expect "$_app: gpuprio said one thing" 1 "$(said "$tmp/app.err")"
     expect "$_app: it names the variable and why" 1 "$(names "$tmp/app.err" "$_msg")"
     show_stderr "$tmp" app
 }
 app "app, GPUPRIO_CONFIG a FIFO" 0 "$fifo is not a regular file .*GPUPRIO_CONFIG must name a regular file" \
-    env GPUPRIO_CONFIG="$fifo" "$worker" 1 saturate 5 100
+    GPUPRIO_CONFIG "$worker" 1 saturate 5 100
 expect "app, GPUPRIO_CONFIG a FIFO: its output (ready, done)" "1 1" \
     "$(grep -c '^ready$' "$tmp/app.out") $(grep -c '^done ' "$tmp/app.out")"
 # passthrough 3: gpuprio bound to nothing, the program's HIP calls right, its status 3.
 app "app, GPUPRIO_HIP_LIBRARY a FIFO" 3 "GPUPRIO_HIP_LIBRARY=$fifo is not a regular file" \
-    env GPUPRIO_HIP_LIBRARY="$fifo" "$override" passthrough 3
+    GPUPRIO_HIP_LIBRARY "$override" passthrough 3
 
 cli() { # VARIABLE STATUS MESSAGE COMMAND...: gpuprio COMMAND with VARIABLE=fifo
     _var=$1 _status=$2 _msg=$3
