@@ -232,6 +232,17 @@ def main():
                 volumes = check_pod_spec(tmpl["spec"], where)
                 for c in tmpl["spec"].get("initContainers", []):
                     script = " ".join(c.get("command", []) + c.get("args", []))
+                    # A file bind-mounted on its own (hostPath File, FileOrCreate) is a mount
+                    # point: install and mv remove or rename it, which fails with EBUSY and ends
+                    # the script; it can only be written in place.
+                    for mnt in c.get("volumeMounts", []):
+                        hp = volumes.get(mnt.get("name"), {}).get("hostPath") or {}
+                        path = str(mnt.get("mountPath", ""))
+                        if hp.get("type") in ("File", "FileOrCreate"):
+                            finding(not re.search(r"\b(install|mv)\b[^\n;&|]*\s" + re.escape(path)
+                                                  + r"(\s|$)", script, re.M),
+                                    f"{where}: container {c.get('name')} replaces {path}, a "
+                                    "single-file mount (EBUSY): write it in place (cat > FILE)")
                     m = re.search(r"gpuprio cdi --output (\S+)", script)
                     if not m:
                         continue

@@ -2,8 +2,8 @@
 # refuses.sh - kubernetes.checker_refuses: check_manifests.py fails each of deploy/kubernetes's
 # manifests broken in one way (so kubernetes.manifests can fail): a misspelt field, a CDI device
 # the spec does not have, a selector that misses the template's labels, a mount of no volume,
-# a relative hostPath, an unknown kind, the spec written where no runtime looks, and a
-# configuration file gpuprio refuses.
+# a relative hostPath, an unknown kind, a single-file mount replaced by install (EBUSY on a
+# node), the spec written where no runtime looks, and a configuration file gpuprio refuses.
 #
 #   refuses.sh GPUPRIO MANIFEST_DIR
 set -u
@@ -41,6 +41,9 @@ refused "a mount of no volume" gpuprio-node.yaml 's/{name: textfile, mountPath/{
 refused "a relative hostPath" gpuprio-node.yaml 's|path: /var/run/cdi,|path: var/run/cdi,|' \
     "hostPath.path must be absolute"
 refused "an unknown kind" pods-example.yaml 's/^kind: Pod/kind: Pods/' "unknown apiVersion/kind"
+refused "a single-file mount replaced" gpuprio-node.yaml \
+    's|cat /config/gpuprio.conf >/etc/gpuprio.conf|install -m 644 /config/gpuprio.conf /etc/gpuprio.conf|' \
+    "replaces /etc/gpuprio.conf, a single-file mount"
 refused "the spec where no runtime looks" gpuprio-node.yaml 's|cdi --output /var/run/cdi|cdi --output /tmp/cdi|' \
     "where no runtime looks"
 if [ "$(id -u)" = 0 ]; then
