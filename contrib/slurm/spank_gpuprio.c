@@ -17,9 +17,13 @@
  */
 #include <slurm/spank.h>
 
+#include <errno.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "gp_priority.h"
 #include "spank_policy.h"
@@ -78,24 +82,77 @@ static const char *job_env(spank_t sp, const char *name, char *buf, int size)
     return spank_getenv(sp, name, buf, size) == ESPANK_SUCCESS ? buf : NULL;
 }
 
-/* LD_PRELOAD with the library in front, unless it is there already. */
-static int preload(spank_t sp)
+/* The job's LD_PRELOAD, however long (malloc'd; "" when unset), or NULL where it cannot be read:
+ * a value never read whole must not be overwritten by one without the user's libraries. */
+static char *job_preload(spank_t sp)
 {
-    char old[4096], now[sizeof old + SP_PATH_MAX + 1];
-    const char *have = job_env(sp, "LD_PRELOAD", old, sizeof old);
-    if (have) {
-        /* ld.so splits LD_PRELOAD at spaces and colons. */
-        char copy[sizeof old];
-        snprintf(copy, sizeof copy, "%s", have);
-        char *save = NULL;
-        for (char *w = strtok_r(copy, " :", &save); w; w = strtok_r(NULL, " :", &save))
-            if (strcmp(w, conf.library) == 0)
-                return 0;
+    for (int size = 4096; size <= 1 << 20; size *= 4) {
+        char *buf = malloc((size_t)size);
+        if (!buf)
+            return NULL;
+        spank_err_t r = spank_getenv(sp, "LD_PRELOAD", buf, size);
+        if (r == ESPANK_SUCCESS)
+            return buf;
+        free(buf);
+        if (r == ESPANK_ENV_NOEXIST)
+            return strdup("");
+        if (r != ESPANK_NOSPACE)
+            return NULL;
     }
-    if (snprintf(now, sizeof now, "%s%s%s", conf.library, have && *have ? ":" : "",
-                 have ? have : "") >= (int)sizeof now)
+    return NULL;
+}
+
+/* LD_PRELOAD's words (ld.so splits it at spaces and colons) but the library's, in order, into to
+ * (strlen(from) + 1 bytes): whether the library was one of them; -1 out of memory. */
+static int without_library(const char *from, char *to)
+{
+    char *copy = strdup(from), *save = NULL;
+    int found = 0;
+    to[0] = '\0';
+    if (!copy)
         return -1;
-    return spank_setenv(sp, "LD_PRELOAD", now, 1) == ESPANK_SUCCESS ? 0 : -1;
+    for (char *w = strtok_r(copy, " :", &save); w; w = strtok_r(NULL, " :", &save)) {
+        if (strcmp(w, conf.library) == 0)
+            found = 1;
+        else
+            strcat(strcat(to, to[0] ? ":" : ""), w);
+    }
+    free(copy);
+    return found;
+}
+
+/* LD_PRELOAD with the library in front, unless it is there already; with off, without it. */
+static int preload(spank_t sp, bool off)
+{
+    char *have = job_preload(sp);
+    if (!have)
+        return -1;
+    size_t size = strlen(have) + SP_PATH_MAX + 2;
+    char *rest = malloc(size), *now = malloc(size);
+    int rc = -1;
+    int found = rest && now ? without_library(have, rest) : -1;
+    if (found < 0)
+        goto out;
+    if (off) {
+        rc = 0;
+        if (found)
+            rc = (rest[0] ? spank_setenv(sp, "LD_PRELOAD", rest, 1)
+                          : spank_unsetenv(sp, "LD_PRELOAD")) == ESPANK_SUCCESS
+                     ? 0
+                     : -1;
+        goto out;
+    }
+    if (found) { /* there already */
+        rc = 0;
+        goto out;
+    }
+    snprintf(now, size, "%s%s%s", conf.library, have[0] ? ":" : "", have);
+    rc = spank_setenv(sp, "LD_PRELOAD", now, 1) == ESPANK_SUCCESS ? 0 : -1;
+out:
+    free(have);
+    free(rest);
+    free(now);
+    return rc;
 }
 
 int slurm_spank_task_init(spank_t sp, int ac, char **av)
@@ -124,6 +181,14 @@ int slurm_spank_task_init(spank_t sp, int ac, char **av)
     switch (outcome) {
     case SP_NONE:
         return 0;
+    case SP_OFF:
+        /* A step of a batch script that runs under gpuprio inherits its environment. */
+        if (preload(sp, true) < 0 || spank_unsetenv(sp, "GPUPRIO_PRIORITY") != ESPANK_SUCCESS) {
+            fprintf(stderr, "gpuprio: job %u: cannot take gpuprio out of the task's environment\n",
+                    job);
+            return -1;
+        }
+        return 0;
     case SP_REFUSED:
         /* The task's stderr: the job's error output, where its user looks. */
         fprintf(stderr,
@@ -140,9 +205,16 @@ int slurm_spank_task_init(spank_t sp, int ac, char **av)
     case SP_RUN:
         break;
     }
+    if (access(conf.library, R_OK) != 0) {
+        fprintf(stderr,
+                "gpuprio: job %u runs without gpuprio: its library %s cannot be read on this node "
+                "(%s; plugstack.conf's library= names it)\n",
+                job, conf.library, strerror(errno));
+        return 0;
+    }
     char text[16];
     snprintf(text, sizeof text, "%d", priority);
-    if (spank_setenv(sp, "GPUPRIO_PRIORITY", text, 1) != ESPANK_SUCCESS || preload(sp) < 0) {
+    if (spank_setenv(sp, "GPUPRIO_PRIORITY", text, 1) != ESPANK_SUCCESS || preload(sp, false) < 0) {
         fprintf(stderr, "gpuprio: job %u: cannot set the task's environment\n", job);
         return -1;
     }

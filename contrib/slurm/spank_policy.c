@@ -69,8 +69,12 @@ int sp_conf_parse(struct sp_conf *conf, int argc, char **argv, const char *defau
         size_t klen = (size_t)(eq - word);
         const char *value = eq + 1;
         if (klen == 7 && strncmp(word, "library", 7) == 0) {
-            if (seen_library || value[0] != '/' || strlen(value) >= sizeof conf->library) {
-                snprintf(why, size, "'%s': library takes an absolute path, once", word);
+            if (seen_library || value[0] != '/' || strlen(value) >= sizeof conf->library ||
+                strpbrk(value, " \t:")) {
+                snprintf(why, size,
+                         "'%s': library takes an absolute path without spaces or colons (which "
+                         "split LD_PRELOAD), once",
+                         word);
                 return -EINVAL;
             }
             snprintf(conf->library, sizeof conf->library, "%s", value);
@@ -150,7 +154,7 @@ enum sp_outcome sp_resolve(const struct sp_conf *conf, const char *asked, const 
             *cap = c[i]->priority;
         }
     if (asked && strcasecmp(asked, SP_OFF_WORD) == 0)
-        return SP_NONE;
+        return SP_OFF;
     int p;
     if (asked) {
         if (gp_priority_parse(asked, &p) < 0)

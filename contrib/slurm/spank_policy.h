@@ -4,7 +4,8 @@
  *
  * A site writes its policy as words after the plugin's path in plugstack.conf (docs/clusters.md):
  *
- *   library=PATH                the preload library (default: the HIP one of the install)
+ *   library=PATH                the preload library (default: the HIP one of the install): an
+ *                               absolute path with no space or colon (LD_PRELOAD's separators)
  *   default=P                   the priority of jobs that ask for none (unset: they run without
  *                               gpuprio)
  *   default.partition.NAME=P    ... in partition NAME; default.qos.NAME=P: of QOS NAME
@@ -56,7 +57,9 @@ int sp_conf_parse(struct sp_conf *conf, int argc, char **argv, const char *defau
 
 /* What a job's task gets. */
 enum sp_outcome {
-    SP_NONE,    /* run without gpuprio: nothing asked, no default, or "off" */
+    SP_NONE,    /* run without gpuprio: nothing asked, no default (the environment as it is) */
+    SP_OFF,     /* "off": run without gpuprio, even where the job's environment came with it (a
+                   step of a batch script that runs under it) */
     SP_RUN,     /* run at *priority */
     SP_CLAMPED, /* asked above its cap, over_cap=clamp: run at the cap (*priority), say so */
     SP_REFUSED, /* asked above its cap, over_cap=refuse: do not run, say so */

@@ -5,7 +5,10 @@
 #     it) give the task LD_PRELOAD of the library and GPUPRIO_PRIORITY; a user's own LD_PRELOAD
 #     is kept behind it, and the library is not put there twice;
 #   - a job that asks nothing gets its partition's default (default.partition.inference=high), or
-#     the site's (default=low); --gpu-priority=off runs it without gpuprio;
+#     the site's (default=low); --gpu-priority=off runs it without gpuprio, also where its
+#     environment came with gpuprio (the library and GPUPRIO_PRIORITY taken out); a user's
+#     LD_PRELOAD longer than 4 KiB is kept whole; a library= the node does not have runs the
+#     task without gpuprio, with a message;
 #   - a priority above the partition's cap (cap.partition.batch=normal) is refused with a message
 #     in the job's stderr, whether asked by the option or by GPUPRIO_PRIORITY, and, with
 #     over_cap=clamp, runs at the cap with a warning; a partition's forged SLURM_JOB_PARTITION in
@@ -50,6 +53,18 @@ expect "the user's LD_PRELOAD kept behind the library" "10 $library:/usr/lib/x86
     "$(LD_PRELOAD=/usr/lib/x86_64-linux-gnu/libm.so.6 step $USER_A -p inference --gpu-priority=high)"
 expect "the library not preloaded twice" "10 $library " \
     "$(LD_PRELOAD=$library step $USER_A -p inference --gpu-priority=high)"
+# A user's LD_PRELOAD longer than Slurm's usual 4 KiB buffer: kept whole behind the library.
+libm=/usr/lib/x86_64-linux-gnu/libm.so.6
+long=$libm
+for i in $(seq 150); do long="$long:$libm"; done
+expect "a long LD_PRELOAD (${#long} bytes) kept behind the library" "10 $library:$long " \
+    "$(LD_PRELOAD=$long step $USER_A -p inference --gpu-priority=high)"
+# --gpu-priority=off where the environment came with gpuprio (a step of a batch script that runs
+# under it): the library and GPUPRIO_PRIORITY taken out, the user's own preloads kept.
+expect "--gpu-priority=off in an environment under gpuprio" "- - " \
+    "$(LD_PRELOAD=$library GPUPRIO_PRIORITY=-10 step $USER_A -p inference --gpu-priority=off)"
+expect "--gpu-priority=off keeps the user's own preloads" "- $libm " \
+    "$(LD_PRELOAD="$library $libm" GPUPRIO_PRIORITY=-10 step $USER_A -p inference --gpu-priority=off)"
 
 # Above the cap: refused, with the reason on the job's stderr.
 ran_or_refused() { "$@" >/dev/null && echo ran || echo refused; }
@@ -73,6 +88,15 @@ expect "over_cap=clamp: --gpu-priority=high in batch runs at normal" "0 $library
     "$(step $USER_B -p batch --gpu-priority=high)"
 grep -q "gpuprio: job [0-9]*: --gpu-priority=high is above .* (0); running at 0" "$tmp/step.err" &&
     echo "ok: the clamp says so" || { echo "FAIL: no clamp message:"; cat "$tmp/step.err"; fails=$((fails + 1)); }
+
+# A library= this node does not have: the task runs without gpuprio (no preload that ld.so
+# would complain of in every process), with one message on the job's stderr.
+cluster_plugstack "$plugin" "$tmp/bin/missing-libgpuprio-hip.so" $policy over_cap=clamp
+expect "library= missing on the node: without gpuprio" "- - " \
+    "$(step $USER_A -p inference --gpu-priority=high)"
+expect "library= missing on the node: said once" 1 \
+    "$(grep -c "gpuprio: job [0-9]* runs without gpuprio: its library $tmp/bin/missing-libgpuprio-hip.so cannot be read on this node" "$tmp/step.err")"
+cluster_plugstack "$plugin" "$library" $policy over_cap=clamp
 
 # Not a priority: refused before submission, by srun and by sbatch. Nothing submitted means no
 # job id newer than the last one before them (squeue would also list that job while slurmctld

@@ -30,12 +30,12 @@ static int parse(const char *line)
 static const char *resolve(const char *asked, const char *partition, const char *qos)
 {
     static char out[64];
-    static const char *names[] = {"none", "run", "clamped", "refused"};
+    static const char *names[] = {"none", "off", "run", "clamped", "refused"};
     int p = -9999, cap = -9999;
     bool capped;
     enum sp_outcome o = sp_resolve(&conf, asked, partition, qos, &p, &capped, &cap);
-    if (o == SP_NONE)
-        snprintf(out, sizeof out, "none");
+    if (o == SP_NONE || o == SP_OFF)
+        snprintf(out, sizeof out, "%s", names[o]);
     else
         snprintf(out, sizeof out, "%s %d", names[o], p);
     return out;
@@ -57,7 +57,7 @@ int main(void)
     CHECK(strcmp(resolve(NULL, "batch", NULL), "none") == 0);
     CHECK(strcmp(resolve("high", "batch", NULL), "run 10") == 0);
     CHECK(strcmp(resolve("-35", NULL, NULL), "run -35") == 0);
-    CHECK(strcmp(resolve("OFF", NULL, NULL), "none") == 0);
+    CHECK(strcmp(resolve("OFF", NULL, NULL), "off") == 0);
 
     CHECK_INT(parse("library=/opt/g/libgpuprio-cuda.so default=low default.partition.inference="
                     "high default.qos.urgent=critical cap=high cap.partition.batch=normal "
@@ -79,7 +79,7 @@ int main(void)
     CHECK(strcmp(resolve("normal", "batch", NULL), "run 0") == 0);
     CHECK(strcmp(resolve("low", "batch", "scavenger"), "refused -20") == 0);
     CHECK(strcmp(resolve("idle", "batch", "scavenger"), "run -20") == 0);
-    CHECK(strcmp(resolve("off", "batch", "scavenger"), "none") == 0);
+    CHECK(strcmp(resolve("off", "batch", "scavenger"), "off") == 0);
     /* Names are matched whole and by case: another partition has only the site's cap. */
     CHECK(strcmp(resolve("high", "batch2", NULL), "run 10") == 0);
     CHECK(strcmp(resolve("high", "Batch", NULL), "run 10") == 0);
@@ -111,8 +111,11 @@ int main(void)
     bad("cap=urgent", "'cap=urgent': 'urgent' is not a priority (accepted: idle, low, normal");
     bad("default=low default=high", "'default=high' sets it a second time");
     bad("cap.qos.a=low cap.qos.a=idle", "'cap.qos.a=idle' sets it a second time");
-    bad("library=lib.so", "'library=lib.so': library takes an absolute path, once");
-    bad("library=/a.so library=/b.so", "library takes an absolute path, once");
+    bad("library=lib.so", "'library=lib.so': library takes an absolute path without spaces or "
+                          "colons (which split LD_PRELOAD), once");
+    bad("library=/a.so library=/b.so", "library takes an absolute path");
+    bad("library=/opt/a.so:/tmp/evil.so", "without spaces or colons");
+    bad("library=/opt/my\tdir/lib.so", "without spaces or colons");
     bad("over_cap=warn", "'over_cap=warn': over_cap takes refuse or clamp, once");
     char many[4096] = "", word[64];
     for (int i = 0; i <= SP_NAMED_MAX; i++) {
