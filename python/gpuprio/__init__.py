@@ -166,21 +166,36 @@ _PROTOTYPES = {
 _OPTIONAL = frozenset({"gpuprio_thread_clear_priority"})
 
 
+class _TooOld(Exception):
+    """The library is loaded, but lacks a function this package needs."""
+
+
 class _Library:
     """The preloaded library's functions, found in the process's global scope."""
 
     def __init__(self, scope: ctypes.CDLL) -> None:
         self.functions: Dict[str, Any] = {}
+        missing = []
         for name, (restype, argtypes) in _PROTOTYPES.items():
             try:
                 fn = getattr(scope, name)
             except AttributeError:
-                if name in _OPTIONAL:
-                    continue
-                raise
+                if name not in _OPTIONAL:
+                    missing.append(name)
+                continue
             fn.restype = restype
             fn.argtypes = argtypes
             self.functions[name] = fn
+        if missing and "gpuprio_version" not in self.functions:
+            raise AttributeError(missing[0])  # no gpuprio at all
+        if missing:
+            version = self.functions["gpuprio_version"]()
+            raise _TooOld(
+                f"the loaded gpuprio library (version "
+                f"{version.decode(errors='replace') if version else 'unknown'}) has no "
+                f"{', '.join(missing)}: it is older than this Python package ({__version__}); "
+                f"use the library of the same version"
+            )
 
     def __getattr__(self, name: str) -> Any:
         try:
@@ -194,17 +209,21 @@ class _Library:
 
 _lock = threading.Lock()
 _library: Optional[_Library] = None
+_too_old: Optional[str] = None  # why the library found last could not serve
 
 
 def _find() -> Optional[_Library]:
     """The library when it is in the process. Only a success is kept: nothing can preload it
     later, but a program may still dlopen it RTLD_GLOBAL."""
-    global _library
+    global _library, _too_old
     if _library is None:
         with _lock:
             if _library is None:
                 try:
                     _library = _Library(ctypes.CDLL(None))
+                except _TooOld as e:
+                    _too_old = str(e)
+                    return None
                 except (AttributeError, OSError):
                     return None
     return _library
@@ -213,7 +232,7 @@ def _find() -> Optional[_Library]:
 def _lib() -> _Library:
     lib = _find()
     if lib is None:
-        raise NotLoadedError()
+        raise NotLoadedError(_too_old) if _too_old else NotLoadedError()
     return lib
 
 
