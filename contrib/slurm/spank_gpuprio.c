@@ -37,17 +37,17 @@ SPANK_PLUGIN(gpuprio, 1);
 static struct sp_conf conf;
 static char asked[64]; /* --gpu-priority's value; "" when not given */
 
-static int option_cb(int val, const char *optarg, int remote)
+static int option_cb(int val, const char *value, int remote)
 {
     (void)val;
     (void)remote;
-    if (!sp_asked_valid(optarg) || strlen(optarg) >= sizeof asked) {
+    if (!sp_asked_valid(value) || strlen(value) >= sizeof asked) {
         slurm_error("gpuprio: --gpu-priority=%s is not a priority (accepted: %s; or %s to run "
                     "without gpuprio)",
-                    optarg ? optarg : "", GP_PRIORITY_ACCEPTED, SP_OFF_WORD);
+                    value ? value : "", GP_PRIORITY_ACCEPTED, SP_OFF_WORD);
         return -1;
     }
-    snprintf(asked, sizeof asked, "%s", optarg);
+    snprintf(asked, sizeof asked, "%s", value);
     return 0;
 }
 
